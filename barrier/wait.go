@@ -1,0 +1,101 @@
+package barrier
+
+import (
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// ErrAborted is returned by a wait that saw the job's abort word set: a rank
+// failed or called Abort, and the launcher is ending the job.
+var ErrAborted = errors.New("job aborted")
+
+// Policy says how long a waiter spins, yields and sleeps.
+//
+// Spinning answers fastest when the peer runs on another core. Yielding is
+// what makes oversubscribed jobs fast: the waiter hands its core to the rank it
+// waits for instead of burning its time slice. Sleeping on the futex keeps a
+// rank that waits for seconds from eating a core.
+type Policy struct {
+	Spin  int           // condition checks before the first yield
+	Yield time.Duration // time spent yielding before sleeping
+	Sleep time.Duration // longest single futex sleep; the abort word is checked after each
+}
+
+// DefaultPolicy is measured on 2 cores (see bench/RESULTS.md): a short spin
+// covers a peer on the other core, a 1 ms yield phase covers oversubscribed
+// barriers, and a 50 ms sleep bounds how late an abort is noticed.
+var DefaultPolicy = Policy{Spin: 200, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
+
+// Event is a doorbell in shared memory: two 32-bit words, seq then sleepers.
+// A waker changes the state its waiters look at, then calls Notify; a waiter
+// calls Await with a condition on that state. Notify makes a futex call only
+// when somebody sleeps.
+type Event struct {
+	Seq      *uint32 // bumped by every Notify; the futex word
+	Sleepers *uint32 // waiters in (or entering) the futex phase
+}
+
+// Notify wakes every waiter of e. Call it after the state change is stored.
+func (e Event) Notify() {
+	atomic.AddUint32(e.Seq, 1)
+	if atomic.LoadUint32(e.Sleepers) != 0 {
+		futexWake(e.Seq, math.MaxInt32)
+	}
+}
+
+// Await returns nil once done() is true, or ErrAborted once *abort is nonzero
+// (abort may be nil). done must read shared state with atomic loads.
+func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
+	for range p.Spin {
+		if done() {
+			return nil
+		}
+	}
+	if aborted(abort) {
+		return ErrAborted
+	}
+	if p.Yield > 0 {
+		deadline := time.Now().Add(p.Yield)
+		for i := 0; ; i++ {
+			if done() {
+				return nil
+			}
+			if i&15 == 15 {
+				if aborted(abort) {
+					return ErrAborted
+				}
+				if time.Now().After(deadline) {
+					break
+				}
+			}
+			yieldCPU()
+		}
+	}
+	for {
+		// Announce the sleep before reading seq: a Notify that comes after
+		// our read of seq either changes seq (the futex returns at once) or
+		// sees our sleepers count and wakes us. No wake-up is lost.
+		atomic.AddUint32(e.Sleepers, 1)
+		seq := atomic.LoadUint32(e.Seq)
+		if done() {
+			atomic.AddUint32(e.Sleepers, ^uint32(0))
+			return nil
+		}
+		futexWait(e.Seq, seq, p.Sleep)
+		atomic.AddUint32(e.Sleepers, ^uint32(0))
+		if done() {
+			return nil
+		}
+		if aborted(abort) {
+			return ErrAborted
+		}
+	}
+}
+
+func aborted(abort *uint32) bool { return abort != nil && atomic.LoadUint32(abort) != 0 }
+
+// WakeAll wakes every process sleeping on the futex word w (used by the
+// launcher after setting the abort word).
+func WakeAll(w *uint32) { futexWake(w, math.MaxInt32) }

@@ -1,0 +1,207 @@
+// Command shmrun runs an MPI-style job of N processes (ranks) on this machine,
+// whose ranks share memory through shmrun's windows.
+//
+//	shmrun [flags] prog [args...] [: -n N prog2 [args...]]...
+//
+// See shmrun --help, and the README.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/shmrun/shmrun/launcher"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// Version is shmrun's version.
+const Version = "0.1.0"
+
+const usageHead = `shmrun runs N processes (ranks) of a program on this machine as one MPI-style
+job; the ranks share memory through shmrun windows (package win).
+
+Usage:
+  shmrun [flags] prog [args...]
+  shmrun [flags] -n N progA [args...] : -n M progB [args...]   (MPMD: ranks in order)
+  shmrun --cleanup [--shm-dir DIR]
+
+prog is a binary (a path or a name in $PATH), or a Go package directory or .go
+file, which shmrun builds once into a temporary directory before starting.
+
+Examples:
+  shmrun -n 4 ./examples/pi
+  shmrun -n 8 --oversubscribe --tag-output ./myprog -v
+  shmrun -n 2 --bind-to core --report-bindings ./bench/cmd/rmabench
+  shmrun -n 1 ./server : -n 3 ./client
+  shmrun --timeout 30s -x GODEBUG=gctrace=1 -n 2 ./prog
+
+Flags:
+`
+
+const usageTail = `
+Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
+status when one fails (128+N for signal N; the first failure decides); 124 on
+--timeout; 2 for bad usage (nothing is started).
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	np             int
+	oversubscribe  bool
+	tagOutput      bool
+	timeout        string
+	env            []string
+	bindTo         string
+	reportBindings bool
+	stdin          string
+	shmDir         string
+	version        bool
+	help           bool
+	cleanup        bool
+}
+
+func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("shmrun", pflag.ContinueOnError)
+	fs.SetInterspersed(false) // flags after prog belong to prog
+	fs.SetOutput(io.Discard)
+	fs.IntVarP(&o.np, "np", "n", 0, "number of ranks (default: the number of CPUs shmrun may use)")
+	fs.BoolVar(&o.oversubscribe, "oversubscribe", false, "allow more ranks than CPUs")
+	fs.BoolVar(&o.tagOutput, "tag-output", false, "prefix every output line with [rank]")
+	fs.StringVar(&o.timeout, "timeout", "", "kill the job after DURATION (e.g. 30s, 5m) and exit 124")
+	fs.StringArrayVarP(&o.env, "env", "x", nil, "NAME[=VALUE]: set NAME in every rank's environment (repeatable)")
+	fs.StringVar(&o.bindTo, "bind-to", "none", "none, or core: pin rank i to the i-th CPU of shmrun's affinity set")
+	fs.BoolVar(&o.reportBindings, "report-bindings", false, "print each rank's CPU binding on stderr")
+	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
+	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them, and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
+	return fs
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	usageErr := func(err error) int {
+		msg := strings.TrimSuffix(err.Error(), ": "+launcher.ErrUsage.Error())
+		fmt.Fprintf(stderr, "shmrun: %s (see shmrun --help)\n", msg)
+		return 2
+	}
+	var o options
+	fs := newFlagSet(&o, stderr)
+	parts := splitParts(args)
+	if err := fs.Parse(parts[0]); err != nil {
+		return usageErr(err)
+	}
+	switch {
+	case o.help:
+		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
+		return 0
+	case o.version:
+		fmt.Fprintf(stdout, "shmrun %s (segment format %d)\n", Version, shm.FormatVersion)
+		return 0
+	case o.cleanup:
+		removed, err := launcher.Cleanup(o.shmDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "shmrun: %v\n", err)
+			return 1
+		}
+		for _, n := range removed {
+			fmt.Fprintf(stdout, "removed %s\n", n)
+		}
+		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s\n", len(removed), o.shmDir)
+		return 0
+	}
+	cfg, err := buildConfig(&o, fs, parts)
+	if err != nil {
+		return usageErr(err)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	cfg.Signals = sigs
+	res, err := launcher.Run(context.Background(), cfg)
+	if errors.Is(err, launcher.ErrUsage) {
+		return usageErr(err)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shmrun: %v\n", err)
+		return 1
+	}
+	return res.ExitCode
+}
+
+// splitParts splits the arguments at lone ":" tokens (MPMD).
+func splitParts(args []string) [][]string {
+	parts := [][]string{{}}
+	for _, a := range args {
+		if a == ":" {
+			parts = append(parts, []string{})
+			continue
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], a)
+	}
+	return parts
+}
+
+func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Config, error) {
+	cfg := launcher.Config{
+		Oversubscribe:  o.oversubscribe,
+		TagOutput:      o.tagOutput,
+		BindTo:         o.bindTo,
+		ReportBindings: o.reportBindings,
+		StdinTo:        o.stdin,
+		ShmDir:         o.shmDir,
+	}
+	if o.timeout != "" {
+		d, err := parseDuration(o.timeout)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Timeout = d
+	}
+	for _, spec := range o.env {
+		kv, err := launcher.ParseEnvSpec(spec, os.LookupEnv)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Env = append(cfg.Env, kv)
+	}
+	npSet := fs.Changed("np")
+	first := fs.Args()
+	if len(first) == 0 {
+		if len(parts) > 1 {
+			return cfg, fmt.Errorf("MPMD part 1 is empty: %w", launcher.ErrUsage)
+		}
+		return cfg, fmt.Errorf("no program given: %w", launcher.ErrUsage)
+	}
+	n := o.np
+	if !npSet {
+		n = len(launcher.CPUs())
+		if len(parts) > 1 {
+			n = 1
+		}
+	}
+	cfg.Parts = append(cfg.Parts, launcher.Part{N: n, Prog: first[0], Args: first[1:]})
+	for i, p := range parts[1:] {
+		var po options
+		pfs := pflag.NewFlagSet("part", pflag.ContinueOnError)
+		pfs.SetInterspersed(false)
+		pfs.SetOutput(io.Discard)
+		pfs.IntVarP(&po.np, "np", "n", 1, "")
+		if err := pfs.Parse(p); err != nil {
+			return cfg, fmt.Errorf("MPMD part %d: %v: %w", i+2, err, launcher.ErrUsage)
+		}
+		if pfs.NArg() == 0 {
+			return cfg, fmt.Errorf("MPMD part %d is empty: %w", i+2, launcher.ErrUsage)
+		}
+		cfg.Parts = append(cfg.Parts, launcher.Part{N: po.np, Prog: pfs.Arg(0), Args: pfs.Args()[1:]})
+	}
+	return cfg, nil
+}

@@ -1,0 +1,194 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/team"
+)
+
+// Comm is a communicator (MPI_Comm): a group of ranks that make collective
+// calls together. Init returns the world. A Comm's collective calls are
+// ordered by the program; its local calls may come from any goroutine.
+type Comm struct {
+	t         *team.Team
+	members   []int // world rank of each comm rank
+	exit      func(code int)
+	mu        sync.Mutex
+	finalized bool
+}
+
+var process struct {
+	sync.Mutex
+	world *Comm
+	done  bool
+}
+
+// Init starts this rank's part of the job (MPI_Init) and returns the world
+// communicator. Under shmrun it attaches to the job's control segment and
+// checks it; run on its own, the program is a singleton: a world of size 1.
+// It is local (no other rank is waited for). Calling it twice is an error.
+func Init() (*Comm, error) {
+	process.Lock()
+	defer process.Unlock()
+	if process.world != nil || process.done {
+		return nil, fmt.Errorf("comm: Init called twice: %w", ErrInit)
+	}
+	c, err := initFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	process.world = c
+	return c, nil
+}
+
+func initFromEnv(get func(string) string) (*Comm, error) {
+	e, err := parseEnv(get)
+	if err != nil {
+		return nil, err
+	}
+	cfg := team.Config{Job: e.job, Dir: e.dir, Policy: barrier.DefaultPolicy}
+	if e.singleton {
+		cfg.Job = singletonJob()
+		ts, err := team.NewLocal(1, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return newComm(ts[0], os.Exit), nil
+	}
+	ctl, err := team.AttachControl(e.controlFD, e.job, e.size)
+	if err != nil {
+		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+	}
+	t, err := team.Attach(ctl, e.rank, cfg)
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+	}
+	t.SetRankState(team.RankInit, os.Getpid())
+	return newComm(t, os.Exit), nil
+}
+
+func newComm(t *team.Team, exit func(int)) *Comm {
+	m := make([]int, t.Size())
+	for i := range m {
+		m[i] = i
+	}
+	return &Comm{t: t, members: m, exit: exit}
+}
+
+// NewLocalWorld returns the n ranks of a world whose shared state lives on
+// the Go heap, each rank a *Comm to be driven by its own goroutine. It is the
+// test mode in which protocols run under the race detector; Abort in it
+// marks the job aborted and returns instead of exiting.
+func NewLocalWorld(n int) ([]*Comm, error) {
+	ts, err := team.NewLocal(n, team.Config{Job: singletonJob(), Dir: os.Getenv(EnvShmDir), Policy: barrier.DefaultPolicy})
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]*Comm, n)
+	for i, t := range ts {
+		cs[i] = newComm(t, nil)
+	}
+	return cs, nil
+}
+
+// Finalize ends this rank's part of the job (MPI_Finalize). It is collective
+// over the world: it returns when every rank has called it. Calls on any
+// communicator afterwards return ErrFinalized. Under shmrun, a rank that exits
+// with status 0 after Init but without Finalize fails the job.
+func Finalize() error {
+	process.Lock()
+	defer process.Unlock()
+	if process.world == nil {
+		if process.done {
+			return fmt.Errorf("comm: Finalize called twice: %w", ErrFinalized)
+		}
+		return fmt.Errorf("comm: Finalize before Init: %w", ErrInit)
+	}
+	err := process.world.Finalize()
+	process.world, process.done = nil, true
+	return err
+}
+
+// Finalize is the collective end of this world rank (see the package-level
+// Finalize, which programs call; this method serves NewLocalWorld ranks).
+func (c *Comm) Finalize() error {
+	if err := c.check("Finalize"); err != nil {
+		return err
+	}
+	err := c.t.Barrier()
+	c.t.SetRankState(team.RankFinalized, os.Getpid())
+	c.mu.Lock()
+	c.finalized = true
+	c.mu.Unlock()
+	if ctl := c.t.Control(); ctl != nil {
+		ctl.Close()
+	}
+	return c.wrapWait("Finalize", err)
+}
+
+// Rank is the calling process's rank in c (MPI_Comm_rank). Local.
+func (c *Comm) Rank() int { return c.t.Rank() }
+
+// Size is the number of ranks in c (MPI_Comm_size). Local.
+func (c *Comm) Size() int { return c.t.Size() }
+
+// Group returns the group of c (MPI_Comm_group). Local.
+func (c *Comm) Group() *Group { return newGroup(append([]int(nil), c.members...), c.members[c.Rank()]) }
+
+// Barrier blocks until every rank of c has called it (MPI_Barrier).
+// Collective. It waits by the barrier package's spin/yield/sleep policy and
+// returns ErrAborted if the job is ending.
+func (c *Comm) Barrier() error {
+	if err := c.check("Barrier"); err != nil {
+		return err
+	}
+	return c.wrapWait("Barrier", c.t.Barrier())
+}
+
+// Abort ends the whole job with exit code code (MPI_Abort): the launcher
+// stops every rank and exits with code. It does not return, except in the
+// NewLocalWorld test mode, where it marks the job aborted and returns.
+func (c *Comm) Abort(code int) {
+	c.t.RequestAbort(code)
+	if c.exit != nil {
+		if code == 0 {
+			c.t.SetRankState(team.RankFinalized, os.Getpid())
+		}
+		c.exit(code)
+	}
+}
+
+// Team gives shmrun's own packages (win) the communicator's shared control
+// block. Its type lives in an internal package; programs have no use for it.
+func (c *Comm) Team() *team.Team { return c.t }
+
+// Wtime returns the elapsed wall-clock time in seconds since an arbitrary
+// point in the past (MPI_Wtime). Local.
+func Wtime() float64 { return float64(time.Since(epoch)) / 1e9 }
+
+var epoch = time.Now()
+
+func (c *Comm) check(call string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finalized {
+		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrFinalized)
+	}
+	return nil
+}
+
+func (c *Comm) wrapWait(call string, err error) error {
+	if errors.Is(err, barrier.ErrAborted) {
+		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrAborted)
+	}
+	if err != nil {
+		return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package comm
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// Environment variables set by the launcher for each rank.
+const (
+	EnvJob       = "SHMRUN_JOB"        // job id (hex)
+	EnvRank      = "SHMRUN_RANK"       // this rank, 0..size-1
+	EnvSize      = "SHMRUN_SIZE"       // number of ranks
+	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
+	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
+	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
+)
+
+// rankEnv is what a rank learns from its environment.
+type rankEnv struct {
+	singleton  bool
+	job        string
+	rank, size int
+	localRank  int
+	controlFD  int
+	dir        string
+}
+
+// parseEnv reads the rank's environment through get. No SHMRUN_JOB means a
+// singleton; with it, every other variable must be present and well formed.
+func parseEnv(get func(string) string) (rankEnv, error) {
+	e := rankEnv{dir: shm.DefaultDir}
+	if d := get(EnvShmDir); d != "" {
+		if d[0] != '/' {
+			return e, fmt.Errorf("comm: %s=%q is not an absolute path: %w", EnvShmDir, d, ErrInit)
+		}
+		e.dir = d
+	}
+	e.job = get(EnvJob)
+	if e.job == "" {
+		for _, k := range []string{EnvRank, EnvSize, EnvControlFD} {
+			if get(k) != "" {
+				return e, fmt.Errorf("comm: %s is set but %s is not: %w", k, EnvJob, ErrInit)
+			}
+		}
+		e.singleton, e.size, e.controlFD = true, 1, -1
+		return e, nil
+	}
+	if !shm.ValidJobID(e.job) {
+		return e, fmt.Errorf("comm: %s=%q is not a job id (hex, at most 64 characters): %w", EnvJob, e.job, ErrInit)
+	}
+	var err error
+	if e.size, err = intVar(get, EnvSize, 1, team.MaxRanks); err != nil {
+		return e, err
+	}
+	if e.rank, err = intVar(get, EnvRank, 0, e.size-1); err != nil {
+		return e, err
+	}
+	e.localRank = e.rank
+	if get(EnvLocalRank) != "" {
+		if e.localRank, err = intVar(get, EnvLocalRank, 0, e.size-1); err != nil {
+			return e, err
+		}
+	}
+	if e.controlFD, err = intVar(get, EnvControlFD, 3, 1<<20); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+func intVar(get func(string) string, name string, lo, hi int) (int, error) {
+	s := get(name)
+	if s == "" {
+		return 0, fmt.Errorf("comm: %s is not set (start the program with shmrun, or unset SHMRUN_JOB): %w", name, ErrInit)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("comm: %s=%q: want an integer in [%d, %d]: %w", name, s, lo, hi, ErrInit)
+	}
+	return v, nil
+}

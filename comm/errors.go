@@ -1,0 +1,18 @@
+package comm
+
+import "errors"
+
+// Error classes (MPI's error classes for communicators and groups). Errors
+// returned by this package wrap one of them: test with errors.Is.
+var (
+	ErrRank      = errors.New("MPI_ERR_RANK: invalid rank")
+	ErrGroup     = errors.New("MPI_ERR_GROUP: invalid group")
+	ErrArg       = errors.New("MPI_ERR_ARG: invalid argument")
+	ErrComm      = errors.New("MPI_ERR_COMM: invalid communicator")
+	ErrOther     = errors.New("MPI_ERR_OTHER: failure")
+	ErrInit      = errors.New("MPI_ERR_OTHER: cannot initialize the rank")
+	ErrFinalized = errors.New("MPI_ERR_OTHER: called after Finalize")
+	// ErrAborted: the job is ending (a rank failed or called Abort) and the
+	// call gave up waiting.
+	ErrAborted = errors.New("MPI_ERR_OTHER: job aborted")
+)

@@ -1,0 +1,121 @@
+package comm
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Undefined is the rank of a process outside a group (MPI_UNDEFINED).
+const Undefined = -32766
+
+// Comparison results of Group.Compare (MPI_IDENT, MPI_SIMILAR, MPI_UNEQUAL).
+const (
+	Ident   = 0 // same members in the same order
+	Similar = 1 // same members, another order
+	Unequal = 2
+)
+
+// Group is an ordered set of processes (MPI_Group). It is a local object:
+// every operation on it is local and never blocks. Members are kept as world
+// ranks, so groups from one job compare and translate directly.
+type Group struct {
+	members []int // world rank of each group rank
+	me      int   // this process's world rank
+}
+
+func newGroup(members []int, me int) *Group { return &Group{members: members, me: me} }
+
+// Size is the number of processes in the group (MPI_Group_size). Local.
+func (g *Group) Size() int { return len(g.members) }
+
+// Rank is the calling process's rank in the group, or Undefined if it is not
+// a member (MPI_Group_rank). Local.
+func (g *Group) Rank() int {
+	if i := slices.Index(g.members, g.me); i >= 0 {
+		return i
+	}
+	return Undefined
+}
+
+// WorldRank returns the world rank of group rank r; shmrun's own packages use
+// it to find a process's slot in shared structures.
+func (g *Group) WorldRank(r int) int { return g.members[r] }
+
+// Incl makes the group of g's ranks listed, in that order (MPI_Group_incl).
+// Local. A rank out of range or listed twice is ErrRank.
+func (g *Group) Incl(ranks ...int) (*Group, error) {
+	if err := g.checkDistinct("Incl", ranks); err != nil {
+		return nil, err
+	}
+	m := make([]int, len(ranks))
+	for i, r := range ranks {
+		m[i] = g.members[r]
+	}
+	return newGroup(m, g.me), nil
+}
+
+// Excl makes the group of g's ranks not listed, in g's order
+// (MPI_Group_excl). Local. A rank out of range or listed twice is ErrRank.
+func (g *Group) Excl(ranks ...int) (*Group, error) {
+	if err := g.checkDistinct("Excl", ranks); err != nil {
+		return nil, err
+	}
+	var m []int
+	for i, w := range g.members {
+		if !slices.Contains(ranks, i) {
+			m = append(m, w)
+		}
+	}
+	return newGroup(m, g.me), nil
+}
+
+// TranslateRanks returns, for each rank of g listed, its rank in other, or
+// Undefined where it is not a member (MPI_Group_translate_ranks). Local.
+func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
+	if other == nil {
+		return nil, fmt.Errorf("comm: TranslateRanks: nil group: %w", ErrGroup)
+	}
+	out := make([]int, len(ranks))
+	for i, r := range ranks {
+		if r < 0 || r >= len(g.members) {
+			return nil, fmt.Errorf("comm: TranslateRanks: rank %d outside a group of %d: %w", r, len(g.members), ErrRank)
+		}
+		out[i] = Undefined
+		if j := slices.Index(other.members, g.members[r]); j >= 0 {
+			out[i] = j
+		}
+	}
+	return out, nil
+}
+
+// Compare tells whether g and other have the same members in the same order
+// (Ident), the same members in another order (Similar), or not (Unequal)
+// (MPI_Group_compare). Local.
+func (g *Group) Compare(other *Group) int {
+	if slices.Equal(g.members, other.members) {
+		return Ident
+	}
+	if len(g.members) == len(other.members) {
+		a, b := slices.Clone(g.members), slices.Clone(other.members)
+		slices.Sort(a)
+		slices.Sort(b)
+		if slices.Equal(a, b) {
+			return Similar
+		}
+	}
+	return Unequal
+}
+
+func (g *Group) checkDistinct(call string, ranks []int) error {
+	seen := make(map[int]bool, len(ranks))
+	for _, r := range ranks {
+		if r < 0 || r >= len(g.members) {
+			return fmt.Errorf("comm: Group.%s: rank %d outside a group of %d: %w", call, r, len(g.members), ErrRank)
+		}
+		if seen[r] {
+			return fmt.Errorf("comm: Group.%s: rank %d listed twice: %w", call, r, ErrRank)
+		}
+		seen[r] = true
+	}
+	return nil
+}

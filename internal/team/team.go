@@ -1,0 +1,136 @@
+package team
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// Team is one rank's handle on a set of ranks that share a barrier, an abort
+// word and exchange slots. Under shmrun they live in the control segment; a
+// singleton, or the goroutine test mode, keeps them on the Go heap (where the
+// race detector can see every access).
+type Team struct {
+	rank, size int
+	job, dir   string
+	ctl        *Control
+	bar        *barrier.Barrier
+	abort      *uint32
+	slots      [2][]byte
+	round      int
+	policy     barrier.Policy
+}
+
+// Config names what a team needs besides its memory.
+type Config struct {
+	Job    string // job id, used in segment names
+	Dir    string // shm directory for window segments
+	Policy barrier.Policy
+}
+
+// Attach builds rank's team over a mapped control segment.
+func Attach(ctl *Control, rank int, cfg Config) (*Team, error) {
+	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy,
+		abort: ctl.AbortWord(), slots: [2][]byte{ctl.Slots(0), ctl.Slots(1)}}
+	var err error
+	t.bar, err = barrier.New(ctl.BarrierLine(), t.size, t.abort, cfg.Policy)
+	return t, err
+}
+
+// NewLocal returns n teams over one heap block: the ranks of a singleton
+// (n = 1) or of the goroutine test mode.
+func NewLocal(n int, cfg Config) ([]*Team, error) {
+	if n < 1 || n > MaxRanks {
+		return nil, fmt.Errorf("team: %d ranks", n)
+	}
+	l := LayoutFor(n)
+	mem := shm.Bytes(make([]uint64, l.Total/8))
+	ctl := &Control{Mem: mem, Layout: l, Job: cfg.Job}
+	teams := make([]*Team, n)
+	for r := range teams {
+		t, err := Attach(ctl, r, cfg)
+		if err != nil {
+			return nil, err
+		}
+		t.ctl = nil // heap memory: nothing to unmap
+		t.abort = ctl.AbortWord()
+		teams[r] = t
+	}
+	return teams, nil
+}
+
+// Rank is this rank's number in the team.
+func (t *Team) Rank() int { return t.rank }
+
+// Size is the number of ranks.
+func (t *Team) Size() int { return t.size }
+
+// Job is the job id.
+func (t *Team) Job() string { return t.job }
+
+// Dir is the shm directory for segments.
+func (t *Team) Dir() string { return t.dir }
+
+// Abort is the job's abort word (nonzero: the job is ending).
+func (t *Team) Abort() *uint32 { return t.abort }
+
+// Policy is the wait policy.
+func (t *Team) Policy() barrier.Policy { return t.policy }
+
+// Control is the mapped control segment, nil in local mode.
+func (t *Team) Control() *Control { return t.ctl }
+
+// Barrier waits for every rank of the team.
+func (t *Team) Barrier() error { return t.bar.Wait() }
+
+// Agree is a barrier on which every rank learns whether any rank failed: it
+// returns the first rank that reported failure in this round, or -1.
+func (t *Team) Agree(failed bool) (int, error) {
+	me := -1
+	if failed {
+		me = t.rank
+	}
+	return t.bar.Agree(me)
+}
+
+// Exchange publishes mine (at most SlotLen bytes) and returns every rank's
+// published bytes (rank order, SlotLen each, copied out), along with the
+// agreement of Agree. It costs one barrier: rounds alternate between two slot
+// sets, so a slot is rewritten only after everyone passed the next barrier,
+// that is, after everyone read it.
+func (t *Team) Exchange(mine []byte, failed bool) ([]byte, int, error) {
+	if len(mine) > SlotLen {
+		return nil, -1, fmt.Errorf("team: exchange of %d bytes, slot holds %d", len(mine), SlotLen)
+	}
+	slots := t.slots[t.round&1]
+	t.round++
+	slot := slots[t.rank*SlotLen : (t.rank+1)*SlotLen]
+	n := copy(slot, mine)
+	clear(slot[n:])
+	first, err := t.Agree(failed)
+	if err != nil {
+		return nil, -1, err
+	}
+	return append([]byte(nil), slots...), first, nil
+}
+
+// SetRankState publishes this rank's lifecycle state for the launcher.
+func (t *Team) SetRankState(s uint32, pid int) {
+	if t.ctl == nil {
+		return
+	}
+	atomic.StoreUint32(t.ctl.RankPID(t.rank), uint32(pid))
+	atomic.StoreUint32(t.ctl.RankState(t.rank), s)
+}
+
+// RequestAbort records that this rank called Abort(code) and wakes every
+// waiter of the world barrier. The launcher ends the job with code.
+func (t *Team) RequestAbort(code int) {
+	if t.ctl != nil {
+		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
+		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.rank))
+	}
+	atomic.CompareAndSwapUint32(t.abort, AbortNone, AbortByRank)
+}

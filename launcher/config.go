@@ -1,0 +1,189 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUsage marks a bad job description: the CLI exits 2 and nothing was
+// started or created.
+var ErrUsage = errors.New("usage error")
+
+// Part is one program of an MPMD job, run as N consecutive ranks.
+type Part struct {
+	N    int
+	Prog string // a binary (path or $PATH name), a Go package directory, or a .go file
+	Args []string
+}
+
+// Config describes a job.
+type Config struct {
+	Parts          []Part
+	Oversubscribe  bool          // allow more ranks than CPUs
+	TagOutput      bool          // prefix each output line with [rank]
+	Timeout        time.Duration // 0: none; else kill the job and exit 124
+	Env            []string      // NAME=VALUE pairs added to every rank's environment
+	BindTo         string        // "none" or "core"
+	ReportBindings bool
+	StdinTo        string           // "rank0" or "none"
+	ShmDir         string           // directory for segments and the lock file
+	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
+	Stdin          io.Reader        // nil: os.Stdin
+	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
+	Signals        <-chan os.Signal // SIGINT/SIGTERM end the job; SIGUSR1/2 are forwarded
+	KeepBuilds     bool             // keep the temp dir of built Go programs (debugging)
+}
+
+// DefaultGrace is the time between SIGTERM and SIGKILL.
+const DefaultGrace = 2 * time.Second
+
+// TimeoutExitCode is the job's exit code when --timeout fires.
+const TimeoutExitCode = 124
+
+// Ranks is the total number of ranks of the job.
+func (c *Config) Ranks() int {
+	n := 0
+	for _, p := range c.Parts {
+		n += p.N
+	}
+	return n
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ParseEnvSpec turns a -x argument, NAME or NAME=VALUE, into NAME=VALUE. A
+// bare NAME takes the value from lookup and must be set there.
+func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, error) {
+	name, value, hasValue := strings.Cut(spec, "=")
+	if !envName.MatchString(name) {
+		return "", fmt.Errorf("-x %q: %q is not a valid environment variable name: %w", spec, name, ErrUsage)
+	}
+	if strings.HasPrefix(name, "SHMRUN_") && name != "SHMRUN_SHM_DIR" {
+		return "", fmt.Errorf("-x %q: %s is set by shmrun itself: %w", spec, name, ErrUsage)
+	}
+	if !hasValue {
+		v, ok := lookup(name)
+		if !ok {
+			return "", fmt.Errorf("-x %s: %s is not set in shmrun's environment (use -x %s=VALUE): %w", name, name, name, ErrUsage)
+		}
+		value = v
+	}
+	return name + "=" + value, nil
+}
+
+// Validate checks the job description without side effects: rank counts,
+// oversubscription, options, and that each program exists and can run (a Go
+// package or file is checked to exist; it is built by Run).
+func (c *Config) Validate(cpus int) error {
+	if len(c.Parts) == 0 {
+		return fmt.Errorf("no program given: %w", ErrUsage)
+	}
+	for i, p := range c.Parts {
+		if p.N < 1 {
+			return fmt.Errorf("part %d (%s): -n %d: need at least 1 rank: %w", i+1, p.Prog, p.N, ErrUsage)
+		}
+		if p.Prog == "" {
+			return fmt.Errorf("part %d: empty program: %w", i+1, ErrUsage)
+		}
+		if _, _, err := resolveProgram(p.Prog); err != nil {
+			return err
+		}
+	}
+	n := c.Ranks()
+	if n > maxRanks {
+		return fmt.Errorf("%d ranks: at most %d: %w", n, maxRanks, ErrUsage)
+	}
+	if n > cpus && !c.Oversubscribe {
+		return fmt.Errorf("%d ranks but only %d CPUs are available to shmrun; add --oversubscribe to run more ranks than CPUs: %w", n, cpus, ErrUsage)
+	}
+	switch c.BindTo {
+	case "", "none", "core":
+	default:
+		return fmt.Errorf("--bind-to %q: want none or core: %w", c.BindTo, ErrUsage)
+	}
+	switch c.StdinTo {
+	case "", "rank0", "none":
+	default:
+		return fmt.Errorf("--stdin %q: want rank0 or none: %w", c.StdinTo, ErrUsage)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("--timeout %v: negative: %w", c.Timeout, ErrUsage)
+	}
+	if c.Grace < 0 {
+		return fmt.Errorf("grace %v: negative: %w", c.Grace, ErrUsage)
+	}
+	dir := c.shmDir()
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--shm-dir %s: not a directory: %w", dir, ErrUsage)
+	}
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return fmt.Errorf("--shm-dir %s: not writable: %w", dir, ErrUsage)
+	}
+	return nil
+}
+
+func (c *Config) shmDir() string {
+	if c.ShmDir == "" {
+		return "/dev/shm"
+	}
+	return c.ShmDir
+}
+
+// resolveProgram says how to run prog: as a binary at path, or by building
+// the Go package or file at path first (goBuild).
+func resolveProgram(prog string) (path string, goBuild bool, err error) {
+	if strings.HasSuffix(prog, ".go") {
+		if st, err := os.Stat(prog); err != nil || !st.Mode().IsRegular() {
+			return "", false, fmt.Errorf("program %s: no such Go file: %w", prog, ErrUsage)
+		}
+		return prog, true, nil
+	}
+	if !strings.Contains(prog, "/") {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			return "", false, fmt.Errorf("program %s: not found in $PATH: %w", prog, ErrUsage)
+		}
+		return p, false, nil
+	}
+	st, err := os.Stat(prog)
+	if err != nil {
+		return "", false, fmt.Errorf("program %s: no such file or directory: %w", prog, ErrUsage)
+	}
+	if st.IsDir() {
+		if m, _ := filepath.Glob(filepath.Join(prog, "*.go")); len(m) > 0 {
+			return prog, true, nil
+		}
+		return "", false, fmt.Errorf("program %s: a directory without Go files: %w", prog, ErrUsage)
+	}
+	if st.Mode()&0o111 == 0 || unix.Access(prog, unix.X_OK) != nil {
+		return "", false, fmt.Errorf("program %s: not executable: %w", prog, ErrUsage)
+	}
+	return prog, false, nil
+}
+
+const maxRanks = 1 << 16
+
+// CPUs returns the CPUs in the launcher's own affinity set (containers
+// restrict it), in ascending order.
+func CPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return []int{0}
+	}
+	var cpus []int
+	for i := 0; len(cpus) < set.Count(); i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus
+}

@@ -1,0 +1,17 @@
+// Package shm creates, opens, reserves, maps and unlinks the shared-memory
+// objects that hold shmrun's control and window segments, validates their
+// headers, computes window layouts and gives typed access to mapped bytes.
+//
+// It is the bottom layer: every other package reaches shared memory through
+// it, and it is the only package (with atomics kernels) that uses unsafe.
+//
+// Invariants:
+//   - An object is created O_CREAT|O_EXCL with mode 0600 under a random name
+//     shmrun.<job>.<id>; a name that exists already is an error, never reused.
+//   - Peers' objects are opened O_NOFOLLOW and checked with fstat (owner, mode,
+//     size) before they are mapped.
+//   - A mapping lives from Map until Unmap; slices and word pointers derived
+//     from it must not be used after Unmap (the pages are gone: that faults).
+//   - Segments hold fixed-size, pointer-free records and offsets, never
+//     addresses: each process maps a segment at its own address.
+package shm

@@ -1,0 +1,116 @@
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Header errors, checked in this order: magic, version, kind, size, checksum.
+var (
+	ErrBadMagic   = errors.New("bad magic: not a shmrun segment")
+	ErrVersion    = errors.New("unsupported segment format version")
+	ErrKind       = errors.New("wrong segment kind")
+	ErrTruncated  = errors.New("segment truncated")
+	ErrCorrupt    = errors.New("segment header checksum mismatch")
+	ErrHeaderSize = errors.New("bad header length")
+)
+
+// Magic opens every shmrun segment.
+var Magic = [8]byte{'S', 'H', 'M', 'R', 'U', 'N', 0, 1}
+
+// FormatVersion is the segment format version this code writes and reads.
+const FormatVersion = 1
+
+// Segment kinds.
+const (
+	KindControl uint32 = 1
+	KindWindow  uint32 = 2
+)
+
+// Fixed header fields, little-endian, at the start of every segment (see
+// docs/FORMAT.md):
+//
+//	0  [8]byte magic
+//	8  uint32  format version
+//	12 uint32  kind
+//	16 uint64  header length in bytes (the checksummed area)
+//	24 uint64  total segment size in bytes
+//	32 uint32  CRC-32C of [0, header length) with this field taken as zero
+//	36 uint32  reserved, zero
+//	40 ...     kind-specific fields, inside the header length
+const (
+	FixedHeaderLen = 40
+	offChecksum    = 32
+)
+
+// Header is the decoded fixed part of a segment header.
+type Header struct {
+	Version   uint32
+	Kind      uint32
+	HeaderLen uint64
+	TotalSize uint64
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteHeader writes the fixed header into m and seals m[:h.HeaderLen] with
+// its checksum. Kind-specific fields must already be in place after
+// FixedHeaderLen. It is called once, by the creator, before any peer maps.
+func WriteHeader(m []byte, h Header) error {
+	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) || h.TotalSize < h.HeaderLen {
+		return fmt.Errorf("shm: write header: length %d, total %d, mapping %d: %w", h.HeaderLen, h.TotalSize, len(m), ErrHeaderSize)
+	}
+	copy(m[0:8], Magic[:])
+	le := binary.LittleEndian
+	le.PutUint32(m[8:], FormatVersion)
+	le.PutUint32(m[12:], h.Kind)
+	le.PutUint64(m[16:], h.HeaderLen)
+	le.PutUint64(m[24:], h.TotalSize)
+	le.PutUint32(m[offChecksum:], 0)
+	le.PutUint32(m[36:], 0)
+	le.PutUint32(m[offChecksum:], checksum(m[:h.HeaderLen]))
+	return nil
+}
+
+func checksum(hdr []byte) uint32 {
+	c := crc32.Update(0, castagnoli, hdr[:offChecksum])
+	c = crc32.Update(c, castagnoli, []byte{0, 0, 0, 0})
+	return crc32.Update(c, castagnoli, hdr[offChecksum+4:])
+}
+
+// ReadHeader validates the header at the start of m, field by field, for a
+// segment of the given kind whose object is size bytes long, and returns it.
+// It never reads outside m.
+func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
+	if len(m) < FixedHeaderLen {
+		return Header{}, fmt.Errorf("shm: header: %d bytes mapped, need %d: %w", len(m), FixedHeaderLen, ErrTruncated)
+	}
+	if [8]byte(m[0:8]) != Magic {
+		return Header{}, fmt.Errorf("shm: header: magic %q: %w", m[0:8], ErrBadMagic)
+	}
+	le := binary.LittleEndian
+	h := Header{
+		Version:   le.Uint32(m[8:]),
+		Kind:      le.Uint32(m[12:]),
+		HeaderLen: le.Uint64(m[16:]),
+		TotalSize: le.Uint64(m[24:]),
+	}
+	if h.Version != FormatVersion {
+		return h, fmt.Errorf("shm: header: version %d, this build reads %d: %w", h.Version, FormatVersion, ErrVersion)
+	}
+	if h.Kind != kind {
+		return h, fmt.Errorf("shm: header: kind %d, want %d: %w", h.Kind, kind, ErrKind)
+	}
+	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) || h.HeaderLen > h.TotalSize {
+		return h, fmt.Errorf("shm: header: length %d outside [%d, %d]: %w", h.HeaderLen, FixedHeaderLen, min(uint64(len(m)), h.TotalSize), ErrHeaderSize)
+	}
+	if size >= 0 && h.TotalSize > uint64(size) {
+		return h, fmt.Errorf("shm: header: says %d bytes, object has %d: %w", h.TotalSize, size, ErrTruncated)
+	}
+	if got, want := checksum(m[:h.HeaderLen]), le.Uint32(m[offChecksum:]); got != want {
+		return h, fmt.Errorf("shm: header: checksum %#08x, computed %#08x: %w", want, got, ErrCorrupt)
+	}
+	return h, nil
+}
