@@ -72,10 +72,21 @@ func (b *Barrier) Wait() error {
 // its rank number (>= 0), the others pass -1. Every rank gets back the same
 // answer: the rank of the first failure reported in this round, or -1.
 func (b *Barrier) Agree(failed int) (int, error) {
+	code := uint32(0)
+	if failed >= 0 {
+		code = uint32(failed) + 1
+	}
+	got, err := b.AgreeCode(code)
+	return int(got) - 1, err
+}
+
+// AgreeCode is Agree with a caller-defined failure code: 0 means success, and
+// every rank gets back the first nonzero code reported in this round, or 0.
+func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 	gen := atomic.LoadUint64(b.state) >> 32
 	fail := b.fail[gen&1]
-	if failed >= 0 {
-		atomic.CompareAndSwapUint32(fail, 0, uint32(failed)+1)
+	if code != 0 {
+		atomic.CompareAndSwapUint32(fail, 0, code)
 	}
 	v := atomic.AddUint64(b.state, 1)
 	if uint32(v) == b.n {
@@ -91,8 +102,8 @@ func (b *Barrier) Agree(failed int) (int, error) {
 		if err := b.ev.Await(b.abort, b.policy, func() bool {
 			return uint32(atomic.LoadUint64(b.state)>>32) != g
 		}); err != nil {
-			return -1, err
+			return 0, err
 		}
 	}
-	return int(atomic.LoadUint32(fail)) - 1, nil
+	return atomic.LoadUint32(fail), nil
 }

@@ -29,18 +29,27 @@ type Policy struct {
 var DefaultPolicy = Policy{Spin: 200, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
 
 // Event is a doorbell in shared memory: two 32-bit words, seq then sleepers.
-// A waker changes the state its waiters look at, then calls Notify; a waiter
-// calls Await with a condition on that state. Notify makes a futex call only
-// when somebody sleeps.
+// A waker changes the state its waiters look at (with an atomic store or
+// read-modify-write), then calls Notify; a waiter calls Await with a
+// condition on that state.
+//
+// Protocol (C code must follow it exactly): a waiter that wants to sleep
+// increments sleepers, loads seq, re-checks its condition, and only then
+// futex-waits on seq with the loaded value; afterwards it decrements
+// sleepers. Notify loads sleepers after the state change and, only if it is
+// nonzero, increments seq and wakes all. With sequentially consistent
+// atomics no wake-up is lost: a Notify that reads sleepers == 0 happened
+// before the waiter's increment, so the waiter's re-check sees the new
+// state. The common case — nobody asleep — costs one load.
 type Event struct {
-	Seq      *uint32 // bumped by every Notify; the futex word
+	Seq      *uint32 // the futex word, bumped by a Notify that finds sleepers
 	Sleepers *uint32 // waiters in (or entering) the futex phase
 }
 
 // Notify wakes every waiter of e. Call it after the state change is stored.
 func (e Event) Notify() {
-	atomic.AddUint32(e.Seq, 1)
 	if atomic.LoadUint32(e.Sleepers) != 0 {
+		atomic.AddUint32(e.Seq, 1)
 		futexWake(e.Seq, math.MaxInt32)
 	}
 }

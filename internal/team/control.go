@@ -67,7 +67,7 @@ func LayoutFor(n int) ControlLayout {
 }
 
 // MaxRanks bounds the ranks of one job (the control segment stays small).
-const MaxRanks = 1 << 16
+const MaxRanks = 1<<16 - 1
 
 // Control is a mapped control segment.
 type Control struct {

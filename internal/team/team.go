@@ -2,6 +2,7 @@ package team
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
@@ -21,6 +22,15 @@ type Team struct {
 	slots      [2][]byte
 	round      int
 	policy     barrier.Policy
+	local      *localShare // non-nil in local (heap) mode
+	seq        uint64      // collective objects made so far (same on every rank)
+}
+
+// localShare passes Go values between the goroutine ranks of a local team
+// (in process mode the same role is played by named segments).
+type localShare struct {
+	mu sync.Mutex
+	m  map[uint64]any
 }
 
 // Config names what a team needs besides its memory.
@@ -48,6 +58,7 @@ func NewLocal(n int, cfg Config) ([]*Team, error) {
 	l := LayoutFor(n)
 	mem := shm.Bytes(make([]uint64, l.Total/8))
 	ctl := &Control{Mem: mem, Layout: l, Job: cfg.Job}
+	share := &localShare{m: map[uint64]any{}}
 	teams := make([]*Team, n)
 	for r := range teams {
 		t, err := Attach(ctl, r, cfg)
@@ -56,6 +67,7 @@ func NewLocal(n int, cfg Config) ([]*Team, error) {
 		}
 		t.ctl = nil // heap memory: nothing to unmap
 		t.abort = ctl.AbortWord()
+		t.local = share
 		teams[r] = t
 	}
 	return teams, nil
@@ -133,4 +145,33 @@ func (t *Team) RequestAbort(code int) {
 		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.rank))
 	}
 	atomic.CompareAndSwapUint32(t.abort, AbortNone, AbortByRank)
+}
+
+// Local reports whether the team lives on the Go heap (singleton or the
+// goroutine test mode) rather than in a control segment.
+func (t *Team) Local() bool { return t.local != nil }
+
+// NextSeq numbers collective objects (windows): every rank calls it once per
+// collective creation, in the same order, so the numbers agree.
+func (t *Team) NextSeq() uint64 { t.seq++; return t.seq }
+
+// Publish stores v under key for the other goroutine ranks of a local team.
+func (t *Team) Publish(key uint64, v any) {
+	t.local.mu.Lock()
+	t.local.m[key] = v
+	t.local.mu.Unlock()
+}
+
+// Lookup returns what Publish stored under key (after a barrier).
+func (t *Team) Lookup(key uint64) any {
+	t.local.mu.Lock()
+	defer t.local.mu.Unlock()
+	return t.local.m[key]
+}
+
+// Forget drops key (the last rank to look it up calls it).
+func (t *Team) Forget(key uint64) {
+	t.local.mu.Lock()
+	delete(t.local.m, key)
+	t.local.mu.Unlock()
 }

@@ -1,0 +1,132 @@
+package win
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+)
+
+// Accumulate operations are atomic per element, as the standard's atomicity
+// rules require (MPI 3.1 §11.7.1): aligned 1-, 2-, 4- and 8-byte integers are
+// updated lock-free, floats by compare-and-swap loops, complex numbers, pair
+// types and unaligned elements under a lock stripe of the window chosen by the
+// element's offset in the segment (see package atomics). Nothing serializes a
+// whole target or window. Calls from one origin complete in program order and
+// each element operation is sequentially consistent, so the default ordering
+// rar,raw,war,waw holds; accumulate_ordering=none permits no reordering we
+// would exploit. accumulate_ops=same_op is a promise we do not need: every
+// op, NoOp and Replace included, is atomic on its own.
+
+// elemSpan checks an accumulate-family call and returns the offset in the
+// segment of count elements of t at disp on target; ok is false for ProcNull
+// (a no-op once the epoch is checked).
+func (w *Win) elemSpan(call string, t atomics.Type, target, disp, count int) (off int64, ok bool, err error) {
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if o, in := p.span(disp, count*t.Size()); in {
+			return p.off + int64(o), true, nil
+		}
+	}
+	return 0, false, w.rmaError(call, target, disp, count*t.Size())
+}
+
+func opError(call string, w *Win, target int, err error) error {
+	return fmt.Errorf("win: %s on rank %d to rank %d: %w", call, w.rank, target, err)
+}
+
+// Accumulate combines src into target's memory at disp element by element
+// with op (MPI_Accumulate): Sum, Prod, Max, Min, Band, Bor, Bxor, Land, Lor,
+// Lxor, Replace, and MinLoc/MaxLoc on pair types. Local, completes eagerly;
+// epochs, ranges and ProcNull as for Put. An op the standard does not define
+// on T (a bit op on a float, say) is ErrOp.
+func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
+	t := atomics.TypeOf[T]()
+	off, ok, err := w.elemSpan("Accumulate", t, target, disp, len(src))
+	if !ok {
+		return err
+	}
+	if err := atomics.Accumulate(w.mem, off, src, op, w.stripes); err != nil {
+		return opError("Accumulate", w, target, err)
+	}
+	return nil
+}
+
+// GetAccumulate stores the target's elements at disp into result and
+// combines src into them with op, atomically per element
+// (MPI_Get_accumulate). op may also be NoOp (an atomic read; src may then be
+// nil). len(result) must equal len(src) unless op is NoOp (ErrCount).
+func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
+	if op != atomics.NoOp && len(src) != len(result) {
+		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.rank, len(src), len(result))
+	}
+	if op == atomics.NoOp && src != nil && len(src) != len(result) {
+		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.rank, len(src), len(result))
+	}
+	t := atomics.TypeOf[T]()
+	off, ok, err := w.elemSpan("GetAccumulate", t, target, disp, len(result))
+	if !ok {
+		return err
+	}
+	if err := atomics.GetAccumulate(w.mem, off, src, result, op, w.stripes); err != nil {
+		return opError("GetAccumulate", w, target, err)
+	}
+	return nil
+}
+
+// FetchAndOp returns the element at disp on target and combines v into it
+// with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
+// Replace (atomic swap). On the common types it is one atomic instruction.
+func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
+	t := atomics.TypeOf[T]()
+	off, ok, err := w.elemSpan("FetchAndOp", t, target, disp, 1)
+	if !ok {
+		var zero T
+		return zero, err
+	}
+	old, err := atomics.FetchAndOp(w.mem, off, v, op, w.stripes)
+	if err != nil {
+		return old, opError("FetchAndOp", w, target, err)
+	}
+	return old, nil
+}
+
+// CompareAndSwap replaces the element at disp on target with v if it equals
+// compare, and returns the element it found (MPI_Compare_and_swap),
+// atomically. Integer types only: a float does not compile.
+func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
+	t := atomics.TypeOf[T]()
+	off, ok, err := w.elemSpan("CompareAndSwap", t, target, disp, 1)
+	if !ok {
+		var zero T
+		return zero, err
+	}
+	old, err := atomics.CompareAndSwap(w.mem, off, v, compare, w.stripes)
+	if err != nil {
+		return old, opError("CompareAndSwap", w, target, err)
+	}
+	return old, nil
+}
+
+// Raccumulate is Accumulate returning a Request (MPI_Raccumulate); only
+// inside a passive-target epoch to target.
+func Raccumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) (*Request, error) {
+	if err := w.rmaRequest("Raccumulate", target); err != nil {
+		return nil, err
+	}
+	if err := Accumulate(w, src, target, disp, op); err != nil {
+		return nil, err
+	}
+	return doneRequest, nil
+}
+
+// RgetAccumulate is GetAccumulate returning a Request
+// (MPI_Rget_accumulate); only inside a passive-target epoch to target.
+func RgetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) (*Request, error) {
+	if err := w.rmaRequest("RgetAccumulate", target); err != nil {
+		return nil, err
+	}
+	if err := GetAccumulate(w, src, result, target, disp, op); err != nil {
+		return nil, err
+	}
+	return doneRequest, nil
+}

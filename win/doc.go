@@ -1,0 +1,44 @@
+// Package win implements MPI-3 one-sided communication over shared memory:
+// windows allocated collectively (AllocateShared, Allocate), reached both by
+// load/store through SharedQuery and by RMA calls (Put, Get, Accumulate,
+// GetAccumulate, FetchAndOp, CompareAndSwap and their request forms) inside
+// epochs opened by Fence, Post/Start/Complete/Wait, or Lock/LockAll with
+// Flush and Sync. MPI 3.1 chapter 11 ("One-Sided Communications") decides
+// wherever this documentation is silent; MPI 4.1 where noted.
+//
+// It sits above comm, atomics, barrier and shm.
+//
+// # Memory model and completion
+//
+// The model is always Unified (MPI_WIN_UNIFIED): there is one copy of the
+// memory. RMA calls complete eagerly: the copy or the atomic is done when the
+// call returns. Synchronization calls supply the ordering: Fence is a barrier
+// over the window's group plus a full fence; Flush, FlushAll, FlushLocal,
+// FlushLocalAll and Sync are full memory fences; Unlock fences and then
+// releases the lock word; Post and Complete release, Start and Wait acquire.
+// Because RMA completes eagerly, every call that opens access waits for the
+// target to be ready: Start waits for the matching Posts, Lock for the lock
+// word, and a Fence that may open an epoch still synchronizes (only
+// ModeNoPrecede|ModeNoSucceed together skip the barrier).
+//
+// Go code that polls shared memory written by another rank must use
+// sync/atomic loads; typed views from View are for bulk work between
+// synchronizations. Slices from Local, SharedQuery and View must not be used
+// after Free: the memory is unmapped, and touching it faults.
+//
+// # Goroutines
+//
+// Any goroutine may make RMA calls inside an open epoch. Synchronization and
+// collective calls on one window (Fence, Post, Start, Complete, Wait, Lock,
+// Unlock, LockAll, UnlockAll, Free) are ordered by the program, as under
+// MPI_THREAD_MULTIPLE: two of them must not race, and RMA calls must not race
+// with the synchronization call that closes their epoch.
+//
+// # Errors
+//
+// Every call returns an error; misuse never corrupts memory or panics.
+// Errors wrap an MPI error class (ErrRMASync, ErrRMARange, ErrRank, ...)
+// testable with errors.Is, and name the call, the rank and the numbers.
+// A collective call that fails on one rank fails on every rank with the same
+// class and message.
+package win

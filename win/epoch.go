@@ -1,0 +1,109 @@
+package win
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Assert flags for synchronization calls (MPI_MODE_*).
+const (
+	ModeNoCheck   = 1 << iota // Start, Post, Lock, LockAll: the matching sync is known to be done
+	ModeNoStore               // Fence, Post: no local stores since the last sync
+	ModeNoPut                 // Fence, Post: no puts or accumulates into this window until the next sync
+	ModeNoPrecede             // Fence: the fence closes no epoch
+	ModeNoSucceed             // Fence: the fence opens no epoch
+)
+
+// LockType selects the lock of Lock (MPI_LOCK_EXCLUSIVE, MPI_LOCK_SHARED).
+type LockType int
+
+// Lock types.
+const (
+	Exclusive LockType = 1
+	Shared    LockType = 2
+)
+
+func (l LockType) String() string {
+	switch l {
+	case Exclusive:
+		return "exclusive"
+	case Shared:
+		return "shared"
+	}
+	return fmt.Sprintf("LockType(%d)", int(l))
+}
+
+// epochState is one rank's view of its open epochs. It is written only by
+// synchronization calls (ordered by the program) and read by RMA calls, which
+// may run on several goroutines inside an epoch.
+type epochState struct {
+	// accessAll: RMA to every target is allowed (a fence epoch or LockAll).
+	// access[t]: RMA to t is allowed (t is locked, or in the Start group).
+	accessAll bool
+	access    []bool
+
+	fenceOpen bool        // a Fence opened a (possible) epoch
+	fenceUsed atomic.Bool // an RMA call was made since that Fence
+
+	lockAll  bool
+	locks    []LockType // per target: the lock held (0 none)
+	nLocks   int
+	noCheck  []bool // per target: locked with ModeNoCheck (no lock word taken)
+	allCheck bool   // LockAll took the lock word (no ModeNoCheck)
+
+	startGroup []int // window ranks of the open access epoch (nil: none)
+	postGroup  []int // window ranks of the open exposure epoch (nil: none)
+	startsFrom []uint32
+	postsTo    []uint32
+}
+
+func (e *epochState) init(n int) {
+	e.access = make([]bool, n)
+	e.locks = make([]LockType, n)
+	e.noCheck = make([]bool, n)
+	e.startsFrom = make([]uint32, n)
+	e.postsTo = make([]uint32, n)
+}
+
+// canAccess is the RMA epoch check: two loads on the fast path.
+func (e *epochState) canAccess(target int) bool {
+	if e.accessAll {
+		if e.fenceOpen && !e.fenceUsed.Load() {
+			e.fenceUsed.Store(true)
+		}
+		return true
+	}
+	return e.access[target]
+}
+
+// passive reports a passive-target epoch to target (-1: to any target).
+func (e *epochState) passive(target int) bool {
+	if e.lockAll {
+		return true
+	}
+	if target < 0 {
+		return e.nLocks > 0
+	}
+	return e.locks[target] != 0
+}
+
+// describeOpen names an open epoch, or returns "".
+func (e *epochState) describeOpen() string {
+	switch {
+	case e.lockAll:
+		return "a LockAll epoch"
+	case e.nLocks > 0:
+		for t, l := range e.locks {
+			if l != 0 {
+				return fmt.Sprintf("a %s lock on rank %d", l, t)
+			}
+		}
+	case e.startGroup != nil:
+		return "an access epoch (Start without Complete)"
+	case e.postGroup != nil:
+		return "an exposure epoch (Post without Wait)"
+	case e.fenceOpen && e.fenceUsed.Load():
+		return "a fence epoch with RMA calls (end it with Fence(ModeNoSucceed))"
+	}
+	return ""
+}

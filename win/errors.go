@@ -1,0 +1,60 @@
+package win
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+)
+
+// Error classes (MPI error classes for one-sided communication). Every error
+// of this package wraps exactly one of them.
+var (
+	ErrRMASync   = errors.New("MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls")
+	ErrRMARange  = errors.New("MPI_ERR_RMA_RANGE: target memory is not part of the window")
+	ErrRank      = comm.ErrRank
+	ErrDisp      = errors.New("MPI_ERR_DISP: invalid displacement")
+	ErrSize      = errors.New("MPI_ERR_SIZE: invalid size")
+	ErrLockType  = errors.New("MPI_ERR_LOCKTYPE: invalid lock type")
+	ErrAssert    = errors.New("MPI_ERR_ASSERT: invalid assert argument")
+	ErrRMAFlavor = errors.New("MPI_ERR_RMA_FLAVOR: wrong window flavor")
+	ErrRMAShared = errors.New("MPI_ERR_RMA_SHARED: memory cannot be shared")
+	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of shared memory")
+	ErrWin       = errors.New("MPI_ERR_WIN: invalid window")
+	ErrOp        = atomics.ErrOp // MPI_ERR_OP: an op not defined on the datatype
+	ErrType      = errors.New("MPI_ERR_TYPE: invalid datatype")
+	ErrInfo      = errors.New("MPI_ERR_INFO_VALUE: invalid info value")
+	ErrArg       = errors.New("MPI_ERR_ARG: invalid argument")
+	ErrCount     = errors.New("MPI_ERR_COUNT: invalid count")
+	ErrOther     = errors.New("MPI_ERR_OTHER: failure")
+	ErrAborted   = comm.ErrAborted
+)
+
+// classes numbers the classes for agreement between ranks: a collective call
+// that fails on one rank returns the same class on every rank.
+var classes = []error{ErrOther, ErrRMASync, ErrRMARange, ErrRank, ErrDisp, ErrSize, ErrLockType,
+	ErrAssert, ErrRMAFlavor, ErrRMAShared, ErrNoMem, ErrWin, ErrOp, ErrType, ErrInfo, ErrArg, ErrCount, ErrAborted}
+
+func classCode(err error) byte {
+	for i, c := range classes {
+		if errors.Is(err, c) {
+			return byte(i)
+		}
+	}
+	return 0
+}
+
+// remoteError is the error a rank returns for a collective call that failed
+// on another rank: it carries that rank's message and class.
+type remoteError struct {
+	msg   string
+	class error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.class }
+
+func errorf(class error, format string, args ...any) error {
+	return fmt.Errorf("win: "+format+": %w", append(args, class)...)
+}

@@ -1,0 +1,70 @@
+package win
+
+// Fence synchronizes the window's group (MPI_Win_fence): collective. It
+// closes the fence epoch before it (every put of that epoch is visible to
+// every rank after the Fence) and opens the next unless ModeNoSucceed is
+// given. assert is 0 or an OR of ModeNoStore, ModeNoPut, ModeNoPrecede and
+// ModeNoSucceed (other bits: ErrAssert); every rank must pass the same
+// ModeNoPrecede and ModeNoSucceed. Because RMA completes eagerly, a Fence that
+// may open an epoch must still wait for every rank, so it is a barrier plus a
+// full fence; only ModeNoPrecede|ModeNoSucceed together skip the barrier.
+//
+// A Fence while a Lock, LockAll, Start or Post epoch is open is ErrRMASync;
+// a failure on any rank fails the Fence on every rank, and no epoch changes.
+func (w *Win) Fence(assert int) error {
+	if err := w.live("Fence"); err != nil {
+		return err
+	}
+	var err error
+	const allowed = ModeNoStore | ModeNoPut | ModeNoPrecede | ModeNoSucceed
+	switch {
+	case assert&^allowed != 0:
+		err = errorf(ErrAssert, "Fence on rank %d: assert %#x has bits other than ModeNoStore|ModeNoPut|ModeNoPrecede|ModeNoSucceed", w.rank, assert)
+	case w.ep.lockAll || w.ep.nLocks > 0 || w.ep.startGroup != nil || w.ep.postGroup != nil:
+		err = errorf(ErrRMASync, "Fence on rank %d: %s", w.rank, w.ep.describeOpen())
+	case assert&ModeNoPrecede != 0 && w.ep.fenceOpen && w.ep.fenceUsed.Load():
+		err = errorf(ErrAssert, "Fence on rank %d: ModeNoPrecede, but RMA calls were made since the last Fence", w.rank)
+	}
+	if assert&(ModeNoPrecede|ModeNoSucceed) == ModeNoPrecede|ModeNoSucceed {
+		// Nothing to close, nothing to open: no rank waits for another.
+		if err != nil {
+			return err
+		}
+		w.fullFence()
+		w.ep.fenceOpen, w.ep.accessAll = false, false
+		return nil
+	}
+	if err = w.agreeFence(err, "Fence"); err != nil {
+		return err
+	}
+	if assert&ModeNoSucceed != 0 {
+		w.ep.fenceOpen, w.ep.accessAll = false, false
+	} else {
+		w.ep.fenceUsed.Store(false)
+		w.ep.fenceOpen, w.ep.accessAll = true, true
+	}
+	return nil
+}
+
+// agreeFence is the window barrier with failure agreement: the failing
+// rank's error class travels in the barrier's failure word, so every rank
+// returns the same class. The barrier's atomic read-modify-writes are full
+// fences: every rank's puts before it are visible to every rank after it.
+func (w *Win) agreeFence(local error, call string) error {
+	code := uint32(0)
+	if local != nil {
+		code = uint32(classCode(local))<<16 | uint32(w.rank+1)
+	}
+	got, err := w.fence.AgreeCode(code)
+	if err != nil {
+		return errorf(ErrAborted, "%s on rank %d: %v", call, w.rank, err)
+	}
+	if got == 0 {
+		return nil
+	}
+	if local != nil && int(got&0xffff)-1 == w.rank {
+		return local
+	}
+	class := classes[int(got>>16)%len(classes)]
+	return errorf(class, "%s on rank %d: failed on rank %d", call, w.rank, int(got&0xffff)-1)
+}

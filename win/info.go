@@ -1,0 +1,116 @@
+package win
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Info holds window hints (MPI_Info): key → value. Unknown keys are ignored,
+// as MPI says; a malformed value of a known key is ErrInfo.
+//
+// Keys understood (defaults in parentheses):
+//
+//	accumulate_ordering     rar,raw,war,waw | any subset, comma-separated | none   (rar,raw,war,waw)
+//	accumulate_ops          same_op_no_op | same_op                               (same_op_no_op)
+//	no_locks                true | false: Lock, LockAll are erroneous             (false)
+//	alloc_shared_noncontig  true | false: page-padded part per rank               (false)
+//	same_size               true | false: asserts every rank passes the same size (false)
+//	same_disp_unit          true | false: asserts the same disp unit              (false)
+//	shmrun_no_reserve       true | false: skip the fallocate reservation          (false)
+//	shmrun_huge_pages       true | false: 2 MiB per-rank padding and MADV_HUGEPAGE (false)
+//
+// shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
+// full tmpfs shows up as SIGBUS when a page is first touched instead of an
+// ErrNoMem at allocation. alloc_shared_noncontig and shmrun_huge_pages take
+// effect when any rank sets them; the effective values are in Win.Info.
+type Info map[string]string
+
+type config struct {
+	orderingStrict bool // all of rar,raw,war,waw
+	ordering       string
+	sameOp         bool
+	noLocks        bool
+	noncontig      bool
+	sameSize       bool
+	sameDispUnit   bool
+	noReserve      bool
+	hugePages      bool
+}
+
+func parseInfo(info Info) (config, error) {
+	c := config{orderingStrict: true, ordering: "rar,raw,war,waw"}
+	if v, ok := info["accumulate_ordering"]; ok {
+		ord, err := parseOrdering(v)
+		if err != nil {
+			return c, err
+		}
+		c.ordering = ord
+		c.orderingStrict = ord == "rar,raw,war,waw"
+	}
+	if v, ok := info["accumulate_ops"]; ok {
+		switch v {
+		case "same_op_no_op":
+		case "same_op":
+			c.sameOp = true
+		default:
+			return c, errorf(ErrInfo, "info accumulate_ops=%q: want same_op_no_op or same_op", v)
+		}
+	}
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{
+		{"no_locks", &c.noLocks}, {"alloc_shared_noncontig", &c.noncontig}, {"same_size", &c.sameSize},
+		{"same_disp_unit", &c.sameDispUnit}, {"shmrun_no_reserve", &c.noReserve}, {"shmrun_huge_pages", &c.hugePages},
+	} {
+		if v, ok := info[b.key]; ok {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "true":
+				*b.dst = true
+			case "false":
+				*b.dst = false
+			default:
+				return c, errorf(ErrInfo, "info %s=%q: want true or false", b.key, v)
+			}
+		}
+	}
+	return c, nil
+}
+
+func parseOrdering(v string) (string, error) {
+	if strings.TrimSpace(v) == "none" {
+		return "none", nil
+	}
+	seen := map[string]bool{}
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		switch p {
+		case "rar", "raw", "war", "waw":
+			seen[p] = true
+		default:
+			return "", errorf(ErrInfo, "info accumulate_ordering=%q: %q is not one of rar, raw, war, waw, none", v, p)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(seen))
+	return strings.Join(keys, ","), nil
+}
+
+func (c config) info() Info {
+	b := func(v bool) string { return fmt.Sprint(v) }
+	ops := "same_op_no_op"
+	if c.sameOp {
+		ops = "same_op"
+	}
+	return Info{
+		"accumulate_ordering":    c.ordering,
+		"accumulate_ops":         ops,
+		"no_locks":               b(c.noLocks),
+		"alloc_shared_noncontig": b(c.noncontig),
+		"same_size":              b(c.sameSize),
+		"same_disp_unit":         b(c.sameDispUnit),
+		"shmrun_no_reserve":      b(c.noReserve),
+		"shmrun_huge_pages":      b(c.hugePages),
+	}
+}

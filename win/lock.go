@@ -1,0 +1,341 @@
+package win
+
+import (
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/barrier"
+)
+
+// Passive-target locks (docs/FORMAT.md has the same text for C code).
+//
+// Each target r has a 64-bit ticket reader-writer lock word L[r] (FIFO, so a
+// writer is never starved by readers):
+//
+//	bits  0-14  W: write-serving counter     bit 15: carry guard of W
+//	bits 16-30  R: read-serving counter      bit 31: carry guard of R
+//	bits 49-63  T: next ticket (its carry leaves the word)
+//
+// Exclusive lock: t = T; T++ (one add of 1<<49); wait until W == t.
+// Exclusive unlock: W++ and R++ (one add of 1 + 1<<16).
+// Shared lock: t = T; T++; wait until R == t; then R++ (admits the next reader).
+// Shared unlock: W++.
+// Counters compare modulo 2^15; an add that carries out of W or R sets its
+// guard bit, and whoever sees a set guard in an add's result clears it with an
+// atomic AND, long before a second carry could reach the next field. Every
+// step is one atomic add, no CAS loop. Waiters sleep on the low 32-bit half of
+// L[r] (it holds W and R) with the sleepers word after it.
+//
+// LockAll is a shared lock on every target in O(1): the window-wide word G
+// counts exclusive locks held or waited for (low 32 bits, X) and LockAll
+// holders (high 32, A). An exclusive locker adds 1 to X first and waits while
+// A > 0; LockAll adds 1 to A and, if X > 0, takes it back and waits until
+// X == 0. Both are read-modify-writes of one word, so of two racing lockers
+// at least one sees the other. Exclusive lockers keep X raised while they
+// wait, so a stream of LockAll calls cannot starve them.
+const (
+	lwMask    = 1<<15 - 1
+	lwRShift  = 16
+	lwTShift  = 49
+	lwGuardW  = 1 << 15
+	lwGuardR  = 1 << 31
+	lwOneT    = 1 << lwTShift
+	lwOneR    = 1 << lwRShift
+	lwWriteUp = 1 + lwOneR // exclusive unlock: W++ and R++
+
+	gOneA = 1 << 32
+)
+
+func lwW(v uint64) uint64 { return v & lwMask }
+func lwR(v uint64) uint64 { return (v >> lwRShift) & lwMask }
+
+// takeTicket returns the ticket drawn by an add of lwOneT.
+func takeTicket(word *uint64) uint64 {
+	return ((atomic.AddUint64(word, lwOneT) >> lwTShift) - 1) & lwMask
+}
+
+// addLock adds d to a lock word and clears a carry guard the add set.
+func addLock(word *uint64, d uint64) {
+	if v := atomic.AddUint64(word, d); v&(lwGuardW|lwGuardR) != 0 {
+		atomic.AndUint64(word, ^uint64(lwGuardW|lwGuardR))
+	}
+}
+
+func (l lockLine) wake() {
+	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
+		barrier.WakeAll(l.ev.Seq)
+	}
+}
+
+func (w *Win) acquireExclusive(target int) error {
+	if g := atomic.AddUint64(w.global, 1); g>>32 != 0 {
+		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global)>>32 == 0 }); err != nil {
+			w.releaseX()
+			return err
+		}
+	}
+	l := w.locks[target]
+	t := takeTicket(l.word)
+	if lwW(atomic.LoadUint64(l.word)) != t {
+		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwW(atomic.LoadUint64(l.word)) == t }); err != nil {
+			return err // the job is ending; the lock word no longer matters
+		}
+	}
+	return nil
+}
+
+func (w *Win) releaseExclusive(target int) {
+	l := w.locks[target]
+	addLock(l.word, lwWriteUp)
+	l.wake()
+	w.releaseX()
+}
+
+func (w *Win) releaseX() {
+	atomic.AddUint64(w.global, ^uint64(0))
+	w.globalEv.Notify()
+}
+
+func (w *Win) acquireShared(target int) error {
+	l := w.locks[target]
+	t := takeTicket(l.word)
+	if lwR(atomic.LoadUint64(l.word)) != t {
+		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
+			return err
+		}
+	}
+	addLock(l.word, lwOneR)
+	l.wake() // a reader queued behind us may enter now
+	return nil
+}
+
+func (w *Win) releaseShared(target int) {
+	l := w.locks[target]
+	addLock(l.word, 1)
+	l.wake()
+}
+
+func (w *Win) acquireAll() error {
+	for {
+		if g := atomic.AddUint64(w.global, gOneA); uint32(g) == 0 {
+			return nil
+		}
+		atomic.AddUint64(w.global, ^uint64(gOneA-1))
+		w.globalEv.Notify()
+		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return uint32(atomic.LoadUint64(w.global)) == 0 }); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Win) releaseAll() {
+	atomic.AddUint64(w.global, ^uint64(gOneA-1))
+	w.globalEv.Notify()
+}
+
+// Lock opens a passive-target access epoch to rank (MPI_Win_lock): it blocks
+// until the lock is granted — Exclusive excludes every other lock on rank and
+// every LockAll, Shared excludes Exclusive. Locks are granted in FIFO order
+// per target, so no writer starves. assert is 0 or ModeNoCheck (the caller
+// promises no conflicting lock: the lock word is skipped, the memory
+// ordering kept). Lock acquires: the target's and earlier lock holders'
+// completed puts are visible after it. ProcNull gives an epoch with nothing
+// to lock. Locking a target this rank holds, Lock during LockAll, Start or a
+// fence epoch with RMA calls, and Lock on a window with no_locks=true are
+// ErrRMASync.
+func (w *Win) Lock(lt LockType, rank int, assert int) error {
+	if err := w.live("Lock"); err != nil {
+		return err
+	}
+	if lt != Exclusive && lt != Shared {
+		return errorf(ErrLockType, "Lock on rank %d: lock type %d is neither Exclusive nor Shared", w.rank, int(lt))
+	}
+	if assert&^ModeNoCheck != 0 {
+		return errorf(ErrAssert, "Lock on rank %d: assert %#x: only ModeNoCheck applies", w.rank, assert)
+	}
+	if rank == ProcNull {
+		return nil
+	}
+	if rank < 0 || rank >= w.size {
+		return errorf(ErrRank, "Lock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
+	}
+	switch {
+	case w.cfg.noLocks:
+		return errorf(ErrRMASync, "Lock on rank %d: the window was created with info no_locks=true", w.rank)
+	case w.ep.locks[rank] != 0:
+		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%s)", w.rank, rank, w.ep.locks[rank])
+	case w.ep.lockAll, w.ep.startGroup != nil:
+		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
+	case w.ep.fenceOpen && w.ep.fenceUsed.Load():
+		return errorf(ErrRMASync, "Lock on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
+	}
+	w.closeFenceEpoch()
+	if assert&ModeNoCheck != 0 {
+		w.fullFence()
+		w.ep.noCheck[rank] = true
+	} else {
+		var err error
+		if lt == Exclusive {
+			err = w.acquireExclusive(rank)
+		} else {
+			err = w.acquireShared(rank)
+		}
+		if err != nil {
+			return errorf(ErrAborted, "Lock on rank %d: %v", w.rank, err)
+		}
+		w.ep.noCheck[rank] = false
+	}
+	w.ep.locks[rank] = lt
+	w.ep.nLocks++
+	w.ep.access[rank] = true
+	return nil
+}
+
+// Unlock closes the passive-target epoch to rank (MPI_Win_unlock): every RMA
+// call of the epoch is complete at the target (a full fence), then the lock
+// is released. Local: it does not wait. Unlock without Lock is ErrRMASync.
+func (w *Win) Unlock(rank int) error {
+	if err := w.live("Unlock"); err != nil {
+		return err
+	}
+	if rank == ProcNull {
+		return nil
+	}
+	if rank < 0 || rank >= w.size {
+		return errorf(ErrRank, "Unlock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
+	}
+	lt := w.ep.locks[rank]
+	if lt == 0 {
+		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
+	}
+	w.ep.access[rank] = false
+	w.ep.locks[rank] = 0
+	w.ep.nLocks--
+	switch {
+	case w.ep.noCheck[rank]:
+		w.fullFence()
+	case lt == Exclusive:
+		w.releaseExclusive(rank) // its atomic adds are full fences
+	default:
+		w.releaseShared(rank)
+	}
+	return nil
+}
+
+// LockAll opens a shared passive-target epoch to every rank of the window
+// (MPI_Win_lock_all) in O(1), whatever the number of ranks. It blocks while
+// any rank holds or waits for an exclusive lock. assert: 0 or ModeNoCheck.
+// LockAll while a lock, LockAll or Start epoch is open is ErrRMASync.
+func (w *Win) LockAll(assert int) error {
+	if err := w.live("LockAll"); err != nil {
+		return err
+	}
+	if assert&^ModeNoCheck != 0 {
+		return errorf(ErrAssert, "LockAll on rank %d: assert %#x: only ModeNoCheck applies", w.rank, assert)
+	}
+	switch {
+	case w.cfg.noLocks:
+		return errorf(ErrRMASync, "LockAll on rank %d: the window was created with info no_locks=true", w.rank)
+	case w.ep.lockAll || w.ep.nLocks > 0 || w.ep.startGroup != nil:
+		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
+	case w.ep.fenceOpen && w.ep.fenceUsed.Load():
+		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
+	}
+	w.closeFenceEpoch()
+	if assert&ModeNoCheck != 0 {
+		w.fullFence()
+	} else if err := w.acquireAll(); err != nil {
+		return errorf(ErrAborted, "LockAll on rank %d: %v", w.rank, err)
+	}
+	w.ep.allCheck = assert&ModeNoCheck == 0
+	w.ep.lockAll, w.ep.accessAll = true, true
+	return nil
+}
+
+// UnlockAll closes the LockAll epoch (MPI_Win_unlock_all): every RMA call of
+// the epoch is complete at its target, then the shared locks are released.
+// Local. UnlockAll without LockAll is ErrRMASync.
+func (w *Win) UnlockAll() error {
+	if err := w.live("UnlockAll"); err != nil {
+		return err
+	}
+	if !w.ep.lockAll {
+		return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
+	}
+	w.ep.lockAll, w.ep.accessAll = false, false
+	if w.ep.allCheck {
+		w.releaseAll()
+	} else {
+		w.fullFence()
+	}
+	return nil
+}
+
+// Flush completes every RMA call of this rank to rank, at the origin and at
+// the target (MPI_Win_flush): a full memory fence. Local. Only inside a
+// passive-target epoch to rank (ErrRMASync otherwise).
+func (w *Win) Flush(rank int) error {
+	if w.ep.lockAll || (uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0) {
+		w.fullFence()
+		return nil
+	}
+	return w.flushSlow("Flush", rank)
+}
+
+// FlushAll completes every RMA call of this rank to every target
+// (MPI_Win_flush_all). Local. Only inside a passive-target epoch.
+func (w *Win) FlushAll() error {
+	if w.ep.lockAll || w.ep.nLocks > 0 {
+		w.fullFence()
+		return nil
+	}
+	return w.flushSlow("FlushAll", -1)
+}
+
+// FlushLocal completes this rank's RMA calls to rank at the origin
+// (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
+// so it only checks the epoch. Local.
+func (w *Win) FlushLocal(rank int) error {
+	if w.ep.lockAll || (uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0) {
+		return nil
+	}
+	return w.flushSlow("FlushLocal", rank)
+}
+
+// FlushLocalAll is FlushLocal to every target (MPI_Win_flush_local_all).
+// Local.
+func (w *Win) FlushLocalAll() error {
+	if w.ep.lockAll || w.ep.nLocks > 0 {
+		return nil
+	}
+	return w.flushSlow("FlushLocalAll", -1)
+}
+
+// Sync synchronizes this rank's view of the window's memory (MPI_Win_sync):
+// a full memory fence, so loads after it see what other ranks stored before
+// their own Sync or a synchronization that ordered them. Local. Only inside a
+// passive-target epoch, as the standard says of every flush and sync call.
+func (w *Win) Sync() error {
+	if w.ep.lockAll || w.ep.nLocks > 0 {
+		w.fullFence()
+		return nil
+	}
+	return w.flushSlow("Sync", -1)
+}
+
+func (w *Win) flushSlow(call string, rank int) error {
+	if err := w.live(call); err != nil {
+		return err
+	}
+	if rank == ProcNull {
+		if w.ep.passive(-1) {
+			return nil
+		}
+		rank = -1
+	} else if rank != -1 && (rank < 0 || rank >= w.size) {
+		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, rank, w.size)
+	}
+	if rank >= 0 {
+		return errorf(ErrRMASync, "%s on rank %d: no passive-target epoch to rank %d (Lock it or LockAll first)", call, w.rank, rank)
+	}
+	return errorf(ErrRMASync, "%s on rank %d: not inside a passive-target epoch (Lock or LockAll first)", call, w.rank)
+}

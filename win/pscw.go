@@ -1,0 +1,191 @@
+package win
+
+import (
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// PSCW protocol (generalized active target), documented in docs/FORMAT.md:
+//
+// post[o][t] counts the Posts by target t whose group held origin o, and
+// complete[t][o] the Completes by origin o toward target t. Each origin keeps
+// locally how many Starts it made toward each target (startsFrom[t]); each
+// target how many Posts it made to each origin (postsTo[o]). Start toward t
+// waits until post[me][t] > startsFrom[t]; Wait waits until complete[me][o]
+// reaches postsTo[o] for every o of its group. Counting per pair matches the
+// k-th Start with the k-th Post of that pair, so back-to-back epochs and
+// overlapping groups never mix. Counters are 32-bit and compared modulo 2^32.
+// A Post or Complete rings the doorbell of the rank it wrote for.
+
+// Post opens an exposure epoch of the window to the origins in g
+// (MPI_Win_post). Local: it does not wait. It releases: the caller's stores
+// before Post are visible to an origin whose Start returns. assert: 0 or an
+// OR of ModeNoCheck, ModeNoStore, ModeNoPut. A second Post before Wait, a
+// Post while this rank holds a lock on the window, and a Post right after a
+// Fence epoch with RMA calls are ErrRMASync.
+func (w *Win) Post(g *comm.Group, assert int) error {
+	origins, err := w.checkPSCW("Post", g, assert, ModeNoCheck|ModeNoStore|ModeNoPut)
+	if err != nil {
+		return err
+	}
+	if w.ep.postGroup != nil {
+		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
+	}
+	if w.ep.lockAll || w.ep.nLocks > 0 {
+		return errorf(ErrRMASync, "Post on rank %d: %s (a window cannot be exposed while this rank holds its locks)", w.rank, w.ep.describeOpen())
+	}
+	w.closeFenceEpoch()
+	sync := w.sync()
+	for _, o := range origins {
+		w.ep.postsTo[o]++
+		atomic.AddUint32(shm.Uint32At(sync, w.sl.postOff(o, w.rank)), 1)
+		w.bells[o].Notify()
+	}
+	w.ep.postGroup = origins
+	return nil
+}
+
+// Start opens an access epoch to the targets in g (MPI_Win_start). It blocks
+// until every target has posted to this rank (skipped with ModeNoCheck, the
+// caller's promise that the Posts are done), and acquires: the targets'
+// stores before their Post are visible after Start. A Start while an access
+// epoch is open is ErrRMASync.
+func (w *Win) Start(g *comm.Group, assert int) error {
+	targets, err := w.checkPSCW("Start", g, assert, ModeNoCheck)
+	if err != nil {
+		return err
+	}
+	if w.ep.startGroup != nil || w.ep.lockAll || w.ep.nLocks > 0 {
+		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
+	}
+	w.closeFenceEpoch()
+	sync := w.sync()
+	if assert&ModeNoCheck == 0 {
+		ready := func() bool {
+			for _, t := range targets {
+				if int32(atomic.LoadUint32(shm.Uint32At(sync, w.sl.postOff(w.rank, t)))-(w.ep.startsFrom[t]+1)) < 0 {
+					return false
+				}
+			}
+			return true
+		}
+		if err := w.bells[w.rank].Await(w.t.Abort(), w.t.Policy(), ready); err != nil {
+			return errorf(ErrAborted, "Start on rank %d: %v", w.rank, err)
+		}
+	}
+	for _, t := range targets {
+		w.ep.startsFrom[t]++
+		w.ep.access[t] = true
+	}
+	w.ep.startGroup = targets
+	return nil
+}
+
+// Complete closes the access epoch opened by Start (MPI_Win_complete). Local:
+// it does not wait for the targets. It releases: every RMA call of the epoch
+// is complete and visible to a target whose Wait returns. Complete without
+// Start is ErrRMASync.
+func (w *Win) Complete() error {
+	if err := w.live("Complete"); err != nil {
+		return err
+	}
+	if w.ep.startGroup == nil {
+		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
+	}
+	sync := w.sync()
+	for _, t := range w.ep.startGroup {
+		w.ep.access[t] = false
+		atomic.AddUint32(shm.Uint32At(sync, w.sl.completeOff(t, w.rank)), 1)
+		w.bells[t].Notify()
+	}
+	w.ep.startGroup = nil
+	return nil
+}
+
+// Wait closes the exposure epoch opened by Post (MPI_Win_wait): it blocks
+// until every origin of the Post group has called Complete, and acquires:
+// their RMA calls are visible to this rank's loads after Wait. Wait without
+// Post is ErrRMASync.
+func (w *Win) Wait() error {
+	if err := w.live("Wait"); err != nil {
+		return err
+	}
+	if w.ep.postGroup == nil {
+		return errorf(ErrRMASync, "Wait on rank %d: no exposure epoch (Wait without Post)", w.rank)
+	}
+	if err := w.bells[w.rank].Await(w.t.Abort(), w.t.Policy(), w.completed); err != nil {
+		return errorf(ErrAborted, "Wait on rank %d: %v", w.rank, err)
+	}
+	w.ep.postGroup = nil
+	return nil
+}
+
+// Test is the non-blocking Wait (MPI_Win_test): it reports whether every
+// origin has completed, and if so closes the exposure epoch as Wait does.
+// Test without Post is ErrRMASync.
+func (w *Win) Test() (bool, error) {
+	if err := w.live("Test"); err != nil {
+		return false, err
+	}
+	if w.ep.postGroup == nil {
+		return false, errorf(ErrRMASync, "Test on rank %d: no exposure epoch (Test without Post)", w.rank)
+	}
+	if !w.completed() {
+		return false, nil
+	}
+	w.ep.postGroup = nil
+	return true, nil
+}
+
+func (w *Win) completed() bool {
+	sync := w.sync()
+	for _, o := range w.ep.postGroup {
+		if int32(atomic.LoadUint32(shm.Uint32At(sync, w.sl.completeOff(w.rank, o)))-w.ep.postsTo[o]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPSCW validates the common arguments and returns g's members as window
+// ranks.
+func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int, error) {
+	if err := w.live(call); err != nil {
+		return nil, err
+	}
+	if assert&^allowed != 0 {
+		return nil, errorf(ErrAssert, "%s on rank %d: assert %#x has bits it does not take", call, w.rank, assert)
+	}
+	if g == nil {
+		return nil, errorf(comm.ErrGroup, "%s on rank %d: nil group", call, w.rank)
+	}
+	if w.ep.fenceOpen && w.ep.fenceUsed.Load() {
+		return nil, errorf(ErrRMASync, "%s on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", call, w.rank)
+	}
+	all := make([]int, g.Size())
+	for i := range all {
+		all[i] = i
+	}
+	ranks, err := g.TranslateRanks(all, w.c.Group())
+	if err != nil {
+		return nil, errorf(comm.ErrGroup, "%s on rank %d: %v", call, w.rank, err)
+	}
+	for i, r := range ranks {
+		if r == comm.Undefined {
+			return nil, errorf(comm.ErrGroup, "%s on rank %d: group rank %d is not in the window's group", call, w.rank, i)
+		}
+	}
+	return ranks, nil
+}
+
+// closeFenceEpoch ends a fence epoch that had no RMA calls: Lock, Start and
+// Post may follow such a Fence.
+func (w *Win) closeFenceEpoch() {
+	if w.ep.fenceOpen {
+		w.ep.fenceOpen, w.ep.accessAll = false, false
+	}
+}
+
+func (w *Win) sync() []byte { return w.mem[w.layout.SyncOff : w.layout.SyncOff+w.layout.SyncLen] }

@@ -1,0 +1,139 @@
+package win
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// span returns the offset in p.data of n bytes at disp (in units of the
+// target's disp unit), or false if they are not all inside the target's part.
+// It cannot overflow: disp is compared with len/dispUnit before multiplying.
+func (p *part) span(disp, n int) (int, bool) {
+	if disp < 0 || int64(disp) > int64(len(p.data))/p.dispUnit {
+		return 0, false
+	}
+	off := disp * int(p.dispUnit)
+	return off, n <= len(p.data)-off
+}
+
+// Put copies src into target's part of the window at disp (MPI_Put). Local;
+// it completes eagerly, but its completion at the target is guaranteed only
+// by the synchronization that ends the epoch (or Flush). It needs an access
+// epoch to target (ErrRMASync), a disp >= 0 (ErrDisp) and bytes inside the
+// target's own part (ErrRMARange: a neighbour's bytes are never touched).
+// ProcNull is a no-op that still checks the epoch.
+func (w *Win) Put(src []byte, target, disp int) error {
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if off, ok := p.span(disp, len(src)); ok {
+			copy(p.data[off:], src)
+			return nil
+		}
+	}
+	return w.rmaError("Put", target, disp, len(src))
+}
+
+// Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
+// As Put for epochs, ranges and ProcNull; dst may be read once Get returns.
+func (w *Win) Get(dst []byte, target, disp int) error {
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if off, ok := p.span(disp, len(dst)); ok {
+			copy(dst, p.data[off:])
+			return nil
+		}
+	}
+	return w.rmaError("Get", target, disp, len(dst))
+}
+
+// PutT is Put of a typed buffer (MPI_Put with a predefined datatype): disp is
+// in units of the target's disp unit, the length is len(src)*sizeof(T).
+func PutT[T atomics.Elem](w *Win, src []T, target, disp int) error {
+	return w.Put(shm.Bytes(src), target, disp)
+}
+
+// GetT is Get into a typed buffer (MPI_Get with a predefined datatype).
+func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
+	return w.Get(shm.Bytes(dst), target, disp)
+}
+
+// rmaError finds out why an RMA call failed its fast path, or runs the
+// ProcNull case.
+func (w *Win) rmaError(call string, target, disp, n int) error {
+	if err := w.live(call); err != nil {
+		return err
+	}
+	if target == ProcNull {
+		if w.ep.accessAll || w.ep.nLocks > 0 || w.ep.startGroup != nil {
+			return nil
+		}
+		return errorf(ErrRMASync, "%s on rank %d to ProcNull: no access epoch is open", call, w.rank)
+	}
+	if target < 0 || target >= w.size {
+		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
+	}
+	if !w.ep.canAccess(target) {
+		return errorf(ErrRMASync, "%s on rank %d to rank %d: no access epoch to that rank is open (Fence, Start, Lock or LockAll first)", call, w.rank, target)
+	}
+	if disp < 0 {
+		return errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
+	}
+	p := &w.parts[target]
+	return errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte segment",
+		call, w.rank, target, disp, p.dispUnit, n, len(p.data))
+}
+
+// Request is the handle of a request-based RMA call (MPI_Request from
+// MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate). RMA completes
+// eagerly, so a Request is complete when it is returned.
+type Request struct{}
+
+// Wait waits for the request to complete (MPI_Wait): it is complete already.
+func (r *Request) Wait() error { return nil }
+
+// Test reports whether the request is complete (MPI_Test): always true.
+func (r *Request) Test() (bool, error) { return true, nil }
+
+var doneRequest = &Request{}
+
+// rmaRequest checks that a request-based call is inside a passive-target
+// epoch, as the standard requires of MPI_Rput and its kin.
+func (w *Win) rmaRequest(call string, target int) error {
+	if w.ep.lockAll || (uint(target) < uint(len(w.ep.locks)) && w.ep.locks[target] != 0) {
+		return nil
+	}
+	if err := w.live(call); err != nil {
+		return err
+	}
+	if target == ProcNull && w.ep.passive(-1) {
+		return nil
+	}
+	if target != ProcNull && (target < 0 || target >= w.size) {
+		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
+	}
+	return errorf(ErrRMASync, "%s on rank %d to rank %d: request-based RMA is allowed only in a passive-target epoch (Lock or LockAll)", call, w.rank, target)
+}
+
+// Rput is Put returning a Request (MPI_Rput); only inside a passive-target
+// epoch to target.
+func (w *Win) Rput(src []byte, target, disp int) (*Request, error) {
+	if err := w.rmaRequest("Rput", target); err != nil {
+		return nil, err
+	}
+	if err := w.Put(src, target, disp); err != nil {
+		return nil, err
+	}
+	return doneRequest, nil
+}
+
+// Rget is Get returning a Request (MPI_Rget); only inside a passive-target
+// epoch to target.
+func (w *Win) Rget(dst []byte, target, disp int) (*Request, error) {
+	if err := w.rmaRequest("Rget", target); err != nil {
+		return nil, err
+	}
+	if err := w.Get(dst, target, disp); err != nil {
+		return nil, err
+	}
+	return doneRequest, nil
+}
