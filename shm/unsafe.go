@@ -32,15 +32,11 @@ func Uint64At(m []byte, off int64) *uint64 {
 	return (*uint64)(unsafe.Pointer(&m[off]))
 }
 
-// Addr returns the address of b's first byte as an integer (0 for an empty
-// slice). It is for alignment checks only: addresses differ in every process
-// and never go into shared memory.
-func Addr(b []byte) uintptr {
-	if len(b) == 0 {
-		return 0
-	}
-	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-}
+// Addr returns the address b starts at as an integer (0 for a nil slice; an
+// empty slice cut from a mapping gives the place it was cut at). It is for
+// alignment and placement checks only: addresses differ in every process and
+// never go into shared memory.
+func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // ErrView marks a typed view that cannot be made.
 var ErrView = fmt.Errorf("bad typed view")

@@ -1,0 +1,293 @@
+package win_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/win"
+)
+
+// sizeOf gives rank r of a layout test its size: varied, rank 2 empty.
+func sizeOf(r int) int64 {
+	if r == 2 {
+		return 0
+	}
+	return int64(r*37 + 11)
+}
+
+func init() {
+	ranktest.Register("layout", func(c *comm.Comm) error { return layoutBody(c, false) })
+	ranktest.Register("layout-noncontig", func(c *comm.Comm) error { return layoutBody(c, true) })
+	ranktest.Register("crossread", crossReadBody)
+	ranktest.Register("churn", churnBody)
+}
+
+// layoutBody checks contiguity (or page alignment), zero sizes and
+// SharedQuery(ProcNull) through this process's own mapping.
+func layoutBody(c *comm.Comm, noncontig bool) error {
+	info := win.Info{}
+	if noncontig {
+		info["alloc_shared_noncontig"] = "true"
+	}
+	w, err := win.AllocateShared(c, sizeOf(c.Rank()), 1, info)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	var prev win.Segment
+	for r := range c.Size() {
+		seg, err := w.SharedQuery(r)
+		if err != nil {
+			return err
+		}
+		if seg.Size != sizeOf(r) || int64(len(seg.Bytes)) != sizeOf(r) || seg.DispUnit != 1 {
+			return fmt.Errorf("rank %d: size %d/%d, want %d", r, seg.Size, len(seg.Bytes), sizeOf(r))
+		}
+		switch {
+		case noncontig && seg.Size == 0:
+			if seg.Bytes != nil {
+				return fmt.Errorf("noncontig rank %d of size 0: want a nil slice", r)
+			}
+		case noncontig:
+			if shm.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+				return fmt.Errorf("noncontig rank %d: base %#x is not page-aligned", r, shm.Addr(seg.Bytes))
+			}
+		case r > 0:
+			if seg.Bytes == nil {
+				return fmt.Errorf("contiguous rank %d: nil slice, want an empty one in place", r)
+			}
+			if got, want := base(seg.Bytes), base(prev.Bytes)+uintptr(prev.Size); got != want {
+				return fmt.Errorf("contiguous: base of rank %d is %#x, want base[%d]+size = %#x", r, got, r-1, want)
+			}
+		default:
+			if shm.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+				return fmt.Errorf("rank 0's data is not page-aligned")
+			}
+		}
+		prev = seg
+	}
+	pn, err := w.SharedQuery(win.ProcNull)
+	if err != nil {
+		return err
+	}
+	if pn.Size != sizeOf(0) || base(pn.Bytes) != base(mustQuery(w, 0).Bytes) {
+		return fmt.Errorf("SharedQuery(ProcNull) is not rank 0's segment")
+	}
+	a := w.Attr()
+	if a.Size != sizeOf(c.Rank()) || a.Flavor != win.FlavorShared || a.Model != win.Unified || a.DispUnit != 1 {
+		return fmt.Errorf("attributes %+v", a)
+	}
+	if got := w.Info()["alloc_shared_noncontig"]; got != fmt.Sprint(noncontig) {
+		return fmt.Errorf("info alloc_shared_noncontig=%s", got)
+	}
+	return nil
+}
+
+// base is where a slice starts, even when it is empty: a contiguous
+// zero-size part is positioned where its data would be.
+func base(b []byte) uintptr { return shm.Addr(b) }
+
+func mustQuery(w *win.Win, r int) win.Segment {
+	s, err := w.SharedQuery(r)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func TestLayoutContiguous(t *testing.T) { ranktest.Run(t, 5, "layout") }
+func TestLayoutNoncontig(t *testing.T)  { ranktest.Run(t, 5, "layout-noncontig") }
+
+// crossReadBody: every rank writes its part; after a Fence every rank reads
+// every part through its own mapping.
+func crossReadBody(c *comm.Comm) error {
+	const n = 4096 + 13
+	w, err := win.AllocateShared(c, n, 1, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	mine := w.Local()
+	for i := range mine {
+		if mine[i] != 0 {
+			return fmt.Errorf("new window not zeroed at %d", i)
+		}
+		mine[i] = byte(c.Rank()*31 + i)
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	for r := range c.Size() {
+		b := mustQuery(w, r).Bytes
+		for i := range b {
+			if b[i] != byte(r*31+i) {
+				return fmt.Errorf("rank %d's byte %d reads %d through rank %d's mapping", r, i, b[i], c.Rank())
+			}
+		}
+	}
+	return w.Fence(win.ModeNoSucceed)
+}
+
+func TestCrossRead(t *testing.T) { ranktest.Run(t, 4, "crossread") }
+
+// churnBody makes and frees many windows, then checks that no mapping, fd or
+// object of the job is left.
+func churnBody(c *comm.Comm) error {
+	dir := os.Getenv(comm.EnvShmDir)
+	fds0, maps0 := shmFDs(dir), shmMaps(dir)
+	for i := range 1000 {
+		w, err := win.AllocateShared(c, int64(64*(i%7)), 8, nil)
+		if err != nil {
+			return fmt.Errorf("window %d: %w", i, err)
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if fds, maps := shmFDs(dir), shmMaps(dir); fds != fds0 || maps != maps0 {
+		return fmt.Errorf("after 1000 windows: %d fds into %s (was %d), %d mappings of it (was %d)", fds, dir, fds0, maps, maps0)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), shm.Prefix) && !strings.HasSuffix(e.Name(), ".lock") {
+			return fmt.Errorf("object %s left in %s", e.Name(), dir)
+		}
+	}
+	return nil
+}
+
+// shmFDs counts this process's descriptors open on objects in dir.
+func shmFDs(dir string) int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// shmMaps counts this process's mappings of objects in dir.
+func shmMaps(dir string) int {
+	b, _ := os.ReadFile("/proc/self/maps")
+	return strings.Count(string(b), " "+dir+"/")
+}
+
+func TestChurn1000Windows(t *testing.T) { ranktest.Run(t, 3, "churn") }
+
+// TestAllocateErrors: bad arguments fail on every rank with the same class.
+func TestAllocateErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		size  func(r int) int64
+		unit  int
+		info  win.Info
+		class error
+	}{
+		{"negative size on rank 1", func(r int) int64 { return map[bool]int64{true: -5, false: 8}[r == 1] }, 8, nil, win.ErrSize},
+		{"zero disp unit", func(int) int64 { return 8 }, 0, nil, win.ErrArg},
+		{"bad info value", func(int) int64 { return 8 }, 8, win.Info{"no_locks": "maybe"}, win.ErrInfo},
+		{"bad ordering", func(int) int64 { return 8 }, 8, win.Info{"accumulate_ordering": "rar,xyz"}, win.ErrInfo},
+		{"same_size broken", func(r int) int64 { return int64(8 * (r + 1)) }, 8, win.Info{"same_size": "true"}, win.ErrSize},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			runLocal(t, 3, func(c *comm.Comm) error {
+				w, err := win.AllocateShared(c, tc.size(c.Rank()), tc.unit, tc.info)
+				if err == nil {
+					w.Free()
+					return fmt.Errorf("rank %d: no error", c.Rank())
+				}
+				if !errors.Is(err, tc.class) {
+					return fmt.Errorf("rank %d: %v, want class %v", c.Rank(), err, tc.class)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestInfoDefaults: the info in effect includes every default; unknown keys
+// are ignored.
+func TestInfoDefaults(t *testing.T) {
+	runLocal(t, 2, func(c *comm.Comm) error {
+		w, err := win.Allocate(c, 16, 8, win.Info{"unknown_key": "x", "accumulate_ordering": "waw, rar"})
+		if err != nil {
+			return err
+		}
+		defer w.Free()
+		want := map[string]string{"accumulate_ordering": "rar,waw", "accumulate_ops": "same_op_no_op", "no_locks": "false",
+			"alloc_shared_noncontig": "false", "same_size": "false", "same_disp_unit": "false"}
+		got := w.Info()
+		for k, v := range want {
+			if got[k] != v {
+				return fmt.Errorf("info %s=%q, want %q", k, got[k], v)
+			}
+		}
+		if _, ok := got["unknown_key"]; ok {
+			return fmt.Errorf("unknown key kept")
+		}
+		if w.Attr().Flavor != win.FlavorAllocate {
+			return fmt.Errorf("flavor %v", w.Attr().Flavor)
+		}
+		return nil
+	})
+}
+
+// TestFreeTwice: a second Free, and any use after Free, is ErrWin.
+func TestFreeTwice(t *testing.T) {
+	runLocal(t, 2, func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 8, 8, nil)
+		if err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+		for _, err := range []error{w.Free(), w.Fence(0), w.Lock(win.Shared, 0, 0), w.Put([]byte{1}, 0, 0)} {
+			if !errors.Is(err, win.ErrWin) {
+				return fmt.Errorf("after Free: %v, want ErrWin", err)
+			}
+		}
+		if _, err := w.SharedQuery(0); !errors.Is(err, win.ErrWin) {
+			return fmt.Errorf("SharedQuery after Free: %v", err)
+		}
+		return nil
+	})
+}
+
+// TestNoSpace: a window larger than a tiny tmpfs is ErrNoMem on every rank,
+// naming the directory — never a SIGBUS later.
+func TestNoSpace(t *testing.T) {
+	dir := tinyTmpfs(t, "2m")
+	ranktest.Run(t, 2, "nospace", ranktest.ShmDir(dir))
+}
+
+func init() {
+	ranktest.Register("nospace", func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 4<<20, 1, nil)
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: 8 MiB window in a 2 MiB tmpfs succeeded", c.Rank())
+		}
+		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), os.Getenv(comm.EnvShmDir)) || !strings.Contains(err.Error(), "--shm-dir") {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem naming the directory and --shm-dir", c.Rank(), err)
+		}
+		// The job goes on: a small window still works.
+		w, err = win.AllocateShared(c, 1024, 1, nil)
+		if err != nil {
+			return err
+		}
+		return w.Free()
+	})
+}

@@ -1,0 +1,302 @@
+package win_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/win"
+)
+
+func init() {
+	ranktest.Register("fence", fenceBody)
+	ranktest.Register("pscw", pscwBody)
+	ranktest.Register("lock-count", lockCountBody)
+	ranktest.Register("shared-together", sharedTogetherBody)
+	ranktest.Register("lockall-sync", lockAllSyncBody)
+	ranktest.Register("lock-vs-lockall", lockVsLockAllBody)
+}
+
+// fenceBody is the standard's fence pattern: each rank puts its rank into
+// slot rank of every other rank's window, gets a slot back, and sees
+// everything after the closing fence.
+func fenceBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	w, err := win.AllocateShared(c, int64(8*n), 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	for round := range 50 {
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		for t := range n {
+			if err := win.PutT(w, []int64{int64(me*1000 + round)}, t, me); err != nil {
+				return err
+			}
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		got := make([]int64, n)
+		if err := win.GetT(w, got, (me+1)%n, 0); err != nil {
+			return err
+		}
+		local, _ := win.View[int64](w.Local())
+		for r := range n {
+			if local[r] != int64(r*1000+round) || got[r] != int64(r*1000+round) {
+				return fmt.Errorf("round %d: slot %d holds %d locally and %d at rank %d", round, r, local[r], got[r], (me+1)%n)
+			}
+		}
+	}
+	return w.Fence(win.ModeNoSucceed)
+}
+
+func TestFence(t *testing.T)          { ranktest.Run(t, 4, "fence") }
+func TestFenceLocal(t *testing.T)     { runLocal(t, 6, fenceBody) }
+func TestFenceSingleton(t *testing.T) { runLocal(t, 1, fenceBody) }
+
+// pscwBody: overlapping groups and back-to-back epochs. Every rank exposes
+// to all others and accesses a different subset each round (sometimes
+// everybody, sometimes only its right neighbour), putting the round number;
+// after Wait each rank checks what every origin of its group put.
+func pscwBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	w, err := win.AllocateShared(c, int64(8*n), 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	all := c.Group()
+	local, _ := win.View[int64](w.Local())
+	for round := range 300 {
+		// Who accesses whom this round: all-to-all on even rounds, a ring on odd.
+		var targets, origins []int
+		for r := range n {
+			if round%2 == 0 || r == (me+1)%n {
+				targets = append(targets, r)
+			}
+			if round%2 == 0 || me == (r+1)%n {
+				origins = append(origins, r)
+			}
+		}
+		og, _ := all.Incl(origins...)
+		tg, _ := all.Incl(targets...)
+		if err := w.Post(og, 0); err != nil {
+			return err
+		}
+		if err := w.Start(tg, 0); err != nil {
+			return err
+		}
+		for _, t := range targets {
+			if err := win.PutT(w, []int64{int64(round)}, t, me); err != nil {
+				return err
+			}
+		}
+		if err := w.Complete(); err != nil {
+			return err
+		}
+		if err := w.Wait(); err != nil {
+			return err
+		}
+		for _, o := range origins {
+			if got := atomic.LoadInt64(&local[o]); got != int64(round) {
+				return fmt.Errorf("round %d: origin %d's put reads %d after Wait", round, o, got)
+			}
+		}
+	}
+	return nil
+}
+
+func TestPSCW(t *testing.T)               { ranktest.Run(t, 5, "pscw") }
+func TestPSCWOversubscribed(t *testing.T) { ranktest.Run(t, 12, "pscw") }
+func TestPSCWLocal(t *testing.T)          { runLocal(t, 5, pscwBody) }
+
+// lockCountBody: K exclusive-lock epochs per rank on rank 0, each a
+// non-atomic read-increment-write of a counter, and a shared counter of how
+// many ranks are inside at once. Mutual exclusion means the count is exact
+// and nobody ever sees another rank inside.
+func lockCountBody(c *comm.Comm) error {
+	const k = 300
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg := mustQuery(w, 0)
+	inside := shm.Uint64At(seg.Bytes, 8)
+	for range k {
+		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+			return err
+		}
+		if v := atomic.AddUint64(inside, 1); v != 1 {
+			return fmt.Errorf("rank %d: %d ranks inside an exclusive lock", c.Rank(), v)
+		}
+		var cnt [1]int64
+		if err := win.GetT(w, cnt[:], 0, 0); err != nil {
+			return err
+		}
+		cnt[0]++
+		if err := win.PutT(w, cnt[:], 0, 0); err != nil {
+			return err
+		}
+		atomic.AddUint64(inside, ^uint64(0))
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	var total [1]int64
+	if err := w.Lock(win.Shared, 0, 0); err != nil {
+		return err
+	}
+	if err := win.GetT(w, total[:], 0, 0); err != nil {
+		return err
+	}
+	if err := w.Unlock(0); err != nil {
+		return err
+	}
+	return check(total[0] == int64(k*c.Size()), "counter %d after %d ranks x %d locked increments", total[0], c.Size(), k)
+}
+
+func TestLockMutualExclusion16(t *testing.T)    { ranktest.Run(t, 16, "lock-count") }
+func TestLockMutualExclusionLocal(t *testing.T) { runLocal(t, 8, lockCountBody) }
+
+// sharedTogetherBody: every rank takes a shared lock on rank 0 and waits,
+// holding it, until all ranks hold it. If shared locks excluded each other
+// this would hang (and the job timeout would fail the test).
+func sharedTogetherBody(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	for round := range 20 {
+		if err := w.Lock(win.Shared, 0, 0); err != nil {
+			return err
+		}
+		if _, err := win.FetchAndOp(w, int64(1), 0, 0, atomics.Sum); err != nil {
+			return err
+		}
+		for {
+			v, err := win.FetchAndOp(w, int64(0), 0, 0, atomics.NoOp)
+			if err != nil {
+				return err
+			}
+			if v >= int64((round+1)*c.Size()) {
+				break
+			}
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestSharedLocksTogether(t *testing.T) { ranktest.Run(t, 4, "shared-together") }
+
+// lockAllSyncBody is the standard's LockAll + Sync + Barrier pattern: rank r
+// stores into its own memory, Syncs, and after a Barrier and Sync every rank
+// reads every other rank's value by a plain load.
+func lockAllSyncBody(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	views := make([][]int64, c.Size())
+	for r := range views {
+		views[r], _ = win.View[int64](mustQuery(w, r).Bytes)
+	}
+	for round := int64(1); round <= 200; round++ {
+		views[c.Rank()][0] = round*100 + int64(c.Rank())
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		for r, v := range views {
+			if v[0] != round*100+int64(r) {
+				return fmt.Errorf("round %d: rank %d's value reads %d", round, r, v[0])
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+	}
+	return w.UnlockAll()
+}
+
+func TestLockAllSync(t *testing.T) { ranktest.Run(t, 4, "lockall-sync") }
+
+// lockVsLockAllBody: even ranks take exclusive locks on random targets, odd
+// ranks LockAll; a per-target "inside" word checks that no exclusive holder
+// of a target ever coexists with a LockAll holder or another writer.
+func lockVsLockAllBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	// Word 0 of each rank's part: writers inside; word 1: LockAll holders.
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	words := make([][]byte, n)
+	for r := range n {
+		words[r] = mustQuery(w, r).Bytes
+	}
+	allInside := shm.Uint64At(words[0], 8)
+	for i := range 200 {
+		if me%2 == 0 {
+			t := (me + i) % n
+			if err := w.Lock(win.Exclusive, t, 0); err != nil {
+				return err
+			}
+			if v := atomic.AddUint64(shm.Uint64At(words[t], 0), 1); v != 1 {
+				return fmt.Errorf("%d exclusive holders of rank %d", v, t)
+			}
+			if a := atomic.LoadUint64(allInside); a != 0 {
+				return fmt.Errorf("exclusive lock on %d while %d LockAll holders are inside", t, a)
+			}
+			atomic.AddUint64(shm.Uint64At(words[t], 0), ^uint64(0))
+			if err := w.Unlock(t); err != nil {
+				return err
+			}
+		} else {
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+			atomic.AddUint64(allInside, 1)
+			for r := range n {
+				if v := atomic.LoadUint64(shm.Uint64At(words[r], 0)); v != 0 {
+					return fmt.Errorf("LockAll holder sees %d exclusive holders of rank %d", v, r)
+				}
+			}
+			atomic.AddUint64(allInside, ^uint64(0))
+			if err := w.UnlockAll(); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Barrier()
+}
+
+func TestLockVersusLockAll(t *testing.T)      { ranktest.Run(t, 8, "lock-vs-lockall") }
+func TestLockVersusLockAllLocal(t *testing.T) { runLocal(t, 6, lockVsLockAllBody) }
