@@ -42,3 +42,5 @@ func check(cond bool, format string, args ...any) error {
 	}
 	return fmt.Errorf(format, args...)
 }
+
+func isClass(err, class error) bool { return errors.Is(err, class) }
