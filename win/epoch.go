@@ -65,7 +65,8 @@ func (e *epochState) init(n int) {
 	e.postsTo = make([]uint32, n)
 }
 
-// canAccess is the RMA epoch check: two loads on the fast path.
+// canAccess is the RMA epoch check: one load in a LockAll epoch, two in a
+// fence epoch (which must remember that RMA happened), two otherwise.
 func (e *epochState) canAccess(target int) bool {
 	if e.accessAll {
 		if e.fenceOpen && !e.fenceUsed.Load() {

@@ -42,8 +42,7 @@ func headerLen(n int) int64 { return hdrTables + 24*int64(n) }
 // rank writes while others read sits on its own cache line.
 //
 //	fence barrier                  one line (barrier package layout)
-//	global lock line               uint64 G: low 32 bits = exclusive locks held or
-//	                               waited for, high 32 = LockAll holders;
+//	global lock line               uint64 G: LockAll holders (A);
 //	                               +8 uint32 event seq, +12 uint32 sleepers
 //	per rank r, two lines:         lock line: uint64 ticket lock word L[r],
 //	                               +8 uint32 sleepers (futex word: low half of L[r]);

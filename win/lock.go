@@ -13,52 +13,63 @@ import (
 //
 //	bits  0-14  W: write-serving counter     bit 15: carry guard of W
 //	bits 16-30  R: read-serving counter      bit 31: carry guard of R
+//	bits 32-47  X: exclusive lockers holding or waiting
 //	bits 49-63  T: next ticket (its carry leaves the word)
 //
-// Exclusive lock: t = T; T++ (one add of 1<<49); wait until W == t.
-// Exclusive unlock: W++ and R++ (one add of 1 + 1<<16).
-// Shared lock: t = T; T++; wait until R == t; then R++ (admits the next reader).
-// Shared unlock: W++.
+// Exclusive lock: one add of 1<<49 + 1<<32 draws ticket t = T and raises X;
+// wait until W == t. Exclusive unlock: one add that does W++, R++ and X--.
+// Shared lock: one add of 1<<49 draws t; wait until R == t; then R++ (admits
+// the next reader). Shared unlock: W++.
 // Counters compare modulo 2^15; an add that carries out of W or R sets its
-// guard bit, and whoever sees a set guard in an add's result clears it with an
-// atomic AND, long before a second carry could reach the next field. Every
-// step is one atomic add, no CAS loop. Waiters sleep on the low 32-bit half of
-// L[r] (it holds W and R) with the sleepers word after it.
+// guard bit, and whoever sees a set guard in an add's result clears it with
+// an atomic AND, long before a second carry could reach the next field.
+// Every step is one atomic add: an exclusive Lock+Unlock is two locked
+// instructions. Waiters sleep on the low 32-bit half of L[r] (W and R, which
+// every unlock changes) with the sleepers word after it.
 //
-// LockAll is a shared lock on every target in O(1): the window-wide word G
-// counts exclusive locks held or waited for (low 32 bits, X) and LockAll
-// holders (high 32, A). An exclusive locker adds 1 to X first and waits while
-// A > 0; LockAll adds 1 to A and, if X > 0, takes it back and waits until
-// X == 0. Both are read-modify-writes of one word, so of two racing lockers
-// at least one sees the other. Exclusive lockers keep X raised while they
-// wait, so a stream of LockAll calls cannot starve them.
+// LockAll is a shared lock on every target: one add to the window-wide
+// LockAll count A (word G), then a read-only scan of the X fields. An
+// exclusive locker, once its turn comes, checks A. Each side writes (a locked
+// add, a full fence) before it reads the other's word, so of an exclusive
+// locker and a LockAll that race at least one sees the other: the LockAll,
+// seeing X > 0 anywhere, takes its add back and waits for that target's X to
+// drop; the exclusive locker, seeing A > 0, waits (holding its turn) for A to
+// reach 0. Since X stays raised while a writer waits, new LockAll calls back
+// off and cannot starve it. LockAll costs two locked adds and n plain loads;
+// no lock word is written.
 const (
-	lwMask    = 1<<15 - 1
-	lwRShift  = 16
-	lwTShift  = 49
-	lwGuardW  = 1 << 15
-	lwGuardR  = 1 << 31
-	lwOneT    = 1 << lwTShift
-	lwOneR    = 1 << lwRShift
-	lwWriteUp = 1 + lwOneR // exclusive unlock: W++ and R++
+	lwMask   = 1<<15 - 1
+	lwRShift = 16
+	lwXShift = 32
+	lwTShift = 49
+	lwGuards = 1<<15 | 1<<31
+	lwOneT   = 1 << lwTShift
+	lwOneR   = 1 << lwRShift
+	lwOneX   = 1 << lwXShift
 
-	gOneA = 1 << 32
+	lwExclLock = lwOneT + lwOneX
 )
+
+// lwExclUnlock does W++, R++ and X-- in one add (modulo 2^64; X >= 1 while
+// the lock is held, so the borrow stays inside X).
+const lwExclUnlock = uint64(1+lwOneR) + (^uint64(lwOneX) + 1)
 
 func lwW(v uint64) uint64 { return v & lwMask }
 func lwR(v uint64) uint64 { return (v >> lwRShift) & lwMask }
+func lwX(v uint64) uint64 { return (v >> lwXShift) & 0xffff }
 
-// takeTicket returns the ticket drawn by an add of lwOneT.
-func takeTicket(word *uint64) uint64 {
-	return ((atomic.AddUint64(word, lwOneT) >> lwTShift) - 1) & lwMask
-}
-
-// addLock adds d to a lock word and clears a carry guard the add set.
-func addLock(word *uint64, d uint64) {
-	if v := atomic.AddUint64(word, d); v&(lwGuardW|lwGuardR) != 0 {
-		atomic.AndUint64(word, ^uint64(lwGuardW|lwGuardR))
+// addLock adds d to a lock word, clears a carry guard the add set, and
+// returns the word after the add.
+func addLock(word *uint64, d uint64) uint64 {
+	v := atomic.AddUint64(word, d)
+	if v&lwGuards != 0 {
+		atomic.AndUint64(word, ^uint64(lwGuards))
 	}
+	return v
 }
+
+// ticketOf returns the ticket drawn by the add that produced v.
+func ticketOf(v uint64) uint64 { return ((v >> lwTShift) - 1) & lwMask }
 
 func (l lockLine) wake() {
 	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
@@ -67,38 +78,29 @@ func (l lockLine) wake() {
 }
 
 func (w *Win) acquireExclusive(target int) error {
-	if g := atomic.AddUint64(w.global, 1); g>>32 != 0 {
-		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global)>>32 == 0 }); err != nil {
-			w.releaseX()
-			return err
-		}
-	}
 	l := w.locks[target]
-	t := takeTicket(l.word)
-	if lwW(atomic.LoadUint64(l.word)) != t {
+	v := addLock(l.word, lwExclLock)
+	if t := ticketOf(v); lwW(v) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwW(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err // the job is ending; the lock word no longer matters
 		}
+	}
+	if atomic.LoadUint64(w.global) != 0 {
+		return w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global) == 0 })
 	}
 	return nil
 }
 
 func (w *Win) releaseExclusive(target int) {
 	l := w.locks[target]
-	addLock(l.word, lwWriteUp)
+	addLock(l.word, lwExclUnlock)
 	l.wake()
-	w.releaseX()
-}
-
-func (w *Win) releaseX() {
-	atomic.AddUint64(w.global, ^uint64(0))
-	w.globalEv.Notify()
 }
 
 func (w *Win) acquireShared(target int) error {
 	l := w.locks[target]
-	t := takeTicket(l.word)
-	if lwR(atomic.LoadUint64(l.word)) != t {
+	v := addLock(l.word, lwOneT)
+	if t := ticketOf(v); lwR(v) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err
 		}
@@ -116,19 +118,27 @@ func (w *Win) releaseShared(target int) {
 
 func (w *Win) acquireAll() error {
 	for {
-		if g := atomic.AddUint64(w.global, gOneA); uint32(g) == 0 {
+		atomic.AddUint64(w.global, 1)
+		busy := -1
+		for t, l := range w.locks {
+			if lwX(atomic.LoadUint64(l.word)) != 0 {
+				busy = t
+				break
+			}
+		}
+		if busy < 0 {
 			return nil
 		}
-		atomic.AddUint64(w.global, ^uint64(gOneA-1))
-		w.globalEv.Notify()
-		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return uint32(atomic.LoadUint64(w.global)) == 0 }); err != nil {
+		w.releaseAll() // back off: an exclusive locker of busy may wait for A == 0
+		l := w.locks[busy]
+		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 }); err != nil {
 			return err
 		}
 	}
 }
 
 func (w *Win) releaseAll() {
-	atomic.AddUint64(w.global, ^uint64(gOneA-1))
+	atomic.AddUint64(w.global, ^uint64(0))
 	w.globalEv.Notify()
 }
 

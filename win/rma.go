@@ -1,19 +1,22 @@
 package win
 
 import (
+	"encoding/binary"
+
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/shm"
 )
 
 // span returns the offset in p.data of n bytes at disp (in units of the
 // target's disp unit), or false if they are not all inside the target's part.
-// It cannot overflow: disp is compared with len/dispUnit before multiplying.
+// It cannot overflow: disp is bounded by maxDisp = len/dispUnit (computed once)
+// before it is multiplied.
 func (p *part) span(disp, n int) (int, bool) {
-	if disp < 0 || int64(disp) > int64(len(p.data))/p.dispUnit {
+	if uint(disp) > p.maxDisp {
 		return 0, false
 	}
 	off := disp * int(p.dispUnit)
-	return off, n <= len(p.data)-off
+	return off, uint(n) <= uint(len(p.data)-off)
 }
 
 // Put copies src into target's part of the window at disp (MPI_Put). Local;
@@ -26,7 +29,11 @@ func (w *Win) Put(src []byte, target, disp int) error {
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if off, ok := p.span(disp, len(src)); ok {
-			copy(p.data[off:], src)
+			if len(src) == 8 { // one move instead of a memmove call
+				binary.LittleEndian.PutUint64(p.data[off:], binary.LittleEndian.Uint64(src))
+			} else {
+				copy(p.data[off:], src)
+			}
 			return nil
 		}
 	}
@@ -39,7 +46,11 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if off, ok := p.span(disp, len(dst)); ok {
-			copy(dst, p.data[off:])
+			if len(dst) == 8 {
+				binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.data[off:]))
+			} else {
+				copy(dst, p.data[off:])
+			}
 			return nil
 		}
 	}

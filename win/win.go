@@ -69,6 +69,7 @@ type part struct {
 	data     []byte // the rank's bytes in this mapping (cap-limited)
 	off      int64  // offset of data in the segment (for lock stripes)
 	dispUnit int64
+	maxDisp  uint // len(data) / dispUnit: the largest disp that can be in range
 }
 
 // Win is a window (MPI_Win): one shared segment mapped by every member, this
@@ -417,7 +418,7 @@ func (w *Win) bind(units []int64) {
 			// byte; the length stays 0 and RMA never uses the capacity).
 			end++
 		}
-		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r]}
+		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size)
 	w.flushWord = shm.Uint64At(w.flushLine[:], (line-int64(shm.Addr(w.flushLine[:]))%line)%line)
