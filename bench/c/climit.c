@@ -1,0 +1,412 @@
+/*
+ * climit - what the hardware allows: the same shared-memory work as
+ * rmabench, in plain C with no runtime, as the floor for every MPI row.
+ *
+ *   climit [--quick] [--list] all | NAME...
+ *
+ * Two processes (fork) share one MAP_SHARED|MAP_ANONYMOUS region (tmpfs
+ * pages, the same kind /dev/shm gives) and are pinned one per core, like
+ * ranks 0 and 1 under --bind-to core. Process 0 is the origin and does the
+ * timing; in one-sided rows process 1 idles spinning in the control barrier,
+ * as an MPI target idles in MPI_Barrier. Same statistics and RESULT lines as
+ * rmabench (benchutil.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "benchutil.h"
+
+#define CL 64
+
+/* Every word the two processes share sits on its own cache line, so rows
+ * never see false sharing they did not ask for. */
+struct shared {
+	_Alignas(CL) int64_t cb_count; /* control barrier; count and sense */
+	int64_t cb_sense;              /* share a line on purpose (see sbar) */
+	_Alignas(CL) int64_t next;     /* calibration verdict from process 0 */
+	int64_t nbatch;                /* and the batches per round */
+	_Alignas(CL) int64_t ping;     /* cacheline_pingpong */
+	_Alignas(CL) int64_t post;     /* flag_handoff_put8: target -> origin */
+	_Alignas(CL) int64_t done;     /* flag_handoff_put8: origin -> target */
+	_Alignas(CL) int64_t data;     /* flag_handoff_put8 payload */
+	_Alignas(CL) int64_t word;     /* atomic target, touched data word */
+	_Alignas(CL) int64_t ack;      /* put8_fence_touched acknowledgment */
+	_Alignas(CL) int64_t sb_count; /* spin_barrier_2 under test */
+	int64_t sb_sense;
+};
+
+static struct shared *sh;
+static char *dst;            /* shared, pre-faulted copy target */
+static char *src;            /* private, pre-faulted copy source */
+static int role;             /* 0 = origin (timer), 1 = target */
+static int cb_local, sb_local; /* each process's sense for the two barriers */
+static int64_t seq;          /* running counter, kept in step by both sides */
+
+/* The full fence shmrun uses for Flush: a locked RMW on a line no other core
+ * touches is a full barrier on amd64 and cheaper than mfence. Static, so
+ * after fork each process has its own copy-on-write page. */
+static _Alignas(CL) int64_t private_line;
+
+static inline void full_fence(void)
+{
+	__atomic_fetch_add(&private_line, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Sense-reversing barrier for two processes. Count and sense share a line:
+ * the arriving process pulls the line once for its add, and the waiter's
+ * spin reads it back once the sense flips, about two line transfers per
+ * barrier, the least a two-party barrier can do. The count is reset before
+ * the release store of the sense, so a waiter that races ahead into the next
+ * barrier always finds it at zero. */
+static inline void sbar(int64_t *count, int64_t *sense, int *local)
+{
+	int64_t mine;
+	*local = !*local;
+	mine = *local;
+	if (__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL) == 2) {
+		__atomic_store_n(count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(sense, mine, __ATOMIC_RELEASE);
+	} else {
+		while (__atomic_load_n(sense, __ATOMIC_ACQUIRE) != mine)
+			;
+	}
+}
+
+static inline void cbar(void)
+{
+	sbar(&sh->cb_count, &sh->cb_sense, &cb_local);
+}
+
+static inline void wait_eq(int64_t *p, int64_t v)
+{
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v)
+		;
+}
+
+struct meas {
+	const char *name;
+	int two;       /* both processes run the body (else only process 0) */
+	int halve;     /* report round trip / 2 */
+	int full_only; /* skipped by "all" in --quick mode */
+	size_t arg;    /* bytes for memcpy rows */
+	void (*body)(const struct meas *, int64_t k);
+};
+
+/* Round trip of one line: process 0 writes odd values, process 1 answers
+ * with the next even one. */
+static void pingpong(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		seq += 2;
+		if (role == 0) {
+			__atomic_store_n(&sh->ping, seq - 1, __ATOMIC_RELEASE);
+			wait_eq(&sh->ping, seq);
+		} else {
+			wait_eq(&sh->ping, seq - 1);
+			__atomic_store_n(&sh->ping, seq, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/* Bandwidth floor for put_bw: the same copy a shared-memory Put does, into
+ * the same pre-faulted shared mapping, same offset every time. */
+static void copy(const struct meas *m, int64_t k)
+{
+	for (int64_t i = 0; i < k; i++) {
+		memcpy(dst, src, m->arg);
+		/* Keep the compiler from merging or dropping repeated copies. */
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
+/* Floor for fetch_and_op_i64 + flush with an idle target: the line stays in
+ * this core's cache, so this is the cost of the two locked instructions. */
+static void fetch_add_fence(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		__atomic_fetch_add(&sh->word, 1, __ATOMIC_SEQ_CST);
+		full_fence();
+	}
+}
+
+/* Floor for pscw_put8: the target posts (flag), the origin waits for it,
+ * writes 8 bytes and completes (flag); the target waits for completion. */
+static void handoff(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t e = ++seq;
+		if (role == 1) {
+			__atomic_store_n(&sh->post, e, __ATOMIC_RELEASE);
+			wait_eq(&sh->done, e);
+		} else {
+			wait_eq(&sh->post, e);
+			__atomic_store_n(&sh->data, e, __ATOMIC_RELAXED);
+			__atomic_store_n(&sh->done, e, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/* Floor for barrier and fence at two ranks. */
+static void spin_barrier(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++)
+		sbar(&sh->sb_count, &sh->sb_sense, &sb_local);
+}
+
+/* Floor for rmabench put8_flush_touched, the same protocol with the put
+ * replaced by a store and the flush by shmrun's fence: store + fence, the
+ * target sees the value and acknowledges, the origin sees the ack. */
+static void touched(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t v = ++seq;
+		if (role == 0) {
+			__atomic_store_n(&sh->word, v, __ATOMIC_RELAXED);
+			full_fence();
+			wait_eq(&sh->ack, v);
+		} else {
+			wait_eq(&sh->word, v);
+			__atomic_store_n(&sh->ack, v, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/* Floor for alloc_free / alloc_touch_free: each process maps and unmaps its
+ * own tmpfs-backed region (what a runtime's per-rank part costs at least,
+ * before any naming, sizing or exchange of a shared segment); with touch,
+ * one byte per page, so the row is mostly the kernel's page-fault path. */
+static void map_unmap(const struct meas *m, int64_t k, int touch)
+{
+	for (int64_t i = 0; i < k; i++) {
+		volatile char *p = mmap(NULL, m->arg, PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			perror("mmap");
+			exit(1);
+		}
+		if (touch)
+			for (size_t off = 0; off < m->arg; off += 4096)
+				p[off] = 1;
+		munmap((void *)p, m->arg);
+	}
+}
+
+static void mmap_free(const struct meas *m, int64_t k)
+{
+	map_unmap(m, k, 0);
+}
+
+static void mmap_touch_free(const struct meas *m, int64_t k)
+{
+	map_unmap(m, k, 1);
+}
+
+#define KiB ((size_t)1024)
+#define MiB (KiB * 1024)
+
+static const struct meas table[] = {
+	{"cacheline_pingpong", 1, 1, 0, 0, pingpong},
+	{"memcpy_4096", 0, 0, 0, 4 * KiB, copy},
+	{"memcpy_65536", 0, 0, 0, 64 * KiB, copy},
+	{"memcpy_1048576", 0, 0, 0, 1 * MiB, copy},
+	{"memcpy_16777216", 0, 0, 1, 16 * MiB, copy},
+	{"memcpy_67108864", 0, 0, 1, 64 * MiB, copy},
+	{"atomic_fetch_add_fence", 0, 0, 0, 0, fetch_add_fence},
+	{"flag_handoff_put8", 1, 0, 0, 0, handoff},
+	{"spin_barrier_2", 1, 0, 0, 0, spin_barrier},
+	{"put8_fence_touched", 1, 0, 0, 0, touched},
+	{"mmap_free_1m", 1, 0, 0, 1 * MiB, mmap_free},
+	{"mmap_free_256m", 1, 0, 0, 256 * MiB, mmap_free},
+	{"mmap_touch_free_1m", 1, 0, 0, 1 * MiB, mmap_touch_free},
+	{"mmap_touch_free_256m", 1, 0, 0, 256 * MiB, mmap_touch_free},
+};
+#define NMEAS ((int)(sizeof table / sizeof table[0]))
+
+static int64_t timed_batch(const struct meas *m, int64_t k)
+{
+	int64_t t0, t1;
+	cbar();
+	t0 = now_ns();
+	if (m->two || role == 0)
+		m->body(m, k);
+	t1 = now_ns();
+	return t1 - t0;
+}
+
+/* Both processes run this in step; only process 0's numbers are used. */
+static void run(const struct meas *m, const struct plan *plan)
+{
+	struct plan p = *plan;
+	int64_t k = 1, t = 0;
+	int n;
+	double *v;
+
+	timed_batch(m, 1); /* first touch of code and private lines */
+	for (;;) {
+		/* The shorter of two tries: a batch stretched by a preemption
+		 * must not end calibration with k far too small. */
+		int64_t t2;
+		t = timed_batch(m, k);
+		t2 = timed_batch(m, k);
+		if (t2 < t)
+			t = t2;
+		if (role == 0) {
+			sh->next = t < p.batch_ns ? plan_grow(k, t, p.batch_ns) : 0;
+			sh->nbatch = plan_batches(&p, k, t);
+		}
+		cbar();
+		/* Process 0 writes these again only after the next batch's
+		 * opening barrier, which process 1 reaches after this read. */
+		if (!sh->next)
+			break;
+		k = sh->next;
+	}
+	p.batches = (int)sh->nbatch;
+	n = p.rounds * p.batches;
+	v = malloc(sizeof(double) * (size_t)n);
+	if (!v) {
+		perror("malloc");
+		exit(1);
+	}
+	for (int i = 0; i < n; i++)
+		v[i] = (double)timed_batch(m, k) / (double)k / (m->halve ? 2.0 : 1.0);
+	cbar();
+	if (role == 0)
+		report(m->name, &p, v, k);
+	free(v);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof set, &set);
+}
+
+int main(int argc, char **argv)
+{
+	const struct plan *p = &plan_full;
+	int quick = 0, list = 0, all = 0, nsel = 0, cpus[2], ncpu = 0, status = 0;
+	int sel[NMEAS] = {0};
+	size_t maxcopy = 0;
+	cpu_set_t allowed;
+	pid_t child;
+
+	for (int i = 1; i < argc; i++) {
+		int found = 0;
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--list")) {
+			list = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "all")) {
+			all = 1;
+			continue;
+		}
+		for (int j = 0; j < NMEAS; j++)
+			if (!strcmp(argv[i], table[j].name))
+				sel[j] = found = 1;
+		if (!found) {
+			fprintf(stderr, "climit: unknown measurement %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (list) { /* what "all" runs in this mode */
+		for (int j = 0; j < NMEAS; j++)
+			if (!(quick && table[j].full_only))
+				printf("%s\n", table[j].name);
+		return 0;
+	}
+	if (quick)
+		p = &plan_quick;
+	for (int j = 0; j < NMEAS; j++) {
+		if (all && !(quick && table[j].full_only))
+			sel[j] = 1;
+		if (sel[j]) {
+			nsel++;
+			if (table[j].body == copy && table[j].arg > maxcopy)
+				maxcopy = table[j].arg;
+		}
+	}
+	if (!nsel) {
+		fprintf(stderr, "usage: climit [--quick] [--list] all | NAME...\n");
+		return 2;
+	}
+
+	/* The first two CPUs we may run on, like --bind-to core for 2 ranks. */
+	if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE && ncpu < 2; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[ncpu++] = c;
+	if (ncpu < 2) {
+		fprintf(stderr, "climit: needs two CPUs to pin to\n");
+		return 1;
+	}
+
+	sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		  -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	memset(sh, 0, sizeof *sh);
+	if (maxcopy) {
+		/* Pre-fault both sides of the copy before fork: the shared pages
+		 * stay mapped in both processes, and the source is only read, so
+		 * copy-on-write never triggers. */
+		dst = mmap(NULL, maxcopy, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		src = malloc(maxcopy);
+		if (dst == MAP_FAILED || !src) {
+			perror("copy buffers");
+			return 1;
+		}
+		memset(dst, 0, maxcopy);
+		memset(src, 0x5a, maxcopy);
+	}
+
+	printf("INFO cpus %d %d\n", cpus[0], cpus[1]);
+	printf("INFO mode %s rounds %d batches %d batch_ns %lld\n", quick ? "quick" : "full",
+	       p->rounds, p->batches, (long long)p->batch_ns);
+	fflush(stdout); /* nothing buffered may be printed twice after fork */
+
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	role = child == 0;
+	if (pin(cpus[role]) != 0) {
+		fprintf(stderr, "climit: pinning to cpu %d: %s\n", cpus[role], strerror(errno));
+		/* Keep going: numbers are still useful, just less stable. */
+	}
+
+	for (int j = 0; j < NMEAS; j++)
+		if (sel[j])
+			run(&table[j], p);
+
+	if (role == 1)
+		_exit(0);
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "climit: second process failed\n");
+		return 1;
+	}
+	return 0;
+}

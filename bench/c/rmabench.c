@@ -1,0 +1,774 @@
+/*
+ * rmabench - MPI-3 shared-window (one-sided) micro-benchmarks, written for
+ * shmrun's comparison against Open MPI (osc/sm) and MPICH on one node.
+ *
+ *   mpirun -n 2 rmabench [--quick] [--list] all | NAME...
+ *
+ * Prints "RESULT <name> <median_ns_per_op> <min_ns> <max_ns> <iterations>"
+ * per measurement (see benchutil.h for the statistics) and "INFO ..." lines
+ * describing the run. Every other line on stdout comes from the MPI library.
+ *
+ * Method, the same for every runtime so that ratios mean something:
+ *   - Origin-side rows ("origin" kind) run on rank 0 against rank 1 while
+ *     every other rank, the target included, is idle inside the runtime: it
+ *     waits in the MPI_Barrier that opens the next batch (in MPI_Bcast while
+ *     calibrating). These are origin costs with an idle target, not round
+ *     trips; put8_flush_touched is the row with a busy target.
+ *   - Every RMA latency includes the call that completes it (flush, unlock or
+ *     complete): an RMA call alone may only queue work.
+ *   - Collective rows ("all" kind) run the body on every rank; rank 0's clock
+ *     times the batch. Contended rows ("span" kind) time from the first rank's
+ *     start to the last rank's end on the node-wide monotonic clock, so the
+ *     closing barrier is not part of the figure; ns/op is per rank.
+ *   - The window comes from MPI_Win_allocate_shared and every rank writes its
+ *     whole part once before any measurement, so no row pays first-touch
+ *     page faults except the alloc_touch_* rows that measure exactly that.
+ */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <mpi.h>
+
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchutil.h"
+
+#define CACHELINE 64
+#define PAGE 4096
+
+/* Fixed word offsets inside a rank's part, each on its own cache line so no
+ * measurement disturbs the line another one uses. */
+#define OFF_PUT 0         /* put8 / get8 / pscw target */
+#define OFF_ACC 64        /* acc_sum_i64 */
+#define OFF_FOP 128       /* fetch_and_op_i64 */
+#define OFF_CAS 192       /* cas_i64 */
+#define OFF_GACC 256      /* get_acc_sum_i64 */
+#define OFF_TOUCH 320     /* put8_flush_touched: data word at rank 1 */
+#define OFF_ACK 384       /* put8_flush_touched: ack word at rank 0 */
+#define OFF_CONTEND 4096  /* contended/distinct block at rank 0 (own page) */
+
+enum kind {
+	ORIGIN, /* rank 0 works, everyone else idles in MPI_Barrier */
+	ALL,    /* every rank runs the body, rank 0's time */
+	SPAN,   /* every rank runs the body, first start to last end */
+};
+
+struct ctx {
+	int rank, size;
+	MPI_Win win;       /* main window, lives for the whole run */
+	char *base;        /* my part of win */
+	char *part0;       /* rank 0's part, load/store view */
+	char *src;         /* rank 0's private, pre-faulted put source */
+	MPI_Group g_origin, g_target; /* {0} and {1} for PSCW */
+	int64_t seq;       /* running counter for cas / touched protocols */
+	long cas_fail;     /* CAS that did not succeed: a runtime bug */
+	int eager;         /* touched row: puts land without target progress */
+};
+
+struct meas {
+	const char *name;
+	enum kind kind;
+	int need2;     /* needs rank 1 */
+	int full_only; /* skipped by "all" in --quick mode */
+	size_t arg;    /* bytes for put_bw / alloc rows */
+	void (*setup)(struct ctx *, const struct meas *);
+	void (*body)(struct ctx *, const struct meas *, int64_t k);
+	void (*teardown)(struct ctx *, const struct meas *);
+};
+
+static void die(const char *what, int rc)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	MPI_Error_string(rc, msg, &len);
+	fprintf(stderr, "rmabench: %s failed: %s\n", what, msg);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The default handler (MPI_ERRORS_ARE_FATAL) aborts on any error already;
+ * CHECK on setup calls only adds the name of the call that failed. Timed
+ * bodies call MPI directly, so the loops hold nothing but the operations. */
+#define CHECK(call)                       \
+	do {                              \
+		int rc_ = (call);         \
+		if (rc_ != MPI_SUCCESS)   \
+			die(#call, rc_);  \
+	} while (0)
+
+static const int64_t one = 1;
+
+/* ---- setup / teardown helpers ------------------------------------------ */
+
+static void lockall_origin(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	if (c->rank == 0)
+		CHECK(MPI_Win_lock_all(0, c->win));
+}
+
+static void unlockall_origin(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	if (c->rank == 0)
+		CHECK(MPI_Win_unlock_all(c->win));
+}
+
+static void lockall_every(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Win_lock_all(0, c->win));
+}
+
+static void unlockall_every(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Win_unlock_all(c->win));
+}
+
+static void cas_setup(struct ctx *c, const struct meas *m)
+{
+	/* Each CAS must succeed (compare = the value the previous one wrote), so
+	 * the row measures a successful swap. The target word starts at 0. */
+	if (c->rank == 1)
+		__atomic_store_n((int64_t *)(c->base + OFF_CAS), 0, __ATOMIC_SEQ_CST);
+	c->seq = 0;
+	c->cas_fail = 0;
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	lockall_origin(c, m);
+}
+
+static void cas_teardown(struct ctx *c, const struct meas *m)
+{
+	unlockall_origin(c, m);
+	if (c->rank == 0 && c->cas_fail)
+		printf("INFO warning cas_i64 %ld compare-and-swap calls did not swap\n",
+		       c->cas_fail);
+}
+
+/*
+ * Does a flushed put land in the target's memory while the target makes no
+ * MPI call? Open MPI osc/sm copies eagerly (the unified model done directly);
+ * MPICH 4.0 ch4 as built by Debian ships shared-window puts as active
+ * messages that only the target's progress engine applies. The touched row
+ * lets each runtime wait the cheapest correct way, decided by behaviour and
+ * not by name: spin on plain loads when puts are eager, otherwise poke
+ * progress with MPI_Iprobe between loads. The probe is safe on both kinds:
+ * rank 1 spins at most 50 ms without MPI, then enters a barrier, which
+ * lets a progress-driven runtime finish rank 0's flush.
+ */
+static void touched_setup(struct ctx *c, const struct meas *m)
+{
+	const int64_t magic = 0x70756e6374;
+	int64_t *word = (int64_t *)(c->base + OFF_TOUCH);
+	if (c->rank == 1)
+		__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+	if (c->rank == 0)
+		__atomic_store_n((int64_t *)(c->base + OFF_ACK), 0, __ATOMIC_SEQ_CST);
+	c->seq = 0;
+	c->eager = 0;
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	lockall_origin(c, m);
+	if (c->rank == 0) {
+		CHECK(MPI_Put(&magic, 8, MPI_BYTE, 1, OFF_TOUCH, 8, MPI_BYTE, c->win));
+		CHECK(MPI_Win_flush(1, c->win));
+	} else if (c->rank == 1) {
+		int64_t t0 = now_ns();
+		while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != magic &&
+		       now_ns() - t0 < 50000000)
+			;
+		c->eager = __atomic_load_n(word, __ATOMIC_ACQUIRE) == magic;
+	}
+	/* Rank 0 arrives only after its flush returned, so after this barrier
+	 * the probe put has landed either way and the word can be reset. */
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	if (c->rank == 1)
+		__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	CHECK(MPI_Bcast(&c->eager, 1, MPI_INT, 1, MPI_COMM_WORLD));
+	if (c->rank == 0) {
+		printf("INFO put8_flush_touched target_wait %s\n",
+		       c->eager ? "load-spin (puts land eagerly)"
+				: "load-spin+MPI_Iprobe (puts need target progress)");
+		fflush(stdout);
+	}
+}
+
+static void fence_open(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Win_fence(0, c->win));
+}
+
+static void fence_close(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, c->win));
+}
+
+/* ---- bodies ------------------------------------------------------------- */
+
+static void put8_flush(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Put(c->src, 8, MPI_BYTE, 1, OFF_PUT, 8, MPI_BYTE, c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void get8_flush(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Get(c->src, 8, MPI_BYTE, 1, OFF_PUT, 8, MPI_BYTE, c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void put_bw(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int n = (int)m->arg;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Put(c->src, n, MPI_BYTE, 1, 0, n, MPI_BYTE, c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void acc_sum(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Accumulate(&one, 1, MPI_INT64_T, 1, OFF_ACC, 1, MPI_INT64_T, MPI_SUM,
+			       c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void fetch_and_op(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Fetch_and_op(&one, &res, MPI_INT64_T, 1, OFF_FOP, MPI_SUM, c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void cas(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t cmp = c->seq, nv = c->seq + 1;
+		MPI_Compare_and_swap(&nv, &cmp, &res, MPI_INT64_T, 1, OFF_CAS, c->win);
+		MPI_Win_flush(1, c->win);
+		if (res != cmp)
+			c->cas_fail++;
+		c->seq = nv;
+	}
+}
+
+static void get_acc_sum(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Get_accumulate(&one, 1, MPI_INT64_T, &res, 1, MPI_INT64_T, 1, OFF_GACC,
+				   1, MPI_INT64_T, MPI_SUM, c->win);
+		MPI_Win_flush(1, c->win);
+	}
+}
+
+static void lock_unlock_excl(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win);
+		MPI_Win_unlock(1, c->win);
+	}
+}
+
+static void lockall_unlockall(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Win_lock_all(0, c->win);
+		MPI_Win_unlock_all(c->win);
+	}
+}
+
+static void barrier(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)c;
+	(void)m;
+	for (int64_t i = 0; i < k; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void fence(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++)
+		MPI_Win_fence(0, c->win);
+}
+
+/* One complete PSCW epoch per iteration; ranks other than 0 and 1 sit it out. */
+static void pscw_put8(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	if (c->rank == 1) {
+		for (int64_t i = 0; i < k; i++) {
+			MPI_Win_post(c->g_origin, 0, c->win);
+			MPI_Win_wait(c->win);
+		}
+	} else if (c->rank == 0) {
+		for (int64_t i = 0; i < k; i++) {
+			MPI_Win_start(c->g_target, 0, c->win);
+			MPI_Put(c->src, 8, MPI_BYTE, 1, OFF_PUT, 8, MPI_BYTE, c->win);
+			MPI_Win_complete(c->win);
+		}
+	}
+}
+
+/* Collective create + free; with touch, every rank also writes one byte per
+ * page of its own part, which is what a program does before using it and
+ * where the page-fault cost of the backing (tmpfs file, memfd, ...) shows. */
+static void alloc_free(struct ctx *c, const struct meas *m, int64_t k, int touch)
+{
+	(void)c;
+	for (int64_t i = 0; i < k; i++) {
+		char *p;
+		MPI_Win w;
+		CHECK(MPI_Win_allocate_shared((MPI_Aint)m->arg, 1, MPI_INFO_NULL,
+					      MPI_COMM_WORLD, &p, &w));
+		if (touch) {
+			volatile char *vp = p;
+			for (size_t off = 0; off < m->arg; off += PAGE)
+				vp[off] = 1;
+		}
+		CHECK(MPI_Win_free(&w));
+	}
+}
+
+static void alloc_free_plain(struct ctx *c, const struct meas *m, int64_t k)
+{
+	alloc_free(c, m, k, 0);
+}
+
+static void alloc_free_touch(struct ctx *c, const struct meas *m, int64_t k)
+{
+	alloc_free(c, m, k, 1);
+}
+
+/* Every rank, rank 0 included, adds to the same int64 at rank 0. */
+static void fop_contended(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Fetch_and_op(&one, &res, MPI_INT64_T, 0, OFF_CONTEND, MPI_SUM, c->win);
+		MPI_Win_flush(0, c->win);
+	}
+}
+
+/* Same target rank and the same calls, but each rank has its own cache line:
+ * the difference to the contended row is the cost of sharing the line (plus
+ * any per-target lock the runtime takes, which this row exposes). */
+static void fop_distinct(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	MPI_Aint disp = OFF_CONTEND + (MPI_Aint)c->rank * CACHELINE;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Fetch_and_op(&one, &res, MPI_INT64_T, 0, disp, MPI_SUM, c->win);
+		MPI_Win_flush(0, c->win);
+	}
+}
+
+/*
+ * put8_flush_touched - the cross-core cost of a small put.
+ *
+ * put8_flush leaves the target idle, so after the first iteration the target
+ * word stays in the origin core's cache and that row measures only the
+ * runtime's origin-side path. Real programs put to a word the target then
+ * reads, so the line must move between cores on every operation. Here:
+ *
+ *   rank 0: seq++; MPI_Put(seq -> word at rank 1); MPI_Win_flush(1);
+ *           spin (atomic load) on its own ack word until it equals seq
+ *   rank 1: seq++; spin (atomic load) on its word until it equals seq;
+ *           store seq into rank 0's ack word (plain atomic store through
+ *           the pointer from MPI_Win_shared_query)
+ *
+ * One iteration is a full round trip: put + flush pulling the data line
+ * from rank 1's core, rank 1 pulling it back to observe the value, the ack
+ * line going to rank 1 and back. On a runtime whose puts need target
+ * progress, rank 1 calls MPI_Iprobe between its loads (see touched_setup),
+ * as any correct program on that runtime must. Compare with climit
+ * put8_fence_touched (the same protocol with a plain store + fence) and
+ * with 2 x climit cacheline_pingpong.
+ */
+static void put8_touched(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	if (c->rank == 0) {
+		int64_t *ack = (int64_t *)(c->base + OFF_ACK);
+		for (int64_t i = 0; i < k; i++) {
+			int64_t v = ++c->seq;
+			MPI_Put(&v, 8, MPI_BYTE, 1, OFF_TOUCH, 8, MPI_BYTE, c->win);
+			MPI_Win_flush(1, c->win);
+			while (__atomic_load_n(ack, __ATOMIC_ACQUIRE) != v)
+				;
+		}
+	} else if (c->rank == 1) {
+		int64_t *word = (int64_t *)(c->base + OFF_TOUCH);
+		int64_t *ack = (int64_t *)(c->part0 + OFF_ACK);
+		int flag;
+		for (int64_t i = 0; i < k; i++) {
+			int64_t v = ++c->seq;
+			while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != v)
+				if (!c->eager)
+					MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+						   &flag, MPI_STATUS_IGNORE);
+			__atomic_store_n(ack, v, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+/* ---- table ------------------------------------------------------------- */
+
+#define KiB ((size_t)1024)
+#define MiB (KiB * 1024)
+
+#define ORIGIN_LOCKALL(nm, fn) \
+	{nm, ORIGIN, 1, 0, 0, lockall_origin, fn, unlockall_origin}
+#define PUT_BW(nm, bytes, full) \
+	{nm, ORIGIN, 1, full, bytes, lockall_origin, put_bw, unlockall_origin}
+
+static const struct meas table[] = {
+	ORIGIN_LOCKALL("put8_flush", put8_flush),
+	ORIGIN_LOCKALL("get8_flush", get8_flush),
+	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, unlockall_origin},
+	PUT_BW("put_bw_4096", 4 * KiB, 0),
+	PUT_BW("put_bw_65536", 64 * KiB, 0),
+	PUT_BW("put_bw_1048576", 1 * MiB, 0),
+	PUT_BW("put_bw_16777216", 16 * MiB, 1),
+	PUT_BW("put_bw_67108864", 64 * MiB, 1),
+	ORIGIN_LOCKALL("acc_sum_i64", acc_sum),
+	ORIGIN_LOCKALL("fetch_and_op_i64", fetch_and_op),
+	{"cas_i64", ORIGIN, 1, 0, 0, cas_setup, cas, cas_teardown},
+	ORIGIN_LOCKALL("get_acc_sum_i64", get_acc_sum),
+	{"lock_unlock_excl", ORIGIN, 1, 0, 0, NULL, lock_unlock_excl, NULL},
+	{"lockall_unlockall", ORIGIN, 1, 0, 0, NULL, lockall_unlockall, NULL},
+	{"barrier", ALL, 0, 0, 0, NULL, barrier, NULL},
+	{"fence", ALL, 0, 0, 0, fence_open, fence, fence_close},
+	{"pscw_put8", ALL, 1, 0, 0, NULL, pscw_put8, NULL},
+	{"alloc_free_1m", ALL, 0, 0, 1 * MiB, NULL, alloc_free_plain, NULL},
+	{"alloc_free_256m", ALL, 0, 0, 256 * MiB, NULL, alloc_free_plain, NULL},
+	{"alloc_touch_free_1m", ALL, 0, 0, 1 * MiB, NULL, alloc_free_touch, NULL},
+	{"alloc_touch_free_256m", ALL, 0, 0, 256 * MiB, NULL, alloc_free_touch, NULL},
+	{"fetch_and_op_contended_i64", SPAN, 0, 0, 0, lockall_every, fop_contended,
+	 unlockall_every},
+	{"fetch_and_op_distinct_i64", SPAN, 0, 0, 0, lockall_every, fop_distinct,
+	 unlockall_every},
+};
+#define NMEAS ((int)(sizeof table / sizeof table[0]))
+
+/* ---- driver ------------------------------------------------------------ */
+
+/* One batch of k operations; the result is meaningful on rank 0 only. The
+ * opening barrier lines the ranks up; in the origin kind the other ranks go
+ * straight on to the next collective and idle there during the batch. */
+static int64_t timed_batch(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t t0, t1;
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = now_ns();
+	if (m->kind != ORIGIN || c->rank == 0)
+		m->body(c, m, k);
+	t1 = now_ns();
+	if (m->kind == SPAN) {
+		int64_t in[2] = {-t0, t1}, out[2];
+		MPI_Reduce(in, out, 2, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+		return out[0] + out[1]; /* latest end - earliest start */
+	}
+	return t1 - t0;
+}
+
+/* A calibration batch that happened to be slowed down (preemption) leaves k
+ * too small; say so instead of silently reporting sub-millisecond batches. */
+static void check_batch_length(const char *name, const struct plan *p, const double *v,
+			       int64_t k)
+{
+	int n = p->rounds * p->batches, shorter = 0;
+	for (int i = 0; i < n; i++)
+		if (v[i] * (double)k < (double)p->batch_ns / 2)
+			shorter++;
+	if (shorter > n / 2) {
+		printf("INFO warning %s: %d of %d batches shorter than %lld ns\n", name,
+		       shorter, n, (long long)p->batch_ns / 2);
+		fflush(stdout);
+	}
+}
+
+static void run(struct ctx *c, const struct meas *m, const struct plan *plan)
+{
+	struct plan p = *plan;
+	int64_t k = 1, t = 0;
+	int n;
+	double *v;
+
+	if (m->setup)
+		m->setup(c, m);
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	/* One untimed operation first: runtimes set up lazily (the first
+	 * accumulate or lock can take milliseconds), and calibrating on that
+	 * would stop at k = 1. Calibration then warms caches and TLB. */
+	timed_batch(c, m, 1);
+	for (;;) {
+		int64_t next = 0, t2;
+		/* The shorter of two tries: a batch stretched by a preemption
+		 * must not end calibration with k far too small. */
+		t = timed_batch(c, m, k);
+		t2 = timed_batch(c, m, k);
+		if (t2 < t)
+			t = t2;
+		if (c->rank == 0 && t < p.batch_ns)
+			next = plan_grow(k, t, p.batch_ns);
+		MPI_Bcast(&next, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+		if (!next)
+			break;
+		k = next;
+	}
+	if (c->rank == 0)
+		p.batches = plan_batches(&p, k, t);
+	MPI_Bcast(&p.batches, 1, MPI_INT, 0, MPI_COMM_WORLD);
+
+	n = p.rounds * p.batches;
+	v = malloc(sizeof(double) * (size_t)n);
+	if (!v)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (int i = 0; i < n; i++)
+		v[i] = (double)timed_batch(c, m, k) / (double)k;
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	if (m->teardown)
+		m->teardown(c, m);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (c->rank == 0) {
+		report(m->name, &p, v, k);
+		check_batch_length(m->name, &p, v, k);
+	}
+	free(v);
+}
+
+/* Name the mapping that backs an address (from /proc/self/maps): it shows
+ * which shared-memory mechanism the runtime really used for the window. */
+static void print_backing(const char *what, const void *addr)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &pos) < 2 || !pos)
+			continue;
+		if ((uintptr_t)addr >= lo && (uintptr_t)addr < hi) {
+			line[strcspn(line, "\n")] = 0;
+			printf("INFO %s %s\n", what, line[pos] ? line + pos : "[anonymous]");
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* This process's CPU affinity as a cpulist ("1", "0-1", "0,2"): shows
+ * whether the launcher's binding option took effect. */
+static void affinity_string(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t used = 0;
+	buf[0] = 0;
+	if (sched_getaffinity(0, sizeof set, &set) != 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE && used + 16 < len; cpu++) {
+		int end = cpu;
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set))
+			end++;
+		used += (size_t)snprintf(buf + used, len - used, used ? ",%d" : "%d", cpu);
+		if (end > cpu)
+			used += (size_t)snprintf(buf + used, len - used, "-%d", end);
+		cpu = end;
+	}
+}
+
+static void print_affinity(const struct ctx *c)
+{
+	enum { W = 64 };
+	char mine[W], *all = NULL;
+	affinity_string(mine, W);
+	if (c->rank == 0)
+		all = malloc((size_t)c->size * W);
+	MPI_Gather(mine, W, MPI_CHAR, all, W, MPI_CHAR, 0, MPI_COMM_WORLD);
+	if (c->rank == 0 && all) {
+		printf("INFO affinity");
+		for (int r = 0; r < c->size && r < 4; r++)
+			printf(" r%d=%s", r, all + (size_t)r * W);
+		printf("%s\n", c->size > 4 ? " ..." : "");
+		fflush(stdout);
+	}
+	free(all);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mpirun -n N rmabench [--quick] [--list] all | NAME...\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c = {0};
+	const struct plan *p = &plan_full;
+	int quick = 0, list = 0, all = 0, nsel = 0;
+	int sel[NMEAS] = {0};
+	size_t part, bwmax = 0;
+	MPI_Aint qsize;
+	int qdisp;
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	int liblen;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+
+	/* Every rank parses the same argv, so all agree on the list without
+	 * communication. */
+	for (int i = 1; i < argc; i++) {
+		int found = 0;
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--list")) {
+			list = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "all")) {
+			all = 1;
+			continue;
+		}
+		for (int j = 0; j < NMEAS; j++)
+			if (!strcmp(argv[i], table[j].name)) {
+				sel[j] = 1;
+				found = 1;
+			}
+		if (!found) {
+			if (c.rank == 0) {
+				fprintf(stderr, "rmabench: unknown measurement %s\n", argv[i]);
+				usage(stderr);
+			}
+			MPI_Finalize();
+			return 2;
+		}
+	}
+	/* --list prints what "all" runs in this mode, so a harness can tell
+	 * which rows a killed run still owed. */
+	if (list) {
+		if (c.rank == 0)
+			for (int j = 0; j < NMEAS; j++)
+				if (!(quick && table[j].full_only))
+					printf("%s\n", table[j].name);
+		MPI_Finalize();
+		return 0;
+	}
+	if (quick)
+		p = &plan_quick;
+	for (int j = 0; j < NMEAS; j++) {
+		if (all && !(quick && table[j].full_only))
+			sel[j] = 1;
+		if (sel[j] && table[j].need2 && c.size < 2) {
+			if (c.rank == 0)
+				fprintf(stderr, "rmabench: %s needs at least 2 ranks\n",
+					table[j].name);
+			sel[j] = 0;
+		}
+		if (sel[j]) {
+			nsel++;
+			if (table[j].body == put_bw && table[j].arg > bwmax)
+				bwmax = table[j].arg;
+		}
+	}
+	if (!nsel) {
+		if (c.rank == 0)
+			usage(stderr);
+		MPI_Finalize();
+		return 2;
+	}
+
+	if (c.rank == 0) {
+		MPI_Get_library_version(lib, &liblen);
+		/* The version string can span lines; keep the first one. */
+		lib[strcspn(lib, "\n")] = 0;
+		printf("INFO library %s\n", lib);
+		printf("INFO ranks %d\n", c.size);
+		printf("INFO mode %s rounds %d batches %d batch_ns %lld\n",
+		       quick ? "quick" : "full", p->rounds, p->batches,
+		       (long long)p->batch_ns);
+		fflush(stdout);
+	}
+
+	/* Part sizes: rank 1 holds the bandwidth target, rank 0 the contended
+	 * block (one line per rank, on its own page); all page multiples so each
+	 * part starts page-aligned in the contiguous segment. */
+	part = 2 * PAGE;
+	if (c.rank == 0)
+		part = OFF_CONTEND + (((size_t)c.size * CACHELINE + PAGE - 1) / PAGE) * PAGE;
+	if (c.rank == 1 && bwmax > part)
+		part = bwmax;
+	CHECK(MPI_Win_allocate_shared((MPI_Aint)part, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+				      &c.base, &c.win));
+	memset(c.base, 0, part); /* pre-fault my part */
+	CHECK(MPI_Win_shared_query(c.win, 0, &qsize, &qdisp, &c.part0));
+	if (c.rank == 0) {
+		size_t srcsz = bwmax > PAGE ? bwmax : PAGE;
+		c.src = malloc(srcsz);
+		if (!c.src)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		memset(c.src, 0x5a, srcsz); /* pre-fault the source too */
+	}
+	if (c.size > 1) {
+		MPI_Group world;
+		int r0 = 0, r1 = 1;
+		MPI_Win_get_group(c.win, &world);
+		MPI_Group_incl(world, 1, &r0, &c.g_origin);
+		MPI_Group_incl(world, 1, &r1, &c.g_target);
+		MPI_Group_free(&world);
+	}
+	print_affinity(&c);
+	if (c.rank == 0) {
+		print_backing("window_backing", c.base);
+		fflush(stdout);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	for (int j = 0; j < NMEAS; j++)
+		if (sel[j])
+			run(&c, &table[j], p);
+
+	if (c.size > 1) {
+		MPI_Group_free(&c.g_origin);
+		MPI_Group_free(&c.g_target);
+	}
+	MPI_Win_free(&c.win);
+	free(c.src);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,329 @@
+// Command report turns the rows that bench/run collects into
+// bench/RESULTS.md and two SVG plots (bandwidth against message size, and
+// small-operation latencies), with shmrun beside Open MPI, MPICH and the
+// plain-C limit.
+//
+//	go run ./bench/cmd/report -in results.txt -out bench/ [-cmd "bench/run"]
+//
+// Input lines: "# key: value" metadata, "<runtime> <name> <median> <min>
+// <max> <iterations>" rows (ns per operation), or "<runtime> <name>
+// TIMEOUT|FAILED".
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+type row struct {
+	med, lo, hi float64
+	iters       int64
+	status      string // "" or TIMEOUT/FAILED
+}
+
+type results struct {
+	meta []string
+	rows map[string]map[string]row // runtime -> name -> row
+}
+
+func main() {
+	in := flag.String("in", "", "results file written by bench/run")
+	out := flag.String("out", "bench", "directory for RESULTS.md and the SVG plots")
+	cmd := flag.String("cmd", "bench/run", "the command that produced the results (quoted in RESULTS.md)")
+	flag.Parse()
+	if *in == "" {
+		fmt.Fprintln(os.Stderr, "usage: report -in FILE [-out DIR] [-cmd CMD]")
+		os.Exit(2)
+	}
+	r, err := read(*in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+	if err := write(r, *out, *cmd); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+func read(path string) (*results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := &results{rows: map[string]map[string]row{}}
+	sc := bufio.NewScanner(f)
+	for ln := 1; sc.Scan(); ln++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if m, ok := strings.CutPrefix(line, "#"); ok {
+			r.meta = append(r.meta, strings.TrimSpace(m))
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			return nil, fmt.Errorf("%s:%d: %q: want runtime, name and values", path, ln, line)
+		}
+		if r.rows[f[0]] == nil {
+			r.rows[f[0]] = map[string]row{}
+		}
+		if len(f) == 3 {
+			r.rows[f[0]][f[1]] = row{status: f[2]}
+			continue
+		}
+		if len(f) != 6 {
+			return nil, fmt.Errorf("%s:%d: %q: want 6 fields", path, ln, line)
+		}
+		var x row
+		var errs [4]error
+		x.med, errs[0] = strconv.ParseFloat(f[2], 64)
+		x.lo, errs[1] = strconv.ParseFloat(f[3], 64)
+		x.hi, errs[2] = strconv.ParseFloat(f[4], 64)
+		x.iters, errs[3] = strconv.ParseInt(f[5], 10, 64)
+		for _, e := range errs {
+			if e != nil {
+				return nil, fmt.Errorf("%s:%d: %v", path, ln, e)
+			}
+		}
+		r.rows[f[0]][f[1]] = x
+	}
+	return r, sc.Err()
+}
+
+// A line of the table: the measurement, how to label it, and the plain-C
+// row that is its physical limit.
+type line struct {
+	name, label, limit string
+	bw                 int // bytes per op for bandwidth rows (shown as GB/s too)
+}
+
+var lines = []line{
+	{"put8_flush", "Put 8 B + Flush (origin side, target idle)", "atomic_fetch_add_fence", 0},
+	{"get8_flush", "Get 8 B + Flush (origin side, target idle)", "atomic_fetch_add_fence", 0},
+	{"put8_flush_touched", "Put 8 B + Flush, target reads and acks (round trip)", "put8_fence_touched", 0},
+	{"acc_sum_i64", "Accumulate(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
+	{"fetch_and_op_i64", "FetchAndOp(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
+	{"cas_i64", "CompareAndSwap(int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
+	{"get_acc_sum_i64", "GetAccumulate(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
+	{"lock_unlock_excl", "Lock(exclusive) + Unlock", "", 0},
+	{"lockall_unlockall", "LockAll + UnlockAll", "", 0},
+	{"barrier", "Barrier, 2 ranks", "spin_barrier_2", 0},
+	{"fence", "Fence, 2 ranks", "spin_barrier_2", 0},
+	{"pscw_put8", "PSCW epoch with one 8 B Put", "flag_handoff_put8", 0},
+	{"put_bw_4096", "Put 4 KiB + Flush", "memcpy_4096", 4096},
+	{"put_bw_65536", "Put 64 KiB + Flush", "memcpy_65536", 65536},
+	{"put_bw_1048576", "Put 1 MiB + Flush", "memcpy_1048576", 1 << 20},
+	{"put_bw_16777216", "Put 16 MiB + Flush", "memcpy_16777216", 16 << 20},
+	{"put_bw_67108864", "Put 64 MiB + Flush", "memcpy_67108864", 64 << 20},
+	{"alloc_free_1m", "AllocateShared + Free, 1 MiB per rank", "mmap_free_1m", 0},
+	{"alloc_touch_free_1m", "AllocateShared + touch every page + Free, 1 MiB", "mmap_touch_free_1m", 0},
+	{"alloc_free_256m", "AllocateShared + Free, 256 MiB per rank", "mmap_free_256m", 0},
+	{"alloc_touch_free_256m", "AllocateShared + touch every page + Free, 256 MiB", "mmap_touch_free_256m", 0},
+	{"fetch_and_op_contended_i64", "FetchAndOp, 2 ranks on one word (per op per rank)", "", 0},
+	{"fetch_and_op_distinct_i64", "FetchAndOp, 2 ranks on distinct words", "", 0},
+	{"barrier_n8", "Barrier, 8 ranks on 2 cores", "", 0},
+	{"fetch_and_op_contended_i64_n8", "FetchAndOp, 8 ranks on 2 cores, one word", "", 0},
+	{"fetch_and_op_distinct_i64_n8", "FetchAndOp, 8 ranks on 2 cores, distinct words", "", 0},
+	{"barrier_n32", "Barrier, 32 ranks on 2 cores", "", 0},
+	{"fetch_and_op_contended_i64_n32", "FetchAndOp, 32 ranks on 2 cores, one word", "", 0},
+	{"fetch_and_op_distinct_i64_n32", "FetchAndOp, 32 ranks on 2 cores, distinct words", "", 0},
+	{"job_start_teardown_n2", "Job of 2 ranks: Init, Barrier, Finalize, start to end", "", 0},
+	{"job_start_teardown_n8", "Job of 8 ranks: Init, Barrier, Finalize, start to end", "", 0},
+}
+
+func (r *results) get(rt, name string) (row, bool) {
+	x, ok := r.rows[rt][name]
+	return x, ok
+}
+
+func fmtNS(x row, ok bool) string {
+	switch {
+	case !ok:
+		return "—"
+	case x.status != "":
+		return x.status
+	}
+	return dur(x.med) + " <sub>" + dur(x.lo) + "–" + dur(x.hi) + "</sub>"
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e4:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
+}
+
+func ratio(a, b row, aok, bok bool) string {
+	if !aok || !bok || a.status != "" || b.status != "" || b.med == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a.med/b.med)
+}
+
+func write(r *results, dir, cmd string) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# shmrun benchmark results\n\n")
+	p("Produced by `%s` (all runtimes measured in one run on one machine; this file is\n", cmd)
+	p("written by `go run ./bench/cmd/report`). Each cell is the **median of per-round\n")
+	p("medians** in ns per operation, with the min–max over every batch in small print.\n")
+	p("Origin-side rows run rank 0 → rank 1 with the target idle inside the runtime, ranks\n")
+	p("bound one per core; every RMA latency includes the call that completes it. Ratios\n")
+	p("below 1 mean shmrun is faster. The C limit is a plain-C program doing the same work\n")
+	p("over the same kind of shared memory with no runtime at all.\n\n")
+	p("![small-operation latencies](latency.svg)\n\n![Put bandwidth](bandwidth.svg)\n\n")
+	p("| measurement | shmrun | Open MPI | MPICH | C limit | shmrun ÷ best MPI | shmrun ÷ limit |\n")
+	p("|---|---|---|---|---|---|---|\n")
+	for _, l := range lines {
+		s, sok := r.get("shmrun", l.name)
+		o, ook := r.get("openmpi", l.name)
+		m, mok := r.get("mpich", l.name)
+		c, cok := r.get("climit", l.limit)
+		if !sok && !ook && !mok {
+			continue
+		}
+		best, bok := o, ook && o.status == ""
+		if mok && m.status == "" && (!bok || m.med < best.med) {
+			best, bok = m, true
+		}
+		label := l.label
+		if l.bw > 0 && sok && s.status == "" {
+			label += fmt.Sprintf(" — shmrun %.1f GB/s", float64(l.bw)/s.med)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", label, fmtNS(s, sok), fmtNS(o, ook), fmtNS(m, mok),
+			fmtNS(c, cok && l.limit != ""), ratio(s, best, sok, bok), ratio(s, c, sok, cok && l.limit != ""))
+	}
+	p("\n## Machine and versions\n\n")
+	for _, m := range r.meta {
+		p("- %s\n", m)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "RESULTS.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bandwidth.svg"), []byte(bandwidthSVG(r)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "latency.svg"), []byte(latencySVG(r)), 0o644)
+}
+
+var colors = map[string]string{"shmrun": "#0b7a3e", "openmpi": "#1f5fbf", "mpich": "#c2410c", "climit": "#6b7280"}
+var names = map[string]string{"shmrun": "shmrun", "openmpi": "Open MPI", "mpich": "MPICH", "climit": "C limit (memcpy / fence)"}
+
+func bandwidthSVG(r *results) string {
+	const w, h, l, t, rt, bt = 720, 420, 70, 40, 170, 50
+	sizes := []int{4096, 65536, 1 << 20, 16 << 20, 64 << 20}
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`, w, h)
+	fmt.Fprintf(&s, `<rect width="100%%" height="100%%" fill="white"/><text x="%d" y="24" font-size="15">Put + Flush bandwidth (GB/s) vs message size</text>`, l)
+	maxBW := 1.0
+	series := map[string][][2]float64{}
+	for _, rtName := range []string{"shmrun", "openmpi", "mpich", "climit"} {
+		for i, sz := range sizes {
+			name := fmt.Sprintf("put_bw_%d", sz)
+			if rtName == "climit" {
+				name = fmt.Sprintf("memcpy_%d", sz)
+			}
+			if x, ok := r.get(rtName, name); ok && x.status == "" && x.med > 0 {
+				bw := float64(sz) / x.med
+				maxBW = max(maxBW, bw)
+				series[rtName] = append(series[rtName], [2]float64{float64(i), bw})
+			}
+		}
+	}
+	maxBW = math.Ceil(maxBW/5) * 5
+	pw, ph := float64(w-l-rt), float64(h-t-bt)
+	xOf := func(i float64) float64 { return float64(l) + i*pw/float64(len(sizes)-1) }
+	yOf := func(bw float64) float64 { return float64(t) + ph - bw/maxBW*ph }
+	for g := 0.0; g <= maxBW; g += maxBW / 5 {
+		fmt.Fprintf(&s, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`, l, float64(l)+pw, yOf(g), yOf(g), l-6, yOf(g)+4, g)
+	}
+	labels := []string{"4 KiB", "64 KiB", "1 MiB", "16 MiB", "64 MiB"}
+	for i, lb := range labels {
+		fmt.Fprintf(&s, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, xOf(float64(i)), h-bt+18, lb)
+	}
+	k := 0
+	for _, rtName := range []string{"shmrun", "openmpi", "mpich", "climit"} {
+		pts := series[rtName]
+		if len(pts) == 0 {
+			continue
+		}
+		var path []string
+		for _, pt := range pts {
+			path = append(path, fmt.Sprintf("%.1f,%.1f", xOf(pt[0]), yOf(pt[1])))
+			fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, xOf(pt[0]), yOf(pt[1]), colors[rtName])
+		}
+		dash := ""
+		if rtName == "climit" {
+			dash = ` stroke-dasharray="5,4"`
+		}
+		fmt.Fprintf(&s, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(path, " "), colors[rtName], dash)
+		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`, w-rt+15, t+k*20, colors[rtName], w-rt+32, t+k*20+10, names[rtName])
+		k++
+	}
+	s.WriteString(`</svg>`)
+	return s.String()
+}
+
+func latencySVG(r *results) string {
+	ops := []struct{ name, label string }{
+		{"put8_flush", "Put 8B+Flush"}, {"get8_flush", "Get 8B+Flush"}, {"acc_sum_i64", "Accumulate"},
+		{"fetch_and_op_i64", "FetchAndOp"}, {"cas_i64", "CAS"}, {"get_acc_sum_i64", "GetAccumulate"},
+		{"lock_unlock_excl", "Lock+Unlock"}, {"lockall_unlockall", "LockAll+UnlockAll"},
+		{"barrier", "Barrier"}, {"fence", "Fence"}, {"pscw_put8", "PSCW epoch"},
+	}
+	rts := []string{"shmrun", "openmpi", "mpich"}
+	const w, rowH, l, t = 760, 46, 140, 50
+	h := t + len(ops)*rowH + 30
+	// Log scale from 1 ns to the largest value.
+	maxV := 10.0
+	for _, op := range ops {
+		for _, rt := range rts {
+			if x, ok := r.get(rt, op.name); ok && x.status == "" {
+				maxV = max(maxV, x.med)
+			}
+		}
+	}
+	decades := math.Ceil(math.Log10(maxV))
+	pw := float64(w - l - 120)
+	xOf := func(v float64) float64 { return float64(l) + math.Log10(max(v, 1))/decades*pw }
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`, w, h)
+	fmt.Fprintf(&s, `<rect width="100%%" height="100%%" fill="white"/><text x="%d" y="22" font-size="15">Small-operation latency, 2 ranks (ns, log scale; lower is better)</text>`, l)
+	for d := 0.0; d <= decades; d++ {
+		x := xOf(math.Pow(10, d))
+		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ddd"/><text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, x, t-8, h-24, x, h-8, dur(math.Pow(10, d)))
+	}
+	for i, op := range ops {
+		y0 := t + i*rowH
+		fmt.Fprintf(&s, `<text x="%d" y="%d" text-anchor="end">%s</text>`, l-8, y0+rowH/2+4, op.label)
+		for j, rt := range rts {
+			x, ok := r.get(rt, op.name)
+			if !ok || x.status != "" {
+				continue
+			}
+			y := y0 + 4 + j*13
+			fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%.1f" height="11" fill="%s"/><text x="%.1f" y="%d" font-size="10">%s</text>`, l, y, xOf(x.med)-float64(l), colors[rt], xOf(x.med)+4, y+9, dur(x.med))
+		}
+	}
+	for j, rt := range rts {
+		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`, w-110, t+j*20, colors[rt], w-93, t+j*20+10, names[rt])
+	}
+	s.WriteString(`</svg>`)
+	return s.String()
+}

@@ -1,0 +1,358 @@
+// Command rmabench is the Go twin of bench/c/rmabench.c: the same
+// measurements, the same timing plan and statistics, the same output lines,
+// on shmrun's API, so that bench/run can put shmrun beside Open MPI and MPICH.
+//
+//	shmrun -n 2 --bind-to core rmabench [--quick] [--list] all | NAME...
+//
+// It prints "RESULT <name> <median_ns_per_op> <min_ns> <max_ns> <iterations>"
+// per measurement and "INFO ..." lines describing the run. See benchutil.h for
+// the method: rank 0 works against rank 1 while the others idle in the
+// runtime (origin rows), or every rank works (all and span rows); batches of
+// k operations last at least the plan's batch length; the median of per-round
+// medians is reported, min and max over every batch.
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/win"
+)
+
+const (
+	cacheLine = 64
+	page      = 4096
+	kib       = 1024
+	mib       = 1024 * kib
+
+	offPut     = 0
+	offAcc     = 64
+	offFop     = 128
+	offCAS     = 192
+	offGAcc    = 256
+	offTouch   = 320
+	offAck     = 384
+	offContend = 4096
+)
+
+type plan struct {
+	rounds, batches int
+	batchNS         int64
+	slowBatches     int
+}
+
+var (
+	planQuick = plan{3, 7, 1_000_000, 1}
+	planFull  = plan{5, 21, 2_000_000, 7}
+)
+
+type kind int
+
+const (
+	origin kind = iota // rank 0 works, the others idle in the barrier
+	all                // every rank runs the body, rank 0's time
+	span               // every rank runs the body, first start to last end
+)
+
+type ctx struct {
+	c       *comm.Comm
+	rank    int
+	size    int
+	w       *win.Win
+	base    []byte // my part
+	part0   []byte // rank 0's part
+	src     []byte // rank 0's pre-faulted put source
+	gOrigin *comm.Group
+	gTarget *comm.Group
+	seq     int64
+	casFail int
+	coll    *coll
+}
+
+type meas struct {
+	name     string
+	kind     kind
+	need2    bool
+	fullOnly bool
+	arg      int
+	setup    func(*ctx, *meas) error
+	body     func(*ctx, *meas, int64) error
+	teardown func(*ctx, *meas) error
+}
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	world, err := comm.Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rmabench:", err)
+		return 1
+	}
+	code := bench(world)
+	if err := comm.Finalize(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "rmabench:", err)
+		return 1
+	}
+	return code
+}
+
+func bench(world *comm.Comm) int {
+	c := &ctx{c: world, rank: world.Rank(), size: world.Size()}
+	p := planFull
+	quick, list, every := false, false, false
+	sel := map[string]bool{}
+	for _, a := range os.Args[1:] {
+		switch a {
+		case "--quick":
+			quick = true
+		case "--list":
+			list = true
+		case "all":
+			every = true
+		default:
+			if !slices.ContainsFunc(table, func(m meas) bool { return m.name == a }) {
+				if c.rank == 0 {
+					fmt.Fprintf(os.Stderr, "rmabench: unknown measurement %s\n", a)
+				}
+				return 2
+			}
+			sel[a] = true
+		}
+	}
+	if list {
+		if c.rank == 0 {
+			for _, m := range table {
+				if !(quick && m.fullOnly) {
+					fmt.Println(m.name)
+				}
+			}
+		}
+		return 0
+	}
+	if quick {
+		p = planQuick
+	}
+	var chosen []*meas
+	bwmax := 0
+	for i := range table {
+		m := &table[i]
+		if (every && !(quick && m.fullOnly)) || sel[m.name] {
+			if m.need2 && c.size < 2 {
+				if c.rank == 0 {
+					fmt.Fprintf(os.Stderr, "rmabench: %s needs at least 2 ranks\n", m.name)
+				}
+				continue
+			}
+			chosen = append(chosen, m)
+			if m.name[:min(6, len(m.name))] == "put_bw" {
+				bwmax = max(bwmax, m.arg)
+			}
+		}
+	}
+	if len(chosen) == 0 {
+		if c.rank == 0 {
+			fmt.Fprintln(os.Stderr, "usage: shmrun -n N rmabench [--quick] [--list] all | NAME...")
+		}
+		return 2
+	}
+	var err error
+	if c.coll, err = newColl(world); err != nil {
+		fmt.Fprintln(os.Stderr, "rmabench:", err)
+		return 1
+	}
+	if c.rank == 0 {
+		fmt.Printf("INFO library shmrun (Go %s)\n", strings.TrimPrefix(goVersion(), "go"))
+		fmt.Printf("INFO ranks %d\n", c.size)
+		mode := "full"
+		if quick {
+			mode = "quick"
+		}
+		fmt.Printf("INFO mode %s rounds %d batches %d batch_ns %d\n", mode, p.rounds, p.batches, p.batchNS)
+	}
+	part := 2 * page
+	if c.rank == 0 {
+		part = offContend + (c.size*cacheLine+page-1)/page*page
+	}
+	if c.rank == 1 && bwmax > part {
+		part = bwmax
+	}
+	if c.w, err = win.AllocateShared(world, int64(part), 1, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "rmabench:", err)
+		return 1
+	}
+	c.base = c.w.Local()
+	clear(c.base) // pre-fault my part
+	seg, _ := c.w.SharedQuery(0)
+	c.part0 = seg.Bytes
+	if c.rank == 0 {
+		c.src = make([]byte, max(bwmax, page))
+		for i := range c.src {
+			c.src[i] = 0x5a
+		}
+	}
+	if c.size > 1 {
+		g := world.Group()
+		c.gOrigin, _ = g.Incl(0)
+		c.gTarget, _ = g.Incl(1)
+	}
+	printAffinity(c)
+	if err := world.Barrier(); err != nil {
+		return 1
+	}
+	for _, m := range chosen {
+		if err := runOne(c, m, p); err != nil {
+			fmt.Fprintf(os.Stderr, "rmabench: %s on rank %d: %v\n", m.name, c.rank, err)
+			return 1
+		}
+	}
+	if err := c.w.Free(); err != nil {
+		fmt.Fprintln(os.Stderr, "rmabench:", err)
+		return 1
+	}
+	return 0
+}
+
+func now() int64 { return time.Now().UnixNano() }
+
+// timedBatch runs one batch of k operations; meaningful on rank 0.
+func timedBatch(c *ctx, m *meas, k int64) (int64, error) {
+	if err := c.c.Barrier(); err != nil {
+		return 0, err
+	}
+	t0 := now()
+	if m.kind != origin || c.rank == 0 {
+		if err := m.body(c, m, k); err != nil {
+			return 0, err
+		}
+	}
+	t1 := now()
+	if m.kind == span {
+		lo, hi, err := c.coll.minMax(t0, t1)
+		return hi - lo, err
+	}
+	return t1 - t0, nil
+}
+
+func runOne(c *ctx, m *meas, p plan) error {
+	if m.setup != nil {
+		if err := m.setup(c, m); err != nil {
+			return err
+		}
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if _, err := timedBatch(c, m, 1); err != nil {
+		return err
+	}
+	k, t := int64(1), int64(0)
+	for {
+		t1, err := timedBatch(c, m, k)
+		if err != nil {
+			return err
+		}
+		t2, err := timedBatch(c, m, k)
+		if err != nil {
+			return err
+		}
+		t = min(t1, t2)
+		next := int64(0)
+		if c.rank == 0 && t < p.batchNS {
+			next = grow(k, t, p.batchNS)
+		}
+		if next, err = c.coll.bcast(0, next); err != nil {
+			return err
+		}
+		if next == 0 {
+			break
+		}
+		k = next
+	}
+	batches := int64(p.batches)
+	if c.rank == 0 && k == 1 && t >= 20*p.batchNS && p.batches > p.slowBatches {
+		batches = int64(p.slowBatches)
+	}
+	batches, err := c.coll.bcast(0, batches)
+	if err != nil {
+		return err
+	}
+	p.batches = int(batches)
+	v := make([]float64, p.rounds*p.batches)
+	for i := range v {
+		t, err := timedBatch(c, m, k)
+		if err != nil {
+			return err
+		}
+		v[i] = float64(t) / float64(k)
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if m.teardown != nil {
+		if err := m.teardown(c, m); err != nil {
+			return err
+		}
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if c.rank == 0 {
+		report(m.name, p, v, k)
+	}
+	return nil
+}
+
+// grow is benchutil.h's plan_grow.
+func grow(k, elapsed, target int64) int64 {
+	if elapsed <= 0 {
+		return k * 64
+	}
+	next := int64(float64(k)*1.25*float64(target)/float64(elapsed)) + 1
+	return min(max(next, 2*k), 64*k)
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func report(name string, p plan, v []float64, k int64) {
+	lo, hi := slices.Min(v), slices.Max(v)
+	meds := make([]float64, p.rounds)
+	for r := range p.rounds {
+		meds[r] = median(slices.Clone(v[r*p.batches : (r+1)*p.batches]))
+	}
+	fmt.Printf("RESULT %s %.2f %.2f %.2f %d\n", name, median(meds), lo, hi, int64(len(v))*k)
+	shorter := 0
+	for _, x := range v {
+		if x*float64(k) < float64(p.batchNS)/2 {
+			shorter++
+		}
+	}
+	if shorter > len(v)/2 {
+		fmt.Printf("INFO warning %s: %d of %d batches shorter than %d ns\n", name, shorter, len(v), p.batchNS/2)
+	}
+}
+
+func printAffinity(c *ctx) {
+	cpus := affinity()
+	all, err := c.coll.gather(int64(cpus))
+	if err != nil || c.rank != 0 {
+		return
+	}
+	var parts []string
+	for r, a := range all {
+		parts = append(parts, fmt.Sprintf("%d:%s", r, cpuList(a)))
+	}
+	fmt.Printf("INFO affinity %s\n", strings.Join(parts, " "))
+	fmt.Printf("INFO window_backing %s\n", backing(c.base))
+}
