@@ -14,11 +14,11 @@ import (
 )
 
 // sizeOf gives rank r of a layout test its size: varied, rank 2 empty.
-func sizeOf(r int) int64 {
+func sizeOf(r int) int {
 	if r == 2 {
 		return 0
 	}
-	return int64(r*37 + 11)
+	return r*37 + 11
 }
 
 func init() {
@@ -46,7 +46,7 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 		if err != nil {
 			return err
 		}
-		if seg.Size != sizeOf(r) || int64(len(seg.Bytes)) != sizeOf(r) || seg.DispUnit != 1 {
+		if seg.Size != sizeOf(r) || len(seg.Bytes) != sizeOf(r) || seg.DispUnit != 1 {
 			return fmt.Errorf("rank %d: size %d/%d, want %d", r, seg.Size, len(seg.Bytes), sizeOf(r))
 		}
 		switch {
@@ -142,7 +142,7 @@ func churnBody(c *comm.Comm) error {
 	dir := os.Getenv(comm.EnvShmDir)
 	fds0, maps0 := shmFDs(dir), shmMaps(dir)
 	for i := range 1000 {
-		w, err := win.AllocateShared(c, int64(64*(i%7)), 8, nil)
+		w, err := win.AllocateShared(c, 64*(i%7), 8, nil)
 		if err != nil {
 			return fmt.Errorf("window %d: %w", i, err)
 		}
@@ -189,16 +189,16 @@ func TestChurn1000Windows(t *testing.T) { ranktest.Run(t, 3, "churn") }
 func TestAllocateErrors(t *testing.T) {
 	cases := []struct {
 		name  string
-		size  func(r int) int64
+		size  func(r int) int
 		unit  int
 		info  win.Info
 		class error
 	}{
-		{"negative size on rank 1", func(r int) int64 { return map[bool]int64{true: -5, false: 8}[r == 1] }, 8, nil, win.ErrSize},
-		{"zero disp unit", func(int) int64 { return 8 }, 0, nil, win.ErrArg},
-		{"bad info value", func(int) int64 { return 8 }, 8, win.Info{"no_locks": "maybe"}, win.ErrInfo},
-		{"bad ordering", func(int) int64 { return 8 }, 8, win.Info{"accumulate_ordering": "rar,xyz"}, win.ErrInfo},
-		{"same_size broken", func(r int) int64 { return int64(8 * (r + 1)) }, 8, win.Info{"same_size": "true"}, win.ErrSize},
+		{"negative size on rank 1", func(r int) int { return map[bool]int{true: -5, false: 8}[r == 1] }, 8, nil, win.ErrSize},
+		{"zero disp unit", func(int) int { return 8 }, 0, nil, win.ErrArg},
+		{"bad info value", func(int) int { return 8 }, 8, win.Info{"no_locks": "maybe"}, win.ErrInfo},
+		{"bad ordering", func(int) int { return 8 }, 8, win.Info{"accumulate_ordering": "rar,xyz"}, win.ErrInfo},
+		{"same_size broken", func(r int) int { return 8 * (r + 1) }, 8, win.Info{"same_size": "true"}, win.ErrSize},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // benchWindow gives rank 0 of a two-rank heap world a window whose rank 1
 // sits idle in a barrier until the benchmark ends: origin-side costs with the
 // target idle, as in bench/RESULTS.md.
-func benchWindow(b *testing.B, size int64) *win.Win {
+func benchWindow(b *testing.B, size int) *win.Win {
 	b.Helper()
 	cs, err := comm.NewLocalWorld(2)
 	if err != nil {

@@ -26,7 +26,7 @@ func init() {
 // everything after the closing fence.
 func fenceBody(c *comm.Comm) error {
 	n, me := c.Size(), c.Rank()
-	w, err := win.AllocateShared(c, int64(8*n), 8, nil)
+	w, err := win.AllocateShared(c, 8*n, 8, nil)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func TestFenceSingleton(t *testing.T) { runLocal(t, 1, fenceBody) }
 // after Wait each rank checks what every origin of its group put.
 func pscwBody(c *comm.Comm) error {
 	n, me := c.Size(), c.Rank()
-	w, err := win.AllocateShared(c, int64(8*n), 8, nil)
+	w, err := win.AllocateShared(c, 8*n, 8, nil)
 	if err != nil {
 		return err
 	}

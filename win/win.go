@@ -49,7 +49,7 @@ func (m Model) String() string { return "MPI_WIN_UNIFIED" }
 // (what MPI_Win_shared_query returns): its size in bytes, its disp unit, and
 // its bytes in this process's mapping.
 type Segment struct {
-	Size     int64
+	Size     int
 	DispUnit int
 	Bytes    []byte
 }
@@ -58,7 +58,7 @@ type Segment struct {
 // MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) for the caller.
 type Attr struct {
 	Base     []byte
-	Size     int64
+	Size     int
 	DispUnit int
 	Flavor   Flavor
 	Model    Model
@@ -116,15 +116,15 @@ type lockLine struct {
 // Every rank reserves its own part from its own process, so a full tmpfs is
 // ErrNoMem on every rank now rather than SIGBUS later. The segment is unlinked
 // as soon as every rank has mapped it; new windows are zeroed.
-func AllocateShared(c *comm.Comm, size int64, dispUnit int, info Info) (*Win, error) {
-	return allocate(c, size, dispUnit, info, FlavorShared)
+func AllocateShared(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate(c, int64(size), dispUnit, info, FlavorShared)
 }
 
 // Allocate allocates a window (MPI_Win_allocate): the same as AllocateShared,
 // since on one node the memory is shared anyway; its flavor is Allocate, and
 // SharedQuery works on it too (as MPI 4.1 allows).
-func Allocate(c *comm.Comm, size int64, dispUnit int, info Info) (*Win, error) {
-	return allocate(c, size, dispUnit, info, FlavorAllocate)
+func Allocate(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate(c, int64(size), dispUnit, info, FlavorAllocate)
 }
 
 // slot encoding for the allocation exchange.
@@ -462,13 +462,22 @@ func (w *Win) SharedQuery(rank int) (Segment, error) {
 	if len(b) == 0 && w.layout.Noncontig {
 		b = nil
 	}
-	return Segment{Size: int64(len(p.data)), DispUnit: int(p.dispUnit), Bytes: b}, nil
+	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: b}, nil
 }
 
-// View returns a segment's bytes as a slice of T, checking that the address
-// is aligned for T, that the length is a multiple of T's size, and that T
-// holds no Go pointers. Local. The view lives until the window is freed.
-func View[T any](b []byte) ([]T, error) {
+// View returns memory of a window as a slice of T: a Segment from
+// SharedQuery, or bytes (from Local, or a sub-slice). It checks that the
+// address is aligned for T, that the length is a multiple of T's size, and
+// that T holds no Go pointers (ErrType otherwise). Local. The view aliases the
+// window's memory and must not be used after Free.
+func View[T any, M Segment | []byte](mem M) ([]T, error) {
+	var b []byte
+	switch m := any(mem).(type) {
+	case Segment:
+		b = m.Bytes
+	case []byte:
+		b = m
+	}
 	v, err := shm.View[T](b)
 	if err != nil {
 		return nil, fmt.Errorf("win: %v: %w", err, ErrType)
@@ -479,7 +488,7 @@ func View[T any](b []byte) ([]T, error) {
 // Attr returns the calling rank's window attributes. Local.
 func (w *Win) Attr() Attr {
 	p := w.parts[w.rank]
-	return Attr{Base: w.Local(), Size: int64(len(p.data)), DispUnit: int(p.dispUnit), Flavor: w.flavor, Model: Unified}
+	return Attr{Base: w.Local(), Size: len(p.data), DispUnit: int(p.dispUnit), Flavor: w.flavor, Model: Unified}
 }
 
 // Info returns the hints in effect, defaults included (MPI_Win_get_info).

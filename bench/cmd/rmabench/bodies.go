@@ -171,7 +171,7 @@ func pscwPut8(c *ctx, _ *meas, k int64) error {
 
 func allocFree(c *ctx, m *meas, k int64, touch bool) error {
 	for range k {
-		w, err := win.AllocateShared(c.c, int64(m.arg), 1, nil)
+		w, err := win.AllocateShared(c.c, m.arg, 1, nil)
 		if err != nil {
 			return err
 		}

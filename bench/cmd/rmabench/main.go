@@ -181,7 +181,7 @@ func bench(world *comm.Comm) int {
 	if c.rank == 1 && bwmax > part {
 		part = bwmax
 	}
-	if c.w, err = win.AllocateShared(world, int64(part), 1, nil); err != nil {
+	if c.w, err = win.AllocateShared(world, part, 1, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "rmabench:", err)
 		return 1
 	}
