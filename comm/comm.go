@@ -51,7 +51,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := team.Config{Job: e.job, Dir: e.dir, Policy: barrier.DefaultPolicy}
+	cfg := team.Config{Job: e.job, Dir: e.dir, Policy: e.policy}
 	if e.singleton {
 		cfg.Job = singletonJob()
 		ts, err := team.NewLocal(1, cfg)

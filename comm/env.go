@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -16,6 +17,9 @@ const (
 	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
 	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
 	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
+	// EnvWait tunes how ranks wait (barrier.ParsePolicy), for this rank
+	// alone: "spin=N,yield=DURATION,sleep=DURATION".
+	EnvWait = "SHMRUN_WAIT"
 )
 
 // rankEnv is what a rank learns from its environment.
@@ -26,12 +30,18 @@ type rankEnv struct {
 	localRank  int
 	controlFD  int
 	dir        string
+	policy     barrier.Policy
 }
 
 // parseEnv reads the rank's environment through get. No SHMRUN_JOB means a
 // singleton; with it, every other variable must be present and well formed.
 func parseEnv(get func(string) string) (rankEnv, error) {
 	e := rankEnv{dir: shm.DefaultDir}
+	p, err := barrier.ParsePolicy(get(EnvWait))
+	if err != nil {
+		return e, fmt.Errorf("comm: %s: %v: %w", EnvWait, err, ErrInit)
+	}
+	e.policy = p
 	if d := get(EnvShmDir); d != "" {
 		if d[0] != '/' {
 			return e, fmt.Errorf("comm: %s=%q is not an absolute path: %w", EnvShmDir, d, ErrInit)
@@ -51,7 +61,6 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 	if !shm.ValidJobID(e.job) {
 		return e, fmt.Errorf("comm: %s=%q is not a job id (hex, at most 64 characters): %w", EnvJob, e.job, ErrInit)
 	}
-	var err error
 	if e.size, err = intVar(get, EnvSize, 1, team.MaxRanks); err != nil {
 		return e, err
 	}

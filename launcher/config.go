@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/barrier"
 )
 
 // ErrUsage marks a bad job description: the CLI exits 2 and nothing was
@@ -43,6 +45,11 @@ type Config struct {
 	KeepBuilds     bool             // keep the temp dir of built Go programs (debugging)
 }
 
+// EnvWait is the one SHMRUN_ variable a user sets: the ranks' wait policy
+// (barrier.ParsePolicy). shmrun passes it on from its own environment or -x
+// and refuses a malformed value before starting anything.
+const EnvWait = "SHMRUN_WAIT"
+
 // DefaultGrace is the time between SIGTERM and SIGKILL.
 const DefaultGrace = 2 * time.Second
 
@@ -67,7 +74,10 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	if !envName.MatchString(name) {
 		return "", fmt.Errorf("-x %q: %q is not a valid environment variable name: %w", spec, name, ErrUsage)
 	}
-	if strings.HasPrefix(name, "SHMRUN_") && name != "SHMRUN_SHM_DIR" {
+	if name == "SHMRUN_SHM_DIR" {
+		return "", fmt.Errorf("-x %q: use --shm-dir to choose the shm directory: %w", spec, ErrUsage)
+	}
+	if strings.HasPrefix(name, "SHMRUN_") && name != EnvWait {
 		return "", fmt.Errorf("-x %q: %s is set by shmrun itself: %w", spec, name, ErrUsage)
 	}
 	if !hasValue {
@@ -76,6 +86,11 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 			return "", fmt.Errorf("-x %s: %s is not set in shmrun's environment (use -x %s=VALUE): %w", name, name, name, ErrUsage)
 		}
 		value = v
+	}
+	if name == EnvWait {
+		if _, err := barrier.ParsePolicy(value); err != nil {
+			return "", fmt.Errorf("-x %s: %v: %w", spec, err, ErrUsage)
+		}
 	}
 	return name + "=" + value, nil
 }
@@ -120,6 +135,11 @@ func (c *Config) Validate(cpus int) error {
 	}
 	if c.Grace < 0 {
 		return fmt.Errorf("grace %v: negative: %w", c.Grace, ErrUsage)
+	}
+	if v, ok := os.LookupEnv(EnvWait); ok {
+		if _, err := barrier.ParsePolicy(v); err != nil {
+			return fmt.Errorf("environment %s: %v: %w", EnvWait, err, ErrUsage)
+		}
 	}
 	dir := c.shmDir()
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

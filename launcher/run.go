@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,7 +34,9 @@ type job struct {
 	id      string
 	dir     string
 	ctl     *team.Control
+	ctlFile *os.File // a dup of the control memfd, handed to every rank as fd 3
 	lock    *os.File
+	stdout  io.Writer
 	stderr  io.Writer
 	cmds    []*exec.Cmd
 	pgid    int
@@ -57,10 +60,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(len(cpus)); err != nil {
 		return Result{}, err
 	}
-	j := &job{cfg: cfg, dir: cfg.shmDir(), stderr: cfg.Stderr}
-	if j.stderr == nil {
-		j.stderr = os.Stderr
+	// Ranks are told the directory in SHMRUN_SHM_DIR, which must be absolute.
+	dir, err := filepath.Abs(cfg.shmDir())
+	if err != nil {
+		return Result{}, fmt.Errorf("--shm-dir %s: %w", cfg.shmDir(), err)
 	}
+	j := &job{cfg: cfg, dir: dir}
+	j.stdout, j.stderr = serialize(cfg.Stdout, os.Stdout), serialize(cfg.Stderr, os.Stderr)
 	defer j.cleanup()
 	progs, err := j.buildPrograms(ctx)
 	if err != nil {
@@ -133,13 +139,38 @@ func (j *job) setup() error {
 	return err
 }
 
+// outputMu serializes writes to the job's output writers that are not files.
+var outputMu sync.Mutex
+
+// serialize returns w (or def if w is nil) safe for the concurrent writes
+// that every rank's output copier and the launcher itself make. A file is
+// passed to the ranks as their own descriptor, unchanged; any other writer
+// (a buffer in a test) gets its writes serialized.
+func serialize(w, def io.Writer) io.Writer {
+	if w == nil {
+		w = def
+	}
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return lockedWriter{w}
+}
+
+type lockedWriter struct{ w io.Writer }
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	outputMu.Lock()
+	defer outputMu.Unlock()
+	return l.w.Write(p)
+}
+
 // LockPath is the lock file of job id in dir.
 func LockPath(dir, job string) string { return filepath.Join(dir, shm.ObjectName(job, "lock")) }
 
 func (j *job) rankEnv(rank, size int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHMRUN_") {
+		if !strings.HasPrefix(kv, "SHMRUN_") || strings.HasPrefix(kv, EnvWait+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -158,14 +189,17 @@ func (j *job) rankEnv(rank, size int) []string {
 // locked to its OS thread; it returns the channel of rank exits.
 func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 	n := j.cfg.Ranks()
-	ctlFile := os.NewFile(uintptr(j.ctl.FD()), "shmrun-control")
-	stdout, stderr := j.cfg.Stdout, j.cfg.Stderr
-	if stdout == nil {
-		stdout = os.Stdout
+	// The *os.File gets a descriptor of its own: an os.File closes its fd
+	// when the garbage collector finds it unreachable, and that must never
+	// be the fd that ctl owns (closed by ctl.Close and then reused, e.g. by
+	// the next job's control segment).
+	dup, err := unix.FcntlInt(uintptr(j.ctl.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("control segment: dup: %w", err)
 	}
-	if stderr == nil {
-		stderr = os.Stderr
-	}
+	ctlFile := os.NewFile(uintptr(dup), "shmrun-control")
+	j.ctlFile = ctlFile
+	stdout, stderr := j.stdout, j.stderr
 	if j.cfg.TagOutput {
 		j.out = newTagger(stdout, stderr)
 	}
@@ -266,8 +300,10 @@ func (j *job) killAll(sig syscall.Signal) {
 	if j.pgid > 0 {
 		_ = syscall.Kill(-j.pgid, sig)
 	}
+	// Not cmd.ProcessState: the reaper goroutines write it. os.Process
+	// knows itself whether it was waited for and never signals a reaped pid.
 	for _, cmd := range j.cmds {
-		if cmd.Process != nil && cmd.ProcessState == nil {
+		if cmd.Process != nil {
 			_ = cmd.Process.Signal(sig)
 		}
 	}
@@ -282,6 +318,9 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 		defer t.Stop()
 		timeout = t.C
 	}
+	// Channels that stay ready once fired (a cancelled ctx, a closed
+	// Signals) are set to nil after their first event, or the loop would spin.
+	done, sigs := ctx.Done(), j.cfg.Signals
 	remaining := len(j.cmds)
 	var res Result
 	failed := false
@@ -313,7 +352,11 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 		case <-timeout:
 			timeout = nil
 			fail(TimeoutExitCode, fmt.Sprintf("job timed out after %v (--timeout); killing %d rank(s)", j.cfg.Timeout, remaining))
-		case sig := <-j.cfg.Signals:
+		case sig, ok := <-sigs:
+			if !ok {
+				sigs = nil
+				continue
+			}
 			s, _ := sig.(syscall.Signal)
 			switch s {
 			case syscall.SIGUSR1, syscall.SIGUSR2:
@@ -323,7 +366,8 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 			default:
 				fail(128+int(s), fmt.Sprintf("received %s; ending the job", signalName(s)))
 			}
-		case <-ctx.Done():
+		case <-done:
+			done = nil
 			fail(1, fmt.Sprintf("job cancelled: %v", ctx.Err()))
 		case <-kill:
 			kill = nil
@@ -375,6 +419,9 @@ func (j *job) cleanup() {
 	if j.lock != nil {
 		_ = os.Remove(j.lock.Name())
 		j.lock.Close()
+	}
+	if j.ctlFile != nil {
+		j.ctlFile.Close()
 	}
 	if j.ctl != nil {
 		j.ctl.Close()

@@ -136,6 +136,10 @@ var lines = []line{
 	{"barrier_n32", "Barrier, 32 ranks on 2 cores", "", 0},
 	{"fetch_and_op_contended_i64_n32", "FetchAndOp, 32 ranks on 2 cores, one word", "", 0},
 	{"fetch_and_op_distinct_i64_n32", "FetchAndOp, 32 ranks on 2 cores, distinct words", "", 0},
+	{"barrier_n2_noyield", "Barrier, 2 ranks, wait policy without the yield phase (SHMRUN_WAIT=yield=0)", "", 0},
+	{"barrier_n2_sleeponly", "Barrier, 2 ranks, futex sleep only (SHMRUN_WAIT=spin=0,yield=0)", "", 0},
+	{"barrier_n8_noyield", "Barrier, 8 ranks on 2 cores, without the yield phase", "", 0},
+	{"barrier_n8_sleeponly", "Barrier, 8 ranks on 2 cores, futex sleep only", "", 0},
 	{"job_start_teardown_n2", "Job of 2 ranks: Init, Barrier, Finalize, start to end", "", 0},
 	{"job_start_teardown_n8", "Job of 8 ranks: Init, Barrier, Finalize, start to end", "", 0},
 }
