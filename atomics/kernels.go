@@ -18,6 +18,22 @@ import (
 // bytes [off, off+len(src)*size) are changed. It is local and blocks only to
 // wait for a busy stripe.
 func Accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) error {
+	if len(src) == 1 && op != NoOp {
+		if op == Sum && int64Word[T](mem, off) {
+			atomic.AddUint64(word64(mem, off), bitsOf(src[0]))
+			return nil
+		}
+		if k := hotWord[T](mem, off); k != 0 {
+			x := bitsOf(src[0])
+			if _, ok := rmwHot(mem, off, unsafe.Sizeof(src[0]), k, op, x); ok {
+				return nil
+			}
+		}
+	}
+	return accumulate(mem, off, src, op, st)
+}
+
+func accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) error {
 	t := TypeOf[T]()
 	if err := Check(op, t, false); err != nil {
 		return err
@@ -38,6 +54,27 @@ func Accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) erro
 // result must have the same length. It is local and blocks only to wait for
 // a busy stripe.
 func GetAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *Stripes) error {
+	if len(result) == 1 && (len(src) == 1 || op == NoOp) {
+		if op == Sum && int64Word[T](mem, off) {
+			x := bitsOf(src[0])
+			result[0] = fromBits[T](atomic.AddUint64(word64(mem, off), x) - x)
+			return nil
+		}
+		if k := hotWord[T](mem, off); k != 0 {
+			var x uint64
+			if op != NoOp {
+				x = bitsOf(src[0])
+			}
+			if old, ok := rmwHot(mem, off, unsafe.Sizeof(result[0]), k, op, x); ok {
+				result[0] = fromBits[T](old)
+				return nil
+			}
+		}
+	}
+	return getAccumulate(mem, off, src, result, op, st)
+}
+
+func getAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *Stripes) error {
 	t := TypeOf[T]()
 	if err := Check(op, t, true); err != nil {
 		return err
@@ -60,23 +97,31 @@ func GetAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *St
 
 // FetchAndOp is the target side of MPI_Fetch_and_op: one element at mem[off]
 // becomes (that element) op v, and its old value is returned, in one atomic
-// step. op may be NoOp (an atomic read). On an aligned integer Sum, Replace,
-// Band or Bor this is a single native atomic instruction. It is local and
-// blocks only to wait for a busy stripe.
+// step. op may be NoOp (an atomic read). Sum on an aligned int64 or uint64 is
+// one LOCK XADD after a few compares; other aligned integer and float ops are
+// one native atomic or a short CAS loop. It is local and blocks only to wait
+// for a busy stripe.
 func FetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (old T, err error) {
-	t := TypeOf[T]()
-	if unsafe.Sizeof(v) <= 8 { // a constant: one branch survives per instantiation
-		if op == Sum && (t == Int64 || t == Uint64) && off&7 == 0 && off >= 0 && off <= int64(len(mem))-8 && segmentOK(mem) {
-			// The hot path (counters, tickets): one LOCK XADD.
-			x := bitsOf(v)
-			return fromBits[T](atomic.AddUint64(word64(mem, off), x) - x), nil
+	if op == Sum && int64Word[T](mem, off) {
+		x := bitsOf(v)
+		return fromBits[T](atomic.AddUint64(word64(mem, off), x) - x), nil
+	}
+	if k := hotWord[T](mem, off); k != 0 {
+		if old, ok := rmwHot(mem, off, unsafe.Sizeof(v), k, op, bitsOf(v)); ok {
+			return fromBits[T](old), nil
 		}
-		b, err := fetchScalar(mem, off, t, op, bitsOf(v), st)
+	}
+	return fetchAndOp(mem, off, v, op, st)
+}
+
+func fetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (T, error) {
+	if unsafe.Sizeof(v) <= 8 {
+		b, err := fetchScalar(mem, off, TypeOf[T](), op, bitsOf(v), st)
 		return fromBits[T](b), err
 	}
 	var in, out [1]T
 	in[0] = v
-	err = GetAccumulate(mem, off, in[:], out[:], op, st)
+	err := getAccumulate(mem, off, in[:], out[:], op, st)
 	return out[0], err
 }
 
@@ -87,6 +132,16 @@ func FetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (old T, 
 // integers), unaligned ones their stripe. It is local and blocks only to wait
 // for a busy stripe.
 func CompareAndSwap[T Integer](mem []byte, off int64, v, compare T, st *Stripes) (old T, err error) {
+	if int64Word[T](mem, off) {
+		return fromBits[T](cas64(word64(mem, off), bitsOf(v), bitsOf(compare))), nil
+	}
+	if unsafe.Sizeof(v) == 4 && hotWord[T](mem, off) == hotInt {
+		return fromBits[T](uint64(cas32(word32(mem, off), uint32(bitsOf(v)), uint32(bitsOf(compare))))), nil
+	}
+	return compareAndSwap(mem, off, v, compare, st)
+}
+
+func compareAndSwap[T Integer](mem []byte, off int64, v, compare T, st *Stripes) (old T, err error) {
 	t := TypeOf[T]()
 	if err := span(mem, off, 1, t); err != nil {
 		return old, err

@@ -80,7 +80,7 @@ func (s *Stripes) Len() int { return int(s.mask) + 1 }
 // off of the segment: ((off>>6) * 0x9E3779B97F4A7C15 mod 2^64) >> 32, masked
 // to the number of stripes. off must be ≥ 0.
 func (s *Stripes) Index(off int64) int {
-	return int(((uint64(off)>>granuleShift)*stripeHashK)>>32&s.mask)
+	return int(((uint64(off) >> granuleShift) * stripeHashK) >> 32 & s.mask)
 }
 
 // Lock takes the stripe of the element at segment offset off and returns its

@@ -25,7 +25,7 @@ func ExampleAllocateShared() {
 	defer w.Free()
 
 	w.LockAll(0)
-	win.PutT(w, []int64{10, 20}, 0, 1)                        // elements 1 and 2 of rank 0
+	win.PutT(w, []int64{10, 20}, 0, 1)                       // elements 1 and 2 of rank 0
 	old, _ := win.FetchAndOp(w, int64(5), 0, 1, atomics.Sum) // atomic add
 	w.Flush(0)
 	w.UnlockAll()
