@@ -3,6 +3,7 @@ package barrier
 import (
 	"errors"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +22,10 @@ type Policy struct {
 	Spin  int           // condition checks before the first yield
 	Yield time.Duration // time spent yielding before sleeping
 	Sleep time.Duration // longest single futex sleep; the abort word is checked after each
+	// Goroutines: the waiters are goroutines of one process (the heap-backed
+	// test mode), so the yield phase yields the goroutine (runtime.Gosched),
+	// not the OS thread, which would keep the goroutine's scheduler slot.
+	Goroutines bool
 }
 
 // DefaultPolicy is measured on 2 cores (see bench/RESULTS.md): a short spin
@@ -79,7 +84,11 @@ func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
 					break
 				}
 			}
-			yieldCPU()
+			if p.Goroutines {
+				runtime.Gosched()
+			} else {
+				yieldCPU()
+			}
 		}
 	}
 	for {

@@ -62,7 +62,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 	}
 	ctl, err := team.AttachControl(e.controlFD, e.job, e.size)
 	if err != nil {
-		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+		return nil, fmt.Errorf("comm: Init: %w: %w", err, ErrInit)
 	}
 	t, err := team.Attach(ctl, e.rank, cfg)
 	if err != nil {

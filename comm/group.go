@@ -90,8 +90,11 @@ func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
 
 // Compare tells whether g and other have the same members in the same order
 // (Ident), the same members in another order (Similar), or not (Unequal)
-// (MPI_Group_compare). Local.
+// (MPI_Group_compare). Local. A nil group is Unequal to any group.
 func (g *Group) Compare(other *Group) int {
+	if other == nil {
+		return Unequal
+	}
 	if slices.Equal(g.members, other.members) {
 		return Ident
 	}

@@ -18,12 +18,17 @@ import (
 // call, so an object this old has lost its process.
 const OrphanAge = time.Minute
 
+// LockSettle is how old an unlocked lock file must be before Cleanup takes
+// its job for dead: a launcher creates its lock file and locks it a moment
+// later, and a Cleanup in between must not remove a job that is starting.
+const LockSettle = 10 * time.Second
+
 // Cleanup removes the objects in dir of jobs whose launcher is gone, and
 // returns the names it removed. A job is gone when its lock file can be
-// flocked: the launcher holds the lock for the job's life and the kernel
-// drops it when the launcher dies, so there is no pid-reuse race. A live
-// job's objects are never touched. Only regular files owned by this user are
-// removed; symbolic links are never followed.
+// flocked (and is older than LockSettle): the launcher holds the lock for the
+// job's life and the kernel drops it when the launcher dies, so there is no
+// pid-reuse race. A live job's objects are never touched. Only regular files
+// owned by this user are removed; symbolic links are never followed.
 func Cleanup(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -41,7 +46,7 @@ func Cleanup(dir string) ([]string, error) {
 		f, err := os.OpenFile(lockPath, os.O_RDWR|unix.O_NOFOLLOW, 0)
 		switch {
 		case err == nil:
-			dead := ownedRegular(f) && unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+			dead := ownedRegular(f, LockSettle) && unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
 			if dead {
 				for _, n := range names {
 					if filepath.Join(dir, n) != lockPath && removeOwned(dir, n, 0) {
@@ -65,9 +70,12 @@ func Cleanup(dir string) ([]string, error) {
 	return removed, nil
 }
 
-func ownedRegular(f *os.File) bool {
+// ownedRegular reports whether f is a regular file of ours last modified at
+// least minAge ago.
+func ownedRegular(f *os.File, minAge time.Duration) bool {
 	var st unix.Stat_t
-	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Uid == uint32(os.Geteuid())
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Uid == uint32(os.Geteuid()) &&
+		time.Since(time.Unix(st.Mtim.Unix())) >= minAge
 }
 
 // removeOwned removes dir/name if it is a regular file of ours (never

@@ -32,6 +32,9 @@ func TestParseEnvSpec(t *testing.T) {
 		{"SET", "SET=from shmrun", true},
 		{"EMPTY", "EMPTY=", true},
 		{"SHMRUN_WAIT=spin=10", "SHMRUN_WAIT=spin=10", true},
+		{"SHMRUN_WAIT=", "SHMRUN_WAIT=", true},
+		{"SHMRUN_WAIT=spin=-1", "", false},
+		{"SHMRUN_WAIT=fast", "", false},
 		{"SHMRUN_SHM_DIR=/tmp", "", false}, // --shm-dir says where; -x would be overridden
 		{"UNSET", "", false},
 		{"", "", false},

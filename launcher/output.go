@@ -52,18 +52,27 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			w.buf = append(w.buf, p...)
-			for len(w.buf) >= maxLine {
-				w.emit(w.buf[:maxLine], true)
-				w.buf = append(w.buf[:0], w.buf[maxLine:]...)
-			}
+			w.cut()
 			break
 		}
 		w.buf = append(w.buf, p[:i]...)
+		w.cut()
 		w.emit(w.buf, true)
 		w.buf = w.buf[:0]
 		p = p[i+1:]
 	}
 	return n, nil
+}
+
+// cut emits the leading maxLine-byte pieces of a line longer than maxLine,
+// keeping the rest (at least one byte) for the next newline: a line of L
+// bytes becomes ceil(L/maxLine) tagged lines however its bytes arrive.
+// w.mu is held.
+func (w *lineWriter) cut() {
+	for len(w.buf) > maxLine {
+		w.emit(w.buf[:maxLine], true)
+		w.buf = append(w.buf[:0], w.buf[maxLine:]...)
+	}
 }
 
 // emit writes one tagged line; w.mu is held.

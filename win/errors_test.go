@@ -34,7 +34,8 @@ func TestEpochErrors(t *testing.T) {
 		if err := w.Fence(0); err != nil {
 			return err
 		}
-		return w.Put([]byte{1}, 1, 0)
+		// Each rank its own byte: conflicting puts in one epoch are erroneous.
+		return w.Put([]byte{1}, 1, c.Rank())
 	}
 	startSelf := func(w *win.Win, c *comm.Comm) error {
 		g, _ := c.Group().Incl(c.Rank())

@@ -123,8 +123,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(err)
 	}
+	cfg.Stdout, cfg.Stderr = stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)
 	if errors.Is(err, launcher.ErrUsage) {

@@ -77,9 +77,11 @@ type Control struct {
 	obj    *shm.Object
 }
 
-// NewControl creates the control segment for a job of n ranks as an
-// inheritable memfd and writes its header. The launcher passes the fd to
-// every rank.
+// NewControl creates the control segment for a job of n ranks as a memfd
+// and writes its header. The launcher passes the fd to every rank as an
+// explicit extra file; the memfd itself is close-on-exec, so no other child
+// of the launcher's process (nor a rank, under its original number) inherits
+// it.
 func NewControl(job string, n int) (*Control, error) {
 	if n < 1 || n > MaxRanks {
 		return nil, fmt.Errorf("control: %d ranks (1..%d)", n, MaxRanks)
@@ -88,7 +90,7 @@ func NewControl(job string, n int) (*Control, error) {
 		return nil, fmt.Errorf("control: bad job id %q", job)
 	}
 	l := LayoutFor(n)
-	obj, err := shm.NewMemfd("shmrun-control", l.Total, true)
+	obj, err := shm.NewMemfd("shmrun-control", l.Total, false)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func NewLocal(n int, cfg Config) ([]*Team, error) {
 	if n < 1 || n > MaxRanks {
 		return nil, fmt.Errorf("team: %d ranks", n)
 	}
+	cfg.Policy.Goroutines = true
 	l := LayoutFor(n)
 	mem := shm.Bytes(make([]uint64, l.Total/8))
 	ctl := &Control{Mem: mem, Layout: l, Job: cfg.Job}
@@ -137,14 +138,18 @@ func (t *Team) SetRankState(s uint32, pid int) {
 	atomic.StoreUint32(t.ctl.RankState(t.rank), s)
 }
 
-// RequestAbort records that this rank called Abort(code) and wakes every
-// waiter of the world barrier. The launcher ends the job with code.
+// RequestAbort records that this rank called Abort(code) and wakes the
+// sleepers of the world barrier; waiters elsewhere (windows) see the abort
+// word within their policy's sleep. The launcher ends the job with code.
 func (t *Team) RequestAbort(code int) {
 	if t.ctl != nil {
 		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
 		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.rank))
 	}
 	atomic.CompareAndSwapUint32(t.abort, AbortNone, AbortByRank)
+	if t.ctl != nil {
+		barrier.WakeAll(shm.Uint32At(t.ctl.Mem, t.ctl.Layout.BarrierOff+4))
+	}
 }
 
 // Local reports whether the team lives on the Go heap (singleton or the

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/launcher"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// envAsCLI makes the test binary act as the shmrun command itself, so a test
+// can start (and SIGKILL) a real shmrun process without building one.
+const envAsCLI = "SHMRUN_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envAsCLI) != "" && !ranktest.IsRank() {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	ranktest.Main(m)
+}
+
+func init() {
+	// hang: every rank says "ready <pid>" once all have started, then
+	// sleeps: rank 0 outside any barrier, the others in one.
+	ranktest.Register("hang", func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		fmt.Printf("ready %d\n", os.Getpid())
+		if c.Rank() == 0 {
+			time.Sleep(time.Hour)
+		}
+		return c.Barrier()
+	})
+	// env: prints NAME=value for each NAME in its arguments.
+	ranktest.Register("env", func(c *comm.Comm) error {
+		for _, name := range ranktest.BodyArgs() {
+			fmt.Printf("rank %d %s=%s\n", c.Rank(), name, os.Getenv(name))
+		}
+		return nil
+	})
+	// part: prints its rank and arguments.
+	ranktest.Register("part", func(c *comm.Comm) error {
+		fmt.Printf("rank %d of %d part %s\n", c.Rank(), c.Size(), strings.Join(ranktest.BodyArgs(), " "))
+		return nil
+	})
+}
+
+// shmDir returns a fresh directory on the shm tmpfs (t.TempDir if there is
+// none); the test fails if a shmrun.* object is left in it.
+func shmDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(shm.DefaultDir, "shmrun-cli-test-")
+	if err != nil {
+		dir = t.TempDir()
+	}
+	t.Cleanup(func() {
+		if left := ranktest.Objects(t, dir); len(left) > 0 {
+			t.Errorf("left in %s: %q", dir, left)
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// body returns the arguments that run the registered body as a program:
+// env(1) sets the variable that selects it (the launcher passes no
+// SHMRUN_* variable of its own environment on to ranks, and -x refuses to).
+func body(name string, args ...string) []string {
+	return append([]string{"env", ranktest.EnvBody + "=" + name, ranktest.Program()}, args...)
+}
+
+// runCLI calls run with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	prog := filepath.Join(dir, "prog")
+	script := "#!/bin/sh\ntouch " + marker + "\n"
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noexec := filepath.Join(dir, "noexec")
+	if err := os.WriteFile(noexec, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SHMRUN_TEST_UNSET_VAR", "")
+	os.Unsetenv("SHMRUN_TEST_UNSET_VAR")
+
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"-n 0", []string{"-n", "0", prog}},
+		{"-n -1", []string{"-n", "-1", prog}},
+		{"-n abc", []string{"-n", "abc", prog}},
+		{"--np=", []string{"--np=", prog}},
+		{"unknown flag", []string{"--no-such-flag", prog}},
+		{"unknown shorthand", []string{"-z", prog}},
+		{"-n without value", []string{"-n"}},
+		{"no program", []string{}},
+		{"flags but no program", []string{"-n", "1"}},
+		{"missing program", []string{"-n", "1", filepath.Join(dir, "nope")}},
+		{"program not in PATH", []string{"-n", "1", "no-such-program-for-shmrun"}},
+		{"not executable", []string{"-n", "1", noexec}},
+		{"directory without Go files", []string{"-n", "1", dir}},
+		{"empty last MPMD part", []string{"-n", "1", prog, ":"}},
+		{"empty first MPMD part", []string{":", "-n", "1", prog}},
+		{"empty middle MPMD part", []string{"-n", "1", prog, ":", ":", "-n", "1", prog}},
+		{"MPMD part without program", []string{"-n", "1", prog, ":", "-n", "2"}},
+		{"MPMD part -n 0", []string{"-n", "1", prog, ":", "-n", "0", prog}},
+		{"MPMD part -n abc", []string{"-n", "1", prog, ":", "-n", "abc", prog}},
+		{"MPMD part unknown flag", []string{"-n", "1", prog, ":", "--tag-output", prog}},
+		{"bad duration", []string{"--timeout", "soon", "-n", "1", prog}},
+		{"zero duration", []string{"--timeout", "0", "-n", "1", prog}},
+		{"negative duration", []string{"--timeout", "-5s", "-n", "1", prog}},
+		{"env: bad name", []string{"-x", "1BAD=v", "-n", "1", prog}},
+		{"env: empty name", []string{"-x", "=v", "-n", "1", prog}},
+		{"env: shmrun's own", []string{"-x", "SHMRUN_RANK=3", "-n", "1", prog}},
+		{"env: unset", []string{"-x", "SHMRUN_TEST_UNSET_VAR", "-n", "1", prog}},
+		{"bind-to", []string{"--bind-to", "socket", "-n", "1", prog}},
+		{"stdin", []string{"--stdin", "all", "-n", "1", prog}},
+		{"more ranks than CPUs", []string{"-n", strconv.Itoa(len(launcher.CPUs()) + 1), prog}},
+		{"missing shm dir", []string{"--shm-dir", filepath.Join(dir, "nope"), "-n", "1", prog}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sd := shmDir(t) // a later --shm-dir in tt.args wins
+			code, stdout, stderr := runCLI(t, append([]string{"--shm-dir", sd}, tt.args...)...)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2 (stderr %q)", code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if !strings.HasPrefix(stderr, "shmrun: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr %q, want one line starting with \"shmrun: \"", stderr)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the program was started")
+				os.Remove(marker)
+			}
+			if ents, _ := os.ReadDir(sd); len(ents) > 0 {
+				t.Errorf("%d file(s) created in the shm directory", len(ents))
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, stdout, _ := runCLI(t, "--help")
+	if code != 0 || !strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "--oversubscribe") {
+		t.Errorf("--help: exit %d, output:\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI(t, "--version")
+	if want := fmt.Sprintf("shmrun %s (segment format %d)\n", Version, shm.FormatVersion); code != 0 || stdout != want {
+		t.Errorf("--version: exit %d, %q, want %q", code, stdout, want)
+	}
+}
+
+func TestEnvFlag(t *testing.T) {
+	t.Setenv("CLI_TEST_INHERITED", "inherited value")
+	args := []string{"--shm-dir", shmDir(t), "--timeout", "60s", "-n", "2", "--oversubscribe",
+		"-x", "A=1", "-x", "B=x=y", "-x", "CLI_TEST_INHERITED"}
+	code, stdout, stderr := runCLI(t, append(args, body("env", "A", "B", "CLI_TEST_INHERITED")...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for r := range 2 {
+		for _, want := range []string{"A=1", "B=x=y", "CLI_TEST_INHERITED=inherited value"} {
+			if line := fmt.Sprintf("rank %d %s\n", r, want); !strings.Contains(stdout, line) {
+				t.Errorf("no %q in output:\n%s", line, stdout)
+			}
+		}
+	}
+}
+
+func TestMPMD(t *testing.T) {
+	args := []string{"--shm-dir", shmDir(t), "--timeout", "60s", "--oversubscribe", "--tag-output", "-n", "1"}
+	args = append(args, body("part", "A")...)
+	args = append(args, ":", "-n", "2")
+	args = append(args, body("part", "B")...)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	got := strings.Split(strings.TrimSpace(stdout), "\n")
+	slices.Sort(got)
+	want := []string{"[0] rank 0 of 3 part A", "[1] rank 1 of 3 part B", "[2] rank 2 of 3 part B"}
+	if !slices.Equal(got, want) {
+		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		script string
+		code   int
+		says   string
+	}{
+		{"exit 0", 0, ""},
+		{"exit 3", 3, "exited with status 3"},
+		{"kill -SEGV $$", 139, "SIGSEGV"},
+		{"sleep 60", launcher.TimeoutExitCode, "timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "--shm-dir", shmDir(t), "--timeout", "1s", "-n", "2", "--oversubscribe", "sh", "-c", tt.script)
+			if code != tt.code || !strings.Contains(stderr, tt.says) {
+				t.Errorf("exit %d, stderr %q; want %d saying %q", code, stderr, tt.code, tt.says)
+			}
+		})
+	}
+}
+
+func TestBindToCoreFlag(t *testing.T) {
+	cpus := launcher.CPUs()
+	code, _, stderr := runCLI(t, "--shm-dir", shmDir(t), "--timeout", "60s", "--bind-to", "core", "--report-bindings",
+		"-n", strconv.Itoa(len(cpus)), "true")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for r, cpu := range cpus {
+		if want := fmt.Sprintf("shmrun: rank %d bound to CPU %d\n", r, cpu); !strings.Contains(stderr, want) {
+			t.Errorf("no %q in\n%s", want, stderr)
+		}
+	}
+}
+
+// TestRanksDieWithShmrun: when the shmrun process is SIGKILLed (it can do
+// nothing about it) its ranks die too (PR_SET_PDEATHSIG), and the dead job's
+// lock file is then removed by --cleanup, which says so.
+func TestRanksDieWithShmrun(t *testing.T) {
+	const n = 3
+	dir := shmDir(t)
+	cmd := exec.Command(ranktest.Program(), append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", strconv.Itoa(n), "--oversubscribe"},
+		body("hang")...)...)
+	cmd.Env = append(os.Environ(), envAsCLI+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second // ranks that outlive shmrun hold its stderr open
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	pids := make(chan int)
+	go func() {
+		defer close(pids)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if s, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+				pid, _ := strconv.Atoi(s)
+				pids <- pid
+			}
+		}
+	}()
+	// A pidfd of each rank becomes readable when the rank exits.
+	var pidfds []int
+	defer func() {
+		for _, fd := range pidfds {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) // survivors of a failed test
+			unix.Close(fd)
+		}
+	}()
+	timeout := time.After(60 * time.Second)
+	for len(pidfds) < n {
+		select {
+		case pid, ok := <-pids:
+			if !ok {
+				cmd.Wait()
+				t.Fatalf("shmrun's output ended with %d of %d ranks ready; stderr:\n%s", len(pidfds), n, stderr.String())
+			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatalf("pidfd_open(%d): %v", pid, err)
+			}
+			pidfds = append(pidfds, fd)
+		case <-timeout:
+			t.Fatalf("only %d of %d ranks became ready; stderr:\n%s", len(pidfds), n, stderr.String())
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	for _, fd := range pidfds {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 30_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
+			}
+			break
+		}
+	}
+
+	// Its launcher is gone, so the job's lock file is garbage now.
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("the killed job left %q, want its lock file", left)
+	}
+	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
+	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+		t.Errorf("--cleanup right after the job died (its lock file may be a job starting): exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	then := time.Now().Add(-2 * launcher.LockSettle)
+	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut = runCLI(t, "--cleanup", "--shm-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "removed "+left[0]+"\n") || !strings.Contains(stdout, "removed 1 object(s)") {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+}
+
+func TestCleanupFlag(t *testing.T) {
+	dir := shmDir(t)
+	code, stdout, stderr := runCLI(t, "--cleanup", "--shm-dir", dir)
+	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+		t.Errorf("--cleanup of an empty dir: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(t, "--cleanup", "--shm-dir", filepath.Join(dir, "nope"))
+	if code == 0 || !strings.HasPrefix(stderr, "shmrun: ") {
+		t.Errorf("--cleanup of a missing dir: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -1,0 +1,155 @@
+package comm_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/shmrun/shmrun/comm"
+)
+
+// worldGroups returns the world group as seen by each of n ranks.
+func worldGroups(t *testing.T, n int) []*comm.Group {
+	t.Helper()
+	cs, err := comm.NewLocalWorld(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := make([]*comm.Group, n)
+	for i, c := range cs {
+		gs[i] = c.Group()
+	}
+	return gs
+}
+
+// mustGroup returns a function that unpacks a group call's results,
+// failing the test on an error: mustGroup(t)(g.Incl(1, 2)).
+func mustGroup(t *testing.T) func(*comm.Group, error) *comm.Group {
+	return func(g *comm.Group, err error) *comm.Group {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+}
+
+// members lists g's world ranks.
+func members(g *comm.Group) []int {
+	var m []int
+	for r := range g.Size() {
+		m = append(m, g.WorldRank(r))
+	}
+	return m
+}
+
+func TestGroupInclExcl(t *testing.T) {
+	gs := worldGroups(t, 6)
+	tests := []struct {
+		name    string
+		make    func(g *comm.Group) (*comm.Group, error)
+		members []int
+	}{
+		{"Incl reorders", func(g *comm.Group) (*comm.Group, error) { return g.Incl(4, 2, 0) }, []int{4, 2, 0}},
+		{"Incl all", func(g *comm.Group) (*comm.Group, error) { return g.Incl(0, 1, 2, 3, 4, 5) }, []int{0, 1, 2, 3, 4, 5}},
+		{"Incl none", func(g *comm.Group) (*comm.Group, error) { return g.Incl() }, nil},
+		{"Excl keeps order", func(g *comm.Group) (*comm.Group, error) { return g.Excl(3, 1) }, []int{0, 2, 4, 5}},
+		{"Excl none", func(g *comm.Group) (*comm.Group, error) { return g.Excl() }, []int{0, 1, 2, 3, 4, 5}},
+		{"Excl all", func(g *comm.Group) (*comm.Group, error) { return g.Excl(5, 4, 3, 2, 1, 0) }, nil},
+		{"Incl of Excl", func(g *comm.Group) (*comm.Group, error) {
+			h, err := g.Excl(0)
+			if err != nil {
+				return nil, err
+			}
+			return h.Incl(3, 0) // group ranks of h: world 4 and 1
+		}, []int{4, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for me, g := range gs {
+				h := mustGroup(t)(tt.make(g))
+				if got := members(h); !slices.Equal(got, tt.members) {
+					t.Fatalf("members %v, want %v", got, tt.members)
+				}
+				wantRank := slices.Index(tt.members, me)
+				if wantRank < 0 {
+					wantRank = comm.Undefined
+				}
+				if h.Rank() != wantRank || h.Size() != len(tt.members) {
+					t.Errorf("world rank %d: rank %d of %d, want %d of %d", me, h.Rank(), h.Size(), wantRank, len(tt.members))
+				}
+			}
+		})
+	}
+}
+
+func TestGroupErrors(t *testing.T) {
+	g := worldGroups(t, 4)[0]
+	for name, err := range map[string]error{
+		"Incl out of range": second(g.Incl(4)),
+		"Incl negative":     second(g.Incl(-1)),
+		"Incl twice":        second(g.Incl(1, 2, 1)),
+		"Excl out of range": second(g.Excl(0, 7)),
+		"Excl twice":        second(g.Excl(3, 3)),
+		"Translate range":   second(g.TranslateRanks([]int{0, 4}, g)),
+		"Translate neg":     second(g.TranslateRanks([]int{-1}, g)),
+	} {
+		if !errors.Is(err, comm.ErrRank) {
+			t.Errorf("%s: %v, want ErrRank", name, err)
+		}
+	}
+	if _, err := g.TranslateRanks([]int{0}, nil); !errors.Is(err, comm.ErrGroup) {
+		t.Errorf("TranslateRanks to a nil group: %v, want ErrGroup", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestGroupTranslateRanks(t *testing.T) {
+	g := worldGroups(t, 6)[0]
+	a := mustGroup(t)(g.Incl(5, 3, 1))
+	b := mustGroup(t)(g.Incl(1, 2, 3, 4))
+	got, err := a.TranslateRanks([]int{0, 1, 2, 1}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{comm.Undefined, 2, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("TranslateRanks = %v, want %v", got, want)
+	}
+	if got, err := a.TranslateRanks(nil, b); err != nil || len(got) != 0 {
+		t.Errorf("TranslateRanks of none = %v, %v", got, err)
+	}
+	got, err = a.TranslateRanks([]int{0, 1, 2}, g)
+	if err != nil || !slices.Equal(got, []int{5, 3, 1}) {
+		t.Errorf("TranslateRanks to the world = %v, %v", got, err)
+	}
+}
+
+func TestGroupCompare(t *testing.T) {
+	g := worldGroups(t, 4)[1]
+	tests := []struct {
+		a, b []int
+		want int
+	}{
+		{[]int{0, 1, 2, 3}, []int{0, 1, 2, 3}, comm.Ident},
+		{[]int{2, 0}, []int{2, 0}, comm.Ident},
+		{[]int{}, []int{}, comm.Ident},
+		{[]int{2, 0}, []int{0, 2}, comm.Similar},
+		{[]int{3, 2, 1, 0}, []int{0, 1, 2, 3}, comm.Similar},
+		{[]int{0, 1}, []int{0, 2}, comm.Unequal},
+		{[]int{0, 1}, []int{0, 1, 2}, comm.Unequal},
+		{[]int{0}, []int{}, comm.Unequal},
+	}
+	for _, tt := range tests {
+		a, b := mustGroup(t)(g.Incl(tt.a...)), mustGroup(t)(g.Incl(tt.b...))
+		if got := a.Compare(b); got != tt.want {
+			t.Errorf("Compare(%v, %v) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := b.Compare(a); got != tt.want {
+			t.Errorf("Compare(%v, %v) = %d, want %d", tt.b, tt.a, got, tt.want)
+		}
+	}
+	if got := g.Compare(nil); got != comm.Unequal {
+		t.Errorf("Compare(nil) = %d, want Unequal", got)
+	}
+}

@@ -1,0 +1,105 @@
+package shm_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/shm"
+)
+
+// allocated is the bytes of o's file that have backing pages.
+func allocated(t *testing.T, o *shm.Object) int64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Fstat(o.FD(), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Blocks * 512
+}
+
+func TestReserve(t *testing.T) {
+	dir := shmDir(t)
+	// Over one fallocate chunk (64 MiB), so the loop goes round.
+	const size = 65 << 20
+	o := mustCreate(t, dir, size)
+	defer o.Unlink()
+	if got := allocated(t, o); got != 0 {
+		t.Fatalf("a new object has %d bytes allocated", got)
+	}
+	if err := o.Reserve(dir, shm.PageSize, size-shm.PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if got := allocated(t, o); got != size-shm.PageSize {
+		t.Errorf("%d bytes allocated after reserving %d", got, size-shm.PageSize)
+	}
+	if err := o.Reserve(dir, 0, 0); err != nil {
+		t.Errorf("an empty reservation: %v", err)
+	}
+}
+
+// tinyTmpfs mounts a 1 MiB tmpfs for the test, or skips it.
+func tinyTmpfs(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// TestReserveNoSpace: a reservation that a small tmpfs cannot hold is a
+// clear error at once, naming the directory, the bytes asked and free, never
+// a SIGBUS when the pages are touched later.
+func TestReserveNoSpace(t *testing.T) {
+	dir := tinyTmpfs(t)
+	const size = 8 << 20
+	o := mustCreate(t, dir, size) // sparse: creating it takes no space
+	err := o.Reserve(dir, 0, size)
+	if !errors.Is(err, shm.ErrNoSpace) {
+		t.Fatalf("Reserve(8 MiB) on a 1 MiB tmpfs = %v, want ErrNoSpace", err)
+	}
+	var ns *shm.NoSpaceError
+	if !errors.As(err, &ns) {
+		t.Fatalf("%T is not a *NoSpaceError", err)
+	}
+	if ns.Dir != dir || ns.Asked != size || ns.Free < 0 || ns.Free > 1<<20 {
+		t.Errorf("NoSpaceError%+v, want dir %s, asked %d, free in [0, 1 MiB]", *ns, dir, size)
+	}
+	msg := err.Error()
+	for _, want := range []string{dir, fmt.Sprint(size), fmt.Sprint(ns.Free), "--shm-dir"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not say %q", msg, want)
+		}
+	}
+	// What fits is reserved.
+	small := mustCreate(t, dir, 256<<10)
+	if err := small.Reserve(dir, 0, 256<<10); err != nil {
+		t.Errorf("Reserve(256 KiB) on a 1 MiB tmpfs: %v", err)
+	}
+	for _, o := range []*shm.Object{o, small} {
+		o.Unlink()
+	}
+}
+
+func TestFreeBytes(t *testing.T) {
+	if got := shm.FreeBytes(filepath.Join(t.TempDir(), "missing")); got != -1 {
+		t.Errorf("FreeBytes of a missing dir = %d, want -1", got)
+	}
+	if got := shm.FreeBytes(shm.DefaultDir); got <= 0 {
+		t.Logf("FreeBytes(%s) = %d", shm.DefaultDir, got)
+	}
+}
