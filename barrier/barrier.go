@@ -12,24 +12,35 @@ const LineLen = shm.CacheLine
 
 // Barrier layout in its line (little-endian, offsets in bytes):
 //
-//	0  uint64 state: arrivals in the low 32 bits, generation in the high 32
-//	   (so the generation is the 32-bit word at offset 4: the futex word)
+//	0  uint64 state:
+//	     bits  0-30  arrivals in this round
+//	     bit   31    a rank reported a failure in this round
+//	     bits 32-63  generation G (the 32-bit word at offset 4: the futex
+//	                 word); G>>1 counts rounds, G&1 says whether the round
+//	                 that ended with G had a failure
 //	8  uint32 sleepers: waiters in the futex phase
-//	12 uint32 failure word of even generations
-//	16 uint32 failure word of odd generations
+//	12 uint32 failure code of rounds with an even number (G>>1 even)
+//	16 uint32 failure code of odd rounds
 //
-// Arrive: add 1 to state. The rank whose add makes arrivals == n is last: it
-// clears the failure word of the next generation, then adds (1<<32 - n) to
-// state — one atomic step that resets the count and bumps the generation,
-// which releases everyone — and wakes sleepers. The others wait until the
-// generation differs from the one they arrived in. It is a centralized
-// sense-reversing barrier; keeping all words in one line means the last
-// arrival and the release cost a single line transfer each.
+// Arrive: read G; a failing rank CASes its code into its round's failure
+// word (first one wins) and ORs bit 31 into state; then add 1 to state. The
+// rank whose add makes arrivals == n is last: if the previous round failed
+// (bit 0 of G), it clears that round's failure word, which the next round
+// reuses; then with one add it resets arrivals and bit 31 and sets
+// the next G (round+1, failure bit = bit 31), which releases everyone, and
+// wakes sleepers. The others wait until G changes. Only if the new G has its
+// failure bit does anyone read the failure word, so a round without failure
+// touches nothing but the state word: it is a centralized sense-reversing
+// barrier at the cost of one line transfer per arrival and one for the
+// release.
 const (
 	offState    = 0
 	offGen      = 4
 	offSleepers = 8
 	offFail0    = 12
+
+	countMask = 1<<31 - 1
+	failedBit = 1 << 31
 )
 
 // Barrier is a reusable barrier for n ranks over one line of shared memory.
@@ -83,27 +94,56 @@ func (b *Barrier) Agree(failed int) (int, error) {
 // AgreeCode is Agree with a caller-defined failure code: 0 means success, and
 // every rank gets back the first nonzero code reported in this round, or 0.
 func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
-	gen := atomic.LoadUint64(b.state) >> 32
-	fail := b.fail[gen&1]
+	gen := uint32(atomic.LoadUint64(b.state) >> 32)
+	round := gen >> 1
+	fail := b.fail[round&1]
 	if code != 0 {
 		atomic.CompareAndSwapUint32(fail, 0, code)
+		atomic.OrUint64(b.state, failedBit)
 	}
 	v := atomic.AddUint64(b.state, 1)
-	if uint32(v) == b.n {
-		atomic.StoreUint32(b.fail[(gen+1)&1], 0)
-		atomic.AddUint64(b.state, 1<<32-uint64(b.n))
+	switch cnt := uint32(v) & countMask; {
+	case cnt == b.n:
+		// The next round's failure word last served round-1, whose
+		// failure bit is gen&1: clear it only then. Nothing else may come
+		// between the arrival add and the release add, or a spinning peer
+		// takes the line away in between and the release pays a transfer.
+		if gen&1 != 0 {
+			atomic.StoreUint32(b.fail[(round+1)&1], 0)
+		}
+		next := (round+1)<<1 | uint32(v&failedBit)>>31
+		// One add: arrivals and bit 31 to zero, G to next (all mod 2^64).
+		delta := uint64(next-gen)<<32 - uint64(b.n) - v&failedBit
+		gen = uint32(atomic.AddUint64(b.state, delta) >> 32)
 		if atomic.LoadUint32(b.ev.Sleepers) != 0 {
 			WakeAll(b.ev.Seq)
 		}
-	} else if uint32(v) > b.n {
-		panic(fmt.Sprintf("barrier: %d arrivals for %d ranks: the barrier line is corrupt or shared by a different group", uint32(v), b.n))
-	} else {
-		g := uint32(gen)
-		if err := b.ev.Await(b.abort, b.policy, func() bool {
-			return uint32(atomic.LoadUint64(b.state)>>32) != g
-		}); err != nil {
-			return 0, err
+	case cnt > b.n:
+		panic(fmt.Sprintf("barrier: %d arrivals for %d ranks: the barrier line is corrupt or shared by a different group", cnt, b.n))
+	default:
+		// The spin phase inline: a peer on another core usually releases
+		// us within it, without a call per check.
+		old := gen
+		for range b.policy.Spin {
+			if g := uint32(atomic.LoadUint64(b.state) >> 32); g != old {
+				gen = g
+				break
+			}
 		}
+		if gen == old {
+			p := b.policy
+			p.Spin = 0
+			if err := b.ev.Await(b.abort, p, func() bool {
+				return uint32(atomic.LoadUint64(b.state)>>32) != old
+			}); err != nil {
+				return 0, err
+			}
+			// G cannot move again before this rank arrives once more.
+			gen = uint32(atomic.LoadUint64(b.state) >> 32)
+		}
+	}
+	if gen&1 == 0 {
+		return 0, nil
 	}
 	return atomic.LoadUint32(fail), nil
 }

@@ -9,7 +9,8 @@ import (
 
 // ParsePolicy reads a wait policy written as comma-separated settings over
 // DefaultPolicy, e.g. "spin=500,yield=2ms,sleep=20ms" (the SHMRUN_WAIT
-// environment variable). spin is a count (0 to 10^7); yield a duration from
+// environment variable), or the word "oversubscribed" (OversubscribedPolicy)
+// followed by settings over it. spin is a count (0 to 10^7); yield a duration from
 // 0 to 1 s (0: sleep as soon as spinning ends); sleep a duration from 1 ms to
 // 1 s (how late an abort may be noticed). An empty string is DefaultPolicy.
 func ParsePolicy(s string) (Policy, error) {
@@ -17,7 +18,11 @@ func ParsePolicy(s string) (Policy, error) {
 	if strings.TrimSpace(s) == "" {
 		return p, nil
 	}
-	for _, kv := range strings.Split(s, ",") {
+	parts := strings.Split(s, ",")
+	if strings.TrimSpace(parts[0]) == "oversubscribed" {
+		p, parts = OversubscribedPolicy, parts[1:]
+	}
+	for _, kv := range parts {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
 			return p, fmt.Errorf("wait policy %q: %q is not key=value", s, kv)

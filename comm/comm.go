@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shmrun/shmrun/barrier"
@@ -18,8 +19,7 @@ type Comm struct {
 	t         *team.Team
 	members   []int // world rank of each comm rank
 	exit      func(code int)
-	mu        sync.Mutex
-	finalized bool
+	finalized atomic.Bool
 }
 
 var process struct {
@@ -123,9 +123,7 @@ func (c *Comm) Finalize() error {
 	}
 	err := c.t.Barrier()
 	c.t.SetRankState(team.RankFinalized, os.Getpid())
-	c.mu.Lock()
-	c.finalized = true
-	c.mu.Unlock()
+	c.finalized.Store(true)
 	if ctl := c.t.Control(); ctl != nil {
 		ctl.Close()
 	}
@@ -175,9 +173,7 @@ func Wtime() float64 { return float64(time.Since(epoch)) / 1e9 }
 var epoch = time.Now()
 
 func (c *Comm) check(call string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.finalized {
+	if c.finalized.Load() {
 		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrFinalized)
 	}
 	return nil

@@ -44,6 +44,8 @@ type job struct {
 	out     *tagger
 
 	spawnerDone chan struct{} // closed when every rank is reaped: the spawner thread may exit
+
+	oversubscribed bool // more ranks than CPUs in shmrun's affinity set
 }
 
 type exitEvent struct {
@@ -75,6 +77,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := j.setup(); err != nil {
 		return Result{}, err
 	}
+	j.oversubscribed = cfg.Ranks() > len(cpus)
 	exits, err := j.start(progs, cpus)
 	if err != nil {
 		return Result{}, err
@@ -167,6 +170,20 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // LockPath is the lock file of job id in dir.
 func LockPath(dir, job string) string { return filepath.Join(dir, shm.ObjectName(job, "lock")) }
 
+// userWait reports whether the user chose the wait policy (SHMRUN_WAIT in
+// shmrun's environment or a -x).
+func (j *job) userWait() bool {
+	if _, ok := os.LookupEnv(EnvWait); ok {
+		return true
+	}
+	for _, kv := range j.cfg.Env {
+		if strings.HasPrefix(kv, EnvWait+"=") {
+			return true
+		}
+	}
+	return false
+}
+
 func (j *job) rankEnv(rank, size int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -175,6 +192,10 @@ func (j *job) rankEnv(rank, size int) []string {
 		}
 	}
 	env = append(env, j.cfg.Env...)
+	if j.oversubscribed && !j.userWait() {
+		// More ranks than CPUs: spin briefly, then yield (barrier package).
+		env = append(env, EnvWait+"=oversubscribed")
+	}
 	return append(env,
 		"SHMRUN_JOB="+j.id,
 		"SHMRUN_RANK="+strconv.Itoa(rank),

@@ -55,6 +55,8 @@ func NewLocal(n int, cfg Config) ([]*Team, error) {
 	if n < 1 || n > MaxRanks {
 		return nil, fmt.Errorf("team: %d ranks", n)
 	}
+	// Goroutine ranks share GOMAXPROCS threads: they are oversubscribed.
+	cfg.Policy.Spin = min(cfg.Policy.Spin, barrier.OversubscribedPolicy.Spin)
 	cfg.Policy.Goroutines = true
 	l := LayoutFor(n)
 	mem := shm.Bytes(make([]uint64, l.Total/8))
