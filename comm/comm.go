@@ -124,9 +124,9 @@ func (c *Comm) Finalize() error {
 	err := c.t.Barrier()
 	c.t.SetRankState(team.RankFinalized, os.Getpid())
 	c.finalized.Store(true)
-	if ctl := c.t.Control(); ctl != nil {
-		ctl.Close()
-	}
+	// The control segment stays mapped until the process exits (a few KiB):
+	// a window the program did not free still points at its abort word, and
+	// unmapping it would turn that mistake into a fault.
 	return c.wrapWait("Finalize", err)
 }
 

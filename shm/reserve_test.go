@@ -103,3 +103,42 @@ func TestFreeBytes(t *testing.T) {
 		t.Logf("FreeBytes(%s) = %d", shm.DefaultDir, got)
 	}
 }
+
+// TestPopulate: populating a range backs exactly its pages, and a range a
+// small tmpfs cannot hold is a *NoSpaceError at once, not a SIGBUS later.
+func TestPopulate(t *testing.T) {
+	dir := shmDir(t)
+	const size = 3 << 20
+	o := mustCreate(t, dir, size)
+	defer o.Unlink()
+	m, err := o.Map(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Unmap(m)
+	// An unaligned range covers the pages it touches.
+	if err := o.Populate(dir, m, shm.PageSize+10, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := allocated(t, o), int64(1<<20)+shm.PageSize; got != want {
+		t.Errorf("%d bytes allocated, want %d", got, want)
+	}
+	m[shm.PageSize+10] = 1 // mapped and writable
+}
+
+func TestPopulateNoSpace(t *testing.T) {
+	dir := tinyTmpfs(t)
+	const size = 8 << 20
+	o := mustCreate(t, dir, size)
+	defer o.Unlink()
+	m, err := o.Map(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Unmap(m)
+	err = o.Populate(dir, m, 0, size)
+	var ns *shm.NoSpaceError
+	if !errors.As(err, &ns) || ns.Dir != dir || ns.Asked != size {
+		t.Fatalf("Populate(8 MiB) on a 1 MiB tmpfs = %v, want a *NoSpaceError for %s asking %d", err, dir, size)
+	}
+}

@@ -325,9 +325,11 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		_ = shm.AdviseHuge(mem) // a hint: tmpfs without huge= ignores it
 	}
 	if err == nil && sp.flags&flagNoReserve == 0 {
+		// Each rank backs its own part, from its own process: pages on its
+		// NUMA node, no SIGBUS later, and already mapped for its first touch.
 		off, length := sp.layout.Reservation(t.Rank())
 		if length > 0 {
-			if rerr := obj.Reserve(t.Dir(), off, length); rerr != nil {
+			if rerr := obj.Populate(t.Dir(), mem, off, length); rerr != nil {
 				err = errorf(classOf(rerr), "%s on rank %d: %v", call, t.Rank(), rerr)
 			}
 		}
