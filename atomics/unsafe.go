@@ -63,3 +63,11 @@ func fromBits[T any](b uint64) T {
 	}
 	return *(*T)(unsafe.Pointer(&b))
 }
+
+// SizeOf is the size in bytes of one element of T (MPI_Type_size of its
+// datatype). It is a constant within each instantiation, so callers on a hot
+// path can use it instead of TypeOf[T]().Size().
+func SizeOf[T Elem]() int {
+	var zero T
+	return int(unsafe.Sizeof(zero))
+}

@@ -27,16 +27,16 @@ import (
 // otherwise they take a stripe (about 40 ns instead of 10).
 
 // elemSpan checks an accumulate-family call and returns the offset in the
-// segment of count elements of t at disp on target; ok is false for ProcNull
-// (a no-op once the epoch is checked).
-func (w *Win) elemSpan(call string, t atomics.Type, target, disp, count int) (off int64, ok bool, err error) {
+// segment of count elements of size bytes at disp on target; ok is false for
+// ProcNull (a no-op once the epoch is checked) and on error.
+func (w *Win) elemSpan(call string, size, target, disp, count int) (off int64, ok bool, err error) {
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
-		if o, in := p.span(disp, count*t.Size()); in {
+		if o, in := p.span(disp, count*size); in {
 			return p.off + int64(o), true, nil
 		}
 	}
-	return 0, false, w.rmaError(call, target, disp, count*t.Size())
+	return 0, false, w.rmaError(call, target, disp, count*size)
 }
 
 // opError wraps a kernel's error in the matching class of this package
@@ -62,8 +62,7 @@ func opError(call string, w *Win, target int, err error) error {
 // epochs, ranges and ProcNull as for Put. An op the standard does not define
 // on T (a bit op on a float, say) is ErrOp.
 func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
-	t := atomics.TypeOf[T]()
-	off, ok, err := w.elemSpan("Accumulate", t, target, disp, len(src))
+	off, ok, err := w.elemSpan("Accumulate", atomics.SizeOf[T](), target, disp, len(src))
 	if !ok {
 		return err
 	}
@@ -84,8 +83,7 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if op == atomics.NoOp && src != nil && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.rank, len(src), len(result))
 	}
-	t := atomics.TypeOf[T]()
-	off, ok, err := w.elemSpan("GetAccumulate", t, target, disp, len(result))
+	off, ok, err := w.elemSpan("GetAccumulate", atomics.SizeOf[T](), target, disp, len(result))
 	if !ok {
 		return err
 	}
@@ -99,8 +97,7 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 // with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
 // Replace (atomic swap). On the common types it is one atomic instruction.
 func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
-	t := atomics.TypeOf[T]()
-	off, ok, err := w.elemSpan("FetchAndOp", t, target, disp, 1)
+	off, ok, err := w.elemSpan("FetchAndOp", atomics.SizeOf[T](), target, disp, 1)
 	if !ok {
 		var zero T
 		return zero, err
@@ -116,8 +113,7 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 // compare, and returns the element it found (MPI_Compare_and_swap),
 // atomically. Integer types only: a float does not compile.
 func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
-	t := atomics.TypeOf[T]()
-	off, ok, err := w.elemSpan("CompareAndSwap", t, target, disp, 1)
+	off, ok, err := w.elemSpan("CompareAndSwap", atomics.SizeOf[T](), target, disp, 1)
 	if !ok {
 		var zero T
 		return zero, err

@@ -97,10 +97,11 @@ type Win struct {
 	ep    epochState
 	freed atomic.Bool
 
-	// flushWord is on a rank-private cache line: a locked add on it is the
-	// cheapest full fence on amd64 (sync/atomic has no bare fence).
-	flushWord *uint64
-	flushLine [2 * line]byte
+	// fenceWord is a rank-private word on a line of its own: a locked add on
+	// it is the cheapest full fence on amd64 (sync/atomic has no bare fence).
+	_         [line]byte
+	fenceWord atomic.Uint64
+	_         [line]byte
 }
 
 type lockLine struct {
@@ -423,7 +424,6 @@ func (w *Win) bind(units []int64) {
 		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size)
-	w.flushWord = shm.Uint64At(w.flushLine[:], (line-int64(shm.Addr(w.flushLine[:]))%line)%line)
 }
 
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE and
@@ -543,4 +543,4 @@ func (w *Win) live(call string) error {
 
 // fullFence orders every earlier load and store of this process before every
 // later one (a locked add on a private line).
-func (w *Win) fullFence() { atomic.AddUint64(w.flushWord, 1) }
+func (w *Win) fullFence() { w.fenceWord.Add(1) }

@@ -213,6 +213,21 @@ func write(r *results, dir, cmd string) error {
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", label, fmtNS(s, sok), fmtNS(o, ook), fmtNS(m, mok),
 			fmtNS(c, cok && l.limit != ""), ratio(s, best, sok, bok), ratio(s, c, sok, cok && l.limit != ""))
 	}
+	p("\n## Targets from the issues, checked against this run\n\n")
+	p("| target | measured | met |\n|---|---|---|\n")
+	for _, tg := range targets {
+		got, ok := tg.eval(r)
+		verdict := "—"
+		if ok {
+			verdict = "no"
+			if got <= tg.limit {
+				verdict = "yes"
+			}
+			p("| %s | %.3f× (limit %.3f×) | %s |\n", tg.text, got, tg.limit, verdict)
+		} else {
+			p("| %s | not measured | — |\n", tg.text)
+		}
+	}
 	p("\n## Machine and versions\n\n")
 	for _, m := range r.meta {
 		p("- %s\n", m)
@@ -330,4 +345,61 @@ func latencySVG(r *results) string {
 	}
 	s.WriteString(`</svg>`)
 	return s.String()
+}
+
+// A target from the issues: eval returns the measured ratio, limit the
+// largest ratio that meets it.
+type target struct {
+	text  string
+	limit float64
+	eval  func(*results) (float64, bool)
+}
+
+// over is a.med / b.med for two rows of this run.
+func over(ra, na, rb, nb string) func(*results) (float64, bool) {
+	return func(r *results) (float64, bool) {
+		a, aok := r.get(ra, na)
+		b, bok := r.get(rb, nb)
+		if !aok || !bok || a.status != "" || b.status != "" || b.med == 0 {
+			return 0, false
+		}
+		return a.med / b.med, true
+	}
+}
+
+// overBestMPI divides by the faster of Open MPI and MPICH.
+func overBestMPI(name string) func(*results) (float64, bool) {
+	return func(r *results) (float64, bool) {
+		x, ok1 := over("shmrun", name, "openmpi", name)(r)
+		y, ok2 := over("shmrun", name, "mpich", name)(r)
+		switch {
+		case ok1 && ok2:
+			return max(x, y), true
+		case ok1:
+			return x, true
+		}
+		return y, ok2
+	}
+}
+
+var targets = []target{
+	{"Put 8 B + Flush ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "put8_flush", "openmpi", "put8_flush")},
+	{"Get 8 B + Flush ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "get8_flush", "openmpi", "get8_flush")},
+	{"Lock(exclusive) + Unlock ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "lock_unlock_excl", "openmpi", "lock_unlock_excl")},
+	{"LockAll + UnlockAll ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "lockall_unlockall", "openmpi", "lockall_unlockall")},
+	{"Fence ≤ 1.2× shmrun's Barrier (issue 3)", 1.2, over("shmrun", "fence", "shmrun", "barrier")},
+	{"PSCW epoch with one 8 B Put ≤ 1.2× the bare C flag hand-off (issue 3)", 1.2, over("shmrun", "pscw_put8", "climit", "flag_handoff_put8")},
+	{"Put 64 KiB at ≥ 95% of memcpy bandwidth (issue 3)", 1 / 0.95, over("shmrun", "put_bw_65536", "climit", "memcpy_65536")},
+	{"Put 1 MiB at ≥ 95% of memcpy bandwidth (issue 3)", 1 / 0.95, over("shmrun", "put_bw_1048576", "climit", "memcpy_1048576")},
+	{"Put 64 MiB at ≥ 95% of memcpy bandwidth (issue 3)", 1 / 0.95, over("shmrun", "put_bw_67108864", "climit", "memcpy_67108864")},
+	{"AllocateShared + touch + Free, 1 MiB, no slower than Open MPI (issue 3)", 1, over("shmrun", "alloc_touch_free_1m", "openmpi", "alloc_touch_free_1m")},
+	{"AllocateShared + touch + Free, 256 MiB, no slower than Open MPI (issue 3)", 1, over("shmrun", "alloc_touch_free_256m", "openmpi", "alloc_touch_free_256m")},
+	{"Accumulate + Flush ≤ 0.5× Open MPI (issue 4)", 0.5, over("shmrun", "acc_sum_i64", "openmpi", "acc_sum_i64")},
+	{"FetchAndOp + Flush ≤ 0.5× Open MPI (issue 4)", 0.5, over("shmrun", "fetch_and_op_i64", "openmpi", "fetch_and_op_i64")},
+	{"CompareAndSwap + Flush ≤ 0.5× Open MPI (issue 4)", 0.5, over("shmrun", "cas_i64", "openmpi", "cas_i64")},
+	{"GetAccumulate + Flush ≤ 0.5× Open MPI (issue 4)", 0.5, over("shmrun", "get_acc_sum_i64", "openmpi", "get_acc_sum_i64")},
+	{"FetchAndOp + Flush ≤ 1.5× C __atomic_fetch_add + fence (issue 4)", 1.5, over("shmrun", "fetch_and_op_i64", "climit", "atomic_fetch_add_fence")},
+	{"Barrier, 2 ranks ≤ 0.6× Open MPI (issue 2)", 0.6, over("shmrun", "barrier", "openmpi", "barrier")},
+	{"Barrier, 8 ranks on 2 cores ≤ 0.6× Open MPI (issue 2)", 0.6, over("shmrun", "barrier_n8", "openmpi", "barrier_n8")},
+	{"Job of 8 ranks ≤ 0.2× the faster MPI (issue 2)", 0.2, overBestMPI("job_start_teardown_n8")},
 }
