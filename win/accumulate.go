@@ -26,17 +26,11 @@ import (
 // alloc_shared_noncontig) and accumulates on 8-byte elements stay lock-free;
 // otherwise they take a stripe (about 40 ns instead of 10).
 
-// elemSpan checks an accumulate-family call and returns the offset in the
-// segment of count elements of size bytes at disp on target; ok is false for
-// ProcNull (a no-op once the epoch is checked) and on error.
-func (w *Win) elemSpan(call string, size, target, disp, count int) (off int64, ok bool, err error) {
-	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
-		if o, in := p.span(disp, count*size); in {
-			return p.off + int64(o), true, nil
-		}
-	}
-	return 0, false, w.rmaError(call, target, disp, count*size)
+// The accumulate family checks like Put, inline: a rank in range with an
+// access epoch, then span; everything else goes to elemError.
+
+func (w *Win) elemError(call string, size, target, disp, count int) error {
+	return w.rmaError(call, target, disp, count*size)
 }
 
 // opError wraps a kernel's error in the matching class of this package
@@ -62,14 +56,16 @@ func opError(call string, w *Win, target int, err error) error {
 // epochs, ranges and ProcNull as for Put. An op the standard does not define
 // on T (a bit op on a float, say) is ErrOp.
 func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
-	off, ok, err := w.elemSpan("Accumulate", atomics.SizeOf[T](), target, disp, len(src))
-	if !ok {
-		return err
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
+			if err := atomics.Accumulate(w.mem, p.off+int64(o), src, op, w.stripes); err != nil {
+				return opError("Accumulate", w, target, err)
+			}
+			return nil
+		}
 	}
-	if err := atomics.Accumulate(w.mem, off, src, op, w.stripes); err != nil {
-		return opError("Accumulate", w, target, err)
-	}
-	return nil
+	return w.elemError("Accumulate", atomics.SizeOf[T](), target, disp, len(src))
 }
 
 // GetAccumulate stores the target's elements at disp into result and
@@ -83,46 +79,52 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if op == atomics.NoOp && src != nil && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.rank, len(src), len(result))
 	}
-	off, ok, err := w.elemSpan("GetAccumulate", atomics.SizeOf[T](), target, disp, len(result))
-	if !ok {
-		return err
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
+			if err := atomics.GetAccumulate(w.mem, p.off+int64(o), src, result, op, w.stripes); err != nil {
+				return opError("GetAccumulate", w, target, err)
+			}
+			return nil
+		}
 	}
-	if err := atomics.GetAccumulate(w.mem, off, src, result, op, w.stripes); err != nil {
-		return opError("GetAccumulate", w, target, err)
-	}
-	return nil
+	return w.elemError("GetAccumulate", atomics.SizeOf[T](), target, disp, len(result))
 }
 
 // FetchAndOp returns the element at disp on target and combines v into it
 // with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
 // Replace (atomic swap). On the common types it is one atomic instruction.
 func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
-	off, ok, err := w.elemSpan("FetchAndOp", atomics.SizeOf[T](), target, disp, 1)
-	if !ok {
-		var zero T
-		return zero, err
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			old, err := atomics.FetchAndOp(w.mem, p.off+int64(o), v, op, w.stripes)
+			if err != nil {
+				return old, opError("FetchAndOp", w, target, err)
+			}
+			return old, nil
+		}
 	}
-	old, err := atomics.FetchAndOp(w.mem, off, v, op, w.stripes)
-	if err != nil {
-		return old, opError("FetchAndOp", w, target, err)
-	}
-	return old, nil
+	var zero T
+	return zero, w.elemError("FetchAndOp", atomics.SizeOf[T](), target, disp, 1)
 }
 
 // CompareAndSwap replaces the element at disp on target with v if it equals
 // compare, and returns the element it found (MPI_Compare_and_swap),
 // atomically. Integer types only: a float does not compile.
 func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
-	off, ok, err := w.elemSpan("CompareAndSwap", atomics.SizeOf[T](), target, disp, 1)
-	if !ok {
-		var zero T
-		return zero, err
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			old, err := atomics.CompareAndSwap(w.mem, p.off+int64(o), v, compare, w.stripes)
+			if err != nil {
+				return old, opError("CompareAndSwap", w, target, err)
+			}
+			return old, nil
+		}
 	}
-	old, err := atomics.CompareAndSwap(w.mem, off, v, compare, w.stripes)
-	if err != nil {
-		return old, opError("CompareAndSwap", w, target, err)
-	}
-	return old, nil
+	var zero T
+	return zero, w.elemError("CompareAndSwap", atomics.SizeOf[T](), target, disp, 1)
 }
 
 // Raccumulate is Accumulate returning a Request (MPI_Raccumulate); only
