@@ -242,7 +242,7 @@ func write(r *results, dir, cmd string) error {
 }
 
 var colors = map[string]string{"shmrun": "#0b7a3e", "openmpi": "#1f5fbf", "mpich": "#c2410c", "climit": "#6b7280"}
-var names = map[string]string{"shmrun": "shmrun", "openmpi": "Open MPI", "mpich": "MPICH", "climit": "C limit (memcpy / fence)"}
+var names = map[string]string{"shmrun": "shmrun", "openmpi": "Open MPI", "mpich": "MPICH", "climit": "C memcpy"}
 
 func bandwidthSVG(r *results) string {
 	const w, h, l, t, rt, bt = 720, 420, 70, 40, 170, 50
@@ -265,11 +265,15 @@ func bandwidthSVG(r *results) string {
 			}
 		}
 	}
-	maxBW = math.Ceil(maxBW/5) * 5
+	step := 10.0
+	if maxBW > 60 {
+		step = 20
+	}
+	maxBW = math.Ceil(maxBW/step) * step
 	pw, ph := float64(w-l-rt), float64(h-t-bt)
 	xOf := func(i float64) float64 { return float64(l) + i*pw/float64(len(sizes)-1) }
 	yOf := func(bw float64) float64 { return float64(t) + ph - bw/maxBW*ph }
-	for g := 0.0; g <= maxBW; g += maxBW / 5 {
+	for g := 0.0; g <= maxBW; g += step {
 		fmt.Fprintf(&s, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`, l, float64(l)+pw, yOf(g), yOf(g), l-6, yOf(g)+4, g)
 	}
 	labels := []string{"4 KiB", "64 KiB", "1 MiB", "16 MiB", "64 MiB"}
