@@ -71,16 +71,25 @@ func addLock(word *uint64, d uint64) uint64 {
 // ticketOf returns the ticket drawn by the add that produced v.
 func ticketOf(v uint64) uint64 { return ((v >> lwTShift) - 1) & lwMask }
 
-func (l lockLine) wake() {
+func (l *lockLine) wake() {
 	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
 		barrier.WakeAll(l.ev.Seq)
 	}
 }
 
+// acquireExclusive is the uncontended path, small enough to inline: one add
+// draws the ticket; if it is served and no LockAll is held, the lock is ours.
 func (w *Win) acquireExclusive(target int) error {
-	l := w.locks[target]
-	v := addLock(l.word, lwExclLock)
-	if t := ticketOf(v); lwW(v) != t {
+	v := addLock(w.locks[target].word, lwExclLock)
+	if t := ticketOf(v); lwW(v) != t || atomic.LoadUint64(w.global) != 0 {
+		return w.awaitExclusive(target, t)
+	}
+	return nil
+}
+
+func (w *Win) awaitExclusive(target int, t uint64) error {
+	l := &w.locks[target]
+	if lwW(atomic.LoadUint64(l.word)) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwW(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err // the job is ending; the lock word no longer matters
 		}
@@ -92,13 +101,13 @@ func (w *Win) acquireExclusive(target int) error {
 }
 
 func (w *Win) releaseExclusive(target int) {
-	l := w.locks[target]
+	l := &w.locks[target]
 	addLock(l.word, lwExclUnlock)
 	l.wake()
 }
 
 func (w *Win) acquireShared(target int) error {
-	l := w.locks[target]
+	l := &w.locks[target]
 	v := addLock(l.word, lwOneT)
 	if t := ticketOf(v); lwR(v) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
@@ -111,7 +120,7 @@ func (w *Win) acquireShared(target int) error {
 }
 
 func (w *Win) releaseShared(target int) {
-	l := w.locks[target]
+	l := &w.locks[target]
 	addLock(l.word, 1)
 	l.wake()
 }
@@ -130,7 +139,7 @@ func (w *Win) acquireAll() error {
 			return nil
 		}
 		w.releaseAll() // back off: an exclusive locker of busy may wait for A == 0
-		l := w.locks[busy]
+		l := &w.locks[busy]
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 }); err != nil {
 			return err
 		}
@@ -153,6 +162,35 @@ func (w *Win) releaseAll() {
 // fence epoch with RMA calls, and Lock on a window with no_locks=true are
 // ErrRMASync.
 func (w *Win) Lock(lt LockType, rank int, assert int) error {
+	// The common case first, with nothing in this frame but the check and
+	// the lock word; lockSlow does every other case and builds the errors.
+	if assert == 0 && uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] == 0 &&
+		!w.ep.lockAll && w.ep.startGroup == nil && !w.ep.fenceOpen && !w.cfg.noLocks && !w.freed.Load() {
+		var err error
+		if lt == Exclusive {
+			err = w.acquireExclusive(rank)
+		} else if lt == Shared {
+			err = w.acquireShared(rank)
+		} else {
+			return w.lockSlow(lt, rank, assert)
+		}
+		if err != nil {
+			return w.lockAborted(err)
+		}
+		w.ep.locks[rank] = lt
+		w.ep.noCheck[rank] = false
+		w.ep.nLocks++
+		w.ep.access[rank] = true
+		return nil
+	}
+	return w.lockSlow(lt, rank, assert)
+}
+
+func (w *Win) lockAborted(err error) error {
+	return errorf(ErrAborted, "Lock on rank %d: %v", w.rank, err)
+}
+
+func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 	if err := w.live("Lock"); err != nil {
 		return err
 	}
@@ -190,7 +228,7 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 			err = w.acquireShared(rank)
 		}
 		if err != nil {
-			return errorf(ErrAborted, "Lock on rank %d: %v", w.rank, err)
+			return w.lockAborted(err)
 		}
 		w.ep.noCheck[rank] = false
 	}
@@ -204,6 +242,22 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 // call of the epoch is complete at the target (a full fence), then the lock
 // is released. Local: it does not wait. Unlock without Lock is ErrRMASync.
 func (w *Win) Unlock(rank int) error {
+	if uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0 && !w.ep.noCheck[rank] {
+		lt := w.ep.locks[rank]
+		w.ep.access[rank] = false
+		w.ep.locks[rank] = 0
+		w.ep.nLocks--
+		if lt == Exclusive {
+			w.releaseExclusive(rank) // its atomic adds are full fences
+		} else {
+			w.releaseShared(rank)
+		}
+		return nil
+	}
+	return w.unlockSlow(rank)
+}
+
+func (w *Win) unlockSlow(rank int) error {
 	if err := w.live("Unlock"); err != nil {
 		return err
 	}
@@ -224,7 +278,7 @@ func (w *Win) Unlock(rank int) error {
 	case w.ep.noCheck[rank]:
 		w.fullFence()
 	case lt == Exclusive:
-		w.releaseExclusive(rank) // its atomic adds are full fences
+		w.releaseExclusive(rank)
 	default:
 		w.releaseShared(rank)
 	}
