@@ -1,0 +1,72 @@
+package win
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/shmrun/shmrun/shm"
+)
+
+func specFor(t testing.TB, sizes []int64, noncontig bool) segmentSpec {
+	t.Helper()
+	n := len(sizes)
+	units := make([]int64, n)
+	for i := range units {
+		units[i] = int64(1 + i%8)
+	}
+	l, err := shm.NewWindowLayout(sizes, headerLen(n), newSyncLayout(n).total, noncontig, shm.PageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags uint32
+	if noncontig {
+		flags = flagNoncontig
+	}
+	return segmentSpec{flavor: FlavorShared, flags: flags, layout: l, dispUnits: units}
+}
+
+// TestWindowHeaderRoundTrip: what rank 0 writes the others accept, and a
+// header for a different layout is refused, naming the field.
+func TestWindowHeaderRoundTrip(t *testing.T) {
+	sp := specFor(t, []int64{100, 0, 4096}, false)
+	mem := make([]byte, sp.layout.Total)
+	if err := writeWindowHeader(mem, sp); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkWindowHeader(mem, sp.layout.Total, sp); err != nil {
+		t.Fatalf("own header refused: %v", err)
+	}
+	other := specFor(t, []int64{100, 8, 4096}, false)
+	if err := checkWindowHeader(mem, sp.layout.Total, other); !errors.Is(err, shm.ErrCorrupt) {
+		t.Errorf("header of another layout: %v, want ErrCorrupt", err)
+	}
+}
+
+// FuzzCheckWindowHeader: a header changed anywhere in its checksummed area is
+// refused, and no input makes the check panic or read outside the mapping.
+func FuzzCheckWindowHeader(f *testing.F) {
+	f.Add(uint16(0), []byte{1})
+	f.Add(uint16(40), []byte{0xff, 0xff, 0xff, 0xff})
+	f.Add(uint16(80), []byte{8})
+	f.Add(uint16(4090), bytes.Repeat([]byte{7}, 20))
+	f.Fuzz(func(t *testing.T, at uint16, patch []byte) {
+		sp := specFor(t, []int64{24, 0, 1000, 7}, at%2 == 0)
+		mem := make([]byte, sp.layout.Total)
+		if err := writeWindowHeader(mem, sp); err != nil {
+			t.Fatal(err)
+		}
+		orig := append([]byte(nil), mem[:shm.PageSize]...)
+		start := int(at) % int(shm.PageSize)
+		copy(mem[start:shm.PageSize], patch)
+		err := checkWindowHeader(mem, sp.layout.Total, sp)
+		hl := int(headerLen(len(sp.layout.Sizes)))
+		changed := !bytes.Equal(orig[:hl], mem[:hl])
+		if changed && err == nil {
+			t.Fatalf("a header changed at %d..%d was accepted", start, start+len(patch))
+		}
+		if !changed && err != nil {
+			t.Fatalf("an unchanged header was refused: %v", err)
+		}
+	})
+}
