@@ -58,7 +58,7 @@ func fetchAddBody(c *comm.Comm) error {
 
 func TestFetchAndOpCounted2(t *testing.T)  { ranktest.Run(t, 2, "fetch-add") }
 func TestFetchAndOpCounted8(t *testing.T)  { ranktest.Run(t, 8, "fetch-add") }
-func TestFetchAndOpCounted32(t *testing.T) { ranktest.Run(t, 32, "fetch-add", ranktest.Args("30000")) }
+func TestFetchAndOpCounted32(t *testing.T) { ranktest.Run(t, 32, "fetch-add") }
 
 // subwordBody: ranks update neighbouring 1- and 2-byte elements that share
 // one 32-bit word (and one 8-byte word) with different ops; no update of a
