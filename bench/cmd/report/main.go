@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -29,7 +30,8 @@ type row struct {
 
 type results struct {
 	meta []string
-	rows map[string]map[string]row // runtime -> name -> row
+	rows map[string]map[string]row // runtime -> name -> row, repetitions merged
+	reps map[string]map[string]int // runtime -> name -> repetitions measured
 }
 
 func main() {
@@ -58,7 +60,9 @@ func read(path string) (*results, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := &results{rows: map[string]map[string]row{}}
+	all := map[string]map[string][]row{}
+	seen := map[string]bool{}
+	r := &results{rows: map[string]map[string]row{}, reps: map[string]map[string]int{}}
 	sc := bufio.NewScanner(f)
 	for ln := 1; sc.Scan(); ln++ {
 		line := strings.TrimSpace(sc.Text())
@@ -66,18 +70,21 @@ func read(path string) (*results, error) {
 			continue
 		}
 		if m, ok := strings.CutPrefix(line, "#"); ok {
-			r.meta = append(r.meta, strings.TrimSpace(m))
+			if m = strings.TrimSpace(m); !seen[m] {
+				seen[m] = true
+				r.meta = append(r.meta, m)
+			}
 			continue
 		}
 		f := strings.Fields(line)
 		if len(f) < 3 {
 			return nil, fmt.Errorf("%s:%d: %q: want runtime, name and values", path, ln, line)
 		}
-		if r.rows[f[0]] == nil {
-			r.rows[f[0]] = map[string]row{}
+		if all[f[0]] == nil {
+			all[f[0]] = map[string][]row{}
 		}
 		if len(f) == 3 {
-			r.rows[f[0]][f[1]] = row{status: f[2]}
+			all[f[0]][f[1]] = append(all[f[0]][f[1]], row{status: f[2]})
 			continue
 		}
 		if len(f) != 6 {
@@ -94,9 +101,41 @@ func read(path string) (*results, error) {
 				return nil, fmt.Errorf("%s:%d: %v", path, ln, e)
 			}
 		}
-		r.rows[f[0]][f[1]] = x
+		all[f[0]][f[1]] = append(all[f[0]][f[1]], x)
+	}
+	for rt, byName := range all {
+		r.rows[rt], r.reps[rt] = map[string]row{}, map[string]int{}
+		for name, xs := range byName {
+			r.rows[rt][name], r.reps[rt][name] = merge(xs)
+		}
 	}
 	return r, sc.Err()
+}
+
+// merge combines the repetitions of one measurement: the median of their
+// medians, the min of their mins, the max of their maxes. A measurement with
+// no numeric repetition keeps the status of its last one.
+func merge(xs []row) (row, int) {
+	var meds []float64
+	m := row{lo: math.Inf(1), hi: math.Inf(-1)}
+	for _, x := range xs {
+		if x.status != "" {
+			continue
+		}
+		meds = append(meds, x.med)
+		m.lo, m.hi = min(m.lo, x.lo), max(m.hi, x.hi)
+		m.iters += x.iters
+	}
+	if len(meds) == 0 {
+		return xs[len(xs)-1], 0
+	}
+	sort.Float64s(meds)
+	if n := len(meds); n%2 == 1 {
+		m.med = meds[n/2]
+	} else {
+		m.med = (meds[n/2-1] + meds[n/2]) / 2
+	}
+	return m, len(meds)
 }
 
 // A line of the table: the measurement, how to label it, and the plain-C
@@ -186,7 +225,9 @@ func write(r *results, dir, cmd string) error {
 	p("# shmrun benchmark results\n\n")
 	p("Produced by `%s` (all runtimes measured in one run on one machine; this file is\n", cmd)
 	p("written by `go run ./bench/cmd/report`). Each cell is the **median of per-round\n")
-	p("medians** in ns per operation, with the min–max over every batch in small print.\n")
+	p("medians** in ns per operation, with the min–max over every batch in small print;\n")
+	p("the 2-rank suites run %d times, interleaved across runtimes, and a cell is then the\n", r.maxReps())
+	p("median over the repetitions (speed on this machine drifts over minutes).\n")
 	p("Origin-side rows run rank 0 → rank 1 with the target idle inside the runtime, ranks\n")
 	p("bound one per core; every RMA latency includes the call that completes it. Ratios\n")
 	p("below 1 mean shmrun is faster. The C limit is a plain-C program doing the same work\n")
@@ -406,4 +447,15 @@ var targets = []target{
 	{"Barrier, 2 ranks ≤ 0.6× Open MPI (issue 2)", 0.6, over("shmrun", "barrier", "openmpi", "barrier")},
 	{"Barrier, 8 ranks on 2 cores ≤ 0.6× Open MPI (issue 2)", 0.6, over("shmrun", "barrier_n8", "openmpi", "barrier_n8")},
 	{"Job of 8 ranks ≤ 0.2× the faster MPI (issue 2)", 0.2, overBestMPI("job_start_teardown_n8")},
+}
+
+// maxReps is the largest number of repetitions of any measurement.
+func (r *results) maxReps() int {
+	n := 1
+	for _, byName := range r.reps {
+		for _, k := range byName {
+			n = max(n, k)
+		}
+	}
+	return n
 }
