@@ -164,6 +164,13 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 	if w.ep.fenceOpen && w.ep.fenceUsed.Load() {
 		return nil, errorf(ErrRMASync, "%s on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", call, w.rank)
 	}
+	// Groups are immutable: the translation of the last two groups seen
+	// (typically Post's and Start's) is kept, so an epoch allocates nothing.
+	for _, c := range w.groupCache {
+		if c.g == g {
+			return c.ranks, nil
+		}
+	}
 	all := make([]int, g.Size())
 	for i := range all {
 		all[i] = i
@@ -177,6 +184,7 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 			return nil, errorf(comm.ErrGroup, "%s on rank %d: group rank %d is not in the window's group", call, w.rank, i)
 		}
 	}
+	w.groupCache[1], w.groupCache[0] = w.groupCache[0], groupRanks{g, ranks}
 	return ranks, nil
 }
 
@@ -186,6 +194,12 @@ func (w *Win) closeFenceEpoch() {
 	if w.ep.fenceOpen {
 		w.ep.fenceOpen, w.ep.accessAll = false, false
 	}
+}
+
+// groupRanks is a group and its members as window ranks.
+type groupRanks struct {
+	g     *comm.Group
+	ranks []int
 }
 
 func (w *Win) sync() []byte { return w.mem[w.layout.SyncOff : w.layout.SyncOff+w.layout.SyncLen] }

@@ -300,3 +300,43 @@ func lockVsLockAllBody(c *comm.Comm) error {
 
 func TestLockVersusLockAll(t *testing.T)      { ranktest.Run(t, 8, "lock-vs-lockall") }
 func TestLockVersusLockAllLocal(t *testing.T) { runLocal(t, 6, lockVsLockAllBody) }
+
+// pscwRingBody passes tokens around a ring with the same two groups in every
+// epoch (the translation cache's common case), checking every value.
+func pscwRingBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	w, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	from, _ := c.Group().Incl((me + n - 1) % n)
+	to, _ := c.Group().Incl((me + 1) % n)
+	box, _ := win.View[int64](w.Local())
+	for round := int64(1); round <= 300; round++ {
+		if err := w.Post(from, 0); err != nil {
+			return err
+		}
+		if err := w.Start(to, 0); err != nil {
+			return err
+		}
+		if err := win.PutT(w, []int64{round*1000 + int64(me)}, (me+1)%n, 0); err != nil {
+			return err
+		}
+		if err := w.Complete(); err != nil {
+			return err
+		}
+		if err := w.Wait(); err != nil {
+			return err
+		}
+		if want := round*1000 + int64((me+n-1)%n); box[0] != want {
+			return fmt.Errorf("round %d: rank %d holds %d, want %d", round, me, box[0], want)
+		}
+	}
+	return nil
+}
+
+func init() { ranktest.Register("pscw-ring", pscwRingBody) }
+
+func TestPSCWRingSameGroups(t *testing.T)      { ranktest.Run(t, 4, "pscw-ring") }
+func TestPSCWRingSameGroupsLocal(t *testing.T) { runLocal(t, 3, pscwRingBody) }

@@ -94,8 +94,9 @@ type Win struct {
 	bells    []barrier.Event
 	stripes  *atomics.Stripes
 
-	ep    epochState
-	freed atomic.Bool
+	ep         epochState
+	groupCache [2]groupRanks // last groups given to Post and Start
+	freed      atomic.Bool
 
 	// fenceWord is a rank-private word on a line of its own: a locked add on
 	// it is the cheapest full fence on amd64 (sync/atomic has no bare fence).
