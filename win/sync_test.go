@@ -2,8 +2,10 @@ package win_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -340,3 +342,67 @@ func init() { ranktest.Register("pscw-ring", pscwRingBody) }
 
 func TestPSCWRingSameGroups(t *testing.T)      { ranktest.Run(t, 4, "pscw-ring") }
 func TestPSCWRingSameGroupsLocal(t *testing.T) { runLocal(t, 3, pscwRingBody) }
+
+// writerNotStarvedBody: ranks 1.. keep rank 0's window read-locked with no
+// gap — each holds its shared lock (or LockAll) until another reader has
+// acquired one, or 200 us have passed — while rank 0 asks for an exclusive
+// lock. Under a reader-preferring lock the readers would overlap forever and
+// the writer would never get in: the job would hang until its timeout and
+// fail. With FIFO tickets (and LockAll backing off from a waiting writer)
+// later readers queue behind the writer, the holders let go, the writer gets
+// in.
+func writerNotStarvedBody(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg0 := mustQuery(w, 0)
+	done, acquired := shm.Uint64At(seg0.Bytes, 0), shm.Uint64At(seg0.Bytes, 8)
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		for atomic.LoadUint64(acquired) < 200 { // the readers are overlapping
+			runtime.Gosched()
+		}
+		for range 3 {
+			if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+		}
+		atomic.StoreUint64(done, 1)
+		return c.Barrier()
+	}
+	for i := 0; atomic.LoadUint64(done) == 0; i++ {
+		lockAll := i%2 == 1
+		if lockAll {
+			err = w.LockAll(0)
+		} else {
+			err = w.Lock(win.Shared, 0, 0)
+		}
+		if err != nil {
+			return err
+		}
+		me := atomic.AddUint64(acquired, 1)
+		for t0 := time.Now(); atomic.LoadUint64(acquired) == me && atomic.LoadUint64(done) == 0 &&
+			time.Since(t0) < 200*time.Microsecond; {
+		}
+		if lockAll {
+			err = w.UnlockAll()
+		} else {
+			err = w.Unlock(0)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return c.Barrier()
+}
+
+func init() { ranktest.Register("writer-not-starved", writerNotStarvedBody) }
+
+func TestWriterNotStarved(t *testing.T) { ranktest.Run(t, 5, "writer-not-starved") }
