@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
@@ -138,7 +140,12 @@ func mcsBody(c *comm.Comm) error {
 	if err := w.LockAll(0); err != nil {
 		return err
 	}
-	load := func(rank, disp int) (int64, error) { return win.FetchAndOp(w, int64(0), rank, disp, atomics.NoOp) }
+	// Polling yields the CPU: with 16 ranks on 2 cores a spinning rank
+	// would otherwise burn whole time slices while the lock holder waits.
+	load := func(rank, disp int) (int64, error) {
+		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		return win.FetchAndOp(w, int64(0), rank, disp, atomics.NoOp)
+	}
 	store := func(v int64, rank, disp int) error {
 		if err := win.Accumulate(w, []int64{v}, rank, disp, atomics.Replace); err != nil {
 			return err
