@@ -75,7 +75,7 @@ func New(line []byte, n int, abort *uint32, p Policy) (*Barrier, error) {
 
 // Wait blocks until all n ranks have called Wait (or Agree) for this round.
 func (b *Barrier) Wait() error {
-	_, err := b.Agree(-1)
+	_, err := b.AgreeCode(0)
 	return err
 }
 

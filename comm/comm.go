@@ -143,10 +143,13 @@ func (c *Comm) Group() *Group { return newGroup(append([]int(nil), c.members...)
 // Collective. It waits by the barrier package's spin/yield/sleep policy and
 // returns ErrAborted if the job is ending.
 func (c *Comm) Barrier() error {
-	if err := c.check("Barrier"); err != nil {
-		return err
+	if c.finalized.Load() {
+		return c.check("Barrier")
 	}
-	return c.wrapWait("Barrier", c.t.Barrier())
+	if err := c.t.Barrier(); err != nil {
+		return c.wrapWait("Barrier", err)
+	}
+	return nil
 }
 
 // Abort ends the whole job with exit code code (MPI_Abort): the launcher
