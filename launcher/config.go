@@ -42,7 +42,6 @@ type Config struct {
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
 	Signals        <-chan os.Signal // SIGINT/SIGTERM end the job; SIGUSR1/2 are forwarded
-	KeepBuilds     bool             // keep the temp dir of built Go programs (debugging)
 }
 
 // EnvWait is the one SHMRUN_ variable a user sets: the ranks' wait policy

@@ -447,7 +447,7 @@ func (j *job) cleanup() {
 	if j.ctl != nil {
 		j.ctl.Close()
 	}
-	if j.buildTo != "" && !j.cfg.KeepBuilds {
+	if j.buildTo != "" {
 		_ = os.RemoveAll(j.buildTo)
 	}
 }
