@@ -38,18 +38,17 @@ func (l LockType) String() string {
 // may run on several goroutines inside an epoch.
 type epochState struct {
 	// accessAll: RMA to every target is allowed (a fence epoch or LockAll).
-	// access[t]: RMA to t is allowed (t is locked, or in the Start group).
 	accessAll bool
-	access    []bool
+	// tgt[t]: this rank's epoch to target t, tgt* bits. One byte per
+	// target keeps the hot paths (RMA, Lock, Unlock, Flush) to one load.
+	tgt []uint8
 
 	fenceOpen bool        // a Fence opened a (possible) epoch
 	fenceUsed atomic.Bool // an RMA call was made since that Fence
 
 	lockAll  bool
-	locks    []LockType // per target: the lock held (0 none)
-	nLocks   int
-	noCheck  []bool // per target: locked with ModeNoCheck (no lock word taken)
-	allCheck bool   // LockAll took the lock word (no ModeNoCheck)
+	nLocks   int  // targets with tgtLocked set
+	allCheck bool // LockAll took the lock word (no ModeNoCheck)
 
 	startGroup []int // window ranks of the open access epoch (nil: none)
 	postGroup  []int // window ranks of the open exposure epoch (nil: none)
@@ -57,10 +56,18 @@ type epochState struct {
 	postsTo    []uint32
 }
 
+// Bits of epochState.tgt.
+const (
+	tgtAccess    = 1 << iota // RMA to the target is allowed (locked, or in the Start group)
+	tgtExclusive             // an exclusive lock is held
+	tgtShared                // a shared lock is held
+	tgtNoCheck               // locked with ModeNoCheck: no lock word was taken
+
+	tgtLocked = tgtExclusive | tgtShared
+)
+
 func (e *epochState) init(n int) {
-	e.access = make([]bool, n)
-	e.locks = make([]LockType, n)
-	e.noCheck = make([]bool, n)
+	e.tgt = make([]uint8, n)
 	e.startsFrom = make([]uint32, n)
 	e.postsTo = make([]uint32, n)
 }
@@ -74,7 +81,23 @@ func (e *epochState) canAccess(target int) bool {
 		}
 		return true
 	}
-	return e.access[target]
+	return e.tgt[target]&tgtAccess != 0
+}
+
+// lockOf returns the lock this rank holds on target (0: none).
+func (e *epochState) lockOf(target int) LockType {
+	switch e.tgt[target] & tgtLocked {
+	case tgtExclusive:
+		return Exclusive
+	case tgtShared:
+		return Shared
+	}
+	return 0
+}
+
+// lockedTo reports a Lock epoch to target; target may be out of range.
+func (e *epochState) lockedTo(target int) bool {
+	return uint(target) < uint(len(e.tgt)) && e.tgt[target]&tgtLocked != 0
 }
 
 // passive reports a passive-target epoch to target (-1: to any target).
@@ -85,7 +108,7 @@ func (e *epochState) passive(target int) bool {
 	if target < 0 {
 		return e.nLocks > 0
 	}
-	return e.locks[target] != 0
+	return e.tgt[target]&tgtLocked != 0
 }
 
 // describeOpen names an open epoch, or returns "".
@@ -94,8 +117,8 @@ func (e *epochState) describeOpen() string {
 	case e.lockAll:
 		return "a LockAll epoch"
 	case e.nLocks > 0:
-		for t, l := range e.locks {
-			if l != 0 {
+		for t := range e.tgt {
+			if l := e.lockOf(t); l != 0 {
 				return fmt.Sprintf("a %s lock on rank %d", l, t)
 			}
 		}

@@ -77,32 +77,37 @@ func (l *lockLine) wake() {
 	}
 }
 
-// acquireExclusive is the uncontended path, small enough to inline: one add
-// draws the ticket; if it is served and no LockAll is held, the lock is ours.
-func (w *Win) acquireExclusive(target int) error {
-	v := addLock(w.locks[target].word, lwExclLock)
-	if t := ticketOf(v); lwW(v) != t || atomic.LoadUint64(w.global) != 0 {
-		return w.awaitExclusive(target, t)
+// lockExclusiveAfter finishes an exclusive Lock whose add drew the ticket
+// in v: it clears a carry guard the add set, waits for the turn and then for
+// LockAll holders to leave, and records the epoch.
+func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
+	l := &w.locks[rank]
+	if v&lwGuards != 0 {
+		atomic.AndUint64(l.word, ^uint64(lwGuards))
 	}
-	return nil
-}
-
-func (w *Win) awaitExclusive(target int, t uint64) error {
-	l := &w.locks[target]
+	t := ticketOf(v)
 	if lwW(atomic.LoadUint64(l.word)) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwW(atomic.LoadUint64(l.word)) == t }); err != nil {
-			return err // the job is ending; the lock word no longer matters
+			return w.lockAborted(err) // the job is ending; the lock word no longer matters
 		}
 	}
 	if atomic.LoadUint64(w.global) != 0 {
-		return w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global) == 0 })
+		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global) == 0 }); err != nil {
+			return w.lockAborted(err)
+		}
 	}
+	w.ep.tgt[rank] = tgtAccess | tgtExclusive
+	w.ep.nLocks++
 	return nil
 }
 
-func (w *Win) releaseExclusive(target int) {
-	l := &w.locks[target]
-	addLock(l.word, lwExclUnlock)
+// unlockAfter finishes an Unlock whose add left v in the lock word: it
+// clears a carry guard the add set and wakes sleepers.
+func (w *Win) unlockAfter(rank int, v uint64) {
+	l := &w.locks[rank]
+	if v&lwGuards != 0 {
+		atomic.AndUint64(l.word, ^uint64(lwGuards))
+	}
 	l.wake()
 }
 
@@ -125,16 +130,12 @@ func (w *Win) releaseShared(target int) {
 	l.wake()
 }
 
+// acquireAll takes the LockAll count; it returns once no target has an
+// exclusive locker holding or waiting.
 func (w *Win) acquireAll() error {
 	for {
 		atomic.AddUint64(w.global, 1)
-		busy := -1
-		for t, l := range w.locks {
-			if lwX(atomic.LoadUint64(l.word)) != 0 {
-				busy = t
-				break
-			}
-		}
+		busy := w.exclusiveBusy()
 		if busy < 0 {
 			return nil
 		}
@@ -144,6 +145,17 @@ func (w *Win) acquireAll() error {
 			return err
 		}
 	}
+}
+
+// exclusiveBusy returns a target with an exclusive locker holding or
+// waiting, or -1.
+func (w *Win) exclusiveBusy() int {
+	for t := range w.locks {
+		if lwX(atomic.LoadUint64(w.locks[t].word)) != 0 {
+			return t
+		}
+	}
+	return -1
 }
 
 func (w *Win) releaseAll() {
@@ -162,26 +174,18 @@ func (w *Win) releaseAll() {
 // fence epoch with RMA calls, and Lock on a window with no_locks=true are
 // ErrRMASync.
 func (w *Win) Lock(lt LockType, rank int, assert int) error {
-	// The common case first, with nothing in this frame but the check and
-	// the lock word; lockSlow does every other case and builds the errors.
-	if assert == 0 && uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] == 0 &&
+	// The common case first, in this frame: an exclusive lock with no other
+	// epoch open, granted by the one add that draws the ticket. Waiting is
+	// lockExclusiveAfter's; every other case and every error is lockSlow's.
+	if lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank] == 0 &&
 		!w.ep.lockAll && w.ep.startGroup == nil && !w.ep.fenceOpen && !w.cfg.noLocks && !w.freed.Load() {
-		var err error
-		if lt == Exclusive {
-			err = w.acquireExclusive(rank)
-		} else if lt == Shared {
-			err = w.acquireShared(rank)
-		} else {
-			return w.lockSlow(lt, rank, assert)
+		v := atomic.AddUint64(w.locks[rank].word, lwExclLock)
+		if v&lwGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
+			w.ep.tgt[rank] = tgtAccess | tgtExclusive
+			w.ep.nLocks++
+			return nil
 		}
-		if err != nil {
-			return w.lockAborted(err)
-		}
-		w.ep.locks[rank] = lt
-		w.ep.noCheck[rank] = false
-		w.ep.nLocks++
-		w.ep.access[rank] = true
-		return nil
+		return w.lockExclusiveAfter(rank, v)
 	}
 	return w.lockSlow(lt, rank, assert)
 }
@@ -194,7 +198,13 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 	if err := w.live("Lock"); err != nil {
 		return err
 	}
-	if lt != Exclusive && lt != Shared {
+	var bit uint8
+	switch lt {
+	case Exclusive:
+		bit = tgtExclusive
+	case Shared:
+		bit = tgtShared
+	default:
 		return errorf(ErrLockType, "Lock on rank %d: lock type %d is neither Exclusive nor Shared", w.rank, int(lt))
 	}
 	if assert&^ModeNoCheck != 0 {
@@ -209,32 +219,27 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 	switch {
 	case w.cfg.noLocks:
 		return errorf(ErrRMASync, "Lock on rank %d: the window was created with info no_locks=true", w.rank)
-	case w.ep.locks[rank] != 0:
-		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%s)", w.rank, rank, w.ep.locks[rank])
+	case w.ep.lockOf(rank) != 0:
+		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%s)", w.rank, rank, w.ep.lockOf(rank))
 	case w.ep.lockAll, w.ep.startGroup != nil:
 		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	case w.ep.fenceOpen && w.ep.fenceUsed.Load():
 		return errorf(ErrRMASync, "Lock on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
 	}
 	w.closeFenceEpoch()
-	if assert&ModeNoCheck != 0 {
+	switch {
+	case assert&ModeNoCheck != 0:
 		w.fullFence()
-		w.ep.noCheck[rank] = true
-	} else {
-		var err error
-		if lt == Exclusive {
-			err = w.acquireExclusive(rank)
-		} else {
-			err = w.acquireShared(rank)
-		}
-		if err != nil {
+		bit |= tgtNoCheck
+	case lt == Exclusive:
+		return w.lockExclusiveAfter(rank, atomic.AddUint64(w.locks[rank].word, lwExclLock))
+	default:
+		if err := w.acquireShared(rank); err != nil {
 			return w.lockAborted(err)
 		}
-		w.ep.noCheck[rank] = false
 	}
-	w.ep.locks[rank] = lt
+	w.ep.tgt[rank] = tgtAccess | bit
 	w.ep.nLocks++
-	w.ep.access[rank] = true
 	return nil
 }
 
@@ -242,15 +247,14 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 // call of the epoch is complete at the target (a full fence), then the lock
 // is released. Local: it does not wait. Unlock without Lock is ErrRMASync.
 func (w *Win) Unlock(rank int) error {
-	if uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0 && !w.ep.noCheck[rank] {
-		lt := w.ep.locks[rank]
-		w.ep.access[rank] = false
-		w.ep.locks[rank] = 0
+	// The exclusive case in this frame: one add (a full fence) does W++,
+	// R++ and X--; unlockAfter clears a carry guard or wakes sleepers.
+	if uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank] == tgtAccess|tgtExclusive {
+		w.ep.tgt[rank] = 0
 		w.ep.nLocks--
-		if lt == Exclusive {
-			w.releaseExclusive(rank) // its atomic adds are full fences
-		} else {
-			w.releaseShared(rank)
+		l := &w.locks[rank]
+		if v := atomic.AddUint64(l.word, lwExclUnlock); v&lwGuards != 0 || atomic.LoadUint32(l.ev.Sleepers) != 0 {
+			w.unlockAfter(rank, v)
 		}
 		return nil
 	}
@@ -267,18 +271,17 @@ func (w *Win) unlockSlow(rank int) error {
 	if rank < 0 || rank >= w.size {
 		return errorf(ErrRank, "Unlock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
 	}
-	lt := w.ep.locks[rank]
-	if lt == 0 {
+	st := w.ep.tgt[rank]
+	if st&tgtLocked == 0 {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
-	w.ep.access[rank] = false
-	w.ep.locks[rank] = 0
+	w.ep.tgt[rank] = 0
 	w.ep.nLocks--
 	switch {
-	case w.ep.noCheck[rank]:
+	case st&tgtNoCheck != 0:
 		w.fullFence()
-	case lt == Exclusive:
-		w.releaseExclusive(rank)
+	case st&tgtExclusive != 0:
+		w.unlockAfter(rank, atomic.AddUint64(w.locks[rank].word, lwExclUnlock))
 	default:
 		w.releaseShared(rank)
 	}
@@ -286,10 +289,26 @@ func (w *Win) unlockSlow(rank int) error {
 }
 
 // LockAll opens a shared passive-target epoch to every rank of the window
-// (MPI_Win_lock_all) in O(1), whatever the number of ranks. It blocks while
-// any rank holds or waits for an exclusive lock. assert: 0 or ModeNoCheck.
-// LockAll while a lock, LockAll or Start epoch is open is ErrRMASync.
+// (MPI_Win_lock_all) in O(1) writes, whatever the number of ranks: one add
+// to the window's LockAll count, then a read-only scan of the lock words. It
+// blocks while any rank holds or waits for an exclusive lock. assert: 0 or
+// ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
+// ErrRMASync.
 func (w *Win) LockAll(assert int) error {
+	if assert == 0 && !w.ep.lockAll && w.ep.nLocks == 0 && w.ep.startGroup == nil &&
+		!w.ep.fenceOpen && !w.cfg.noLocks && !w.freed.Load() {
+		atomic.AddUint64(w.global, 1)
+		if w.exclusiveBusy() >= 0 {
+			w.releaseAll()
+			return w.lockAllSlow(assert)
+		}
+		w.ep.allCheck, w.ep.lockAll, w.ep.accessAll = true, true, true
+		return nil
+	}
+	return w.lockAllSlow(assert)
+}
+
+func (w *Win) lockAllSlow(assert int) error {
 	if err := w.live("LockAll"); err != nil {
 		return err
 	}
@@ -316,29 +335,30 @@ func (w *Win) LockAll(assert int) error {
 }
 
 // UnlockAll closes the LockAll epoch (MPI_Win_unlock_all): every RMA call of
-// the epoch is complete at its target, then the shared locks are released.
-// Local. UnlockAll without LockAll is ErrRMASync.
+// the epoch is complete at its target (the count's add is a full fence),
+// then the shared locks are released. Local. UnlockAll without LockAll is
+// ErrRMASync.
 func (w *Win) UnlockAll() error {
+	if w.ep.lockAll && !w.freed.Load() {
+		w.ep.lockAll, w.ep.accessAll = false, false
+		if w.ep.allCheck {
+			w.releaseAll()
+		} else {
+			w.fullFence()
+		}
+		return nil
+	}
 	if err := w.live("UnlockAll"); err != nil {
 		return err
 	}
-	if !w.ep.lockAll {
-		return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
-	}
-	w.ep.lockAll, w.ep.accessAll = false, false
-	if w.ep.allCheck {
-		w.releaseAll()
-	} else {
-		w.fullFence()
-	}
-	return nil
+	return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
 }
 
 // Flush completes every RMA call of this rank to rank, at the origin and at
 // the target (MPI_Win_flush): a full memory fence. Local. Only inside a
 // passive-target epoch to rank (ErrRMASync otherwise).
 func (w *Win) Flush(rank int) error {
-	if w.ep.lockAll || (uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0) {
+	if w.ep.lockAll || w.ep.lockedTo(rank) {
 		w.fullFence()
 		return nil
 	}
@@ -359,7 +379,7 @@ func (w *Win) FlushAll() error {
 // (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
 // so it only checks the epoch. Local.
 func (w *Win) FlushLocal(rank int) error {
-	if w.ep.lockAll || (uint(rank) < uint(len(w.ep.locks)) && w.ep.locks[rank] != 0) {
+	if w.ep.lockAll || w.ep.lockedTo(rank) {
 		return nil
 	}
 	return w.flushSlow("FlushLocal", rank)

@@ -77,7 +77,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	}
 	for _, t := range targets {
 		w.ep.startsFrom[t]++
-		w.ep.access[t] = true
+		w.ep.tgt[t] |= tgtAccess
 	}
 	w.ep.startGroup = targets
 	return nil
@@ -96,7 +96,7 @@ func (w *Win) Complete() error {
 	}
 	sync := w.sync()
 	for _, t := range w.ep.startGroup {
-		w.ep.access[t] = false
+		w.ep.tgt[t] &^= tgtAccess
 		atomic.AddUint32(shm.Uint32At(sync, w.sl.completeOff(t, w.rank)), 1)
 		w.bells[t].Notify()
 	}

@@ -110,7 +110,7 @@ var doneRequest = &Request{}
 // rmaRequest checks that a request-based call is inside a passive-target
 // epoch, as the standard requires of MPI_Rput and its kin.
 func (w *Win) rmaRequest(call string, target int) error {
-	if w.ep.lockAll || (uint(target) < uint(len(w.ep.locks)) && w.ep.locks[target] != 0) {
+	if w.ep.lockAll || w.ep.lockedTo(target) {
 		return nil
 	}
 	if err := w.live(call); err != nil {
