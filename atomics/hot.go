@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/shmrun/shmrun/shm"
 )
 
 // The one-element hot path. FetchAndOp, CompareAndSwap and the one-element
@@ -108,4 +110,21 @@ func rmwHot(mem []byte, off int64, size uintptr, k uint8, op Op, x uint64) (old 
 		return uint64(atomic.OrUint32(p, y)), true
 	}
 	return 0, false
+}
+
+// FetchAddWord is FetchAndOp(Sum) on the one case that needs no dispatch:
+// T exactly int64 or uint64 and off an 8-byte element inside mem at an
+// 8-byte aligned address. It does the add (one locked instruction)
+// and returns the old value and true; otherwise it does nothing and returns
+// false, and the caller goes on to FetchAndOp. It is small enough to inline
+// into the caller's frame: the hottest path makes no call into this package.
+func FetchAddWord[T Elem](mem []byte, off int64, v T) (old T, ok bool) {
+	switch any(old).(type) {
+	case int64, uint64:
+		if off >= 0 && off <= int64(len(mem))-8 && (shm.Addr(mem)+uintptr(off))&7 == 0 {
+			x := bits64(v)
+			return fromBits[T](atomic.AddUint64(word64(mem, off), x) - x), true
+		}
+	}
+	return old, false
 }

@@ -59,6 +59,11 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
+			if op == atomics.Sum && len(src) == 1 {
+				if _, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+					return nil
+				}
+			}
 			if err := atomics.Accumulate(w.mem, p.off+int64(o), src, op, w.stripes); err != nil {
 				return opError("Accumulate", w, target, err)
 			}
@@ -82,6 +87,12 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
+			if op == atomics.Sum && len(src) == 1 {
+				if old, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+					result[0] = old
+					return nil
+				}
+			}
 			if err := atomics.GetAccumulate(w.mem, p.off+int64(o), src, result, op, w.stripes); err != nil {
 				return opError("GetAccumulate", w, target, err)
 			}
@@ -98,6 +109,11 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			if op == atomics.Sum {
+				if old, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), v); ok {
+					return old, nil
+				}
+			}
 			old, err := atomics.FetchAndOp(w.mem, p.off+int64(o), v, op, w.stripes)
 			if err != nil {
 				return old, opError("FetchAndOp", w, target, err)

@@ -47,6 +47,7 @@ type epochState struct {
 	fenceUsed atomic.Bool // an RMA call was made since that Fence
 
 	lockAll  bool
+	all      uint8 // tgtLocked while lockAll: Flush tests tgt[t]|all in one go
 	nLocks   int  // targets with tgtLocked set
 	allCheck bool // LockAll took the lock word (no ModeNoCheck)
 
@@ -82,6 +83,14 @@ func (e *epochState) canAccess(target int) bool {
 		return true
 	}
 	return e.tgt[target]&tgtAccess != 0
+}
+
+// setLockAll opens or closes a LockAll epoch in the epoch state.
+func (e *epochState) setLockAll(on bool) {
+	e.lockAll, e.accessAll, e.all = on, on, 0
+	if on {
+		e.all = tgtLocked
+	}
 }
 
 // lockOf returns the lock this rank holds on target (0: none).

@@ -302,7 +302,8 @@ func (w *Win) LockAll(assert int) error {
 			w.releaseAll()
 			return w.lockAllSlow(assert)
 		}
-		w.ep.allCheck, w.ep.lockAll, w.ep.accessAll = true, true, true
+		w.ep.allCheck = true
+		w.ep.setLockAll(true)
 		return nil
 	}
 	return w.lockAllSlow(assert)
@@ -330,7 +331,7 @@ func (w *Win) lockAllSlow(assert int) error {
 		return errorf(ErrAborted, "LockAll on rank %d: %v", w.rank, err)
 	}
 	w.ep.allCheck = assert&ModeNoCheck == 0
-	w.ep.lockAll, w.ep.accessAll = true, true
+	w.ep.setLockAll(true)
 	return nil
 }
 
@@ -340,7 +341,7 @@ func (w *Win) lockAllSlow(assert int) error {
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
 	if w.ep.lockAll && !w.freed.Load() {
-		w.ep.lockAll, w.ep.accessAll = false, false
+		w.ep.setLockAll(false)
 		if w.ep.allCheck {
 			w.releaseAll()
 		} else {
@@ -358,7 +359,7 @@ func (w *Win) UnlockAll() error {
 // the target (MPI_Win_flush): a full memory fence. Local. Only inside a
 // passive-target epoch to rank (ErrRMASync otherwise).
 func (w *Win) Flush(rank int) error {
-	if w.ep.lockAll || w.ep.lockedTo(rank) {
+	if uint(rank) < uint(len(w.ep.tgt)) && (w.ep.tgt[rank]|w.ep.all)&tgtLocked != 0 {
 		w.fullFence()
 		return nil
 	}

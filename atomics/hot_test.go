@@ -1,0 +1,73 @@
+package atomics
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/shmrun/shmrun/shm"
+)
+
+// FetchAddWord must do the add exactly where it applies and leave memory
+// alone everywhere else: the callers fall back to FetchAndOp on false, so a
+// false that had already added would count twice.
+func TestFetchAddWord(t *testing.T) {
+	mem := shm.Bytes(make([]uint64, 4)) // 32 bytes, 8-byte aligned
+	for off := int64(-16); off <= 40; off++ {
+		clear(mem)
+		before := bytes.Clone(mem)
+		old, ok := FetchAddWord(mem, off, int64(5))
+		want := off >= 0 && off%8 == 0 && off+8 <= int64(len(mem))
+		if ok != want {
+			t.Fatalf("int64 at %d: ok = %v, want %v", off, ok, want)
+		}
+		if !ok {
+			if !bytes.Equal(mem, before) {
+				t.Fatalf("int64 at %d: refused, but memory changed", off)
+			}
+			continue
+		}
+		if old != 0 {
+			t.Fatalf("int64 at %d: old %d, want 0", off, old)
+		}
+		if got, _ := FetchAddWord(mem, off, int64(-7)); got != 5 {
+			t.Fatalf("int64 at %d: second old %d, want 5", off, got)
+		}
+		if got, _ := FetchAndOp(mem, off, int64(0), NoOp, nil); got != -2 {
+			t.Fatalf("int64 at %d: value %d, want -2", off, got)
+		}
+	}
+	// Unsigned wrap-around.
+	clear(mem)
+	FetchAddWord(mem, 8, uint64(math.MaxUint64))
+	if old, ok := FetchAddWord(mem, 8, uint64(2)); !ok || old != math.MaxUint64 {
+		t.Fatalf("uint64: old %d ok %v", old, ok)
+	}
+	if got, _ := FetchAndOp(mem, 8, uint64(0), NoOp, nil); got != 1 {
+		t.Fatalf("uint64 wrap: value %d, want 1", got)
+	}
+	// Memory cut at an odd address: what counts is the word's address.
+	clear(mem)
+	if _, ok := FetchAddWord(mem[1:], 8, int64(1)); ok {
+		t.Fatal("unaligned address accepted")
+	}
+	if _, ok := FetchAddWord(mem[1:], 7, int64(1)); !ok || mem[8] != 1 {
+		t.Fatal("aligned address at an odd offset refused")
+	}
+	clear(mem)
+	// Every other type is left to FetchAndOp, named int64 types included.
+	type count int64
+	checks := map[string]bool{}
+	_, checks["int32"] = FetchAddWord(mem, 0, int32(1))
+	_, checks["float64"] = FetchAddWord(mem, 0, float64(1))
+	_, checks["count"] = FetchAddWord(mem, 0, count(1))
+	_, checks["complex128"] = FetchAddWord(mem, 0, complex128(1))
+	for name, ok := range checks {
+		if ok {
+			t.Errorf("%s: FetchAddWord applied", name)
+		}
+	}
+	if !bytes.Equal(mem, make([]byte, len(mem))) {
+		t.Fatal("refused types changed memory")
+	}
+}
