@@ -48,8 +48,8 @@ type epochState struct {
 
 	lockAll  bool
 	all      uint8 // tgtLocked while lockAll: Flush tests tgt[t]|all in one go
-	nLocks   int  // targets with tgtLocked set
-	allCheck bool // LockAll took the lock word (no ModeNoCheck)
+	nLocks   int   // targets with tgtLocked set
+	allCheck bool  // LockAll took the lock word (no ModeNoCheck)
 
 	startGroup []int // window ranks of the open access epoch (nil: none)
 	postGroup  []int // window ranks of the open exposure epoch (nil: none)
