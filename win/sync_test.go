@@ -406,3 +406,104 @@ func writerNotStarvedBody(c *comm.Comm) error {
 func init() { ranktest.Register("writer-not-starved", writerNotStarvedBody) }
 
 func TestWriterNotStarved(t *testing.T) { ranktest.Run(t, 5, "writer-not-starved") }
+
+// lockWrapBody runs enough lock epochs on rank 0 that the 15-bit counters of
+// its lock word wrap around twice (docs/FORMAT.md: the carry guards), with
+// every kind of lock mixed: rank 0 takes exclusive locks, the other ranks
+// rotate through exclusive, shared and LockAll. A shared word counts the
+// holders (exclusive 1000, shared and LockAll 1): an exclusive holder must
+// see exactly 1000, a shared one less than 1000. The epochs of the counter
+// must add up, and the lock must still work when all is done.
+func lockWrapBody(c *comm.Comm) error {
+	const total = 3 << 15 // lock epochs on rank 0 over all ranks
+	k := total / c.Size()
+	w, err := win.AllocateShared(c, 24, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	inside := shm.Uint64At(mustQuery(w, 0).Bytes, 8)
+	var excl int64
+	for i := range k {
+		kind := 0 // exclusive
+		if c.Rank() != 0 {
+			kind = i % 3
+		}
+		var err error
+		switch kind {
+		case 0:
+			err = w.Lock(win.Exclusive, 0, 0)
+		case 1:
+			err = w.Lock(win.Shared, 0, 0)
+		default:
+			err = w.LockAll(0)
+		}
+		if err != nil {
+			return err
+		}
+		if kind == 0 {
+			if v := atomic.AddUint64(inside, 1000); v != 1000 {
+				return fmt.Errorf("rank %d, epoch %d: exclusive holder sees holders %d", c.Rank(), i, v)
+			}
+			var cnt [1]int64
+			if err := win.GetT(w, cnt[:], 0, 0); err != nil {
+				return err
+			}
+			cnt[0]++
+			if err := win.PutT(w, cnt[:], 0, 0); err != nil {
+				return err
+			}
+			excl++
+			atomic.AddUint64(inside, ^uint64(999))
+			err = w.Unlock(0)
+		} else {
+			if v := atomic.AddUint64(inside, 1); v >= 1000 {
+				return fmt.Errorf("rank %d, epoch %d: shared holder sees holders %d", c.Rank(), i, v)
+			}
+			atomic.AddUint64(inside, ^uint64(0))
+			if kind == 1 {
+				err = w.Unlock(0)
+			} else {
+				err = w.UnlockAll()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Sum the ranks' exclusive epochs in word 2 of rank 0.
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	if _, err := win.FetchAndOp(w, excl, 0, 2, atomics.Sum); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	var got, want [1]int64
+	if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+		return err
+	}
+	if err := win.GetT(w, got[:], 0, 0); err != nil {
+		return err
+	}
+	if err := win.GetT(w, want[:], 0, 2); err != nil {
+		return err
+	}
+	if err := w.Unlock(0); err != nil {
+		return err
+	}
+	if got[0] != want[0] || want[0] < int64(k) {
+		return fmt.Errorf("counter %d after %d exclusive epochs", got[0], want[0])
+	}
+	return nil
+}
+
+func init() { ranktest.Register("lock-wrap", lockWrapBody) }
+
+func TestLockCountersWrap(t *testing.T)      { ranktest.Run(t, 3, "lock-wrap") }
+func TestLockCountersWrapLocal(t *testing.T) { runLocal(t, 3, lockWrapBody) }
