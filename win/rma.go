@@ -32,7 +32,7 @@ func (w *Win) Put(src []byte, target, disp int) error {
 			if len(src) == 8 { // one move instead of a memmove call
 				binary.LittleEndian.PutUint64(p.data[off:], binary.LittleEndian.Uint64(src))
 			} else {
-				copy(p.data[off:], src)
+				shm.Copy(p.data[off:], src)
 			}
 			return nil
 		}
@@ -49,7 +49,7 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 			if len(dst) == 8 {
 				binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.data[off:]))
 			} else {
-				copy(dst, p.data[off:])
+				shm.Copy(dst, p.data[off:])
 			}
 			return nil
 		}
