@@ -128,3 +128,19 @@ func FetchAddWord[T Elem](mem []byte, off int64, v T) (old T, ok bool) {
 	}
 	return old, false
 }
+
+// SwapIfWord is the successful case of CompareAndSwap where FetchAddWord
+// applies, inlinable the same way: if the element equals compare it becomes
+// v and SwapIfWord returns true. It returns false, having changed nothing,
+// when the element differs or the case does not apply; the caller then goes
+// on to CompareAndSwap, which returns the element it finds. (A failed
+// hardware compare-and-swap does not say what it found, and a second call
+// costs a contended caller little next to the line transfer it waits for.)
+func SwapIfWord[T Integer](mem []byte, off int64, v, compare T) bool {
+	switch any(v).(type) {
+	case int64, uint64:
+		return off >= 0 && off <= int64(len(mem))-8 && (shm.Addr(mem)+uintptr(off))&7 == 0 &&
+			atomic.CompareAndSwapUint64(word64(mem, off), bits64(compare), bits64(v))
+	}
+	return false
+}

@@ -71,3 +71,41 @@ func TestFetchAddWord(t *testing.T) {
 		t.Fatal("refused types changed memory")
 	}
 }
+
+// SwapIfWord must swap exactly when the element equals compare in the case
+// it handles, and change nothing otherwise (callers fall back to
+// CompareAndSwap on false).
+func TestSwapIfWord(t *testing.T) {
+	mem := shm.Bytes(make([]uint64, 4))
+	for off := int64(-16); off <= 40; off++ {
+		clear(mem)
+		applies := off >= 0 && off%8 == 0 && off+8 <= int64(len(mem))
+		if SwapIfWord(mem, off, int64(9), int64(1)) {
+			t.Fatalf("int64 at %d: swapped 0 though compare was 1", off)
+		}
+		if !bytes.Equal(mem, make([]byte, len(mem))) {
+			t.Fatalf("int64 at %d: a failed swap changed memory", off)
+		}
+		if got := SwapIfWord(mem, off, int64(-9), int64(0)); got != applies {
+			t.Fatalf("int64 at %d: swapped %v, want %v", off, got, applies)
+		}
+		if applies {
+			if v, _ := FetchAndOp(mem, off, int64(0), NoOp, nil); v != -9 {
+				t.Fatalf("int64 at %d: value %d after the swap, want -9", off, v)
+			}
+		} else if !bytes.Equal(mem, make([]byte, len(mem))) {
+			t.Fatalf("int64 at %d: refused, but memory changed", off)
+		}
+	}
+	clear(mem)
+	if SwapIfWord(mem[1:], 8, uint64(1), 0) {
+		t.Fatal("unaligned address accepted")
+	}
+	type count int64
+	if SwapIfWord(mem, 0, int32(1), 0) || SwapIfWord(mem, 0, count(1), 0) || SwapIfWord(mem, 0, uint8(1), 0) {
+		t.Fatal("a type other than int64/uint64 was swapped")
+	}
+	if !bytes.Equal(mem, make([]byte, len(mem))) {
+		t.Fatal("refused types changed memory")
+	}
+}

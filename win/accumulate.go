@@ -132,6 +132,9 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			if atomics.SwapIfWord(w.mem, p.off+int64(o), v, compare) {
+				return compare, nil
+			}
 			old, err := atomics.CompareAndSwap(w.mem, p.off+int64(o), v, compare, w.stripes)
 			if err != nil {
 				return old, opError("CompareAndSwap", w, target, err)

@@ -245,3 +245,47 @@ func TestOpTypeRules(t *testing.T) {
 		return check(isClass(err, win.ErrOp), "NoOp in Accumulate: %v", err)
 	})
 }
+
+// TestCompareAndSwapResults: a swap returns compare, a failed one the value
+// it found and changes nothing, for the inlined int64 path and the general
+// paths (int32, a named type) alike.
+func TestCompareAndSwapResults(t *testing.T) {
+	type count int64
+	runLocal(t, 1, func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 64, 8, nil)
+		if err != nil {
+			return err
+		}
+		defer w.Free()
+		if err := w.LockAll(0); err != nil {
+			return err
+		}
+		defer w.UnlockAll()
+		steps := []struct {
+			v, cmp, wantOld, wantAfter int64
+		}{{5, 0, 0, 5}, {7, 0, 5, 5}, {-1, 5, 5, -1}, {3, -2, -1, -1}}
+		for i, s := range steps {
+			old, err := win.CompareAndSwap(w, s.v, s.cmp, 0, 0)
+			if err != nil {
+				return err
+			}
+			o32, err := win.CompareAndSwap(w, int32(s.v), int32(s.cmp), 0, 2)
+			if err != nil {
+				return err
+			}
+			oc, err := win.CompareAndSwap(w, count(s.v), count(s.cmp), 0, 3)
+			if err != nil {
+				return err
+			}
+			after, _ := win.FetchAndOp(w, int64(0), 0, 0, atomics.NoOp)
+			a32, _ := win.FetchAndOp(w, int32(0), 0, 2, atomics.NoOp)
+			ac, _ := win.FetchAndOp(w, count(0), 0, 3, atomics.NoOp)
+			if old != s.wantOld || int64(o32) != s.wantOld || int64(oc) != s.wantOld ||
+				after != s.wantAfter || int64(a32) != s.wantAfter || int64(ac) != s.wantAfter {
+				return fmt.Errorf("step %d: old %d/%d/%d, after %d/%d/%d; want %d, %d",
+					i, old, o32, oc, after, a32, ac, s.wantOld, s.wantAfter)
+			}
+		}
+		return nil
+	})
+}
