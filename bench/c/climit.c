@@ -41,6 +41,10 @@ struct shared {
 	_Alignas(CL) int64_t ack;      /* put8_fence_touched acknowledgment */
 	_Alignas(CL) int64_t sb_count; /* spin_barrier_2 under test */
 	int64_t sb_sense;
+	_Alignas(CL) uint64_t lk_all;  /* lock rows: LockAll count A, */
+	uint32_t lk_all_seq, lk_all_sleepers; /* its event */
+	_Alignas(CL) uint64_t lk_word[2]; /* lock words L[0], L[1] */
+	uint32_t lk_sleepers[2];          /* and their sleepers words */
 };
 
 static struct shared *sh;
@@ -157,6 +161,53 @@ static void handoff(const struct meas *m, int64_t k)
 	}
 }
 
+/* Floors for lock_unlock_excl and lockall_unlockall: shmrun's lock-word
+ * protocol (docs/FORMAT.md, "Passive-target locks") with no runtime around
+ * it, uncontended, the target idle. Exclusive Lock+Unlock is two locked adds
+ * plus the grant, LockAll and sleepers checks; LockAll+UnlockAll is two
+ * locked adds on A and a scan of the X fields. A runtime pays these plus its
+ * epoch bookkeeping and call overhead. */
+#define LW_GUARDS ((uint64_t)1 << 15 | (uint64_t)1 << 31)
+#define LW_EXCL_LOCK ((uint64_t)1 << 49 | (uint64_t)1 << 32)
+#define LW_EXCL_UNLOCK ((uint64_t)1 + ((uint64_t)1 << 16) - ((uint64_t)1 << 32))
+
+static void lock_unlock(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		uint64_t v = __atomic_add_fetch(&sh->lk_word[1], LW_EXCL_LOCK, __ATOMIC_SEQ_CST);
+		uint64_t t = ((v >> 49) - 1) & 0x7fff;
+		if ((v & LW_GUARDS) || (v & 0x7fff) != t ||
+		    __atomic_load_n(&sh->lk_all, __ATOMIC_ACQUIRE) != 0) {
+			fprintf(stderr, "climit: lock_unlock: lock not granted at once\n");
+			exit(1);
+		}
+		v = __atomic_add_fetch(&sh->lk_word[1], LW_EXCL_UNLOCK, __ATOMIC_SEQ_CST);
+		if (v & LW_GUARDS)
+			__atomic_and_fetch(&sh->lk_word[1], ~LW_GUARDS, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sh->lk_sleepers[1], __ATOMIC_ACQUIRE) != 0)
+			__atomic_add_fetch(&sh->lk_all_seq, 1, __ATOMIC_SEQ_CST); /* a wake */
+	}
+}
+
+static void lockall_unlockall(const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		int busy = 0;
+		__atomic_add_fetch(&sh->lk_all, 1, __ATOMIC_SEQ_CST);
+		for (int r = 0; r < 2; r++)
+			busy |= ((__atomic_load_n(&sh->lk_word[r], __ATOMIC_ACQUIRE) >> 32) & 0xffff) != 0;
+		if (busy) {
+			fprintf(stderr, "climit: lockall_unlockall: an exclusive lock is held\n");
+			exit(1);
+		}
+		__atomic_add_fetch(&sh->lk_all, (uint64_t)-1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sh->lk_all_sleepers, __ATOMIC_ACQUIRE) != 0)
+			__atomic_add_fetch(&sh->lk_all_seq, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
 /* Floor for barrier and fence at two ranks. */
 static void spin_barrier(const struct meas *m, int64_t k)
 {
@@ -225,6 +276,8 @@ static const struct meas table[] = {
 	{"memcpy_16777216", 0, 0, 1, 16 * MiB, copy},
 	{"memcpy_67108864", 0, 0, 1, 64 * MiB, copy},
 	{"atomic_fetch_add_fence", 0, 0, 0, 0, fetch_add_fence},
+	{"lock_unlock_excl", 0, 0, 0, 0, lock_unlock},
+	{"lockall_unlockall", 0, 0, 0, 0, lockall_unlockall},
 	{"flag_handoff_put8", 1, 0, 0, 0, handoff},
 	{"spin_barrier_2", 1, 0, 0, 0, spin_barrier},
 	{"put8_fence_touched", 1, 0, 0, 0, touched},
