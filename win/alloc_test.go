@@ -254,7 +254,8 @@ func TestFreeTwice(t *testing.T) {
 		if err := w.Free(); err != nil {
 			return err
 		}
-		for _, err := range []error{w.Free(), w.Fence(0), w.Lock(win.Shared, 0, 0), w.Put([]byte{1}, 0, 0)} {
+		for _, err := range []error{w.Free(), w.Fence(0), w.Lock(win.Shared, 0, 0), w.Lock(win.Exclusive, 1, 0),
+			w.Unlock(1), w.LockAll(0), w.UnlockAll(), w.Put([]byte{1}, 0, 0)} {
 			if !errors.Is(err, win.ErrWin) {
 				return fmt.Errorf("after Free: %v, want ErrWin", err)
 			}

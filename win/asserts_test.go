@@ -109,6 +109,9 @@ func TestAssertsAndHints(t *testing.T) {
 		if err := nl.Lock(win.Shared, 0, 0); !errors.Is(err, win.ErrRMASync) {
 			return fmt.Errorf("Lock with no_locks: %v", err)
 		}
+		if err := nl.Lock(win.Exclusive, 0, 0); !errors.Is(err, win.ErrRMASync) {
+			return fmt.Errorf("exclusive Lock with no_locks: %v", err)
+		}
 		if err := nl.LockAll(0); !errors.Is(err, win.ErrRMASync) {
 			return fmt.Errorf("LockAll with no_locks: %v", err)
 		}

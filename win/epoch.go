@@ -51,6 +51,12 @@ type epochState struct {
 	nLocks   int   // targets with tgtLocked set
 	allCheck bool  // LockAll took the lock word (no ModeNoCheck)
 
+	// gate is zero when Lock and LockAll may take their fast paths: its
+	// bits mirror a LockAll, Start or fence epoch being open, no_locks and
+	// a freed window, so those paths test one byte, not five fields. Only
+	// the setters below (and init, Free) write it.
+	gate uint8
+
 	startGroup []int // window ranks of the open access epoch (nil: none)
 	postGroup  []int // window ranks of the open exposure epoch (nil: none)
 	startsFrom []uint32
@@ -66,6 +72,36 @@ const (
 
 	tgtLocked = tgtExclusive | tgtShared
 )
+
+// Bits of epochState.gate.
+const (
+	gateLockAll = 1 << iota // lockAll
+	gateStart               // startGroup != nil
+	gateFence               // fenceOpen
+	gateNoLocks             // the window has info no_locks=true
+	gateFreed               // the window is freed
+)
+
+// setGate sets or clears gate bits.
+func (e *epochState) setGate(bits uint8, on bool) {
+	if on {
+		e.gate |= bits
+	} else {
+		e.gate &^= bits
+	}
+}
+
+// setFence opens or closes a fence epoch in the epoch state.
+func (e *epochState) setFence(open bool) {
+	e.fenceOpen, e.accessAll = open, open
+	e.setGate(gateFence, open)
+}
+
+// setStart records the group of an open Start epoch (nil: none).
+func (e *epochState) setStart(group []int) {
+	e.startGroup = group
+	e.setGate(gateStart, group != nil)
+}
 
 func (e *epochState) init(n int) {
 	e.tgt = make([]uint8, n)
@@ -91,6 +127,7 @@ func (e *epochState) setLockAll(on bool) {
 	if on {
 		e.all = tgtLocked
 	}
+	e.setGate(gateLockAll, on)
 }
 
 // lockOf returns the lock this rank holds on target (0: none).

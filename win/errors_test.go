@@ -81,6 +81,9 @@ func TestEpochErrors(t *testing.T) {
 			return w.Start(g, 0)
 		}, win.ErrRMASync, nil},
 		{"lock after fence with RMA", fenceAndPut, lock1, win.ErrRMASync, []string{"fence epoch"}},
+		{"lockall after fence with RMA", fenceAndPut, lockAll, win.ErrRMASync, []string{"fence epoch"}},
+		{"lock during start", startSelf, lock1, win.ErrRMASync, []string{"Start without Complete"}},
+		{"lockall during start", startSelf, lockAll, win.ErrRMASync, nil},
 		{"rput in a fence epoch", func(w *win.Win, c *comm.Comm) error { return w.Fence(0) }, func(w *win.Win, c *comm.Comm) error {
 			_, err := w.Rput([]byte{1}, 1, 0)
 			return err
@@ -132,7 +135,7 @@ func TestEpochErrors(t *testing.T) {
 					// Nothing was lost: the window still works for a clean epoch.
 					w.UnlockAll()
 					w.Unlock(1)
-					if tc.name == "start twice" {
+					if tc.name == "start twice" || strings.HasSuffix(tc.name, "during start") {
 						w.Complete()
 						w.Wait()
 					}
@@ -208,5 +211,43 @@ func TestProcNull(t *testing.T) {
 		}
 		errs = append(errs, w.UnlockAll())
 		return errors.Join(errs...)
+	})
+}
+
+// TestEpochsAfterEmptyFence: a Fence opens an access epoch only if RMA calls
+// follow it, so Lock, LockAll and Start right after a Fence with no RMA are
+// legal, and after them the fence epoch is closed (no RMA without a lock).
+func TestEpochsAfterEmptyFence(t *testing.T) {
+	runLocal(t, 2, func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 8, 8, nil)
+		if err != nil {
+			return err
+		}
+		other := 1 - c.Rank()
+		steps := []struct {
+			name string
+			do   func() error
+		}{
+			{"Fence", func() error { return w.Fence(0) }},
+			{"exclusive Lock after an empty Fence", func() error { return w.Lock(win.Exclusive, other, 0) }},
+			{"Unlock", func() error { return w.Unlock(other) }},
+			{"Fence", func() error { return w.Fence(0) }},
+			{"LockAll after an empty Fence", func() error { return w.LockAll(0) }},
+			{"UnlockAll", func() error { return w.UnlockAll() }},
+			{"Fence", func() error { return w.Fence(0) }},
+			{"Post after an empty Fence", func() error { return w.Post(c.Group(), 0) }},
+			{"Start after an empty Fence", func() error { return w.Start(c.Group(), 0) }},
+			{"Complete", func() error { return w.Complete() }},
+			{"Wait", func() error { return w.Wait() }},
+		}
+		for _, s := range steps {
+			if err := s.do(); err != nil {
+				return fmt.Errorf("%s: %v", s.name, err)
+			}
+		}
+		if err := w.Put([]byte{1}, other, 0); !errors.Is(err, win.ErrRMASync) {
+			return fmt.Errorf("Put after the epochs closed: %v, want ErrRMASync", err)
+		}
+		return w.Free()
 	})
 }

@@ -31,17 +31,17 @@ func (w *Win) Fence(assert int) error {
 			return err
 		}
 		w.fullFence()
-		w.ep.fenceOpen, w.ep.accessAll = false, false
+		w.ep.setFence(false)
 		return nil
 	}
 	if err = w.agreeFence(err, "Fence"); err != nil {
 		return err
 	}
 	if assert&ModeNoSucceed != 0 {
-		w.ep.fenceOpen, w.ep.accessAll = false, false
+		w.ep.setFence(false)
 	} else {
 		w.ep.fenceUsed.Store(false)
-		w.ep.fenceOpen, w.ep.accessAll = true, true
+		w.ep.setFence(true)
 	}
 	return nil
 }

@@ -177,8 +177,7 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	// The common case first, in this frame: an exclusive lock with no other
 	// epoch open, granted by the one add that draws the ticket. Waiting is
 	// lockExclusiveAfter's; every other case and every error is lockSlow's.
-	if lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank] == 0 &&
-		!w.ep.lockAll && w.ep.startGroup == nil && !w.ep.fenceOpen && !w.cfg.noLocks && !w.freed.Load() {
+	if lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.gate == 0 {
 		v := atomic.AddUint64(w.locks[rank].word, lwExclLock)
 		if v&lwGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
 			w.ep.tgt[rank] = tgtAccess | tgtExclusive
@@ -295,8 +294,7 @@ func (w *Win) unlockSlow(rank int) error {
 // ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
-	if assert == 0 && !w.ep.lockAll && w.ep.nLocks == 0 && w.ep.startGroup == nil &&
-		!w.ep.fenceOpen && !w.cfg.noLocks && !w.freed.Load() {
+	if assert == 0 && w.ep.gate == 0 && w.ep.nLocks == 0 {
 		atomic.AddUint64(w.global, 1)
 		if w.exclusiveBusy() >= 0 {
 			w.releaseAll()

@@ -79,7 +79,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 		w.ep.startsFrom[t]++
 		w.ep.tgt[t] |= tgtAccess
 	}
-	w.ep.startGroup = targets
+	w.ep.setStart(targets)
 	return nil
 }
 
@@ -100,7 +100,7 @@ func (w *Win) Complete() error {
 		atomic.AddUint32(shm.Uint32At(sync, w.sl.completeOff(t, w.rank)), 1)
 		w.bells[t].Notify()
 	}
-	w.ep.startGroup = nil
+	w.ep.setStart(nil)
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 // Post may follow such a Fence.
 func (w *Win) closeFenceEpoch() {
 	if w.ep.fenceOpen {
-		w.ep.fenceOpen, w.ep.accessAll = false, false
+		w.ep.setFence(false)
 	}
 }
 

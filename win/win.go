@@ -425,6 +425,7 @@ func (w *Win) bind(units []int64) {
 		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size)
+	w.ep.setGate(gateNoLocks, w.cfg.noLocks)
 }
 
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE and
@@ -523,6 +524,7 @@ func (w *Win) Free() error {
 		return err
 	}
 	w.freed.Store(true)
+	w.ep.setGate(gateFreed, true)
 	if w.mapped {
 		if uerr := shm.Unmap(w.mem); uerr != nil {
 			return errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
