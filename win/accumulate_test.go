@@ -225,8 +225,9 @@ func mcsBody(c *comm.Comm) error {
 
 func TestMCSLock16(t *testing.T) { ranktest.Run(t, 16, "mcs") }
 
-// TestOpTypeRules: a forbidden op/type combination is ErrOp naming both.
-func TestOpTypeRules(t *testing.T) {
+// inLockAll runs body on a one-rank, 64-byte window inside LockAll.
+func inLockAll(t *testing.T, body func(w *win.Win) error) {
+	t.Helper()
 	runLocal(t, 1, func(c *comm.Comm) error {
 		w, err := win.AllocateShared(c, 64, 8, nil)
 		if err != nil {
@@ -237,7 +238,14 @@ func TestOpTypeRules(t *testing.T) {
 			return err
 		}
 		defer w.UnlockAll()
-		err = win.Accumulate(w, []float64{1}, 0, 0, atomics.Band)
+		return body(w)
+	})
+}
+
+// TestOpTypeRules: a forbidden op/type combination is ErrOp naming both.
+func TestOpTypeRules(t *testing.T) {
+	inLockAll(t, func(w *win.Win) error {
+		err := win.Accumulate(w, []float64{1}, 0, 0, atomics.Band)
 		if err := check(err != nil && fmt.Sprint(err) != "" && isClass(err, win.ErrOp), "Band on float64: %v", err); err != nil {
 			return err
 		}
@@ -251,16 +259,7 @@ func TestOpTypeRules(t *testing.T) {
 // paths (int32, a named type) alike.
 func TestCompareAndSwapResults(t *testing.T) {
 	type count int64
-	runLocal(t, 1, func(c *comm.Comm) error {
-		w, err := win.AllocateShared(c, 64, 8, nil)
-		if err != nil {
-			return err
-		}
-		defer w.Free()
-		if err := w.LockAll(0); err != nil {
-			return err
-		}
-		defer w.UnlockAll()
+	inLockAll(t, func(w *win.Win) error {
 		steps := []struct {
 			v, cmp, wantOld, wantAfter int64
 		}{{5, 0, 0, 5}, {7, 0, 5, 5}, {-1, 5, 5, -1}, {3, -2, -1, -1}}
