@@ -7,10 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
@@ -137,34 +135,10 @@ func TestSingletonInitFails(t *testing.T) {
 }
 
 // runWorld runs body on every rank of a NewLocalWorld(n), each on its own
-// goroutine, and fails the test with the ranks' errors.
+// goroutine, and fails the test with the ranks' errors or when they hang.
 func runWorld(t *testing.T, n int, body func(c *comm.Comm) error) []*comm.Comm {
 	t.Helper()
-	cs, err := comm.NewLocalWorld(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Go(func() {
-			if err := body(c); err != nil {
-				errs <- fmt.Errorf("rank %d: %w", c.Rank(), err)
-			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("ranks hung")
-	}
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	return cs
+	return ranktest.RunLocal(t, n, body)
 }
 
 // TestLocalWorldBarrier: goroutine ranks over heap memory, where the race

@@ -3,7 +3,6 @@ package win_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
@@ -13,26 +12,11 @@ import (
 func TestMain(m *testing.M) { ranktest.Main(m) }
 
 // runLocal runs body as the n goroutine ranks of a heap-backed world: the
-// mode in which the race detector sees every shared access.
+// mode in which the race detector sees every shared access. A hung world is
+// aborted and fails the test (ranktest.RunLocal).
 func runLocal(t testing.TB, n int, body func(c *comm.Comm) error) {
 	t.Helper()
-	cs, err := comm.NewLocalWorld(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = body(c)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	ranktest.RunLocal(t, n, body)
 }
 
 // check returns an error naming what differs.
