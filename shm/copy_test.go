@@ -8,7 +8,7 @@ import (
 
 func TestCopy(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 7, 4096, 1<<20 - 1, 1 << 20, 1<<20 + 3, 3<<20 + 12345, cachedCopyMax, cachedCopyMax + 1} {
+	for _, n := range []int{0, 1, 7, 4096, copyRepMin - 1, copyRepMin, 64<<10 + 5, 1<<20 - 1, 1 << 20, 1<<20 + 3, 3<<20 + 12345, cachedCopyMax, cachedCopyMax + 1} {
 		src := make([]byte, n)
 		for i := range src {
 			src[i] = byte(r.Uint32())
@@ -25,6 +25,56 @@ func TestCopy(t *testing.T) {
 			}
 			if !bytes.Equal(dst[want:], bytes.Repeat([]byte{0xEE}, dn-want)) {
 				t.Fatalf("n=%d dst=%d: wrote past the copy", n, dn)
+			}
+		}
+	}
+}
+
+// TestCopyOverlap: Copy between overlapping ranges of one buffer gives
+// copy's result, in both directions and on every path, and misaligned
+// non-overlapping copies are exact.
+func TestCopyOverlap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{100, copyRepMin, 64 << 10, 1<<20 + 7, 3 << 20} {
+		for _, shift := range []int{-4097, -1, 1, 63, 4096, n / 2, n + 1} {
+			buf := make([]byte, 2*n+2*4097+8)
+			for i := range buf {
+				buf[i] = byte(r.Uint32())
+			}
+			want := bytes.Clone(buf)
+			s0 := 4097 + 3
+			d0 := s0 + shift
+			copy(want[d0:d0+n], want[s0:s0+n])
+			if got := Copy(buf[d0:d0+n], buf[s0:s0+n]); got != n {
+				t.Fatalf("n=%d shift=%d: copied %d", n, shift, got)
+			}
+			if !bytes.Equal(buf, want) {
+				t.Fatalf("n=%d shift=%d: result differs from copy's", n, shift)
+			}
+		}
+	}
+}
+
+// TestCopyCached: the piece copier alone, at every length up to a few
+// vectors and at a piece, from misaligned addresses.
+func TestCopyCached(t *testing.T) {
+	src := make([]byte, copyPiece+64)
+	for i := range src {
+		src[i] = byte(i*7 + 1)
+	}
+	for _, n := range append([]int{copyPiece}, func() []int {
+		var ns []int
+		for n := 0; n <= 300; n++ {
+			ns = append(ns, n)
+		}
+		return ns
+	}()...) {
+		for _, off := range []int{0, 1, 31} {
+			dst := bytes.Repeat([]byte{0xEE}, n+64)
+			copyCached(dst[off:off+n], src[3:3+n])
+			if !bytes.Equal(dst[off:off+n], src[3:3+n]) || !bytes.Equal(dst[:off], bytes.Repeat([]byte{0xEE}, off)) ||
+				!bytes.Equal(dst[off+n:], bytes.Repeat([]byte{0xEE}, 64-off)) {
+				t.Fatalf("copyCached n=%d off=%d: wrong bytes", n, off)
 			}
 		}
 	}
