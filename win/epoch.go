@@ -46,10 +46,12 @@ type epochState struct {
 	fenceOpen bool        // a Fence opened a (possible) epoch
 	fenceUsed atomic.Bool // an RMA call was made since that Fence
 
-	lockAll  bool
-	all      uint8 // tgtLocked while lockAll: Flush tests tgt[t]|all in one go
-	nLocks   int   // targets with tgtLocked set
-	allCheck bool  // LockAll took the lock word (no ModeNoCheck)
+	lockAll bool
+	// flushAny is the number of targets while lockAll, else 0: Flush's
+	// inlined fast path is the one test uint(rank) < flushAny.
+	flushAny uint
+	nLocks   int  // targets with tgtLocked set
+	allCheck bool // LockAll took the lock word (no ModeNoCheck)
 
 	// gate is zero when Lock and LockAll may take their fast paths: its
 	// bits mirror a LockAll, Start or fence epoch being open, no_locks and
@@ -123,9 +125,9 @@ func (e *epochState) canAccess(target int) bool {
 
 // setLockAll opens or closes a LockAll epoch in the epoch state.
 func (e *epochState) setLockAll(on bool) {
-	e.lockAll, e.accessAll, e.all = on, on, 0
+	e.lockAll, e.accessAll, e.flushAny = on, on, 0
 	if on {
-		e.all = tgtLocked
+		e.flushAny = uint(len(e.tgt))
 	}
 	e.setGate(gateLockAll, on)
 }

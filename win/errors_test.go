@@ -63,6 +63,14 @@ func TestEpochErrors(t *testing.T) {
 		{"test without post", none, func(w *win.Win, c *comm.Comm) error { _, err := w.Test(); return err }, win.ErrRMASync, nil},
 		{"flush outside passive epoch", none, func(w *win.Win, c *comm.Comm) error { return w.Flush(1) }, win.ErrRMASync, []string{"Flush"}},
 		{"flush to unlocked target", lock1, func(w *win.Win, c *comm.Comm) error { return w.Flush(0) }, win.ErrRMASync, nil},
+		{"flush to a bad rank in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.Flush(2) }, win.ErrRank, []string{"target 2"}},
+		{"flush to a negative rank in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.Flush(-7) }, win.ErrRank, []string{"target -7"}},
+		{"flush after UnlockAll", func(w *win.Win, c *comm.Comm) error {
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+			return w.UnlockAll()
+		}, func(w *win.Win, c *comm.Comm) error { return w.Flush(1) }, win.ErrRMASync, nil},
 		{"flushall outside passive epoch", none, func(w *win.Win, c *comm.Comm) error { return w.FlushAll() }, win.ErrRMASync, nil},
 		{"flushlocal outside passive epoch", none, func(w *win.Win, c *comm.Comm) error { return w.FlushLocal(0) }, win.ErrRMASync, nil},
 		{"flushlocalall outside passive epoch", none, func(w *win.Win, c *comm.Comm) error { return w.FlushLocalAll() }, win.ErrRMASync, nil},

@@ -357,7 +357,19 @@ func (w *Win) UnlockAll() error {
 // the target (MPI_Win_flush): a full memory fence. Local. Only inside a
 // passive-target epoch to rank (ErrRMASync otherwise).
 func (w *Win) Flush(rank int) error {
-	if uint(rank) < uint(len(w.ep.tgt)) && (w.ep.tgt[rank]|w.ep.all)&tgtLocked != 0 {
+	// Inlined into the caller (cost 80 of the budget's 80: keep it this
+	// small): inside LockAll, one compare, then the fence. Saves the call,
+	// ~1 ns of the ~9 ns of a Put + Flush.
+	if uint(rank) < w.ep.flushAny {
+		w.fenceWord.Add(1) // w.fullFence(), spelled out for the inline budget
+		return nil
+	}
+	return w.flushTarget(rank)
+}
+
+// flushTarget is Flush outside LockAll: a Lock epoch to rank, or an error.
+func (w *Win) flushTarget(rank int) error {
+	if w.ep.lockedTo(rank) {
 		w.fullFence()
 		return nil
 	}
