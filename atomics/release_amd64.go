@@ -21,3 +21,11 @@ package atomics
 //
 //go:noescape
 func StoreRelease32(addr *uint32, v uint32)
+
+// StoreRelease64 is StoreRelease32 for a 64-bit word (8-byte aligned, as
+// sync/atomic requires). For a program's own flags in a shared window
+// (an acknowledgement a peer polls, say), it is the Go spelling of C's
+// __atomic_store_n(p, v, __ATOMIC_RELEASE).
+//
+//go:noescape
+func StoreRelease64(addr *uint64, v uint64)

@@ -18,6 +18,11 @@ func TestStoreRelease32(t *testing.T) {
 	if words != [3]uint32{0xAAAAAAAA, 0x12345678, 0xBBBBBBBB} {
 		t.Fatalf("after StoreRelease32: %#x", words)
 	}
+	words64 := [3]uint64{0xAAAAAAAAAAAAAAAA, 0, 0xBBBBBBBBBBBBBBBB}
+	atomics.StoreRelease64(&words64[1], 0x1234567890ABCDEF)
+	if words64 != [3]uint64{0xAAAAAAAAAAAAAAAA, 0x1234567890ABCDEF, 0xBBBBBBBBBBBBBBBB} {
+		t.Fatalf("after StoreRelease64: %#x", words64)
+	}
 
 	const rounds = 20000
 	var data [8]uint64

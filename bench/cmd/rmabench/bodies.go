@@ -288,7 +288,7 @@ func put8Touched(c *ctx, _ *meas, k int64) error {
 			v := c.seq
 			for atomic.LoadUint64(w) != uint64(v) {
 			}
-			atomic.StoreUint64(ack, uint64(v))
+			atomics.StoreRelease64(ack, uint64(v)) // C's __atomic_store_n(..., __ATOMIC_RELEASE)
 		}
 	}
 	return nil
