@@ -16,16 +16,19 @@ import (
 // two cores, bench/RESULTS.md), a 1 MiB Put ran at 27 GB/s non-temporal
 // against 39 GB/s with cached stores, 4 MiB at 28 against 38, while at 16 MiB
 // non-temporal stores won by 2x. And the target of a Put usually reads the
-// data soon, which cached stores leave in the shared L3. So copies from
-// copyRepMin up to cachedCopyMax go in pieces of copyPiece with cached stores.
+// data soon, which cached stores leave in the shared L3. So, without ERMS,
+// copies from 1 MiB up to cachedCopyMax go to memmove in pieces of copyPiece.
 //
-// Within that range, on CPUs with fast string moves (ERMS), REP MOVSB beats
-// the vector loop, as glibc's memcpy knows: on an AMD EPYC Zen 5 guest, 64 KiB
-// took 650 ns against 850 for memmove, 1 MiB 19.5 us against 29 (and 23.5 in
-// cached vector pieces); below 16 KiB it is no faster, and at 2 KiB slower.
-// With source and destination misaligned to each other it ties memmove.
+// On CPUs with fast string moves (ERMS), REP MOVSB beats both, as glibc's
+// memcpy knows: on an AMD EPYC Zen 5 guest, 64 KiB took 650 ns against 850
+// for memmove, 1 MiB 19.5 us against 29 (and 23.5 in cached vector pieces),
+// 64 MiB 4.9 ms against 5.4 non-temporal (Put, medians of 4 interleaved
+// runs); below 16 KiB it is no faster, and at 2 KiB slower. With source and
+// destination misaligned to each other it ties memmove. So there every copy
+// from copyRepMin up goes in REP MOVSB pieces of copyPiece (a piece bounds the
+// time the goroutine cannot be preempted), whatever its size.
 
-// copyRepMin is the smallest copy that takes the cached-piece path.
+// copyRepMin is the smallest copy done with REP MOVSB.
 const copyRepMin = 16 << 10
 
 const copyPiece = 512 << 10
@@ -81,7 +84,7 @@ func parseCacheSize(s string) (int, error) {
 // the size and the CPU (see above).
 func Copy(dst, src []byte) int {
 	n := min(len(dst), len(src))
-	if n > cachedCopyMax || n < copyRepMin || (n < 1<<20 && !useRep) || overlap(dst[:n], src[:n]) {
+	if n < copyRepMin || (!useRep && (n < 1<<20 || n > cachedCopyMax)) || overlap(dst[:n], src[:n]) {
 		return copy(dst, src) // memmove: it also picks the direction for overlapping ranges
 	}
 	for off := 0; off < n; off += copyPiece {
