@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Single-process latency of the kernels on a heap segment (uncontended, the
@@ -20,7 +21,7 @@ func benchSegment(b *testing.B) ([]byte, *Stripes) {
 
 func BenchmarkBaselineAtomicAdd(b *testing.B) {
 	mem, _ := benchSegment(b)
-	p := word64(mem, 64)
+	p := raw.Word64(mem, 64)
 	for b.Loop() {
 		atomic.AddUint64(p, 1)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/shmrun/shmrun/barrier"
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // FuzzKernels runs a kernel chosen by the input on elements decoded from the
@@ -39,8 +39,8 @@ func decode[T Elem](data []byte) (targets, origins []T) {
 	size := TypeOf[T]().Size()
 	n := min(len(data)/(2*size), 16)
 	targets, origins = make([]T, n), make([]T, n)
-	copy(shm.Bytes(targets), data)
-	copy(shm.Bytes(origins), data[n*size:])
+	copy(raw.Bytes(targets), data)
+	copy(raw.Bytes(origins), data[n*size:])
 	return targets, origins
 }
 
@@ -125,10 +125,10 @@ func fuzzElem[T Elem](t *testing.T, op Op, misalign int64, kernel uint8, data []
 
 // TestLittleEndian guards the byte-order assumption of unsafe.go.
 func TestLittleEndian(t *testing.T) {
-	if b := shm.Bytes([]uint32{0x01020304}); b[0] != 4 {
+	if b := raw.Bytes([]uint32{0x01020304}); b[0] != 4 {
 		t.Fatal("atomics assumes a little-endian machine")
 	}
-	if bitsOf(int16(-2)) != 0xfffe || fromBits[float64](math.Float64bits(1.5)) != 1.5 {
+	if raw.BitsOf(int16(-2)) != 0xfffe || raw.FromBits[float64](math.Float64bits(1.5)) != 1.5 {
 		t.Fatal("bitsOf/fromBits")
 	}
 }

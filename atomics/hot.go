@@ -3,28 +3,16 @@ package atomics
 import (
 	"math"
 	"sync/atomic"
-	"unsafe"
 
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // The one-element hot path. FetchAndOp, CompareAndSwap and the one-element
-// Accumulate and GetAccumulate first ask hotWord whether T and off qualify;
-// if so the call is a few predictable compares and one native atomic (for
-// Sum on an 8-byte integer not even a call), else it goes the general way
-// (TypeOf, Check, span, the kernels), which costs ~10 ns more.
-
-// int64Word reports whether T is exactly int64 or uint64 and off an aligned
-// 8-byte element inside a usable segment: the hottest case (counters,
-// tickets, lock words), tested first because a two-type switch is a compare
-// chain, while hotWord's six types make a jump table (~1 ns more).
-func int64Word[T Elem](mem []byte, off int64) bool {
-	switch any(*new(T)).(type) {
-	case int64, uint64:
-		return off&7 == 0 && off >= 0 && off <= int64(len(mem))-8 && segmentOK(mem)
-	}
-	return false
-}
+// Accumulate and GetAccumulate first try raw.FetchAddWord (Sum on an aligned
+// int64 or uint64: the hottest case, counters, tickets and lock words, one
+// locked instruction and no call), then ask hotWord whether T and off
+// qualify for one native atomic; else they go the general way (TypeOf,
+// Check, span, the kernels), which dispatches on the datatype at run time.
 
 // hotWord kinds.
 const (
@@ -48,7 +36,7 @@ func hotWord[T Elem](mem []byte, off int64) uint8 {
 	default:
 		return 0
 	}
-	size := int64(unsafe.Sizeof(*new(T)))
+	size := int64(raw.SizeOf[T]())
 	if off&(size-1) == 0 && off >= 0 && off <= int64(len(mem))-size && segmentOK(mem) {
 		return k
 	}
@@ -61,7 +49,7 @@ func hotWord[T Elem](mem []byte, off int64) uint8 {
 // false for the other ops, which take the general path (and its errors).
 func rmwHot(mem []byte, off int64, size uintptr, k uint8, op Op, x uint64) (old uint64, ok bool) {
 	if size == 8 {
-		p := word64(mem, off)
+		p := raw.Word64(mem, off)
 		switch {
 		case op == NoOp:
 			return atomic.LoadUint64(p), true
@@ -86,7 +74,7 @@ func rmwHot(mem []byte, off int64, size uintptr, k uint8, op Op, x uint64) (old 
 		}
 		return 0, false
 	}
-	p, y := word32(mem, off), uint32(x)
+	p, y := raw.Word32(mem, off), uint32(x)
 	switch {
 	case op == NoOp:
 		return uint64(atomic.LoadUint32(p)), true
@@ -110,37 +98,4 @@ func rmwHot(mem []byte, off int64, size uintptr, k uint8, op Op, x uint64) (old 
 		return uint64(atomic.OrUint32(p, y)), true
 	}
 	return 0, false
-}
-
-// FetchAddWord is FetchAndOp(Sum) on the one case that needs no dispatch:
-// T exactly int64 or uint64 and off an 8-byte element inside mem at an
-// 8-byte aligned address. It does the add (one locked instruction)
-// and returns the old value and true; otherwise it does nothing and returns
-// false, and the caller goes on to FetchAndOp. It is small enough to inline
-// into the caller's frame: the hottest path makes no call into this package.
-func FetchAddWord[T Elem](mem []byte, off int64, v T) (old T, ok bool) {
-	switch any(old).(type) {
-	case int64, uint64:
-		if off >= 0 && off <= int64(len(mem))-8 && (shm.Addr(mem)+uintptr(off))&7 == 0 {
-			x := bits64(v)
-			return fromBits[T](atomic.AddUint64(word64(mem, off), x) - x), true
-		}
-	}
-	return old, false
-}
-
-// SwapIfWord is the successful case of CompareAndSwap where FetchAddWord
-// applies, inlinable the same way: if the element equals compare it becomes
-// v and SwapIfWord returns true. It returns false, having changed nothing,
-// when the element differs or the case does not apply; the caller then goes
-// on to CompareAndSwap, which returns the element it finds. (A failed
-// hardware compare-and-swap does not say what it found, and a second call
-// costs a contended caller little next to the line transfer it waits for.)
-func SwapIfWord[T Integer](mem []byte, off int64, v, compare T) bool {
-	switch any(v).(type) {
-	case int64, uint64:
-		return off >= 0 && off <= int64(len(mem))-8 && (shm.Addr(mem)+uintptr(off))&7 == 0 &&
-			atomic.CompareAndSwapUint64(word64(mem, off), bits64(compare), bits64(v))
-	}
-	return false
 }

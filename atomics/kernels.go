@@ -3,10 +3,8 @@ package atomics
 import (
 	"encoding/binary"
 	"fmt"
-	"sync/atomic"
-	"unsafe"
 
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Accumulate is the target side of MPI_Accumulate: for each i, the element
@@ -19,13 +17,14 @@ import (
 // wait for a busy stripe.
 func Accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) error {
 	if len(src) == 1 && op != NoOp {
-		if op == Sum && int64Word[T](mem, off) {
-			atomic.AddUint64(word64(mem, off), bitsOf(src[0]))
-			return nil
+		if op == Sum {
+			if _, ok := raw.FetchAddWord(mem, off, src[0]); ok {
+				return nil
+			}
 		}
 		if k := hotWord[T](mem, off); k != 0 {
-			x := bitsOf(src[0])
-			if _, ok := rmwHot(mem, off, unsafe.Sizeof(src[0]), k, op, x); ok {
+			x := raw.BitsOf(src[0])
+			if _, ok := rmwHot(mem, off, uintptr(raw.SizeOf[T]()), k, op, x); ok {
 				return nil
 			}
 		}
@@ -44,7 +43,7 @@ func accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) erro
 	if err := span(mem, off, len(src), t); err != nil {
 		return err
 	}
-	return apply(mem, off, t, op, shm.Bytes(src), nil, len(src), st)
+	return apply(mem, off, t, op, raw.Bytes(src), nil, len(src), st)
 }
 
 // GetAccumulate is the target side of MPI_Get_accumulate: as Accumulate, and
@@ -55,18 +54,19 @@ func accumulate[T Elem](mem []byte, off int64, src []T, op Op, st *Stripes) erro
 // a busy stripe.
 func GetAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *Stripes) error {
 	if len(result) == 1 && (len(src) == 1 || op == NoOp) {
-		if op == Sum && int64Word[T](mem, off) {
-			x := bitsOf(src[0])
-			result[0] = fromBits[T](atomic.AddUint64(word64(mem, off), x) - x)
-			return nil
+		if op == Sum {
+			if old, ok := raw.FetchAddWord(mem, off, src[0]); ok {
+				result[0] = old
+				return nil
+			}
 		}
 		if k := hotWord[T](mem, off); k != 0 {
 			var x uint64
 			if op != NoOp {
-				x = bitsOf(src[0])
+				x = raw.BitsOf(src[0])
 			}
-			if old, ok := rmwHot(mem, off, unsafe.Sizeof(result[0]), k, op, x); ok {
-				result[0] = fromBits[T](old)
+			if old, ok := rmwHot(mem, off, uintptr(raw.SizeOf[T]()), k, op, x); ok {
+				result[0] = raw.FromBits[T](old)
 				return nil
 			}
 		}
@@ -84,7 +84,7 @@ func getAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *St
 		if len(src) != len(result) {
 			return fmt.Errorf("atomics: %v on %v: %d origin elements but room for %d results: %w", op, t, len(src), len(result), ErrArg)
 		}
-		sb = shm.Bytes(src)
+		sb = raw.Bytes(src)
 	}
 	if len(result) == 0 {
 		return nil
@@ -92,7 +92,7 @@ func getAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *St
 	if err := span(mem, off, len(result), t); err != nil {
 		return err
 	}
-	return apply(mem, off, t, op, sb, shm.Bytes(result), len(result), st)
+	return apply(mem, off, t, op, sb, raw.Bytes(result), len(result), st)
 }
 
 // FetchAndOp is the target side of MPI_Fetch_and_op: one element at mem[off]
@@ -102,22 +102,23 @@ func getAccumulate[T Elem](mem []byte, off int64, src, result []T, op Op, st *St
 // one native atomic or a short CAS loop. It is local and blocks only to wait
 // for a busy stripe.
 func FetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (old T, err error) {
-	if op == Sum && int64Word[T](mem, off) {
-		x := bitsOf(v)
-		return fromBits[T](atomic.AddUint64(word64(mem, off), x) - x), nil
+	if op == Sum {
+		if old, ok := raw.FetchAddWord(mem, off, v); ok {
+			return old, nil
+		}
 	}
 	if k := hotWord[T](mem, off); k != 0 {
-		if old, ok := rmwHot(mem, off, unsafe.Sizeof(v), k, op, bitsOf(v)); ok {
-			return fromBits[T](old), nil
+		if old, ok := rmwHot(mem, off, uintptr(raw.SizeOf[T]()), k, op, raw.BitsOf(v)); ok {
+			return raw.FromBits[T](old), nil
 		}
 	}
 	return fetchAndOp(mem, off, v, op, st)
 }
 
 func fetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (T, error) {
-	if unsafe.Sizeof(v) <= 8 {
-		b, err := fetchScalar(mem, off, TypeOf[T](), op, bitsOf(v), st)
-		return fromBits[T](b), err
+	if raw.SizeOf[T]() <= 8 {
+		b, err := fetchScalar(mem, off, TypeOf[T](), op, raw.BitsOf(v), st)
+		return raw.FromBits[T](b), err
 	}
 	var in, out [1]T
 	in[0] = v
@@ -132,11 +133,11 @@ func fetchAndOp[T Elem](mem []byte, off int64, v T, op Op, st *Stripes) (T, erro
 // integers), unaligned ones their stripe. It is local and blocks only to wait
 // for a busy stripe.
 func CompareAndSwap[T Integer](mem []byte, off int64, v, compare T, st *Stripes) (old T, err error) {
-	if int64Word[T](mem, off) {
-		return fromBits[T](cas64(word64(mem, off), bitsOf(v), bitsOf(compare))), nil
+	if raw.SizeOf[T]() == 8 && raw.Word64OK(mem, off) {
+		return raw.FromBits[T](cas64(raw.Word64(mem, off), raw.BitsOf(v), raw.BitsOf(compare))), nil
 	}
-	if unsafe.Sizeof(v) == 4 && hotWord[T](mem, off) == hotInt {
-		return fromBits[T](uint64(cas32(word32(mem, off), uint32(bitsOf(v)), uint32(bitsOf(compare))))), nil
+	if raw.SizeOf[T]() == 4 && hotWord[T](mem, off) == hotInt {
+		return raw.FromBits[T](uint64(cas32(raw.Word32(mem, off), uint32(raw.BitsOf(v)), uint32(raw.BitsOf(compare))))), nil
 	}
 	return compareAndSwap(mem, off, v, compare, st)
 }
@@ -146,33 +147,33 @@ func compareAndSwap[T Integer](mem []byte, off int64, v, compare T, st *Stripes)
 	if err := span(mem, off, 1, t); err != nil {
 		return old, err
 	}
-	nv, cmp := bitsOf(v), bitsOf(compare)
+	nv, cmp := raw.BitsOf(v), raw.BitsOf(compare)
 	var o uint64
 	switch size := int64(t.Size()); {
 	case off&(size-1) != 0:
 		o, err = casStriped(mem, off, t, nv, cmp, st)
 	case size == 8:
-		o = cas64(word64(mem, off), nv, cmp)
+		o = cas64(raw.Word64(mem, off), nv, cmp)
 	case size == 4:
-		o = uint64(cas32(word32(mem, off), uint32(nv), uint32(cmp)))
+		o = uint64(cas32(raw.Word32(mem, off), uint32(nv), uint32(cmp)))
 	default:
 		o = casSub(mem, off, int(size), nv, cmp)
 	}
-	return fromBits[T](o), err
+	return raw.FromBits[T](o), err
 }
 
 // segmentOK reports whether mem is a usable segment: 8-byte aligned, so that
 // an offset's alignment is its address's alignment in every process, and a
 // multiple of 8 bytes long, so that the aligned word containing any byte of
 // mem lies inside mem.
-func segmentOK(mem []byte) bool {
-	return shm.Addr(mem)&7 == 0 && len(mem)&7 == 0
+func segmentOK(mem []byte) bool { // raw.Word64OK asks the same of mem
+	return raw.Addr(mem)&7 == 0 && len(mem)&7 == 0
 }
 
 // span checks mem and that n ≥ 1 elements of type t at off lie inside it.
 func span(mem []byte, off int64, n int, t Type) error {
 	if !segmentOK(mem) {
-		return fmt.Errorf("atomics: segment of %d bytes at %#x: need 8-byte alignment and a multiple of 8 bytes: %w", len(mem), shm.Addr(mem), ErrArg)
+		return fmt.Errorf("atomics: segment of %d bytes at %#x: need 8-byte alignment and a multiple of 8 bytes: %w", len(mem), raw.Addr(mem), ErrArg)
 	}
 	size := int64(t.Size())
 	if off < 0 || off > int64(len(mem)) || int64(n) > (int64(len(mem))-off)/size {
@@ -217,9 +218,9 @@ func fetchScalar(mem []byte, off int64, t Type, op Op, v uint64, st *Stripes) (u
 	}
 	switch size {
 	case 8:
-		return rmw64(word64(mem, off), t, op, v), nil
+		return rmw64(raw.Word64(mem, off), t, op, v), nil
 	case 4:
-		return uint64(rmw32(word32(mem, off), t, op, uint32(v))), nil
+		return uint64(rmw32(raw.Word32(mem, off), t, op, uint32(v))), nil
 	}
 	return rmwSub(mem, off, size, t, op, v), nil
 }

@@ -3,6 +3,8 @@ package atomics
 import (
 	"encoding/binary"
 	"sync/atomic"
+
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Lock-free kernels for aligned integers and floats. Every element is one
@@ -27,36 +29,36 @@ func apply64(mem []byte, off int64, t Type, op Op, src, res []byte, n int) {
 	switch {
 	case op == Sum && native && !fetch:
 		for i := range n {
-			atomic.AddUint64(word64(mem, off+8*int64(i)), le64(src, i))
+			atomic.AddUint64(raw.Word64(mem, off+8*int64(i)), le64(src, i))
 		}
 	case op == Sum && native:
 		for i := range n {
 			v := le64(src, i)
-			put64(res, i, atomic.AddUint64(word64(mem, off+8*int64(i)), v)-v)
+			put64(res, i, atomic.AddUint64(raw.Word64(mem, off+8*int64(i)), v)-v)
 		}
 	case op == Replace && !fetch:
 		for i := range n {
-			atomic.StoreUint64(word64(mem, off+8*int64(i)), le64(src, i))
+			atomic.StoreUint64(raw.Word64(mem, off+8*int64(i)), le64(src, i))
 		}
 	case op == Replace:
 		for i := range n {
-			put64(res, i, atomic.SwapUint64(word64(mem, off+8*int64(i)), le64(src, i)))
+			put64(res, i, atomic.SwapUint64(raw.Word64(mem, off+8*int64(i)), le64(src, i)))
 		}
 	case op == NoOp:
 		for i := range n {
-			put64(res, i, atomic.LoadUint64(word64(mem, off+8*int64(i))))
+			put64(res, i, atomic.LoadUint64(raw.Word64(mem, off+8*int64(i))))
 		}
 	case op == Band && !fetch:
 		for i := range n {
-			atomic.AndUint64(word64(mem, off+8*int64(i)), le64(src, i))
+			atomic.AndUint64(raw.Word64(mem, off+8*int64(i)), le64(src, i))
 		}
 	case op == Bor && !fetch:
 		for i := range n {
-			atomic.OrUint64(word64(mem, off+8*int64(i)), le64(src, i))
+			atomic.OrUint64(raw.Word64(mem, off+8*int64(i)), le64(src, i))
 		}
 	default:
 		for i := range n {
-			old := rmw64(word64(mem, off+8*int64(i)), t, op, le64(src, i))
+			old := rmw64(raw.Word64(mem, off+8*int64(i)), t, op, le64(src, i))
 			if fetch {
 				put64(res, i, old)
 			}
@@ -95,27 +97,27 @@ func apply32(mem []byte, off int64, t Type, op Op, src, res []byte, n int) {
 	switch {
 	case op == Sum && native && !fetch:
 		for i := range n {
-			atomic.AddUint32(word32(mem, off+4*int64(i)), le32(src, i))
+			atomic.AddUint32(raw.Word32(mem, off+4*int64(i)), le32(src, i))
 		}
 	case op == Replace && !fetch:
 		for i := range n {
-			atomic.StoreUint32(word32(mem, off+4*int64(i)), le32(src, i))
+			atomic.StoreUint32(raw.Word32(mem, off+4*int64(i)), le32(src, i))
 		}
 	case op == NoOp:
 		for i := range n {
-			put32(res, i, atomic.LoadUint32(word32(mem, off+4*int64(i))))
+			put32(res, i, atomic.LoadUint32(raw.Word32(mem, off+4*int64(i))))
 		}
 	case op == Band && native && !fetch:
 		for i := range n {
-			atomic.AndUint32(word32(mem, off+4*int64(i)), le32(src, i))
+			atomic.AndUint32(raw.Word32(mem, off+4*int64(i)), le32(src, i))
 		}
 	case op == Bor && native && !fetch:
 		for i := range n {
-			atomic.OrUint32(word32(mem, off+4*int64(i)), le32(src, i))
+			atomic.OrUint32(raw.Word32(mem, off+4*int64(i)), le32(src, i))
 		}
 	default:
 		for i := range n {
-			old := rmw32(word32(mem, off+4*int64(i)), t, op, le32(src, i))
+			old := rmw32(raw.Word32(mem, off+4*int64(i)), t, op, le32(src, i))
 			if fetch {
 				put32(res, i, old)
 			}
@@ -168,7 +170,7 @@ func applySub(mem []byte, off int64, t Type, op Op, src, res []byte, n int) {
 // rmwSub applies op to the size-byte element at segment offset eo (aligned to
 // size, so inside one aligned 32-bit word) and returns its old value.
 func rmwSub(mem []byte, eo int64, size int, t Type, op Op, v uint64) uint64 {
-	w := word32(mem, eo&^3)
+	w := raw.Word32(mem, eo&^3)
 	sh := uint(eo&3) * 8
 	m := uint32(sizeMask(size))
 	v &= uint64(m) // the other bytes of the word are not ours
@@ -215,7 +217,7 @@ func cas32(p *uint32, v, cmp uint32) uint32 {
 }
 
 func casSub(mem []byte, eo int64, size int, v, cmp uint64) uint64 {
-	w := word32(mem, eo&^3)
+	w := raw.Word32(mem, eo&^3)
 	sh := uint(eo&3) * 8
 	m := uint32(sizeMask(size))
 	v32, cmp32 := uint32(v)&m, uint32(cmp)&m

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Op is a predefined MPI reduction operation as used by MPI_Accumulate,
@@ -179,6 +181,11 @@ type Elem interface {
 	Integer | ~float32 | ~float64 | ~complex64 | ~complex128 |
 		FloatInt | DoubleInt | LongInt | TwoInt | ShortInt
 }
+
+// SizeOf is the size in bytes of one element of T (MPI_Type_size of its
+// datatype). It is a constant within each instantiation, so callers on a hot
+// path can use it instead of TypeOf[T]().Size().
+func SizeOf[T Elem]() int { return raw.SizeOf[T]() }
 
 // TypeOf returns the MPI datatype of T. Named types map to the datatype of
 // their underlying type. It is cheap (a type switch, no allocation) and meant

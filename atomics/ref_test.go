@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/shmrun/shmrun/barrier"
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 type integer interface {
@@ -232,7 +232,7 @@ func newSegment(tb testing.TB, n int) []byte {
 	if n%8 != 0 {
 		tb.Fatalf("newSegment(%d): not a multiple of 8", n)
 	}
-	mem := shm.Bytes(make([]uint64, n/8))
+	mem := raw.Bytes(make([]uint64, n/8))
 	for i := range mem {
 		mem[i] = guardByte
 	}
@@ -242,7 +242,7 @@ func newSegment(tb testing.TB, n int) []byte {
 // newStripes returns n stripes over a zeroed heap region.
 func newStripes(tb testing.TB, n int, abort *uint32, p barrier.Policy) *Stripes {
 	tb.Helper()
-	st, err := NewStripes(shm.Bytes(make([]uint64, n*StripeLen/8)), abort, p)
+	st, err := NewStripes(raw.Bytes(make([]uint64, n*StripeLen/8)), abort, p)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func newStripes(tb testing.TB, n int, abort *uint32, p barrier.Policy) *Stripes 
 // putElems writes s at mem[off:] with plain stores and fills the padding of
 // pair types with 0xEE, so that tests see whether a kernel touches it.
 func putElems[T Elem](mem []byte, off int64, s []T) {
-	copy(mem[off:], shm.Bytes(s))
+	copy(mem[off:], raw.Bytes(s))
 	size := TypeOf[T]().Size()
 	for i := range s {
 		for _, p := range padding(TypeOf[T]()) {
@@ -263,7 +263,7 @@ func putElems[T Elem](mem []byte, off int64, s []T) {
 
 func getElem[T Elem](mem []byte, off int64) T {
 	s := make([]T, 1)
-	copy(shm.Bytes(s), mem[off:])
+	copy(raw.Bytes(s), mem[off:])
 	return s[0]
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -67,7 +68,7 @@ func NewStripes(region []byte, abort *uint32, p barrier.Policy) (*Stripes, error
 	if n < 1 || n&(n-1) != 0 || len(region)%StripeLen != 0 {
 		return nil, fmt.Errorf("atomics: stripe region of %d bytes: need a power of two ≥ 1 of %d-byte stripes: %w", len(region), StripeLen, ErrArg)
 	}
-	if a := shm.Addr(region); a%8 != 0 {
+	if a := raw.Addr(region); a%8 != 0 {
 		return nil, fmt.Errorf("atomics: stripe region at %#x is not 8-byte aligned: %w", a, ErrArg)
 	}
 	return &Stripes{region: region, mask: uint64(n - 1), abort: abort, policy: p}, nil
@@ -101,7 +102,7 @@ func (s *Stripes) Unlock(i int) {
 }
 
 func (s *Stripes) word(i, field int) *uint32 {
-	return shm.Uint32At(s.region, int64(i)*StripeLen+int64(field))
+	return raw.Uint32At(s.region, int64(i)*StripeLen+int64(field))
 }
 
 func (s *Stripes) lock(i int) error {

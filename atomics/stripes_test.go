@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/barrier"
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 func TestNewStripesRegion(t *testing.T) {
@@ -24,7 +24,7 @@ func TestNewStripesRegion(t *testing.T) {
 		{4*StripeLen + 8, false},
 		{1024 * StripeLen, true},
 	} {
-		region := shm.Bytes(make([]uint64, c.len/8))
+		region := raw.Bytes(make([]uint64, c.len/8))
 		st, err := NewStripes(region, nil, barrier.DefaultPolicy)
 		if c.ok != (err == nil) {
 			t.Errorf("NewStripes(%d bytes) = %v, want ok %v", c.len, err, c.ok)
@@ -36,7 +36,7 @@ func TestNewStripesRegion(t *testing.T) {
 			t.Errorf("NewStripes(%d bytes).Len() = %d", c.len, st.Len())
 		}
 	}
-	region := shm.Bytes(make([]uint64, 2*StripeLen/8+1))
+	region := raw.Bytes(make([]uint64, 2*StripeLen/8+1))
 	if _, err := NewStripes(region[4:4+StripeLen], nil, barrier.DefaultPolicy); !errors.Is(err, ErrArg) {
 		t.Errorf("NewStripes(unaligned region) = %v, want ErrArg", err)
 	}
@@ -80,7 +80,7 @@ func TestStripeIndex(t *testing.T) {
 // TestStripeWords checks the shared words of the documented format: lock at
 // 0, seq at 4, sleepers at 8, and that a sleeping waiter is woken by Unlock.
 func TestStripeWords(t *testing.T) {
-	region := shm.Bytes(make([]uint64, 2*StripeLen/8))
+	region := raw.Bytes(make([]uint64, 2*StripeLen/8))
 	// A futex timeout far beyond the test's patience: only a wake-up can
 	// end the waiter's sleep in time.
 	st, err := NewStripes(region, nil, barrier.Policy{Spin: 1, Yield: 0, Sleep: time.Minute})
@@ -96,7 +96,7 @@ func TestStripeWords(t *testing.T) {
 		t.Fatalf("Lock(%d) took stripe %d, Index says %d", off, k, st.Index(off))
 	}
 	base := int64(k * StripeLen)
-	lock, seq, sleepers := shm.Uint32At(region, base), shm.Uint32At(region, base+4), shm.Uint32At(region, base+8)
+	lock, seq, sleepers := raw.Uint32At(region, base), raw.Uint32At(region, base+4), raw.Uint32At(region, base+8)
 	if atomic.LoadUint32(lock) != 1 {
 		t.Fatalf("held stripe's lock word is %d, want 1", atomic.LoadUint32(lock))
 	}

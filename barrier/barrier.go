@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -57,16 +58,16 @@ type Barrier struct {
 // New returns a barrier for n ranks over line (LineLen bytes, 8-byte aligned,
 // zeroed before any rank uses it). abort is the job's abort word or nil.
 func New(line []byte, n int, abort *uint32, p Policy) (*Barrier, error) {
-	if len(line) < LineLen || shm.Addr(line)%8 != 0 {
-		return nil, fmt.Errorf("barrier: line of %d bytes at %#x: need %d bytes, 8-byte aligned", len(line), shm.Addr(line), LineLen)
+	if len(line) < LineLen || raw.Addr(line)%8 != 0 {
+		return nil, fmt.Errorf("barrier: line of %d bytes at %#x: need %d bytes, 8-byte aligned", len(line), raw.Addr(line), LineLen)
 	}
 	if n < 1 || n > 1<<30 {
 		return nil, fmt.Errorf("barrier: %d ranks", n)
 	}
 	return &Barrier{
-		state:  shm.Uint64At(line, offState),
-		ev:     Event{Seq: shm.Uint32At(line, offGen), Sleepers: shm.Uint32At(line, offSleepers)},
-		fail:   [2]*uint32{shm.Uint32At(line, offFail0), shm.Uint32At(line, offFail0+4)},
+		state:  raw.Uint64At(line, offState),
+		ev:     Event{Seq: raw.Uint32At(line, offGen), Sleepers: raw.Uint32At(line, offSleepers)},
+		fail:   [2]*uint32{raw.Uint32At(line, offFail0), raw.Uint32At(line, offFail0+4)},
 		n:      uint32(n),
 		abort:  abort,
 		policy: p,
@@ -116,7 +117,7 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 		delta := uint64(next-gen)<<32 - uint64(b.n) - v&failedBit
 		gen = uint32(atomic.AddUint64(b.state, delta) >> 32)
 		if atomic.LoadUint32(b.ev.Sleepers) != 0 {
-			WakeAll(b.ev.Seq)
+			raw.WakeAll(b.ev.Seq)
 		}
 	case cnt > b.n:
 		panic(fmt.Sprintf("barrier: %d arrivals for %d ranks: the barrier line is corrupt or shared by a different group", cnt, b.n))

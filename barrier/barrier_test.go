@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -185,7 +186,7 @@ func TestAbortWakesWaiters(t *testing.T) {
 			const n = 4
 			var abort uint32
 			line := newLine()
-			sleepers := shm.Uint32At(line, 8) // see docs/FORMAT.md
+			sleepers := raw.Uint32At(line, 8) // see docs/FORMAT.md
 			errs := make(chan error, n)
 			for range n - 1 { // one rank never comes
 				b, err := barrier.New(line, n, &abort, tt.p)
@@ -201,7 +202,7 @@ func TestAbortWakesWaiters(t *testing.T) {
 			}
 			atomic.StoreUint32(&abort, 1)
 			if tt.wake {
-				barrier.WakeAll(shm.Uint32At(line, 4))
+				raw.WakeAll(raw.Uint32At(line, 4))
 			}
 			for range n - 1 {
 				select {
@@ -251,7 +252,7 @@ func TestNewErrors(t *testing.T) {
 // by another group or overwritten: a loud failure, not a silent hang.
 func TestCorruptLinePanics(t *testing.T) {
 	line := newLine()
-	atomic.StoreUint64(shm.Uint64At(line, 0), 2) // two arrivals already
+	atomic.StoreUint64(raw.Uint64At(line, 0), 2) // two arrivals already
 	b, err := barrier.New(line, 2, nil, barrier.DefaultPolicy)
 	if err != nil {
 		t.Fatal(err)
@@ -271,8 +272,8 @@ func TestEvent(t *testing.T) {
 		t.Run(pol.name, func(t *testing.T) {
 			p := pol.p
 			words := shm.Bytes(make([]uint64, 2))
-			ev := barrier.Event{Seq: shm.Uint32At(words, 0), Sleepers: shm.Uint32At(words, 4)}
-			state := shm.Uint64At(words, 8)
+			ev := barrier.Event{Seq: raw.Uint32At(words, 0), Sleepers: raw.Uint32At(words, 4)}
+			state := raw.Uint64At(words, 8)
 			const rounds = 200
 			ack := make(chan struct{})
 			done := make(chan error, 1)

@@ -2,10 +2,11 @@ package barrier
 
 import (
 	"errors"
-	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // ErrAborted is returned by a wait that saw the job's abort word set: a rank
@@ -63,7 +64,7 @@ type Event struct {
 func (e Event) Notify() {
 	if atomic.LoadUint32(e.Sleepers) != 0 {
 		atomic.AddUint32(e.Seq, 1)
-		futexWake(e.Seq, math.MaxInt32)
+		raw.WakeAll(e.Seq)
 	}
 }
 
@@ -109,7 +110,7 @@ func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
 			atomic.AddUint32(e.Sleepers, ^uint32(0))
 			return nil
 		}
-		futexWait(e.Seq, seq, p.Sleep)
+		raw.FutexWait(e.Seq, seq, p.Sleep)
 		atomic.AddUint32(e.Sleepers, ^uint32(0))
 		if done() {
 			return nil
@@ -121,7 +122,3 @@ func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
 }
 
 func aborted(abort *uint32) bool { return abort != nil && atomic.LoadUint32(abort) != 0 }
-
-// WakeAll wakes every process sleeping on the futex word w (used by the
-// launcher after setting the abort word).
-func WakeAll(w *uint32) { futexWake(w, math.MaxInt32) }

@@ -130,21 +130,40 @@ func (c *Comm) Finalize() error {
 	return c.wrapWait("Finalize", err)
 }
 
-// Rank is the calling process's rank in c (MPI_Comm_rank). Local.
-func (c *Comm) Rank() int { return c.t.Rank() }
+// Rank is the calling process's rank in c (MPI_Comm_rank). Local. A nil or
+// zero Comm has rank 0 (there is no error result; its other calls fail with
+// ErrComm).
+func (c *Comm) Rank() int {
+	if c == nil || c.t == nil {
+		return 0
+	}
+	return c.t.Rank()
+}
 
-// Size is the number of ranks in c (MPI_Comm_size). Local.
-func (c *Comm) Size() int { return c.t.Size() }
+// Size is the number of ranks in c (MPI_Comm_size). Local. A nil or zero
+// Comm has size 0.
+func (c *Comm) Size() int {
+	if c == nil || c.t == nil {
+		return 0
+	}
+	return c.t.Size()
+}
 
-// Group returns the group of c (MPI_Comm_group). Local.
-func (c *Comm) Group() *Group { return newGroup(append([]int(nil), c.members...), c.members[c.Rank()]) }
+// Group returns the group of c (MPI_Comm_group). Local. A nil or zero Comm
+// gives an empty group.
+func (c *Comm) Group() *Group {
+	if c == nil || c.t == nil {
+		return newGroup(nil, Undefined)
+	}
+	return newGroup(append([]int(nil), c.members...), c.members[c.Rank()])
+}
 
 // Barrier blocks until every rank of c has called it (MPI_Barrier).
 // Collective. It waits by the barrier package's spin/yield/sleep policy and
 // returns ErrAborted if the job is ending.
 func (c *Comm) Barrier() error {
-	if c.finalized.Load() {
-		return c.check("Barrier")
+	if err := c.check("Barrier"); err != nil {
+		return err
 	}
 	if err := c.t.Barrier(); err != nil {
 		return c.wrapWait("Barrier", err)
@@ -155,7 +174,13 @@ func (c *Comm) Barrier() error {
 // Abort ends the whole job with exit code code (MPI_Abort): the launcher
 // stops every rank and exits with code. It does not return, except in the
 // NewLocalWorld test mode, where it marks the job aborted and returns.
+// A nil or zero Comm has no job to end: the process exits with code's
+// status (see the launcher's exit-status rules) after saying so on stderr.
 func (c *Comm) Abort(code int) {
+	if c == nil || c.t == nil {
+		fmt.Fprintf(os.Stderr, "comm: Abort(%d) on a %v communicator: exiting this process only\n", code, map[bool]string{true: "nil", false: "zero"}[c == nil])
+		os.Exit(exitStatus(code))
+	}
 	c.t.RequestAbort(code)
 	if c.exit != nil {
 		if code == 0 {
@@ -165,9 +190,15 @@ func (c *Comm) Abort(code int) {
 	}
 }
 
-// Team gives shmrun's own packages (win) the communicator's shared control
-// block. Its type lives in an internal package; programs have no use for it.
-func (c *Comm) Team() *team.Team { return c.t }
+func init() {
+	team.RegisterComm(func(x any, call string) (*team.Team, error) {
+		c, _ := x.(*Comm)
+		if err := c.check(call); err != nil {
+			return nil, err
+		}
+		return c.t, nil
+	})
+}
 
 // Wtime returns the elapsed wall-clock time in seconds since an arbitrary
 // point in the past (MPI_Wtime). Local.
@@ -175,7 +206,12 @@ func Wtime() float64 { return float64(time.Since(epoch)) / 1e9 }
 
 var epoch = time.Now()
 
+// check is every call's test of its receiver: a nil or zero Comm (one not
+// made by Init or NewLocalWorld) is ErrComm, a finalized one ErrFinalized.
 func (c *Comm) check(call string) error {
+	if c == nil || c.t == nil {
+		return fmt.Errorf("comm: %s: %s communicator (use the one Init returns): %w", call, map[bool]string{true: "nil", false: "zero"}[c == nil], ErrComm)
+	}
 	if c.finalized.Load() {
 		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrFinalized)
 	}
@@ -190,4 +226,14 @@ func (c *Comm) wrapWait(call string, err error) error {
 		return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
 	}
 	return nil
+}
+
+// exitStatus is the process exit status that stands for Abort(code): code
+// mod 256 as an exit status is, except that a code whose low byte is 0 is 1,
+// so an abort never looks like success.
+func exitStatus(code int) int {
+	if s := code & 0xff; s != 0 {
+		return s
+	}
+	return 1
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/team"
 )
 
 func TestMain(m *testing.M) { ranktest.Main(m) }
@@ -80,8 +81,8 @@ func TestSingleton(t *testing.T) {
 	if g := w.Group(); g.Size() != 1 || g.Rank() != 0 {
 		t.Errorf("singleton group: rank %d of %d", g.Rank(), g.Size())
 	}
-	if !shmJobIDValid(w.Team().Job()) {
-		t.Errorf("singleton job id %q", w.Team().Job())
+	if tm, err := team.OfComm(w, "test"); err != nil || !shmJobIDValid(tm.Job()) {
+		t.Errorf("singleton team %v, %v", tm, err)
 	}
 	for range 100 {
 		if err := w.Barrier(); err != nil {

@@ -5,8 +5,20 @@ import (
 	"slices"
 )
 
-// Undefined is the rank of a process outside a group (MPI_UNDEFINED).
-const Undefined = -32766
+// Special ranks and tags, with the values the MPI 5.0 standard ABI fixes
+// (so C code on the ABI passes them through unchanged).
+const (
+	// Undefined is the rank of a process outside a group, and the color
+	// of a rank that joins no communicator (MPI_UNDEFINED).
+	Undefined = -32766
+	// ProcNull is the null process (MPI_PROC_NULL): a valid peer of
+	// communication calls, which then do nothing.
+	ProcNull = -3
+	// AnySource matches a message from any source (MPI_ANY_SOURCE).
+	AnySource = -1
+	// AnyTag matches a message with any tag (MPI_ANY_TAG).
+	AnyTag = -2
+)
 
 // Comparison results of Group.Compare (MPI_IDENT, MPI_SIMILAR, MPI_UNEQUAL).
 const (
@@ -36,10 +48,6 @@ func (g *Group) Rank() int {
 	}
 	return Undefined
 }
-
-// WorldRank returns the world rank of group rank r; shmrun's own packages use
-// it to find a process's slot in shared structures.
-func (g *Group) WorldRank(r int) int { return g.members[r] }
 
 // Incl makes the group of g's ranks listed, in that order (MPI_Group_incl).
 // Local. A rank out of range or listed twice is ErrRank.

@@ -34,14 +34,27 @@ func mustGroup(t *testing.T) func(*comm.Group, error) *comm.Group {
 	}
 }
 
-// members lists g's world ranks.
+// members lists g's world ranks (world = the group of world rank 0's comm).
 func members(g *comm.Group) []int {
-	var m []int
-	for r := range g.Size() {
-		m = append(m, g.WorldRank(r))
+	ranks := make([]int, g.Size())
+	for r := range ranks {
+		ranks[r] = r
+	}
+	m, err := g.TranslateRanks(ranks, worldGroup)
+	if err != nil {
+		panic(err)
 	}
 	return m
 }
+
+// worldGroup is a group of every world rank in world order, for members.
+var worldGroup = func() *comm.Group {
+	cs, err := comm.NewLocalWorld(64)
+	if err != nil {
+		panic(err)
+	}
+	return cs[0].Group()
+}()
 
 func TestGroupInclExcl(t *testing.T) {
 	gs := worldGroups(t, 6)

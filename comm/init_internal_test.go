@@ -121,7 +121,7 @@ func TestInitRejectsBadControlSegments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := attach(tt.fd(t), tt.size, tt.job)
 			if err == nil {
-				c.Team().Control().Close()
+				c.t.Control().Close()
 				t.Fatal("Init accepted it")
 			}
 			if !errors.Is(err, ErrInit) || !strings.Contains(err.Error(), tt.says) || !strings.HasPrefix(err.Error(), "comm: Init: control segment: ") {
@@ -142,9 +142,9 @@ func TestInitAttaches(t *testing.T) {
 		unix.Close(fd)
 		t.Fatal(err)
 	}
-	defer c.Team().Control().Close()
-	if c.Rank() != 2 || c.Size() != 3 || c.Team().Job() != testJob || c.Team().Dir() != "/dev/shm" {
-		t.Errorf("rank %d of %d, job %s, dir %s", c.Rank(), c.Size(), c.Team().Job(), c.Team().Dir())
+	defer c.t.Control().Close()
+	if c.Rank() != 2 || c.Size() != 3 || c.t.Job() != testJob || c.t.Dir() != "/dev/shm" {
+		t.Errorf("rank %d of %d, job %s, dir %s", c.Rank(), c.Size(), c.t.Job(), c.t.Dir())
 	}
 	// The launcher learns that the rank is up, and who it is.
 	if s, pid := atomic.LoadUint32(ctl.RankState(2)), atomic.LoadUint32(ctl.RankPID(2)); s != team.RankInit || pid != uint32(os.Getpid()) {

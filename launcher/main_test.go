@@ -19,6 +19,7 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -44,7 +45,7 @@ func init() {
 			return err
 		}
 		defer unmap()
-		word := func(r int) *uint64 { return shm.Uint64At(mem, int64(r)*shm.CacheLine) }
+		word := func(r int) *uint64 { return raw.Uint64At(mem, int64(r)*shm.CacheLine) }
 		me := word(c.Rank())
 		for k := uint64(1); k <= uint64(rounds); k++ {
 			atomic.StoreUint64(me, k)

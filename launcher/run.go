@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -428,7 +428,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 // abort tells the ranks the job is ending and starts the grace period.
 func (j *job) abort() {
 	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), team.AbortNone, team.AbortLauncher)
-	barrier.WakeAll(shm.Uint32At(j.ctl.Mem, j.ctl.Layout.BarrierOff+4))
+	raw.WakeAll(raw.Uint32At(j.ctl.Mem, j.ctl.Layout.BarrierOff+4))
 	j.killAll(syscall.SIGTERM)
 }
 

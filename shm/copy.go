@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Bulk copies between a window and private memory (Put, Get).
@@ -96,5 +98,5 @@ func Copy(dst, src []byte) int {
 
 // overlap reports whether two non-empty byte ranges share memory.
 func overlap(a, b []byte) bool {
-	return Addr(a) < Addr(b)+uintptr(len(b)) && Addr(b) < Addr(a)+uintptr(len(a))
+	return raw.Addr(a) < raw.Addr(b)+uintptr(len(b)) && raw.Addr(b) < raw.Addr(a)+uintptr(len(a))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Accumulate operations are atomic per element, as the standard's atomicity
@@ -60,7 +61,7 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
-				if _, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+				if _, ok := raw.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
 					return nil
 				}
 			}
@@ -88,7 +89,7 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
-				if old, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+				if old, ok := raw.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
 					result[0] = old
 					return nil
 				}
@@ -110,7 +111,7 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if op == atomics.Sum {
-				if old, ok := atomics.FetchAddWord(w.mem, p.off+int64(o), v); ok {
+				if old, ok := raw.FetchAddWord(w.mem, p.off+int64(o), v); ok {
 					return old, nil
 				}
 			}
@@ -132,7 +133,7 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
-			if atomics.SwapIfWord(w.mem, p.off+int64(o), v, compare) {
+			if raw.SwapIfWord(w.mem, p.off+int64(o), v, compare) {
 				return compare, nil
 			}
 			old, err := atomics.CompareAndSwap(w.mem, p.off+int64(o), v, compare, w.stripes)

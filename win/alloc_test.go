@@ -9,6 +9,7 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 	"github.com/shmrun/shmrun/win"
 )
@@ -55,8 +56,8 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 				return fmt.Errorf("noncontig rank %d of size 0: want a nil slice", r)
 			}
 		case noncontig:
-			if shm.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
-				return fmt.Errorf("noncontig rank %d: base %#x is not page-aligned", r, shm.Addr(seg.Bytes))
+			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+				return fmt.Errorf("noncontig rank %d: base %#x is not page-aligned", r, raw.Addr(seg.Bytes))
 			}
 		case r > 0:
 			if seg.Bytes == nil {
@@ -66,7 +67,7 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 				return fmt.Errorf("contiguous: base of rank %d is %#x, want base[%d]+size = %#x", r, got, r-1, want)
 			}
 		default:
-			if shm.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
 				return fmt.Errorf("rank 0's data is not page-aligned")
 			}
 		}
@@ -91,7 +92,7 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 
 // base is where a slice starts, even when it is empty: a contiguous
 // zero-size part is positioned where its data would be.
-func base(b []byte) uintptr { return shm.Addr(b) }
+func base(b []byte) uintptr { return raw.Addr(b) }
 
 func mustQuery(w *win.Win, r int) win.Segment {
 	s, err := w.SharedQuery(r)

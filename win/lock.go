@@ -3,7 +3,7 @@ package win
 import (
 	"sync/atomic"
 
-	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Passive-target locks (docs/FORMAT.md has the same text for C code).
@@ -73,7 +73,7 @@ func ticketOf(v uint64) uint64 { return ((v >> lwTShift) - 1) & lwMask }
 
 func (l *lockLine) wake() {
 	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
-		barrier.WakeAll(l.ev.Seq)
+		raw.WakeAll(l.ev.Seq)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -131,7 +131,7 @@ func lockCountBody(c *comm.Comm) error {
 	}
 	defer w.Free()
 	seg := mustQuery(w, 0)
-	inside := shm.Uint64At(seg.Bytes, 8)
+	inside := raw.Uint64At(seg.Bytes, 8)
 	for range k {
 		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
 			return err
@@ -264,20 +264,20 @@ func lockVsLockAllBody(c *comm.Comm) error {
 	for r := range n {
 		words[r] = mustQuery(w, r).Bytes
 	}
-	allInside := shm.Uint64At(words[0], 8)
+	allInside := raw.Uint64At(words[0], 8)
 	for i := range 200 {
 		if me%2 == 0 {
 			t := (me + i) % n
 			if err := w.Lock(win.Exclusive, t, 0); err != nil {
 				return err
 			}
-			if v := atomic.AddUint64(shm.Uint64At(words[t], 0), 1); v != 1 {
+			if v := atomic.AddUint64(raw.Uint64At(words[t], 0), 1); v != 1 {
 				return fmt.Errorf("%d exclusive holders of rank %d", v, t)
 			}
 			if a := atomic.LoadUint64(allInside); a != 0 {
 				return fmt.Errorf("exclusive lock on %d while %d LockAll holders are inside", t, a)
 			}
-			atomic.AddUint64(shm.Uint64At(words[t], 0), ^uint64(0))
+			atomic.AddUint64(raw.Uint64At(words[t], 0), ^uint64(0))
 			if err := w.Unlock(t); err != nil {
 				return err
 			}
@@ -287,7 +287,7 @@ func lockVsLockAllBody(c *comm.Comm) error {
 			}
 			atomic.AddUint64(allInside, 1)
 			for r := range n {
-				if v := atomic.LoadUint64(shm.Uint64At(words[r], 0)); v != 0 {
+				if v := atomic.LoadUint64(raw.Uint64At(words[r], 0)); v != 0 {
 					return fmt.Errorf("LockAll holder sees %d exclusive holders of rank %d", v, r)
 				}
 			}
@@ -358,7 +358,7 @@ func writerNotStarvedBody(c *comm.Comm) error {
 	}
 	defer w.Free()
 	seg0 := mustQuery(w, 0)
-	done, acquired := shm.Uint64At(seg0.Bytes, 0), shm.Uint64At(seg0.Bytes, 8)
+	done, acquired := raw.Uint64At(seg0.Bytes, 0), raw.Uint64At(seg0.Bytes, 8)
 	if err := c.Barrier(); err != nil {
 		return err
 	}
@@ -422,7 +422,7 @@ func lockWrapBody(c *comm.Comm) error {
 		return err
 	}
 	defer w.Free()
-	inside := shm.Uint64At(mustQuery(w, 0).Bytes, 8)
+	inside := raw.Uint64At(mustQuery(w, 0).Bytes, 8)
 	var excl int64
 	for i := range k {
 		kind := 0 // exclusive

@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -16,7 +17,7 @@ import (
 // ProcNull is a valid target of every RMA call (MPI_PROC_NULL): the call is
 // a no-op that still checks the epoch. SharedQuery(ProcNull) returns the
 // segment of the lowest rank with a nonzero size.
-const ProcNull = -2
+const ProcNull = comm.ProcNull
 
 // Flavor is how a window's memory was made (MPI_WIN_FLAVOR).
 type Flavor uint32
@@ -139,13 +140,13 @@ const (
 )
 
 func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
-	if c == nil {
-		return nil, errorf(ErrArg, "allocate: nil communicator")
-	}
-	t := c.Team()
 	call := "AllocateShared"
 	if flavor == FlavorAllocate {
 		call = "Allocate"
+	}
+	t, err := team.OfComm(c, call)
+	if err != nil {
+		return nil, fmt.Errorf("win: %w", err)
 	}
 	cfg, err := parseInfo(info)
 	if err == nil && size < 0 {
@@ -368,9 +369,9 @@ func classOf(err error) error {
 func (w *Win) mapLocal(sp segmentSpec) error {
 	key := w.t.NextSeq()
 	if w.rank == 0 {
-		raw := make([]byte, sp.layout.Total+shm.PageSize)
-		skip := (shm.PageSize - int64(shm.Addr(raw))%shm.PageSize) % shm.PageSize
-		mem := raw[skip : skip+sp.layout.Total : skip+sp.layout.Total]
+		heap := make([]byte, sp.layout.Total+shm.PageSize)
+		skip := (shm.PageSize - int64(raw.Addr(heap))%shm.PageSize) % shm.PageSize
+		mem := heap[skip : skip+sp.layout.Total : skip+sp.layout.Total]
 		if err := writeWindowHeader(mem, sp); err != nil {
 			return err
 		}
@@ -397,15 +398,15 @@ func (w *Win) bind(units []int64) {
 	if err != nil {
 		panic("win: sync layout: " + err.Error()) // the layout code guarantees size and alignment
 	}
-	w.global = shm.Uint64At(sync, w.sl.global)
-	w.globalEv = barrier.Event{Seq: shm.Uint32At(sync, w.sl.global+8), Sleepers: shm.Uint32At(sync, w.sl.global+12)}
+	w.global = raw.Uint64At(sync, w.sl.global)
+	w.globalEv = barrier.Event{Seq: raw.Uint32At(sync, w.sl.global+8), Sleepers: raw.Uint32At(sync, w.sl.global+12)}
 	w.locks = make([]lockLine, w.size)
 	w.bells = make([]barrier.Event, w.size)
 	for r := range w.size {
 		lo := w.sl.lockOff(r)
-		w.locks[r] = lockLine{word: shm.Uint64At(sync, lo), ev: barrier.Event{Seq: shm.Uint32At(sync, lo), Sleepers: shm.Uint32At(sync, lo+8)}}
+		w.locks[r] = lockLine{word: raw.Uint64At(sync, lo), ev: barrier.Event{Seq: raw.Uint32At(sync, lo), Sleepers: raw.Uint32At(sync, lo+8)}}
 		bo := w.sl.doorbellOff(r)
-		w.bells[r] = barrier.Event{Seq: shm.Uint32At(sync, bo), Sleepers: shm.Uint32At(sync, bo+4)}
+		w.bells[r] = barrier.Event{Seq: raw.Uint32At(sync, bo), Sleepers: raw.Uint32At(sync, bo+4)}
 	}
 	w.stripes, err = atomics.NewStripes(sync[w.sl.strp:w.sl.strp+numStripes*atomics.StripeLen], w.t.Abort(), w.t.Policy())
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -39,12 +40,12 @@ func init() {
 			return err
 		}
 		defer unmap()
-		atomic.StoreUint64(shm.Uint64At(mem, int64(c.Rank())*8), uint64(c.Rank())+100)
+		atomic.StoreUint64(raw.Uint64At(mem, int64(c.Rank())*8), uint64(c.Rank())+100)
 		if err := c.Barrier(); err != nil {
 			return err
 		}
 		for r := range c.Size() {
-			if got := atomic.LoadUint64(shm.Uint64At(mem, int64(r)*8)); got != uint64(r)+100 {
+			if got := atomic.LoadUint64(raw.Uint64At(mem, int64(r)*8)); got != uint64(r)+100 {
 				return fmt.Errorf("rank %d's word holds %d", r, got)
 			}
 		}
@@ -54,7 +55,7 @@ func init() {
 	// (another job's name) in the job's directory.
 	ranktest.Register("leaks", func(c *comm.Comm) error {
 		if c.Rank() == 0 {
-			o, err := shm.Create(c.Team().Dir(), shm.ObjectName("dead", "leak"), 1)
+			o, err := shm.Create(os.Getenv(comm.EnvShmDir), shm.ObjectName("dead", "leak"), 1)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -15,7 +16,10 @@ import (
 // The memory starts zeroed and page-aligned. unmap releases this rank's
 // mapping. name must be unique among the job's concurrent MapShared calls.
 func MapShared(c *comm.Comm, name string, size int) (mem []byte, unmap func(), err error) {
-	t := c.Team()
+	t, err := team.OfComm(c, "MapShared")
+	if err != nil {
+		return nil, nil, err
+	}
 	objName := shm.ObjectName(t.Job(), "ranktest-"+name)
 	var obj *shm.Object
 	if c.Rank() == 0 {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -174,13 +175,13 @@ func decodeControl(mem []byte, size int64, job string, n int) (*Control, error) 
 }
 
 // AbortWord is the job's abort state word.
-func (c *Control) AbortWord() *uint32 { return shm.Uint32At(c.Mem, c.Layout.AbortOff) }
+func (c *Control) AbortWord() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff) }
 
 // AbortCode is the exit code asked by comm.Abort.
-func (c *Control) AbortCode() *uint32 { return shm.Uint32At(c.Mem, c.Layout.AbortOff+4) }
+func (c *Control) AbortCode() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+4) }
 
 // AbortRank is the rank that called comm.Abort.
-func (c *Control) AbortRank() *uint32 { return shm.Uint32At(c.Mem, c.Layout.AbortOff+8) }
+func (c *Control) AbortRank() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+8) }
 
 // BarrierLine is the world barrier's line.
 func (c *Control) BarrierLine() []byte {
@@ -189,12 +190,12 @@ func (c *Control) BarrierLine() []byte {
 
 // RankState is rank r's state word.
 func (c *Control) RankState(r int) *uint32 {
-	return shm.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine)
+	return raw.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine)
 }
 
 // RankPID is rank r's pid word.
 func (c *Control) RankPID(r int) *uint32 {
-	return shm.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine+4)
+	return raw.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine+4)
 }
 
 // Slots returns the exchange slots of parity p (0 or 1), n*SlotLen bytes.

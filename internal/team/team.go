@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -150,7 +151,7 @@ func (t *Team) RequestAbort(code int) {
 	}
 	atomic.CompareAndSwapUint32(t.abort, AbortNone, AbortByRank)
 	if t.ctl != nil {
-		barrier.WakeAll(shm.Uint32At(t.ctl.Mem, t.ctl.Layout.BarrierOff+4))
+		raw.WakeAll(raw.Uint32At(t.ctl.Mem, t.ctl.Layout.BarrierOff+4))
 	}
 }
 
@@ -182,3 +183,16 @@ func (t *Team) Forget(key uint64) {
 	delete(t.local.m, key)
 	t.local.mu.Unlock()
 }
+
+// ofComm is the accessor package comm registers: it returns the team behind
+// a *comm.Comm, or an error (wrapping comm's class) for a nil, zero or
+// finalized communicator. It lets win reach the team without comm exporting
+// an internal type.
+var ofComm func(c any, call string) (*Team, error)
+
+// RegisterComm is called once, by package comm's init.
+func RegisterComm(f func(c any, call string) (*Team, error)) { ofComm = f }
+
+// OfComm returns the team behind c, a *comm.Comm, for the named call: an
+// error (naming call) if c is nil, a zero Comm, or finalized.
+func OfComm(c any, call string) (*Team, error) { return ofComm(c, call) }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/atomics"
-	"github.com/shmrun/shmrun/shm"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -294,7 +294,7 @@ func put8Touched(c *ctx, _ *meas, k int64) error {
 	return nil
 }
 
-func word(b []byte, off int) *uint64 { return shm.Uint64At(b, int64(off)) }
+func word(b []byte, off int) *uint64 { return raw.Uint64At(b, int64(off)) }
 
 var table = []meas{
 	originLockall("put8_flush", put8Flush),

@@ -6,9 +6,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/shmrun/shmrun/internal/raw"
 	"golang.org/x/sys/unix"
-
-	"github.com/shmrun/shmrun/shm"
 )
 
 func goVersion() string { return runtime.Version() }
@@ -40,7 +39,7 @@ func cpuList(m int64) string {
 
 // backing names the mapping that holds b (from /proc/self/maps).
 func backing(b []byte) string {
-	a := shm.Addr(b)
+	a := raw.Addr(b)
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return "?"

@@ -1,8 +1,8 @@
-package barrier
+package raw
 
 // Futex wait and wake on 32-bit words of shared memory.
 //
-// Contract (as in the Go runtime's lock_futex.go): futexWait sleeps only if
+// Contract (as in the Go runtime's lock_futex.go): FutexWait sleeps only if
 // *addr == val when the kernel looks, and may return early for any reason — a
 // wake, a changed value, a signal, the timeout, or spuriously. Callers always
 // re-check their condition in a loop. The words live in MAP_SHARED memory
@@ -11,6 +11,7 @@ package barrier
 // another process would never find it.
 
 import (
+	"math"
 	"time"
 	"unsafe"
 
@@ -23,27 +24,25 @@ const (
 	futexWakeOp = 1 // FUTEX_WAKE
 )
 
-// futexWait sleeps while *addr == val, for at most timeout. It goes through
+// FutexWait sleeps while *addr == val, for at most timeout. It goes through
 // Syscall6, not RawSyscall, so the Go scheduler can hand this thread's P to
 // other goroutines while it sleeps.
-func futexWait(addr *uint32, val uint32, timeout time.Duration) {
+//
+// Invariant: addr points into memory that stays mapped for the call.
+func FutexWait(addr *uint32, val uint32, timeout time.Duration) {
 	ts := unix.NsecToTimespec(int64(timeout))
 	// EINTR, EAGAIN (value changed) and ETIMEDOUT all mean "look again".
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWaitOp,
 		uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
 }
 
-// futexWake wakes up to n processes sleeping on addr.
-func futexWake(addr *uint32, n int) {
+// FutexWake wakes up to n processes sleeping on addr.
+//
+// Invariant: as FutexWait.
+func FutexWake(addr *uint32, n int) {
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakeOp,
 		uintptr(n), 0, 0, 0)
 }
 
-// yieldCPU gives the CPU to another runnable thread, possibly of another
-// process (runtime.Gosched would only switch goroutines). Unlike the futex
-// wait it never blocks, so it goes through RawSyscall: Syscall's scheduler
-// bookkeeping lets sysmon hand this thread's P to a new thread whenever the
-// yield takes a while (it does when ranks outnumber cores), and those extra
-// threads then compete with the ranks. Measured on 2 cores, 32 ranks: a
-// barrier in 31 us this way, 263 us through Syscall.
-func yieldCPU() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// WakeAll wakes every process sleeping on the futex word w.
+func WakeAll(w *uint32) { FutexWake(w, math.MaxInt32) }

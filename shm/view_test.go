@@ -4,7 +4,6 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/shmrun/shmrun/shm"
@@ -97,40 +96,5 @@ func TestView(t *testing.T) {
 	}
 	if shm.Bytes[uint64](nil) != nil {
 		t.Error("Bytes of nil is not nil")
-	}
-}
-
-func TestWordAt(t *testing.T) {
-	b := shm.Bytes(make([]uint64, 4))
-	w := shm.Uint64At(b, 8)
-	atomic.StoreUint64(w, 0x0807060504030201)
-	if b[8] != 1 || b[15] != 8 {
-		t.Errorf("Uint64At(8) is not bytes 8..15: % x", b[8:16])
-	}
-	u := shm.Uint32At(b, 28)
-	atomic.StoreUint32(u, 7)
-	if b[28] != 7 {
-		t.Errorf("Uint32At(28) is not bytes 28..31: % x", b[28:32])
-	}
-	// A bad offset is a bug in layout code: a loud panic, never a wild
-	// pointer.
-	for name, f := range map[string]func(){
-		"Uint64At misaligned": func() { shm.Uint64At(b, 4) },
-		"Uint64At past end":   func() { shm.Uint64At(b, 32) },
-		"Uint64At negative":   func() { shm.Uint64At(b, -8) },
-		"Uint32At misaligned": func() { shm.Uint32At(b, 2) },
-		"Uint32At past end":   func() { shm.Uint32At(b, 30) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s did not panic", name)
-				}
-			}()
-			f()
-		}()
-	}
-	if shm.Addr(nil) != 0 {
-		t.Error("Addr(nil) != 0")
 	}
 }
