@@ -37,12 +37,21 @@ type Group struct {
 
 func newGroup(members []int, me int) *Group { return &Group{members: members, me: me} }
 
-// Size is the number of processes in the group (MPI_Group_size). Local.
-func (g *Group) Size() int { return len(g.members) }
+// Size is the number of processes in the group (MPI_Group_size). Local. A
+// nil group has size 0.
+func (g *Group) Size() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.members)
+}
 
 // Rank is the calling process's rank in the group, or Undefined if it is not
 // a member (MPI_Group_rank). Local.
 func (g *Group) Rank() int {
+	if g == nil {
+		return Undefined
+	}
 	if i := slices.Index(g.members, g.me); i >= 0 {
 		return i
 	}
@@ -80,7 +89,7 @@ func (g *Group) Excl(ranks ...int) (*Group, error) {
 // TranslateRanks returns, for each rank of g listed, its rank in other, or
 // Undefined where it is not a member (MPI_Group_translate_ranks). Local.
 func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
-	if other == nil {
+	if g == nil || other == nil {
 		return nil, fmt.Errorf("comm: TranslateRanks: nil group: %w", ErrGroup)
 	}
 	out := make([]int, len(ranks))
@@ -100,7 +109,7 @@ func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
 // (Ident), the same members in another order (Similar), or not (Unequal)
 // (MPI_Group_compare). Local. A nil group is Unequal to any group.
 func (g *Group) Compare(other *Group) int {
-	if other == nil {
+	if g == nil || other == nil {
 		return Unequal
 	}
 	if slices.Equal(g.members, other.members) {
@@ -118,6 +127,9 @@ func (g *Group) Compare(other *Group) int {
 }
 
 func (g *Group) checkDistinct(call string, ranks []int) error {
+	if g == nil {
+		return fmt.Errorf("comm: Group.%s: nil group: %w", call, ErrGroup)
+	}
 	seen := make(map[int]bool, len(ranks))
 	for _, r := range ranks {
 		if r < 0 || r >= len(g.members) {

@@ -26,7 +26,7 @@ func (p *part) span(disp, n int) (int, bool) {
 // target's own part (ErrRMARange: a neighbour's bytes are never touched).
 // ProcNull is a no-op that still checks the epoch.
 func (w *Win) Put(src []byte, target, disp int) error {
-	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if off, ok := p.span(disp, len(src)); ok {
 			if len(src) == 8 { // one move instead of a memmove call
@@ -43,7 +43,7 @@ func (w *Win) Put(src []byte, target, disp int) error {
 // Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
 // As Put for epochs, ranges and ProcNull; dst may be read once Get returns.
 func (w *Win) Get(dst []byte, target, disp int) error {
-	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if off, ok := p.span(disp, len(dst)); ok {
 			if len(dst) == 8 {
@@ -110,7 +110,7 @@ var doneRequest = &Request{}
 // rmaRequest checks that a request-based call is inside a passive-target
 // epoch, as the standard requires of MPI_Rput and its kin.
 func (w *Win) rmaRequest(call string, target int) error {
-	if w.ep.lockAll || w.ep.lockedTo(target) {
+	if w != nil && (w.ep.lockAll || w.ep.lockedTo(target)) {
 		return nil
 	}
 	if err := w.live(call); err != nil {

@@ -102,7 +102,7 @@ type Win struct {
 	// fenceWord is a rank-private word on a line of its own: a locked add on
 	// it is the cheapest full fence on amd64 (sync/atomic has no bare fence).
 	_         [line]byte
-	fenceWord atomic.Uint64
+	fenceWord uint64
 	_         [line]byte
 }
 
@@ -432,7 +432,7 @@ func (w *Win) bind(units []int64) {
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE and
 // MPI_WIN_SIZE as a slice). Local. The slice is valid until Free.
 func (w *Win) Local() []byte {
-	if w.freed.Load() {
+	if w == nil || w.freed.Load() {
 		return nil
 	}
 	return w.parts[w.rank].data
@@ -490,32 +490,59 @@ func View[T any, M Segment | []byte](mem M) ([]T, error) {
 	return v, nil
 }
 
-// Attr returns the calling rank's window attributes. Local.
+// Attr returns the calling rank's window attributes. Local. A nil or freed
+// window gives the zero Attr.
 func (w *Win) Attr() Attr {
+	if w == nil || w.freed.Load() {
+		return Attr{}
+	}
 	p := w.parts[w.rank]
 	return Attr{Base: w.Local(), Size: len(p.data), DispUnit: int(p.dispUnit), Flavor: w.flavor, Model: Unified}
 }
 
 // Info returns the hints in effect, defaults included (MPI_Win_get_info).
-// Local.
-func (w *Win) Info() Info { return w.cfg.info() }
+// Local. A nil or freed window gives nil.
+func (w *Win) Info() Info {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.cfg.info()
+}
 
-// Size is the number of ranks of the window's group. Local.
-func (w *Win) Size() int { return w.size }
+// Size is the number of ranks of the window's group. Local. A nil or freed
+// window gives 0.
+func (w *Win) Size() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.size
+}
 
-// Rank is the calling rank in the window's group. Local.
-func (w *Win) Rank() int { return w.rank }
+// Rank is the calling rank in the window's group. Local. A nil or freed
+// window gives 0 (its calls with an error result say ErrWin).
+func (w *Win) Rank() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.rank
+}
 
-// Group returns the window's group (MPI_Win_get_group). Local.
-func (w *Win) Group() *comm.Group { return w.c.Group() }
+// Group returns the window's group (MPI_Win_get_group). Local. A nil or
+// freed window gives nil.
+func (w *Win) Group() *comm.Group {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.c.Group()
+}
 
 // Free frees the window (MPI_Win_free): collective. It fails with ErrRMASync
 // on every rank if any rank has an epoch open (the window then stays valid),
 // and with ErrWin if the window was freed already. After it returns, slices
 // from Local, SharedQuery and View must not be used: the memory is unmapped.
 func (w *Win) Free() error {
-	if w.freed.Load() {
-		return errorf(ErrWin, "Free on rank %d: window already freed", w.rank)
+	if err := w.live("Free"); err != nil {
+		return err
 	}
 	var err error
 	if open := w.ep.describeOpen(); open != "" {
@@ -547,4 +574,4 @@ func (w *Win) live(call string) error {
 
 // fullFence orders every earlier load and store of this process before every
 // later one (a locked add on a private line).
-func (w *Win) fullFence() { w.fenceWord.Add(1) }
+func (w *Win) fullFence() { atomic.AddUint64(&w.fenceWord, 1) }

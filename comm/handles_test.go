@@ -1,0 +1,125 @@
+package comm_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+)
+
+// handleCalls lists every exported function and method of package comm with
+// how to call it on a communicator handle; nil entries take no handle (or, as
+// Abort, end the process) and are listed so the coverage check knows they were
+// considered. want is the error a nil, zero or finalized Comm gives (nil: the
+// call has no error result and gives a zero value).
+func handleCalls() map[string]func(c *comm.Comm) error {
+	g := func(c *comm.Comm) *comm.Group { return c.Group() }
+	return map[string]func(c *comm.Comm) error{
+		"Init":          nil,
+		"Finalize":      nil, // process-wide; TestSingleton covers it
+		"NewLocalWorld": nil,
+		"Wtime":         nil,
+		"Comm.Abort":    nil, // ends the process; the launcher tests cover it
+		"Comm.Barrier":  func(c *comm.Comm) error { return c.Barrier() },
+		"Comm.Finalize": func(c *comm.Comm) error { return c.Finalize() },
+		"Comm.Rank":     func(c *comm.Comm) error { _ = c.Rank(); return nil },
+		"Comm.Size":     func(c *comm.Comm) error { _ = c.Size(); return nil },
+		"Comm.Group":    func(c *comm.Comm) error { _ = c.Group(); return nil },
+		"Group.Size":    func(c *comm.Comm) error { _ = g(c).Size(); return nil },
+		"Group.Rank":    func(c *comm.Comm) error { _ = g(c).Rank(); return nil },
+		"Group.Compare": func(c *comm.Comm) error { _ = g(c).Compare(g(c)); return nil },
+		"Group.Incl":    func(c *comm.Comm) error { _, err := g(c).Incl(0); return err },
+		"Group.Excl":    func(c *comm.Comm) error { _, err := g(c).Excl(0); return err },
+		"Group.TranslateRanks": func(c *comm.Comm) error {
+			_, err := g(c).TranslateRanks([]int{0}, g(c))
+			return err
+		},
+	}
+}
+
+func TestHandleCallsCoverAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks package comm from source")
+	}
+	calls := handleCalls()
+	api := ranktest.ExportedAPI(t, ".")
+	for _, name := range api {
+		if _, ok := calls[name]; !ok {
+			t.Errorf("exported %s has no entry in handleCalls", name)
+		}
+	}
+	for name := range calls {
+		if !slices.Contains(api, name) {
+			t.Errorf("handleCalls lists %s, which package comm does not export", name)
+		}
+	}
+}
+
+// Every call on a nil, a zero and a finalized communicator (and on the
+// groups they give) returns an error of the right class or a zero value,
+// never panics.
+func TestHandleCalls(t *testing.T) {
+	cs, err := comm.NewLocalWorld(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finalized := cs[0]
+	if err := finalized.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	handles := []struct {
+		what string
+		c    *comm.Comm
+		want error // of the calls with an error result on the Comm itself
+	}{{"nil", nil, comm.ErrComm}, {"zero", &comm.Comm{}, comm.ErrComm}, {"finalized", finalized, comm.ErrFinalized}}
+	for name, call := range handleCalls() {
+		if call == nil {
+			continue
+		}
+		for _, h := range handles {
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				return call(h.c)
+			}()
+			switch {
+			case err != nil && strings.HasPrefix(err.Error(), "panic"):
+				t.Errorf("%s on a %s communicator: %v", name, h.what, err)
+			case strings.HasPrefix(name, "Comm.") && (name == "Comm.Barrier" || name == "Comm.Finalize"):
+				if !errors.Is(err, h.want) {
+					t.Errorf("%s on a %s communicator = %v, want %v", name, h.what, err, h.want)
+				}
+			case h.c == finalized:
+				// A finalized world's group is still a valid local object.
+			case (name == "Group.Incl" || name == "Group.Excl" || name == "Group.TranslateRanks") && !errors.Is(err, comm.ErrRank):
+				// Its group is the empty group: rank 0 is outside it.
+				t.Errorf("%s on the group of a %s communicator = %v, want ErrRank", name, h.what, err)
+			}
+		}
+	}
+	for _, c := range []*comm.Comm{nil, {}} {
+		if c.Rank() != 0 || c.Size() != 0 || c.Group().Size() != 0 || c.Group().Rank() != comm.Undefined {
+			t.Errorf("a nil or zero Comm's Rank, Size or Group is not the zero value")
+		}
+	}
+	var nilGroup *comm.Group
+	if nilGroup.Size() != 0 || nilGroup.Rank() != comm.Undefined || nilGroup.Compare(nilGroup) != comm.Unequal {
+		t.Error("a nil Group's Size, Rank or Compare is not the zero value")
+	}
+	if _, err := nilGroup.Incl(); !errors.Is(err, comm.ErrGroup) {
+		t.Errorf("Incl on a nil group = %v, want ErrGroup", err)
+	}
+	if _, err := nilGroup.Excl(); !errors.Is(err, comm.ErrGroup) {
+		t.Errorf("Excl on a nil group = %v, want ErrGroup", err)
+	}
+	if _, err := nilGroup.TranslateRanks(nil, cs[0].Group()); !errors.Is(err, comm.ErrGroup) {
+		t.Errorf("TranslateRanks on a nil group = %v, want ErrGroup", err)
+	}
+}

@@ -1,0 +1,271 @@
+package win_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/win"
+)
+
+// handleCall is one exported function or method of package win, called on
+// a window handle with harmless arguments. idle is the error class the call
+// must give on a live window with no epoch open (nil: it succeeds there and
+// undo, if set, puts the window back as it was).
+type handleCall struct {
+	call  func(w *win.Win) error
+	idle  error
+	undo  func(w *win.Win) error
+	value bool // no error result: a nil or freed window gives the zero value
+}
+
+// notHandle marks an exported name that takes no window: it is listed so the
+// coverage check knows it was considered.
+var notHandle = handleCall{}
+
+// value is a call with no error result: a panic is what the test looks for,
+// and the zero values are checked separately.
+func value(f func(w *win.Win)) handleCall {
+	return handleCall{call: func(w *win.Win) error { f(w); return nil }, value: true}
+}
+
+// handleCalls lists every exported function and method of package win.
+// TestHandleCallsCoverAPI fails when a new one is missing, so a new call
+// cannot forget its nil, freed and epoch checks.
+func handleCalls(c *comm.Comm) map[string]handleCall {
+	buf8 := func() []byte { return make([]byte, 8) }
+	g := c.Group()
+	return map[string]handleCall{
+		"AllocateShared":  notHandle,
+		"Allocate":        notHandle,
+		"View":            notHandle, // works on slices, never on a handle
+		"Flavor.String":   notHandle,
+		"Model.String":    notHandle,
+		"LockType.String": notHandle,
+		"Request.Wait":    notHandle, // a request is complete when returned
+		"Request.Test":    notHandle,
+
+		"Win.Put":  {call: func(w *win.Win) error { return w.Put(buf8(), 0, 0) }, idle: win.ErrRMASync},
+		"Win.Get":  {call: func(w *win.Win) error { return w.Get(buf8(), 0, 0) }, idle: win.ErrRMASync},
+		"Win.Rput": {call: func(w *win.Win) error { _, err := w.Rput(buf8(), 0, 0); return err }, idle: win.ErrRMASync},
+		"Win.Rget": {call: func(w *win.Win) error { _, err := w.Rget(buf8(), 0, 0); return err }, idle: win.ErrRMASync},
+		"PutT":     {call: func(w *win.Win) error { return win.PutT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
+		"GetT":     {call: func(w *win.Win) error { return win.GetT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
+		"Accumulate": {call: func(w *win.Win) error {
+			return win.Accumulate(w, []int64{1}, 0, 0, atomics.Sum)
+		}, idle: win.ErrRMASync},
+		"GetAccumulate": {call: func(w *win.Win) error {
+			return win.GetAccumulate(w, []int64{1}, []int64{0}, 0, 0, atomics.Sum)
+		}, idle: win.ErrRMASync},
+		"FetchAndOp": {call: func(w *win.Win) error {
+			_, err := win.FetchAndOp(w, int64(1), 0, 0, atomics.Sum)
+			return err
+		}, idle: win.ErrRMASync},
+		"CompareAndSwap": {call: func(w *win.Win) error {
+			_, err := win.CompareAndSwap(w, int64(1), 0, 0, 0)
+			return err
+		}, idle: win.ErrRMASync},
+		"Raccumulate": {call: func(w *win.Win) error {
+			_, err := win.Raccumulate(w, []int64{1}, 0, 0, atomics.Sum)
+			return err
+		}, idle: win.ErrRMASync},
+		"RgetAccumulate": {call: func(w *win.Win) error {
+			_, err := win.RgetAccumulate(w, []int64{1}, []int64{0}, 0, 0, atomics.Sum)
+			return err
+		}, idle: win.ErrRMASync},
+
+		"Win.Flush":         {call: func(w *win.Win) error { return w.Flush(0) }, idle: win.ErrRMASync},
+		"Win.FlushAll":      {call: func(w *win.Win) error { return w.FlushAll() }, idle: win.ErrRMASync},
+		"Win.FlushLocal":    {call: func(w *win.Win) error { return w.FlushLocal(0) }, idle: win.ErrRMASync},
+		"Win.FlushLocalAll": {call: func(w *win.Win) error { return w.FlushLocalAll() }, idle: win.ErrRMASync},
+		"Win.Sync":          {call: func(w *win.Win) error { return w.Sync() }, idle: win.ErrRMASync},
+		"Win.Unlock":        {call: func(w *win.Win) error { return w.Unlock(0) }, idle: win.ErrRMASync},
+		"Win.UnlockAll":     {call: func(w *win.Win) error { return w.UnlockAll() }, idle: win.ErrRMASync},
+		"Win.Complete":      {call: func(w *win.Win) error { return w.Complete() }, idle: win.ErrRMASync},
+		"Win.Wait":          {call: func(w *win.Win) error { return w.Wait() }, idle: win.ErrRMASync},
+		"Win.Test":          {call: func(w *win.Win) error { _, err := w.Test(); return err }, idle: win.ErrRMASync},
+
+		"Win.Lock": {call: func(w *win.Win) error { return w.Lock(win.Exclusive, 0, 0) },
+			undo: func(w *win.Win) error { return w.Unlock(0) }},
+		"Win.LockAll": {call: func(w *win.Win) error { return w.LockAll(0) },
+			undo: func(w *win.Win) error { return w.UnlockAll() }},
+		"Win.Fence": {call: func(w *win.Win) error { return w.Fence(0) },
+			undo: func(w *win.Win) error { return w.Fence(win.ModeNoSucceed) }},
+		"Win.Post": {call: func(w *win.Win) error { return w.Post(g, 0) },
+			undo: func(w *win.Win) error {
+				// The group is this rank alone: its own Start and Complete
+				// let Wait return.
+				if err := w.Start(g, 0); err != nil {
+					return err
+				}
+				if err := w.Complete(); err != nil {
+					return err
+				}
+				return w.Wait()
+			}},
+		"Win.Start": {call: func(w *win.Win) error {
+			if err := w.Post(g, 0); err != nil {
+				return err
+			}
+			return w.Start(g, 0)
+		}, undo: func(w *win.Win) error {
+			if err := w.Complete(); err != nil {
+				return err
+			}
+			return w.Wait()
+		}},
+		"Win.SharedQuery": {call: func(w *win.Win) error { _, err := w.SharedQuery(0); return err }},
+		"Win.Free":        {call: func(w *win.Win) error { return w.Free() }, idle: errFreeLast},
+
+		"Win.Attr":  value(func(w *win.Win) { _ = w.Attr() }),
+		"Win.Info":  value(func(w *win.Win) { _ = w.Info() }),
+		"Win.Local": value(func(w *win.Win) { _ = w.Local() }),
+		"Win.Size":  value(func(w *win.Win) { _ = w.Size() }),
+		"Win.Rank":  value(func(w *win.Win) { _ = w.Rank() }),
+		"Win.Group": value(func(w *win.Win) { _ = w.Group() }),
+	}
+}
+
+// errFreeLast marks Free, which the idle pass runs last, on its own.
+var errFreeLast = errors.New("Free: run last")
+
+func TestHandleCallsCoverAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks package win from source")
+	}
+	calls := handleCalls(oneRank(t))
+	api := ranktest.ExportedAPI(t, ".")
+	for _, name := range api {
+		if _, ok := calls[name]; !ok {
+			t.Errorf("exported %s has no entry in handleCalls: add how to call it on a nil, freed and idle window", name)
+		}
+	}
+	for name := range calls {
+		if !slices.Contains(api, name) {
+			t.Errorf("handleCalls lists %s, which package win does not export", name)
+		}
+	}
+}
+
+// noPanic runs f and turns a panic into an error naming it.
+func noPanic(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}
+
+// Every call on a nil window and on a freed window returns ErrWin (or, with
+// no error result, a zero value), never panics; on a live window with no
+// epoch open every call gives its documented class.
+func TestHandleCalls(t *testing.T) {
+	c := oneRank(t)
+	calls := handleCalls(c)
+	live, err := win.AllocateShared(c, 64, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed, err := win.AllocateShared(c, 64, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := freed.Free(); err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range calls {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	for _, name := range names {
+		hc := calls[name]
+		if hc.call == nil {
+			continue
+		}
+		for _, tc := range []struct {
+			what string
+			w    *win.Win
+		}{{"nil", nil}, {"freed", freed}} {
+			err := noPanic(func() error { return hc.call(tc.w) })
+			switch {
+			case err != nil && strings.HasPrefix(err.Error(), "panic"):
+				t.Errorf("%s on a %s window: %v", name, tc.what, err)
+			case hc.value:
+				// No error result: a zero value, checked below.
+			case !errors.Is(err, win.ErrWin):
+				t.Errorf("%s on a %s window = %v, want ErrWin", name, tc.what, err)
+			}
+		}
+		if hc.idle == errFreeLast {
+			continue
+		}
+		err := noPanic(func() error { return hc.call(live) })
+		switch {
+		case hc.idle == nil && err != nil:
+			t.Errorf("%s on an idle window: %v", name, err)
+		case hc.idle != nil && !errors.Is(err, hc.idle):
+			t.Errorf("%s on an idle window = %v, want %v", name, err, hc.idle)
+		}
+		if hc.undo != nil && err == nil {
+			if err := hc.undo(live); err != nil {
+				t.Fatalf("undoing %s: %v", name, err)
+			}
+		}
+	}
+	for _, w := range []*win.Win{nil, freed} {
+		if a := w.Attr(); a.Base != nil || a.Size != 0 || a.DispUnit != 0 || a.Flavor != 0 || a.Model != 0 {
+			t.Errorf("Attr of a nil or freed window = %+v, want the zero Attr", a)
+		}
+		if w.Local() != nil || w.Info() != nil || w.Size() != 0 || w.Rank() != 0 || w.Group() != nil {
+			t.Errorf("a nil or freed window's Local, Info, Size, Rank or Group is not the zero value")
+		}
+	}
+	// Constructors on a nil, zero or finalized communicator fail at once
+	// (a finalized one used to be accepted, and hang the job when only one
+	// rank called).
+	done, err := comm.NewLocalWorld(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := done[0].Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what string
+		c    *comm.Comm
+		want error
+	}{{"nil", nil, comm.ErrComm}, {"zero", &comm.Comm{}, comm.ErrComm}, {"finalized", done[0], comm.ErrFinalized}} {
+		for name, alloc := range map[string]func(*comm.Comm, int, int, win.Info) (*win.Win, error){
+			"AllocateShared": win.AllocateShared, "Allocate": win.Allocate} {
+			if w, err := alloc(tc.c, 8, 1, nil); w != nil || !errors.Is(err, tc.want) {
+				t.Errorf("%s on a %s communicator = %v, %v; want nil, %v", name, tc.what, w, err, tc.want)
+			}
+		}
+	}
+	if err := live.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Free(); !errors.Is(err, win.ErrWin) {
+		t.Errorf("second Free = %v, want ErrWin", err)
+	}
+}
+
+// oneRank is a world of one goroutine rank, finalized when the test ends.
+func oneRank(t *testing.T) *comm.Comm {
+	t.Helper()
+	cs, err := comm.NewLocalWorld(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs[0].Finalize() })
+	return cs[0]
+}
