@@ -2,15 +2,15 @@ package raw
 
 import "sync/atomic"
 
-// Word64OK reports whether the 8 bytes at off are an aligned word inside a
-// usable segment: mem 8-byte aligned and a multiple of 8 bytes long (so an
-// offset's alignment is its address's alignment in every process, and the
-// word containing any byte of mem lies inside it), off a multiple of 8 and
-// the word inside mem. Every lock-free path on 8-byte elements asks this, so
-// that the same element never goes lock-free in one call and under a stripe
-// in another.
+// Word64OK reports whether the 8 bytes at off are an aligned word of mem:
+// mem starts 8-byte aligned (so an offset's alignment is its address's
+// alignment in every process, and a lock stripe chosen by offset is the
+// same everywhere), off is a multiple of 8 and the word is inside mem. Every
+// lock-free path on 8-byte elements asks this (FetchAddWord and SwapIfWord
+// spell it out for the inline budget), so the same element never goes
+// lock-free in one call and under a stripe in another.
 func Word64OK(mem []byte, off int64) bool {
-	return off >= 0 && off <= int64(len(mem))-8 && (Addr(mem)|uintptr(off)|uintptr(len(mem)))&7 == 0
+	return off >= 0 && off <= int64(len(mem))-8 && (Addr(mem)|uintptr(off))&7 == 0
 }
 
 // FetchAddWord is a fetch-and-add on the one case that needs no dispatch: T
@@ -24,7 +24,7 @@ func Word64OK(mem []byte, off int64) bool {
 func FetchAddWord[T any](mem []byte, off int64, v T) (old T, ok bool) {
 	switch any(old).(type) {
 	case int64, uint64:
-		if Word64OK(mem, off) {
+		if off >= 0 && off <= int64(len(mem))-8 && (Addr(mem)|uintptr(off))&7 == 0 { // Word64OK, spelled out for the inline budget
 			x := Bits64(v)
 			return FromBits[T](atomic.AddUint64(Word64(mem, off), x) - x), true
 		}
@@ -42,7 +42,7 @@ func FetchAddWord[T any](mem []byte, off int64, v T) (old T, ok bool) {
 func SwapIfWord[T any](mem []byte, off int64, v, compare T) bool {
 	switch any(v).(type) {
 	case int64, uint64:
-		return Word64OK(mem, off) && atomic.CompareAndSwapUint64(Word64(mem, off), Bits64(compare), Bits64(v))
+		return off >= 0 && off <= int64(len(mem))-8 && (Addr(mem)|uintptr(off))&7 == 0 && atomic.CompareAndSwapUint64(Word64(mem, off), Bits64(compare), Bits64(v))
 	}
 	return false
 }
