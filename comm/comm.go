@@ -84,9 +84,12 @@ func newComm(t *team.Team, exit func(int)) *Comm {
 // NewLocalWorld returns the n ranks of a world whose shared state lives on
 // the Go heap, each rank a *Comm to be driven by its own goroutine. It is the
 // test mode in which protocols run under the race detector; Abort in it
-// marks the job aborted and returns instead of exiting.
+// marks the job aborted and returns instead of exiting. Windows of a local
+// world also check their epoch state's invariants after every
+// synchronization call, and panic with the broken one: a bug of this module,
+// not of the program.
 func NewLocalWorld(n int) ([]*Comm, error) {
-	ts, err := team.NewLocal(n, team.Config{Job: singletonJob(), Dir: os.Getenv(EnvShmDir), Policy: barrier.DefaultPolicy})
+	ts, err := team.NewLocal(n, team.Config{Job: singletonJob(), Dir: os.Getenv(EnvShmDir), Policy: barrier.DefaultPolicy, Check: true})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package win
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -71,6 +72,10 @@ const (
 	tgtExclusive             // an exclusive lock is held
 	tgtShared                // a shared lock is held
 	tgtNoCheck               // locked with ModeNoCheck: no lock word was taken
+	// tgtCheck is set on every target of a window that checks its epoch
+	// invariants (the goroutine test mode): the Lock and Unlock fast paths
+	// compare the whole byte, so they take the slow paths, which check.
+	tgtCheck
 
 	tgtLocked = tgtExclusive | tgtShared
 )
@@ -82,6 +87,7 @@ const (
 	gateFence               // fenceOpen
 	gateNoLocks             // the window has info no_locks=true
 	gateFreed               // the window is freed
+	gateCheck               // the window checks its epoch invariants (see tgtCheck)
 )
 
 // setGate sets or clears gate bits.
@@ -105,10 +111,62 @@ func (e *epochState) setStart(group []int) {
 	e.setGate(gateStart, group != nil)
 }
 
-func (e *epochState) init(n int) {
+func (e *epochState) init(n int, check bool) {
 	e.tgt = make([]uint8, n)
 	e.startsFrom = make([]uint32, n)
 	e.postsTo = make([]uint32, n)
+	if check {
+		e.setGate(gateCheck, true)
+		for t := range e.tgt {
+			e.tgt[t] = tgtCheck
+		}
+	}
+}
+
+// setTgt sets target t's epoch bits, keeping tgtCheck.
+func (e *epochState) setTgt(t int, bits uint8) { e.tgt[t] = bits | e.tgt[t]&tgtCheck }
+
+// check returns the first invariant of the epoch state that does not hold:
+// the fields that mirror one fact (accessAll, flushAny, nLocks, the gate
+// bits, the tgt bytes) must agree. freed and noLocks are the window's.
+func (e *epochState) check(freed, noLocks bool) error {
+	bit := func(b uint8) bool { return e.gate&b != 0 }
+	locks, check := 0, bit(gateCheck)
+	for t, b := range e.tgt {
+		locked := b&tgtLocked != 0
+		if locked {
+			locks++
+		}
+		switch {
+		case b&tgtLocked == tgtLocked:
+			return fmt.Errorf("target %d: both an exclusive and a shared lock", t)
+		case b&tgtNoCheck != 0 && !locked:
+			return fmt.Errorf("target %d: ModeNoCheck without a lock", t)
+		case (b&tgtCheck != 0) != check:
+			return fmt.Errorf("target %d: check bit %v, gate's %v", t, b&tgtCheck != 0, check)
+		case (b&tgtAccess != 0) != (locked || slices.Contains(e.startGroup, t)):
+			return fmt.Errorf("target %d: access bit %v, but locked %v and in the Start group %v", t, b&tgtAccess != 0, locked, slices.Contains(e.startGroup, t))
+		}
+	}
+	want := uint(0)
+	if e.lockAll {
+		want = uint(len(e.tgt))
+	}
+	switch {
+	case locks != e.nLocks:
+		return fmt.Errorf("nLocks %d, but %d targets locked", e.nLocks, locks)
+	case e.accessAll != (e.lockAll || e.fenceOpen):
+		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.accessAll, e.lockAll, e.fenceOpen)
+	case e.flushAny != want:
+		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.flushAny, want, e.lockAll)
+	case e.lockAll && (e.nLocks > 0 || e.startGroup != nil):
+		return fmt.Errorf("LockAll with %d locks and Start group %v", e.nLocks, e.startGroup)
+	case bit(gateLockAll) != e.lockAll, bit(gateStart) != (e.startGroup != nil), bit(gateFence) != e.fenceOpen,
+		bit(gateNoLocks) != noLocks, bit(gateFreed) != freed:
+		return fmt.Errorf("gate %#x disagrees: lockAll %v, Start group %v, fenceOpen %v, no_locks %v, freed %v",
+			e.gate, e.lockAll, e.startGroup != nil, e.fenceOpen, noLocks, freed)
+	}
+	return nil
 }
 
 // canAccess is the RMA epoch check: one load in a LockAll epoch, two in a

@@ -12,6 +12,7 @@ package win
 // A Fence while a Lock, LockAll, Start or Post epoch is open is ErrRMASync;
 // a failure on any rank fails the Fence on every rank, and no epoch changes.
 func (w *Win) Fence(assert int) error {
+	defer w.checkEpoch("Fence")
 	if err := w.live("Fence"); err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 			return w.lockAborted(err)
 		}
 	}
-	w.ep.tgt[rank] = tgtAccess | tgtExclusive
+	w.ep.setTgt(rank, tgtAccess|tgtExclusive)
 	w.ep.nLocks++
 	return nil
 }
@@ -194,6 +194,8 @@ func (w *Win) lockAborted(err error) error {
 }
 
 func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
+	w.checkEpoch("before Lock")
+	defer w.checkEpoch("Lock")
 	if err := w.live("Lock"); err != nil {
 		return err
 	}
@@ -237,7 +239,7 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 			return w.lockAborted(err)
 		}
 	}
-	w.ep.tgt[rank] = tgtAccess | bit
+	w.ep.setTgt(rank, tgtAccess|bit)
 	w.ep.nLocks++
 	return nil
 }
@@ -261,6 +263,8 @@ func (w *Win) Unlock(rank int) error {
 }
 
 func (w *Win) unlockSlow(rank int) error {
+	w.checkEpoch("before Unlock")
+	defer w.checkEpoch("Unlock")
 	if err := w.live("Unlock"); err != nil {
 		return err
 	}
@@ -270,11 +274,11 @@ func (w *Win) unlockSlow(rank int) error {
 	if rank < 0 || rank >= w.size {
 		return errorf(ErrRank, "Unlock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
 	}
-	st := w.ep.tgt[rank]
+	st := w.ep.tgt[rank] &^ tgtCheck
 	if st&tgtLocked == 0 {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
-	w.ep.tgt[rank] = 0
+	w.ep.setTgt(rank, 0)
 	w.ep.nLocks--
 	switch {
 	case st&tgtNoCheck != 0:
@@ -308,6 +312,8 @@ func (w *Win) LockAll(assert int) error {
 }
 
 func (w *Win) lockAllSlow(assert int) error {
+	w.checkEpoch("before LockAll")
+	defer w.checkEpoch("LockAll")
 	if err := w.live("LockAll"); err != nil {
 		return err
 	}
@@ -339,7 +345,7 @@ func (w *Win) lockAllSlow(assert int) error {
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
 	if w != nil && w.ep.lockAll && !w.freed.Load() {
-		w.ep.setLockAll(false)
+		w.ep.setLockAll(false) // checked by the next call (checkEpoch)
 		if w.ep.allCheck {
 			w.releaseAll()
 		} else {

@@ -34,6 +34,7 @@ import (
 // Post while this rank holds a lock on the window, and a Post right after a
 // Fence epoch with RMA calls are ErrRMASync.
 func (w *Win) Post(g *comm.Group, assert int) error {
+	defer w.checkEpoch("Post")
 	origins, err := w.checkPSCW("Post", g, assert, ModeNoCheck|ModeNoStore|ModeNoPut)
 	if err != nil {
 		return err
@@ -64,6 +65,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 // stores before their Post are visible after Start. A Start while an access
 // epoch is open is ErrRMASync.
 func (w *Win) Start(g *comm.Group, assert int) error {
+	defer w.checkEpoch("Start")
 	targets, err := w.checkPSCW("Start", g, assert, ModeNoCheck)
 	if err != nil {
 		return err
@@ -99,6 +101,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 // is complete and visible to a target whose Wait returns. Complete without
 // Start is ErrRMASync.
 func (w *Win) Complete() error {
+	defer w.checkEpoch("Complete")
 	if err := w.live("Complete"); err != nil {
 		return err
 	}
@@ -123,6 +126,7 @@ func (w *Win) Complete() error {
 // their RMA calls are visible to this rank's loads after Wait. Wait without
 // Post is ErrRMASync.
 func (w *Win) Wait() error {
+	defer w.checkEpoch("Wait")
 	if err := w.live("Wait"); err != nil {
 		return err
 	}
@@ -140,6 +144,7 @@ func (w *Win) Wait() error {
 // origin has completed, and if so closes the exposure epoch as Wait does.
 // Test without Post is ErrRMASync.
 func (w *Win) Test() (bool, error) {
+	defer w.checkEpoch("Test")
 	if err := w.live("Test"); err != nil {
 		return false, err
 	}

@@ -425,7 +425,7 @@ func (w *Win) bind(units []int64) {
 		}
 		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
-	w.ep.init(w.size)
+	w.ep.init(w.size, w.t.Check())
 	w.ep.setGate(gateNoLocks, w.cfg.noLocks)
 }
 
@@ -559,6 +559,7 @@ func (w *Win) Free() error {
 		}
 	}
 	w.mem, w.parts = nil, nil
+	w.checkEpoch("Free")
 	return nil
 }
 
@@ -570,6 +571,20 @@ func (w *Win) live(call string) error {
 		return errorf(ErrWin, "%s on rank %d: window was freed", call, w.rank)
 	}
 	return nil
+}
+
+// checkEpoch is the invariant check of the goroutine test mode (gateCheck):
+// it panics naming the call and the broken invariant, a bug of this package.
+// The synchronization calls run it on their way out (the fast paths of
+// UnlockAll, Flush and the RMA calls do not: the next call's check sees
+// what they left).
+func (w *Win) checkEpoch(call string) {
+	if w == nil || w.ep.gate&gateCheck == 0 {
+		return
+	}
+	if err := w.ep.check(w.freed.Load(), w.cfg.noLocks); err != nil {
+		panic(fmt.Sprintf("win: %s on rank %d: broken epoch state: %v", call, w.rank, err))
+	}
 }
 
 // fullFence orders every earlier load and store of this process before every

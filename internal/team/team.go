@@ -25,6 +25,7 @@ type Team struct {
 	policy     barrier.Policy
 	local      *localShare // non-nil in local (heap) mode
 	seq        uint64      // collective objects made so far (same on every rank)
+	check      bool
 }
 
 // localShare passes Go values between the goroutine ranks of a local team
@@ -39,11 +40,14 @@ type Config struct {
 	Job    string // job id, used in segment names
 	Dir    string // shm directory for window segments
 	Policy barrier.Policy
+	// Check asks the objects built on the team (windows) to check their
+	// own state's invariants after every call: the goroutine test mode.
+	Check bool
 }
 
 // Attach builds rank's team over a mapped control segment.
 func Attach(ctl *Control, rank int, cfg Config) (*Team, error) {
-	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy,
+	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy, check: cfg.Check,
 		abort: ctl.AbortWord(), slots: [2][]byte{ctl.Slots(0), ctl.Slots(1)}}
 	var err error
 	t.bar, err = barrier.New(ctl.BarrierLine(), t.size, t.abort, cfg.Policy)
@@ -91,6 +95,10 @@ func (t *Team) Dir() string { return t.dir }
 
 // Abort is the job's abort word (nonzero: the job is ending).
 func (t *Team) Abort() *uint32 { return t.abort }
+
+// Check reports whether objects built on the team check their invariants
+// after every call (Config.Check).
+func (t *Team) Check() bool { return t.check }
 
 // Policy is the wait policy.
 func (t *Team) Policy() barrier.Policy { return t.policy }

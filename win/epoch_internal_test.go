@@ -1,0 +1,56 @@
+package win
+
+import (
+	"strings"
+	"testing"
+)
+
+// The invariant check must see each way the mirrored fields can disagree.
+func TestEpochCheck(t *testing.T) {
+	fresh := func() *epochState {
+		var e epochState
+		e.init(4, true)
+		return &e
+	}
+	if err := fresh().check(false, false); err != nil {
+		t.Fatalf("fresh state: %v", err)
+	}
+	breaks := map[string]func(e *epochState){
+		"nLocks":           func(e *epochState) { e.setTgt(1, tgtAccess|tgtExclusive) },
+		"both locks":       func(e *epochState) { e.setTgt(1, tgtAccess|tgtLocked); e.nLocks++ },
+		"access bit":       func(e *epochState) { e.setTgt(2, tgtAccess) },
+		"ModeNoCheck":      func(e *epochState) { e.setTgt(2, tgtNoCheck) },
+		"check bit":        func(e *epochState) { e.tgt[3] = 0 },
+		"accessAll":        func(e *epochState) { e.accessAll = true },
+		"flushAny":         func(e *epochState) { e.setLockAll(true); e.flushAny = 1 },
+		"gate":             func(e *epochState) { e.lockAll, e.accessAll, e.flushAny = true, true, 4 },
+		"LockAll and Lock": func(e *epochState) { e.setLockAll(true); e.setTgt(0, tgtAccess|tgtShared); e.nLocks++ },
+		"freed":            func(e *epochState) {},
+	}
+	for name, f := range breaks {
+		e := fresh()
+		f(e)
+		if err := e.check(name == "freed", false); err == nil {
+			t.Errorf("%s: broken state passed the check", name)
+		}
+	}
+	// A consistent Start epoch passes.
+	e := fresh()
+	e.setStart([]int{1, 3})
+	e.tgt[1] |= tgtAccess
+	e.tgt[3] |= tgtAccess
+	if err := e.check(false, false); err != nil {
+		t.Errorf("Start epoch: %v", err)
+	}
+	// checkEpoch turns a broken state into a panic naming the call.
+	w := &Win{rank: 2}
+	w.ep.init(4, true)
+	w.ep.accessAll = true
+	defer func() {
+		if r, _ := recover().(string); !strings.Contains(r, "Fence on rank 2") || !strings.Contains(r, "accessAll") {
+			t.Errorf("checkEpoch panicked with %q", r)
+		}
+	}()
+	w.checkEpoch("Fence")
+	t.Error("checkEpoch did not panic")
+}
