@@ -3,7 +3,8 @@
 // headers, computes window layouts and gives typed access to mapped bytes.
 //
 // It is the bottom layer: every other package reaches shared memory through
-// it, and it is the only package (with atomics kernels) that uses unsafe.
+// it, and it is where unsafe lives: besides this package, only atomics'
+// kernels and barrier's futex call import it.
 //
 // Invariants:
 //   - An object is created O_CREAT|O_EXCL with mode 0600 under a random name
