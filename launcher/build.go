@@ -41,7 +41,7 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, target)
 		cmd.Stdout, cmd.Stderr = j.stderr, j.stderr
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("building Go program %s: %v", p.Prog, err)
+			return nil, fmt.Errorf("building Go program %s: %w", p.Prog, err)
 		}
 		built[path], progs[i] = bin, bin
 	}
