@@ -31,8 +31,9 @@ func word32(mem []byte, off int64) *uint32 {
 //
 // Invariant: unsafe.Sizeof(v) <= 8 (callers test that constant or the type
 // first; a violation panics rather than read past v). Each load is of v's
-// own size and alignment (a wider load of a narrower store would defeat
-// store-to-load forwarding and cost ~15 cycles); the one exception, an
+// own size and alignment (a wider load of a narrower store defeats
+// store-to-load forwarding: the load waits until the store has left the
+// store buffer); the one exception, an
 // 8-byte type with 4-byte alignment (complex64, the 8-byte pair types), is
 // copied into an aligned uint64 instead.
 func bitsOf[T any](v T) uint64 {

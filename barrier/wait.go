@@ -30,9 +30,8 @@ type Policy struct {
 
 // DefaultPolicy is for ranks that each have a core: a long spin (a few
 // microseconds of loads) catches a peer on another core without a system
-// call, a 1 ms yield phase covers a
-// peer that was descheduled, and a 50 ms sleep bounds how late an abort is
-// noticed.
+// call, a 1 ms yield phase covers a peer that was descheduled, and a 50 ms
+// sleep bounds how late an abort is noticed.
 var DefaultPolicy = Policy{Spin: 10000, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
 
 // OversubscribedPolicy is for jobs with more ranks than cores: the peer a
