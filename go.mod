@@ -3,6 +3,6 @@ module github.com/shmrun/shmrun
 go 1.26.0
 
 require (
-	github.com/spf13/pflag v1.0.10 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	github.com/spf13/pflag v1.0.10
+	golang.org/x/sys v0.49.0
 )

@@ -14,11 +14,12 @@
 // state outside their arguments, and never allocate.
 //
 // One-element calls on an aligned int32/uint32/int64/uint64/float32/float64
-// (the exact types; named types go the general way, ~10 ns slower) take a
-// hot path of a few compares and one native atomic: FetchAndOp(Sum) on an
-// int64 is a LOCK XADD plus ~1 ns. FetchAddWord is that case alone, small
-// enough for the compiler to inline into package win's frames, so an int64
-// Sum makes no call into this package at all. Everything else goes through
+// (the exact types; named types go the general way, several calls longer)
+// take a hot path of a few compares and one native atomic: FetchAndOp(Sum) on
+// an int64 is a LOCK XADD and a few predictable branches. That case alone is
+// the module's internal FetchAddWord, small enough for the compiler to inline
+// into package win's frames (a test holds it there), so an int64 Sum from win
+// makes no call into this package at all. Everything else goes through
 // TypeOf, Check, a range check and a loop per size class (hot.go,
 // kernels.go).
 //

@@ -13,10 +13,11 @@ package atomics
 // call keeps the compiler from moving memory accesses across it; string and
 // non-temporal copies before it end in SFENCE or complete in order before a
 // later discrete store). sync/atomic's Store is an XCHG instead, a locked
-// operation: taking a line that another core is polling with a locked
-// instruction made a two-process flag hand-off 1.6x slower than plain
-// stores on an AMD EPYC Zen 5 guest (1010 ns against 640), where a locked
-// add on a private line after the plain store cost nothing measurable.
+// operation: it drains the store buffer and waits until this core owns the
+// line, where a plain store retires into the store buffer and the core goes
+// on. On a line another core is polling, that wait is paid in every
+// hand-off; the full fence a caller may need afterwards can be a locked add
+// on a private line, which no peer touches (bench/NOTES.md).
 // Under the race detector it is atomic.StoreUint32, which the detector sees.
 //
 //go:noescape

@@ -29,17 +29,16 @@ type Policy struct {
 	Goroutines bool
 }
 
-// DefaultPolicy is for ranks that each have a core (measured on 2 cores, see
-// bench/RESULTS.md): a long spin (a few microseconds of loads) catches a
-// peer on another core without a system call, a 1 ms yield phase covers a
-// peer that was descheduled, and a 50 ms sleep bounds how late an abort is
-// noticed.
+// DefaultPolicy is for ranks that each have a core: a long spin (a few
+// microseconds of loads) catches a peer on another core without a system
+// call, a 1 ms yield phase covers a peer that was descheduled, and a 50 ms
+// sleep bounds how late an abort is noticed.
 var DefaultPolicy = Policy{Spin: 10000, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
 
 // OversubscribedPolicy is for jobs with more ranks than cores: the peer a
 // rank waits for needs this rank's core, so it spins only briefly and then
-// yields. On 2 cores, 8 ranks: a barrier in 5-8 us, against 10-16 us with
-// DefaultPolicy's spin and 60 us sleeping at once (bench/RESULTS.md).
+// yields: a long spin burns the time slice the peer needs, and sleeping at
+// once pays a futex wait and wake for every round (bench/NOTES.md).
 var OversubscribedPolicy = Policy{Spin: 20, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
 
 // Event is a doorbell in shared memory: two 32-bit words, seq then sleepers.

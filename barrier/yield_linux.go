@@ -7,6 +7,6 @@ import "golang.org/x/sys/unix"
 // wait it never blocks, so it goes through RawSyscall: Syscall's scheduler
 // bookkeeping lets sysmon hand this thread's P to a new thread whenever the
 // yield takes a while (it does when ranks outnumber cores), and those extra
-// threads then compete with the ranks. Measured on 2 cores, 32 ranks: a
-// barrier in 31 us this way, 263 us through Syscall.
+// threads then compete with the ranks for the cores (bench/NOTES.md: an
+// oversubscribed barrier several times slower through Syscall).
 func yieldCPU() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -100,4 +101,29 @@ func (t *tagger) flush(rank int) {
 			w.mu.Unlock()
 		}
 	}
+}
+
+// outputMu serializes writes to the job's output writers that are not files.
+var outputMu sync.Mutex
+
+// serialize returns w (or def if w is nil) safe for the concurrent writes
+// that every rank's output copier and the launcher itself make. A file is
+// passed to the ranks as their own descriptor, unchanged; any other writer
+// (a buffer in a test) gets its writes serialized.
+func serialize(w, def io.Writer) io.Writer {
+	if w == nil {
+		w = def
+	}
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return lockedWriter{w}
+}
+
+type lockedWriter struct{ w io.Writer }
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	outputMu.Lock()
+	defer outputMu.Unlock()
+	return l.w.Write(p)
 }

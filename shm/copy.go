@@ -14,21 +14,18 @@ import (
 // Go's memmove on amd64 copies with 32-byte vector loads and stores and
 // switches to non-temporal stores at 1 MiB: the data bypasses the caches and
 // goes to DRAM. That is right for copies larger than the last-level cache,
-// wrong below it: measured on an AMD EPYC (Zen 4, 32 MiB L3, two processes on
-// two cores, bench/RESULTS.md), a 1 MiB Put ran at 27 GB/s non-temporal
-// against 39 GB/s with cached stores, 4 MiB at 28 against 38, while at 16 MiB
-// non-temporal stores won by 2x. And the target of a Put usually reads the
-// data soon, which cached stores leave in the shared L3. So, without ERMS,
+// wrong below it: while source and destination fit in the cache, cached
+// stores are faster, and the target of a Put usually reads the data soon,
+// which cached stores leave in the shared last-level cache. So, without ERMS,
 // copies from 1 MiB up to cachedCopyMax go to memmove in pieces of copyPiece.
 //
-// On CPUs with fast string moves (ERMS), REP MOVSB beats both, as glibc's
-// memcpy knows: on an AMD EPYC Zen 5 guest, 64 KiB took 650 ns against 850
-// for memmove, 1 MiB 19.5 us against 29 (and 23.5 in cached vector pieces),
-// 64 MiB 4.9 ms against 5.4 non-temporal (Put, medians of 4 interleaved
-// runs); below 16 KiB it is no faster, and at 2 KiB slower. With source and
-// destination misaligned to each other it ties memmove. So there every copy
-// from copyRepMin up goes in REP MOVSB pieces of copyPiece (a piece bounds the
-// time the goroutine cannot be preempted), whatever its size.
+// On CPUs with fast string moves (ERMS), REP MOVSB beats both at every size
+// from copyRepMin up, as glibc's memcpy knows. Its start-up cost makes it no faster below copyRepMin (and slower for a few
+// KiB), and with source and destination misaligned to each other it only
+// ties memmove. So there every copy from copyRepMin up goes in REP MOVSB
+// pieces of copyPiece (a piece bounds the time the goroutine cannot be
+// preempted), whatever its size. bench/NOTES.md has the measurements behind
+// these thresholds.
 
 // copyRepMin is the smallest copy done with REP MOVSB.
 const copyRepMin = 16 << 10

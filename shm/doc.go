@@ -3,7 +3,9 @@
 // headers, computes window layouts and gives typed access to mapped bytes.
 //
 // It is the bottom layer: every other package reaches shared memory through
-// it, and it is the only package (with atomics kernels) that uses unsafe.
+// it. Its pointer arithmetic (View, Bytes) lives with the rest of the
+// module's unsafe code in one internal package, each helper with its
+// invariant written above it.
 //
 // Invariants:
 //   - An object is created O_CREAT|O_EXCL with mode 0600 under a random name

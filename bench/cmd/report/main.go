@@ -233,6 +233,9 @@ func write(r *results, dir, cmd string) error {
 	p("bound one per core; every RMA latency includes the call that completes it. Ratios\n")
 	p("below 1 mean shmrun is faster. The C limit is a plain-C program doing the same work\n")
 	p("over the same kind of shared memory with no runtime at all.\n\n")
+	// NOTES.md is written by hand; this file is rewritten on every run.
+	p("The measurements behind particular shapes of the code (copy thresholds, wait\n")
+	p("policies, release stores) are kept in [NOTES.md](NOTES.md), which no run rewrites.\n\n")
 	p("![small-operation latencies](latency.svg)\n\n![Put bandwidth](bandwidth.svg)\n\n")
 	p("| measurement | shmrun | Open MPI | MPICH | C limit | shmrun ÷ best MPI | shmrun ÷ limit |\n")
 	p("|---|---|---|---|---|---|---|\n")

@@ -1,0 +1,160 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// userWait reports whether the user chose the wait policy (SHMRUN_WAIT in
+// shmrun's environment or a -x).
+func (j *job) userWait() bool {
+	if _, ok := os.LookupEnv(EnvWait); ok {
+		return true
+	}
+	for _, kv := range j.cfg.Env {
+		if strings.HasPrefix(kv, EnvWait+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func (j *job) rankEnv(rank, size int) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHMRUN_") || strings.HasPrefix(kv, EnvWait+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, j.cfg.Env...)
+	if j.oversubscribed && !j.userWait() {
+		// More ranks than CPUs: spin briefly, then yield (barrier package).
+		env = append(env, EnvWait+"=oversubscribed")
+	}
+	return append(env,
+		"SHMRUN_JOB="+j.id,
+		"SHMRUN_RANK="+strconv.Itoa(rank),
+		"SHMRUN_SIZE="+strconv.Itoa(size),
+		"SHMRUN_LOCAL_RANK="+strconv.Itoa(rank),
+		"SHMRUN_CONTROL_FD=3", // ExtraFiles[0]
+		"SHMRUN_SHM_DIR="+j.dir,
+	)
+}
+
+// start builds every rank's command and starts them all from one goroutine
+// locked to its OS thread; it returns the channel of rank exits.
+func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
+	n := j.cfg.Ranks()
+	// The *os.File gets a descriptor of its own: an os.File closes its fd
+	// when the garbage collector finds it unreachable, and that must never
+	// be the fd that ctl owns (closed by ctl.Close and then reused, e.g. by
+	// the next job's control segment).
+	dup, err := unix.FcntlInt(uintptr(j.ctl.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("control segment: dup: %w", err)
+	}
+	ctlFile := os.NewFile(uintptr(dup), "shmrun-control")
+	j.ctlFile = ctlFile
+	stdout, stderr := j.stdout, j.stderr
+	if j.cfg.TagOutput {
+		j.out = newTagger(stdout, stderr)
+	}
+	rank := 0
+	for i, p := range j.cfg.Parts {
+		for range p.N {
+			cmd := exec.Command(progs[i], p.Args...)
+			cmd.Args[0] = p.Prog
+			cmd.Env = j.rankEnv(rank, n)
+			cmd.ExtraFiles = []*os.File{ctlFile}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+			if rank == 0 && j.cfg.StdinTo != "none" {
+				cmd.Stdin = j.cfg.Stdin
+				if cmd.Stdin == nil {
+					cmd.Stdin = os.Stdin
+				}
+			}
+			if j.out != nil {
+				cmd.Stdout, cmd.Stderr = j.out.writer(rank, false), j.out.writer(rank, true)
+			} else {
+				cmd.Stdout, cmd.Stderr = stdout, stderr
+			}
+			j.cmds = append(j.cmds, cmd)
+			rank++
+		}
+	}
+
+	started := make(chan error)
+	j.spawnerDone = make(chan struct{})
+	go j.spawn(cpus, started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	exits := make(chan exitEvent, n)
+	for r, cmd := range j.cmds {
+		go func() {
+			err := cmd.Wait()
+			if j.out != nil {
+				j.out.flush(r)
+			}
+			exits <- exitEvent{rank: r, state: cmd.ProcessState, err: err}
+		}()
+	}
+	return exits, nil
+}
+
+// spawn runs on its own OS thread for the whole job: Pdeathsig fires when the
+// thread that forked a child exits, so this thread must outlive every rank.
+// Binding is set on this thread before each fork, so it holds for any program.
+func (j *job) spawn(cpus []int, started chan<- error) {
+	runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+	var orig unix.CPUSet
+	_ = unix.SchedGetaffinity(0, &orig)
+	for r, cmd := range j.cmds {
+		if j.cfg.BindTo == "core" {
+			cpu := cpus[r%len(cpus)]
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				j.abandon(fmt.Errorf("binding rank %d to CPU %d: %w", r, cpu, err), started)
+				return
+			}
+			if j.cfg.ReportBindings {
+				fmt.Fprintf(j.stderr, "shmrun: rank %d bound to CPU %d\n", r, cpu)
+			}
+		} else if j.cfg.ReportBindings && r == 0 {
+			fmt.Fprintf(j.stderr, "shmrun: ranks not bound (--bind-to none): CPUs %v\n", cpus)
+		}
+		if r > 0 {
+			cmd.SysProcAttr.Pgid = j.pgid
+		}
+		if err := cmd.Start(); err != nil {
+			j.abandon(fmt.Errorf("starting rank %d (%s): %w", r, cmd.Args[0], err), started)
+			return
+		}
+		if r == 0 {
+			j.pgid = cmd.Process.Pid
+		}
+	}
+	_ = unix.SchedSetaffinity(0, &orig)
+	started <- nil
+	<-j.spawnerDone
+}
+
+// abandon kills and reaps the ranks started before a failed start, then
+// reports the failure; the spawner thread may exit since no child is left.
+func (j *job) abandon(err error, started chan<- error) {
+	j.killAll(syscall.SIGKILL)
+	for _, cmd := range j.cmds {
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			_ = cmd.Wait()
+		}
+	}
+	started <- err
+}

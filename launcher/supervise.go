@@ -1,0 +1,137 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/team"
+)
+
+func (j *job) killAll(sig syscall.Signal) {
+	if j.pgid > 0 {
+		_ = syscall.Kill(-j.pgid, sig)
+	}
+	// Not cmd.ProcessState: the reaper goroutines write it. os.Process
+	// knows itself whether it was waited for and never signals a reaped pid.
+	for _, cmd := range j.cmds {
+		if cmd.Process != nil {
+			_ = cmd.Process.Signal(sig)
+		}
+	}
+}
+
+// supervise waits for the ranks; the first failure ends the job.
+func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
+	defer close(j.spawnerDone)
+	var timeout <-chan time.Time
+	if j.cfg.Timeout > 0 {
+		t := time.NewTimer(j.cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	// Channels that stay ready once fired (a cancelled ctx, a closed
+	// Signals) are set to nil after their first event, or the loop would spin.
+	done, sigs := ctx.Done(), j.cfg.Signals
+	remaining := len(j.cmds)
+	var res Result
+	failed := false
+	var kill <-chan time.Time
+	fail := func(code int, reason string) {
+		if failed {
+			return
+		}
+		failed = true
+		res = Result{ExitCode: code, Reason: reason}
+		fmt.Fprintf(j.stderr, "shmrun: %s\n", reason)
+		j.abort()
+		grace := j.cfg.Grace
+		if grace == 0 {
+			grace = DefaultGrace
+		}
+		kill = time.After(grace)
+	}
+	for remaining > 0 {
+		select {
+		case ev := <-exits:
+			remaining--
+			if failed {
+				continue
+			}
+			if code, reason, bad := j.judge(ev); bad {
+				fail(code, reason)
+			}
+		case <-timeout:
+			timeout = nil
+			fail(TimeoutExitCode, fmt.Sprintf("job timed out after %v (--timeout); killing %d rank(s)", j.cfg.Timeout, remaining))
+		case sig, ok := <-sigs:
+			if !ok {
+				sigs = nil
+				continue
+			}
+			s, _ := sig.(syscall.Signal)
+			switch s {
+			case syscall.SIGUSR1, syscall.SIGUSR2:
+				if j.pgid > 0 {
+					_ = syscall.Kill(-j.pgid, s)
+				}
+			default:
+				fail(128+int(s), fmt.Sprintf("received %s; ending the job", signalName(s)))
+			}
+		case <-done:
+			done = nil
+			fail(1, fmt.Sprintf("job cancelled: %v", ctx.Err()))
+		case <-kill:
+			kill = nil
+			j.killAll(syscall.SIGKILL)
+		}
+	}
+	return res
+}
+
+// judge decides whether a rank's exit fails the job.
+func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
+	pid := 0
+	if ev.state != nil {
+		pid = ev.state.Pid()
+	}
+	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == team.AbortByRank {
+		code := int(atomic.LoadUint32(ctl.AbortCode()))
+		r := atomic.LoadUint32(ctl.AbortRank())
+		return code, fmt.Sprintf("rank %d called Abort(%d); ending the job with exit code %d", r, code, code), true
+	}
+	if ev.state == nil {
+		return 1, fmt.Sprintf("rank %d: %v", ev.rank, ev.err), true
+	}
+	ws, _ := ev.state.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		sig := ws.Signal()
+		return 128 + int(sig), fmt.Sprintf("rank %d (pid %d) was killed by %s", ev.rank, pid, signalName(sig)), true
+	case ws.ExitStatus() != 0:
+		return ws.ExitStatus(), fmt.Sprintf("rank %d (pid %d) exited with status %d", ev.rank, pid, ws.ExitStatus()), true
+	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == team.RankInit:
+		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init without comm.Finalize; its peers could wait for it forever", ev.rank, pid), true
+	}
+	return 0, "", false
+}
+
+// abort tells the ranks the job is ending and starts the grace period.
+func (j *job) abort() {
+	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), team.AbortNone, team.AbortLauncher)
+	raw.WakeAll(raw.Uint32At(j.ctl.Mem, j.ctl.Layout.BarrierOff+4))
+	j.killAll(syscall.SIGTERM)
+}
+
+func signalName(s syscall.Signal) string {
+	name := unix.SignalName(s)
+	if name == "" {
+		return fmt.Sprintf("signal %d", int(s))
+	}
+	return fmt.Sprintf("%s (%s)", name, s.String())
+}
