@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -187,7 +188,7 @@ func (j *job) userWait() bool {
 func (j *job) rankEnv(rank, size int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHMRUN_") || strings.HasPrefix(kv, EnvWait+"=") {
+		if !strings.HasPrefix(kv, format.EnvPrefix) || strings.HasPrefix(kv, EnvWait+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -197,12 +198,12 @@ func (j *job) rankEnv(rank, size int) []string {
 		env = append(env, EnvWait+"=oversubscribed")
 	}
 	return append(env,
-		"SHMRUN_JOB="+j.id,
-		"SHMRUN_RANK="+strconv.Itoa(rank),
-		"SHMRUN_SIZE="+strconv.Itoa(size),
-		"SHMRUN_LOCAL_RANK="+strconv.Itoa(rank),
-		"SHMRUN_CONTROL_FD=3", // ExtraFiles[0]
-		"SHMRUN_SHM_DIR="+j.dir,
+		format.EnvJob+"="+j.id,
+		format.EnvRank+"="+strconv.Itoa(rank),
+		format.EnvSize+"="+strconv.Itoa(size),
+		format.EnvLocalRank+"="+strconv.Itoa(rank),
+		format.EnvControlFD+"="+strconv.Itoa(format.ControlFD), // ExtraFiles[0]
+		format.EnvShmDir+"="+j.dir,
 	)
 }
 
@@ -404,7 +405,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 	if ev.state != nil {
 		pid = ev.state.Pid()
 	}
-	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == team.AbortByRank {
+	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == format.AbortByRank {
 		code := int(atomic.LoadUint32(ctl.AbortCode()))
 		r := atomic.LoadUint32(ctl.AbortRank())
 		return code, fmt.Sprintf("rank %d called Abort(%d); ending the job with exit code %d", r, code, code), true
@@ -419,7 +420,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		return 128 + int(sig), fmt.Sprintf("rank %d (pid %d) was killed by %s", ev.rank, pid, signalName(sig)), true
 	case ws.ExitStatus() != 0:
 		return ws.ExitStatus(), fmt.Sprintf("rank %d (pid %d) exited with status %d", ev.rank, pid, ws.ExitStatus()), true
-	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == team.RankInit:
+	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankInit:
 		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init without comm.Finalize; its peers could wait for it forever", ev.rank, pid), true
 	}
 	return 0, "", false
@@ -427,8 +428,8 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 
 // abort tells the ranks the job is ending and starts the grace period.
 func (j *job) abort() {
-	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), team.AbortNone, team.AbortLauncher)
-	barrier.WakeAll(shm.Uint32At(j.ctl.Mem, j.ctl.Layout.BarrierOff+4))
+	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), format.AbortNone, format.AbortLauncher)
+	barrier.WakeAll(j.ctl.WakeWord())
 	j.killAll(syscall.SIGTERM)
 }
 
