@@ -323,6 +323,11 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		if err != nil {
 			err = errorf(ErrWin, "%s on rank %d: %v", call, t.Rank(), err)
 		}
+		name = string(msg)
+	}
+	if err == nil && testHookMapped != nil {
+		// Before the agreement below: the name is unlinked right after it.
+		testHookMapped(t.Dir(), name)
 	}
 	if err == nil && sp.flags&format.FlagHuge != 0 {
 		_ = shm.AdviseHuge(mem) // a hint: tmpfs without huge= ignores it
@@ -352,6 +357,12 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	w.mem, w.mapped = mem, true
 	return nil
 }
+
+// testHookMapped, when set (by a test, in one rank process, before any
+// window is made), is called with the segment's directory and name once this
+// rank has mapped it and before it is unlinked: the C interop test opens the
+// segment there to hand it to a C program. Nil in every real program.
+var testHookMapped func(dir, name string)
 
 func isNoSpace(err error) bool { return errors.Is(err, shm.ErrNoSpace) }
 
