@@ -29,7 +29,7 @@ const (
 	cdNAcc    = 8
 	cdMarker  = 1024
 	cdPSCW    = 2048 // one uint64 per origin
-	cdK       = 240  // iterations of phase 1 per contributor, a multiple of n
+	cdK       = 1200 // iterations of phase 1 per contributor, a multiple of n
 	cdRanks   = 4
 )
 
@@ -102,21 +102,29 @@ func cDataplaneBody(c *comm.Comm) error {
 	}
 	defer w.Free()
 	if me == cRank {
-		if err := runCDataplane(me, seg, hookErr); err != nil {
+		if err := runCDataplane(c, me, seg, hookErr); err != nil {
 			return err
 		}
-	} else if err := goDataplane(c, w, n, me, cRank); err != nil {
-		return err
+	} else {
+		// Phase 1 starts together with the C program (see runCDataplane).
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := goDataplane(c, w, n, me, cRank); err != nil {
+			return err
+		}
 	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}
-	return checkDataplane(w, n, cRank)
+	return checkDataplane(w, n)
 }
 
 // runCDataplane starts the C program for rank me on the window segment seg
-// and the control segment, and waits for it.
-func runCDataplane(me int, seg *os.File, hookErr error) error {
+// and the control segment, lets it start phase 1 once every rank has passed
+// a barrier (so that it runs concurrently with the Go ranks), and waits for
+// it.
+func runCDataplane(c *comm.Comm, me int, seg *os.File, hookErr error) error {
 	if seg == nil {
 		return fmt.Errorf("the window segment was not opened before its unlink: %v", hookErr)
 	}
@@ -136,10 +144,22 @@ func runCDataplane(me int, seg *os.File, hookErr error) error {
 	cmd := exec.Command(ranktest.BodyArgs()[0], "3", "4", strconv.Itoa(me), strconv.Itoa(cdK))
 	cmd.ExtraFiles = []*os.File{seg, ctl} // descriptors 3 and 4
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	start, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("the C data plane of rank %d: %w", me, err)
 	}
-	return nil
+	berr := c.Barrier()
+	if berr == nil {
+		_, berr = start.Write([]byte("go\n"))
+	}
+	start.Close() // without the line, the C program exits with an error
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("the C data plane of rank %d: %w", me, err)
+	}
+	return berr
 }
 
 // goDataplane is the Go ranks' side of both phases.
@@ -217,7 +237,7 @@ func goDataplane(c *comm.Comm, w *win.Win, n, me, cRank int) error {
 }
 
 // checkDataplane checks the counted invariants of phase 1 on every rank.
-func checkDataplane(w *win.Win, n, cRank int) error {
+func checkDataplane(w *win.Win, n int) error {
 	var errs []error
 	for t := range n {
 		if err := w.Lock(win.Shared, t, 0); err != nil {
@@ -252,6 +272,5 @@ func checkDataplane(w *win.Win, n, cRank int) error {
 			return err
 		}
 	}
-	_ = cRank
 	return errors.Join(errs...)
 }

@@ -4,7 +4,7 @@
  * else). The Go rank it stands for starts it and stays out of the window
  * until it exits; the other ranks are Go ranks using package win.
  *
- * Usage: dataplane WINFD CTLFD RANK K
+ * Usage: dataplane WINFD CTLFD RANK K   (starts on a line on stdin)
  *   WINFD  descriptor of the window segment (opened by the Go rank by name
  *          before the segment was unlinked)
  *   CTLFD  descriptor of the job's control segment (for the abort word)
@@ -373,6 +373,12 @@ int main(int argc, char **argv)
 			die("rank %llu's part is too small for the test", (unsigned long long)r);
 	syncb = seg + hdr64(SHMRUN_WIN_SYNC_OFF);
 
+	/* Start together with the Go ranks: the Go rank we stand for writes a
+	 * line once the world has passed a barrier. */
+	char go[8];
+	if (fgets(go, sizeof go, stdin) == NULL)
+		die("no start line on stdin");
+
 	/* Phase 1: locks and striped accumulates, concurrent with the Go ranks. */
 	uint64_t acc0 = hdr64(shmrun_win_data_off_off(n, 0)) + PART_ACC;
 	for (uint64_t k = 0; k < K; k++) {
@@ -380,6 +386,8 @@ int main(int argc, char **argv)
 		lock_exclusive(t);
 		uint8_t *p = part(t);
 		uint64_t c = *u64(p, PART_COUNTER) + 1;
+		if (k % 4 == 0)
+			sched_yield(); /* widen the window a broken exclusion would show in */
 		*u64(p, PART_COUNTER) = c;
 		*u64(p, PART_A) = c;
 		*u64(p, PART_B) = c;
