@@ -17,21 +17,23 @@ const StripeLen = shm.CacheLine
 // Stripe layout in its StripeLen bytes (little-endian 32-bit words, all
 // accessed atomically; the rest of the line is reserved and stays zero):
 //
-//	0  lock:     stripeFree or stripeHeld
+//	0  lock:     StripeFree or StripeHeld
 //	4  seq:      futex word, bumped by an unlock that sees sleepers
 //	8  sleepers: waiters in (or entering) the futex sleep
 //
-// The full protocol is in doc.go.
+// The full protocol is in doc.go. The offsets, states and hash constants
+// are exported for C code that takes a stripe (include/shmrun/format.h is
+// generated from them).
 const (
-	offLock     = 0
-	offSeq      = 4
-	offSleepers = 8
+	StripeOffLock     = 0 // uint32 lock word: StripeFree or StripeHeld
+	StripeOffSeq      = 4 // uint32 futex word
+	StripeOffSleepers = 8 // uint32 sleepers
 )
 
-// Lock word states.
+// Stripe lock word states.
 const (
-	stripeFree = 0
-	stripeHeld = 1
+	StripeFree = 0
+	StripeHeld = 1
 )
 
 // Stripe hash: the data granule of an element is its segment offset >> 6
@@ -40,8 +42,8 @@ const (
 // Fibonacci hashing, so that offsets a large power of two apart (the same
 // element in every rank's page-aligned part) do not all collide.
 const (
-	granuleShift = 6
-	stripeHashK  = 0x9E3779B97F4A7C15
+	StripeGranuleShift = 6                  // offset >> StripeGranuleShift is the granule
+	StripeHashK        = 0x9E3779B97F4A7C15 // Fibonacci multiplier of the granule
 )
 
 // Stripes is a set of lock stripes in a region of a shared segment's sync
@@ -81,7 +83,7 @@ func (s *Stripes) Len() int { return int(s.mask) + 1 }
 // off of the segment: ((off>>6) * 0x9E3779B97F4A7C15 mod 2^64) >> 32, masked
 // to the number of stripes. off must be ≥ 0.
 func (s *Stripes) Index(off int64) int {
-	return int(((uint64(off) >> granuleShift) * stripeHashK) >> 32 & s.mask)
+	return int(((uint64(off) >> StripeGranuleShift) * StripeHashK) >> 32 & s.mask)
 }
 
 // Lock takes the stripe of the element at segment offset off and returns its
@@ -106,15 +108,15 @@ func (s *Stripes) word(i, field int) *uint32 {
 }
 
 func (s *Stripes) lock(i int) error {
-	lk := s.word(i, offLock)
-	if atomic.CompareAndSwapUint32(lk, stripeFree, stripeHeld) {
+	lk := s.word(i, StripeOffLock)
+	if atomic.CompareAndSwapUint32(lk, StripeFree, StripeHeld) {
 		return nil
 	}
-	ev := barrier.Event{Seq: s.word(i, offSeq), Sleepers: s.word(i, offSleepers)}
+	ev := barrier.Event{Seq: s.word(i, StripeOffSeq), Sleepers: s.word(i, StripeOffSleepers)}
 	// done takes the lock: Await returns nil only once we hold it. Testing
 	// before the CAS keeps waiters from bouncing the line while it is held.
 	err := ev.Await(s.abort, s.policy, func() bool {
-		return atomic.LoadUint32(lk) == stripeFree && atomic.CompareAndSwapUint32(lk, stripeFree, stripeHeld)
+		return atomic.LoadUint32(lk) == StripeFree && atomic.CompareAndSwapUint32(lk, StripeFree, StripeHeld)
 	})
 	if err != nil {
 		return fmt.Errorf("atomics: waiting for lock stripe %d: %w", i, err)
@@ -123,14 +125,14 @@ func (s *Stripes) lock(i int) error {
 }
 
 func (s *Stripes) unlock(i int) {
-	lk := s.word(i, offLock)
+	lk := s.word(i, StripeOffLock)
 	// Swap, not Store: the release must be a full barrier before the load of
 	// sleepers (a waiter announces itself, then reads lock; we write lock,
 	// then read sleepers — Dekker, so at least one of us sees the other).
-	if old := atomic.SwapUint32(lk, stripeFree); old != stripeHeld {
-		panic(fmt.Sprintf("atomics: unlock of lock stripe %d whose lock word is %d, not %d: the sync block is corrupt", i, old, stripeHeld))
+	if old := atomic.SwapUint32(lk, StripeFree); old != StripeHeld {
+		panic(fmt.Sprintf("atomics: unlock of lock stripe %d whose lock word is %d, not %d: the sync block is corrupt", i, old, StripeHeld))
 	}
-	if atomic.LoadUint32(s.word(i, offSleepers)) != 0 {
-		barrier.Event{Seq: s.word(i, offSeq), Sleepers: s.word(i, offSleepers)}.Notify()
+	if atomic.LoadUint32(s.word(i, StripeOffSleepers)) != 0 {
+		barrier.Event{Seq: s.word(i, StripeOffSeq), Sleepers: s.word(i, StripeOffSleepers)}.Notify()
 	}
 }

@@ -34,14 +34,17 @@ const LineLen = shm.CacheLine
 // touches nothing but the state word: it is a centralized sense-reversing
 // barrier at the cost of one line transfer per arrival and one for the
 // release.
+//
+// The offsets and bits are exported for C code that joins a barrier in a
+// shmrun segment (include/shmrun/format.h is generated from them).
 const (
-	offState    = 0
-	offGen      = 4
-	offSleepers = 8
-	offFail0    = 12
+	OffState    = 0  // uint64 state word
+	OffGen      = 4  // uint32 generation: the high half of state, the futex word
+	OffSleepers = 8  // uint32 sleepers
+	OffFail     = 12 // [2]uint32 failure codes of even and odd rounds
 
-	countMask = 1<<31 - 1
-	failedBit = 1 << 31
+	CountMask = 1<<31 - 1 // arrivals in the state word
+	FailedBit = 1 << 31   // a failure was reported in this round
 )
 
 // Barrier is a reusable barrier for n ranks over one line of shared memory.
@@ -65,9 +68,9 @@ func New(line []byte, n int, abort *uint32, p Policy) (*Barrier, error) {
 		return nil, fmt.Errorf("barrier: %d ranks", n)
 	}
 	return &Barrier{
-		state:  raw.Uint64At(line, offState),
-		ev:     Event{Seq: raw.Uint32At(line, offGen), Sleepers: raw.Uint32At(line, offSleepers)},
-		fail:   [2]*uint32{raw.Uint32At(line, offFail0), raw.Uint32At(line, offFail0+4)},
+		state:  raw.Uint64At(line, OffState),
+		ev:     Event{Seq: raw.Uint32At(line, OffGen), Sleepers: raw.Uint32At(line, OffSleepers)},
+		fail:   [2]*uint32{raw.Uint32At(line, OffFail), raw.Uint32At(line, OffFail+4)},
 		n:      uint32(n),
 		abort:  abort,
 		policy: p,
@@ -100,10 +103,10 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 	fail := b.fail[round&1]
 	if code != 0 {
 		atomic.CompareAndSwapUint32(fail, 0, code)
-		atomic.OrUint64(b.state, failedBit)
+		atomic.OrUint64(b.state, FailedBit)
 	}
 	v := atomic.AddUint64(b.state, 1)
-	switch cnt := uint32(v) & countMask; {
+	switch cnt := uint32(v) & CountMask; {
 	case cnt == b.n:
 		// The next round's failure word last served round-1, whose
 		// failure bit is gen&1: clear it only then. Nothing else may come
@@ -112,9 +115,9 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 		if gen&1 != 0 {
 			atomic.StoreUint32(b.fail[(round+1)&1], 0)
 		}
-		next := (round+1)<<1 | uint32(v&failedBit)>>31
+		next := (round+1)<<1 | uint32(v&FailedBit)>>31
 		// One add: arrivals and bit 31 to zero, G to next (all mod 2^64).
-		delta := uint64(next-gen)<<32 - uint64(b.n) - v&failedBit
+		delta := uint64(next-gen)<<32 - uint64(b.n) - v&FailedBit
 		gen = uint32(atomic.AddUint64(b.state, delta) >> 32)
 		if atomic.LoadUint32(b.ev.Sleepers) != 0 {
 			raw.WakeAll(b.ev.Seq)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
 )
 
@@ -69,7 +70,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
-	t.SetRankState(team.RankInit, os.Getpid())
+	t.SetRankState(format.RankInit, os.Getpid())
 	return newComm(t, os.Exit), nil
 }
 
@@ -125,7 +126,7 @@ func (c *Comm) Finalize() error {
 		return err
 	}
 	err := c.t.Barrier()
-	c.t.SetRankState(team.RankFinalized, os.Getpid())
+	c.t.SetRankState(format.RankFinalized, os.Getpid())
 	c.finalized.Store(true)
 	// The control segment stays mapped until the process exits (a few KiB):
 	// a window the program did not free still points at its abort word, and
@@ -187,7 +188,7 @@ func (c *Comm) Abort(code int) {
 	c.t.RequestAbort(code)
 	if c.exit != nil {
 		if code == 0 {
-			c.t.SetRankState(team.RankFinalized, os.Getpid())
+			c.t.SetRankState(format.RankFinalized, os.Getpid())
 		}
 		c.exit(code)
 	}

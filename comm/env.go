@@ -5,21 +5,22 @@ import (
 	"strconv"
 
 	"github.com/shmrun/shmrun/barrier"
-	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/shm"
 )
 
-// Environment variables set by the launcher for each rank.
+// Environment variables set by the launcher for each rank (their one
+// definition is in internal/format).
 const (
-	EnvJob       = "SHMRUN_JOB"        // job id (hex)
-	EnvRank      = "SHMRUN_RANK"       // this rank, 0..size-1
-	EnvSize      = "SHMRUN_SIZE"       // number of ranks
-	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
-	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
-	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
+	EnvJob       = format.EnvJob       // job id (hex)
+	EnvRank      = format.EnvRank      // this rank, 0..size-1
+	EnvSize      = format.EnvSize      // number of ranks
+	EnvLocalRank = format.EnvLocalRank // rank among the ranks on this node (= rank)
+	EnvControlFD = format.EnvControlFD // inherited descriptor of the control segment
+	EnvShmDir    = format.EnvShmDir    // directory for window segments
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy), for this rank
 	// alone: "spin=N,yield=DURATION,sleep=DURATION".
-	EnvWait = "SHMRUN_WAIT"
+	EnvWait = format.EnvWait
 )
 
 // rankEnv is what a rank learns from its environment.
@@ -61,7 +62,7 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 	if !shm.ValidJobID(e.job) {
 		return e, fmt.Errorf("comm: %s=%q is not a job id (hex, at most 64 characters): %w", EnvJob, e.job, ErrInit)
 	}
-	if e.size, err = intVar(get, EnvSize, 1, team.MaxRanks); err != nil {
+	if e.size, err = intVar(get, EnvSize, 1, format.MaxRanks); err != nil {
 		return e, err
 	}
 	if e.rank, err = intVar(get, EnvRank, 0, e.size-1); err != nil {
@@ -82,7 +83,7 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 func intVar(get func(string) string, name string, lo, hi int) (int, error) {
 	s := get(name)
 	if s == "" {
-		return 0, fmt.Errorf("comm: %s is not set (start the program with shmrun, or unset SHMRUN_JOB): %w", name, ErrInit)
+		return 0, fmt.Errorf("comm: %s is not set (start the program with shmrun, or unset %s): %w", name, EnvJob, ErrInit)
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v < lo || v > hi {

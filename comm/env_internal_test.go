@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/barrier"
-	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -44,8 +44,8 @@ func TestParseEnv(t *testing.T) {
 		{"local rank", rankVars(EnvLocalRank, "3"), rankEnv{job: "0123456789abcdef", rank: 1, size: 4, localRank: 3, controlFD: 3, dir: "/dev/shm"}, true},
 		{"default dir", rankVars(EnvShmDir, "<unset>"), rankEnv{job: "0123456789abcdef", rank: 1, size: 4, localRank: 1, controlFD: 3, dir: shm.DefaultDir}, true},
 		{"size 1", rankVars(EnvSize, "1", EnvRank, "0"), rankEnv{job: "0123456789abcdef", size: 1, controlFD: 3, dir: "/dev/shm"}, true},
-		{"max size", rankVars(EnvSize, strconv.Itoa(team.MaxRanks), EnvRank, strconv.Itoa(team.MaxRanks-1)),
-			rankEnv{job: "0123456789abcdef", rank: team.MaxRanks - 1, size: team.MaxRanks, localRank: team.MaxRanks - 1, controlFD: 3, dir: "/dev/shm"}, true},
+		{"max size", rankVars(EnvSize, strconv.Itoa(format.MaxRanks), EnvRank, strconv.Itoa(format.MaxRanks-1)),
+			rankEnv{job: "0123456789abcdef", rank: format.MaxRanks - 1, size: format.MaxRanks, localRank: format.MaxRanks - 1, controlFD: 3, dir: "/dev/shm"}, true},
 
 		{"wait policy", rankVars(EnvWait, "spin=7,yield=0s,sleep=2ms"), rankEnv{job: "0123456789abcdef", rank: 1, size: 4, localRank: 1, controlFD: 3, dir: "/dev/shm",
 			policy: barrier.Policy{Spin: 7, Sleep: 2 * time.Millisecond}}, true},
@@ -68,7 +68,7 @@ func TestParseEnv(t *testing.T) {
 		{"size -1", rankVars(EnvSize, "-1"), rankEnv{}, false},
 		{"size abc", rankVars(EnvSize, "abc"), rankEnv{}, false},
 		{"size with space", rankVars(EnvSize, " 4"), rankEnv{}, false},
-		{"size too big", rankVars(EnvSize, strconv.Itoa(team.MaxRanks+1)), rankEnv{}, false},
+		{"size too big", rankVars(EnvSize, strconv.Itoa(format.MaxRanks+1)), rankEnv{}, false},
 		{"size overflows", rankVars(EnvSize, "99999999999999999999999"), rankEnv{}, false},
 		{"no rank", rankVars(EnvRank, "<unset>"), rankEnv{}, false},
 		{"rank = size", rankVars(EnvRank, "4"), rankEnv{}, false},
@@ -127,7 +127,7 @@ func FuzzParseEnv(f *testing.F) {
 			}
 			return
 		}
-		if !shm.ValidJobID(e.job) || e.size < 1 || e.size > team.MaxRanks || e.rank < 0 || e.rank >= e.size ||
+		if !shm.ValidJobID(e.job) || e.size < 1 || e.size > format.MaxRanks || e.rank < 0 || e.rank >= e.size ||
 			e.localRank < 0 || e.localRank >= e.size || e.controlFD < 3 || e.controlFD > 1<<20 {
 			t.Fatalf("accepted %+v from %q", e, m)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -105,7 +106,7 @@ func TestInitRejectsBadControlSegments(t *testing.T) {
 		}, 2, testJob, "version"},
 		{"slot length", func(t *testing.T) int {
 			c := control(t, testJob, 2)
-			binary.LittleEndian.PutUint32(c.Mem[shm.FixedHeaderLen+4:], team.SlotLen*2) // docs/FORMAT.md
+			binary.LittleEndian.PutUint32(c.Mem[shm.FixedHeaderLen+4:], format.SlotLen*2) // docs/FORMAT.md
 			reseal(t, c)
 			return c.FD()
 		}, 2, testJob, "slot length"},
@@ -147,8 +148,8 @@ func TestInitAttaches(t *testing.T) {
 		t.Errorf("rank %d of %d, job %s, dir %s", c.Rank(), c.Size(), c.t.Job(), c.t.Dir())
 	}
 	// The launcher learns that the rank is up, and who it is.
-	if s, pid := atomic.LoadUint32(ctl.RankState(2)), atomic.LoadUint32(ctl.RankPID(2)); s != team.RankInit || pid != uint32(os.Getpid()) {
-		t.Errorf("rank state %d, pid %d; want %d, %d", s, pid, team.RankInit, os.Getpid())
+	if s, pid := atomic.LoadUint32(ctl.RankState(2)), atomic.LoadUint32(ctl.RankPID(2)); s != format.RankInit || pid != uint32(os.Getpid()) {
+		t.Errorf("rank state %d, pid %d; want %d, %d", s, pid, format.RankInit, os.Getpid())
 	}
 	// Children of the rank do not inherit the control segment.
 	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 // ErrUsage marks a bad job description: the CLI exits 2 and nothing was
@@ -47,7 +48,7 @@ type Config struct {
 // EnvWait is the one SHMRUN_ variable a user sets: the ranks' wait policy
 // (barrier.ParsePolicy). shmrun passes it on from its own environment or -x
 // and refuses a malformed value before starting anything.
-const EnvWait = "SHMRUN_WAIT"
+const EnvWait = format.EnvWait
 
 // DefaultGrace is the time between SIGTERM and SIGKILL.
 const DefaultGrace = 2 * time.Second
@@ -73,10 +74,10 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	if !envName.MatchString(name) {
 		return "", fmt.Errorf("-x %q: %q is not a valid environment variable name: %w", spec, name, ErrUsage)
 	}
-	if name == "SHMRUN_SHM_DIR" {
+	if name == format.EnvShmDir {
 		return "", fmt.Errorf("-x %q: use --shm-dir to choose the shm directory: %w", spec, ErrUsage)
 	}
-	if strings.HasPrefix(name, "SHMRUN_") && name != EnvWait {
+	if strings.HasPrefix(name, format.EnvPrefix) && name != EnvWait {
 		return "", fmt.Errorf("-x %q: %s is set by shmrun itself: %w", spec, name, ErrUsage)
 	}
 	if !hasValue {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +30,7 @@ func (j *job) userWait() bool {
 func (j *job) rankEnv(rank, size int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHMRUN_") || strings.HasPrefix(kv, EnvWait+"=") {
+		if !strings.HasPrefix(kv, format.EnvPrefix) || strings.HasPrefix(kv, EnvWait+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -39,12 +40,12 @@ func (j *job) rankEnv(rank, size int) []string {
 		env = append(env, EnvWait+"=oversubscribed")
 	}
 	return append(env,
-		"SHMRUN_JOB="+j.id,
-		"SHMRUN_RANK="+strconv.Itoa(rank),
-		"SHMRUN_SIZE="+strconv.Itoa(size),
-		"SHMRUN_LOCAL_RANK="+strconv.Itoa(rank),
-		"SHMRUN_CONTROL_FD=3", // ExtraFiles[0]
-		"SHMRUN_SHM_DIR="+j.dir,
+		format.EnvJob+"="+j.id,
+		format.EnvRank+"="+strconv.Itoa(rank),
+		format.EnvSize+"="+strconv.Itoa(size),
+		format.EnvLocalRank+"="+strconv.Itoa(rank),
+		format.EnvControlFD+"="+strconv.Itoa(format.ControlFD), // ExtraFiles[0]
+		format.EnvShmDir+"="+j.dir,
 	)
 }
 

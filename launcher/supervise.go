@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
-	"github.com/shmrun/shmrun/internal/team"
 )
 
 func (j *job) killAll(sig syscall.Signal) {
@@ -100,7 +100,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 	if ev.state != nil {
 		pid = ev.state.Pid()
 	}
-	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == team.AbortByRank {
+	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == format.AbortByRank {
 		code := int(atomic.LoadUint32(ctl.AbortCode()))
 		r := atomic.LoadUint32(ctl.AbortRank())
 		return code, fmt.Sprintf("rank %d called Abort(%d); ending the job with exit code %d", r, code, code), true
@@ -115,7 +115,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		return 128 + int(sig), fmt.Sprintf("rank %d (pid %d) was killed by %s", ev.rank, pid, signalName(sig)), true
 	case ws.ExitStatus() != 0:
 		return ws.ExitStatus(), fmt.Sprintf("rank %d (pid %d) exited with status %d", ev.rank, pid, ws.ExitStatus()), true
-	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == team.RankInit:
+	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankInit:
 		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init without comm.Finalize; its peers could wait for it forever", ev.rank, pid), true
 	}
 	return 0, "", false
@@ -123,8 +123,8 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 
 // abort tells the ranks the job is ending and starts the grace period.
 func (j *job) abort() {
-	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), team.AbortNone, team.AbortLauncher)
-	raw.WakeAll(raw.Uint32At(j.ctl.Mem, j.ctl.Layout.BarrierOff+4))
+	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), format.AbortNone, format.AbortLauncher)
+	raw.WakeAll(j.ctl.WakeWord())
 	j.killAll(syscall.SIGTERM)
 }
 

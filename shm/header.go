@@ -40,9 +40,18 @@ const (
 //	32 uint32  CRC-32C of [0, header length) with this field taken as zero
 //	36 uint32  reserved, zero
 //	40 ...     kind-specific fields, inside the header length
+//
+// The offsets are exported for C code that attaches to a segment (the
+// generated include/shmrun/format.h takes them from here).
 const (
-	FixedHeaderLen = 40
-	offChecksum    = 32
+	OffMagic       = 0  // [8]byte Magic
+	OffVersion     = 8  // uint32 FormatVersion
+	OffKind        = 12 // uint32 KindControl or KindWindow
+	OffHeaderLen   = 16 // uint64 length of the checksummed area
+	OffTotalSize   = 24 // uint64 segment size in bytes
+	OffChecksum    = 32 // uint32 CRC-32C (Castagnoli) of the header, this field as zero
+	OffReserved    = 36 // uint32 zero
+	FixedHeaderLen = 40 // where kind-specific fields start
 )
 
 // Header is the decoded fixed part of a segment header.
@@ -62,22 +71,22 @@ func WriteHeader(m []byte, h Header) error {
 	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) || h.TotalSize < h.HeaderLen {
 		return fmt.Errorf("shm: write header: length %d, total %d, mapping %d: %w", h.HeaderLen, h.TotalSize, len(m), ErrHeaderSize)
 	}
-	copy(m[0:8], Magic[:])
+	copy(m[OffMagic:OffMagic+8], Magic[:])
 	le := binary.LittleEndian
-	le.PutUint32(m[8:], FormatVersion)
-	le.PutUint32(m[12:], h.Kind)
-	le.PutUint64(m[16:], h.HeaderLen)
-	le.PutUint64(m[24:], h.TotalSize)
-	le.PutUint32(m[offChecksum:], 0)
-	le.PutUint32(m[36:], 0)
-	le.PutUint32(m[offChecksum:], checksum(m[:h.HeaderLen]))
+	le.PutUint32(m[OffVersion:], FormatVersion)
+	le.PutUint32(m[OffKind:], h.Kind)
+	le.PutUint64(m[OffHeaderLen:], h.HeaderLen)
+	le.PutUint64(m[OffTotalSize:], h.TotalSize)
+	le.PutUint32(m[OffChecksum:], 0)
+	le.PutUint32(m[OffReserved:], 0)
+	le.PutUint32(m[OffChecksum:], checksum(m[:h.HeaderLen]))
 	return nil
 }
 
 func checksum(hdr []byte) uint32 {
-	c := crc32.Update(0, castagnoli, hdr[:offChecksum])
+	c := crc32.Update(0, castagnoli, hdr[:OffChecksum])
 	c = crc32.Update(c, castagnoli, []byte{0, 0, 0, 0})
-	return crc32.Update(c, castagnoli, hdr[offChecksum+4:])
+	return crc32.Update(c, castagnoli, hdr[OffChecksum+4:])
 }
 
 // ReadHeader validates the header at the start of m, field by field, for a
@@ -87,15 +96,15 @@ func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
 	if len(m) < FixedHeaderLen {
 		return Header{}, fmt.Errorf("shm: header: %d bytes mapped, need %d: %w", len(m), FixedHeaderLen, ErrTruncated)
 	}
-	if [8]byte(m[0:8]) != Magic {
-		return Header{}, fmt.Errorf("shm: header: magic %q: %w", m[0:8], ErrBadMagic)
+	if [8]byte(m[OffMagic:OffMagic+8]) != Magic {
+		return Header{}, fmt.Errorf("shm: header: magic %q: %w", m[OffMagic:OffMagic+8], ErrBadMagic)
 	}
 	le := binary.LittleEndian
 	h := Header{
-		Version:   le.Uint32(m[8:]),
-		Kind:      le.Uint32(m[12:]),
-		HeaderLen: le.Uint64(m[16:]),
-		TotalSize: le.Uint64(m[24:]),
+		Version:   le.Uint32(m[OffVersion:]),
+		Kind:      le.Uint32(m[OffKind:]),
+		HeaderLen: le.Uint64(m[OffHeaderLen:]),
+		TotalSize: le.Uint64(m[OffTotalSize:]),
 	}
 	if h.Version != FormatVersion {
 		return h, fmt.Errorf("shm: header: version %d, this build reads %d: %w", h.Version, FormatVersion, ErrVersion)
@@ -109,7 +118,7 @@ func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
 	if size >= 0 && h.TotalSize > uint64(size) {
 		return h, fmt.Errorf("shm: header: says %d bytes, object has %d: %w", h.TotalSize, size, ErrTruncated)
 	}
-	if got, want := checksum(m[:h.HeaderLen]), le.Uint32(m[offChecksum:]); got != want {
+	if got, want := checksum(m[:h.HeaderLen]), le.Uint32(m[OffChecksum:]); got != want {
 		return h, fmt.Errorf("shm: header: checksum %#08x, computed %#08x: %w", want, got, ErrCorrupt)
 	}
 	return h, nil

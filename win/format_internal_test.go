@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -15,13 +16,13 @@ func specFor(t testing.TB, sizes []int64, noncontig bool) segmentSpec {
 	for i := range units {
 		units[i] = int64(1 + i%8)
 	}
-	l, err := shm.NewWindowLayout(sizes, headerLen(n), newSyncLayout(n).total, noncontig, shm.PageSize)
+	l, err := shm.NewWindowLayout(sizes, format.WinHeaderLen(n), format.NewSyncLayout(n).Total, noncontig, shm.PageSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var flags uint32
 	if noncontig {
-		flags = flagNoncontig
+		flags = format.FlagNoncontig
 	}
 	return segmentSpec{flavor: FlavorShared, flags: flags, layout: l, dispUnits: units}
 }
@@ -60,7 +61,7 @@ func FuzzCheckWindowHeader(f *testing.F) {
 		start := int(at) % int(shm.PageSize)
 		copy(mem[start:shm.PageSize], patch)
 		err := checkWindowHeader(mem, sp.layout.Total, sp)
-		hl := int(headerLen(len(sp.layout.Sizes)))
+		hl := int(format.WinHeaderLen(len(sp.layout.Sizes)))
 		changed := !bytes.Equal(orig[:hl], mem[:hl])
 		if changed && err == nil {
 			t.Fatalf("a header changed at %d..%d was accepted", start, start+len(patch))

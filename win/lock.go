@@ -3,18 +3,15 @@ package win
 import (
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Passive-target locks (docs/FORMAT.md has the same text for C code).
 //
 // Each target r has a 64-bit ticket reader-writer lock word L[r] (FIFO, so a
-// writer is never starved by readers):
-//
-//	bits  0-14  W: write-serving counter     bit 15: carry guard of W
-//	bits 16-30  R: read-serving counter      bit 31: carry guard of R
-//	bits 32-47  X: exclusive lockers holding or waiting
-//	bits 49-63  T: next ticket (its carry leaves the word)
+// writer is never starved by readers) with the fields W, R, X and T whose
+// bits and adds are defined in package format (internal/format).
 //
 // Exclusive lock: one add of 1<<49 + 1<<32 draws ticket t = T and raises X;
 // wait until W == t. Exclusive unlock: one add that does W++, R++ and X--.
@@ -37,39 +34,24 @@ import (
 // reach 0. Since X stays raised while a writer waits, new LockAll calls back
 // off and cannot starve it. LockAll costs two locked adds and n plain loads;
 // no lock word is written.
-const (
-	lwMask   = 1<<15 - 1
-	lwRShift = 16
-	lwXShift = 32
-	lwTShift = 49
-	lwGuards = 1<<15 | 1<<31
-	lwOneT   = 1 << lwTShift
-	lwOneR   = 1 << lwRShift
-	lwOneX   = 1 << lwXShift
 
-	lwExclLock = lwOneT + lwOneX
-)
-
-// lwExclUnlock does W++, R++ and X-- in one add (modulo 2^64; X >= 1 while
-// the lock is held, so the borrow stays inside X).
-const lwExclUnlock = uint64(1+lwOneR) + (^uint64(lwOneX) + 1)
-
-func lwW(v uint64) uint64 { return v & lwMask }
-func lwR(v uint64) uint64 { return (v >> lwRShift) & lwMask }
-func lwX(v uint64) uint64 { return (v >> lwXShift) & 0xffff }
+// lwW, lwR and lwX extract W, R and X from a lock word's value.
+func lwW(v uint64) uint64 { return v & format.LockCounterMask }
+func lwR(v uint64) uint64 { return (v >> format.LockRShift) & format.LockCounterMask }
+func lwX(v uint64) uint64 { return (v >> format.LockXShift) & format.LockXMask }
 
 // addLock adds d to a lock word, clears a carry guard the add set, and
 // returns the word after the add.
 func addLock(word *uint64, d uint64) uint64 {
 	v := atomic.AddUint64(word, d)
-	if v&lwGuards != 0 {
-		atomic.AndUint64(word, ^uint64(lwGuards))
+	if v&format.LockGuards != 0 {
+		atomic.AndUint64(word, ^uint64(format.LockGuards))
 	}
 	return v
 }
 
 // ticketOf returns the ticket drawn by the add that produced v.
-func ticketOf(v uint64) uint64 { return ((v >> lwTShift) - 1) & lwMask }
+func ticketOf(v uint64) uint64 { return ((v >> format.LockTShift) - 1) & format.LockCounterMask }
 
 func (l *lockLine) wake() {
 	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
@@ -82,8 +64,8 @@ func (l *lockLine) wake() {
 // LockAll holders to leave, and records the epoch.
 func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 	l := &w.locks[rank]
-	if v&lwGuards != 0 {
-		atomic.AndUint64(l.word, ^uint64(lwGuards))
+	if v&format.LockGuards != 0 {
+		atomic.AndUint64(l.word, ^uint64(format.LockGuards))
 	}
 	t := ticketOf(v)
 	if lwW(atomic.LoadUint64(l.word)) != t {
@@ -105,28 +87,28 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 // clears a carry guard the add set and wakes sleepers.
 func (w *Win) unlockAfter(rank int, v uint64) {
 	l := &w.locks[rank]
-	if v&lwGuards != 0 {
-		atomic.AndUint64(l.word, ^uint64(lwGuards))
+	if v&format.LockGuards != 0 {
+		atomic.AndUint64(l.word, ^uint64(format.LockGuards))
 	}
 	l.wake()
 }
 
 func (w *Win) acquireShared(target int) error {
 	l := &w.locks[target]
-	v := addLock(l.word, lwOneT)
+	v := addLock(l.word, format.LockShared)
 	if t := ticketOf(v); lwR(v) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err
 		}
 	}
-	addLock(l.word, lwOneR)
+	addLock(l.word, format.LockOneR)
 	l.wake() // a reader queued behind us may enter now
 	return nil
 }
 
 func (w *Win) releaseShared(target int) {
 	l := &w.locks[target]
-	addLock(l.word, 1)
+	addLock(l.word, format.LockSharedUnlock)
 	l.wake()
 }
 
@@ -178,8 +160,8 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	// epoch open, granted by the one add that draws the ticket. Waiting is
 	// lockExclusiveAfter's; every other case and every error is lockSlow's.
 	if w != nil && lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.gate == 0 {
-		v := atomic.AddUint64(w.locks[rank].word, lwExclLock)
-		if v&lwGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
+		v := atomic.AddUint64(w.locks[rank].word, format.LockExclusive)
+		if v&format.LockGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
 			w.ep.tgt[rank] = tgtAccess | tgtExclusive
 			w.ep.nLocks++
 			return nil
@@ -233,7 +215,7 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 		w.fullFence()
 		bit |= tgtNoCheck
 	case lt == Exclusive:
-		return w.lockExclusiveAfter(rank, atomic.AddUint64(w.locks[rank].word, lwExclLock))
+		return w.lockExclusiveAfter(rank, atomic.AddUint64(w.locks[rank].word, format.LockExclusive))
 	default:
 		if err := w.acquireShared(rank); err != nil {
 			return w.lockAborted(err)
@@ -254,7 +236,7 @@ func (w *Win) Unlock(rank int) error {
 		w.ep.tgt[rank] = 0
 		w.ep.nLocks--
 		l := &w.locks[rank]
-		if v := atomic.AddUint64(l.word, lwExclUnlock); v&lwGuards != 0 || atomic.LoadUint32(l.ev.Sleepers) != 0 {
+		if v := atomic.AddUint64(l.word, format.LockExclusiveUnlock); v&format.LockGuards != 0 || atomic.LoadUint32(l.ev.Sleepers) != 0 {
 			w.unlockAfter(rank, v)
 		}
 		return nil
@@ -284,7 +266,7 @@ func (w *Win) unlockSlow(rank int) error {
 	case st&tgtNoCheck != 0:
 		w.fullFence()
 	case st&tgtExclusive != 0:
-		w.unlockAfter(rank, atomic.AddUint64(w.locks[rank].word, lwExclUnlock))
+		w.unlockAfter(rank, atomic.AddUint64(w.locks[rank].word, format.LockExclusiveUnlock))
 	default:
 		w.releaseShared(rank)
 	}

@@ -49,7 +49,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	sync := w.sync()
 	for _, o := range origins {
 		w.ep.postsTo[o]++
-		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.postOff(o, w.rank)), w.ep.postsTo[o])
+		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.PostOff(o, w.rank)), w.ep.postsTo[o])
 	}
 	w.fullFence()
 	for _, o := range origins {
@@ -78,7 +78,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if assert&ModeNoCheck == 0 {
 		ready := func() bool {
 			for _, t := range targets {
-				if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.postOff(w.rank, t)))-(w.ep.startsFrom[t]+1)) < 0 {
+				if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.PostOff(w.rank, t)))-(w.ep.startsFrom[t]+1)) < 0 {
 					return false
 				}
 			}
@@ -111,7 +111,7 @@ func (w *Win) Complete() error {
 	sync := w.sync()
 	for _, t := range w.ep.startGroup {
 		w.ep.tgt[t] &^= tgtAccess
-		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.completeOff(t, w.rank)), w.ep.startsFrom[t])
+		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.CompleteOff(t, w.rank)), w.ep.startsFrom[t])
 	}
 	w.fullFence()
 	for _, t := range w.ep.startGroup {
@@ -161,7 +161,7 @@ func (w *Win) Test() (bool, error) {
 func (w *Win) completed() bool {
 	sync := w.sync()
 	for _, o := range w.ep.postGroup {
-		if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.completeOff(w.rank, o)))-w.ep.postsTo[o]) < 0 {
+		if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.CompleteOff(w.rank, o)))-w.ep.postsTo[o]) < 0 {
 			return false
 		}
 	}

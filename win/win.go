@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
@@ -24,8 +25,8 @@ type Flavor uint32
 
 // Window flavors. Create and Dynamic come with their own issue.
 const (
-	FlavorShared   Flavor = 1 // AllocateShared (MPI_WIN_FLAVOR_SHARED)
-	FlavorAllocate Flavor = 2 // Allocate (MPI_WIN_FLAVOR_ALLOCATE)
+	FlavorShared   Flavor = format.FlavorShared   // AllocateShared (MPI_WIN_FLAVOR_SHARED)
+	FlavorAllocate Flavor = format.FlavorAllocate // Allocate (MPI_WIN_FLAVOR_ALLOCATE)
 )
 
 func (f Flavor) String() string {
@@ -85,7 +86,7 @@ type Win struct {
 	mem    []byte // the whole segment in this process
 	mapped bool   // mem is an mmap (false: heap, local mode)
 	layout shm.WindowLayout
-	sl     syncLayout
+	sl     format.SyncLayout
 	parts  []part
 
 	fence    *barrier.Barrier
@@ -101,9 +102,9 @@ type Win struct {
 
 	// fenceWord is a rank-private word on a line of its own: a locked add on
 	// it is the cheapest full fence on amd64 (sync/atomic has no bare fence).
-	_         [line]byte
+	_         [format.Line]byte
 	fenceWord uint64
-	_         [line]byte
+	_         [format.Line]byte
 }
 
 type lockLine struct {
@@ -158,13 +159,13 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	// Round 1: sizes, disp units and hints.
 	var flags uint32
 	if cfg.noncontig {
-		flags |= flagNoncontig
+		flags |= format.FlagNoncontig
 	}
 	if cfg.hugePages {
-		flags |= flagHuge
+		flags |= format.FlagHuge
 	}
 	if cfg.noReserve {
-		flags |= flagNoReserve
+		flags |= format.FlagNoReserve
 	}
 	slots, err := exchange(t, err, func(b []byte) {
 		binary.LittleEndian.PutUint64(b[slotSize:], uint64(size))
@@ -178,22 +179,22 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	sizes, units := make([]int64, n), make([]int64, n)
 	flags = 0
 	for r := range n {
-		s := slots[r*team.SlotLen:]
+		s := slots[r*format.SlotLen:]
 		sizes[r] = int64(binary.LittleEndian.Uint64(s[slotSize:]))
 		units[r] = int64(binary.LittleEndian.Uint64(s[slotDispUnit:]))
 		flags |= binary.LittleEndian.Uint32(s[slotFlags:])
 	}
-	cfg.noncontig = flags&flagNoncontig != 0
-	cfg.hugePages = flags&flagHuge != 0
-	cfg.noReserve = flags&flagNoReserve != 0
+	cfg.noncontig = flags&format.FlagNoncontig != 0
+	cfg.hugePages = flags&format.FlagHuge != 0
+	cfg.noReserve = flags&format.FlagNoReserve != 0
 	// Every rank computes the same layout from the same inputs, so every rank
 	// fails (or not) alike here without another round.
 	align := shm.PageSize
 	if cfg.hugePages {
 		align = shm.HugePageSize
 	}
-	sl := newSyncLayout(n)
-	layout, lerr := shm.NewWindowLayout(sizes, headerLen(n), sl.total, cfg.noncontig, align)
+	sl := format.NewSyncLayout(n)
+	layout, lerr := shm.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align)
 	if lerr != nil {
 		return nil, errorf(ErrSize, "%s: %v", call, lerr)
 	}
@@ -232,7 +233,7 @@ func checkSame(cfg config, sizes, units []int64, call string) error {
 // local error. If any rank failed, every rank returns the first failure's
 // class and message; otherwise the slots.
 func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
-	var mine [team.SlotLen]byte
+	var mine [format.SlotLen]byte
 	if localErr != nil {
 		mine[slotClass] = classCode(localErr) + 1
 		copy(mine[slotMsg:], localErr.Error())
@@ -249,7 +250,7 @@ func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
 	if first == t.Rank() && localErr != nil {
 		return nil, localErr
 	}
-	s := slots[first*team.SlotLen : (first+1)*team.SlotLen]
+	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
 	msg := s[slotMsg:]
 	for i, b := range msg {
 		if b == 0 {
@@ -306,7 +307,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	}
 	// Round 3: the others open and check it; everyone reserves its part.
 	if t.Rank() != 0 {
-		msg := slots[slotMsg:team.SlotLen]
+		msg := slots[slotMsg:format.SlotLen]
 		for i, b := range msg {
 			if b == 0 {
 				msg = msg[:i]
@@ -323,11 +324,16 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		if err != nil {
 			err = errorf(ErrWin, "%s on rank %d: %v", call, t.Rank(), err)
 		}
+		name = string(msg)
 	}
-	if err == nil && sp.flags&flagHuge != 0 {
+	if err == nil && testHookMapped != nil {
+		// Before the agreement below: the name is unlinked right after it.
+		testHookMapped(t.Dir(), name)
+	}
+	if err == nil && sp.flags&format.FlagHuge != 0 {
 		_ = shm.AdviseHuge(mem) // a hint: tmpfs without huge= ignores it
 	}
-	if err == nil && sp.flags&flagNoReserve == 0 {
+	if err == nil && sp.flags&format.FlagNoReserve == 0 {
 		// Each rank backs its own part, from its own process: pages on its
 		// NUMA node, no SIGBUS later, and already mapped for its first touch.
 		off, length := sp.layout.Reservation(t.Rank())
@@ -352,6 +358,12 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	w.mem, w.mapped = mem, true
 	return nil
 }
+
+// testHookMapped, when set (by a test, in one rank process, before any
+// window is made), is called with the segment's directory and name once this
+// rank has mapped it and before it is unlinked: the C interop test opens the
+// segment there to hand it to a C program. Nil in every real program.
+var testHookMapped func(dir, name string)
 
 func isNoSpace(err error) bool { return errors.Is(err, shm.ErrNoSpace) }
 
@@ -394,21 +406,21 @@ func (w *Win) mapLocal(sp segmentSpec) error {
 func (w *Win) bind(units []int64) {
 	sync := w.mem[w.layout.SyncOff : w.layout.SyncOff+w.layout.SyncLen]
 	var err error
-	w.fence, err = barrier.New(sync[w.sl.fence:w.sl.fence+barrier.LineLen], w.size, w.t.Abort(), w.t.Policy())
+	w.fence, err = barrier.New(sync[w.sl.Fence:w.sl.Fence+barrier.LineLen], w.size, w.t.Abort(), w.t.Policy())
 	if err != nil {
 		panic("win: sync layout: " + err.Error()) // the layout code guarantees size and alignment
 	}
-	w.global = raw.Uint64At(sync, w.sl.global)
-	w.globalEv = barrier.Event{Seq: raw.Uint32At(sync, w.sl.global+8), Sleepers: raw.Uint32At(sync, w.sl.global+12)}
+	w.global = raw.Uint64At(sync, w.sl.Global+format.GlobalHolders)
+	w.globalEv = barrier.Event{Seq: raw.Uint32At(sync, w.sl.Global+format.GlobalSeq), Sleepers: raw.Uint32At(sync, w.sl.Global+format.GlobalSleepers)}
 	w.locks = make([]lockLine, w.size)
 	w.bells = make([]barrier.Event, w.size)
 	for r := range w.size {
-		lo := w.sl.lockOff(r)
-		w.locks[r] = lockLine{word: raw.Uint64At(sync, lo), ev: barrier.Event{Seq: raw.Uint32At(sync, lo), Sleepers: raw.Uint32At(sync, lo+8)}}
-		bo := w.sl.doorbellOff(r)
-		w.bells[r] = barrier.Event{Seq: raw.Uint32At(sync, bo), Sleepers: raw.Uint32At(sync, bo+4)}
+		lo := w.sl.LockOff(r)
+		w.locks[r] = lockLine{word: raw.Uint64At(sync, lo+format.LockWord), ev: barrier.Event{Seq: raw.Uint32At(sync, lo+format.LockWord), Sleepers: raw.Uint32At(sync, lo+format.LockSleepers)}}
+		bo := w.sl.DoorbellOff(r)
+		w.bells[r] = barrier.Event{Seq: raw.Uint32At(sync, bo+format.BellSeq), Sleepers: raw.Uint32At(sync, bo+format.BellSleepers)}
 	}
-	w.stripes, err = atomics.NewStripes(sync[w.sl.strp:w.sl.strp+numStripes*atomics.StripeLen], w.t.Abort(), w.t.Policy())
+	w.stripes, err = atomics.NewStripes(sync[w.sl.Stripes:w.sl.Stripes+format.NumStripes*atomics.StripeLen], w.t.Abort(), w.t.Policy())
 	if err != nil {
 		panic("win: stripes: " + err.Error())
 	}

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <shmrun/format.h>
+
 #include "benchutil.h"
 
 #define CL 64
@@ -166,25 +168,23 @@ static void handoff(const struct meas *m, int64_t k)
  * it, uncontended, the target idle. Exclusive Lock+Unlock is two locked adds
  * plus the grant, LockAll and sleepers checks; LockAll+UnlockAll is two
  * locked adds on A and a scan of the X fields. A runtime pays these plus its
- * epoch bookkeeping and call overhead. */
-#define LW_GUARDS ((uint64_t)1 << 15 | (uint64_t)1 << 31)
-#define LW_EXCL_LOCK ((uint64_t)1 << 49 | (uint64_t)1 << 32)
-#define LW_EXCL_UNLOCK ((uint64_t)1 + ((uint64_t)1 << 16) - ((uint64_t)1 << 32))
+ * epoch bookkeeping and call overhead. The numbers come from the generated
+ * include/shmrun/format.h. */
 
 static void lock_unlock(const struct meas *m, int64_t k)
 {
 	(void)m;
 	for (int64_t i = 0; i < k; i++) {
-		uint64_t v = __atomic_add_fetch(&sh->lk_word[1], LW_EXCL_LOCK, __ATOMIC_SEQ_CST);
-		uint64_t t = ((v >> 49) - 1) & 0x7fff;
-		if ((v & LW_GUARDS) || (v & 0x7fff) != t ||
+		uint64_t v = __atomic_add_fetch(&sh->lk_word[1], SHMRUN_LOCK_EXCLUSIVE, __ATOMIC_SEQ_CST);
+		uint64_t t = shmrun_lock_ticket(v);
+		if ((v & SHMRUN_LOCK_GUARDS) || shmrun_lock_w(v) != t ||
 		    __atomic_load_n(&sh->lk_all, __ATOMIC_ACQUIRE) != 0) {
 			fprintf(stderr, "climit: lock_unlock: lock not granted at once\n");
 			exit(1);
 		}
-		v = __atomic_add_fetch(&sh->lk_word[1], LW_EXCL_UNLOCK, __ATOMIC_SEQ_CST);
-		if (v & LW_GUARDS)
-			__atomic_and_fetch(&sh->lk_word[1], ~LW_GUARDS, __ATOMIC_SEQ_CST);
+		v = __atomic_add_fetch(&sh->lk_word[1], SHMRUN_LOCK_EXCLUSIVE_UNLOCK, __ATOMIC_SEQ_CST);
+		if (v & SHMRUN_LOCK_GUARDS)
+			__atomic_and_fetch(&sh->lk_word[1], ~SHMRUN_LOCK_GUARDS, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&sh->lk_sleepers[1], __ATOMIC_ACQUIRE) != 0)
 			__atomic_add_fetch(&sh->lk_all_seq, 1, __ATOMIC_SEQ_CST); /* a wake */
 	}
@@ -197,7 +197,7 @@ static void lockall_unlockall(const struct meas *m, int64_t k)
 		int busy = 0;
 		__atomic_add_fetch(&sh->lk_all, 1, __ATOMIC_SEQ_CST);
 		for (int r = 0; r < 2; r++)
-			busy |= ((__atomic_load_n(&sh->lk_word[r], __ATOMIC_ACQUIRE) >> 32) & 0xffff) != 0;
+			busy |= shmrun_lock_x(__atomic_load_n(&sh->lk_word[r], __ATOMIC_ACQUIRE)) != 0;
 		if (busy) {
 			fprintf(stderr, "climit: lockall_unlockall: an exclusive lock is held\n");
 			exit(1);

@@ -10,70 +10,21 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
-// Control segment layout (after the common fixed header, see shm.Header):
-//
-//	40  uint32 number of ranks
-//	44  uint32 slot length in bytes
-//	48  [64]byte job id, zero-padded ASCII
-//	page 1, one cache line each:
-//	  abort line:   uint32 abort state (0 running, 1 launcher abort, 2 a rank called Abort)
-//	                uint32 abort code, uint32 rank that called Abort
-//	  world barrier line (barrier.Barrier)
-//	  per rank:     uint32 state (RankStarted/RankInit/RankFinalized), uint32 pid
-//	  exchange slots: 2 parities x n ranks x SlotLen bytes
-const (
-	offNRanks  = shm.FixedHeaderLen
-	offSlotLen = offNRanks + 4
-	offJob     = offSlotLen + 4
-	maxJobLen  = 64
+// The control segment's format (header fields, lines, states, ControlLayout)
+// is package format's (internal/format).
 
-	// SlotLen is the bytes one rank may publish in one exchange round.
-	SlotLen = 256
-)
-
-// Abort states.
-const (
-	AbortNone     = 0
-	AbortLauncher = 1 // a rank failed or the launcher was signalled
-	AbortByRank   = 2 // a rank called comm.Abort
-)
-
-// Rank states, written by the rank, read by the launcher.
-const (
-	RankStarted   = 0
-	RankInit      = 1
-	RankFinalized = 2
-)
-
-// ControlLayout is where things are in a control segment of n ranks.
-type ControlLayout struct {
-	N                                       int
-	AbortOff, BarrierOff, RanksOff, SlotOff int64
-	Total                                   int64
-}
-
-// LayoutFor returns the control layout for n ranks.
-func LayoutFor(n int) ControlLayout {
-	cl := int64(shm.CacheLine)
-	l := ControlLayout{N: n, AbortOff: shm.PageSize}
-	l.BarrierOff = l.AbortOff + cl
-	l.RanksOff = l.BarrierOff + cl
-	l.SlotOff = l.RanksOff + int64(n)*cl
-	l.Total, _ = shm.AlignUp(l.SlotOff+2*int64(n)*SlotLen, shm.PageSize)
-	return l
-}
-
-// MaxRanks bounds the ranks of one job (the control segment stays small).
-const MaxRanks = 1<<16 - 1
+// LayoutFor returns the control layout for n ranks on this machine.
+func LayoutFor(n int) format.ControlLayout { return format.NewControlLayout(n, shm.PageSize) }
 
 // Control is a mapped control segment.
 type Control struct {
 	Mem    []byte
-	Layout ControlLayout
+	Layout format.ControlLayout
 	Job    string
 	obj    *shm.Object
 }
@@ -84,8 +35,8 @@ type Control struct {
 // of the launcher's process (nor a rank, under its original number) inherits
 // it.
 func NewControl(job string, n int) (*Control, error) {
-	if n < 1 || n > MaxRanks {
-		return nil, fmt.Errorf("control: %d ranks (1..%d)", n, MaxRanks)
+	if n < 1 || n > format.MaxRanks {
+		return nil, fmt.Errorf("control: %d ranks (1..%d)", n, format.MaxRanks)
 	}
 	if !shm.ValidJobID(job) {
 		return nil, fmt.Errorf("control: bad job id %q", job)
@@ -101,9 +52,9 @@ func NewControl(job string, n int) (*Control, error) {
 		return nil, err
 	}
 	le := binary.LittleEndian
-	le.PutUint32(mem[offNRanks:], uint32(n))
-	le.PutUint32(mem[offSlotLen:], SlotLen)
-	copy(mem[offJob:offJob+maxJobLen], job)
+	le.PutUint32(mem[format.CtlRanks:], uint32(n))
+	le.PutUint32(mem[format.CtlSlotLen:], format.SlotLen)
+	copy(mem[format.CtlJob:format.CtlJob+format.CtlJobLen], job)
 	if err := shm.WriteHeader(mem, shm.Header{Kind: shm.KindControl, HeaderLen: uint64(shm.PageSize), TotalSize: uint64(l.Total)}); err != nil {
 		shm.Unmap(mem)
 		obj.Close()
@@ -152,20 +103,20 @@ func decodeControl(mem []byte, size int64, job string, n int) (*Control, error) 
 		return nil, fmt.Errorf("control segment: %w", err)
 	}
 	le := binary.LittleEndian
-	gotN := int(le.Uint32(mem[offNRanks:]))
+	gotN := int(le.Uint32(mem[format.CtlRanks:]))
 	if gotN != n {
-		return nil, fmt.Errorf("control segment: made for %d ranks, SHMRUN_SIZE says %d: %w", gotN, n, shm.ErrCorrupt)
+		return nil, fmt.Errorf("control segment: made for %d ranks, %s says %d: %w", gotN, format.EnvSize, n, shm.ErrCorrupt)
 	}
-	if sl := le.Uint32(mem[offSlotLen:]); sl != SlotLen {
-		return nil, fmt.Errorf("control segment: slot length %d, want %d: %w", sl, SlotLen, shm.ErrVersion)
+	if sl := le.Uint32(mem[format.CtlSlotLen:]); sl != format.SlotLen {
+		return nil, fmt.Errorf("control segment: slot length %d, want %d: %w", sl, format.SlotLen, shm.ErrVersion)
 	}
-	jb := mem[offJob : offJob+maxJobLen]
+	jb := mem[format.CtlJob : format.CtlJob+format.CtlJobLen]
 	end := 0
 	for end < len(jb) && jb[end] != 0 {
 		end++
 	}
 	if string(jb[:end]) != job {
-		return nil, fmt.Errorf("control segment: belongs to job %q, SHMRUN_JOB says %q: %w", jb[:end], job, shm.ErrCorrupt)
+		return nil, fmt.Errorf("control segment: belongs to job %q, %s says %q: %w", jb[:end], format.EnvJob, job, shm.ErrCorrupt)
 	}
 	l := LayoutFor(n)
 	if size < l.Total {
@@ -175,13 +126,19 @@ func decodeControl(mem []byte, size int64, job string, n int) (*Control, error) 
 }
 
 // AbortWord is the job's abort state word.
-func (c *Control) AbortWord() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff) }
+func (c *Control) AbortWord() *uint32 {
+	return raw.Uint32At(c.Mem, c.Layout.AbortOff+format.AbortState)
+}
 
 // AbortCode is the exit code asked by comm.Abort.
-func (c *Control) AbortCode() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+4) }
+func (c *Control) AbortCode() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+format.AbortCode) }
 
 // AbortRank is the rank that called comm.Abort.
-func (c *Control) AbortRank() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+8) }
+func (c *Control) AbortRank() *uint32 { return raw.Uint32At(c.Mem, c.Layout.AbortOff+format.AbortRank) }
+
+// WakeWord is the futex word that wakes every waiter of the world barrier
+// (after the abort word is set, so that they see it).
+func (c *Control) WakeWord() *uint32 { return raw.Uint32At(c.Mem, c.Layout.WakeOff) }
 
 // BarrierLine is the world barrier's line.
 func (c *Control) BarrierLine() []byte {
@@ -190,19 +147,18 @@ func (c *Control) BarrierLine() []byte {
 
 // RankState is rank r's state word.
 func (c *Control) RankState(r int) *uint32 {
-	return raw.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine)
+	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+format.RankState)
 }
 
 // RankPID is rank r's pid word.
 func (c *Control) RankPID(r int) *uint32 {
-	return raw.Uint32At(c.Mem, c.Layout.RanksOff+int64(r)*shm.CacheLine+4)
+	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+format.RankPID)
 }
 
-// Slots returns the exchange slots of parity p (0 or 1), n*SlotLen bytes.
+// Slots returns the exchange slots of parity p (0 or 1), n*format.SlotLen bytes.
 func (c *Control) Slots(p int) []byte {
-	n := int64(c.Layout.N)
-	off := c.Layout.SlotOff + int64(p)*n*SlotLen
-	return c.Mem[off : off+n*SlotLen]
+	off := c.Layout.SlotsOff(p)
+	return c.Mem[off : off+int64(c.Layout.N)*format.SlotLen]
 }
 
 // Close unmaps the segment and closes the fd. Safe twice.

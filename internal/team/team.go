@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -57,7 +58,7 @@ func Attach(ctl *Control, rank int, cfg Config) (*Team, error) {
 // NewLocal returns n teams over one heap block: the ranks of a singleton
 // (n = 1) or of the goroutine test mode.
 func NewLocal(n int, cfg Config) ([]*Team, error) {
-	if n < 1 || n > MaxRanks {
+	if n < 1 || n > format.MaxRanks {
 		return nil, fmt.Errorf("team: %d ranks", n)
 	}
 	// Goroutine ranks share GOMAXPROCS threads: they are oversubscribed.
@@ -119,18 +120,18 @@ func (t *Team) Agree(failed bool) (int, error) {
 	return t.bar.Agree(me)
 }
 
-// Exchange publishes mine (at most SlotLen bytes) and returns every rank's
-// published bytes (rank order, SlotLen each, copied out), along with the
+// Exchange publishes mine (at most format.SlotLen bytes) and returns every rank's
+// published bytes (rank order, format.SlotLen each, copied out), along with the
 // agreement of Agree. It costs one barrier: rounds alternate between two slot
 // sets, so a slot is rewritten only after everyone passed the next barrier,
 // that is, after everyone read it.
 func (t *Team) Exchange(mine []byte, failed bool) ([]byte, int, error) {
-	if len(mine) > SlotLen {
-		return nil, -1, fmt.Errorf("team: exchange of %d bytes, slot holds %d", len(mine), SlotLen)
+	if len(mine) > format.SlotLen {
+		return nil, -1, fmt.Errorf("team: exchange of %d bytes, slot holds %d", len(mine), format.SlotLen)
 	}
 	slots := t.slots[t.round&1]
 	t.round++
-	slot := slots[t.rank*SlotLen : (t.rank+1)*SlotLen]
+	slot := slots[t.rank*format.SlotLen : (t.rank+1)*format.SlotLen]
 	n := copy(slot, mine)
 	clear(slot[n:])
 	first, err := t.Agree(failed)
@@ -157,9 +158,9 @@ func (t *Team) RequestAbort(code int) {
 		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
 		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.rank))
 	}
-	atomic.CompareAndSwapUint32(t.abort, AbortNone, AbortByRank)
+	atomic.CompareAndSwapUint32(t.abort, format.AbortNone, format.AbortByRank)
 	if t.ctl != nil {
-		raw.WakeAll(raw.Uint32At(t.ctl.Mem, t.ctl.Layout.BarrierOff+4))
+		raw.WakeAll(t.ctl.WakeWord())
 	}
 }
 

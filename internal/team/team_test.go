@@ -12,17 +12,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
 
 func TestLayoutFor(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 64, team.MaxRanks} {
+	for _, n := range []int{1, 2, 3, 64, format.MaxRanks} {
 		l := team.LayoutFor(n)
 		cl := int64(shm.CacheLine)
 		if l.N != n || l.AbortOff != shm.PageSize || l.AbortOff%cl != 0 || l.BarrierOff < l.AbortOff+cl ||
 			l.RanksOff < l.BarrierOff+barrier.LineLen || l.SlotOff < l.RanksOff+int64(n)*cl ||
-			l.Total < l.SlotOff+2*int64(n)*team.SlotLen || l.Total%shm.PageSize != 0 || l.BarrierOff%8 != 0 {
+			l.Total < l.SlotOff+2*int64(n)*format.SlotLen || l.Total%shm.PageSize != 0 || l.BarrierOff%8 != 0 {
 			t.Errorf("LayoutFor(%d) = %+v", n, l)
 		}
 	}
@@ -32,7 +33,7 @@ func TestNewControlErrors(t *testing.T) {
 	for _, tt := range []struct {
 		job string
 		n   int
-	}{{"ab", 0}, {"ab", -1}, {"ab", team.MaxRanks + 1}, {"", 1}, {"AB", 1}, {"a/b", 1}} {
+	}{{"ab", 0}, {"ab", -1}, {"ab", format.MaxRanks + 1}, {"", 1}, {"AB", 1}, {"a/b", 1}} {
 		if c, err := team.NewControl(tt.job, tt.n); err == nil {
 			c.Close()
 			t.Errorf("NewControl(%q, %d) succeeded", tt.job, tt.n)
@@ -118,12 +119,12 @@ func TestExchange(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if len(all) != n*team.SlotLen {
+					if len(all) != n*format.SlotLen {
 						return fmt.Errorf("exchange returned %d bytes", len(all))
 					}
 					for p := range n {
 						want := fmt.Appendf(nil, "rank %d round %d", p, k)
-						got := bytes.TrimRight(all[p*team.SlotLen:(p+1)*team.SlotLen], "\x00")
+						got := bytes.TrimRight(all[p*format.SlotLen:(p+1)*format.SlotLen], "\x00")
 						if !bytes.Equal(got, want) {
 							return fmt.Errorf("round %d: rank %d's slot holds %q", k, p, got)
 						}
@@ -144,7 +145,7 @@ func TestExchangeTooBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ts[0].Exchange(make([]byte, team.SlotLen+1), false); err == nil {
+	if _, _, err := ts[0].Exchange(make([]byte, format.SlotLen+1), false); err == nil {
 		t.Error("Exchange of more than a slot succeeded")
 	}
 }
@@ -163,8 +164,8 @@ func TestRequestAbort(t *testing.T) {
 				}
 				return nil
 			})
-			if got := atomic.LoadUint32(ts[1].Abort()); got != team.AbortByRank {
-				t.Errorf("abort word %d, want %d", got, team.AbortByRank)
+			if got := atomic.LoadUint32(ts[1].Abort()); got != format.AbortByRank {
+				t.Errorf("abort word %d, want %d", got, format.AbortByRank)
 			}
 		})
 	}
@@ -174,12 +175,12 @@ func TestRequestAbort(t *testing.T) {
 // from its own mapping.
 func TestRankStateForLauncher(t *testing.T) {
 	ts, ctl := attachAll(t, 2)
-	ts[1].SetRankState(team.RankFinalized, 4242)
+	ts[1].SetRankState(format.RankFinalized, 4242)
 	ts[0].RequestAbort(17)
-	if s, pid := atomic.LoadUint32(ctl.RankState(1)), atomic.LoadUint32(ctl.RankPID(1)); s != team.RankFinalized || pid != 4242 {
+	if s, pid := atomic.LoadUint32(ctl.RankState(1)), atomic.LoadUint32(ctl.RankPID(1)); s != format.RankFinalized || pid != 4242 {
 		t.Errorf("rank 1: state %d pid %d", s, pid)
 	}
-	if w, code, r := atomic.LoadUint32(ctl.AbortWord()), atomic.LoadUint32(ctl.AbortCode()), atomic.LoadUint32(ctl.AbortRank()); w != team.AbortByRank || code != 17 || r != 0 {
+	if w, code, r := atomic.LoadUint32(ctl.AbortWord()), atomic.LoadUint32(ctl.AbortCode()), atomic.LoadUint32(ctl.AbortRank()); w != format.AbortByRank || code != 17 || r != 0 {
 		t.Errorf("abort word %d, code %d, rank %d", w, code, r)
 	}
 }

@@ -1,0 +1,248 @@
+// Package cheader renders include/shmrun/format.h, the C view of package
+// format's constants and layout math. It is shared by the generator
+// (internal/format/gen, run by go generate) and by the test that fails when
+// the checked-in header is stale.
+package cheader
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// def is one #define: a C name, its Go value, and what it is.
+type def struct {
+	name  string
+	value any // an integer constant or a string
+	doc   string
+}
+
+// section is a group of defines under a heading comment.
+type section struct {
+	title string
+	defs  []def
+}
+
+func sections() []section {
+	m := shm.Magic
+	return []section{
+		{"Common header (every segment; package shm)", []def{
+			{"SHMRUN_FORMAT_VERSION", shm.FormatVersion, "format version this header describes"},
+			{"SHMRUN_MAGIC", string(m[:]), "the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL)"},
+			{"SHMRUN_KIND_CONTROL", shm.KindControl, "kind of the control segment"},
+			{"SHMRUN_KIND_WINDOW", shm.KindWindow, "kind of a window segment"},
+			{"SHMRUN_HDR_MAGIC", shm.OffMagic, "[8]byte magic"},
+			{"SHMRUN_HDR_VERSION", shm.OffVersion, "uint32 format version"},
+			{"SHMRUN_HDR_KIND", shm.OffKind, "uint32 kind"},
+			{"SHMRUN_HDR_LEN", shm.OffHeaderLen, "uint64 header length: the checksummed area"},
+			{"SHMRUN_HDR_TOTAL", shm.OffTotalSize, "uint64 total segment size"},
+			{"SHMRUN_HDR_CHECKSUM", shm.OffChecksum, "uint32 CRC-32C of the header with this field as zero"},
+			{"SHMRUN_HDR_RESERVED", shm.OffReserved, "uint32 zero"},
+			{"SHMRUN_HDR_FIXED_LEN", shm.FixedHeaderLen, "kind-specific fields start here"},
+			{"SHMRUN_LINE", format.Line, "bytes of a line: words written by one process sit on lines of their own"},
+		}},
+		{"Window segment header (kind SHMRUN_KIND_WINDOW)", []def{
+			{"SHMRUN_WIN_RANKS", format.WinRanks, "uint32 ranks n"},
+			{"SHMRUN_WIN_FLAVOR", format.WinFlavor, "uint32 flavor"},
+			{"SHMRUN_WIN_FLAGS", format.WinFlags, "uint32 SHMRUN_FLAG_* bits"},
+			{"SHMRUN_WIN_STRIPES", format.WinStripes, "uint32 lock stripes"},
+			{"SHMRUN_WIN_SYNC_OFF", format.WinSyncOff, "uint64 sync block offset"},
+			{"SHMRUN_WIN_SYNC_LEN", format.WinSyncLen, "uint64 sync block length"},
+			{"SHMRUN_WIN_ALIGN", format.WinAlign, "uint64 per-rank alignment (noncontig)"},
+			{"SHMRUN_WIN_TABLES", format.WinTables, "[n]uint64 sizes, [n]uint64 disp units, [n]uint64 data offsets"},
+			{"SHMRUN_FLAVOR_SHARED", format.FlavorShared, "MPI_Win_allocate_shared"},
+			{"SHMRUN_FLAVOR_ALLOCATE", format.FlavorAllocate, "MPI_Win_allocate"},
+			{"SHMRUN_FLAG_NONCONTIG", format.FlagNoncontig, "each part on its own alignment boundary"},
+			{"SHMRUN_FLAG_HUGE", format.FlagHuge, "huge pages asked for"},
+			{"SHMRUN_FLAG_NO_RESERVE", format.FlagNoReserve, "parts not reserved at allocation"},
+			{"SHMRUN_NUM_STRIPES", format.NumStripes, "accumulate lock stripes in a sync block"},
+		}},
+		{"Sync block lines (offsets from the line's start)", []def{
+			{"SHMRUN_GLOBAL_HOLDERS", format.GlobalHolders, "uint64 A: LockAll holders"},
+			{"SHMRUN_GLOBAL_SEQ", format.GlobalSeq, "uint32 event seq"},
+			{"SHMRUN_GLOBAL_SLEEPERS", format.GlobalSleepers, "uint32 event sleepers"},
+			{"SHMRUN_LOCK_WORD", format.LockWord, "uint64 lock word L[r]; its low half is the futex word"},
+			{"SHMRUN_LOCK_SLEEPERS", format.LockSleepers, "uint32 sleepers on L[r]'s low half"},
+			{"SHMRUN_BELL_SEQ", format.BellSeq, "uint32 doorbell seq"},
+			{"SHMRUN_BELL_SLEEPERS", format.BellSleepers, "uint32 doorbell sleepers"},
+		}},
+		{"Lock word L[r]: W bits 0-14, R bits 16-30, X bits 32-47, T bits 49-63", []def{
+			{"SHMRUN_LOCK_COUNTER_MASK", uint64(format.LockCounterMask), "W, R and T are 15-bit counters"},
+			{"SHMRUN_LOCK_X_MASK", uint64(format.LockXMask), "X is 16 bits"},
+			{"SHMRUN_LOCK_R_SHIFT", format.LockRShift, ""},
+			{"SHMRUN_LOCK_X_SHIFT", format.LockXShift, ""},
+			{"SHMRUN_LOCK_T_SHIFT", format.LockTShift, ""},
+			{"SHMRUN_LOCK_GUARDS", uint64(format.LockGuards), "carry guards of W and R: clear with an atomic AND when an add's result has one"},
+			{"SHMRUN_LOCK_EXCLUSIVE", uint64(format.LockExclusive), "exclusive lock: draw a ticket, raise X"},
+			{"SHMRUN_LOCK_EXCLUSIVE_UNLOCK", uint64(format.LockExclusiveUnlock), "exclusive unlock: W++, R++, X-- (mod 2^64)"},
+			{"SHMRUN_LOCK_SHARED", uint64(format.LockShared), "shared lock: draw a ticket"},
+			{"SHMRUN_LOCK_ONE_R", uint64(format.LockOneR), "shared lock once admitted: R++"},
+			{"SHMRUN_LOCK_SHARED_UNLOCK", uint64(format.LockSharedUnlock), "shared unlock: W++"},
+		}},
+		{"Barrier line (package barrier)", []def{
+			{"SHMRUN_BARRIER_LEN", barrier.LineLen, "bytes of a barrier"},
+			{"SHMRUN_BARRIER_STATE", barrier.OffState, "uint64 state"},
+			{"SHMRUN_BARRIER_GEN", barrier.OffGen, "uint32 generation, the futex word"},
+			{"SHMRUN_BARRIER_SLEEPERS", barrier.OffSleepers, "uint32 sleepers"},
+			{"SHMRUN_BARRIER_FAIL", barrier.OffFail, "[2]uint32 failure codes of even and odd rounds"},
+			{"SHMRUN_BARRIER_COUNT_MASK", uint64(barrier.CountMask), "arrivals in the state word"},
+			{"SHMRUN_BARRIER_FAILED_BIT", uint64(barrier.FailedBit), "a failure was reported this round"},
+		}},
+		{"Accumulate lock stripes (package atomics)", []def{
+			{"SHMRUN_STRIPE_LEN", atomics.StripeLen, "bytes of a stripe"},
+			{"SHMRUN_STRIPE_LOCK", atomics.StripeOffLock, "uint32 lock word"},
+			{"SHMRUN_STRIPE_SEQ", atomics.StripeOffSeq, "uint32 futex word"},
+			{"SHMRUN_STRIPE_SLEEPERS", atomics.StripeOffSleepers, "uint32 sleepers"},
+			{"SHMRUN_STRIPE_FREE", atomics.StripeFree, "lock word: free"},
+			{"SHMRUN_STRIPE_HELD", atomics.StripeHeld, "lock word: held"},
+			{"SHMRUN_STRIPE_GRANULE_SHIFT", atomics.StripeGranuleShift, "segment offset >> this is the granule"},
+			{"SHMRUN_STRIPE_HASH_K", uint64(atomics.StripeHashK), "Fibonacci multiplier of the granule"},
+		}},
+		{"Control segment (kind SHMRUN_KIND_CONTROL; its header is one page)", []def{
+			{"SHMRUN_CTL_RANKS", format.CtlRanks, "uint32 ranks n"},
+			{"SHMRUN_CTL_SLOT_LEN", format.CtlSlotLen, "uint32 exchange slot length"},
+			{"SHMRUN_CTL_JOB", format.CtlJob, "[SHMRUN_CTL_JOB_LEN]byte job id, zero-padded"},
+			{"SHMRUN_CTL_JOB_LEN", format.CtlJobLen, ""},
+			{"SHMRUN_SLOT_LEN", format.SlotLen, "bytes of one exchange slot"},
+			{"SHMRUN_MAX_RANKS", format.MaxRanks, "ranks of one job at most"},
+			{"SHMRUN_ABORT_STATE", format.AbortState, "uint32 abort state (abort line)"},
+			{"SHMRUN_ABORT_CODE", format.AbortCode, "uint32 exit code asked by Abort"},
+			{"SHMRUN_ABORT_RANK", format.AbortRank, "uint32 rank that called Abort"},
+			{"SHMRUN_ABORT_NONE", format.AbortNone, "running"},
+			{"SHMRUN_ABORT_LAUNCHER", format.AbortLauncher, "the launcher is ending the job"},
+			{"SHMRUN_ABORT_BY_RANK", format.AbortByRank, "a rank called Abort"},
+			{"SHMRUN_RANK_STATE", format.RankState, "uint32 rank state (rank line)"},
+			{"SHMRUN_RANK_PID", format.RankPID, "uint32 pid (rank line)"},
+			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
+			{"SHMRUN_RANK_INIT", format.RankInit, "after Init"},
+			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, "after Finalize"},
+		}},
+		{"Environment of a rank", []def{
+			{"SHMRUN_ENV_JOB", format.EnvJob, "job id (hex)"},
+			{"SHMRUN_ENV_RANK", format.EnvRank, "this rank"},
+			{"SHMRUN_ENV_SIZE", format.EnvSize, "number of ranks"},
+			{"SHMRUN_ENV_LOCAL_RANK", format.EnvLocalRank, "rank on this node"},
+			{"SHMRUN_ENV_CONTROL_FD", format.EnvControlFD, "descriptor of the control segment"},
+			{"SHMRUN_ENV_SHM_DIR", format.EnvShmDir, "directory of window segments"},
+			{"SHMRUN_ENV_WAIT", format.EnvWait, "wait policy"},
+			{"SHMRUN_CONTROL_FD", format.ControlFD, "the descriptor the launcher passes the control segment on"},
+		}},
+	}
+}
+
+// functions is the layout math of package format in C. Each function names
+// the Go function it mirrors; the gcc test compares their results.
+const functions = `
+/* Window header tables (format.WinHeaderLen, WinSizeOff, WinDispUnitOff, WinDataOffOff). */
+static inline uint64_t shmrun_win_header_len(uint64_t n) { return SHMRUN_WIN_TABLES + 24 * n; }
+static inline uint64_t shmrun_win_size_off(uint64_t r) { return SHMRUN_WIN_TABLES + 8 * r; }
+static inline uint64_t shmrun_win_disp_unit_off(uint64_t n, uint64_t r) { return SHMRUN_WIN_TABLES + 8 * (n + r); }
+static inline uint64_t shmrun_win_data_off_off(uint64_t n, uint64_t r) { return SHMRUN_WIN_TABLES + 8 * (2 * n + r); }
+
+/* Sync block of n ranks, offsets from its start (format.NewSyncLayout). */
+static inline uint64_t shmrun_sync_row_len(uint64_t n) { return (4 * n + SHMRUN_LINE - 1) & ~(uint64_t)(SHMRUN_LINE - 1); }
+static inline uint64_t shmrun_sync_fence(void) { return 0; }
+static inline uint64_t shmrun_sync_global(void) { return shmrun_sync_fence() + SHMRUN_BARRIER_LEN; }
+static inline uint64_t shmrun_sync_ranks(void) { return shmrun_sync_global() + SHMRUN_LINE; }
+static inline uint64_t shmrun_sync_lock(uint64_t r) { return shmrun_sync_ranks() + 2 * SHMRUN_LINE * r; }
+static inline uint64_t shmrun_sync_doorbell(uint64_t r) { return shmrun_sync_lock(r) + SHMRUN_LINE; }
+static inline uint64_t shmrun_sync_post_base(uint64_t n) { return shmrun_sync_ranks() + 2 * SHMRUN_LINE * n; }
+static inline uint64_t shmrun_sync_complete_base(uint64_t n) { return shmrun_sync_post_base(n) + shmrun_sync_row_len(n) * n; }
+static inline uint64_t shmrun_sync_stripes(uint64_t n) { return shmrun_sync_complete_base(n) + shmrun_sync_row_len(n) * n; }
+static inline uint64_t shmrun_sync_total(uint64_t n) { return shmrun_sync_stripes(n) + (uint64_t)SHMRUN_NUM_STRIPES * SHMRUN_STRIPE_LEN; }
+/* post[origin][target]: Posts by target whose group held origin (written by target). */
+static inline uint64_t shmrun_sync_post(uint64_t n, uint64_t origin, uint64_t target) { return shmrun_sync_post_base(n) + shmrun_sync_row_len(n) * origin + 4 * target; }
+/* complete[target][origin]: Completes by origin toward target (written by origin). */
+static inline uint64_t shmrun_sync_complete(uint64_t n, uint64_t target, uint64_t origin) { return shmrun_sync_complete_base(n) + shmrun_sync_row_len(n) * target + 4 * origin; }
+
+/* Lock word fields. */
+static inline uint64_t shmrun_lock_w(uint64_t v) { return v & SHMRUN_LOCK_COUNTER_MASK; }
+static inline uint64_t shmrun_lock_r(uint64_t v) { return (v >> SHMRUN_LOCK_R_SHIFT) & SHMRUN_LOCK_COUNTER_MASK; }
+static inline uint64_t shmrun_lock_x(uint64_t v) { return (v >> SHMRUN_LOCK_X_SHIFT) & SHMRUN_LOCK_X_MASK; }
+/* The ticket drawn by the add whose result is v. */
+static inline uint64_t shmrun_lock_ticket(uint64_t v) { return ((v >> SHMRUN_LOCK_T_SHIFT) - 1) & SHMRUN_LOCK_COUNTER_MASK; }
+
+/* The stripe guarding the element at segment offset off (atomics.Stripes.Index); nstripes is a power of two. */
+static inline uint64_t shmrun_stripe_index(uint64_t off, uint64_t nstripes) { return (((off >> SHMRUN_STRIPE_GRANULE_SHIFT) * SHMRUN_STRIPE_HASH_K) >> 32) & (nstripes - 1); }
+
+/* Control segment of n ranks; page is the control header's length (format.NewControlLayout). */
+static inline uint64_t shmrun_ctl_abort(uint64_t page) { return page; }
+static inline uint64_t shmrun_ctl_barrier(uint64_t page) { return shmrun_ctl_abort(page) + SHMRUN_LINE; }
+static inline uint64_t shmrun_ctl_wake(uint64_t page) { return shmrun_ctl_barrier(page) + SHMRUN_BARRIER_GEN; }
+static inline uint64_t shmrun_ctl_rank(uint64_t page, uint64_t r) { return shmrun_ctl_barrier(page) + SHMRUN_LINE + SHMRUN_LINE * r; }
+static inline uint64_t shmrun_ctl_slots(uint64_t page, uint64_t n, uint64_t parity) { return shmrun_ctl_rank(page, n) + parity * n * SHMRUN_SLOT_LEN; }
+static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_slots(page, n, 2) + page - 1) & ~(page - 1); }
+`
+
+// Render returns the header's bytes.
+func Render() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`/* Code generated by go generate ./internal/format; DO NOT EDIT. */
+
+/*
+ * shmrun's cross-process formats for C code attached to shmrun segments:
+ * offsets, bit fields, states, environment names and layout math, generated
+ * from their Go definitions (internal/format, shm, barrier, atomics).
+ * docs/FORMAT.md says how each word is used. All integers are
+ * little-endian; offsets are bytes, never addresses.
+ */
+#ifndef SHMRUN_FORMAT_H
+#define SHMRUN_FORMAT_H
+
+#include <stdint.h>
+`)
+	for _, s := range sections() {
+		fmt.Fprintf(&b, "\n/* %s */\n", s.title)
+		for _, d := range s.defs {
+			v, err := cValue(d.value)
+			if err != nil {
+				return nil, fmt.Errorf("cheader: %s: %w", d.name, err)
+			}
+			if d.doc != "" {
+				fmt.Fprintf(&b, "#define %s %s /* %s */\n", d.name, v, d.doc)
+			} else {
+				fmt.Fprintf(&b, "#define %s %s\n", d.name, v)
+			}
+		}
+	}
+	b.WriteString(functions)
+	b.WriteString("\n#endif /* SHMRUN_FORMAT_H */\n")
+	return b.Bytes(), nil
+}
+
+// cValue spells a Go constant as a C expression: small integers in decimal,
+// 64-bit ones as UINT64_C in hex, strings as C string literals.
+func cValue(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		var b bytes.Buffer
+		b.WriteByte('"')
+		for i := 0; i < len(x); i++ {
+			c := x[i]
+			if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "\\%03o", c)
+			}
+		}
+		b.WriteByte('"')
+		return b.String(), nil
+	case uint64:
+		if x > 1<<31-1 {
+			return fmt.Sprintf("UINT64_C(%#x)", x), nil
+		}
+		return strconv.FormatUint(x, 10), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	}
+	return "", fmt.Errorf("no C spelling for a %T", v)
+}

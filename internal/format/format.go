@@ -1,0 +1,243 @@
+package format
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// Line is the unit shared words are spread over: words one process writes
+// while others read never share a Line with unrelated words.
+const Line = shm.CacheLine
+
+// Window segment header (kind shm.KindWindow), after the common fixed header:
+// byte offsets from the segment's start, little-endian.
+const (
+	WinRanks   = shm.FixedHeaderLen // uint32 ranks n
+	WinFlavor  = WinRanks + 4       // uint32 FlavorShared or FlavorAllocate
+	WinFlags   = WinFlavor + 4      // uint32 Flag* bits
+	WinStripes = WinFlags + 4       // uint32 lock stripes (NumStripes)
+	WinSyncOff = WinStripes + 4     // uint64 sync block offset
+	WinSyncLen = WinSyncOff + 8     // uint64 sync block length
+	WinAlign   = WinSyncLen + 8     // uint64 per-rank alignment of the noncontig layout
+	WinTables  = WinAlign + 8       // [n]uint64 sizes, [n]uint64 disp units, [n]uint64 data offsets
+)
+
+// WinHeaderLen is the header length of a window segment of n ranks.
+func WinHeaderLen(n int) int64 { return WinTables + 24*int64(n) }
+
+// WinSizeOff is where rank r's part size (uint64) sits in a window header.
+func WinSizeOff(r int) int64 { return WinTables + 8*int64(r) }
+
+// WinDispUnitOff is where rank r's disp unit (uint64) sits in the header of
+// a window of n ranks.
+func WinDispUnitOff(n, r int) int64 { return WinTables + 8*int64(n+r) }
+
+// WinDataOffOff is where rank r's data offset (uint64) sits in the header of
+// a window of n ranks.
+func WinDataOffOff(n, r int) int64 { return WinTables + 8*int64(2*n+r) }
+
+// Window flavors as recorded in the header (MPI_WIN_FLAVOR_*).
+const (
+	FlavorShared   = 1 // MPI_Win_allocate_shared
+	FlavorAllocate = 2 // MPI_Win_allocate
+)
+
+// Window header flags.
+const (
+	FlagNoncontig = 1 << 0 // alloc_shared_noncontig: each part on its own alignment boundary
+	FlagHuge      = 1 << 1 // huge pages asked for: 2 MiB alignment
+	FlagNoReserve = 1 << 2 // no reservation of the parts at allocation
+)
+
+// NumStripes is the number of accumulate lock stripes in a window's sync
+// block (a power of two; the header records it).
+const NumStripes = 256
+
+// Words of the sync block's lines, as offsets from the line's start.
+const (
+	GlobalHolders  = 0  // uint64 A: LockAll holders
+	GlobalSeq      = 8  // uint32 event seq of the global line
+	GlobalSleepers = 12 // uint32 event sleepers of the global line
+
+	LockWord     = 0 // uint64 lock word L[r]; its low half is the futex word
+	LockSleepers = 8 // uint32 sleepers on L[r]'s low half
+
+	BellSeq      = 0 // uint32 doorbell seq (PSCW)
+	BellSleepers = 4 // uint32 doorbell sleepers
+)
+
+// SyncLayout places a window's sync block for n ranks; offsets are from the
+// sync block's start (the header's WinSyncOff).
+//
+//	Fence     the fence barrier (barrier.LineLen)
+//	Global    one line: LockAll holders and the global event
+//	Ranks     per rank r, two lines: the lock line at LockOff(r), the
+//	          doorbell line at DoorbellOff(r)
+//	Post      post matrix: row o (RowLen bytes) holds [n]uint32, entry t =
+//	          Posts by t whose group held o (written by t)
+//	Complete  complete matrix: row t holds [n]uint32, entry o = Completes by
+//	          o toward t (written by o)
+//	Stripes   NumStripes lock stripes of atomics.StripeLen bytes
+type SyncLayout struct {
+	N                                             int
+	Fence, Global, Ranks, Post, Complete, Stripes int64
+	RowLen, Total                                 int64
+}
+
+// NewSyncLayout returns the sync block layout for n ranks.
+func NewSyncLayout(n int) SyncLayout {
+	s := SyncLayout{N: n}
+	s.RowLen, _ = shm.AlignUp(4*int64(n), Line)
+	s.Fence = 0
+	s.Global = s.Fence + barrier.LineLen
+	s.Ranks = s.Global + Line
+	s.Post = s.Ranks + 2*Line*int64(n)
+	s.Complete = s.Post + s.RowLen*int64(n)
+	s.Stripes = s.Complete + s.RowLen*int64(n)
+	s.Total = s.Stripes + NumStripes*atomics.StripeLen
+	return s
+}
+
+// LockOff is where rank r's lock line starts.
+func (s SyncLayout) LockOff(r int) int64 { return s.Ranks + 2*Line*int64(r) }
+
+// DoorbellOff is where rank r's doorbell line starts.
+func (s SyncLayout) DoorbellOff(r int) int64 { return s.LockOff(r) + Line }
+
+// PostOff is the post counter post[origin][target].
+func (s SyncLayout) PostOff(origin, target int) int64 {
+	return s.Post + s.RowLen*int64(origin) + 4*int64(target)
+}
+
+// CompleteOff is the complete counter complete[target][origin].
+func (s SyncLayout) CompleteOff(target, origin int) int64 {
+	return s.Complete + s.RowLen*int64(target) + 4*int64(origin)
+}
+
+// Passive-target lock word L[r], 64 bits:
+//
+//	bits  0-14  W: write-serving counter     bit 15: carry guard of W
+//	bits 16-30  R: read-serving counter      bit 31: carry guard of R
+//	bits 32-47  X: exclusive lockers holding or waiting
+//	bits 49-63  T: next ticket (its carry leaves the word)
+//
+// The protocol is in win/lock.go and docs/FORMAT.md.
+const (
+	LockCounterMask = 1<<15 - 1 // W, R and T are 15-bit counters
+	LockXMask       = 1<<16 - 1 // X is 16 bits
+	LockRShift      = 16
+	LockXShift      = 32
+	LockTShift      = 49
+	LockGuards      = 1<<15 | 1<<31 // carry guards of W and R
+	LockOneR        = 1 << LockRShift
+	LockOneX        = 1 << LockXShift
+	LockOneT        = 1 << LockTShift
+
+	// LockExclusive is an exclusive Lock's add: draw a ticket, raise X.
+	LockExclusive = LockOneT + LockOneX
+	// LockShared is a shared Lock's first add: draw a ticket.
+	LockShared = LockOneT
+	// LockSharedUnlock is a shared Unlock's add: W++.
+	LockSharedUnlock = 1
+)
+
+// LockExclusiveUnlock is an exclusive Unlock's add: W++, R++ and X-- in one
+// add (modulo 2^64; X >= 1 while the lock is held, so the borrow stays
+// inside X).
+const LockExclusiveUnlock = uint64(1+LockOneR) + (^uint64(LockOneX) + 1)
+
+// Control segment (kind shm.KindControl): header fields after the common
+// fixed header.
+const (
+	CtlRanks   = shm.FixedHeaderLen // uint32 ranks n
+	CtlSlotLen = CtlRanks + 4       // uint32 exchange slot length (SlotLen)
+	CtlJob     = CtlSlotLen + 4     // [CtlJobLen]byte job id, ASCII, zero-padded
+	CtlJobLen  = 64
+)
+
+// SlotLen is the bytes one rank may publish in one exchange round.
+const SlotLen = 256
+
+// MaxRanks bounds the ranks of one job (the control segment stays small).
+const MaxRanks = 1<<16 - 1
+
+// Words of the control segment's lines, as offsets from the line's start.
+const (
+	AbortState = 0 // uint32 Abort* state
+	AbortCode  = 4 // uint32 exit code asked by comm.Abort
+	AbortRank  = 8 // uint32 rank that called comm.Abort
+
+	RankState = 0 // uint32 Rank* state, written by the rank
+	RankPID   = 4 // uint32 pid of the rank
+)
+
+// Abort states (the abort line's AbortState word).
+const (
+	AbortNone     = 0
+	AbortLauncher = 1 // a rank failed or the launcher was signalled
+	AbortByRank   = 2 // a rank called comm.Abort
+)
+
+// Rank states, written by the rank, read by the launcher.
+const (
+	RankStarted   = 0
+	RankInit      = 1
+	RankFinalized = 2
+)
+
+// ControlLayout is where things are in a control segment of n ranks.
+type ControlLayout struct {
+	N int
+	// AbortOff is the abort line: the header's one page ends there.
+	AbortOff int64
+	// BarrierOff is the world barrier's line.
+	BarrierOff int64
+	// WakeOff is the futex word to wake every waiter on after setting the
+	// abort word: the world barrier's generation.
+	WakeOff int64
+	// RanksOff is rank 0's line; rank r's is r lines further.
+	RanksOff int64
+	// SlotOff is the exchange slots: 2 parities x n x SlotLen bytes.
+	SlotOff int64
+	// Total is the segment size, a page multiple.
+	Total int64
+}
+
+// NewControlLayout returns the control layout for n ranks on a machine whose
+// page is page bytes (the control header fills exactly one page).
+func NewControlLayout(n int, page int64) ControlLayout {
+	l := ControlLayout{N: n, AbortOff: page}
+	l.BarrierOff = l.AbortOff + Line
+	l.WakeOff = l.BarrierOff + barrier.OffGen
+	l.RanksOff = l.BarrierOff + Line
+	l.SlotOff = l.RanksOff + int64(n)*Line
+	l.Total, _ = shm.AlignUp(l.SlotOff+2*int64(n)*SlotLen, page)
+	return l
+}
+
+// RankOff is rank r's line.
+func (l ControlLayout) RankOff(r int) int64 { return l.RanksOff + int64(r)*Line }
+
+// SlotsOff is where the exchange slots of parity p (0 or 1) start.
+func (l ControlLayout) SlotsOff(p int) int64 { return l.SlotOff + int64(p)*int64(l.N)*SlotLen }
+
+// Environment variables the launcher sets for each rank.
+const (
+	EnvJob       = "SHMRUN_JOB"        // job id (hex)
+	EnvRank      = "SHMRUN_RANK"       // this rank, 0..size-1
+	EnvSize      = "SHMRUN_SIZE"       // number of ranks
+	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
+	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
+	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
+	// EnvWait tunes how ranks wait (barrier.ParsePolicy): the one SHMRUN_
+	// variable a user sets.
+	EnvWait = "SHMRUN_WAIT"
+	// EnvPrefix starts every variable above: the launcher drops inherited
+	// ones (except EnvWait) and sets its own.
+	EnvPrefix = "SHMRUN_"
+)
+
+// ControlFD is the descriptor the launcher passes the control segment on
+// (its first extra file).
+const ControlFD = 3

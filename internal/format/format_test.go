@@ -1,0 +1,249 @@
+package format_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// TestSyncLayout: every group of words one rank writes sits on its own
+// lines, 64-bit words are 8-byte aligned, and nothing overlaps, for n from 1
+// to a few hundred.
+func TestSyncLayout(t *testing.T) {
+	for n := 1; n <= 300; n++ {
+		s := format.NewSyncLayout(n)
+		type span struct {
+			what     string
+			off, len int64
+		}
+		spans := []span{{"fence", s.Fence, barrier.LineLen}, {"global", s.Global, format.Line}}
+		for r := range n {
+			spans = append(spans, span{fmt.Sprint("lock ", r), s.LockOff(r), format.Line}, span{fmt.Sprint("doorbell ", r), s.DoorbellOff(r), format.Line})
+		}
+		for o := range n {
+			spans = append(spans, span{fmt.Sprint("post row ", o), s.PostOff(o, 0), s.RowLen}, span{fmt.Sprint("complete row ", o), s.CompleteOff(o, 0), s.RowLen})
+		}
+		spans = append(spans, span{"stripes", s.Stripes, format.NumStripes * atomics.StripeLen})
+		slices.SortFunc(spans, func(a, b span) int { return int(a.off - b.off) })
+		end := int64(0)
+		for _, sp := range spans {
+			if sp.off%format.Line != 0 || sp.len%format.Line != 0 {
+				t.Fatalf("n=%d: %s at %d, %d bytes: not whole lines", n, sp.what, sp.off, sp.len)
+			}
+			if sp.off < end {
+				t.Fatalf("n=%d: %s at %d overlaps the span ending at %d", n, sp.what, sp.off, end)
+			}
+			end = sp.off + sp.len
+		}
+		if end != s.Total {
+			t.Fatalf("n=%d: spans end at %d, Total is %d", n, end, s.Total)
+		}
+		if s.RowLen < 4*int64(n) {
+			t.Fatalf("n=%d: a row of %d bytes cannot hold %d counters", n, s.RowLen, n)
+		}
+	}
+	if format.GlobalHolders%8 != 0 || format.LockWord%8 != 0 || barrier.OffState%8 != 0 {
+		t.Fatal("a 64-bit word is not 8-byte aligned in its line")
+	}
+	if format.WinSyncOff%8 != 0 || format.WinSyncLen%8 != 0 || format.WinAlign%8 != 0 || format.WinTables%8 != 0 {
+		t.Fatal("a 64-bit header field is not 8-byte aligned")
+	}
+	if format.NumStripes&(format.NumStripes-1) != 0 {
+		t.Fatal("NumStripes is not a power of two")
+	}
+}
+
+// TestLockWordFields: the fields do not overlap, the guards sit right above
+// W and R, and the exclusive unlock add is W+1, R+1, X-1.
+func TestLockWordFields(t *testing.T) {
+	w := uint64(format.LockCounterMask)
+	r := uint64(format.LockCounterMask) << format.LockRShift
+	x := uint64(format.LockXMask) << format.LockXShift
+	tk := uint64(format.LockCounterMask) << format.LockTShift
+	guards := uint64(format.LockGuards)
+	for _, pair := range [][2]uint64{{w, r}, {w, x}, {w, tk}, {r, x}, {r, tk}, {x, tk}, {guards, w | r | x | tk}} {
+		if pair[0]&pair[1] != 0 {
+			t.Fatalf("fields %#x and %#x overlap", pair[0], pair[1])
+		}
+	}
+	if guards != (w+1)|(r+1<<format.LockRShift) {
+		t.Fatalf("guards %#x are not the bits above W and R", guards)
+	}
+	v := uint64(3) | 5<<format.LockRShift | 2<<format.LockXShift
+	v += format.LockExclusiveUnlock
+	if v != 4|6<<format.LockRShift|1<<format.LockXShift {
+		t.Fatalf("exclusive unlock gives %#x", v)
+	}
+}
+
+// TestControlLayout: the wake word is the world barrier's generation, and
+// the lines and slots fit in Total.
+func TestControlLayout(t *testing.T) {
+	for _, page := range []int64{4096, 65536} {
+		for _, n := range []int{1, 2, 5, 64, format.MaxRanks} {
+			l := format.NewControlLayout(n, page)
+			if l.WakeOff != l.BarrierOff+barrier.OffGen || l.BarrierOff != l.AbortOff+format.Line {
+				t.Fatalf("n=%d: wake word at %d, barrier at %d", n, l.WakeOff, l.BarrierOff)
+			}
+			if l.SlotsOff(1)+int64(n)*format.SlotLen > l.Total || l.Total%page != 0 {
+				t.Fatalf("n=%d: slots end past Total %d", n, l.Total)
+			}
+		}
+	}
+	if format.CtlJob+format.CtlJobLen > 4096 {
+		t.Fatal("the control header does not fit in a page")
+	}
+}
+
+// formatDoc is docs/FORMAT.md.
+func formatDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/FORMAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// tableAfter returns the rows (cells trimmed, header and rule dropped) of
+// the first Markdown table after the line that starts with heading.
+func tableAfter(t *testing.T, doc, heading string) [][]string {
+	t.Helper()
+	i := strings.Index(doc, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("FORMAT.md has no heading %q", heading)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(doc[i+1:], "\n")[1:] {
+		if !strings.HasPrefix(line, "|") {
+			if len(rows) > 0 {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for k := range cells {
+			cells[k] = strings.TrimSpace(cells[k])
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) < 2 {
+		t.Fatalf("FORMAT.md: no table after %q", heading)
+	}
+	return rows[2:]
+}
+
+// row is what a header table row must say: its offset and type.
+type row struct {
+	off string
+	typ string
+}
+
+func checkTable(t *testing.T, doc, heading string, want []row) {
+	t.Helper()
+	got := tableAfter(t, doc, heading)
+	if len(got) != len(want) {
+		t.Errorf("FORMAT.md %q: %d rows, the constants give %d", heading, len(got), len(want))
+		return
+	}
+	for i, w := range want {
+		if got[i][0] != w.off || got[i][1] != w.typ {
+			t.Errorf("FORMAT.md %q row %d: offset %s type %s, the constants give %s %s", heading, i+1, got[i][0], got[i][1], w.off, w.typ)
+		}
+	}
+}
+
+func itoa[T ~int | ~int64 | ~uint32](v T) string { return strconv.FormatInt(int64(v), 10) }
+
+// TestFormatDocTables checks docs/FORMAT.md's tables and layout formulas
+// against the constants, so the page cannot drift from the code.
+func TestFormatDocTables(t *testing.T) {
+	doc := formatDoc(t)
+	checkTable(t, doc, "## Common header (every segment)", []row{
+		{itoa(shm.OffMagic), "`[8]byte`"}, {itoa(shm.OffVersion), "`uint32`"}, {itoa(shm.OffKind), "`uint32`"},
+		{itoa(shm.OffHeaderLen), "`uint64`"}, {itoa(shm.OffTotalSize), "`uint64`"}, {itoa(shm.OffChecksum), "`uint32`"},
+		{itoa(shm.OffReserved), "`uint32`"}, {itoa(shm.FixedHeaderLen), "…"},
+	})
+	checkTable(t, doc, "## Control segment (kind 1)", []row{
+		{itoa(format.CtlRanks), "`uint32`"}, {itoa(format.CtlSlotLen), "`uint32`"}, {itoa(format.CtlJob), fmt.Sprintf("`[%d]byte`", format.CtlJobLen)},
+	})
+	checkTable(t, doc, "## Barrier (one line)", []row{
+		{itoa(barrier.OffState), "`uint64`"}, {itoa(barrier.OffSleepers), "`uint32`"}, {itoa(barrier.OffFail), "`uint32`"}, {itoa(barrier.OffFail + 4), "`uint32`"},
+	})
+	tb := itoa(format.WinTables)
+	checkTable(t, doc, "## Window segment (kind 2)", []row{
+		{itoa(format.WinRanks), "`uint32`"}, {itoa(format.WinFlavor), "`uint32`"}, {itoa(format.WinFlags), "`uint32`"}, {itoa(format.WinStripes), "`uint32`"},
+		{itoa(format.WinSyncOff), "`uint64`"}, {itoa(format.WinSyncLen), "`uint64`"}, {itoa(format.WinAlign), "`uint64`"},
+		{tb, "`[n]uint64`"}, {tb + "+8n", "`[n]uint64`"}, {tb + "+16n", "`[n]uint64`"},
+	})
+
+	// Env table: exactly the variables the launcher sets.
+	var envs []string
+	for _, r := range tableAfter(t, doc, "## Environment of a rank") {
+		envs = append(envs, strings.Trim(r[0], "`"))
+	}
+	wantEnv := []string{format.EnvJob, format.EnvRank, format.EnvSize, format.EnvLocalRank, format.EnvControlFD, format.EnvShmDir, format.EnvWait}
+	if !slices.Equal(envs, wantEnv) {
+		t.Errorf("FORMAT.md environment table lists %v, internal/format has %v", envs, wantEnv)
+	}
+
+	// Facts written in prose and formulas, spelled from the constants.
+	s1, s2 := format.NewSyncLayout(1), format.NewSyncLayout(2)
+	perRank := s2.LockOff(1) - s2.LockOff(0)
+	facts := []string{
+		fmt.Sprintf("Header length: `%d + %dn`", format.WinTables, format.WinHeaderLen(1)-format.WinTables),
+		fmt.Sprintf("| `uint32` | lock stripes m (a power of two; %d) |", format.NumStripes),
+		fmt.Sprintf("| rank r's lock line | `%d + %dr`:", s1.Ranks, perRank),
+		fmt.Sprintf("| rank r's doorbell line | `%d + %dr + %d`:", s1.Ranks, perRank, s1.DoorbellOff(0)-s1.LockOff(0)),
+		fmt.Sprintf("`P = %d + %dn`", s1.Ranks, perRank),
+		fmt.Sprintf("`+%d uint32` seq, `+%d uint32` sleepers (event)", format.GlobalSeq, format.GlobalSleepers),
+		fmt.Sprintf("`+%d uint32` sleepers (seq is L[r]'s low half)", format.LockSleepers),
+		fmt.Sprintf("flags: bit %d noncontig, bit %d huge pages, bit %d no reservation", bit(format.FlagNoncontig), bit(format.FlagHuge), bit(format.FlagNoReserve)),
+		fmt.Sprintf("flavor: %d shared, %d allocate", format.FlavorShared, format.FlavorAllocate),
+		fmt.Sprintf("kind: %d control, %d window", shm.KindControl, shm.KindWindow),
+		fmt.Sprintf("exchange slot length S (%d)", format.SlotLen),
+		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort)", format.AbortNone, format.AbortLauncher, format.AbortByRank),
+		fmt.Sprintf("state (%d started, %d after Init, %d after\n  Finalize)", format.RankStarted, format.RankInit, format.RankFinalized),
+		fmt.Sprintf("(`page + %d + %d`, the barrier's generation)", format.Line, barrier.OffGen),
+		fmt.Sprintf("W = bits 0–%d (guard bit %d), R = bits %d–%d (guard bit %d),\nX = bits %d–%d, T = bits %d–63",
+			bits(format.LockCounterMask)-1, bits(format.LockCounterMask), format.LockRShift, format.LockRShift+bits(format.LockCounterMask)-1,
+			format.LockRShift+bits(format.LockCounterMask), format.LockXShift, format.LockXShift+bits(format.LockXMask)-1, format.LockTShift),
+		"Exclusive lock: `v = add(L, 1<<49 + 1<<32)`; ticket `t = ((v >> 49) - 1) mod 2^15`",
+		"Exclusive unlock: `add(L, 1 + 1<<16 - 1<<32)`",
+		"Shared lock: `v = add(L, 1<<49)`",
+		"`add(L, 1<<16)`",
+		"Shared unlock: `add(L, 1)`",
+		"bit 15 or 31 set: `and(L, ~(1<<15 | 1<<31))`",
+		fmt.Sprintf("descriptor (%d)", format.ControlFD),
+	}
+	// The lock formulas above are spelled by hand; make sure the constants
+	// still say the same.
+	if format.LockExclusive != 1<<49+1<<32 || format.LockShared != 1<<49 || format.LockOneR != 1<<16 ||
+		format.LockSharedUnlock != 1 || format.LockGuards != 1<<15|1<<31 || format.LockExclusiveUnlock != 1+1<<16+(1<<64-1<<32) {
+		t.Error("the lock-word adds changed: update FORMAT.md's formulas and this test")
+	}
+	for _, f := range facts {
+		if !strings.Contains(doc, f) {
+			t.Errorf("FORMAT.md does not say %q", f)
+		}
+	}
+}
+
+func bit(v int) int { return bits(v - 1) }
+
+// bits is the number of set bits of a mask 2^k-1, k.
+func bits(mask int) int {
+	n := 0
+	for ; mask != 0; mask >>= 1 {
+		n++
+	}
+	return n
+}
