@@ -3,6 +3,8 @@ package comm
 import (
 	"fmt"
 	"slices"
+
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 // Special ranks and tags, with the values the MPI 5.0 standard ABI fixes
@@ -10,14 +12,14 @@ import (
 const (
 	// Undefined is the rank of a process outside a group, and the color
 	// of a rank that joins no communicator (MPI_UNDEFINED).
-	Undefined = -32766
+	Undefined = format.Undefined
 	// ProcNull is the null process (MPI_PROC_NULL): a valid peer of
 	// communication calls, which then do nothing.
-	ProcNull = -3
+	ProcNull = format.ProcNull
 	// AnySource matches a message from any source (MPI_ANY_SOURCE).
-	AnySource = -1
+	AnySource = format.AnySource
 	// AnyTag matches a message with any tag (MPI_ANY_TAG).
-	AnyTag = -2
+	AnyTag = format.AnyTag
 )
 
 // Comparison results of Group.Compare (MPI_IDENT, MPI_SIMILAR, MPI_UNEQUAL).

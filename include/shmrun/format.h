@@ -103,6 +103,12 @@
 #define SHMRUN_RANK_INIT 1 /* after Init */
 #define SHMRUN_RANK_FINALIZED 2 /* after Finalize */
 
+/* Special ranks and tags (the MPI 5.0 standard ABI's values) */
+#define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */
+#define SHMRUN_PROC_NULL -3 /* MPI_PROC_NULL */
+#define SHMRUN_ANY_SOURCE -1 /* MPI_ANY_SOURCE */
+#define SHMRUN_ANY_TAG -2 /* MPI_ANY_TAG */
+
 /* Environment of a rank */
 #define SHMRUN_ENV_JOB "SHMRUN_JOB" /* job id (hex) */
 #define SHMRUN_ENV_RANK "SHMRUN_RANK" /* this rank */

@@ -241,3 +241,13 @@ const (
 // ControlFD is the descriptor the launcher passes the control segment on
 // (its first extra file).
 const ControlFD = 3
+
+// Special ranks and tags, with the values the MPI 5.0 standard ABI fixes,
+// so C code on the ABI passes them through unchanged (package comm exports
+// them).
+const (
+	Undefined = -32766 // MPI_UNDEFINED
+	ProcNull  = -3     // MPI_PROC_NULL
+	AnySource = -1     // MPI_ANY_SOURCE
+	AnyTag    = -2     // MPI_ANY_TAG
+)

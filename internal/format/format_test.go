@@ -247,3 +247,18 @@ func bits(mask int) int {
 	}
 	return n
 }
+
+// The special ranks must keep the values the MPI 5.0 standard ABI fixes
+// (its mpi.h): the C interface passes them through untranslated.
+func TestABISpecialValues(t *testing.T) {
+	for name, c := range map[string][2]int{
+		"MPI_UNDEFINED":  {format.Undefined, -32766},
+		"MPI_PROC_NULL":  {format.ProcNull, -3},
+		"MPI_ANY_SOURCE": {format.AnySource, -1},
+		"MPI_ANY_TAG":    {format.AnyTag, -2},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("%s = %d, the ABI fixes %d", name, c[0], c[1])
+		}
+	}
+}

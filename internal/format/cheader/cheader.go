@@ -122,6 +122,12 @@ func sections() []section {
 			{"SHMRUN_RANK_INIT", format.RankInit, "after Init"},
 			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, "after Finalize"},
 		}},
+		{"Special ranks and tags (the MPI 5.0 standard ABI's values)", []def{
+			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
+			{"SHMRUN_PROC_NULL", format.ProcNull, "MPI_PROC_NULL"},
+			{"SHMRUN_ANY_SOURCE", format.AnySource, "MPI_ANY_SOURCE"},
+			{"SHMRUN_ANY_TAG", format.AnyTag, "MPI_ANY_TAG"},
+		}},
 		{"Environment of a rank", []def{
 			{"SHMRUN_ENV_JOB", format.EnvJob, "job id (hex)"},
 			{"SHMRUN_ENV_RANK", format.EnvRank, "this rank"},

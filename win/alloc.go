@@ -1,0 +1,344 @@
+package win
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// AllocateShared allocates a shared window (MPI_Win_allocate_shared):
+// collective over c; each rank contributes size bytes (sizes may differ, 0 is
+// legal) with disp unit dispUnit (> 0). By default rank i's data directly
+// follows rank i-1's last byte, as the standard requires; with
+// info alloc_shared_noncontig=true each rank's part starts on its own page.
+// Every rank reserves its own part from its own process, so a full tmpfs is
+// ErrNoMem on every rank now rather than SIGBUS later. The segment is unlinked
+// as soon as every rank has mapped it; new windows are zeroed.
+func AllocateShared(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate(c, int64(size), dispUnit, info, FlavorShared)
+}
+
+// Allocate allocates a window (MPI_Win_allocate): the same as AllocateShared,
+// since on one node the memory is shared anyway; its flavor is Allocate, and
+// SharedQuery works on it too (as MPI 4.1 allows).
+func Allocate(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate(c, int64(size), dispUnit, info, FlavorAllocate)
+}
+
+// slot encoding for the allocation exchange.
+const (
+	slotSize     = 0
+	slotDispUnit = 8
+	slotFlags    = 16
+	slotClass    = 20
+	slotMsg      = 24
+)
+
+func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
+	call := "AllocateShared"
+	if flavor == FlavorAllocate {
+		call = "Allocate"
+	}
+	t, err := team.OfComm(c, call)
+	if err != nil {
+		return nil, fmt.Errorf("win: %w", err)
+	}
+	cfg, err := parseInfo(info)
+	if err == nil && size < 0 {
+		err = errorf(ErrSize, "%s on rank %d: size %d is negative", call, t.Rank(), size)
+	}
+	if err == nil && dispUnit <= 0 {
+		err = errorf(ErrArg, "%s on rank %d: disp unit %d must be positive", call, t.Rank(), dispUnit)
+	}
+	// Round 1: sizes, disp units and hints.
+	var flags uint32
+	if cfg.noncontig {
+		flags |= format.FlagNoncontig
+	}
+	if cfg.hugePages {
+		flags |= format.FlagHuge
+	}
+	if cfg.noReserve {
+		flags |= format.FlagNoReserve
+	}
+	slots, err := exchange(t, err, func(b []byte) {
+		binary.LittleEndian.PutUint64(b[slotSize:], uint64(size))
+		binary.LittleEndian.PutUint64(b[slotDispUnit:], uint64(dispUnit))
+		binary.LittleEndian.PutUint32(b[slotFlags:], flags)
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := t.Size()
+	sizes, units := make([]int64, n), make([]int64, n)
+	flags = 0
+	for r := range n {
+		s := slots[r*format.SlotLen:]
+		sizes[r] = int64(binary.LittleEndian.Uint64(s[slotSize:]))
+		units[r] = int64(binary.LittleEndian.Uint64(s[slotDispUnit:]))
+		flags |= binary.LittleEndian.Uint32(s[slotFlags:])
+	}
+	cfg.noncontig = flags&format.FlagNoncontig != 0
+	cfg.hugePages = flags&format.FlagHuge != 0
+	cfg.noReserve = flags&format.FlagNoReserve != 0
+	// Every rank computes the same layout from the same inputs, so every rank
+	// fails (or not) alike here without another round.
+	align := shm.PageSize
+	if cfg.hugePages {
+		align = shm.HugePageSize
+	}
+	sl := format.NewSyncLayout(n)
+	layout, lerr := shm.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align)
+	if lerr != nil {
+		return nil, errorf(ErrSize, "%s: %v", call, lerr)
+	}
+	if err := checkSame(cfg, sizes, units, call); err != nil {
+		return nil, err
+	}
+	sp := segmentSpec{flavor: flavor, flags: flags, layout: layout, dispUnits: units}
+	w := &Win{c: c, t: t, rank: t.Rank(), size: n, flavor: flavor, cfg: cfg, layout: layout, sl: sl}
+	if t.Local() {
+		err = w.mapLocal(sp)
+	} else {
+		err = w.mapShared(sp, call)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.bind(units)
+	return w, nil
+}
+
+// checkSame enforces the same_size and same_disp_unit assertions: a window
+// whose ranks break them is erroneous, and we say so on every rank.
+func checkSame(cfg config, sizes, units []int64, call string) error {
+	for r := range sizes {
+		if cfg.sameSize && sizes[r] != sizes[0] {
+			return errorf(ErrSize, "%s: info same_size=true but rank %d asks %d bytes and rank 0 %d", call, r, sizes[r], sizes[0])
+		}
+		if cfg.sameDispUnit && units[r] != units[0] {
+			return errorf(ErrArg, "%s: info same_disp_unit=true but rank %d has disp unit %d and rank 0 %d", call, r, units[r], units[0])
+		}
+	}
+	return nil
+}
+
+// exchange runs one round of the team's exchange in which a rank may report a
+// local error. If any rank failed, every rank returns the first failure's
+// class and message; otherwise the slots.
+func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
+	var mine [format.SlotLen]byte
+	if localErr != nil {
+		mine[slotClass] = classCode(localErr) + 1
+		copy(mine[slotMsg:], localErr.Error())
+	} else if fill != nil {
+		fill(mine[:])
+	}
+	slots, first, err := t.Exchange(mine[:], localErr != nil)
+	if err != nil {
+		return nil, errorf(ErrAborted, "rank %d: %v", t.Rank(), err)
+	}
+	if first < 0 {
+		return slots, nil
+	}
+	if first == t.Rank() && localErr != nil {
+		return nil, localErr
+	}
+	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
+	msg := s[slotMsg:]
+	for i, b := range msg {
+		if b == 0 {
+			msg = msg[:i]
+			break
+		}
+	}
+	class := classes[int(s[slotClass]-1)%len(classes)]
+	return nil, &remoteError{msg: fmt.Sprintf("%s (failed on rank %d; seen from rank %d)", msg, first, t.Rank()), class: class}
+}
+
+// agree is exchange without payload: a collective yes/no on localErr.
+func agree(t *team.Team, localErr error) error {
+	_, err := exchange(t, localErr, nil)
+	return err
+}
+
+// mapShared makes, maps and reserves the segment in the shm directory.
+func (w *Win) mapShared(sp segmentSpec, call string) error {
+	t := w.t
+	var obj *shm.Object
+	var mem []byte
+	fail := func(err error) error {
+		if mem != nil {
+			shm.Unmap(mem)
+		}
+		if obj != nil {
+			if t.Rank() == 0 {
+				obj.Unlink()
+			}
+			obj.Close()
+		}
+		return err
+	}
+	// Round 2: rank 0 creates the object and publishes its name.
+	var err error
+	name := ""
+	if t.Rank() == 0 {
+		name = shm.ObjectName(t.Job(), shm.NewObjectID())
+		obj, err = shm.Create(t.Dir(), name, sp.layout.Total)
+		if err == nil {
+			mem, err = obj.Map(sp.layout.Total)
+		}
+		if err == nil {
+			err = writeWindowHeader(mem, sp)
+		}
+		if err != nil {
+			err = errorf(classOf(err), "%s on rank 0: %v", call, err)
+		}
+	}
+	slots, err := exchange(t, err, func(b []byte) { copy(b[slotMsg:], name) })
+	if err != nil {
+		return fail(err)
+	}
+	// Round 3: the others open and check it; everyone reserves its part.
+	if t.Rank() != 0 {
+		msg := slots[slotMsg:format.SlotLen]
+		for i, b := range msg {
+			if b == 0 {
+				msg = msg[:i]
+				break
+			}
+		}
+		obj, err = shm.Open(t.Dir(), string(msg), sp.layout.Total)
+		if err == nil {
+			mem, err = obj.Map(sp.layout.Total)
+		}
+		if err == nil {
+			err = checkWindowHeader(mem, sp.layout.Total, sp)
+		}
+		if err != nil {
+			err = errorf(ErrWin, "%s on rank %d: %v", call, t.Rank(), err)
+		}
+		name = string(msg)
+	}
+	if err == nil && testHookMapped != nil {
+		// Before the agreement below: the name is unlinked right after it.
+		testHookMapped(t.Dir(), name)
+	}
+	if err == nil && sp.flags&format.FlagHuge != 0 {
+		_ = shm.AdviseHuge(mem) // a hint: tmpfs without huge= ignores it
+	}
+	if err == nil && sp.flags&format.FlagNoReserve == 0 {
+		// Each rank backs its own part, from its own process: pages on its
+		// NUMA node, no SIGBUS later, and already mapped for its first touch.
+		off, length := sp.layout.Reservation(t.Rank())
+		if length > 0 {
+			if rerr := obj.Populate(t.Dir(), mem, off, length); rerr != nil {
+				err = errorf(classOf(rerr), "%s on rank %d: %v", call, t.Rank(), rerr)
+			}
+		}
+	}
+	err = agree(t, err)
+	// Everyone has mapped (or failed): the name is no longer needed.
+	if t.Rank() == 0 && obj != nil {
+		obj.Unlink()
+	}
+	if obj != nil {
+		obj.Close()
+		obj = nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	w.mem, w.mapped = mem, true
+	return nil
+}
+
+// testHookMapped, when set (by a test, in one rank process, before any
+// window is made), is called with the segment's directory and name once this
+// rank has mapped it and before it is unlinked: the C interop test opens the
+// segment there to hand it to a C program. Nil in every real program.
+var testHookMapped func(dir, name string)
+
+func isNoSpace(err error) bool { return errors.Is(err, shm.ErrNoSpace) }
+
+func classOf(err error) error {
+	if c := classCode(err); c != 0 {
+		return classes[c]
+	}
+	if isNoSpace(err) {
+		return ErrNoMem
+	}
+	return ErrOther
+}
+
+// mapLocal gives the goroutine ranks of a local world one heap segment.
+func (w *Win) mapLocal(sp segmentSpec) error {
+	key := w.t.NextSeq()
+	if w.rank == 0 {
+		heap := make([]byte, sp.layout.Total+shm.PageSize)
+		skip := (shm.PageSize - int64(raw.Addr(heap))%shm.PageSize) % shm.PageSize
+		mem := heap[skip : skip+sp.layout.Total : skip+sp.layout.Total]
+		if err := writeWindowHeader(mem, sp); err != nil {
+			return err
+		}
+		w.t.Publish(key, mem)
+	}
+	if err := agree(w.t, nil); err != nil {
+		return err
+	}
+	w.mem = w.t.Lookup(key).([]byte)
+	if err := agree(w.t, nil); err != nil {
+		return err
+	}
+	if w.rank == 0 {
+		w.t.Forget(key)
+	}
+	return nil
+}
+
+// bind sets up the pointers into the sync block and the per-rank parts.
+func (w *Win) bind(units []int64) {
+	sync := w.mem[w.layout.SyncOff : w.layout.SyncOff+w.layout.SyncLen]
+	var err error
+	w.fence, err = barrier.New(sync[w.sl.Fence:w.sl.Fence+barrier.LineLen], w.size, w.t.Abort(), w.t.Policy())
+	if err != nil {
+		panic("win: sync layout: " + err.Error()) // the layout code guarantees size and alignment
+	}
+	w.global = raw.Uint64At(sync, w.sl.Global+format.GlobalHolders)
+	w.globalEv = barrier.Event{Seq: raw.Uint32At(sync, w.sl.Global+format.GlobalSeq), Sleepers: raw.Uint32At(sync, w.sl.Global+format.GlobalSleepers)}
+	w.locks = make([]lockLine, w.size)
+	w.bells = make([]barrier.Event, w.size)
+	for r := range w.size {
+		lo := w.sl.LockOff(r)
+		w.locks[r] = lockLine{word: raw.Uint64At(sync, lo+format.LockWord), ev: barrier.Event{Seq: raw.Uint32At(sync, lo+format.LockWord), Sleepers: raw.Uint32At(sync, lo+format.LockSleepers)}}
+		bo := w.sl.DoorbellOff(r)
+		w.bells[r] = barrier.Event{Seq: raw.Uint32At(sync, bo+format.BellSeq), Sleepers: raw.Uint32At(sync, bo+format.BellSleepers)}
+	}
+	w.stripes, err = atomics.NewStripes(sync[w.sl.Stripes:w.sl.Stripes+format.NumStripes*atomics.StripeLen], w.t.Abort(), w.t.Policy())
+	if err != nil {
+		panic("win: stripes: " + err.Error())
+	}
+	w.parts = make([]part, w.size)
+	for r := range w.size {
+		off, size := w.layout.Part(r)
+		end := off + size
+		if size == 0 && off < int64(len(w.mem)) {
+			// Go does not advance the pointer of a slice with capacity 0: a
+			// capacity of 1 keeps an empty part positioned where its data
+			// would start (in the contiguous layout, the next rank's first
+			// byte; the length stays 0 and RMA never uses the capacity).
+			end++
+		}
+		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
+	}
+	w.ep.init(w.size, w.t.Check())
+	w.ep.setGate(gateNoLocks, w.cfg.noLocks)
+}

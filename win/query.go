@@ -1,0 +1,115 @@
+package win
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// Local returns the calling rank's part of the window (its MPI_WIN_BASE and
+// MPI_WIN_SIZE as a slice). Local. The slice is valid until Free.
+func (w *Win) Local() []byte {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.parts[w.rank].data
+}
+
+// SharedQuery returns rank's part of the window as mapped in this process
+// (MPI_Win_shared_query): any rank, or ProcNull for the lowest rank whose size
+// is nonzero (all sizes zero: size 0 and an empty slice). Local. A rank of
+// size 0 gets, in the contiguous layout, an empty slice positioned where its
+// data would start, and in the noncontig layout nil. Works on both flavors
+// (MPI 4.1 allows it for Allocate windows whose memory is shared).
+func (w *Win) SharedQuery(rank int) (Segment, error) {
+	if err := w.live("SharedQuery"); err != nil {
+		return Segment{}, err
+	}
+	if rank == ProcNull {
+		for r := range w.size {
+			if len(w.parts[r].data) > 0 {
+				rank = r
+				break
+			}
+		}
+		if rank == ProcNull {
+			return Segment{Size: 0, DispUnit: int(w.parts[0].dispUnit), Bytes: []byte{}}, nil
+		}
+	}
+	if rank < 0 || rank >= w.size {
+		return Segment{}, errorf(ErrRank, "SharedQuery on rank %d: rank %d outside a window of %d ranks", w.rank, rank, w.size)
+	}
+	p := w.parts[rank]
+	b := p.data
+	if len(b) == 0 && w.layout.Noncontig {
+		b = nil
+	}
+	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: b}, nil
+}
+
+// View returns memory of a window as a slice of T: a Segment from
+// SharedQuery, or bytes (from Local, or a sub-slice). It checks that the
+// address is aligned for T, that the length is a multiple of T's size, and
+// that T holds no Go pointers (ErrType otherwise). Local. The view aliases the
+// window's memory and must not be used after Free.
+func View[T any, M Segment | []byte](mem M) ([]T, error) {
+	var b []byte
+	switch m := any(mem).(type) {
+	case Segment:
+		b = m.Bytes
+	case []byte:
+		b = m
+	}
+	v, err := shm.View[T](b)
+	if err != nil {
+		return nil, fmt.Errorf("win: %v: %w", err, ErrType)
+	}
+	return v, nil
+}
+
+// Attr returns the calling rank's window attributes. Local. A nil or freed
+// window gives the zero Attr.
+func (w *Win) Attr() Attr {
+	if w == nil || w.freed.Load() {
+		return Attr{}
+	}
+	p := w.parts[w.rank]
+	return Attr{Base: w.Local(), Size: len(p.data), DispUnit: int(p.dispUnit), Flavor: w.flavor, Model: Unified}
+}
+
+// Info returns the hints in effect, defaults included (MPI_Win_get_info).
+// Local. A nil or freed window gives nil.
+func (w *Win) Info() Info {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.cfg.info()
+}
+
+// Size is the number of ranks of the window's group. Local. A nil or freed
+// window gives 0.
+func (w *Win) Size() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.size
+}
+
+// Rank is the calling rank in the window's group. Local. A nil or freed
+// window gives 0 (its calls with an error result say ErrWin).
+func (w *Win) Rank() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.rank
+}
+
+// Group returns the window's group (MPI_Win_get_group). Local. A nil or
+// freed window gives nil.
+func (w *Win) Group() *comm.Group {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.c.Group()
+}
