@@ -59,7 +59,7 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 		e.singleton, e.size, e.controlFD = true, 1, -1
 		return e, nil
 	}
-	if !shm.ValidJobID(e.job) {
+	if !format.ValidJobID(e.job) {
 		return e, fmt.Errorf("comm: %s=%q is not a job id (hex, at most 64 characters): %w", EnvJob, e.job, ErrInit)
 	}
 	if e.size, err = intVar(get, EnvSize, 1, format.MaxRanks); err != nil {

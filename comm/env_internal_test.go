@@ -127,7 +127,7 @@ func FuzzParseEnv(f *testing.F) {
 			}
 			return
 		}
-		if !shm.ValidJobID(e.job) || e.size < 1 || e.size > format.MaxRanks || e.rank < 0 || e.rank >= e.size ||
+		if !format.ValidJobID(e.job) || e.size < 1 || e.size > format.MaxRanks || e.rank < 0 || e.rank >= e.size ||
 			e.localRank < 0 || e.localRank >= e.size || e.controlFD < 3 || e.controlFD > 1<<20 {
 			t.Fatalf("accepted %+v from %q", e, m)
 		}

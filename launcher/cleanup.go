@@ -7,9 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"golang.org/x/sys/unix"
-
-	"github.com/shmrun/shmrun/shm"
 )
 
 // OrphanAge is how old an object of a job without a lock file must be before
@@ -36,7 +35,7 @@ func Cleanup(dir string) ([]string, error) {
 	}
 	jobs := map[string][]string{}
 	for _, e := range ents {
-		if job, _, ok := shm.SplitName(e.Name()); ok {
+		if job, _, ok := format.SplitName(e.Name()); ok {
 			jobs[job] = append(jobs[job], e.Name())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -70,8 +71,8 @@ func holdLock(t *testing.T, path string) {
 
 func TestCleanup(t *testing.T) {
 	dir := shmDir(t)
-	dead, live, orphan, young := shm.NewJobID(), shm.NewJobID(), shm.NewJobID(), shm.NewJobID()
-	obj := shm.ObjectName
+	dead, live, orphan, young := format.NewJobID(), format.NewJobID(), format.NewJobID(), format.NewJobID()
+	obj := format.ObjectName
 	for _, n := range []string{
 		obj(dead, "lock"), obj(dead, "0123abcd"), obj(dead, "win1"),
 		obj(live, "lock"), obj(live, "0123abcd"),
@@ -119,18 +120,18 @@ func TestCleanupSkipsOthersObjects(t *testing.T) {
 		t.Skip("needs root to make an object owned by another user")
 	}
 	dir := shmDir(t)
-	dead := shm.NewJobID()
-	touch(t, dir, shm.ObjectName(dead, "lock"))
-	age(t, filepath.Join(dir, shm.ObjectName(dead, "lock")), 2*launcher.LockSettle)
-	touch(t, dir, shm.ObjectName(dead, "theirs"))
-	if err := os.Chown(filepath.Join(dir, shm.ObjectName(dead, "theirs")), 65534, 65534); err != nil {
+	dead := format.NewJobID()
+	touch(t, dir, format.ObjectName(dead, "lock"))
+	age(t, filepath.Join(dir, format.ObjectName(dead, "lock")), 2*launcher.LockSettle)
+	touch(t, dir, format.ObjectName(dead, "theirs"))
+	if err := os.Chown(filepath.Join(dir, format.ObjectName(dead, "theirs")), 65534, 65534); err != nil {
 		t.Skipf("chown: %v", err)
 	}
 	removed, err := launcher.Cleanup(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{shm.ObjectName(dead, "lock")}; !slices.Equal(removed, want) {
+	if want := []string{format.ObjectName(dead, "lock")}; !slices.Equal(removed, want) {
 		t.Errorf("Cleanup removed %q, want %q", removed, want)
 	}
 }
@@ -143,16 +144,16 @@ func TestCleanupMissingDir(t *testing.T) {
 
 func TestRemoveJobObjects(t *testing.T) {
 	dir := shmDir(t)
-	job, other := shm.NewJobID(), shm.NewJobID()
-	for _, n := range []string{shm.ObjectName(job, "lock"), shm.ObjectName(job, "a"), shm.ObjectName(job, "b"), shm.ObjectName(other, "a")} {
+	job, other := format.NewJobID(), format.NewJobID()
+	for _, n := range []string{format.ObjectName(job, "lock"), format.ObjectName(job, "a"), format.ObjectName(job, "b"), format.ObjectName(other, "a")} {
 		touch(t, dir, n)
 	}
 	got := launcher.RemoveJobObjects(dir, job)
 	slices.Sort(got)
-	if want := []string{shm.ObjectName(job, "a"), shm.ObjectName(job, "b")}; !slices.Equal(got, want) {
+	if want := []string{format.ObjectName(job, "a"), format.ObjectName(job, "b")}; !slices.Equal(got, want) {
 		t.Errorf("removed %q, want %q", got, want)
 	}
-	left := []string{shm.ObjectName(job, "lock"), shm.ObjectName(other, "a")}
+	left := []string{format.ObjectName(job, "lock"), format.ObjectName(other, "a")}
 	slices.Sort(left)
 	if got := names(t, dir); !slices.Equal(got, left) {
 		t.Errorf("left %q, want %q", got, left)
@@ -164,8 +165,8 @@ func TestRemoveJobObjects(t *testing.T) {
 // not take that job for dead.
 func TestCleanupSparesStartingJob(t *testing.T) {
 	dir := shmDir(t)
-	job := shm.NewJobID()
-	touch(t, dir, shm.ObjectName(job, "lock"))
+	job := format.NewJobID()
+	touch(t, dir, format.ObjectName(job, "lock"))
 	removed, err := launcher.Cleanup(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
-	"github.com/shmrun/shmrun/shm"
 )
 
 // Result is how a job ended.
@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // `shmrun --cleanup` can tell a live job from a dead one without pid races)
 // and the control segment.
 func (j *job) setup() error {
-	j.id = shm.NewJobID()
+	j.id = format.NewJobID()
 	lockPath := LockPath(j.dir, j.id)
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -97,7 +97,7 @@ func (j *job) setup() error {
 }
 
 // LockPath is the lock file of job id in dir.
-func LockPath(dir, job string) string { return filepath.Join(dir, shm.ObjectName(job, "lock")) }
+func LockPath(dir, job string) string { return filepath.Join(dir, format.ObjectName(job, "lock")) }
 
 // cleanup removes everything the job made. It runs after every rank is reaped.
 func (j *job) cleanup() {
@@ -128,7 +128,7 @@ func RemoveJobObjects(dir, job string) []string {
 		return nil
 	}
 	for _, e := range ents {
-		jb, id, ok := shm.SplitName(e.Name())
+		jb, id, ok := format.SplitName(e.Name())
 		if !ok || jb != job || id == "lock" {
 			continue
 		}

@@ -2,7 +2,6 @@ package shm
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"os"
 )
@@ -28,89 +27,4 @@ func AlignUp(n, a int64) (int64, bool) {
 		return 0, false
 	}
 	return (n + a - 1) &^ (a - 1), true
-}
-
-// WindowLayout places a window's parts in its segment:
-//
-//	[0, HeaderLen)          header page(s): fixed header + per-rank tables
-//	[SyncOff, +SyncLen)     sync block: lock words, counters, stripes
-//	[Offsets[0], Total)     rank data
-//
-// Contiguous: rank i's data starts right after rank i-1's last byte (rank 0's
-// starts page-aligned), as MPI_Win_allocate_shared requires. Noncontig: each
-// rank's data starts on its own Align boundary, so first touch by the owner
-// places it on the owner's NUMA node and no two ranks share a page.
-type WindowLayout struct {
-	HeaderLen int64
-	SyncOff   int64
-	SyncLen   int64
-	Align     int64 // per-rank alignment when Noncontig
-	Noncontig bool
-	Sizes     []int64
-	Offsets   []int64 // data offset of each rank in the segment
-	Total     int64   // segment size, a page multiple
-}
-
-// NewWindowLayout computes a layout for the per-rank data sizes. headerLen and
-// syncLen are rounded up to pages. align is the per-rank alignment for the
-// noncontig layout (PageSize or HugePageSize). Sizes above 4 GiB are fine.
-func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, align int64) (WindowLayout, error) {
-	l := WindowLayout{Noncontig: noncontig, Align: align, Sizes: sizes, Offsets: make([]int64, len(sizes))}
-	if align <= 0 || align&(align-1) != 0 || align < PageSize {
-		return l, fmt.Errorf("shm: layout: alignment %d is not a power-of-two multiple of the page size: %w", align, ErrSize)
-	}
-	var ok bool
-	if l.HeaderLen, ok = AlignUp(headerLen, PageSize); !ok {
-		return l, fmt.Errorf("shm: layout: header %d bytes: %w", headerLen, ErrSize)
-	}
-	l.SyncOff = l.HeaderLen
-	if l.SyncLen, ok = AlignUp(syncLen, PageSize); !ok {
-		return l, fmt.Errorf("shm: layout: sync block %d bytes: %w", syncLen, ErrSize)
-	}
-	at := l.SyncOff + l.SyncLen
-	if noncontig {
-		if at, ok = AlignUp(at, align); !ok {
-			return l, fmt.Errorf("shm: layout: %w", ErrSize)
-		}
-	}
-	for i, s := range sizes {
-		if s < 0 {
-			return l, fmt.Errorf("shm: layout: rank %d size %d is negative: %w", i, s, ErrSize)
-		}
-		if noncontig {
-			if at, ok = AlignUp(at, align); !ok {
-				return l, fmt.Errorf("shm: layout: rank %d: total overflows: %w", i, ErrSize)
-			}
-		}
-		l.Offsets[i] = at
-		if s > math.MaxInt64-at {
-			return l, fmt.Errorf("shm: layout: rank %d size %d: total overflows: %w", i, s, ErrSize)
-		}
-		at += s
-	}
-	if l.Total, ok = AlignUp(at, PageSize); !ok {
-		return l, fmt.Errorf("shm: layout: total %d: %w", at, ErrSize)
-	}
-	return l, nil
-}
-
-// Part returns rank's data range [off, off+size) in the segment.
-func (l WindowLayout) Part(rank int) (off, size int64) { return l.Offsets[rank], l.Sizes[rank] }
-
-// Reservation returns the range rank reserves (fallocates) itself. In the
-// noncontig layout a rank reserves its padded part; in the contiguous layout
-// the pages of its bytes. Rank 0 also reserves the header and sync block.
-func (l WindowLayout) Reservation(rank int) (off, length int64) {
-	off, size := l.Part(rank)
-	end := off + size
-	if l.Noncontig && size > 0 {
-		end, _ = AlignUp(end, l.Align)
-		end = min(end, l.Total)
-	}
-	if rank == 0 {
-		off = 0
-	}
-	off = off &^ (PageSize - 1)
-	end, _ = AlignUp(end, PageSize)
-	return off, max(0, min(end, l.Total)-off)
 }

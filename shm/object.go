@@ -1,8 +1,6 @@
 package shm
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -14,54 +12,6 @@ import (
 
 // DefaultDir is where segments are created unless told otherwise.
 const DefaultDir = "/dev/shm"
-
-// Prefix starts the name of every object shmrun creates.
-const Prefix = "shmrun."
-
-// NewJobID returns a random 128-bit job id in hex (32 characters).
-func NewJobID() string { return randomHex(16) }
-
-// NewObjectID returns a random 64-bit object id in hex (16 characters).
-func NewObjectID() string { return randomHex(8) }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("shm: crypto/rand failed: " + err.Error()) // never returns an error on Linux
-	}
-	return hex.EncodeToString(b)
-}
-
-// ObjectName is the file name of object id of job: shmrun.<job>.<id>.
-func ObjectName(job, id string) string { return Prefix + job + "." + id }
-
-// ValidJobID reports whether s looks like a job id: 1 to 64 characters of
-// [0-9a-f]. It keeps names built from the environment free of '/' and '.'.
-func ValidJobID(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// SplitName returns the job id and object id of a file name made by
-// ObjectName, and false for any other name.
-func SplitName(name string) (job, id string, ok bool) {
-	rest, found := strings.CutPrefix(name, Prefix)
-	if !found {
-		return "", "", false
-	}
-	job, id, found = strings.Cut(rest, ".")
-	if !found || !ValidJobID(job) || id == "" || strings.ContainsAny(id, "/.") {
-		return "", "", false
-	}
-	return job, id, true
-}
 
 // Object is an open shared-memory object: a file in the shm directory (or a
 // memfd, which has no name). Close is safe to call twice.
@@ -215,12 +165,11 @@ func (o *Object) SetCloseOnExec() error {
 	return err
 }
 
+// checkName accepts a plain file name: not empty, not . or .., no slash
+// (an object lives directly in its directory).
 func checkName(name string) error {
-	if _, _, ok := SplitName(name); !ok && !strings.HasPrefix(name, Prefix) {
-		return fmt.Errorf("shm: bad object name %q", name)
-	}
-	if strings.Contains(name, "/") {
-		return fmt.Errorf("shm: bad object name %q", name)
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return fmt.Errorf("shm: bad object name %q: want a file name in the shm directory: %w", name, ErrSize)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -29,7 +30,7 @@ func shmDir(t testing.TB) string {
 // closes it when the test ends.
 func mustCreate(t testing.TB, dir string, size int64) *shm.Object {
 	t.Helper()
-	o, err := shm.Create(dir, shm.ObjectName(shm.NewJobID(), shm.NewObjectID()), size)
+	o, err := shm.Create(dir, format.ObjectName(format.NewJobID(), format.NewObjectID()), size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,38 +38,9 @@ func mustCreate(t testing.TB, dir string, size int64) *shm.Object {
 	return o
 }
 
-func TestNames(t *testing.T) {
-	job, id := shm.NewJobID(), shm.NewObjectID()
-	if len(job) != 32 || !shm.ValidJobID(job) || len(id) != 16 {
-		t.Fatalf("job %q, object %q", job, id)
-	}
-	if job == shm.NewJobID() || id == shm.NewObjectID() {
-		t.Fatal("ids repeat")
-	}
-	name := shm.ObjectName(job, id)
-	if name != "shmrun."+job+"."+id {
-		t.Errorf("ObjectName = %q", name)
-	}
-	if j, i, ok := shm.SplitName(name); !ok || j != job || i != id {
-		t.Errorf("SplitName(%q) = %q, %q, %v", name, j, i, ok)
-	}
-	for _, bad := range []string{"", "shmrun.", "shmrun.abc", "shmrun.abc.", "shmrun..x", "shmrun.ABC.x", "shmrun.xyz.x",
-		"shmrun.abc.x.y", "shmrun.abc.x/y", "other.abc.x", "shmrun." + strings.Repeat("a", 65) + ".x"} {
-		if _, _, ok := shm.SplitName(bad); ok {
-			t.Errorf("SplitName(%q) accepted it", bad)
-		}
-	}
-	for s, want := range map[string]bool{"0": true, "0123456789abcdef": true, strings.Repeat("f", 64): true,
-		"": false, strings.Repeat("f", 65): false, "A": false, "g": false, "a.b": false, "a/b": false, "-1": false} {
-		if shm.ValidJobID(s) != want {
-			t.Errorf("ValidJobID(%q) = %v", s, !want)
-		}
-	}
-}
-
 func TestCreateOpen(t *testing.T) {
 	dir := shmDir(t)
-	name := shm.ObjectName(shm.NewJobID(), "seg")
+	name := format.ObjectName(format.NewJobID(), "seg")
 	o, err := shm.Create(dir, name, 8192)
 	if err != nil {
 		t.Fatal(err)
@@ -149,11 +121,11 @@ func TestCreateIgnoresUmask(t *testing.T) {
 
 func TestCreateErrors(t *testing.T) {
 	dir := shmDir(t)
-	_, err := shm.Create(filepath.Join(dir, "missing"), shm.ObjectName("ab", "cd"), 1)
+	_, err := shm.Create(filepath.Join(dir, "missing"), format.ObjectName("ab", "cd"), 1)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "--shm-dir") {
 		t.Errorf("Create in a missing directory = %v, want ErrNotExist with a --shm-dir hint", err)
 	}
-	for _, name := range []string{"plain", "../shmrun.ab.cd", "shmrun.ab/cd", "shmrun.ab.cd/x", ""} {
+	for _, name := range []string{".", "..", "../shmrun.ab.cd", "shmrun.ab/cd", "shmrun.ab.cd/x", ""} {
 		if _, err := shm.Create(dir, name, 1); err == nil {
 			t.Errorf("Create(%q) accepted the name", name)
 		}
@@ -161,10 +133,10 @@ func TestCreateErrors(t *testing.T) {
 			t.Errorf("Open(%q) accepted the name", name)
 		}
 	}
-	if _, err := shm.Create(dir, shm.ObjectName("ab", "neg"), -1); err == nil {
+	if _, err := shm.Create(dir, format.ObjectName("ab", "neg"), -1); err == nil {
 		t.Error("Create with a negative size succeeded")
 	}
-	if _, err := os.Stat(filepath.Join(dir, shm.ObjectName("ab", "neg"))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, format.ObjectName("ab", "neg"))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed Create left its name: %v", err)
 	}
 }
@@ -181,26 +153,26 @@ func TestOpenRefusesForeignObjects(t *testing.T) {
 		}
 		return name
 	}
-	wide := write(shm.ObjectName("ab", "wide"), 0o644)
+	wide := write(format.ObjectName("ab", "wide"), 0o644)
 	if _, err := shm.Open(dir, wide, 0); !errors.Is(err, shm.ErrForeign) {
 		t.Errorf("Open of a 0644 object = %v, want ErrForeign", err)
 	}
-	good := write(shm.ObjectName("ab", "good"), 0o600)
-	link := shm.ObjectName("ab", "link")
+	good := write(format.ObjectName("ab", "good"), 0o600)
+	link := format.ObjectName("ab", "link")
 	if err := os.Symlink(filepath.Join(dir, good), filepath.Join(dir, link)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := shm.Open(dir, link, 0); !errors.Is(err, unix.ELOOP) {
 		t.Errorf("Open of a symbolic link = %v, want ELOOP", err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, shm.ObjectName("ab", "dir")), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, format.ObjectName("ab", "dir")), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := shm.Open(dir, shm.ObjectName("ab", "dir"), 0); err == nil {
+	if _, err := shm.Open(dir, format.ObjectName("ab", "dir"), 0); err == nil {
 		t.Error("Open of a directory succeeded")
 	}
 	if os.Geteuid() == 0 {
-		theirs := write(shm.ObjectName("ab", "theirs"), 0o600)
+		theirs := write(format.ObjectName("ab", "theirs"), 0o600)
 		if err := os.Chown(filepath.Join(dir, theirs), 65534, 65534); err != nil {
 			t.Fatal(err)
 		}

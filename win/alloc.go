@@ -96,7 +96,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		align = shm.HugePageSize
 	}
 	sl := format.NewSyncLayout(n)
-	layout, lerr := shm.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align)
+	layout, lerr := format.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align)
 	if lerr != nil {
 		return nil, errorf(ErrSize, "%s: %v", call, lerr)
 	}
@@ -191,7 +191,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	var err error
 	name := ""
 	if t.Rank() == 0 {
-		name = shm.ObjectName(t.Job(), shm.NewObjectID())
+		name = format.ObjectName(t.Job(), format.NewObjectID())
 		obj, err = shm.Create(t.Dir(), name, sp.layout.Total)
 		if err == nil {
 			mem, err = obj.Map(sp.layout.Total)

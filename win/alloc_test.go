@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
@@ -159,7 +160,7 @@ func churnBody(c *comm.Comm) error {
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), shm.Prefix) && !strings.HasSuffix(e.Name(), ".lock") {
+		if strings.HasPrefix(e.Name(), format.Prefix) && !strings.HasSuffix(e.Name(), ".lock") {
 			return fmt.Errorf("object %s left in %s", e.Name(), dir)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 type segmentSpec struct {
 	flavor    Flavor
 	flags     uint32
-	layout    shm.WindowLayout
+	layout    format.WindowLayout
 	dispUnits []int64
 }
 

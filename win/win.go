@@ -9,7 +9,6 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
-	"github.com/shmrun/shmrun/shm"
 )
 
 // ProcNull is a valid target of every RMA call (MPI_PROC_NULL): the call is
@@ -82,7 +81,7 @@ type Win struct {
 	cfg    config
 	mem    []byte // the whole segment in this process
 	mapped bool   // mem is an mmap (false: heap, local mode)
-	layout shm.WindowLayout
+	layout format.WindowLayout
 	sl     format.SyncLayout
 	parts  []part
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -288,7 +289,7 @@ func objects(t testing.TB, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), shm.Prefix) {
+		if strings.HasPrefix(e.Name(), format.Prefix) {
 			names = append(names, e.Name())
 		}
 	}

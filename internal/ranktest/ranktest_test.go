@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/launcher"
@@ -55,7 +56,7 @@ func init() {
 	// (another job's name) in the job's directory.
 	ranktest.Register("leaks", func(c *comm.Comm) error {
 		if c.Rank() == 0 {
-			o, err := shm.Create(os.Getenv(comm.EnvShmDir), shm.ObjectName("dead", "leak"), 1)
+			o, err := shm.Create(os.Getenv(comm.EnvShmDir), format.ObjectName("dead", "leak"), 1)
 			if err != nil {
 				return err
 			}
@@ -118,7 +119,7 @@ func TestUnknownBody(t *testing.T) {
 
 func TestShmDirOption(t *testing.T) {
 	dir := t.TempDir()
-	touch := filepath.Join(dir, shm.ObjectName("0", "before"))
+	touch := filepath.Join(dir, format.ObjectName("0", "before"))
 	if err := os.WriteFile(touch, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func runRecorded(t *testing.T, n int, body string, opts ...ranktest.Option) *rec
 func TestRunFailsTheTest(t *testing.T) {
 	t.Run("leak", func(t *testing.T) {
 		rec := runRecorded(t, 2, "leaks")
-		if rec.fatal || len(rec.errors) != 1 || !strings.Contains(rec.errors[0], shm.ObjectName("dead", "leak")) {
+		if rec.fatal || len(rec.errors) != 1 || !strings.Contains(rec.errors[0], format.ObjectName("dead", "leak")) {
 			t.Errorf("a leaked object: fatal %v, errors %q", rec.fatal, rec.errors)
 		}
 	})

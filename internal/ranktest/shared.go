@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -20,7 +21,7 @@ func MapShared(c *comm.Comm, name string, size int) (mem []byte, unmap func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	objName := shm.ObjectName(t.Job(), "ranktest-"+name)
+	objName := format.ObjectName(t.Job(), "ranktest-"+name)
 	var obj *shm.Object
 	if c.Rank() == 0 {
 		obj, err = shm.Create(t.Dir(), objName, int64(size))

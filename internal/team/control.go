@@ -38,7 +38,7 @@ func NewControl(job string, n int) (*Control, error) {
 	if n < 1 || n > format.MaxRanks {
 		return nil, fmt.Errorf("control: %d ranks (1..%d)", n, format.MaxRanks)
 	}
-	if !shm.ValidJobID(job) {
+	if !format.ValidJobID(job) {
 		return nil, fmt.Errorf("control: bad job id %q", job)
 	}
 	l := LayoutFor(n)
