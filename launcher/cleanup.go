@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OrphanAge is how old an object of a job without a lock file must be before
+// orphanAge is how old an object of a job without a lock file must be before
 // Cleanup removes it. Only a singleton (a program run without shmrun) makes
 // objects without a lock file, and it unlinks each within its allocation
 // call, so an object this old has lost its process.
-const OrphanAge = time.Minute
+const orphanAge = time.Minute
 
 // LockSettle is how old an unlocked lock file must be before Cleanup takes
 // its job for dead: a launcher creates its lock file and locks it a moment
@@ -41,7 +41,7 @@ func Cleanup(dir string) ([]string, error) {
 	}
 	var removed []string
 	for job, names := range jobs {
-		lockPath := LockPath(dir, job)
+		lockPath := jobLockPath(dir, job)
 		f, err := os.OpenFile(lockPath, os.O_RDWR|unix.O_NOFOLLOW, 0)
 		switch {
 		case err == nil:
@@ -59,7 +59,7 @@ func Cleanup(dir string) ([]string, error) {
 			f.Close()
 		case os.IsNotExist(err):
 			for _, n := range names {
-				if removeOwned(dir, n, OrphanAge) {
+				if removeOwned(dir, n, orphanAge) {
 					removed = append(removed, n)
 				}
 			}

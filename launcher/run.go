@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // and the control segment.
 func (j *job) setup() error {
 	j.id = format.NewJobID()
-	lockPath := LockPath(j.dir, j.id)
+	lockPath := jobLockPath(j.dir, j.id)
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("creating the job's lock file: %w", err)
@@ -96,13 +96,13 @@ func (j *job) setup() error {
 	return err
 }
 
-// LockPath is the lock file of job id in dir.
-func LockPath(dir, job string) string { return filepath.Join(dir, format.ObjectName(job, "lock")) }
+// lockPath is the lock file of job id in dir.
+func jobLockPath(dir, job string) string { return filepath.Join(dir, format.ObjectName(job, "lock")) }
 
 // cleanup removes everything the job made. It runs after every rank is reaped.
 func (j *job) cleanup() {
 	if j.id != "" {
-		RemoveJobObjects(j.dir, j.id)
+		removeJobObjects(j.dir, j.id)
 	}
 	if j.lock != nil {
 		_ = os.Remove(j.lock.Name())
@@ -119,9 +119,9 @@ func (j *job) cleanup() {
 	}
 }
 
-// RemoveJobObjects removes every shmrun.<job>.* object in dir except the lock
+// removeJobObjects removes every shmrun.<job>.* object in dir except the lock
 // file, and returns the names removed.
-func RemoveJobObjects(dir, job string) []string {
+func removeJobObjects(dir, job string) []string {
 	var removed []string
 	ents, err := os.ReadDir(dir)
 	if err != nil {
