@@ -286,6 +286,15 @@ func init() {
 		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), os.Getenv(comm.EnvShmDir)) || !strings.Contains(err.Error(), "--shm-dir") {
 			return fmt.Errorf("rank %d: %v: want ErrNoMem naming the directory and --shm-dir", c.Rank(), err)
 		}
+		// The rank whose own reservation failed reaches the cause itself
+		// (the others get its message and class).
+		var nse *shm.NoSpaceError
+		if errors.As(err, &nse) && (nse.Dir != os.Getenv(comm.EnvShmDir) || nse.Asked <= 0) {
+			return fmt.Errorf("rank %d: NoSpaceError %+v does not name the directory and the bytes", c.Rank(), nse)
+		}
+		if !errors.As(err, &nse) && !strings.Contains(err.Error(), fmt.Sprintf("on rank %d", 1-c.Rank())) {
+			return fmt.Errorf("rank %d: %v: neither its own NoSpaceError nor the other rank's failure", c.Rank(), err)
+		}
 		// The job goes on: a small window still works.
 		w, err = win.AllocateShared(c, 1024, 1, nil)
 		if err != nil {

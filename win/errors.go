@@ -55,6 +55,24 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.class }
 
+// errorf makes an error of class with a message "win: <format>: <class>".
+// It wraps class and every error among args, so errors.Is finds the class
+// and errors.As reaches a cause (a *shm.NoSpaceError, say) through it.
 func errorf(class error, format string, args ...any) error {
-	return fmt.Errorf("win: "+format+": %w", append(args, class)...)
+	e := &classError{msg: fmt.Sprintf("win: "+format+": %v", append(args, class)...), errs: []error{class}}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			e.errs = append(e.errs, err)
+		}
+	}
+	return e
 }
+
+// classError is errorf's error: a message, its class first, then its causes.
+type classError struct {
+	msg  string
+	errs []error
+}
+
+func (e *classError) Error() string   { return e.msg }
+func (e *classError) Unwrap() []error { return e.errs }

@@ -22,8 +22,8 @@ import (
 // which stores its own count (postsTo[o]; startsFrom[t], equal to the
 // Completes toward t once this one is counted) with a release store. Not a
 // locked add, and no load of the line first: the peer is polling that line,
-// and on an AMD EPYC Zen 5 guest either made the hand-off take 1.6x as long
-// (atomics.StoreRelease32). A full fence after the stores orders them before
+// and either one steals the line from the poller once more per hand-off
+// (atomics.StoreRelease32; bench/NOTES.md has the measurement). A full fence after the stores orders them before
 // the doorbells' sleepers loads; then the Post or Complete rings the doorbell
 // of each rank it wrote for.
 
