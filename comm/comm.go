@@ -52,7 +52,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := team.Config{Job: e.job, Dir: e.dir, Policy: e.policy}
+	cfg := team.Config{Job: e.job, Dir: e.dir, Policy: e.policy, Backing: e.backing}
 	if e.singleton {
 		cfg.Job = singletonJob()
 		ts, err := team.NewLocal(1, cfg)

@@ -18,6 +18,7 @@ const (
 	EnvLocalRank = format.EnvLocalRank // rank among the ranks on this node (= rank)
 	EnvControlFD = format.EnvControlFD // inherited descriptor of the control segment
 	EnvShmDir    = format.EnvShmDir    // directory for window segments
+	EnvShm       = format.EnvShm       // window backing: auto, dir or memfd
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy), for this rank
 	// alone: "spin=N,yield=DURATION,sleep=DURATION".
 	EnvWait = format.EnvWait
@@ -31,6 +32,7 @@ type rankEnv struct {
 	localRank  int
 	controlFD  int
 	dir        string
+	backing    format.Backing
 	policy     barrier.Policy
 }
 
@@ -48,6 +50,9 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 			return e, fmt.Errorf("comm: %s=%q is not an absolute path: %w", EnvShmDir, d, ErrInit)
 		}
 		e.dir = d
+	}
+	if e.backing, err = format.ParseBacking(get(EnvShm)); err != nil {
+		return e, fmt.Errorf("comm: %s: %v: %w", EnvShm, err, ErrInit)
 	}
 	e.job = get(EnvJob)
 	if e.job == "" {

@@ -58,6 +58,8 @@ func TestParseEnv(t *testing.T) {
 		{"size without job", map[string]string{EnvSize: "1"}, rankEnv{}, false},
 		{"fd without job", map[string]string{EnvControlFD: "3"}, rankEnv{}, false},
 		{"relative dir", rankVars(EnvShmDir, "shm"), rankEnv{}, false},
+		{"memfd backing", rankVars(EnvShm, "memfd"), rankEnv{job: "0123456789abcdef", rank: 1, size: 4, localRank: 1, controlFD: 3, dir: "/dev/shm", backing: format.BackingMemfd}, true},
+		{"bad backing", rankVars(EnvShm, "ram"), rankEnv{}, false},
 		{"singleton relative dir", map[string]string{EnvShmDir: "./x"}, rankEnv{}, false},
 		{"job upper case", rankVars(EnvJob, "ABC"), rankEnv{}, false},
 		{"job with slash", rankVars(EnvJob, "ab/cd"), rankEnv{}, false},

@@ -37,8 +37,14 @@ type Config struct {
 	Env            []string      // NAME=VALUE pairs added to every rank's environment
 	BindTo         string        // "none" or "core"
 	ReportBindings bool
-	StdinTo        string           // "rank0" or "none"
-	ShmDir         string           // directory for segments and the lock file
+	StdinTo        string // "rank0" or "none"
+	ShmDir         string // directory for segments and the lock file
+	// Shm is where window segments live: "auto" (or ""), the shm directory
+	// when it has room for the window and a memfd when it has not; "dir",
+	// always the directory; "memfd", always a memfd (nothing counts against
+	// the directory's mount, nothing can leak by name; the memory cgroup's
+	// limit is checked first).
+	Shm            string
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
@@ -76,6 +82,9 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	}
 	if name == format.EnvShmDir {
 		return "", fmt.Errorf("-x %q: use --shm-dir to choose the shm directory: %w", spec, ErrUsage)
+	}
+	if name == format.EnvShm {
+		return "", fmt.Errorf("-x %q: use --shm to choose the window backing: %w", spec, ErrUsage)
 	}
 	if strings.HasPrefix(name, format.EnvPrefix) && name != EnvWait {
 		return "", fmt.Errorf("-x %q: %s is set by shmrun itself: %w", spec, name, ErrUsage)
@@ -124,6 +133,9 @@ func (c *Config) Validate(cpus int) error {
 	case "", "none", "core":
 	default:
 		return fmt.Errorf("--bind-to %q: want none or core: %w", c.BindTo, ErrUsage)
+	}
+	if _, err := format.ParseBacking(c.Shm); err != nil {
+		return fmt.Errorf("--shm: %v: %w", err, ErrUsage)
 	}
 	switch c.StdinTo {
 	case "", "rank0", "none":

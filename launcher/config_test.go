@@ -36,6 +36,7 @@ func TestParseEnvSpec(t *testing.T) {
 		{"SHMRUN_WAIT=spin=-1", "", false},
 		{"SHMRUN_WAIT=fast", "", false},
 		{"SHMRUN_SHM_DIR=/tmp", "", false}, // --shm-dir says where; -x would be overridden
+		{"SHMRUN_SHM=memfd", "", false},    // --shm says which
 		{"UNSET", "", false},
 		{"", "", false},
 		{"=v", "", false},

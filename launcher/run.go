@@ -38,7 +38,8 @@ type job struct {
 
 	spawnerDone chan struct{} // closed when every rank is reaped: the spawner thread may exit
 
-	oversubscribed bool // more ranks than CPUs in shmrun's affinity set
+	oversubscribed bool           // more ranks than CPUs in shmrun's affinity set
+	backing        format.Backing // Config.Shm, parsed
 }
 
 type exitEvent struct {
@@ -61,6 +62,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("--shm-dir %s: %w", cfg.shmDir(), err)
 	}
 	j := &job{cfg: cfg, dir: dir}
+	j.backing, _ = format.ParseBacking(cfg.Shm) // Validate checked it
 	j.stdout, j.stderr = serialize(cfg.Stdout, os.Stdout), serialize(cfg.Stderr, os.Stderr)
 	defer j.cleanup()
 	progs, err := j.buildPrograms(ctx)

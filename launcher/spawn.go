@@ -46,6 +46,7 @@ func (j *job) rankEnv(rank, size int) []string {
 		format.EnvLocalRank+"="+strconv.Itoa(rank),
 		format.EnvControlFD+"="+strconv.Itoa(format.ControlFD), // ExtraFiles[0]
 		format.EnvShmDir+"="+j.dir,
+		format.EnvShm+"="+j.backing.String(),
 	)
 }
 

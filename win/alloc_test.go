@@ -11,6 +11,7 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
 	"github.com/shmrun/shmrun/win"
 )
@@ -273,10 +274,54 @@ func TestFreeTwice(t *testing.T) {
 // naming the directory — never a SIGBUS later.
 func TestNoSpace(t *testing.T) {
 	dir := tinyTmpfs(t, "2m")
-	ranktest.Run(t, 2, "nospace", ranktest.ShmDir(dir))
+	ranktest.Run(t, 2, "nospace", ranktest.ShmDir(dir), ranktest.Configure(func(c *launcher.Config) { c.Shm = "dir" }))
+}
+
+// TestMemfdBacking: with --shm=memfd, and with the default --shm=auto when
+// the directory has no room, windows live in a memfd that rank 0 makes and
+// the others open through /proc: the ranks see each other's puts, and the
+// directory holds nothing (ranktest checks it after every job).
+func TestMemfdBacking(t *testing.T) {
+	ranktest.Run(t, 3, "memfd", ranktest.Configure(func(c *launcher.Config) { c.Shm = "memfd" }))
+	dir := tinyTmpfs(t, "2m")
+	ranktest.Run(t, 2, "memfd", ranktest.ShmDir(dir)) // auto: 8 MiB do not fit in 2
 }
 
 func init() {
+	ranktest.Register("memfd", func(c *comm.Comm) error {
+		const size = 4 << 20
+		w, err := win.AllocateShared(c, size, 8, nil)
+		if err != nil {
+			return err
+		}
+		defer w.Free()
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(maps), "memfd:shmrun-window") {
+			return fmt.Errorf("rank %d: the window is not a memfd mapping", c.Rank())
+		}
+		next := (c.Rank() + 1) % c.Size()
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		if err := win.PutT(w, []int64{int64(100 + c.Rank())}, next, size/8-1); err != nil {
+			return err
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		got, err := win.View[int64](w.Local())
+		if err != nil {
+			return err
+		}
+		prev := (c.Rank() + c.Size() - 1) % c.Size()
+		if got[size/8-1] != int64(100+prev) {
+			return fmt.Errorf("rank %d: last word %d, want %d from rank %d", c.Rank(), got[size/8-1], 100+prev, prev)
+		}
+		return w.Fence(win.ModeNoSucceed)
+	})
 	ranktest.Register("nospace", func(c *comm.Comm) error {
 		w, err := win.AllocateShared(c, 4<<20, 1, nil)
 		if err == nil {
@@ -289,8 +334,8 @@ func init() {
 		// The rank whose own reservation failed reaches the cause itself
 		// (the others get its message and class).
 		var nse *shm.NoSpaceError
-		if errors.As(err, &nse) && (nse.Dir != os.Getenv(comm.EnvShmDir) || nse.Asked <= 0) {
-			return fmt.Errorf("rank %d: NoSpaceError %+v does not name the directory and the bytes", c.Rank(), nse)
+		if errors.As(err, &nse) && (nse.Dir != os.Getenv(comm.EnvShmDir) || nse.Asked <= 0 || !strings.Contains(err.Error(), "--shm=memfd")) {
+			return fmt.Errorf("rank %d: %v: does not name the directory, the bytes and --shm=memfd", c.Rank(), err)
 		}
 		if !errors.As(err, &nse) && !strings.Contains(err.Error(), fmt.Sprintf("on rank %d", 1-c.Rank())) {
 			return fmt.Errorf("rank %d: %v: neither its own NoSpaceError nor the other rank's failure", c.Rank(), err)

@@ -64,6 +64,7 @@ type options struct {
 	reportBindings bool
 	stdin          string
 	shmDir         string
+	shm            string
 	version        bool
 	help           bool
 	cleanup        bool
@@ -82,6 +83,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.reportBindings, "report-bindings", false, "print each rank's CPU binding on stderr")
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
+	fs.StringVar(&o.shm, "shm", "auto", "where windows live: dir (the shm directory), memfd (no name, not counted against the directory's mount), or auto (dir when it has room, else memfd)")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
@@ -160,6 +162,7 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		ReportBindings: o.reportBindings,
 		StdinTo:        o.stdin,
 		ShmDir:         o.shmDir,
+		Shm:            o.shm,
 	}
 	if o.timeout != "" {
 		d, err := parseDuration(o.timeout)

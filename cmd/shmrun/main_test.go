@@ -139,6 +139,8 @@ func TestBadInput(t *testing.T) {
 		{"env: shmrun's own", []string{"-x", "SHMRUN_RANK=3", "-n", "1", prog}},
 		{"env: unset", []string{"-x", "SHMRUN_TEST_UNSET_VAR", "-n", "1", prog}},
 		{"bind-to", []string{"--bind-to", "socket", "-n", "1", prog}},
+		{"shm backing", []string{"--shm", "tmpfs", "-n", "1", prog}},
+		{"env: backing", []string{"-x", "SHMRUN_SHM=memfd", "-n", "1", prog}},
 		{"stdin", []string{"--stdin", "all", "-n", "1", prog}},
 		{"more ranks than CPUs", []string{"-n", strconv.Itoa(len(launcher.CPUs()) + 1), prog}},
 		{"missing shm dir", []string{"--shm-dir", filepath.Join(dir, "nope"), "-n", "1", prog}},

@@ -116,6 +116,7 @@
 #define SHMRUN_ENV_LOCAL_RANK "SHMRUN_LOCAL_RANK" /* rank on this node */
 #define SHMRUN_ENV_CONTROL_FD "SHMRUN_CONTROL_FD" /* descriptor of the control segment */
 #define SHMRUN_ENV_SHM_DIR "SHMRUN_SHM_DIR" /* directory of window segments */
+#define SHMRUN_ENV_SHM "SHMRUN_SHM" /* window backing: auto, dir or memfd */
 #define SHMRUN_ENV_WAIT "SHMRUN_WAIT" /* wait policy */
 #define SHMRUN_CONTROL_FD 3 /* the descriptor the launcher passes the control segment on */
 

@@ -230,6 +230,7 @@ const (
 	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
 	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
 	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
+	EnvShm       = "SHMRUN_SHM"        // window backing: auto, dir or memfd (ParseBacking)
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy): the one SHMRUN_
 	// variable a user sets.
 	EnvWait = "SHMRUN_WAIT"

@@ -27,6 +27,7 @@ type Team struct {
 	local      *localShare // non-nil in local (heap) mode
 	seq        uint64      // collective objects made so far (same on every rank)
 	check      bool
+	backing    format.Backing
 }
 
 // localShare passes Go values between the goroutine ranks of a local team
@@ -44,11 +45,14 @@ type Config struct {
 	// Check asks the objects built on the team (windows) to check their
 	// own state's invariants after every call: the goroutine test mode.
 	Check bool
+	// Backing is where window segments live (format.BackingAuto: the
+	// directory when it has room, else a memfd).
+	Backing format.Backing
 }
 
 // Attach builds rank's team over a mapped control segment.
 func Attach(ctl *Control, rank int, cfg Config) (*Team, error) {
-	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy, check: cfg.Check,
+	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy, check: cfg.Check, backing: cfg.Backing,
 		abort: ctl.AbortWord(), slots: [2][]byte{ctl.Slots(0), ctl.Slots(1)}}
 	var err error
 	t.bar, err = barrier.New(ctl.BarrierLine(), t.size, t.abort, cfg.Policy)
@@ -100,6 +104,9 @@ func (t *Team) Abort() *uint32 { return t.abort }
 // Check reports whether objects built on the team check their invariants
 // after every call (Config.Check).
 func (t *Team) Check() bool { return t.check }
+
+// Backing is where window segments live (Config.Backing).
+func (t *Team) Backing() format.Backing { return t.backing }
 
 // Policy is the wait policy.
 func (t *Team) Policy() barrier.Policy { return t.policy }

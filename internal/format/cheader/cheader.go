@@ -135,6 +135,7 @@ func sections() []section {
 			{"SHMRUN_ENV_LOCAL_RANK", format.EnvLocalRank, "rank on this node"},
 			{"SHMRUN_ENV_CONTROL_FD", format.EnvControlFD, "descriptor of the control segment"},
 			{"SHMRUN_ENV_SHM_DIR", format.EnvShmDir, "directory of window segments"},
+			{"SHMRUN_ENV_SHM", format.EnvShm, "window backing: auto, dir or memfd"},
 			{"SHMRUN_ENV_WAIT", format.EnvWait, "wait policy"},
 			{"SHMRUN_CONTROL_FD", format.ControlFD, "the descriptor the launcher passes the control segment on"},
 		}},
