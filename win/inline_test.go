@@ -3,7 +3,6 @@ package win_test
 import (
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -22,7 +21,7 @@ func TestIntendedInlining(t *testing.T) {
 	}
 	gotool, err := exec.LookPath("go")
 	if err != nil {
-		gotool = runtime.GOROOT() + "/bin/go"
+		t.Skipf("no go command on PATH: %v", err)
 	}
 	out, err := exec.Command(gotool, "build", "-o", "/dev/null", "-gcflags=-m", "./testdata/inlining").CombinedOutput()
 	if err != nil {
