@@ -1,13 +1,14 @@
 package shm
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // ErrView marks a typed view that cannot be made.
-var ErrView = raw.ErrView
+var ErrView = errors.New("bad typed view")
 
 // View returns b as a slice of T. It refuses a T that holds Go pointers (the
 // garbage collector does not scan shared memory, and addresses differ per
@@ -19,7 +20,7 @@ var ErrView = raw.ErrView
 func View[T any](b []byte) ([]T, error) {
 	v, err := raw.View[T](b)
 	if err != nil {
-		return nil, fmt.Errorf("shm: %w", err)
+		return nil, fmt.Errorf("shm: %v: %w", err, ErrView)
 	}
 	return v, nil
 }
