@@ -22,11 +22,13 @@ const (
 	AnyTag = format.AnyTag
 )
 
-// Comparison results of Group.Compare (MPI_IDENT, MPI_SIMILAR, MPI_UNEQUAL).
+// Comparison results of Group.Compare and Compare (MPI_IDENT,
+// MPI_CONGRUENT, MPI_SIMILAR, MPI_UNEQUAL), with the MPI 5.0 ABI's values.
 const (
-	Ident   = 0 // same members in the same order
-	Similar = 1 // same members, another order
-	Unequal = 2
+	Ident     = format.Ident     // same members in the same order (communicators: the same one)
+	Congruent = format.Congruent // communicators only: same members, same order, another context
+	Similar   = format.Similar   // same members, another order
+	Unequal   = format.Unequal   // other members
 )
 
 // Group is an ordered set of processes (MPI_Group). It is a local object:

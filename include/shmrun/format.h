@@ -103,11 +103,16 @@
 #define SHMRUN_RANK_INIT 1 /* after Init */
 #define SHMRUN_RANK_FINALIZED 2 /* after Finalize */
 
-/* Special ranks and tags (the MPI 5.0 standard ABI's values) */
+/* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */
-#define SHMRUN_PROC_NULL -3 /* MPI_PROC_NULL */
+#define SHMRUN_PROC_NULL -2 /* MPI_PROC_NULL */
 #define SHMRUN_ANY_SOURCE -1 /* MPI_ANY_SOURCE */
-#define SHMRUN_ANY_TAG -2 /* MPI_ANY_TAG */
+#define SHMRUN_ROOT -3 /* MPI_ROOT */
+#define SHMRUN_ANY_TAG -31 /* MPI_ANY_TAG */
+#define SHMRUN_IDENT 101 /* MPI_IDENT */
+#define SHMRUN_CONGRUENT 102 /* MPI_CONGRUENT */
+#define SHMRUN_SIMILAR 103 /* MPI_SIMILAR */
+#define SHMRUN_UNEQUAL 104 /* MPI_UNEQUAL */
 
 /* Environment of a rank */
 #define SHMRUN_ENV_JOB "SHMRUN_JOB" /* job id (hex) */

@@ -243,12 +243,22 @@ const (
 // (its first extra file).
 const ControlFD = 3
 
-// Special ranks and tags, with the values the MPI 5.0 standard ABI fixes,
-// so C code on the ABI passes them through unchanged (package comm exports
-// them).
+// Special ranks and tags, with the values the MPI 5.0 standard ABI fixes
+// (the MPI Forum ABI working group's mpi.h), so C code on the ABI passes
+// them through unchanged (package comm exports them).
 const (
 	Undefined = -32766 // MPI_UNDEFINED
-	ProcNull  = -3     // MPI_PROC_NULL
+	ProcNull  = -2     // MPI_PROC_NULL
 	AnySource = -1     // MPI_ANY_SOURCE
-	AnyTag    = -2     // MPI_ANY_TAG
+	Root      = -3     // MPI_ROOT
+	AnyTag    = -31    // MPI_ANY_TAG
+)
+
+// Results of comparing groups and communicators, with the MPI 5.0 ABI's
+// values (MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR, MPI_UNEQUAL).
+const (
+	Ident     = 101
+	Congruent = 102
+	Similar   = 103
+	Unequal   = 104
 )

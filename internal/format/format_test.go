@@ -253,9 +253,14 @@ func bits(mask int) int {
 func TestABISpecialValues(t *testing.T) {
 	for name, c := range map[string][2]int{
 		"MPI_UNDEFINED":  {format.Undefined, -32766},
-		"MPI_PROC_NULL":  {format.ProcNull, -3},
+		"MPI_PROC_NULL":  {format.ProcNull, -2},
+		"MPI_ROOT":       {format.Root, -3},
+		"MPI_IDENT":      {format.Ident, 101},
+		"MPI_CONGRUENT":  {format.Congruent, 102},
+		"MPI_SIMILAR":    {format.Similar, 103},
+		"MPI_UNEQUAL":    {format.Unequal, 104},
 		"MPI_ANY_SOURCE": {format.AnySource, -1},
-		"MPI_ANY_TAG":    {format.AnyTag, -2},
+		"MPI_ANY_TAG":    {format.AnyTag, -31},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("%s = %d, the ABI fixes %d", name, c[0], c[1])

@@ -122,11 +122,16 @@ func sections() []section {
 			{"SHMRUN_RANK_INIT", format.RankInit, "after Init"},
 			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, "after Finalize"},
 		}},
-		{"Special ranks and tags (the MPI 5.0 standard ABI's values)", []def{
+		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
 			{"SHMRUN_PROC_NULL", format.ProcNull, "MPI_PROC_NULL"},
 			{"SHMRUN_ANY_SOURCE", format.AnySource, "MPI_ANY_SOURCE"},
+			{"SHMRUN_ROOT", format.Root, "MPI_ROOT"},
 			{"SHMRUN_ANY_TAG", format.AnyTag, "MPI_ANY_TAG"},
+			{"SHMRUN_IDENT", format.Ident, "MPI_IDENT"},
+			{"SHMRUN_CONGRUENT", format.Congruent, "MPI_CONGRUENT"},
+			{"SHMRUN_SIMILAR", format.Similar, "MPI_SIMILAR"},
+			{"SHMRUN_UNEQUAL", format.Unequal, "MPI_UNEQUAL"},
 		}},
 		{"Environment of a rank", []def{
 			{"SHMRUN_ENV_JOB", format.EnvJob, "job id (hex)"},
