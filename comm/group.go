@@ -41,6 +41,119 @@ type Group struct {
 
 func newGroup(members []int, me int) *Group { return &Group{members: members, me: me} }
 
+// GroupEmpty is the group with no members (MPI_GROUP_EMPTY). Its Rank is
+// Undefined; a set operation with it gives the other group's members.
+var GroupEmpty = &Group{me: Undefined}
+
+// other is the calling process's world rank as the groups know it: from g,
+// or from o when g is the empty group (which does not know it).
+func (g *Group) with(o *Group) int {
+	if g.me != Undefined {
+		return g.me
+	}
+	return o.me
+}
+
+// check2 tests the groups of a two-group call.
+func check2(call string, g, o *Group) error {
+	if g == nil || o == nil {
+		return fmt.Errorf("comm: Group.%s: nil group: %w", call, ErrGroup)
+	}
+	return nil
+}
+
+// Union is the group of g's members, then o's members that are not in g
+// (MPI_Group_union). Local.
+func (g *Group) Union(o *Group) (*Group, error) {
+	if err := check2("Union", g, o); err != nil {
+		return nil, err
+	}
+	m := slices.Clone(g.members)
+	for _, w := range o.members {
+		if !slices.Contains(g.members, w) {
+			m = append(m, w)
+		}
+	}
+	return newGroup(m, g.with(o)), nil
+}
+
+// Intersection is the group of g's members that are also in o, in g's
+// order (MPI_Group_intersection). Local.
+func (g *Group) Intersection(o *Group) (*Group, error) {
+	if err := check2("Intersection", g, o); err != nil {
+		return nil, err
+	}
+	var m []int
+	for _, w := range g.members {
+		if slices.Contains(o.members, w) {
+			m = append(m, w)
+		}
+	}
+	return newGroup(m, g.with(o)), nil
+}
+
+// Difference is the group of g's members that are not in o, in g's order
+// (MPI_Group_difference). Local.
+func (g *Group) Difference(o *Group) (*Group, error) {
+	if err := check2("Difference", g, o); err != nil {
+		return nil, err
+	}
+	var m []int
+	for _, w := range g.members {
+		if !slices.Contains(o.members, w) {
+			m = append(m, w)
+		}
+	}
+	return newGroup(m, g.with(o)), nil
+}
+
+// RangeIncl makes the group of g's ranks named by the triplets (first,
+// last, stride), in the order they name them (MPI_Group_range_incl). Local.
+// A stride of 0, a first or last outside g, or a rank named twice is
+// ErrRank (MPI's ranks "must be distinct"); first may exceed last with a
+// negative stride, and a triplet whose stride leads away from last names
+// no rank.
+func (g *Group) RangeIncl(ranges ...[3]int) (*Group, error) {
+	ranks, err := g.expand("RangeIncl", ranges)
+	if err != nil {
+		return nil, err
+	}
+	return g.Incl(ranks...)
+}
+
+// RangeExcl makes the group of g's ranks not named by the triplets, in g's
+// order (MPI_Group_range_excl). Local. Errors as RangeIncl.
+func (g *Group) RangeExcl(ranges ...[3]int) (*Group, error) {
+	ranks, err := g.expand("RangeExcl", ranges)
+	if err != nil {
+		return nil, err
+	}
+	return g.Excl(ranks...)
+}
+
+// expand lists the ranks the triplets name, checking each against g.
+func (g *Group) expand(call string, ranges [][3]int) ([]int, error) {
+	if g == nil {
+		return nil, fmt.Errorf("comm: Group.%s: nil group: %w", call, ErrGroup)
+	}
+	var ranks []int
+	for _, r := range ranges {
+		first, last, stride := r[0], r[1], r[2]
+		switch {
+		case stride == 0:
+			return nil, fmt.Errorf("comm: Group.%s: range %v: stride 0: %w", call, r, ErrRank)
+		case first < 0 || first >= len(g.members) || last < 0 || last >= len(g.members):
+			return nil, fmt.Errorf("comm: Group.%s: range %v: outside a group of %d: %w", call, r, len(g.members), ErrRank)
+		}
+		// MPI's count, floor((last-first)/stride)+1: a triplet whose stride
+		// leads away from last names no rank.
+		for k := range max((last-first)/stride+1, 0) {
+			ranks = append(ranks, first+k*stride)
+		}
+	}
+	return ranks, nil
+}
+
 // Size is the number of processes in the group (MPI_Group_size). Local. A
 // nil group has size 0.
 func (g *Group) Size() int {

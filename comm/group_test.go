@@ -166,3 +166,59 @@ func TestGroupCompare(t *testing.T) {
 		t.Errorf("Compare(nil) = %d, want Unequal", got)
 	}
 }
+
+func TestGroupSetOps(t *testing.T) {
+	gs := worldGroups(t, 6)
+	must := mustGroup(t)
+	for me, w := range gs {
+		a := must(w.Incl(4, 1, 3))
+		b := must(w.Incl(3, 5, 1, 0))
+		for _, tt := range []struct {
+			name string
+			got  *comm.Group
+			want []int
+		}{
+			{"union", must(a.Union(b)), []int{4, 1, 3, 5, 0}},
+			{"union with empty", must(comm.GroupEmpty.Union(a)), []int{4, 1, 3}},
+			{"intersection", must(a.Intersection(b)), []int{1, 3}},
+			{"intersection with empty", must(a.Intersection(comm.GroupEmpty)), nil},
+			{"difference", must(a.Difference(b)), []int{4}},
+			{"difference from empty", must(comm.GroupEmpty.Difference(a)), nil},
+			{"range incl", must(w.RangeIncl([3]int{5, 1, -2}, [3]int{0, 0, 1})), []int{5, 3, 1, 0}},
+			{"range incl away from last", must(w.RangeIncl([3]int{4, 2, 1}, [3]int{2, 3, 1})), []int{2, 3}},
+			{"range excl", must(w.RangeExcl([3]int{0, 4, 2})), []int{1, 3, 5}},
+			{"range excl nothing", must(w.RangeExcl()), []int{0, 1, 2, 3, 4, 5}},
+		} {
+			if got := members(tt.got); !slices.Equal(got, tt.want) {
+				t.Errorf("rank %d: %s: members %v, want %v", me, tt.name, got, tt.want)
+			}
+			want := slices.Index(tt.want, me)
+			if want < 0 {
+				want = comm.Undefined
+			}
+			if tt.got.Rank() != want {
+				t.Errorf("rank %d: %s: Rank %d, want %d", me, tt.name, tt.got.Rank(), want)
+			}
+		}
+	}
+	w := gs[0]
+	for name, err := range map[string]error{
+		"stride 0":        second(w.RangeIncl([3]int{0, 3, 0})),
+		"first outside":   second(w.RangeIncl([3]int{6, 0, -1})),
+		"last outside":    second(w.RangeExcl([3]int{0, -1, 1})),
+		"named twice":     second(w.RangeIncl([3]int{0, 2, 1}, [3]int{2, 2, 1})),
+		"excl twice":      second(w.RangeExcl([3]int{0, 4, 2}, [3]int{4, 0, -4})),
+		"nil other":       second(w.Union(nil)),
+		"nil receiver":    second((*comm.Group)(nil).Intersection(w)),
+		"nil difference":  second(w.Difference(nil)),
+		"nil range group": second((*comm.Group)(nil).RangeIncl()),
+	} {
+		if err == nil || !(errors.Is(err, comm.ErrRank) || errors.Is(err, comm.ErrGroup)) {
+			t.Errorf("%s: %v, want ErrRank or ErrGroup", name, err)
+		}
+	}
+	if comm.GroupEmpty.Size() != 0 || comm.GroupEmpty.Rank() != comm.Undefined || comm.GroupEmpty.Compare(must(w.Incl())) != comm.Ident {
+		t.Error("GroupEmpty is not an empty group")
+	}
+}
+

@@ -19,21 +19,26 @@ import (
 func handleCalls() map[string]func(c *comm.Comm) error {
 	g := func(c *comm.Comm) *comm.Group { return c.Group() }
 	return map[string]func(c *comm.Comm) error{
-		"Init":          nil,
-		"Finalize":      nil, // process-wide; TestSingleton covers it
-		"NewLocalWorld": nil,
-		"Wtime":         nil,
-		"Comm.Abort":    nil, // ends the process; the launcher tests cover it
-		"Comm.Barrier":  func(c *comm.Comm) error { return c.Barrier() },
-		"Comm.Finalize": func(c *comm.Comm) error { return c.Finalize() },
-		"Comm.Rank":     func(c *comm.Comm) error { _ = c.Rank(); return nil },
-		"Comm.Size":     func(c *comm.Comm) error { _ = c.Size(); return nil },
-		"Comm.Group":    func(c *comm.Comm) error { _ = c.Group(); return nil },
-		"Group.Size":    func(c *comm.Comm) error { _ = g(c).Size(); return nil },
-		"Group.Rank":    func(c *comm.Comm) error { _ = g(c).Rank(); return nil },
-		"Group.Compare": func(c *comm.Comm) error { _ = g(c).Compare(g(c)); return nil },
-		"Group.Incl":    func(c *comm.Comm) error { _, err := g(c).Incl(0); return err },
-		"Group.Excl":    func(c *comm.Comm) error { _, err := g(c).Excl(0); return err },
+		"Init":               nil,
+		"Finalize":           nil, // process-wide; TestSingleton covers it
+		"NewLocalWorld":      nil,
+		"Wtime":              nil,
+		"Comm.Abort":         nil, // ends the process; the launcher tests cover it
+		"Comm.Barrier":       func(c *comm.Comm) error { return c.Barrier() },
+		"Comm.Finalize":      func(c *comm.Comm) error { return c.Finalize() },
+		"Comm.Rank":          func(c *comm.Comm) error { _ = c.Rank(); return nil },
+		"Comm.Size":          func(c *comm.Comm) error { _ = c.Size(); return nil },
+		"Comm.Group":         func(c *comm.Comm) error { _ = c.Group(); return nil },
+		"Group.Size":         func(c *comm.Comm) error { _ = g(c).Size(); return nil },
+		"Group.Rank":         func(c *comm.Comm) error { _ = g(c).Rank(); return nil },
+		"Group.Compare":      func(c *comm.Comm) error { _ = g(c).Compare(g(c)); return nil },
+		"Group.Incl":         func(c *comm.Comm) error { _, err := g(c).Incl(0); return err },
+		"Group.Excl":         func(c *comm.Comm) error { _, err := g(c).Excl(0); return err },
+		"Group.Union":        func(c *comm.Comm) error { _, err := g(c).Union(g(c)); return err },
+		"Group.Intersection": func(c *comm.Comm) error { _, err := g(c).Intersection(g(c)); return err },
+		"Group.Difference":   func(c *comm.Comm) error { _, err := g(c).Difference(g(c)); return err },
+		"Group.RangeIncl":    func(c *comm.Comm) error { _, err := g(c).RangeIncl([3]int{0, 0, 1}); return err },
+		"Group.RangeExcl":    func(c *comm.Comm) error { _, err := g(c).RangeExcl([3]int{0, 0, 1}); return err },
 		"Group.TranslateRanks": func(c *comm.Comm) error {
 			_, err := g(c).TranslateRanks([]int{0}, g(c))
 			return err
@@ -98,7 +103,8 @@ func TestHandleCalls(t *testing.T) {
 				}
 			case h.c == finalized:
 				// A finalized world's group is still a valid local object.
-			case (name == "Group.Incl" || name == "Group.Excl" || name == "Group.TranslateRanks") && !errors.Is(err, comm.ErrRank):
+			case (name == "Group.Incl" || name == "Group.Excl" || name == "Group.TranslateRanks" ||
+				name == "Group.RangeIncl" || name == "Group.RangeExcl") && !errors.Is(err, comm.ErrRank):
 				// Its group is the empty group: rank 0 is outside it.
 				t.Errorf("%s on the group of a %s communicator = %v, want ErrRank", name, h.what, err)
 			}
