@@ -20,12 +20,16 @@ type Comm struct {
 	t         *team.Team
 	members   []int // world rank of each comm rank
 	exit      func(code int)
-	finalized atomic.Bool
+	finalized atomic.Bool // on the world: Finalize was called
+	world     *Comm       // the world this communicator was made from (itself for the world)
+	freed     atomic.Bool // Free was called (never on the world)
+	self      bool        // Self's communicator: only this process
 }
 
 var process struct {
 	sync.Mutex
 	world *Comm
+	self  *Comm
 	done  bool
 }
 
@@ -79,7 +83,9 @@ func newComm(t *team.Team, exit func(int)) *Comm {
 	for i := range m {
 		m[i] = i
 	}
-	return &Comm{t: t, members: m, exit: exit}
+	c := &Comm{t: t, members: m, exit: exit}
+	c.world = c
+	return c
 }
 
 // NewLocalWorld returns the n ranks of a world whose shared state lives on
@@ -115,7 +121,7 @@ func Finalize() error {
 		return fmt.Errorf("comm: Finalize before Init: %w", ErrInit)
 	}
 	err := process.world.Finalize()
-	process.world, process.done = nil, true
+	process.world, process.self, process.done = nil, nil, true
 	return err
 }
 
@@ -124,6 +130,9 @@ func Finalize() error {
 func (c *Comm) Finalize() error {
 	if err := c.check("Finalize"); err != nil {
 		return err
+	}
+	if c.world != c || c.self {
+		return fmt.Errorf("comm: Finalize on rank %d: not the world communicator: %w", c.Rank(), ErrComm)
 	}
 	err := c.t.Barrier()
 	c.t.SetRankState(format.RankFinalized, os.Getpid())
@@ -216,8 +225,11 @@ func (c *Comm) check(call string) error {
 	if c == nil || c.t == nil {
 		return fmt.Errorf("comm: %s: %s communicator (use the one Init returns): %w", call, map[bool]string{true: "nil", false: "zero"}[c == nil], ErrComm)
 	}
-	if c.finalized.Load() {
+	if c.world != nil && c.world.finalized.Load() {
 		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrFinalized)
+	}
+	if c.freed.Load() {
+		return fmt.Errorf("comm: %s on rank %d: the communicator was freed: %w", call, c.Rank(), ErrComm)
 	}
 	return nil
 }

@@ -116,6 +116,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		return nil, err
 	}
 	w.bind(units)
+	t.Hold() // the window keeps its communicator's team until its own Free
 	return w, nil
 }
 

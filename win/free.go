@@ -21,6 +21,7 @@ func (w *Win) Free() error {
 	}
 	w.freed.Store(true)
 	w.ep.setGate(gateFreed, true)
+	w.t.Release() // after the window's last collective on the team
 	if w.mapped {
 		if uerr := shm.Unmap(w.mem); uerr != nil {
 			return errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)

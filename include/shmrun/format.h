@@ -102,6 +102,13 @@
 #define SHMRUN_RANK_STARTED 0
 #define SHMRUN_RANK_INIT 1 /* after Init */
 #define SHMRUN_RANK_FINALIZED 2 /* after Finalize */
+#define SHMRUN_MAX_COMMS 64 /* communicator table entries */
+#define SHMRUN_COMM_STATE 0 /* uint32 entry state (entry header line) */
+#define SHMRUN_COMM_MEMBERS 4 /* uint32 members n */
+#define SHMRUN_COMM_DEPARTED 8 /* uint32 members that freed it */
+#define SHMRUN_COMM_GEN 12 /* uint32 claims so far */
+#define SHMRUN_COMM_FREE 0 /* entry state: free */
+#define SHMRUN_COMM_USED 1 /* entry state: claimed */
 
 /* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */
@@ -163,6 +170,8 @@ static inline uint64_t shmrun_ctl_barrier(uint64_t page) { return shmrun_ctl_abo
 static inline uint64_t shmrun_ctl_wake(uint64_t page) { return shmrun_ctl_barrier(page) + SHMRUN_BARRIER_GEN; }
 static inline uint64_t shmrun_ctl_rank(uint64_t page, uint64_t r) { return shmrun_ctl_barrier(page) + SHMRUN_LINE + SHMRUN_LINE * r; }
 static inline uint64_t shmrun_ctl_slots(uint64_t page, uint64_t n, uint64_t parity) { return shmrun_ctl_rank(page, n) + parity * n * SHMRUN_SLOT_LEN; }
-static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_slots(page, n, 2) + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE + 2 * n * SHMRUN_SLOT_LEN; }
+static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
+static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + page - 1) & ~(page - 1); }
 
 #endif /* SHMRUN_FORMAT_H */

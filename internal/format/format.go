@@ -200,9 +200,32 @@ type ControlLayout struct {
 	RanksOff int64
 	// SlotOff is the exchange slots: 2 parities x n x SlotLen bytes.
 	SlotOff int64
+	// CommOff is the communicator table: MaxComms entries of CommLen
+	// bytes, each a header line, a barrier line and its own exchange slots
+	// (2 parities x n x SlotLen, room for any subset of the ranks).
+	CommOff, CommLen int64
 	// Total is the segment size, a page multiple.
 	Total int64
 }
+
+// MaxComms is how many communicators besides the world a job may have alive
+// at once (Dup, Split, Create and their kind each take one entry of the
+// control segment's table until Free gives it back).
+const MaxComms = 64
+
+// Words of a communicator entry's header line, as offsets from its start.
+const (
+	CommState    = 0  // uint32 CommFree or CommUsed: claimed by compare-and-swap
+	CommMembers  = 4  // uint32 members n of the communicator
+	CommDeparted = 8  // uint32 members that freed it; the n-th frees the entry
+	CommGen      = 12 // uint32 times the entry was claimed (for context ids)
+)
+
+// Communicator entry states.
+const (
+	CommFree = 0
+	CommUsed = 1
+)
 
 // NewControlLayout returns the control layout for n ranks on a machine whose
 // page is page bytes (the control header fills exactly one page).
@@ -212,9 +235,15 @@ func NewControlLayout(n int, page int64) ControlLayout {
 	l.WakeOff = l.BarrierOff + barrier.OffGen
 	l.RanksOff = l.BarrierOff + Line
 	l.SlotOff = l.RanksOff + int64(n)*Line
-	l.Total, _ = shm.AlignUp(l.SlotOff+2*int64(n)*SlotLen, page)
+	l.CommOff = l.SlotOff + 2*int64(n)*SlotLen
+	l.CommLen = 2*Line + 2*int64(n)*SlotLen
+	l.Total, _ = shm.AlignUp(l.CommOff+MaxComms*l.CommLen, page)
 	return l
 }
+
+// CommEntryOff is the start (header line) of communicator entry e; its
+// barrier line follows, then its slots.
+func (l ControlLayout) CommEntryOff(e int) int64 { return l.CommOff + int64(e)*l.CommLen }
 
 // RankOff is rank r's line.
 func (l ControlLayout) RankOff(r int) int64 { return l.RanksOff + int64(r)*Line }

@@ -28,6 +28,14 @@ type Team struct {
 	seq        uint64      // collective objects made so far (same on every rank)
 	check      bool
 	backing    format.Backing
+
+	// A communicator's team (Sub) lives in an entry of the control
+	// segment's table; the world's is entry -1.
+	cm      *Control     // the control memory: mapped, or the local heap block
+	entry   int          // communicator table entry, -1 for the world
+	members []int        // world rank of each team rank (nil: the world)
+	keyBase uint64       // Publish keys of this team: entry and claim number
+	refs    atomic.Int32 // this process's holders (its communicator, windows)
 }
 
 // localShare passes Go values between the goroutine ranks of a local team
@@ -53,7 +61,7 @@ type Config struct {
 // Attach builds rank's team over a mapped control segment.
 func Attach(ctl *Control, rank int, cfg Config) (*Team, error) {
 	t := &Team{rank: rank, size: ctl.Layout.N, job: cfg.Job, dir: cfg.Dir, ctl: ctl, policy: cfg.Policy, check: cfg.Check, backing: cfg.Backing,
-		abort: ctl.AbortWord(), slots: [2][]byte{ctl.Slots(0), ctl.Slots(1)}}
+		abort: ctl.AbortWord(), slots: [2][]byte{ctl.Slots(0), ctl.Slots(1)}, cm: ctl, entry: -1}
 	var err error
 	t.bar, err = barrier.New(ctl.BarrierLine(), t.size, t.abort, cfg.Policy)
 	return t, err
@@ -78,7 +86,7 @@ func NewLocal(n int, cfg Config) ([]*Team, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.ctl = nil // heap memory: nothing to unmap
+		t.ctl = nil // heap memory: nothing to unmap (t.cm still points at it)
 		t.abort = ctl.AbortWord()
 		t.local = share
 		teams[r] = t
@@ -100,6 +108,11 @@ func (t *Team) Dir() string { return t.dir }
 
 // Abort is the job's abort word (nonzero: the job is ending).
 func (t *Team) Abort() *uint32 { return t.abort }
+
+// Config is the configuration the team was made with.
+func (t *Team) Config() Config {
+	return Config{Job: t.job, Dir: t.dir, Policy: t.policy, Check: t.check, Backing: t.backing}
+}
 
 // Check reports whether objects built on the team check their invariants
 // after every call (Config.Check).
@@ -163,7 +176,7 @@ func (t *Team) SetRankState(s uint32, pid int) {
 func (t *Team) RequestAbort(code int) {
 	if t.ctl != nil {
 		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
-		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.rank))
+		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.WorldRank(t.rank)))
 	}
 	atomic.CompareAndSwapUint32(t.abort, format.AbortNone, format.AbortByRank)
 	if t.ctl != nil {
@@ -182,7 +195,7 @@ func (t *Team) NextSeq() uint64 { t.seq++; return t.seq }
 // Publish stores v under key for the other goroutine ranks of a local team.
 func (t *Team) Publish(key uint64, v any) {
 	t.local.mu.Lock()
-	t.local.m[key] = v
+	t.local.m[t.keyBase+key] = v
 	t.local.mu.Unlock()
 }
 
@@ -190,13 +203,13 @@ func (t *Team) Publish(key uint64, v any) {
 func (t *Team) Lookup(key uint64) any {
 	t.local.mu.Lock()
 	defer t.local.mu.Unlock()
-	return t.local.m[key]
+	return t.local.m[t.keyBase+key]
 }
 
 // Forget drops key (the last rank to look it up calls it).
 func (t *Team) Forget(key uint64) {
 	t.local.mu.Lock()
-	delete(t.local.m, key)
+	delete(t.local.m, t.keyBase+key)
 	t.local.mu.Unlock()
 }
 

@@ -121,6 +121,13 @@ func sections() []section {
 			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
 			{"SHMRUN_RANK_INIT", format.RankInit, "after Init"},
 			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, "after Finalize"},
+			{"SHMRUN_MAX_COMMS", format.MaxComms, "communicator table entries"},
+			{"SHMRUN_COMM_STATE", format.CommState, "uint32 entry state (entry header line)"},
+			{"SHMRUN_COMM_MEMBERS", format.CommMembers, "uint32 members n"},
+			{"SHMRUN_COMM_DEPARTED", format.CommDeparted, "uint32 members that freed it"},
+			{"SHMRUN_COMM_GEN", format.CommGen, "uint32 claims so far"},
+			{"SHMRUN_COMM_FREE", format.CommFree, "entry state: free"},
+			{"SHMRUN_COMM_USED", format.CommUsed, "entry state: claimed"},
 		}},
 		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
@@ -188,7 +195,9 @@ static inline uint64_t shmrun_ctl_barrier(uint64_t page) { return shmrun_ctl_abo
 static inline uint64_t shmrun_ctl_wake(uint64_t page) { return shmrun_ctl_barrier(page) + SHMRUN_BARRIER_GEN; }
 static inline uint64_t shmrun_ctl_rank(uint64_t page, uint64_t r) { return shmrun_ctl_barrier(page) + SHMRUN_LINE + SHMRUN_LINE * r; }
 static inline uint64_t shmrun_ctl_slots(uint64_t page, uint64_t n, uint64_t parity) { return shmrun_ctl_rank(page, n) + parity * n * SHMRUN_SLOT_LEN; }
-static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_slots(page, n, 2) + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE + 2 * n * SHMRUN_SLOT_LEN; }
+static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
+static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + page - 1) & ~(page - 1); }
 `
 
 // Render returns the header's bytes.

@@ -1,0 +1,221 @@
+package comm
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/team"
+)
+
+// Dup makes a new communicator with the same group as c (MPI_Comm_dup).
+// Collective over c. Its collectives, windows and (later) messages never
+// mix with c's. It takes one entry of the job's table of format.MaxComms
+// communicators until Free.
+func (c *Comm) Dup() (*Comm, error) {
+	if err := c.check("Dup"); err != nil {
+		return nil, err
+	}
+	return c.split("Dup", 0, c.Rank())
+}
+
+// Split partitions c by color (MPI_Comm_split): the ranks that pass the
+// same color form a new communicator, ranked by key, ties broken by their
+// rank in c. Collective over c. A rank passing Undefined as its color gets
+// no communicator: nil and no error. A negative color other than Undefined
+// is ErrArg (on every rank).
+func (c *Comm) Split(color, key int) (*Comm, error) {
+	if err := c.check("Split"); err != nil {
+		return nil, err
+	}
+	return c.split("Split", color, key)
+}
+
+// Create makes the communicator of the ranks of c in g, in g's order
+// (MPI_Comm_create). Collective over c, and every rank passes the same
+// group; a rank outside g gets nil and no error. g must be a subgroup of c's
+// group (ErrGroup otherwise).
+func (c *Comm) Create(g *Group) (*Comm, error) {
+	if err := c.check("Create"); err != nil {
+		return nil, err
+	}
+	color, key := Undefined, 0
+	var gerr error
+	if g == nil {
+		gerr = fmt.Errorf("comm: Create on rank %d: nil group: %w", c.Rank(), ErrGroup)
+	} else if tr, err := g.TranslateRanks(seq(g.Size()), c.Group()); err != nil || slices.Contains(tr, Undefined) {
+		gerr = fmt.Errorf("comm: Create on rank %d: the group is not a subgroup of the communicator's: %w", c.Rank(), ErrGroup)
+	} else if r := g.Rank(); r != Undefined {
+		color, key = 0, r
+	}
+	return c.splitChecked("Create", color, key, gerr)
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// split is Dup, Split and Create: two exchanges over c. Round 1: every rank
+// publishes its color and key; each new communicator's rank 0 claims a table
+// entry. Round 2: those ranks publish the entry; the others build their team
+// over their rank 0's. A failure anywhere (a bad color, no free entry) is
+// the same error on every rank, and entries claimed for it are given back.
+func (c *Comm) split(call string, color, key int) (*Comm, error) {
+	var err error
+	if color < 0 && color != Undefined {
+		err = fmt.Errorf("comm: %s on rank %d: color %d is negative: %w", call, c.Rank(), color, ErrArg)
+	}
+	return c.splitChecked(call, color, key, err)
+}
+
+// Slot encoding of the split rounds.
+const (
+	slotColor = 0  // int64
+	slotKey   = 8  // int64
+	slotEntry = 0  // int64, round 2: the claimed entry (-1: none)
+	slotGen   = 8  // uint32, round 2
+	slotMsg   = 16 // round 2: why the claim failed
+)
+
+func (c *Comm) splitChecked(call string, color, key int, localErr error) (*Comm, error) {
+	le := binary.LittleEndian
+	var mine [16]byte
+	le.PutUint64(mine[slotColor:], uint64(int64(color)))
+	le.PutUint64(mine[slotKey:], uint64(int64(key)))
+	slots, first, err := c.t.Exchange(mine[:], localErr != nil)
+	if err != nil {
+		return nil, c.wrapWait(call, err)
+	}
+	if first >= 0 {
+		if localErr != nil {
+			return nil, localErr
+		}
+		return nil, fmt.Errorf("comm: %s on rank %d: rank %d passed a bad argument: %w", call, c.Rank(), first, ErrArg)
+	}
+	// The members of this rank's color, in new rank order.
+	var group []int // ranks in c
+	for r := range c.Size() {
+		if int(int64(le.Uint64(slots[r*format.SlotLen+slotColor:]))) == color {
+			group = append(group, r)
+		}
+	}
+	keyOf := func(r int) int64 { return int64(le.Uint64(slots[r*format.SlotLen+slotKey:])) }
+	slices.SortStableFunc(group, func(a, b int) int { return cmp.Compare(keyOf(a), keyOf(b)) })
+	// Round 2: each new rank 0 claims an entry.
+	leader := color != Undefined && group[0] == c.Rank()
+	var out [format.SlotLen]byte
+	le.PutUint64(out[slotEntry:], uint64(1<<64-1))
+	var claimErr error
+	entry := -1
+	if leader {
+		var gen uint32
+		entry, gen, claimErr = c.t.Claim(len(group))
+		le.PutUint64(out[slotEntry:], uint64(int64(entry)))
+		le.PutUint32(out[slotGen:], gen)
+		if claimErr != nil {
+			copy(out[slotMsg:], claimErr.Error())
+		}
+	}
+	slots, first, err = c.t.Exchange(out[:], claimErr != nil)
+	if err != nil {
+		if entry >= 0 {
+			c.t.Unclaim(entry)
+		}
+		return nil, c.wrapWait(call, err)
+	}
+	if first >= 0 {
+		if entry >= 0 {
+			c.t.Unclaim(entry)
+		}
+		return nil, fmt.Errorf("comm: %s on rank %d: rank %d: %w: %w", call, c.Rank(), first, team.ErrNoEntry, ErrOther)
+	}
+	if color == Undefined {
+		return nil, nil
+	}
+	lead := slots[group[0]*format.SlotLen:]
+	entry, gen := int(int64(le.Uint64(lead[slotEntry:]))), le.Uint32(lead[slotGen:])
+	members := make([]int, len(group))
+	me := -1
+	for i, r := range group {
+		members[i] = c.members[r]
+		if r == c.Rank() {
+			me = i
+		}
+	}
+	t, err := c.t.Sub(entry, gen, me, members)
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
+	}
+	return &Comm{t: t, members: members, exit: c.exit, world: c.world}, nil
+}
+
+// Free frees the communicator (MPI_Comm_free). Collective over c. Windows
+// made on c stay valid until their own Free; its table entry is given back
+// when the last of them and c are freed on every rank. The world and Self
+// cannot be freed (ErrComm), nor can c twice.
+func (c *Comm) Free() error {
+	if err := c.check("Free"); err != nil {
+		return err
+	}
+	if c.world == c || c.self {
+		return fmt.Errorf("comm: Free on rank %d: the world and Self communicators cannot be freed: %w", c.Rank(), ErrComm)
+	}
+	if err := c.t.Barrier(); err != nil {
+		return c.wrapWait("Free", err)
+	}
+	c.freed.Store(true)
+	c.t.Release()
+	return nil
+}
+
+// Compare compares two communicators (MPI_Comm_compare): Ident for the same
+// communicator, Congruent for different ones with the same members in the
+// same order, Similar for the same members in another order, Unequal
+// otherwise. Local. A nil communicator is Unequal to any.
+func Compare(a, b *Comm) int {
+	if a == nil || b == nil || a.t == nil || b.t == nil {
+		return Unequal
+	}
+	if a == b {
+		return Ident
+	}
+	switch a.Group().Compare(b.Group()) {
+	case Ident:
+		return Congruent
+	case Similar:
+		return Similar
+	}
+	return Unequal
+}
+
+// Self returns the communicator of this process alone (MPI_COMM_SELF),
+// after Init; nil before. Collective calls on it return at once.
+func Self() *Comm {
+	process.Lock()
+	defer process.Unlock()
+	if process.world == nil {
+		return nil
+	}
+	if process.self == nil {
+		process.self = process.world.newSelf()
+	}
+	return process.self
+}
+
+// newSelf builds Self's communicator: a team of one over heap memory, with
+// the world's job, directory and policies.
+func (c *Comm) newSelf() *Comm {
+	ts, err := team.NewLocal(1, c.t.Config())
+	if err != nil {
+		return nil
+	}
+	me := c.members[c.Rank()]
+	s := &Comm{t: ts[0], members: []int{me}, exit: c.exit, world: c.world, self: true}
+	return s
+}

@@ -1,0 +1,252 @@
+package comm_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/win"
+)
+
+// worldRanks lists c's members as world ranks.
+func worldRanks(c, world *comm.Comm) ([]int, error) {
+	ranks := make([]int, c.Size())
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return c.Group().TranslateRanks(ranks, world.Group())
+}
+
+// freeEntries is the free communicator entries of the job, seen from c.
+func freeEntries(c *comm.Comm) int {
+	t, err := team.OfComm(c, "test")
+	if err != nil {
+		return -1
+	}
+	return t.FreeEntries()
+}
+
+// communicators is the body of TestCommunicators: Split with keys that
+// reorder and with Undefined, Create, Dup and Compare, two disjoint
+// communicators' collectives at once, Free and its misuse. It needs 6 ranks.
+// Self is the process's after Init, so it is checked under shmrun only (a
+// goroutine world has no Init: Self is nil there).
+func communicators(w *comm.Comm) error {
+	me := w.Rank()
+	if w.Size() != 6 {
+		return fmt.Errorf("needs 6 ranks, has %d", w.Size())
+	}
+	// Split by parity, ranked in reverse.
+	half, err := w.Split(me%2, -me)
+	if err != nil {
+		return err
+	}
+	got, err := worldRanks(half, w)
+	if err != nil {
+		return err
+	}
+	want := map[int][]int{0: {4, 2, 0}, 1: {5, 3, 1}}[me%2]
+	if !slices.Equal(got, want) || half.Rank() != slices.Index(want, me) {
+		return fmt.Errorf("rank %d: split members %v rank %d, want %v rank %d", me, got, half.Rank(), want, slices.Index(want, me))
+	}
+	// Undefined: no communicator; the others get one of 5.
+	color := 0
+	if me == 5 {
+		color = comm.Undefined
+	}
+	five, err := w.Split(color, 0)
+	if err != nil {
+		return err
+	}
+	if (me == 5) != (five == nil) || (five != nil && five.Size() != 5) {
+		return fmt.Errorf("rank %d: Split with Undefined gave %v", me, five)
+	}
+	// Create from a group, in the group's order.
+	g, err := w.Group().Incl(4, 2, 0)
+	if err != nil {
+		return err
+	}
+	created, err := w.Create(g)
+	if err != nil {
+		return err
+	}
+	if got, _ := worldRanks(created, w); (created == nil) != (me%2 == 1 || me > 4) || (created != nil && !slices.Equal(got, []int{4, 2, 0})) {
+		return fmt.Errorf("rank %d: Create gave %v (%v)", me, created, got)
+	}
+	// Dup and Compare.
+	dup, err := w.Dup()
+	if err != nil {
+		return err
+	}
+	for _, tt := range []struct {
+		a, b *comm.Comm
+		want int
+	}{{w, w, comm.Ident}, {w, dup, comm.Congruent}, {half, w, comm.Unequal}, {nil, w, comm.Unequal}} {
+		if got := comm.Compare(tt.a, tt.b); got != tt.want {
+			return fmt.Errorf("rank %d: Compare = %d, want %d", me, got, tt.want)
+		}
+	}
+	// Disjoint communicators run their collectives at once, and a window
+	// and its fence work on each.
+	for range 200 {
+		if err := half.Barrier(); err != nil {
+			return err
+		}
+	}
+	if err := sumOverWindow(half); err != nil {
+		return err
+	}
+	// Self.
+	self := comm.Self()
+	if underShmrun := os.Getenv(comm.EnvJob) != ""; underShmrun != (self != nil) {
+		return fmt.Errorf("rank %d: Self = %v", me, self)
+	}
+	if self != nil {
+		if self.Size() != 1 || self.Rank() != 0 || comm.Self() != self {
+			return fmt.Errorf("rank %d: Self is rank %d of %d", me, self.Rank(), self.Size())
+		}
+		if got, _ := worldRanks(self, w); !slices.Equal(got, []int{me}) {
+			return fmt.Errorf("rank %d: Self's member is world rank %v", me, got)
+		}
+		if err := self.Barrier(); err != nil {
+			return err
+		}
+		if err := sumOverWindow(self); err != nil {
+			return err
+		}
+		if err := self.Free(); !errors.Is(err, comm.ErrComm) {
+			return fmt.Errorf("rank %d: Free of Self = %v, want ErrComm", me, err)
+		}
+	}
+	// Free, and what is refused.
+	for _, c := range []*comm.Comm{half, five, created, dup} {
+		if c == nil {
+			continue
+		}
+		if err := c.Free(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); !errors.Is(err, comm.ErrComm) {
+			return fmt.Errorf("rank %d: Barrier after Free = %v, want ErrComm", me, err)
+		}
+		if err := c.Free(); !errors.Is(err, comm.ErrComm) {
+			return fmt.Errorf("rank %d: second Free = %v, want ErrComm", me, err)
+		}
+	}
+	if err := w.Free(); !errors.Is(err, comm.ErrComm) {
+		return fmt.Errorf("rank %d: Free of the world = %v, want ErrComm", me, err)
+	}
+	if _, err := w.Split(-5, 0); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("rank %d: Split(-5) = %v, want ErrArg", me, err)
+	}
+	return nil
+}
+
+// churn makes and frees communicators n times, then fills the table: the
+// next Dup fails on every rank naming the limit, and after Free all works.
+func churn(n int) func(w *comm.Comm) error {
+	return func(w *comm.Comm) error {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		before := freeEntries(w)
+		for range n {
+			d, err := w.Dup()
+			if err != nil {
+				return err
+			}
+			if err := d.Free(); err != nil {
+				return err
+			}
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if after := freeEntries(w); after != before || after != format.MaxComms {
+			return fmt.Errorf("rank %d: %d free entries after %d Dup/Free, %d before (of %d)", w.Rank(), after, n, before, format.MaxComms)
+		}
+		var all []*comm.Comm
+		for range format.MaxComms {
+			d, err := w.Dup()
+			if err != nil {
+				return fmt.Errorf("rank %d: Dup %d: %v", w.Rank(), len(all), err)
+			}
+			all = append(all, d)
+		}
+		_, err := w.Dup()
+		if !errors.Is(err, comm.ErrOther) || !strings.Contains(err.Error(), fmt.Sprint(format.MaxComms)) {
+			return fmt.Errorf("rank %d: Dup past the table = %v, want ErrOther naming %d", w.Rank(), err, format.MaxComms)
+		}
+		for _, d := range all {
+			if err := d.Free(); err != nil {
+				return err
+			}
+		}
+		d, err := w.Dup()
+		if err != nil {
+			return err
+		}
+		return d.Free()
+	}
+}
+
+func init() {
+	ranktest.Register("communicators", communicators)
+	ranktest.Register("churn", churn(10000))
+}
+
+func TestCommunicators(t *testing.T) {
+	ranktest.Run(t, 6, "communicators")
+	runWorld(t, 6, communicators)
+}
+
+// TestCommChurn: 10 000 Dup/Free cycles leave the table as it was, and
+// running out of entries is an error on every rank, not a hang.
+func TestCommChurn(t *testing.T) {
+	ranktest.Run(t, 3, "churn")
+	runWorld(t, 3, churn(500))
+}
+
+func TestCommCompareNil(t *testing.T) {
+	if comm.Compare(nil, nil) != comm.Unequal || comm.Compare(&comm.Comm{}, nil) != comm.Unequal {
+		t.Error("nil or zero communicators compare other than Unequal")
+	}
+}
+
+// sumOverWindow allocates a window on c, has every rank add its rank+1 into
+// rank 0's word inside a fence epoch, and checks the sum on every rank.
+func sumOverWindow(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if err := win.Accumulate(w, []int64{int64(c.Rank() + 1)}, 0, 0, atomics.Sum); err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	got := make([]int64, 1)
+	if err := win.GetT(w, got, 0, 0); err != nil {
+		return err
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	n := int64(c.Size())
+	if got[0] != n*(n+1)/2 {
+		return fmt.Errorf("rank %d of %d: window sum %d, want %d", c.Rank(), n, got[0], n*(n+1)/2)
+	}
+	return w.Free()
+}
