@@ -221,4 +221,3 @@ func TestGroupSetOps(t *testing.T) {
 		t.Error("GroupEmpty is not an empty group")
 	}
 }
-
