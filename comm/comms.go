@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"slices"
 
 	"github.com/shmrun/shmrun/internal/format"
@@ -148,11 +149,7 @@ func (c *Comm) splitChecked(call string, color, key int, localErr error) (*Comm,
 			me = i
 		}
 	}
-	t, err := c.t.Sub(entry, gen, me, members)
-	if err != nil {
-		return nil, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
-	}
-	return &Comm{t: t, members: members, exit: c.exit, world: c.world}, nil
+	return c.subComm(call, entry, gen, me, members)
 }
 
 // Free frees the communicator (MPI_Comm_free). Collective over c. Windows
@@ -218,4 +215,67 @@ func (c *Comm) newSelf() *Comm {
 	me := c.members[c.Rank()]
 	s := &Comm{t: ts[0], members: []int{me}, exit: c.exit, world: c.world, self: true}
 	return s
+}
+
+// CreateGroup makes the communicator of the ranks of g, in g's order,
+// without the rest of c (MPI_Comm_create_group): collective over g's
+// members only, who all pass the same group and tag (tag >= 0). A rank of
+// c outside g gets nil and no error. g must be a subgroup of c's group
+// (ErrGroup). A rank makes its CreateGroup calls one at a time; ranks that
+// pass different groups or tags are an erroneous program, reported as
+// ErrArg on the ranks that see the difference.
+func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
+	if err := c.check("CreateGroup"); err != nil {
+		return nil, err
+	}
+	switch {
+	case g == nil:
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: nil group: %w", c.Rank(), ErrGroup)
+	case tag < 0:
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: tag %d is negative: %w", c.Rank(), tag, ErrArg)
+	}
+	if tr, err := g.TranslateRanks(seq(g.Size()), c.Group()); err != nil || slices.Contains(tr, Undefined) {
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group is not a subgroup of the communicator's: %w", c.Rank(), ErrGroup)
+	}
+	me := g.Rank()
+	if me == Undefined {
+		return nil, nil
+	}
+	members := slices.Clone(g.members)
+	h := fnv.New64a()
+	for _, w := range members {
+		_ = binary.Write(h, binary.LittleEndian, int64(w))
+	}
+	key := h.Sum64()
+	if me == 0 {
+		entry, gen, claimErr := c.t.Claim(len(members))
+		for _, w := range members[1:] {
+			if err := c.t.Deliver(w, team.Message{Entry: entry, Gen: gen, Tag: int64(tag), Key: key}); err != nil {
+				return nil, c.wrapWait("CreateGroup", err)
+			}
+		}
+		if claimErr != nil {
+			return nil, fmt.Errorf("comm: CreateGroup on rank %d: %w: %w", c.Rank(), claimErr, ErrOther)
+		}
+		return c.subComm("CreateGroup", entry, gen, 0, members)
+	}
+	m, err := c.t.Collect()
+	switch {
+	case err != nil:
+		return nil, c.wrapWait("CreateGroup", err)
+	case m.Tag != int64(tag) || m.Key != key:
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0 passed tag %d and another group, this rank tag %d: %w", c.Rank(), m.Tag, tag, ErrArg)
+	case m.Entry < 0:
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0: %w: %w", c.Rank(), team.ErrNoEntry, ErrOther)
+	}
+	return c.subComm("CreateGroup", m.Entry, m.Gen, me, members)
+}
+
+// subComm is the communicator of this rank over entry e.
+func (c *Comm) subComm(call string, e int, gen uint32, rank int, members []int) (*Comm, error) {
+	t, err := c.t.Sub(e, gen, rank, members)
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
+	}
+	return &Comm{t: t, members: members, exit: c.exit, world: c.world}, nil
 }

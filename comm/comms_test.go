@@ -250,3 +250,56 @@ func sumOverWindow(c *comm.Comm) error {
 	}
 	return w.Free()
 }
+
+// createGroup: the even and the odd ranks each make a communicator of
+// their own with CreateGroup at the same time, without the other half; a
+// window works on each; the other half's ranks are not involved at all.
+func createGroup(w *comm.Comm) error {
+	me := w.Rank()
+	odd, err := w.Group().Incl(5, 1, 3)
+	if err != nil {
+		return err
+	}
+	even, err := w.Group().Incl(0, 2, 4)
+	if err != nil {
+		return err
+	}
+	g := map[int]*comm.Group{0: even, 1: odd}[me%2]
+	for round := range 20 {
+		c, err := w.CreateGroup(g, 7+round)
+		if err != nil {
+			return err
+		}
+		got, err := worldRanks(c, w)
+		if err != nil {
+			return err
+		}
+		want := map[int][]int{0: {0, 2, 4}, 1: {5, 1, 3}}[me%2]
+		if !slices.Equal(got, want) || c.Rank() != slices.Index(want, me) {
+			return fmt.Errorf("rank %d: CreateGroup members %v rank %d, want %v", me, got, c.Rank(), want)
+		}
+		if round == 0 {
+			if err := sumOverWindow(c); err != nil {
+				return err
+			}
+		}
+		if err := c.Free(); err != nil {
+			return err
+		}
+	}
+	// A rank outside the group gets nil at once; a bad tag is refused.
+	if c, err := w.CreateGroup(map[int]*comm.Group{0: odd, 1: even}[me%2], 1); c != nil || err != nil {
+		return fmt.Errorf("rank %d: CreateGroup of a group without it = %v, %v", me, c, err)
+	}
+	if _, err := w.CreateGroup(g, -1); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("rank %d: CreateGroup with tag -1 = %v, want ErrArg", me, err)
+	}
+	return w.Barrier()
+}
+
+func init() { ranktest.Register("creategroup", createGroup) }
+
+func TestCreateGroup(t *testing.T) {
+	ranktest.Run(t, 6, "creategroup")
+	runWorld(t, 6, createGroup)
+}

@@ -29,6 +29,7 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Comm.Split":         func(c *comm.Comm) error { _, err := c.Split(0, 0); return err },
 		"Comm.Create":        func(c *comm.Comm) error { _, err := c.Create(c.Group()); return err },
 		"Comm.Free":          func(c *comm.Comm) error { return c.Free() },
+		"Comm.CreateGroup":   func(c *comm.Comm) error { _, err := c.CreateGroup(c.Group(), 0); return err },
 		"Compare":            nil, // on nil communicators: TestCommCompareNil
 		"Self":               nil, // TestCommunicators
 		"Comm.Finalize":      func(c *comm.Comm) error { return c.Finalize() },
@@ -103,7 +104,7 @@ func TestHandleCalls(t *testing.T) {
 			switch {
 			case err != nil && strings.HasPrefix(err.Error(), "panic"):
 				t.Errorf("%s on a %s communicator: %v", name, h.what, err)
-			case slices.Contains([]string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free"}, name):
+			case slices.Contains([]string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free", "Comm.CreateGroup"}, name):
 				if !errors.Is(err, h.want) {
 					t.Errorf("%s on a %s communicator = %v, want %v", name, h.what, err, h.want)
 				}

@@ -109,6 +109,15 @@
 #define SHMRUN_COMM_GEN 12 /* uint32 claims so far */
 #define SHMRUN_COMM_FREE 0 /* entry state: free */
 #define SHMRUN_COMM_USED 1 /* entry state: claimed */
+#define SHMRUN_MBOX_STATE 0 /* uint32 mailbox state (mailbox line) */
+#define SHMRUN_MBOX_SEQ 4 /* uint32 event seq (futex word) */
+#define SHMRUN_MBOX_SLEEPERS 8 /* uint32 event sleepers */
+#define SHMRUN_MBOX_ENTRY 12 /* int32 entry, -1: the claim failed */
+#define SHMRUN_MBOX_GEN 16 /* uint32 the entry's claim number */
+#define SHMRUN_MBOX_TAG 24 /* int64 the call's tag */
+#define SHMRUN_MBOX_KEY 32 /* uint64 hash of the group's world ranks */
+#define SHMRUN_MBOX_EMPTY 0 /* mailbox state: empty */
+#define SHMRUN_MBOX_FULL 1 /* mailbox state: full */
 
 /* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */
@@ -172,6 +181,7 @@ static inline uint64_t shmrun_ctl_rank(uint64_t page, uint64_t r) { return shmru
 static inline uint64_t shmrun_ctl_slots(uint64_t page, uint64_t n, uint64_t parity) { return shmrun_ctl_rank(page, n) + parity * n * SHMRUN_SLOT_LEN; }
 static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE + 2 * n * SHMRUN_SLOT_LEN; }
 static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
-static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_ctl_mbox(uint64_t page, uint64_t n, uint64_t r) { return shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + r * SHMRUN_LINE; }
+static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_mbox(page, n, n) + page - 1) & ~(page - 1); }
 
 #endif /* SHMRUN_FORMAT_H */

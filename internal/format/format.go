@@ -204,6 +204,9 @@ type ControlLayout struct {
 	// bytes, each a header line, a barrier line and its own exchange slots
 	// (2 parities x n x SlotLen, room for any subset of the ranks).
 	CommOff, CommLen int64
+	// MboxOff is rank 0's mailbox line (CreateGroup's rendezvous); rank
+	// r's is r lines further.
+	MboxOff int64
 	// Total is the segment size, a page multiple.
 	Total int64
 }
@@ -219,6 +222,25 @@ const (
 	CommMembers  = 4  // uint32 members n of the communicator
 	CommDeparted = 8  // uint32 members that freed it; the n-th frees the entry
 	CommGen      = 12 // uint32 times the entry was claimed (for context ids)
+)
+
+// Words of a rank's mailbox line, through which the rank 0 of a group that
+// makes a communicator without its parent (comm.CreateGroup) hands the
+// other members the entry it claimed.
+const (
+	MboxState    = 0  // uint32 MboxEmpty or MboxFull
+	MboxSeq      = 4  // uint32 event seq: the futex word
+	MboxSleepers = 8  // uint32 waiters on it (the owner, or a writer waiting for room)
+	MboxEntry    = 12 // int32 the entry, or -1: the claim failed
+	MboxGen      = 16 // uint32 the entry's claim number
+	MboxTag      = 24 // int64 the call's tag
+	MboxKey      = 32 // uint64 a hash of the group's world ranks
+)
+
+// Mailbox states.
+const (
+	MboxEmpty = 0
+	MboxFull  = 1
 )
 
 // Communicator entry states.
@@ -237,9 +259,13 @@ func NewControlLayout(n int, page int64) ControlLayout {
 	l.SlotOff = l.RanksOff + int64(n)*Line
 	l.CommOff = l.SlotOff + 2*int64(n)*SlotLen
 	l.CommLen = 2*Line + 2*int64(n)*SlotLen
-	l.Total, _ = shm.AlignUp(l.CommOff+MaxComms*l.CommLen, page)
+	l.MboxOff = l.CommOff + MaxComms*l.CommLen
+	l.Total, _ = shm.AlignUp(l.MboxOff+int64(n)*Line, page)
 	return l
 }
+
+// MboxLineOff is world rank r's mailbox line.
+func (l ControlLayout) MboxLineOff(r int) int64 { return l.MboxOff + int64(r)*Line }
 
 // CommEntryOff is the start (header line) of communicator entry e; its
 // barrier line follows, then its slots.

@@ -114,3 +114,65 @@ func (t *Team) FreeEntries() int {
 
 // Entry is the team's communicator table entry (-1: the world).
 func (t *Team) Entry() int { return t.entry }
+
+// A mailbox is one line per world rank: the rank 0 of a group making a
+// communicator without its parent (comm.CreateGroup) writes the entry it
+// claimed into each other member's mailbox and marks it full; the owner
+// waits for full, reads, and marks it empty, which lets the next message
+// in. Both sides ring the line's event, so whoever waits on it wakes.
+type mailbox struct {
+	state, entry, gen *uint32
+	tag, key          *uint64
+	ev                barrier.Event
+}
+
+// Message is what CreateGroup's rank 0 hands a member: the entry (-1: the
+// claim failed), its claim number, and the tag and group key of the call,
+// which the member checks against its own.
+type Message struct {
+	Entry int
+	Gen   uint32
+	Tag   int64
+	Key   uint64
+}
+
+func (t *Team) mailbox(world int) mailbox {
+	off := t.cm.Layout.MboxLineOff(world)
+	w32 := func(f int64) *uint32 { return raw.Uint32At(t.cm.Mem, off+f) }
+	w64 := func(f int64) *uint64 { return raw.Uint64At(t.cm.Mem, off+f) }
+	return mailbox{state: w32(format.MboxState), entry: w32(format.MboxEntry), gen: w32(format.MboxGen),
+		tag: w64(format.MboxTag), key: w64(format.MboxKey),
+		ev: barrier.Event{Seq: w32(format.MboxSeq), Sleepers: w32(format.MboxSleepers)}}
+}
+
+// Deliver writes m into world rank w's mailbox, waiting while it holds an
+// earlier message. It returns barrier.ErrAborted if the job ends meanwhile.
+func (t *Team) Deliver(w int, m Message) error {
+	mb := t.mailbox(w)
+	empty := func() bool { return atomic.LoadUint32(mb.state) == format.MboxEmpty }
+	if err := mb.ev.Await(t.abort, t.policy, empty); err != nil {
+		return err
+	}
+	atomic.StoreUint32(mb.entry, uint32(int32(m.Entry)))
+	atomic.StoreUint32(mb.gen, m.Gen)
+	atomic.StoreUint64(mb.tag, uint64(m.Tag))
+	atomic.StoreUint64(mb.key, m.Key)
+	atomic.StoreUint32(mb.state, format.MboxFull)
+	mb.ev.Notify()
+	return nil
+}
+
+// Collect waits for a message in this rank's mailbox, takes it and empties
+// the mailbox. It returns barrier.ErrAborted if the job ends meanwhile.
+func (t *Team) Collect() (Message, error) {
+	mb := t.mailbox(t.WorldRank(t.rank))
+	full := func() bool { return atomic.LoadUint32(mb.state) == format.MboxFull }
+	if err := mb.ev.Await(t.abort, t.policy, full); err != nil {
+		return Message{}, err
+	}
+	m := Message{Entry: int(int32(atomic.LoadUint32(mb.entry))), Gen: atomic.LoadUint32(mb.gen),
+		Tag: int64(atomic.LoadUint64(mb.tag)), Key: atomic.LoadUint64(mb.key)}
+	atomic.StoreUint32(mb.state, format.MboxEmpty)
+	mb.ev.Notify()
+	return m, nil
+}

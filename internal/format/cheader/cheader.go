@@ -128,6 +128,15 @@ func sections() []section {
 			{"SHMRUN_COMM_GEN", format.CommGen, "uint32 claims so far"},
 			{"SHMRUN_COMM_FREE", format.CommFree, "entry state: free"},
 			{"SHMRUN_COMM_USED", format.CommUsed, "entry state: claimed"},
+			{"SHMRUN_MBOX_STATE", format.MboxState, "uint32 mailbox state (mailbox line)"},
+			{"SHMRUN_MBOX_SEQ", format.MboxSeq, "uint32 event seq (futex word)"},
+			{"SHMRUN_MBOX_SLEEPERS", format.MboxSleepers, "uint32 event sleepers"},
+			{"SHMRUN_MBOX_ENTRY", format.MboxEntry, "int32 entry, -1: the claim failed"},
+			{"SHMRUN_MBOX_GEN", format.MboxGen, "uint32 the entry's claim number"},
+			{"SHMRUN_MBOX_TAG", format.MboxTag, "int64 the call's tag"},
+			{"SHMRUN_MBOX_KEY", format.MboxKey, "uint64 hash of the group's world ranks"},
+			{"SHMRUN_MBOX_EMPTY", format.MboxEmpty, "mailbox state: empty"},
+			{"SHMRUN_MBOX_FULL", format.MboxFull, "mailbox state: full"},
 		}},
 		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
@@ -197,7 +206,8 @@ static inline uint64_t shmrun_ctl_rank(uint64_t page, uint64_t r) { return shmru
 static inline uint64_t shmrun_ctl_slots(uint64_t page, uint64_t n, uint64_t parity) { return shmrun_ctl_rank(page, n) + parity * n * SHMRUN_SLOT_LEN; }
 static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE + 2 * n * SHMRUN_SLOT_LEN; }
 static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
-static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_ctl_mbox(uint64_t page, uint64_t n, uint64_t r) { return shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + r * SHMRUN_LINE; }
+static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_mbox(page, n, n) + page - 1) & ~(page - 1); }
 `
 
 // Render returns the header's bytes.

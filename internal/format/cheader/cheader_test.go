@@ -88,6 +88,7 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_ctl_slots(%d, %d, 0)", page, n), c.SlotsOff(0))
 			add(fmt.Sprintf("shmrun_ctl_slots(%d, %d, 1)", page, n), c.SlotsOff(1))
 			add(fmt.Sprintf("shmrun_ctl_comm(%d, %d, 5)", page, n), c.CommEntryOff(5))
+			add(fmt.Sprintf("shmrun_ctl_mbox(%d, %d, %d)", page, n, n-1), c.MboxLineOff(n-1))
 			add(fmt.Sprintf("shmrun_ctl_total(%d, %d)", page, n), c.Total)
 		}
 	}
