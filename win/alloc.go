@@ -329,15 +329,11 @@ func (w *Win) bind(units []int64) {
 	w.parts = make([]part, w.size)
 	for r := range w.size {
 		off, size := w.layout.Part(r)
-		end := off + size
-		if size == 0 && off < int64(len(w.mem)) {
-			// Go does not advance the pointer of a slice with capacity 0: a
-			// capacity of 1 keeps an empty part positioned where its data
-			// would start (in the contiguous layout, the next rank's first
-			// byte; the length stays 0 and RMA never uses the capacity).
-			end++
+		var data []byte // an empty part aliases nothing (Segment.Offset has its place)
+		if size > 0 {
+			data = w.mem[off : off+size : off+size]
 		}
-		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
+		w.parts[r] = part{data: data, off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size, w.t.Check())
 	w.ep.setGate(gateNoLocks, w.cfg.noLocks)

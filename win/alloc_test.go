@@ -28,6 +28,56 @@ func init() {
 	ranktest.Register("layout-noncontig", func(c *comm.Comm) error { return layoutBody(c, true) })
 	ranktest.Register("crossread", crossReadBody)
 	ranktest.Register("churn", churnBody)
+	ranktest.Register("append-empty", func(c *comm.Comm) error { return appendEmptyBody(c, false) })
+	ranktest.Register("append-empty-noncontig", func(c *comm.Comm) error { return appendEmptyBody(c, true) })
+}
+
+// appendEmptyBody: rank 1 has size 0 and appends to its part as Local,
+// Attr().Base and SharedQuery(1) give it; rank 2's first byte (right after
+// it in the contiguous layout) must stay untouched on every rank.
+func appendEmptyBody(c *comm.Comm, noncontig bool) error {
+	info := win.Info{}
+	if noncontig {
+		info["alloc_shared_noncontig"] = "true"
+	}
+	size := 8
+	if c.Rank() == 1 {
+		size = 0
+	}
+	w, err := win.AllocateShared(c, size, 1, info)
+	if err != nil {
+		return err
+	}
+	// Every rank goes through every collective call, failed or not, so
+	// that a failure is reported rather than left hanging in a Fence.
+	var errs []error
+	if c.Rank() == 1 {
+		seg := mustQuery(w, 1)
+		for name, b := range map[string][]byte{"Local": w.Local(), "Attr().Base": w.Attr().Base, "SharedQuery(1)": seg.Bytes} {
+			if len(b) != 0 || cap(b) != 0 {
+				errs = append(errs, fmt.Errorf("%s of a size-0 rank: len %d cap %d, want 0 and 0", name, len(b), cap(b)))
+			}
+			if got := append(b, 0xEE); got[0] != 0xEE {
+				errs = append(errs, fmt.Errorf("append to %s lost its byte", name))
+			}
+		}
+		if want := mustQuery(w, 0).Size; !noncontig && seg.Offset != want {
+			errs = append(errs, fmt.Errorf("contiguous size-0 rank 1: offset %d, want rank 0's size %d", seg.Offset, want))
+		}
+	}
+	errs = append(errs, w.Fence(0))
+	if got := mustQuery(w, 2).Bytes[0]; got != 0 {
+		errs = append(errs, fmt.Errorf("rank 2's first byte is %#x after rank 1 appended to its empty part, want 0", got))
+	}
+	errs = append(errs, w.Fence(0), w.Free())
+	return errors.Join(errs...)
+}
+
+// TestAppendEmptyPart: appending to a size-0 rank's slice never writes the
+// next rank's memory, in either layout (issue 12, defect 1).
+func TestAppendEmptyPart(t *testing.T) {
+	t.Run("contiguous", func(t *testing.T) { ranktest.Run(t, 3, "append-empty") })
+	t.Run("noncontig", func(t *testing.T) { ranktest.Run(t, 3, "append-empty-noncontig") })
 }
 
 // layoutBody checks contiguity (or page alignment), zero sizes and
@@ -51,25 +101,36 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 		if seg.Size != sizeOf(r) || len(seg.Bytes) != sizeOf(r) || seg.DispUnit != 1 {
 			return fmt.Errorf("rank %d: size %d/%d, want %d", r, seg.Size, len(seg.Bytes), sizeOf(r))
 		}
+		if cap(seg.Bytes) != seg.Size {
+			return fmt.Errorf("rank %d: capacity %d, want its size %d (an append must not reach the next part)", r, cap(seg.Bytes), seg.Size)
+		}
 		switch {
-		case noncontig && seg.Size == 0:
+		case seg.Size == 0:
 			if seg.Bytes != nil {
-				return fmt.Errorf("noncontig rank %d of size 0: want a nil slice", r)
+				return fmt.Errorf("rank %d of size 0: want a nil slice", r)
 			}
 		case noncontig:
 			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
 				return fmt.Errorf("noncontig rank %d: base %#x is not page-aligned", r, raw.Addr(seg.Bytes))
 			}
-		case r > 0:
-			if seg.Bytes == nil {
-				return fmt.Errorf("contiguous rank %d: nil slice, want an empty one in place", r)
+		}
+		if seg.Size > 0 {
+			if got, want := base(seg.Bytes), base(mustQuery(w, 0).Bytes)+uintptr(seg.Offset); got != want {
+				return fmt.Errorf("base of rank %d is %#x, want base[0]+Offset %d = %#x", r, got, seg.Offset, want)
 			}
-			if got, want := base(seg.Bytes), base(prev.Bytes)+uintptr(prev.Size); got != want {
-				return fmt.Errorf("contiguous: base of rank %d is %#x, want base[%d]+size = %#x", r, got, r-1, want)
+		}
+		switch {
+		case r == 0:
+			if seg.Offset != 0 || raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+				return fmt.Errorf("rank 0's data: offset %d, not page-aligned or not at 0", seg.Offset)
+			}
+		case noncontig:
+			if seg.Offset%int(shm.PageSize) != 0 || seg.Offset < prev.Offset+prev.Size {
+				return fmt.Errorf("noncontig rank %d: offset %d after rank %d's [%d, +%d)", r, seg.Offset, r-1, prev.Offset, prev.Size)
 			}
 		default:
-			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
-				return fmt.Errorf("rank 0's data is not page-aligned")
+			if seg.Offset != prev.Offset+prev.Size {
+				return fmt.Errorf("contiguous rank %d: offset %d, want offset[%d]+size = %d", r, seg.Offset, r-1, prev.Offset+prev.Size)
 			}
 		}
 		prev = seg
@@ -85,14 +146,16 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 	if a.Size != sizeOf(c.Rank()) || a.Flavor != win.FlavorShared || a.Model != win.Unified || a.DispUnit != 1 {
 		return fmt.Errorf("attributes %+v", a)
 	}
+	if own := mustQuery(w, c.Rank()); a.Offset != own.Offset || cap(a.Base) != a.Size || base(a.Base) != base(own.Bytes) {
+		return fmt.Errorf("Attr (offset %d, cap %d) disagrees with SharedQuery of this rank (offset %d)", a.Offset, cap(a.Base), own.Offset)
+	}
 	if got := w.Info()["alloc_shared_noncontig"]; got != fmt.Sprint(noncontig) {
 		return fmt.Errorf("info alloc_shared_noncontig=%s", got)
 	}
 	return nil
 }
 
-// base is where a slice starts, even when it is empty: a contiguous
-// zero-size part is positioned where its data would be.
+// base is where a slice starts.
 func base(b []byte) uintptr { return raw.Addr(b) }
 
 func mustQuery(w *win.Win, r int) win.Segment {
