@@ -11,9 +11,14 @@ import (
 	"github.com/shmrun/shmrun/internal/team"
 )
 
-// ProcNull is a valid target of every RMA call (MPI_PROC_NULL): the call is
-// a no-op that still checks the epoch. SharedQuery(ProcNull) returns the
-// segment of the lowest rank with a nonzero size.
+// ProcNull is a valid target of every RMA communication call (MPI_PROC_NULL):
+// Put, Get, Accumulate, GetAccumulate, FetchAndOp, CompareAndSwap and their
+// typed and request forms. Inside any open access epoch (Fence, Start, LockAll
+// or a Lock on any rank; request forms need a passive-target one, as for any
+// target) the call is a no-op; outside it is ErrRMASync. Lock, Unlock, Flush
+// and FlushLocal take a rank of the window: ProcNull is ErrRank there.
+// SharedQuery(ProcNull) returns the segment of the lowest rank with a nonzero
+// size.
 const ProcNull = comm.ProcNull
 
 // Flavor is how a window's memory was made (MPI_WIN_FLAVOR).
