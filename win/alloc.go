@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
@@ -224,7 +225,11 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 			err = checkWindowHeader(mem, sp.layout.Total, sp)
 		}
 		if err != nil {
-			err = errorf(ErrWin, "%s on rank %d: %v", call, t.Rank(), err)
+			class := ErrWin // a segment that is not the one agreed on
+			if isNoMem(err) {
+				class = ErrNoMem
+			}
+			err = errorf(class, "%s on rank %d: %v", call, t.Rank(), err)
 		}
 		name = string(msg)
 	}
@@ -267,13 +272,18 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 // segment there to hand it to a C program. Nil in every real program.
 var testHookMapped func(dir, name string)
 
-func isNoSpace(err error) bool { return errors.Is(err, shm.ErrNoSpace) }
+// isNoMem reports a failure for lack of memory: a full shm directory, or a
+// mapping the kernel refused (mmap's ENOMEM: address space, RLIMIT_AS,
+// vm.max_map_count), both MPI_ERR_NO_MEM.
+func isNoMem(err error) bool {
+	return errors.Is(err, shm.ErrNoSpace) || errors.Is(err, syscall.ENOMEM)
+}
 
 func classOf(err error) error {
 	if c := classCode(err); c != 0 {
 		return classes[c]
 	}
-	if isNoSpace(err) {
+	if isNoMem(err) {
 		return ErrNoMem
 	}
 	return ErrOther

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
@@ -365,4 +366,61 @@ func init() {
 		}
 		return w.Free()
 	})
+}
+
+// TestMapNoMem: a mapping the kernel refuses for lack of address space
+// (mmap ENOMEM, here under an RLIMIT_AS on rank 1) is ErrNoMem on every
+// rank, not ErrOther.
+func TestMapNoMem(t *testing.T) { ranktest.Run(t, 2, "map-nomem") }
+
+func init() {
+	ranktest.Register("map-nomem", func(c *comm.Comm) error {
+		const size = 8 << 30 // sparse (no reservation): only the mapping can fail
+		var old syscall.Rlimit
+		if c.Rank() == 1 {
+			if err := syscall.Getrlimit(syscall.RLIMIT_AS, &old); err != nil {
+				return err
+			}
+			vm, err := vmSize()
+			if err != nil {
+				return err
+			}
+			lim := syscall.Rlimit{Cur: vm + 512<<20, Max: old.Max}
+			if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+				return err
+			}
+		}
+		w, err := win.AllocateShared(c, size, 1, win.Info{"shmrun_no_reserve": "true"})
+		if c.Rank() == 1 {
+			if rerr := syscall.Setrlimit(syscall.RLIMIT_AS, &old); rerr != nil {
+				return rerr
+			}
+		}
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: an 8 GiB window mapped under a 512 MiB address-space limit", c.Rank())
+		}
+		if !errors.Is(err, win.ErrNoMem) {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem", c.Rank(), err)
+		}
+		return nil
+	})
+}
+
+// vmSize returns this process's virtual size in bytes (/proc/self/status).
+func vmSize() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err != nil {
+				return 0, err
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmSize in /proc/self/status")
 }
