@@ -43,6 +43,14 @@ const (
 	slotMsg      = 24
 )
 
+// Assertion bits of the exchange's flags word, above format's Flag* bits:
+// they travel between ranks only and never reach the segment header.
+const (
+	slotSameSize     = 1 << 16
+	slotSameDispUnit = 1 << 17
+	slotOnly         = slotSameSize | slotSameDispUnit
+)
+
 func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
 	call := "AllocateShared"
 	if flavor == FlavorAllocate {
@@ -70,6 +78,12 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	if cfg.noReserve {
 		flags |= format.FlagNoReserve
 	}
+	if cfg.sameSize {
+		flags |= slotSameSize
+	}
+	if cfg.sameDispUnit {
+		flags |= slotSameDispUnit
+	}
 	slots, err := exchange(t, err, func(b []byte) {
 		binary.LittleEndian.PutUint64(b[slotSize:], uint64(size))
 		binary.LittleEndian.PutUint64(b[slotDispUnit:], uint64(dispUnit))
@@ -90,6 +104,12 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	cfg.noncontig = flags&format.FlagNoncontig != 0
 	cfg.hugePages = flags&format.FlagHuge != 0
 	cfg.noReserve = flags&format.FlagNoReserve != 0
+	// An assertion given on some ranks only is erroneous (the standard asks
+	// every rank for the same value); taking it from any rank makes every
+	// rank check the same thing below and fail, or not, alike.
+	cfg.sameSize = flags&slotSameSize != 0
+	cfg.sameDispUnit = flags&slotSameDispUnit != 0
+	flags &^= slotOnly
 	// Every rank computes the same layout from the same inputs, so every rank
 	// fails (or not) alike here without another round.
 	align := shm.PageSize
@@ -118,8 +138,9 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	return w, nil
 }
 
-// checkSame enforces the same_size and same_disp_unit assertions: a window
-// whose ranks break them is erroneous, and we say so on every rank.
+// checkSame enforces the same_size and same_disp_unit assertions, as agreed
+// (set if any rank set them): a window whose ranks break them is erroneous,
+// and every rank says so with the same error.
 func checkSame(cfg config, sizes, units []int64, call string) error {
 	for r := range sizes {
 		if cfg.sameSize && sizes[r] != sizes[0] {

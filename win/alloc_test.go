@@ -424,3 +424,80 @@ func vmSize() (uint64, error) {
 	}
 	return 0, fmt.Errorf("no VmSize in /proc/self/status")
 }
+
+// TestSameAssertsOnSomeRanks: same_size or same_disp_unit given on some
+// ranks only fails alike on every rank when the sizes or units differ
+// (no rank pairs its next exchange with another rank's later call), and
+// is harmless when they agree (issue 12, defect 5).
+func TestSameAssertsOnSomeRanks(t *testing.T) {
+	sameOnEveryRank(t, ranktest.Run(t, 3, "same-some"), 3)
+}
+
+// sameOnEveryRank checks that each of n ranks printed one line "rank r: msg"
+// and that msg is the same on every rank.
+func sameOnEveryRank(t *testing.T, res ranktest.Result, n int) {
+	t.Helper()
+	lines := res.Lines()
+	if len(lines) != n {
+		t.Fatalf("%d lines of output, want one per rank (%d):\n%s", len(lines), n, res.Stdout)
+	}
+	var first string
+	for i, l := range lines {
+		_, msg, ok := strings.Cut(l, ": ")
+		if !ok {
+			t.Fatalf("line %q is not \"rank r: message\"", l)
+		}
+		if i == 0 {
+			first = msg
+		} else if msg != first {
+			t.Errorf("the ranks saw different messages:\n%s\n%s", lines[0], l)
+		}
+	}
+}
+
+func init() {
+	ranktest.Register("same-some", func(c *comm.Comm) error {
+		on := func(key string) win.Info {
+			if c.Rank() == 1 {
+				return win.Info{key: "true"}
+			}
+			return nil
+		}
+		var msgs []string
+		for _, tc := range []struct {
+			key        string
+			size, unit int
+			class      error
+		}{
+			{"same_size", 8 * (c.Rank() + 1), 8, win.ErrSize},
+			{"same_disp_unit", 64, 1 << c.Rank(), win.ErrArg},
+		} {
+			w, err := win.AllocateShared(c, tc.size, tc.unit, on(tc.key))
+			if err == nil {
+				w.Free()
+				return fmt.Errorf("rank %d: %s on rank 1 only, broken: no error", c.Rank(), tc.key)
+			}
+			if !errors.Is(err, tc.class) || !strings.Contains(err.Error(), tc.key) {
+				return fmt.Errorf("rank %d: %s on rank 1 only: %v, want %v naming the key", c.Rank(), tc.key, err, tc.class)
+			}
+			msgs = append(msgs, err.Error())
+			// Agreed on: the next collective calls pair up as written.
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			w, err = win.AllocateShared(c, 64, 8, on(tc.key))
+			if err != nil {
+				return fmt.Errorf("rank %d: %s on rank 1 only, kept: %v", c.Rank(), tc.key, err)
+			}
+			if got := w.Info()[tc.key]; got != "true" {
+				return fmt.Errorf("rank %d: info %s=%s in effect, want true", c.Rank(), tc.key, got)
+			}
+			if err := w.Free(); err != nil {
+				return err
+			}
+		}
+		// The same messages on every rank: rank 0 prints, the test compares.
+		fmt.Printf("rank %d: %s\n", c.Rank(), strings.Join(msgs, " | "))
+		return nil
+	})
+}
