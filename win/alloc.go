@@ -41,7 +41,12 @@ const (
 	slotFlags    = 16
 	slotClass    = 20
 	slotMsg      = 24
+	slotMsgLen   = 0 // on failure: uint32 length of the whole message
 )
+
+// maxRemoteMsg bounds the message a failed collective call carries to the
+// other ranks (the rounds it takes: 64 KiB is 256 rounds of 256 bytes).
+const maxRemoteMsg = 64 << 10
 
 // Assertion bits of the exchange's flags word, above format's Flag* bits:
 // they travel between ranks only and never reach the segment header.
@@ -155,12 +160,25 @@ func checkSame(cfg config, sizes, units []int64, call string) error {
 
 // exchange runs one round of the team's exchange in which a rank may report a
 // local error. If any rank failed, every rank returns the first failure's
-// class and message; otherwise the slots.
+// class and its whole message (up to maxRemoteMsg bytes), naming the rank
+// that failed; otherwise the slots.
+//
+// A failure's slot holds the message's length at slotMsgLen, its class at
+// slotClass and its first bytes at slotMsg; when the message is longer than
+// that, every rank runs the further rounds the length calls for, in which
+// the failed rank publishes the rest, a slot at a time. Every rank reads the
+// same length from the same slot, so all run the same number of rounds.
 func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
 	var mine [format.SlotLen]byte
+	var msg string
 	if localErr != nil {
+		msg = localErr.Error()
+		if len(msg) > maxRemoteMsg {
+			msg = msg[:maxRemoteMsg]
+		}
 		mine[slotClass] = classCode(localErr) + 1
-		copy(mine[slotMsg:], localErr.Error())
+		binary.LittleEndian.PutUint32(mine[slotMsgLen:], uint32(len(msg)))
+		copy(mine[slotMsg:], msg)
 	} else if fill != nil {
 		fill(mine[:])
 	}
@@ -171,19 +189,26 @@ func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
 	if first < 0 {
 		return slots, nil
 	}
+	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
+	total := min(int(binary.LittleEndian.Uint32(s[slotMsgLen:])), maxRemoteMsg)
+	class := classes[int(s[slotClass]-1)%len(classes)]
+	text := make([]byte, 0, total)
+	text = append(text, s[slotMsg:slotMsg+min(total, format.SlotLen-slotMsg)]...)
+	for len(text) < total {
+		var piece [format.SlotLen]byte
+		if first == t.Rank() {
+			copy(piece[:], msg[len(text):])
+		}
+		slots, _, err := t.Exchange(piece[:], false)
+		if err != nil {
+			return nil, errorf(ErrAborted, "rank %d: %v", t.Rank(), err)
+		}
+		text = append(text, slots[first*format.SlotLen:][:min(format.SlotLen, total-len(text))]...)
+	}
 	if first == t.Rank() && localErr != nil {
 		return nil, localErr
 	}
-	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
-	msg := s[slotMsg:]
-	for i, b := range msg {
-		if b == 0 {
-			msg = msg[:i]
-			break
-		}
-	}
-	class := classes[int(s[slotClass]-1)%len(classes)]
-	return nil, &remoteError{msg: fmt.Sprintf("%s (failed on rank %d; seen from rank %d)", msg, first, t.Rank()), class: class}
+	return nil, &remoteError{msg: fmt.Sprintf("%s (failed on rank %d; seen from rank %d)", text, first, t.Rank()), class: class}
 }
 
 // agree is exchange without payload: a collective yes/no on localErr.

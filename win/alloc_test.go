@@ -501,3 +501,36 @@ func init() {
 		return nil
 	})
 }
+
+// TestLongFailureMessage: a collective failure whose message is longer than
+// an exchange slot (a no-space error naming a long shm directory) reaches
+// every rank whole (issue 12, defect 11: it was cut at 232 bytes).
+func TestLongFailureMessage(t *testing.T) {
+	dir := tinyTmpfs(t, "2m")
+	long := dir + "/" + strings.Repeat("d", 200) + "/" + strings.Repeat("e", 200) + "/end"
+	if err := os.MkdirAll(long, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	res := ranktest.Run(t, 3, "long-failure", ranktest.ShmDir(long))
+	sameOnEveryRank(t, res, 3)
+}
+
+func init() {
+	ranktest.Register("long-failure", func(c *comm.Comm) error {
+		dir := os.Getenv(comm.EnvShmDir)
+		w, err := win.AllocateShared(c, 4<<20, 1, nil)
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: 4 MiB per rank in a 2 MiB tmpfs succeeded", c.Rank())
+		}
+		msg := err.Error()
+		if !errors.Is(err, win.ErrNoMem) || strings.Count(msg, dir) != 1 || !strings.Contains(msg, "--shm-dir") {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem with the whole message (directory %d bytes)", c.Rank(), err, len(dir))
+		}
+		// The failed rank returns its own error; the others add which rank
+		// failed and where it was seen.
+		msg, _, _ = strings.Cut(msg, " (failed on rank ")
+		fmt.Printf("rank %d: %s\n", c.Rank(), msg)
+		return nil
+	})
+}
