@@ -21,7 +21,9 @@ import (
 // follows rank i-1's last byte, as the standard requires; with
 // info alloc_shared_noncontig=true each rank's part starts on its own page.
 // Every rank reserves its own part from its own process, so a full tmpfs is
-// ErrNoMem on every rank now rather than SIGBUS later. The segment is unlinked
+// ErrNoMem on every rank now rather than SIGBUS later; a window larger than
+// the shm directory's free space fails at once (statfs), before anything is
+// reserved, and a reservation that fails midway gives its pages back. The segment is unlinked
 // as soon as every rank has mapped it; new windows are zeroed.
 func AllocateShared(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
 	return allocate(c, int64(size), dispUnit, info, FlavorShared)
@@ -239,7 +241,14 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	name := ""
 	if t.Rank() == 0 {
 		name = format.ObjectName(t.Job(), format.NewObjectID())
-		obj, err = shm.Create(t.Dir(), name, sp.layout.Total)
+		if sp.flags&format.FlagNoReserve == 0 {
+			// A window far beyond the directory's free space fails here,
+			// on every rank at once, before any rank fills the tmpfs.
+			err = shm.CheckFree(t.Dir(), sp.layout.Total)
+		}
+		if err == nil {
+			obj, err = shm.Create(t.Dir(), name, sp.layout.Total)
+		}
 		if err == nil {
 			mem, err = obj.Map(sp.layout.Total)
 		}

@@ -534,3 +534,35 @@ func init() {
 		return nil
 	})
 }
+
+// TestWindowBeyondTmpfs: a window larger than the shm directory's free
+// space fails at once on every rank, reporting the space free before the
+// attempt (not the 0 bytes left after filling the tmpfs), and leaves the
+// tmpfs as it was (issue 12, defect 10). Each rank's part fits alone; the
+// window does not.
+func TestWindowBeyondTmpfs(t *testing.T) {
+	dir := tinyTmpfs(t, "2m")
+	free := shm.FreeBytes(dir)
+	res := ranktest.Run(t, 3, "beyond-tmpfs", ranktest.ShmDir(dir), ranktest.Env("WANT_FREE="+fmt.Sprint(free)))
+	sameOnEveryRank(t, res, 3)
+	if got := shm.FreeBytes(dir); got != free {
+		t.Errorf("%d bytes free after the failed allocation, %d before", got, free)
+	}
+}
+
+func init() {
+	ranktest.Register("beyond-tmpfs", func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 1536<<10, 1, nil)
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: 3 x 1.5 MiB in a 2 MiB tmpfs succeeded", c.Rank())
+		}
+		want := "only " + os.Getenv("WANT_FREE") + " bytes free"
+		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem saying %q", c.Rank(), err, want)
+		}
+		msg, _, _ := strings.Cut(err.Error(), " (failed on rank ")
+		fmt.Printf("rank %d: %s\n", c.Rank(), msg)
+		return nil
+	})
+}
