@@ -7,7 +7,10 @@ import (
 	"hash/crc32"
 )
 
-// Header errors, checked in this order: magic, version, kind, size, checksum.
+// Header errors. ReadHeader checks magic, version, the header length it
+// needs to compute the checksum, the checksum, and only then the fields the
+// checksum vouches for (kind, total size): a changed byte is ErrCorrupt, and
+// an intact header that is not the one expected names the field.
 var (
 	ErrBadMagic   = errors.New("bad magic: not a shmrun segment")
 	ErrVersion    = errors.New("unsupported segment format version")
@@ -15,6 +18,10 @@ var (
 	ErrTruncated  = errors.New("segment truncated")
 	ErrCorrupt    = errors.New("segment header checksum mismatch")
 	ErrHeaderSize = errors.New("bad header length")
+	// ErrMismatch is a field of an intact header (its checksum holds) that
+	// differs from what the reader expects: the segment is not the one it
+	// was told to map. The error that wraps it names the field.
+	ErrMismatch = errors.New("segment header field mismatch")
 )
 
 // Magic opens every shmrun segment.
@@ -109,17 +116,23 @@ func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
 	if h.Version != FormatVersion {
 		return h, fmt.Errorf("shm: header: version %d, this build reads %d: %w", h.Version, FormatVersion, ErrVersion)
 	}
-	if h.Kind != kind {
-		return h, fmt.Errorf("shm: header: kind %d, want %d: %w", h.Kind, kind, ErrKind)
-	}
-	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) || h.HeaderLen > h.TotalSize {
-		return h, fmt.Errorf("shm: header: length %d outside [%d, %d]: %w", h.HeaderLen, FixedHeaderLen, min(uint64(len(m)), h.TotalSize), ErrHeaderSize)
-	}
-	if size >= 0 && h.TotalSize > uint64(size) {
-		return h, fmt.Errorf("shm: header: says %d bytes, object has %d: %w", h.TotalSize, size, ErrTruncated)
+	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) {
+		return h, fmt.Errorf("shm: header: length %d outside [%d, %d]: %w", h.HeaderLen, FixedHeaderLen, len(m), ErrHeaderSize)
 	}
 	if got, want := checksum(m[:h.HeaderLen]), le.Uint32(m[OffChecksum:]); got != want {
 		return h, fmt.Errorf("shm: header: checksum %#08x, computed %#08x: %w", want, got, ErrCorrupt)
+	}
+	if r := le.Uint32(m[OffReserved:]); r != 0 {
+		return h, fmt.Errorf("shm: header: reserved field is %#x, must be 0: %w", r, ErrMismatch)
+	}
+	if h.Kind != kind {
+		return h, fmt.Errorf("shm: header: kind %d, want %d: %w", h.Kind, kind, ErrKind)
+	}
+	if h.HeaderLen > h.TotalSize {
+		return h, fmt.Errorf("shm: header: length %d exceeds the total size %d: %w", h.HeaderLen, h.TotalSize, ErrHeaderSize)
+	}
+	if size >= 0 && h.TotalSize > uint64(size) {
+		return h, fmt.Errorf("shm: header: says %d bytes, object has %d: %w", h.TotalSize, size, ErrTruncated)
 	}
 	return h, nil
 }

@@ -3,6 +3,8 @@ package shm_test
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +23,16 @@ func sealed(t testing.TB, kind uint32, headerLen, total int) []byte {
 	if err := shm.WriteHeader(m, shm.Header{Kind: kind, HeaderLen: uint64(headerLen), TotalSize: uint64(total)}); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// reseal recomputes the checksum of a header whose length field is in m,
+// as a writer that means what it wrote would.
+func reseal(m []byte) []byte {
+	le := binary.LittleEndian
+	hl := le.Uint64(m[shm.OffHeaderLen:])
+	le.PutUint32(m[shm.OffChecksum:], 0)
+	le.PutUint32(m[shm.OffChecksum:], crc32.Checksum(m[:hl], crc32.MakeTable(crc32.Castagnoli)))
 	return m
 }
 
@@ -81,14 +93,19 @@ func TestReadHeaderErrors(t *testing.T) {
 		{"magic of another version", func(m []byte) []byte { m[7]++; return m }, shm.KindWindow, total, shm.ErrBadMagic},
 		{"version", func(m []byte) []byte { le.PutUint32(m[8:], shm.FormatVersion+1); return m }, shm.KindWindow, total, shm.ErrVersion},
 		{"kind", func(m []byte) []byte { return m }, shm.KindControl, total, shm.ErrKind},
+		{"kind field changed", func(m []byte) []byte { m[12] ^= 3; return m }, shm.KindWindow, total, shm.ErrCorrupt},
+		{"kind field changed, resealed", func(m []byte) []byte { m[12] ^= 3; return reseal(m) }, shm.KindWindow, total, shm.ErrKind},
 		{"header length below the fixed part", func(m []byte) []byte { le.PutUint64(m[16:], shm.FixedHeaderLen-1); return m }, shm.KindWindow, total, shm.ErrHeaderSize},
 		{"header length beyond the mapping", func(m []byte) []byte { return m[:headerLen-1] }, shm.KindWindow, total, shm.ErrHeaderSize},
-		{"header length beyond the total", func(m []byte) []byte { le.PutUint64(m[24:], headerLen-1); return m }, shm.KindWindow, -1, shm.ErrHeaderSize},
+		{"header length beyond the total", func(m []byte) []byte { le.PutUint64(m[24:], headerLen-1); return reseal(m) }, shm.KindWindow, -1, shm.ErrHeaderSize},
+		{"total size changed", func(m []byte) []byte { le.PutUint64(m[24:], headerLen-1); return m }, shm.KindWindow, -1, shm.ErrCorrupt},
+		{"total size beyond the object, resealed", func(m []byte) []byte { le.PutUint64(m[24:], total+1); return reseal(m) }, shm.KindWindow, total, shm.ErrTruncated},
 		{"header length huge", func(m []byte) []byte { le.PutUint64(m[16:], 1<<63); return m }, shm.KindWindow, total, shm.ErrHeaderSize},
 		{"object smaller than the total", func(m []byte) []byte { return m }, shm.KindWindow, total - 1, shm.ErrTruncated},
 		{"checksum", func(m []byte) []byte { m[32] ^= 1; return m }, shm.KindWindow, total, shm.ErrCorrupt},
 		{"kind-specific byte", func(m []byte) []byte { m[headerLen-1] ^= 0x80; return m }, shm.KindWindow, total, shm.ErrCorrupt},
 		{"reserved field", func(m []byte) []byte { m[36] = 1; return m }, shm.KindWindow, total, shm.ErrCorrupt},
+		{"reserved field, resealed", func(m []byte) []byte { m[36] = 1; return reseal(m) }, shm.KindWindow, total, shm.ErrMismatch},
 		{"total size", func(m []byte) []byte { le.PutUint64(m[24:], total-4096); return m }, shm.KindWindow, total, shm.ErrCorrupt},
 	}
 	for _, tt := range tests {
@@ -97,6 +114,10 @@ func TestReadHeaderErrors(t *testing.T) {
 			_, err := shm.ReadHeader(m, tt.kind, tt.size)
 			if !errors.Is(err, tt.want) {
 				t.Errorf("ReadHeader = %v, want %v", err, tt.want)
+			}
+			// Only a checksum error may speak of the checksum.
+			if err != nil && tt.want != shm.ErrCorrupt && strings.Contains(err.Error(), "checksum") {
+				t.Errorf("ReadHeader = %v: a %v error mentions the checksum", err, tt.want)
 			}
 		})
 	}
@@ -135,6 +156,14 @@ func FuzzReadHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, kind uint32, size int64) {
 		m := guarded(t, data)
 		h, err := shm.ReadHeader(m, kind, size)
+		if errors.Is(err, shm.ErrKind) || errors.Is(err, shm.ErrTruncated) && len(m) >= shm.FixedHeaderLen {
+			// Checked after the checksum: the header is intact, so it
+			// reads as a header of its own kind and unknown object size,
+			// unless only its length exceeds its total.
+			if _, err2 := shm.ReadHeader(m, h.Kind, -1); err2 != nil && !errors.Is(err2, shm.ErrHeaderSize) {
+				t.Fatalf("ReadHeader said %v, but the header is not intact: %v", err, err2)
+			}
+		}
 		if err == nil {
 			if h.Version != shm.FormatVersion || h.Kind != kind || h.HeaderLen < shm.FixedHeaderLen ||
 				h.HeaderLen > uint64(len(m)) || h.HeaderLen > h.TotalSize || size >= 0 && h.TotalSize > uint64(size) {

@@ -142,3 +142,48 @@ func TestPopulateNoSpace(t *testing.T) {
 		t.Fatalf("Populate(8 MiB) on a 1 MiB tmpfs = %v, want a *NoSpaceError for %s asking %d", err, dir, size)
 	}
 }
+
+// TestReserveBeyondFree: a reservation beyond the directory's free space
+// fails at once, reporting the space free before it (not the 0 bytes left
+// once it had filled the filesystem), and leaves nothing allocated; one that
+// fails midway gives back the pages it took (issue 12, defect 10).
+func TestReserveBeyondFree(t *testing.T) {
+	dir := tinyTmpfs(t)
+	const size = 8 << 20
+	o := mustCreate(t, dir, size)
+	defer o.Unlink()
+	m, err := o.Map(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Unmap(m)
+	before := shm.FreeBytes(dir)
+	if before < 512<<10 {
+		t.Fatalf("a fresh 1 MiB tmpfs has %d bytes free", before)
+	}
+	for _, tc := range []struct {
+		name    string
+		reserve func() error
+	}{
+		{"Reserve", func() error { return o.Reserve(dir, 0, size) }},
+		{"Populate", func() error { return o.Populate(dir, m, 0, size) }},
+		{"Reserve failing midway", func() error { return o.ReserveUnchecked(dir, 0, size) }},
+		{"Populate failing midway", func() error { return o.PopulateUnchecked(dir, m, 0, size) }},
+		{"CheckFree", func() error { return shm.CheckFree(dir, size) }},
+	} {
+		err := tc.reserve()
+		var ns *shm.NoSpaceError
+		if !errors.As(err, &ns) {
+			t.Fatalf("%s of 8 MiB on a 1 MiB tmpfs = %v, want a *NoSpaceError", tc.name, err)
+		}
+		if ns.Free != before {
+			t.Errorf("%s: NoSpaceError says %d bytes free, there were %d before it", tc.name, ns.Free, before)
+		}
+		if got := allocated(t, o); got != 0 {
+			t.Errorf("%s: %d bytes still allocated after it failed", tc.name, got)
+		}
+		if got := shm.FreeBytes(dir); got != before {
+			t.Errorf("%s: %d bytes free after it failed, %d before", tc.name, got, before)
+		}
+	}
+}

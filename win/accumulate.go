@@ -77,13 +77,12 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 
 // GetAccumulate stores the target's elements at disp into result and
 // combines src into them with op, atomically per element
-// (MPI_Get_accumulate). op may also be NoOp (an atomic read; src may then be
-// nil). len(result) must equal len(src) unless op is NoOp (ErrCount).
+// (MPI_Get_accumulate). op may also be NoOp (an atomic read): src is then
+// ignored, whatever its length (nil included), as the standard ignores the
+// origin buffer of MPI_NO_OP. len(result) must equal len(src) unless op is
+// NoOp (ErrCount).
 func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
 	if op != atomics.NoOp && len(src) != len(result) {
-		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.Rank(), len(src), len(result))
-	}
-	if op == atomics.NoOp && src != nil && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.Rank(), len(src), len(result))
 	}
 	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {

@@ -288,3 +288,27 @@ func TestCompareAndSwapResults(t *testing.T) {
 		return nil
 	})
 }
+
+// TestGetAccumulateNoOpIgnoresSrc: with NoOp the origin buffer is ignored,
+// so any src (nil, shorter, longer than result) is accepted and the target's
+// elements are read into result, on the one-element and general paths.
+func TestGetAccumulateNoOpIgnoresSrc(t *testing.T) {
+	inLockAll(t, func(w *win.Win) error {
+		if _, err := win.FetchAndOp(w, int64(7), 0, 0, atomics.Replace); err != nil {
+			return err
+		}
+		for _, src := range [][]int64{nil, {}, {1}, {1, 2, 3, 4, 5}} {
+			for _, n := range []int{1, 2} {
+				res := make([]int64, n)
+				if err := win.GetAccumulate(w, src, res, 0, 0, atomics.NoOp); err != nil {
+					return fmt.Errorf("NoOp with %d source and %d result elements: %v", len(src), n, err)
+				}
+				if res[0] != 7 {
+					return fmt.Errorf("NoOp with %d source elements read %d, want 7", len(src), res[0])
+				}
+			}
+		}
+		err := win.GetAccumulate(w, []int64{1}, make([]int64, 2), 0, 0, atomics.Sum)
+		return check(isClass(err, win.ErrCount), "Sum with 1 source and 2 result elements: %v, want ErrCount", err)
+	})
+}

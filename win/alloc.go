@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
@@ -22,7 +23,9 @@ import (
 // follows rank i-1's last byte, as the standard requires; with
 // info alloc_shared_noncontig=true each rank's part starts on its own page.
 // Every rank reserves its own part from its own process, so a full tmpfs is
-// ErrNoMem on every rank now rather than SIGBUS later. The segment is unlinked
+// ErrNoMem on every rank now rather than SIGBUS later; a window larger than
+// the shm directory's free space fails at once (statfs), before anything is
+// reserved, and a reservation that fails midway gives its pages back. The segment is unlinked
 // as soon as every rank has mapped it; new windows are zeroed.
 func AllocateShared(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
 	return allocate(c, int64(size), dispUnit, info, FlavorShared)
@@ -42,6 +45,19 @@ const (
 	slotFlags    = 16
 	slotClass    = 20
 	slotMsg      = 24
+	slotMsgLen   = 0 // on failure: uint32 length of the whole message
+)
+
+// maxRemoteMsg bounds the message a failed collective call carries to the
+// other ranks (the rounds it takes: 64 KiB is 256 rounds of 256 bytes).
+const maxRemoteMsg = 64 << 10
+
+// Assertion bits of the exchange's flags word, above format's Flag* bits:
+// they travel between ranks only and never reach the segment header.
+const (
+	slotSameSize     = 1 << 16
+	slotSameDispUnit = 1 << 17
+	slotOnly         = slotSameSize | slotSameDispUnit
 )
 
 func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
@@ -71,6 +87,12 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	if cfg.noReserve {
 		flags |= format.FlagNoReserve
 	}
+	if cfg.sameSize {
+		flags |= slotSameSize
+	}
+	if cfg.sameDispUnit {
+		flags |= slotSameDispUnit
+	}
 	slots, err := exchange(t, err, func(b []byte) {
 		binary.LittleEndian.PutUint64(b[slotSize:], uint64(size))
 		binary.LittleEndian.PutUint64(b[slotDispUnit:], uint64(dispUnit))
@@ -91,6 +113,12 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	cfg.noncontig = flags&format.FlagNoncontig != 0
 	cfg.hugePages = flags&format.FlagHuge != 0
 	cfg.noReserve = flags&format.FlagNoReserve != 0
+	// An assertion given on some ranks only is erroneous (the standard asks
+	// every rank for the same value); taking it from any rank makes every
+	// rank check the same thing below and fail, or not, alike.
+	cfg.sameSize = flags&slotSameSize != 0
+	cfg.sameDispUnit = flags&slotSameDispUnit != 0
+	flags &^= slotOnly
 	// Every rank computes the same layout from the same inputs, so every rank
 	// fails (or not) alike here without another round.
 	align := shm.PageSize
@@ -120,8 +148,9 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	return w, nil
 }
 
-// checkSame enforces the same_size and same_disp_unit assertions: a window
-// whose ranks break them is erroneous, and we say so on every rank.
+// checkSame enforces the same_size and same_disp_unit assertions, as agreed
+// (set if any rank set them): a window whose ranks break them is erroneous,
+// and every rank says so with the same error.
 func checkSame(cfg config, sizes, units []int64, call string) error {
 	for r := range sizes {
 		if cfg.sameSize && sizes[r] != sizes[0] {
@@ -136,12 +165,25 @@ func checkSame(cfg config, sizes, units []int64, call string) error {
 
 // exchange runs one round of the team's exchange in which a rank may report a
 // local error. If any rank failed, every rank returns the first failure's
-// class and message; otherwise the slots.
+// class and its whole message (up to maxRemoteMsg bytes), naming the rank
+// that failed; otherwise the slots.
+//
+// A failure's slot holds the message's length at slotMsgLen, its class at
+// slotClass and its first bytes at slotMsg; when the message is longer than
+// that, every rank runs the further rounds the length calls for, in which
+// the failed rank publishes the rest, a slot at a time. Every rank reads the
+// same length from the same slot, so all run the same number of rounds.
 func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
 	var mine [format.SlotLen]byte
+	var msg string
 	if localErr != nil {
+		msg = localErr.Error()
+		if len(msg) > maxRemoteMsg {
+			msg = msg[:maxRemoteMsg]
+		}
 		mine[slotClass] = classCode(localErr) + 1
-		copy(mine[slotMsg:], localErr.Error())
+		binary.LittleEndian.PutUint32(mine[slotMsgLen:], uint32(len(msg)))
+		copy(mine[slotMsg:], msg)
 	} else if fill != nil {
 		fill(mine[:])
 	}
@@ -152,19 +194,26 @@ func exchange(t *team.Team, localErr error, fill func([]byte)) ([]byte, error) {
 	if first < 0 {
 		return slots, nil
 	}
+	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
+	total := min(int(binary.LittleEndian.Uint32(s[slotMsgLen:])), maxRemoteMsg)
+	class := classes[int(s[slotClass]-1)%len(classes)]
+	text := make([]byte, 0, total)
+	text = append(text, s[slotMsg:slotMsg+min(total, format.SlotLen-slotMsg)]...)
+	for len(text) < total {
+		var piece [format.SlotLen]byte
+		if first == t.Rank() {
+			copy(piece[:], msg[len(text):])
+		}
+		slots, _, err := t.Exchange(piece[:], false)
+		if err != nil {
+			return nil, errorf(ErrAborted, "rank %d: %v", t.Rank(), err)
+		}
+		text = append(text, slots[first*format.SlotLen:][:min(format.SlotLen, total-len(text))]...)
+	}
 	if first == t.Rank() && localErr != nil {
 		return nil, localErr
 	}
-	s := slots[first*format.SlotLen : (first+1)*format.SlotLen]
-	msg := s[slotMsg:]
-	for i, b := range msg {
-		if b == 0 {
-			msg = msg[:i]
-			break
-		}
-	}
-	class := classes[int(s[slotClass]-1)%len(classes)]
-	return nil, &remoteError{msg: fmt.Sprintf("%s (failed on rank %d; seen from rank %d)", msg, first, t.Rank()), class: class}
+	return nil, &remoteError{msg: fmt.Sprintf("%s (failed on rank %d; seen from rank %d)", text, first, t.Rank()), class: class}
 }
 
 // agree is exchange without payload: a collective yes/no on localErr.
@@ -194,7 +243,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	var err error
 	name := ""
 	if t.Rank() == 0 {
-		obj, name, err = makeObject(t, sp.layout.Total)
+		obj, name, err = makeObject(t, sp.layout.Total, sp.flags&format.FlagNoReserve == 0)
 		if err == nil {
 			mem, err = obj.Map(sp.layout.Total)
 		}
@@ -226,7 +275,11 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 			err = checkWindowHeader(mem, sp.layout.Total, sp)
 		}
 		if err != nil {
-			err = errorf(ErrWin, "%s on rank %d: %v", call, t.Rank(), err)
+			class := ErrWin // a segment that is not the one agreed on
+			if isNoMem(err) {
+				class = ErrNoMem
+			}
+			err = errorf(class, "%s on rank %d: %v", call, t.Rank(), err)
 		}
 		name = string(msg)
 	}
@@ -244,10 +297,8 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		if length > 0 {
 			if rerr := obj.Populate(t.Dir(), mem, off, length); rerr != nil {
 				switch {
-				case isNoSpace(rerr) && obj.Path == "":
+				case errors.Is(rerr, shm.ErrNoSpace) && obj.Path == "":
 					err = errorf(ErrNoMem, "%s on rank %d: reserving %d bytes of a memfd segment: out of memory (RAM, or the memory cgroup's limit)", call, t.Rank(), length)
-				case isNoSpace(rerr):
-					err = errorf(ErrNoMem, "%s on rank %d: %v; or run with --shm=memfd (windows outside the directory)", call, t.Rank(), rerr)
 				default:
 					err = errorf(classOf(rerr), "%s on rank %d: %v", call, t.Rank(), rerr)
 				}
@@ -279,7 +330,7 @@ const memfdPrefix = "memfd:"
 // named object in the shm directory, or a memfd (team.Backing: always, or
 // with BackingAuto when the directory has no room for the segment). It
 // returns the object and the place the others open it by.
-func makeObject(t *team.Team, total int64) (*shm.Object, string, error) {
+func makeObject(t *team.Team, total int64, reserve bool) (*shm.Object, string, error) {
 	memfd := t.Backing() == format.BackingMemfd
 	if t.Backing() == format.BackingAuto {
 		if free := shm.FreeBytes(t.Dir()); free >= 0 && free < total {
@@ -287,6 +338,13 @@ func makeObject(t *team.Team, total int64) (*shm.Object, string, error) {
 		}
 	}
 	if !memfd {
+		if reserve {
+			// A window far beyond the directory's free space fails here,
+			// on every rank at once, before any rank fills the tmpfs.
+			if err := shm.CheckFree(t.Dir(), total); err != nil {
+				return nil, "", err
+			}
+		}
 		name := format.ObjectName(t.Job(), format.NewObjectID())
 		obj, err := shm.Create(t.Dir(), name, total)
 		return obj, name, err
@@ -324,13 +382,18 @@ func openObject(dir, place string, total int64) (*shm.Object, error) {
 // segment there to hand it to a C program. Nil in every real program.
 var testHookMapped func(dir, name string)
 
-func isNoSpace(err error) bool { return errors.Is(err, shm.ErrNoSpace) }
+// isNoMem reports a failure for lack of memory: a full shm directory, or a
+// mapping the kernel refused (mmap's ENOMEM: address space, RLIMIT_AS,
+// vm.max_map_count), both MPI_ERR_NO_MEM.
+func isNoMem(err error) bool {
+	return errors.Is(err, shm.ErrNoSpace) || errors.Is(err, syscall.ENOMEM)
+}
 
 func classOf(err error) error {
 	if c := classCode(err); c != 0 {
 		return classes[c]
 	}
-	if isNoSpace(err) {
+	if isNoMem(err) {
 		return ErrNoMem
 	}
 	return ErrOther
@@ -386,15 +449,11 @@ func (w *Win) bind(units []int64) {
 	w.parts = make([]part, w.size)
 	for r := range w.size {
 		off, size := w.layout.Part(r)
-		end := off + size
-		if size == 0 && off < int64(len(w.mem)) {
-			// Go does not advance the pointer of a slice with capacity 0: a
-			// capacity of 1 keeps an empty part positioned where its data
-			// would start (in the contiguous layout, the next rank's first
-			// byte; the length stays 0 and RMA never uses the capacity).
-			end++
+		var data []byte // an empty part aliases nothing (Segment.Offset has its place)
+		if size > 0 {
+			data = w.mem[off : off+size : off+size]
 		}
-		w.parts[r] = part{data: w.mem[off : off+size : end], off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
+		w.parts[r] = part{data: data, off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size, w.t.Check())
 	w.ep.setGate(gateNoLocks, w.cfg.noLocks)

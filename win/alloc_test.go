@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
@@ -29,6 +30,56 @@ func init() {
 	ranktest.Register("layout-noncontig", func(c *comm.Comm) error { return layoutBody(c, true) })
 	ranktest.Register("crossread", crossReadBody)
 	ranktest.Register("churn", churnBody)
+	ranktest.Register("append-empty", func(c *comm.Comm) error { return appendEmptyBody(c, false) })
+	ranktest.Register("append-empty-noncontig", func(c *comm.Comm) error { return appendEmptyBody(c, true) })
+}
+
+// appendEmptyBody: rank 1 has size 0 and appends to its part as Local,
+// Attr().Base and SharedQuery(1) give it; rank 2's first byte (right after
+// it in the contiguous layout) must stay untouched on every rank.
+func appendEmptyBody(c *comm.Comm, noncontig bool) error {
+	info := win.Info{}
+	if noncontig {
+		info["alloc_shared_noncontig"] = "true"
+	}
+	size := 8
+	if c.Rank() == 1 {
+		size = 0
+	}
+	w, err := win.AllocateShared(c, size, 1, info)
+	if err != nil {
+		return err
+	}
+	// Every rank goes through every collective call, failed or not, so
+	// that a failure is reported rather than left hanging in a Fence.
+	var errs []error
+	if c.Rank() == 1 {
+		seg := mustQuery(w, 1)
+		for name, b := range map[string][]byte{"Local": w.Local(), "Attr().Base": w.Attr().Base, "SharedQuery(1)": seg.Bytes} {
+			if len(b) != 0 || cap(b) != 0 {
+				errs = append(errs, fmt.Errorf("%s of a size-0 rank: len %d cap %d, want 0 and 0", name, len(b), cap(b)))
+			}
+			if got := append(b, 0xEE); got[0] != 0xEE {
+				errs = append(errs, fmt.Errorf("append to %s lost its byte", name))
+			}
+		}
+		if want := mustQuery(w, 0).Size; !noncontig && seg.Offset != want {
+			errs = append(errs, fmt.Errorf("contiguous size-0 rank 1: offset %d, want rank 0's size %d", seg.Offset, want))
+		}
+	}
+	errs = append(errs, w.Fence(0))
+	if got := mustQuery(w, 2).Bytes[0]; got != 0 {
+		errs = append(errs, fmt.Errorf("rank 2's first byte is %#x after rank 1 appended to its empty part, want 0", got))
+	}
+	errs = append(errs, w.Fence(0), w.Free())
+	return errors.Join(errs...)
+}
+
+// TestAppendEmptyPart: appending to a size-0 rank's slice never writes the
+// next rank's memory, in either layout (issue 12, defect 1).
+func TestAppendEmptyPart(t *testing.T) {
+	t.Run("contiguous", func(t *testing.T) { ranktest.Run(t, 3, "append-empty") })
+	t.Run("noncontig", func(t *testing.T) { ranktest.Run(t, 3, "append-empty-noncontig") })
 }
 
 // layoutBody checks contiguity (or page alignment), zero sizes and
@@ -52,25 +103,36 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 		if seg.Size != sizeOf(r) || len(seg.Bytes) != sizeOf(r) || seg.DispUnit != 1 {
 			return fmt.Errorf("rank %d: size %d/%d, want %d", r, seg.Size, len(seg.Bytes), sizeOf(r))
 		}
+		if cap(seg.Bytes) != seg.Size {
+			return fmt.Errorf("rank %d: capacity %d, want its size %d (an append must not reach the next part)", r, cap(seg.Bytes), seg.Size)
+		}
 		switch {
-		case noncontig && seg.Size == 0:
+		case seg.Size == 0:
 			if seg.Bytes != nil {
-				return fmt.Errorf("noncontig rank %d of size 0: want a nil slice", r)
+				return fmt.Errorf("rank %d of size 0: want a nil slice", r)
 			}
 		case noncontig:
 			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
 				return fmt.Errorf("noncontig rank %d: base %#x is not page-aligned", r, raw.Addr(seg.Bytes))
 			}
-		case r > 0:
-			if seg.Bytes == nil {
-				return fmt.Errorf("contiguous rank %d: nil slice, want an empty one in place", r)
+		}
+		if seg.Size > 0 {
+			if got, want := base(seg.Bytes), base(mustQuery(w, 0).Bytes)+uintptr(seg.Offset); got != want {
+				return fmt.Errorf("base of rank %d is %#x, want base[0]+Offset %d = %#x", r, got, seg.Offset, want)
 			}
-			if got, want := base(seg.Bytes), base(prev.Bytes)+uintptr(prev.Size); got != want {
-				return fmt.Errorf("contiguous: base of rank %d is %#x, want base[%d]+size = %#x", r, got, r-1, want)
+		}
+		switch {
+		case r == 0:
+			if seg.Offset != 0 || raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
+				return fmt.Errorf("rank 0's data: offset %d, not page-aligned or not at 0", seg.Offset)
+			}
+		case noncontig:
+			if seg.Offset%int(shm.PageSize) != 0 || seg.Offset < prev.Offset+prev.Size {
+				return fmt.Errorf("noncontig rank %d: offset %d after rank %d's [%d, +%d)", r, seg.Offset, r-1, prev.Offset, prev.Size)
 			}
 		default:
-			if raw.Addr(seg.Bytes)%uintptr(shm.PageSize) != 0 {
-				return fmt.Errorf("rank 0's data is not page-aligned")
+			if seg.Offset != prev.Offset+prev.Size {
+				return fmt.Errorf("contiguous rank %d: offset %d, want offset[%d]+size = %d", r, seg.Offset, r-1, prev.Offset+prev.Size)
 			}
 		}
 		prev = seg
@@ -86,14 +148,16 @@ func layoutBody(c *comm.Comm, noncontig bool) error {
 	if a.Size != sizeOf(c.Rank()) || a.Flavor != win.FlavorShared || a.Model != win.Unified || a.DispUnit != 1 {
 		return fmt.Errorf("attributes %+v", a)
 	}
+	if own := mustQuery(w, c.Rank()); a.Offset != own.Offset || cap(a.Base) != a.Size || base(a.Base) != base(own.Bytes) {
+		return fmt.Errorf("Attr (offset %d, cap %d) disagrees with SharedQuery of this rank (offset %d)", a.Offset, cap(a.Base), own.Offset)
+	}
 	if got := w.Info()["alloc_shared_noncontig"]; got != fmt.Sprint(noncontig) {
 		return fmt.Errorf("info alloc_shared_noncontig=%s", got)
 	}
 	return nil
 }
 
-// base is where a slice starts, even when it is empty: a contiguous
-// zero-size part is positioned where its data would be.
+// base is where a slice starts.
 func base(b []byte) uintptr { return raw.Addr(b) }
 
 func mustQuery(w *win.Win, r int) win.Segment {
@@ -328,8 +392,9 @@ func init() {
 			w.Free()
 			return fmt.Errorf("rank %d: 8 MiB window in a 2 MiB tmpfs succeeded", c.Rank())
 		}
-		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), os.Getenv(comm.EnvShmDir)) || !strings.Contains(err.Error(), "--shm-dir") {
-			return fmt.Errorf("rank %d: %v: want ErrNoMem naming the directory and --shm-dir", c.Rank(), err)
+		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), os.Getenv(comm.EnvShmDir)) || !strings.Contains(err.Error(), "--shm-dir") ||
+			!strings.Contains(err.Error(), "--shm=memfd") {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem naming the directory, --shm-dir and --shm=memfd", c.Rank(), err)
 		}
 		// The rank whose own reservation failed reaches the cause itself
 		// (the others get its message and class).
@@ -346,5 +411,205 @@ func init() {
 			return err
 		}
 		return w.Free()
+	})
+}
+
+// TestMapNoMem: a mapping the kernel refuses for lack of address space
+// (mmap ENOMEM, here under an RLIMIT_AS on rank 1) is ErrNoMem on every
+// rank, not ErrOther.
+func TestMapNoMem(t *testing.T) { ranktest.Run(t, 2, "map-nomem") }
+
+func init() {
+	ranktest.Register("map-nomem", func(c *comm.Comm) error {
+		const size = 8 << 30 // sparse (no reservation): only the mapping can fail
+		var old syscall.Rlimit
+		if c.Rank() == 1 {
+			if err := syscall.Getrlimit(syscall.RLIMIT_AS, &old); err != nil {
+				return err
+			}
+			vm, err := vmSize()
+			if err != nil {
+				return err
+			}
+			lim := syscall.Rlimit{Cur: vm + 512<<20, Max: old.Max}
+			if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+				return err
+			}
+		}
+		w, err := win.AllocateShared(c, size, 1, win.Info{"shmrun_no_reserve": "true"})
+		if c.Rank() == 1 {
+			if rerr := syscall.Setrlimit(syscall.RLIMIT_AS, &old); rerr != nil {
+				return rerr
+			}
+		}
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: an 8 GiB window mapped under a 512 MiB address-space limit", c.Rank())
+		}
+		if !errors.Is(err, win.ErrNoMem) {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem", c.Rank(), err)
+		}
+		return nil
+	})
+}
+
+// vmSize returns this process's virtual size in bytes (/proc/self/status).
+func vmSize() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err != nil {
+				return 0, err
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmSize in /proc/self/status")
+}
+
+// TestSameAssertsOnSomeRanks: same_size or same_disp_unit given on some
+// ranks only fails alike on every rank when the sizes or units differ
+// (no rank pairs its next exchange with another rank's later call), and
+// is harmless when they agree (issue 12, defect 5).
+func TestSameAssertsOnSomeRanks(t *testing.T) {
+	sameOnEveryRank(t, ranktest.Run(t, 3, "same-some"), 3)
+}
+
+// sameOnEveryRank checks that each of n ranks printed one line "rank r: msg"
+// and that msg is the same on every rank.
+func sameOnEveryRank(t *testing.T, res ranktest.Result, n int) {
+	t.Helper()
+	lines := res.Lines()
+	if len(lines) != n {
+		t.Fatalf("%d lines of output, want one per rank (%d):\n%s", len(lines), n, res.Stdout)
+	}
+	var first string
+	for i, l := range lines {
+		_, msg, ok := strings.Cut(l, ": ")
+		if !ok {
+			t.Fatalf("line %q is not \"rank r: message\"", l)
+		}
+		if i == 0 {
+			first = msg
+		} else if msg != first {
+			t.Errorf("the ranks saw different messages:\n%s\n%s", lines[0], l)
+		}
+	}
+}
+
+func init() {
+	ranktest.Register("same-some", func(c *comm.Comm) error {
+		on := func(key string) win.Info {
+			if c.Rank() == 1 {
+				return win.Info{key: "true"}
+			}
+			return nil
+		}
+		var msgs []string
+		for _, tc := range []struct {
+			key        string
+			size, unit int
+			class      error
+		}{
+			{"same_size", 8 * (c.Rank() + 1), 8, win.ErrSize},
+			{"same_disp_unit", 64, 1 << c.Rank(), win.ErrArg},
+		} {
+			w, err := win.AllocateShared(c, tc.size, tc.unit, on(tc.key))
+			if err == nil {
+				w.Free()
+				return fmt.Errorf("rank %d: %s on rank 1 only, broken: no error", c.Rank(), tc.key)
+			}
+			if !errors.Is(err, tc.class) || !strings.Contains(err.Error(), tc.key) {
+				return fmt.Errorf("rank %d: %s on rank 1 only: %v, want %v naming the key", c.Rank(), tc.key, err, tc.class)
+			}
+			msgs = append(msgs, err.Error())
+			// Agreed on: the next collective calls pair up as written.
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			w, err = win.AllocateShared(c, 64, 8, on(tc.key))
+			if err != nil {
+				return fmt.Errorf("rank %d: %s on rank 1 only, kept: %v", c.Rank(), tc.key, err)
+			}
+			if got := w.Info()[tc.key]; got != "true" {
+				return fmt.Errorf("rank %d: info %s=%s in effect, want true", c.Rank(), tc.key, got)
+			}
+			if err := w.Free(); err != nil {
+				return err
+			}
+		}
+		// The same messages on every rank: rank 0 prints, the test compares.
+		fmt.Printf("rank %d: %s\n", c.Rank(), strings.Join(msgs, " | "))
+		return nil
+	})
+}
+
+// TestLongFailureMessage: a collective failure whose message is longer than
+// an exchange slot (a no-space error naming a long shm directory) reaches
+// every rank whole (issue 12, defect 11: it was cut at 232 bytes).
+func TestLongFailureMessage(t *testing.T) {
+	dir := tinyTmpfs(t, "2m")
+	long := dir + "/" + strings.Repeat("d", 200) + "/" + strings.Repeat("e", 200) + "/end"
+	if err := os.MkdirAll(long, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	res := ranktest.Run(t, 3, "long-failure", ranktest.ShmDir(long), ranktest.Configure(func(c *launcher.Config) { c.Shm = "dir" }))
+	sameOnEveryRank(t, res, 3)
+}
+
+func init() {
+	ranktest.Register("long-failure", func(c *comm.Comm) error {
+		dir := os.Getenv(comm.EnvShmDir)
+		w, err := win.AllocateShared(c, 4<<20, 1, nil)
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: 4 MiB per rank in a 2 MiB tmpfs succeeded", c.Rank())
+		}
+		msg := err.Error()
+		if !errors.Is(err, win.ErrNoMem) || strings.Count(msg, dir) != 1 || !strings.Contains(msg, "--shm-dir") {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem with the whole message (directory %d bytes)", c.Rank(), err, len(dir))
+		}
+		// The failed rank returns its own error; the others add which rank
+		// failed and where it was seen.
+		msg, _, _ = strings.Cut(msg, " (failed on rank ")
+		fmt.Printf("rank %d: %s\n", c.Rank(), msg)
+		return nil
+	})
+}
+
+// TestWindowBeyondTmpfs: a window larger than the shm directory's free
+// space fails at once on every rank, reporting the space free before the
+// attempt (not the 0 bytes left after filling the tmpfs), and leaves the
+// tmpfs as it was (issue 12, defect 10). Each rank's part fits alone; the
+// window does not.
+func TestWindowBeyondTmpfs(t *testing.T) {
+	dir := tinyTmpfs(t, "2m")
+	free := shm.FreeBytes(dir)
+	res := ranktest.Run(t, 3, "beyond-tmpfs", ranktest.ShmDir(dir), ranktest.Env("WANT_FREE="+fmt.Sprint(free)),
+		ranktest.Configure(func(c *launcher.Config) { c.Shm = "dir" }))
+	sameOnEveryRank(t, res, 3)
+	if got := shm.FreeBytes(dir); got != free {
+		t.Errorf("%d bytes free after the failed allocation, %d before", got, free)
+	}
+}
+
+func init() {
+	ranktest.Register("beyond-tmpfs", func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 1536<<10, 1, nil)
+		if err == nil {
+			w.Free()
+			return fmt.Errorf("rank %d: 3 x 1.5 MiB in a 2 MiB tmpfs succeeded", c.Rank())
+		}
+		want := "only " + os.Getenv("WANT_FREE") + " bytes free"
+		if !errors.Is(err, win.ErrNoMem) || !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("rank %d: %v: want ErrNoMem saying %q", c.Rank(), err, want)
+		}
+		msg, _, _ := strings.Cut(err.Error(), " (failed on rank ")
+		fmt.Printf("rank %d: %s\n", c.Rank(), msg)
+		return nil
 	})
 }

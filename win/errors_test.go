@@ -194,32 +194,108 @@ func init() {
 
 func TestFenceFailureAgreed(t *testing.T) { ranktest.Run(t, 4, "fence-agree") }
 
-// ProcNull is a valid target of every RMA call inside an epoch.
+// ProcNull is a valid target of every RMA communication call inside any
+// open access epoch, where the call is a no-op; Lock, Unlock, Flush and
+// FlushLocal take a rank of the window, so ProcNull is ErrRank there, in
+// every epoch (issue 12, defect 2).
 func TestProcNull(t *testing.T) {
-	runLocal(t, 2, func(c *comm.Comm) error {
-		w, err := win.AllocateShared(c, 8, 8, nil)
-		if err != nil {
+	rma := []struct {
+		name    string
+		passive bool // a request form: passive-target epochs only
+		call    func(w *win.Win) error
+	}{
+		{"Put", false, func(w *win.Win) error { return w.Put([]byte{1}, win.ProcNull, 1<<40) }},
+		{"Get", false, func(w *win.Win) error { return w.Get(make([]byte, 4), win.ProcNull, 0) }},
+		{"PutT", false, func(w *win.Win) error { return win.PutT(w, []int64{1}, win.ProcNull, -5) }},
+		{"GetT", false, func(w *win.Win) error { return win.GetT(w, make([]int64, 3), win.ProcNull, 0) }},
+		{"Accumulate", false, func(w *win.Win) error { return win.Accumulate(w, []int32{1}, win.ProcNull, 0, atomics.Sum) }},
+		{"GetAccumulate", false, func(w *win.Win) error {
+			return win.GetAccumulate(w, []int64{1}, make([]int64, 1), win.ProcNull, 0, atomics.Sum)
+		}},
+		{"FetchAndOp", false, func(w *win.Win) error {
+			_, err := win.FetchAndOp(w, 1.5, win.ProcNull, 0, atomics.Sum)
 			return err
-		}
-		defer w.Free()
-		if err := w.LockAll(0); err != nil {
+		}},
+		{"CompareAndSwap", false, func(w *win.Win) error {
+			_, err := win.CompareAndSwap(w, int64(1), 0, win.ProcNull, 0)
 			return err
-		}
-		errs := []error{
-			w.Put([]byte{1}, win.ProcNull, 1<<40), w.Get(make([]byte, 4), win.ProcNull, 0),
-			win.Accumulate(w, []int32{1}, win.ProcNull, 0, atomics.Sum), w.Flush(win.ProcNull),
-		}
-		if _, err := win.FetchAndOp(w, 1.5, win.ProcNull, 0, atomics.Sum); err != nil {
-			errs = append(errs, err)
-		}
-		r, err := w.Rput([]byte{1}, win.ProcNull, 0)
-		errs = append(errs, err)
-		if err == nil {
-			errs = append(errs, r.Wait())
-		}
-		errs = append(errs, w.UnlockAll())
-		return errors.Join(errs...)
-	})
+		}},
+		{"Rput", true, func(w *win.Win) error { _, err := w.Rput([]byte{1}, win.ProcNull, 0); return err }},
+		{"Rget", true, func(w *win.Win) error { _, err := w.Rget([]byte{1}, win.ProcNull, 0); return err }},
+		{"Raccumulate", true, func(w *win.Win) error {
+			_, err := win.Raccumulate(w, []int64{1}, win.ProcNull, 0, atomics.Sum)
+			return err
+		}},
+		{"RgetAccumulate", true, func(w *win.Win) error {
+			_, err := win.RgetAccumulate(w, nil, make([]int64, 1), win.ProcNull, 0, atomics.NoOp)
+			return err
+		}},
+	}
+	sync := []struct {
+		name string
+		call func(w *win.Win) error
+	}{
+		{"Lock(Exclusive)", func(w *win.Win) error { return w.Lock(win.Exclusive, win.ProcNull, 0) }},
+		{"Lock(Shared)", func(w *win.Win) error { return w.Lock(win.Shared, win.ProcNull, 0) }},
+		{"Lock(NoCheck)", func(w *win.Win) error { return w.Lock(win.Shared, win.ProcNull, win.ModeNoCheck) }},
+		{"Unlock", func(w *win.Win) error { return w.Unlock(win.ProcNull) }},
+		{"Flush", func(w *win.Win) error { return w.Flush(win.ProcNull) }},
+		{"FlushLocal", func(w *win.Win) error { return w.FlushLocal(win.ProcNull) }},
+	}
+	epochs := []struct {
+		name          string
+		passive       bool
+		open, close   func(w *win.Win, c *comm.Comm) error
+		closeOnFailed bool
+	}{
+		{"no epoch", false, func(*win.Win, *comm.Comm) error { return nil }, func(*win.Win, *comm.Comm) error { return nil }, false},
+		{"Lock on the other rank", true,
+			func(w *win.Win, c *comm.Comm) error { return w.Lock(win.Exclusive, 1-c.Rank(), 0) },
+			func(w *win.Win, c *comm.Comm) error { return w.Unlock(1 - c.Rank()) }, false},
+		{"LockAll", true, func(w *win.Win, c *comm.Comm) error { return w.LockAll(0) },
+			func(w *win.Win, c *comm.Comm) error { return w.UnlockAll() }, false},
+		{"Fence", false, func(w *win.Win, c *comm.Comm) error { return w.Fence(0) },
+			func(w *win.Win, c *comm.Comm) error { return w.Fence(win.ModeNoSucceed) }, false},
+		{"Start", false, func(w *win.Win, c *comm.Comm) error {
+			g, _ := c.Group().Incl(c.Rank())
+			if err := w.Post(g, 0); err != nil {
+				return err
+			}
+			return w.Start(g, 0)
+		}, func(w *win.Win, c *comm.Comm) error { return errors.Join(w.Complete(), w.Wait()) }, false},
+	}
+	for _, ep := range epochs {
+		t.Run(ep.name, func(t *testing.T) {
+			runLocal(t, 2, func(c *comm.Comm) error {
+				w, err := win.AllocateShared(c, 8, 8, nil)
+				if err != nil {
+					return err
+				}
+				defer w.Free()
+				if err := ep.open(w, c); err != nil {
+					return err
+				}
+				var errs []error
+				for _, r := range rma {
+					err := r.call(w)
+					open := ep.name != "no epoch" && (ep.passive || !r.passive)
+					switch {
+					case open && err != nil:
+						errs = append(errs, fmt.Errorf("%s to ProcNull in %s: %v, want a no-op", r.name, ep.name, err))
+					case !open && !isClass(err, win.ErrRMASync):
+						errs = append(errs, fmt.Errorf("%s to ProcNull in %s: %v, want ErrRMASync", r.name, ep.name, err))
+					}
+				}
+				for _, s := range sync {
+					if err := s.call(w); !isClass(err, win.ErrRank) || !strings.Contains(err.Error(), "ProcNull") {
+						errs = append(errs, fmt.Errorf("%s(ProcNull) in %s: %v, want ErrRank naming ProcNull", s.name, ep.name, err))
+					}
+				}
+				errs = append(errs, ep.close(w, c))
+				return errors.Join(errs...)
+			})
+		})
+	}
 }
 
 // TestEpochsAfterEmptyFence: a Fence opens an access epoch only if RMA calls

@@ -38,8 +38,10 @@ func writeWindowHeader(mem []byte, sp segmentSpec) error {
 }
 
 // checkWindowHeader validates the header a peer wrote against the layout this
-// rank computed from the same agreed inputs: any difference is a foreign or
-// corrupt segment.
+// rank computed from the same agreed inputs. shm.ReadHeader has checked the
+// checksum first, so a changed byte is shm.ErrCorrupt; a field of an intact
+// header that differs is shm.ErrMismatch naming the field (a foreign segment,
+// or ranks that disagree on the layout).
 func checkWindowHeader(mem []byte, size int64, sp segmentSpec) error {
 	h, err := shm.ReadHeader(mem, shm.KindWindow, size)
 	if err != nil {
@@ -49,7 +51,7 @@ func checkWindowHeader(mem []byte, size int64, sp segmentSpec) error {
 	n := len(sp.layout.Sizes)
 	want := func(what string, got, exp uint64) error {
 		if got != exp {
-			return fmt.Errorf("shm: window header: %s is %d, expected %d: %w", what, got, exp, shm.ErrCorrupt)
+			return fmt.Errorf("window header: %s is %d, expected %d: %w", what, got, exp, shm.ErrMismatch)
 		}
 		return nil
 	}

@@ -2,7 +2,10 @@ package win
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"strings"
 	"testing"
 
 	"github.com/shmrun/shmrun/internal/format"
@@ -39,9 +42,29 @@ func TestWindowHeaderRoundTrip(t *testing.T) {
 		t.Fatalf("own header refused: %v", err)
 	}
 	other := specFor(t, []int64{100, 8, 4096}, false)
-	if err := checkWindowHeader(mem, sp.layout.Total, other); !errors.Is(err, shm.ErrCorrupt) {
-		t.Errorf("header of another layout: %v, want ErrCorrupt", err)
+	err := checkWindowHeader(mem, sp.layout.Total, other)
+	if !errors.Is(err, shm.ErrMismatch) || !strings.Contains(err.Error(), "rank 1") || strings.Contains(err.Error(), "checksum") {
+		t.Errorf("header of another layout: %v, want ErrMismatch naming rank 1's field and not the checksum", err)
 	}
+	// An intact header whose flavor differs names the flavor.
+	binary.LittleEndian.PutUint32(mem[format.WinFlavor:], uint32(FlavorAllocate))
+	resealWindow(mem, len(sp.layout.Sizes))
+	err = checkWindowHeader(mem, sp.layout.Total, sp)
+	if !errors.Is(err, shm.ErrMismatch) || !strings.Contains(err.Error(), "flavor") || strings.Contains(err.Error(), "checksum") {
+		t.Errorf("resealed header with another flavor: %v, want ErrMismatch naming the flavor", err)
+	}
+	// A changed byte without a new checksum is corruption.
+	mem[format.WinFlavor]++
+	if err := checkWindowHeader(mem, sp.layout.Total, sp); !errors.Is(err, shm.ErrCorrupt) {
+		t.Errorf("changed flavor byte: %v, want ErrCorrupt", err)
+	}
+}
+
+// resealWindow recomputes the checksum of a window header of n ranks.
+func resealWindow(mem []byte, n int) {
+	hl := format.WinHeaderLen(n)
+	binary.LittleEndian.PutUint32(mem[shm.OffChecksum:], 0)
+	binary.LittleEndian.PutUint32(mem[shm.OffChecksum:], crc32.Checksum(mem[:hl], crc32.MakeTable(crc32.Castagnoli)))
 }
 
 // FuzzCheckWindowHeader: a header changed anywhere in its checksummed area is
@@ -68,6 +91,26 @@ func FuzzCheckWindowHeader(f *testing.F) {
 		}
 		if !changed && err != nil {
 			t.Fatalf("an unchanged header was refused: %v", err)
+		}
+		// Magic, version and header length are checked before the
+		// checksum (it needs the length); any other change is corruption.
+		before := bytes.Equal(orig[:shm.OffKind], mem[:shm.OffKind]) &&
+			bytes.Equal(orig[shm.OffHeaderLen:shm.OffTotalSize], mem[shm.OffHeaderLen:shm.OffTotalSize])
+		if changed && before && !errors.Is(err, shm.ErrCorrupt) {
+			t.Fatalf("a header changed without a new checksum: %v, want ErrCorrupt", err)
+		}
+		// The same bytes resealed: an intact header that differs is
+		// refused naming a field, never as a checksum error.
+		if int(binary.LittleEndian.Uint64(mem[shm.OffHeaderLen:])) > len(mem) {
+			return
+		}
+		resealWindow(mem, len(sp.layout.Sizes))
+		if hl2 := binary.LittleEndian.Uint64(mem[shm.OffHeaderLen:]); hl2 != uint64(hl) {
+			return // the reseal above covered hl bytes, the header says otherwise
+		}
+		err = checkWindowHeader(mem, sp.layout.Total, sp)
+		if changed = !bytes.Equal(orig[:hl], mem[:hl]); changed && (err == nil || errors.Is(err, shm.ErrCorrupt)) {
+			t.Fatalf("an intact header changed at %d..%d: %v, want an error naming a field", start, start+len(patch), err)
 		}
 	})
 }

@@ -132,7 +132,7 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 }
 
 // errFreeLast marks Free, which the idle pass runs last, on its own.
-var errFreeLast = errors.New("free: run last")
+var errFreeLast = errors.New("win.Free runs last")
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {

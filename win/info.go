@@ -23,8 +23,12 @@ import (
 //
 // shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
 // full tmpfs shows up as SIGBUS when a page is first touched instead of an
-// ErrNoMem at allocation. alloc_shared_noncontig and shmrun_huge_pages take
-// effect when any rank sets them; the effective values are in Win.Info.
+// ErrNoMem at allocation. alloc_shared_noncontig, shmrun_huge_pages,
+// shmrun_no_reserve, same_size and same_disp_unit take effect when any rank
+// sets them (the standard wants same_size and same_disp_unit given alike on
+// every rank; when they are not, the assertion is checked on every rank as if
+// all had given it, so the outcome is the same everywhere); the effective
+// values are in Win.Info.
 type Info map[string]string
 
 type config struct {

@@ -19,9 +19,10 @@ func TestIntendedInlining(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a package with -gcflags=-m")
 	}
+	// go test puts its own GOROOT/bin first in the test's PATH.
 	gotool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("no go command on PATH: %v", err)
+		t.Fatalf("no go tool in PATH: %v", err)
 	}
 	out, err := exec.Command(gotool, "build", "-o", "/dev/null", "-gcflags=-m", "./testdata/inlining").CombinedOutput()
 	if err != nil {

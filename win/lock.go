@@ -151,8 +151,10 @@ func (w *Win) releaseAll() {
 // per target, so no writer starves. assert is 0 or ModeNoCheck (the caller
 // promises no conflicting lock: the lock word is skipped, the memory
 // ordering kept). Lock acquires: the target's and earlier lock holders'
-// completed puts are visible after it. ProcNull gives an epoch with nothing
-// to lock. Locking a target this rank holds, Lock during LockAll, Start or a
+// completed puts are visible after it. rank must be a rank of the window:
+// ProcNull is a target of the RMA communication calls only, so Lock(ProcNull)
+// is ErrRank (to reach ProcNull, make the calls inside any open access
+// epoch). Locking a target this rank holds, Lock during LockAll, Start or a
 // fence epoch with RMA calls, and Lock on a window with no_locks=true are
 // ErrRMASync.
 func (w *Win) Lock(lt LockType, rank int, assert int) error {
@@ -194,7 +196,7 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 		return errorf(ErrAssert, "Lock on rank %d: assert %#x: only ModeNoCheck applies", w.rank, assert)
 	}
 	if rank == ProcNull {
-		return nil
+		return errorf(ErrRank, "Lock on rank %d: ProcNull is a target of RMA calls only, not of Lock", w.rank)
 	}
 	if rank < 0 || rank >= w.size {
 		return errorf(ErrRank, "Lock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
@@ -228,7 +230,8 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 
 // Unlock closes the passive-target epoch to rank (MPI_Win_unlock): every RMA
 // call of the epoch is complete at the target (a full fence), then the lock
-// is released. Local: it does not wait. Unlock without Lock is ErrRMASync.
+// is released. Local: it does not wait. Unlock without Lock is ErrRMASync;
+// Unlock(ProcNull) is ErrRank, as for Lock.
 func (w *Win) Unlock(rank int) error {
 	// The exclusive case in this frame: one add (a full fence) does W++,
 	// R++ and X--; unlockAfter clears a carry guard or wakes sleepers.
@@ -251,7 +254,7 @@ func (w *Win) unlockSlow(rank int) error {
 		return err
 	}
 	if rank == ProcNull {
-		return nil
+		return errorf(ErrRank, "Unlock on rank %d: ProcNull is a target of RMA calls only, not of Unlock", w.rank)
 	}
 	if rank < 0 || rank >= w.size {
 		return errorf(ErrRank, "Unlock on rank %d: target %d outside a window of %d ranks", w.rank, rank, w.size)
@@ -343,7 +346,10 @@ func (w *Win) UnlockAll() error {
 
 // Flush completes every RMA call of this rank to rank, at the origin and at
 // the target (MPI_Win_flush): a full memory fence. Local. Only inside a
-// passive-target epoch to rank (ErrRMASync otherwise).
+// passive-target epoch to rank (ErrRMASync otherwise). rank must be a rank of
+// the window: Flush is a synchronization call, not an RMA communication call,
+// so ProcNull is not a valid rank for it (ErrRank, in any epoch; FlushLocal
+// likewise). RMA calls to ProcNull complete at once and need no flush.
 func (w *Win) Flush(rank int) error {
 	// Inlined into the caller, at the inlining budget exactly
 	// (TestIntendedInlining guards it): inside LockAll, the nil check, one
@@ -378,7 +384,7 @@ func (w *Win) FlushAll() error {
 // (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
 // so it only checks the epoch. Local.
 func (w *Win) FlushLocal(rank int) error {
-	if w != nil && (w.ep.lockAll || w.ep.lockedTo(rank)) {
+	if w != nil && (uint(rank) < w.ep.flushAny || w.ep.lockedTo(rank)) {
 		return nil
 	}
 	return w.flushSlow("FlushLocal", rank)
@@ -410,10 +416,7 @@ func (w *Win) flushSlow(call string, rank int) error {
 		return err
 	}
 	if rank == ProcNull {
-		if w.ep.passive(-1) {
-			return nil
-		}
-		rank = -1
+		return errorf(ErrRank, "%s on rank %d: ProcNull is a target of RMA calls only, not of %s", call, w.rank, call)
 	} else if rank != -1 && (rank < 0 || rank >= w.size) {
 		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, rank, w.size)
 	}

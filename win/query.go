@@ -8,7 +8,9 @@ import (
 )
 
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE and
-// MPI_WIN_SIZE as a slice). Local. The slice is valid until Free.
+// MPI_WIN_SIZE as a slice): length and capacity are its size, so an append
+// copies rather than writing into the next rank's part; nil for size 0.
+// Local. The slice is valid until Free.
 func (w *Win) Local() []byte {
 	if w == nil || w.freed.Load() {
 		return nil
@@ -18,10 +20,11 @@ func (w *Win) Local() []byte {
 
 // SharedQuery returns rank's part of the window as mapped in this process
 // (MPI_Win_shared_query): any rank, or ProcNull for the lowest rank whose size
-// is nonzero (all sizes zero: size 0 and an empty slice). Local. A rank of
-// size 0 gets, in the contiguous layout, an empty slice positioned where its
-// data would start, and in the noncontig layout nil. Works on both flavors
-// (MPI 4.1 allows it for Allocate windows whose memory is shared).
+// is nonzero (all sizes zero: rank 0's empty segment). Local. Bytes has
+// capacity Size; a rank of size 0 gets nil Bytes in both layouts, and its
+// position, for the contiguous layout's base-pointer arithmetic, is
+// Segment.Offset. Works on both flavors (MPI 4.1 allows it for Allocate
+// windows whose memory is shared).
 func (w *Win) SharedQuery(rank int) (Segment, error) {
 	if err := w.live("SharedQuery"); err != nil {
 		return Segment{}, err
@@ -34,18 +37,18 @@ func (w *Win) SharedQuery(rank int) (Segment, error) {
 			}
 		}
 		if rank == ProcNull {
-			return Segment{Size: 0, DispUnit: int(w.parts[0].dispUnit), Bytes: []byte{}}, nil
+			rank = 0
 		}
 	}
 	if rank < 0 || rank >= w.size {
 		return Segment{}, errorf(ErrRank, "SharedQuery on rank %d: rank %d outside a window of %d ranks", w.rank, rank, w.size)
 	}
-	p := w.parts[rank]
-	b := p.data
-	if len(b) == 0 && w.layout.Noncontig {
-		b = nil
-	}
-	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: b}, nil
+	return w.segment(rank), nil
+}
+
+func (w *Win) segment(rank int) Segment {
+	p := &w.parts[rank]
+	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: p.data, Offset: int(p.off - w.parts[0].off)}
 }
 
 // View returns memory of a window as a slice of T: a Segment from
@@ -74,8 +77,8 @@ func (w *Win) Attr() Attr {
 	if w == nil || w.freed.Load() {
 		return Attr{}
 	}
-	p := w.parts[w.rank]
-	return Attr{Base: w.Local(), Size: len(p.data), DispUnit: int(p.dispUnit), Flavor: w.flavor, Model: Unified}
+	s := w.segment(w.rank)
+	return Attr{Base: s.Bytes, Size: s.Size, DispUnit: s.DispUnit, Flavor: w.flavor, Model: Unified, Offset: s.Offset}
 }
 
 // Info returns the hints in effect, defaults included (MPI_Win_get_info).

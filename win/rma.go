@@ -24,7 +24,7 @@ func (p *part) span(disp, n int) (int, bool) {
 // by the synchronization that ends the epoch (or Flush). It needs an access
 // epoch to target (ErrRMASync), a disp >= 0 (ErrDisp) and bytes inside the
 // target's own part (ErrRMARange: a neighbour's bytes are never touched).
-// ProcNull is a no-op that still checks the epoch.
+// ProcNull is a no-op inside any open access epoch (ErrRMASync outside).
 func (w *Win) Put(src []byte, target, disp int) error {
 	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
