@@ -83,13 +83,7 @@ func (g *Group) Intersection(o *Group) (*Group, error) {
 	if err := check2("Intersection", g, o); err != nil {
 		return nil, err
 	}
-	var m []int
-	for _, w := range g.members {
-		if slices.Contains(o.members, w) {
-			m = append(m, w)
-		}
-	}
-	return newGroup(m, g.with(o)), nil
+	return g.filter(o, true), nil
 }
 
 // Difference is the group of g's members that are not in o, in g's order
@@ -98,13 +92,18 @@ func (g *Group) Difference(o *Group) (*Group, error) {
 	if err := check2("Difference", g, o); err != nil {
 		return nil, err
 	}
+	return g.filter(o, false), nil
+}
+
+// filter is the group of g's members whose membership in o is in.
+func (g *Group) filter(o *Group, in bool) *Group {
 	var m []int
 	for _, w := range g.members {
-		if !slices.Contains(o.members, w) {
+		if slices.Contains(o.members, w) == in {
 			m = append(m, w)
 		}
 	}
-	return newGroup(m, g.with(o)), nil
+	return newGroup(m, g.with(o))
 }
 
 // RangeIncl makes the group of g's ranks named by the triplets (first,

@@ -62,3 +62,22 @@ func ExportedAPI(t testing.TB, dir string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// CheckCovers fails t for every exported function or method of the package
+// in dir that table lacks, and for every name of table the package does not
+// export: a test driven by table then covers the whole API, and a new call
+// cannot forget the checks it drives.
+func CheckCovers(t testing.TB, dir string, table []string) {
+	t.Helper()
+	api := ExportedAPI(t, dir)
+	for _, name := range api {
+		if !slices.Contains(table, name) {
+			t.Errorf("exported %s has no entry in the test's table of calls: add how to call it", name)
+		}
+	}
+	for _, name := range table {
+		if !slices.Contains(api, name) {
+			t.Errorf("the test's table lists %s, which the package does not export", name)
+		}
+	}
+}
