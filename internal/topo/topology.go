@@ -13,8 +13,9 @@ type Instance struct {
 	// Index numbers the level's instances 0, 1, … in the order of their
 	// lowest CPU, over every online CPU (allowed or not), so every process
 	// that reads the same sysfs gives an instance the same Index whatever
-	// its own binding: comm compares Indexes across ranks. It is hwloc's
-	// logical index (L#) on machines whose CPUs are all allowed.
+	// its own binding: comm compares Indexes across ranks. It is not
+	// hwloc's logical index (L#), which follows hwloc's tree: on a machine
+	// with SMT, hwloc's PU L#1 is often CPU 8 where HWThread Index 1 is CPU 1.
 	Index int
 	// OSIndex is the kernel's number for the instance: the package id, the
 	// node number, the cache id, the core id (unique only within its
