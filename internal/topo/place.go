@@ -48,7 +48,9 @@ type Binding struct {
 // hold allowed CPUs (cut to them). When Bind is finer than Map, the rank is
 // bound to the j-th bind-level instance inside its mapped instance, j being
 // how many ranks that instance got before it (wrapping when it is full,
-// which oversubscribes); when Bind is Map or coarser, to the bind-level
+// which oversubscribes); where the levels do not nest, a bind instance is
+// cut to the mapped instance (the part of a socket-wide L3 in one NUMA
+// node). When Bind is Map or coarser, the rank is bound to the bind-level
 // instance containing its mapped instance. It is an error, naming the
 // numbers, when there are more ranks than cores (or hardware threads for
 // Bind HWThread) in the allowed CPUs or in one bind instance and Options
