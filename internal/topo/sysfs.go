@@ -166,8 +166,7 @@ func sameKey(cpus []int, info map[int]*cpuInfo, c int, key func(*cpuInfo) int64)
 // view, or -1 when CPUs of one instance disagree about it.
 func partition(online CPUSet, cpus []int, of func(c int) (CPUSet, int, bool)) []part {
 	parent := make(map[int]int)
-	var find func(int) int
-	find = func(c int) int {
+	find := func(c int) int {
 		for parent[c] != c {
 			parent[c] = parent[parent[c]]
 			c = parent[c]
