@@ -24,6 +24,8 @@ func Affinity() (CPUSet, error) {
 }
 
 // Current reads this machine's topology from / and this thread's affinity.
+// The launcher calls it before it binds its spawner thread: afterwards
+// that thread's affinity is a rank's binding, not the launcher's CPUs.
 func Current() (*Topology, error) {
 	allowed, err := Affinity()
 	if err != nil {

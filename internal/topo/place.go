@@ -5,6 +5,10 @@ import (
 	"fmt"
 )
 
+// MaxRanks bounds the ranks Place computes bindings for, so that a wild
+// count is an error rather than an allocation that fails.
+const MaxRanks = 1 << 20
+
 // ErrPlacement is wrapped by every error of Place: the request cannot be
 // met on this machine with these allowed CPUs.
 var ErrPlacement = errors.New("impossible placement")
@@ -58,8 +62,8 @@ type Binding struct {
 // instance among the allowed CPUs (no L3 information in sysfs, say); and
 // when a mapped instance spans several instances of a coarser bind level.
 func (t *Topology) Place(n int, opts Options) ([]Binding, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("topo: place %d ranks: need at least one: %w", n, ErrPlacement)
+	if n < 1 || n > MaxRanks {
+		return nil, fmt.Errorf("topo: place %d ranks: need 1 to %d: %w", n, MaxRanks, ErrPlacement)
 	}
 	mapL, bindL := opts.Map, opts.Bind
 	if mapL == NoLevel {

@@ -60,7 +60,8 @@ func TestPlace(t *testing.T) {
 		// The VM's one NUMA node spans both packages: a rank mapped to a
 		// package is bound to the part of the node inside it.
 		{tree: "vm", n: 3, opts: Options{Map: Package, Bind: NUMANode}, want: "0-2,4 | 8-9 | 0-2,4"},
-		{tree: "host", n: 0, opts: Options{}, err: "need at least one"},
+		{tree: "host", n: 0, opts: Options{}, err: "place 0 ranks: need 1 to"},
+		{tree: "host", n: MaxRanks + 1, opts: Options{Oversubscribe: true}, err: "need 1 to"},
 		{tree: "host", n: 1, opts: Options{Map: Level(42)}, err: "not a level"},
 		{tree: "host", n: 1, opts: Options{Bind: Level(-1)}, err: "not a level"},
 		{tree: "host", n: 2, opts: Options{Map: Core, Bind: Core}, want: "0 | 1"},

@@ -2,9 +2,12 @@ package topo
 
 import (
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -205,8 +208,9 @@ func compareHwloc(t *testing.T, tp *Topology, lstopoXML []byte) {
 	t.Helper()
 	want, complete := hwlocLevels(t, lstopoXML)
 	// lstopo --restrict (the container's reference) cuts even the
-	// complete set to the allowed CPUs.
-	if !complete.Equal(tp.Online()) && !complete.Equal(tp.Allowed()) {
+	// complete set to the allowed CPUs; on a live machine hwloc's complete
+	// set may also hold offline CPUs.
+	if !tp.Online().SubsetOf(complete) && !complete.Equal(tp.Allowed()) {
 		t.Errorf("online CPUs %v, allowed %v; hwloc's complete cpuset %v", tp.Online(), tp.Allowed(), complete)
 	}
 	for _, l := range Levels {
@@ -421,5 +425,55 @@ func TestReadAllowed(t *testing.T) {
 	}
 	if got := levelSets(tp, Package); got != "0-3,8-11 4-7,12-15" {
 		t.Errorf("instances depend on the allowed CPUs: %q", got)
+	}
+}
+
+// FuzzAllowedFromStatus checks that reading a status file never panics and
+// that what it accepts is a set that prints back.
+func FuzzAllowedFromStatus(f *testing.F) {
+	f.Add("Cpus_allowed:\t3\nCpus_allowed_list:\t0-1\n")
+	f.Add("Cpus_allowed:\tff00ff0\n")
+	f.Add("Name:\tx\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := AllowedFromStatus(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		roundTrip(t, set)
+	})
+}
+
+// TestBindThread binds a locked thread and reads its affinity back. The
+// thread is never unlocked, so it dies with its goroutine and the binding
+// with it.
+func TestBindThread(t *testing.T) {
+	allowed, err := Affinity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		one, _ := NewCPUSet(allowed.First())
+		if err := BindThread(one); err != nil {
+			done <- err
+			return
+		}
+		got, err := Affinity()
+		if err == nil && !got.Equal(one) {
+			err = fmt.Errorf("affinity after binding to %v is %v", one, got)
+		}
+		if err == nil {
+			if e := BindThread(CPUSet{}); e == nil {
+				err = errors.New("binding to the empty set succeeded")
+			}
+		}
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Affinity(); err != nil || again.IsEmpty() {
+		t.Fatalf("Affinity = %v, %v", again, err)
 	}
 }
