@@ -27,17 +27,19 @@
 // kernel's list ("0-3,8") and mask ("ff,00000001") formats.
 //
 // hwloc is the reference for what is right: the tests compare each level's
-// CPU sets with lstopo's on this machine and on fake sysfs trees under
-// testdata/ (a copy of a real machine's files, two sockets with two NUMA
-// nodes each and SMT2, a single socket with four NUMA nodes and several L3
-// caches each, a container whose cpuset is a subset, a VM without cache or
-// node information and with offline CPUs and gaps in its CPU ids).
+// CPU sets with lstopo's on this machine, and with hwloc's reading of the
+// fake sysfs trees under testdata/ (a copy of a real machine's files, two
+// sockets with two NUMA nodes each and SMT2, a single socket with four NUMA
+// nodes and several L3 caches each, and a container whose cpuset is a
+// subset). A fifth tree, a VM without cache or node information, with an
+// offline CPU and gaps in its CPU ids, is too bare for hwloc and is pinned
+// by hand.
 //
 // # Invariants
 //
 //   - Reading never panics: a missing or malformed optional file means the
-//     fallback documented on Read, and only an unreadable CPU list is an
-//     error.
+//     fallback documented on Read; only an unreadable list of CPUs, or
+//     allowed CPUs none of which is online, is an error.
 //   - Place is pure: it reads the Topology and returns bindings or an error
 //     wrapping ErrPlacement that names what is impossible.
 //   - Every value is immutable after construction and safe to share.

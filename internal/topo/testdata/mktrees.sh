@@ -97,9 +97,12 @@ four_numa() {
 }
 
 # The four-NUMA part seen from a container whose cpuset is cores 4-11
-# (NUMA nodes 1 and 2) with both their threads; sysfs shows every CPU.
+# (NUMA nodes 1 and 2) with both their threads; sysfs shows every CPU, so
+# the tree's sys is the four-NUMA tree's.
 container() {
-	four_numa "$1"
+	rm -rf "$1"
+	mkdir -p "$1"
+	ln -s ../fournuma/sys "$1/sys"
 	put "$1/status" "Cpus_allowed:	0ff00ff0
 Cpus_allowed_list:	4-11,20-27"
 }
