@@ -477,3 +477,53 @@ func TestBindThread(t *testing.T) {
 		t.Fatalf("Affinity = %v, %v", again, err)
 	}
 }
+
+// FuzzRead writes fuzzed contents into the files Read looks at and checks
+// that it returns a topology whose levels partition what they cover, or an
+// error, and never panics.
+func FuzzRead(f *testing.F) {
+	f.Add("0-3", "0-1", "0", "3", "0-3", "0", "2-3")
+	f.Add("0,2", "x", "2,0", "", "\n", "7", "0000000f")
+	f.Add("", "", "", "", "", "", "")
+	root := f.TempDir()
+	const cpu = "sys/devices/system/cpu/"
+	paths := []string{
+		cpu + "online",
+		cpu + "cpu0/topology/package_cpus_list",
+		cpu + "cpu0/topology/core_cpus_list",
+		cpu + "cpu0/cache/index3/level",
+		cpu + "cpu0/cache/index3/shared_cpu_list",
+		cpu + "cpu2/topology/physical_package_id",
+		"sys/devices/system/node/node1/cpumap",
+	}
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, cpu, "cpu0/cache/index3/type"), []byte("Unified\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, online, pkg, core, level, shared, pkgID, node string) {
+		for i, content := range []string{online, pkg, core, level, shared, pkgID, node} {
+			if err := os.WriteFile(filepath.Join(root, paths[i]), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tp, err := Read(root, CPUSet{})
+		if err != nil {
+			return
+		}
+		for _, l := range Levels {
+			var covered CPUSet
+			for _, in := range tp.Instances(l) {
+				if in.CPUs.IsEmpty() || covered.Intersects(in.CPUs) || !in.CPUs.SubsetOf(tp.Online()) {
+					t.Fatalf("%v instance %v overlaps, is empty or holds offline CPUs:\n%v", l, in, tp)
+				}
+				covered = covered.Union(in.CPUs)
+			}
+		}
+		tp.Place(3, Options{Map: L3Cache, Bind: Core, Oversubscribe: true})
+		tp.Locate(tp.Online())
+	})
+}
