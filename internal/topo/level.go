@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,8 +26,13 @@ const (
 	HWThread
 )
 
-// Levels lists the levels from coarse to fine.
-var Levels = [...]Level{Machine, Package, NUMANode, L3Cache, L2Cache, Core, HWThread}
+// numLevels counts the levels from Machine to HWThread.
+const numLevels = int(HWThread - NoLevel)
+
+var allLevels = [numLevels]Level{Machine, Package, NUMANode, L3Cache, L2Cache, Core, HWThread}
+
+// Levels returns the levels from coarse to fine, Machine to HWThread.
+func Levels() []Level { return slices.Clone(allLevels[:]) }
 
 var levelNames = [...]string{
 	NoLevel:  "none",

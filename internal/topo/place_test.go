@@ -3,6 +3,7 @@ package topo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -230,10 +231,18 @@ func TestParseLevel(t *testing.T) {
 			t.Errorf("ParseLevel(%q) = %v, %v; want %v (error %v)", tc.in, got, err, tc.want, tc.err)
 		}
 	}
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		if back, err := ParseLevel(l.String()); err != nil || back != l {
 			t.Errorf("ParseLevel(%v.String()) = %v, %v", l, back, err)
 		}
+	}
+	ls := Levels()
+	if len(ls) != 7 || ls[0] != Machine || ls[6] != HWThread || !slices.IsSorted(ls) {
+		t.Errorf("Levels() = %v", ls)
+	}
+	ls[0] = HWThread
+	if Levels()[0] != Machine {
+		t.Error("Levels() returns the package's own array")
 	}
 	if s := Level(99).String(); s != "Level(99)" {
 		t.Errorf("Level(99) = %q", s)

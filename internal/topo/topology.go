@@ -36,10 +36,10 @@ func (in Instance) String() string {
 type Topology struct {
 	online  CPUSet
 	allowed CPUSet
-	levels  [len(Levels)][]Instance
+	levels  [numLevels][]Instance
 	// of maps a level and a CPU to the Index of the instance holding it,
 	// -1 when the level says nothing about that CPU.
-	of [len(Levels)]map[int]int
+	of [numLevels]map[int]int
 }
 
 // Online returns every online CPU of the machine.
@@ -94,7 +94,7 @@ func (t *Topology) InstanceOf(l Level, cpus CPUSet) (Instance, bool) {
 // Machine; use At), the Index of the instance containing a CPU set, or -1
 // when no instance contains it all. It is a fixed-size array of small
 // numbers so that ranks can exchange it through a slot and agree on a split.
-type Location [len(Levels)]int32
+type Location [numLevels]int32
 
 // At returns the Index of the instance at level l, or -1.
 func (loc Location) At(l Level) int {
@@ -108,7 +108,7 @@ func (loc Location) At(l Level) int {
 // "Machine 0, Package 1, NUMANode 2, L3Cache 5".
 func (loc Location) String() string {
 	var parts []string
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		if i := loc.At(l); i >= 0 {
 			parts = append(parts, fmt.Sprintf("%v %d", l, i))
 		}
@@ -123,7 +123,7 @@ func (loc Location) String() string {
 // contains all of cpus.
 func (t *Topology) Locate(cpus CPUSet) Location {
 	var loc Location
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		loc[l.index()] = -1
 		if in, ok := t.InstanceOf(l, cpus); ok {
 			loc[l.index()] = int32(in.Index)
@@ -144,7 +144,7 @@ func Unguided(locs []Location) (Level, bool) {
 	if len(locs) == 0 {
 		return NoLevel, false
 	}
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		first := locs[0].At(l)
 		split := false
 		any := false
@@ -168,7 +168,7 @@ func Unguided(locs []Location) (Level, bool) {
 // "Package: 0-7 8-15" (each instance's CPUs by Index), then the allowed set.
 func (t *Topology) String() string {
 	var sb strings.Builder
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		fmt.Fprintf(&sb, "%v:", l)
 		for _, in := range t.levels[l.index()] {
 			fmt.Fprintf(&sb, " %v", in.CPUs)

@@ -213,7 +213,7 @@ func compareHwloc(t *testing.T, tp *Topology, lstopoXML []byte) {
 	if !tp.Online().SubsetOf(complete) && !complete.Equal(tp.Allowed()) {
 		t.Errorf("online CPUs %v, allowed %v; hwloc's complete cpuset %v", tp.Online(), tp.Allowed(), complete)
 	}
-	for _, l := range Levels {
+	for _, l := range allLevels {
 		var got []string
 		for _, in := range tp.allowedInstances(l, tp.Allowed()) {
 			got = append(got, in.CPUs.String())
@@ -514,7 +514,7 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, l := range Levels {
+		for _, l := range allLevels {
 			var covered CPUSet
 			for _, in := range tp.Instances(l) {
 				if in.CPUs.IsEmpty() || covered.Intersects(in.CPUs) || !in.CPUs.SubsetOf(tp.Online()) {
