@@ -121,10 +121,14 @@ func (t *Topology) Place(n int, opts Options) ([]Binding, error) {
 // capacity is how many ranks cpus holds without oversubscription: its
 // cores, or its hardware threads when ranks are bound to hardware threads.
 func (t *Topology) capacity(cpus CPUSet, bind Level) (int, string) {
+	n, what := len(t.allowedInstances(Core, cpus)), "core"
 	if bind == HWThread {
-		return cpus.Len(), "hardware threads"
+		n, what = cpus.Len(), "hardware thread"
 	}
-	return len(t.allowedInstances(Core, cpus)), "cores"
+	if n != 1 {
+		what += "s"
+	}
+	return n, what
 }
 
 // allowedInstances returns the instances of l that hold CPUs of within,

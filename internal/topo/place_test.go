@@ -40,7 +40,7 @@ func TestPlace(t *testing.T) {
 		// Five cores allowed, one of them in package 1: round-robin over
 		// packages puts two ranks on it.
 		{tree: "twosocket", allowed: "0-4", n: 5, opts: Options{Map: Package, Bind: Package},
-			err: "2 ranks bound to Package CPUs 4, which hold 1 cores"},
+			err: "2 ranks bound to Package CPUs 4, which hold 1 core"},
 		{tree: "twosocket", allowed: "0-4", n: 5, opts: Options{Map: Package, Bind: Package, Oversubscribe: true},
 			want: "0-3 | 4 | 0-3 | 4 | 0-3"},
 		{tree: "twosocket", allowed: "0-4", n: 3, opts: Options{Map: NUMANode, Bind: NUMANode}, want: "0-1 | 2-3 | 4"},
