@@ -24,6 +24,7 @@ type Comm struct {
 	world     *Comm       // the world this communicator was made from (itself for the world)
 	freed     atomic.Bool // Free was called (never on the world)
 	self      bool        // Self's communicator: only this process
+	topoState             // on the world: this process's place in the hardware
 }
 
 var process struct {

@@ -31,6 +31,7 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Comm.Create":        func(c *comm.Comm) error { _, err := c.Create(c.Group()); return err },
 		"Comm.Free":          func(c *comm.Comm) error { return c.Free() },
 		"Comm.CreateGroup":   func(c *comm.Comm) error { _, err := c.CreateGroup(c.Group(), 0); return err },
+		"Comm.SplitType":     func(c *comm.Comm) error { _, err := c.SplitType(comm.TypeShared, 0, nil); return err },
 		"Compare":            nil, // on nil communicators: TestCommCompareNil
 		"Self":               nil, // TestCommunicators
 		"Comm.Finalize":      func(c *comm.Comm) error { return c.Finalize() },
@@ -94,7 +95,7 @@ func TestHandleCalls(t *testing.T) {
 			switch {
 			case err != nil && strings.HasPrefix(err.Error(), "panic"):
 				t.Errorf("%s on a %s communicator: %v", name, h.what, err)
-			case slices.Contains([]string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free", "Comm.CreateGroup"}, name):
+			case slices.Contains([]string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free", "Comm.CreateGroup", "Comm.SplitType"}, name):
 				if !errors.Is(err, h.want) {
 					t.Errorf("%s on a %s communicator = %v, want %v", name, h.what, err, h.want)
 				}

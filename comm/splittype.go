@@ -1,0 +1,140 @@
+package comm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/topo"
+)
+
+// SplitKind is the split_type of SplitType (MPI_COMM_TYPE_*).
+type SplitKind int
+
+// Split kinds.
+const (
+	// TypeShared groups the ranks that can share memory
+	// (MPI_COMM_TYPE_SHARED): every rank of a job, on one node.
+	TypeShared SplitKind = iota + 1
+	// TypeHWGuided groups the ranks whose CPUs lie in one instance of the
+	// hardware resource named by info["mpi_hw_resource_type"]
+	// (MPI_COMM_TYPE_HW_GUIDED): "mpi_shared_memory", "NUMANode",
+	// "Package", "L3Cache", "L2Cache", "Core" or "HWThread".
+	TypeHWGuided
+	// TypeHWUnguided splits at the next finer hardware level at which the
+	// ranks actually split (MPI_COMM_TYPE_HW_UNGUIDED), and writes that
+	// level's name into info["mpi_hw_resource_type"].
+	TypeHWUnguided
+)
+
+// Info holds hints and results of communicator calls (MPI_Info): keys and
+// values as strings.
+type Info map[string]string
+
+// HWResourceType is the info key of TypeHWGuided and TypeHWUnguided.
+const HWResourceType = "mpi_hw_resource_type"
+
+// SplitType partitions c by the hardware (MPI_Comm_split_type). Collective
+// over c; ranks in a new communicator are ordered by key, then by rank in c.
+// A rank gets nil and no error when the kind gives it no communicator: a
+// rank whose CPUs span several instances of the guided resource (it is not
+// bound inside one), an info without the resource key or with a name this
+// runtime does not know (the standard's answer), or an unguided split of
+// ranks that no level splits. For TypeHWUnguided the level chosen is written
+// into info (which must then be non-nil to receive it). An unknown kind is
+// ErrArg on every rank.
+func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
+	if err := c.check("SplitType"); err != nil {
+		return nil, err
+	}
+	color := Undefined
+	var err error
+	switch kind {
+	case TypeShared:
+		color = 0
+	case TypeHWGuided:
+		color, err = c.guidedColor(info[HWResourceType])
+	case TypeHWUnguided:
+		return c.splitUnguided(key, info)
+	default:
+		err = fmt.Errorf("comm: SplitType on rank %d: split kind %d: %w", c.Rank(), int(kind), ErrArg)
+	}
+	return c.splitChecked("SplitType", color, key, err)
+}
+
+// location is this process's place in the hardware: read once per world.
+func (c *Comm) location() (topo.Location, error) {
+	w := c.world
+	w.topoOnce.Do(func() {
+		t, err := topo.Current()
+		if err != nil {
+			w.topoErr = err
+			return
+		}
+		w.topoLoc = t.Locate(t.Allowed())
+	})
+	return w.topoLoc, w.topoErr
+}
+
+func (c *Comm) guidedColor(resource string) (int, error) {
+	if resource == "" {
+		return Undefined, nil
+	}
+	level, err := topo.ParseLevel(resource)
+	if err != nil {
+		return Undefined, nil // a name this runtime does not know: no communicator
+	}
+	loc, err := c.location()
+	if err != nil {
+		return Undefined, fmt.Errorf("comm: SplitType on rank %d: reading the hardware: %v: %w", c.Rank(), err, ErrOther)
+	}
+	if i := loc.At(level); i >= 0 {
+		return i, nil
+	}
+	return Undefined, nil
+}
+
+// splitUnguided exchanges every rank's location, finds the level at which
+// they first split, and splits there.
+func (c *Comm) splitUnguided(key int, info Info) (*Comm, error) {
+	loc, lerr := c.location()
+	var mine [4 * len(topo.Location{})]byte
+	for i, v := range loc {
+		binary.LittleEndian.PutUint32(mine[4*i:], uint32(v))
+	}
+	slots, first, err := c.t.Exchange(mine[:], lerr != nil)
+	if err != nil {
+		return nil, c.wrapWait("SplitType", err)
+	}
+	if first >= 0 {
+		return nil, fmt.Errorf("comm: SplitType on rank %d: rank %d could not read the hardware: %w", c.Rank(), first, ErrOther)
+	}
+	locs := make([]topo.Location, c.Size())
+	for r := range locs {
+		for i := range locs[r] {
+			locs[r][i] = int32(binary.LittleEndian.Uint32(slots[r*format.SlotLen+4*i:]))
+		}
+	}
+	level, ok := topo.Unguided(locs)
+	color := Undefined
+	if ok && loc.At(level) >= 0 {
+		color = loc.At(level)
+	}
+	nc, err := c.splitChecked("SplitType", color, key, nil)
+	if nc != nil && info != nil {
+		name := level.String()
+		if level == topo.Machine {
+			name = "mpi_shared_memory"
+		}
+		info[HWResourceType] = name
+	}
+	return nc, err
+}
+
+// topoState is the world's cached reading of the hardware.
+type topoState struct {
+	topoOnce sync.Once
+	topoLoc  topo.Location
+	topoErr  error
+}
