@@ -287,6 +287,13 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		// Before the agreement below: the name is unlinked right after it.
 		testHookMapped(t.Dir(), name)
 	}
+	if err == nil {
+		// The NUMA policy of this rank's part, before a page of it exists.
+		off, size := sp.layout.Part(t.Rank())
+		if perr := w.cfg.applyPolicy(pageRange(mem, mem[off:off+size])); perr != nil {
+			err = fmt.Errorf("%w (rank %d)", perr, t.Rank())
+		}
+	}
 	if err == nil && sp.flags&format.FlagHuge != 0 {
 		_ = shm.AdviseHuge(mem) // a hint: tmpfs without huge= ignores it
 	}
@@ -401,6 +408,11 @@ func classOf(err error) error {
 
 // mapLocal gives the goroutine ranks of a local world one heap segment.
 func (w *Win) mapLocal(sp segmentSpec) error {
+	// Heap memory: the policy is checked, not applied (the goroutine test
+	// mode shares the Go heap's pages).
+	if err := agree(w.t, w.cfg.applyPolicy(nil)); err != nil {
+		return err
+	}
 	key := w.t.NextSeq()
 	if w.rank == 0 {
 		heap := make([]byte, sp.layout.Total+shm.PageSize)

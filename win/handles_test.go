@@ -120,6 +120,7 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 			}
 			return w.Wait()
 		}},
+		"Placement":       {call: func(w *win.Win) error { _, err := win.Placement(w); return err }},
 		"Win.SharedQuery": {call: func(w *win.Win) error { _, err := w.SharedQuery(0); return err }},
 		"Win.Free":        {call: func(w *win.Win) error { return w.Free() }, idle: errFreeLast},
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ import (
 //	same_disp_unit          true | false: asserts the same disp unit              (false)
 //	shmrun_no_reserve       true | false: skip the fallocate reservation          (false)
 //	shmrun_huge_pages       true | false: 2 MiB per-rank padding and MADV_HUGEPAGE (false)
+//	shmrun_mempolicy        local | interleave | node:N: NUMA placement of this rank's part (local)
 //
 // shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
 // full tmpfs shows up as SIGBUS when a page is first touched instead of an
@@ -29,6 +31,16 @@ import (
 // every rank; when they are not, the assertion is checked on every rank as if
 // all had given it, so the outcome is the same everywhere); the effective
 // values are in Win.Info.
+//
+// shmrun_mempolicy is each rank's own: local places its part's pages on the
+// NUMA node of the rank that first touches them (the owner, which reserves
+// them); interleave spreads them over every node this process may use;
+// node:N puts them on node N. The policy is set with mbind before the pages
+// are reserved, on whole pages (in the contiguous layout a page shared with
+// a neighbour's part follows the last policy set; alloc_shared_noncontig
+// gives each part pages of its own). A node that does not exist, or a
+// system that refuses mbind (a container's seccomp profile), is ErrInfo at
+// allocation. Placement reports where the pages are.
 type Info map[string]string
 
 type config struct {
@@ -41,10 +53,26 @@ type config struct {
 	sameDispUnit   bool
 	noReserve      bool
 	hugePages      bool
+	mempolicy      string // "local", "interleave" or "node:N"
+	policyNode     int    // N of node:N
 }
 
 func parseInfo(info Info) (config, error) {
-	c := config{orderingStrict: true, ordering: "rar,raw,war,waw"}
+	c := config{orderingStrict: true, ordering: "rar,raw,war,waw", mempolicy: "local"}
+	if v, ok := info["shmrun_mempolicy"]; ok {
+		switch v = strings.TrimSpace(v); {
+		case v == "local", v == "interleave":
+			c.mempolicy = v
+		case strings.HasPrefix(v, "node:"):
+			n, err := strconv.Atoi(v[len("node:"):])
+			if err != nil || n < 0 || n >= maxNodes {
+				return c, errorf(ErrInfo, "info shmrun_mempolicy=%q: node:N wants a node number 0..%d", v, maxNodes-1)
+			}
+			c.mempolicy, c.policyNode = fmt.Sprintf("node:%d", n), n
+		default:
+			return c, errorf(ErrInfo, "info shmrun_mempolicy=%q: want local, interleave or node:N", v)
+		}
+	}
 	if v, ok := info["accumulate_ordering"]; ok {
 		ord, err := parseOrdering(v)
 		if err != nil {
@@ -116,5 +144,6 @@ func (c config) info() Info {
 		"same_disp_unit":         b(c.sameDispUnit),
 		"shmrun_no_reserve":      b(c.noReserve),
 		"shmrun_huge_pages":      b(c.hugePages),
+		"shmrun_mempolicy":       c.mempolicy,
 	}
 }
