@@ -48,8 +48,9 @@ Flags:
 
 const usageTail = `
 Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
-status when one fails (128+N for signal N; the first failure decides); 124 on
---timeout; 2 for bad usage (nothing is started).
+status when one fails (128+N for signal N; the first failure decides); for
+comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 2 for
+bad usage (nothing is started).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
