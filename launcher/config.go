@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,9 +103,14 @@ func (c *Config) Validate(cpus int) error {
 	if len(c.Parts) == 0 {
 		return fmt.Errorf("no program given: %w", ErrUsage)
 	}
+	n := 0
 	for i, p := range c.Parts {
 		if p.N < 1 {
 			return fmt.Errorf("part %d (%s): -n %d: need at least 1 rank: %w", i+1, p.Prog, p.N, ErrUsage)
+		}
+		// Summed part by part, so that huge counts cannot wrap around.
+		if n += p.N; p.N > MaxRanks || n > MaxRanks {
+			return fmt.Errorf("%s ranks: a job has at most %d ranks (MaxRanks): %w", rankCount(c.Parts[:i+1]), MaxRanks, ErrUsage)
 		}
 		if p.Prog == "" {
 			return fmt.Errorf("part %d: empty program: %w", i+1, ErrUsage)
@@ -112,10 +118,6 @@ func (c *Config) Validate(cpus int) error {
 		if _, _, err := resolveProgram(p.Prog); err != nil {
 			return err
 		}
-	}
-	n := c.Ranks()
-	if n > maxRanks {
-		return fmt.Errorf("%d ranks: at most %d: %w", n, maxRanks, ErrUsage)
 	}
 	if n > cpus && !c.Oversubscribe {
 		return fmt.Errorf("%d ranks but only %d CPUs are available to shmrun; add --oversubscribe to run more ranks than CPUs: %w", n, cpus, ErrUsage)
@@ -190,7 +192,19 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 	return prog, false, nil
 }
 
-const maxRanks = 1 << 16
+// MaxRanks is the most ranks one job may have, all MPMD parts together: the
+// control segment's limit (internal/format), checked by Validate.
+const MaxRanks = format.MaxRanks
+
+// rankCount spells the ranks of parts for a message: "70000", or
+// "65535+1" for several parts (their sum may not fit an int).
+func rankCount(parts []Part) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = strconv.Itoa(p.N)
+	}
+	return strings.Join(s, "+")
+}
 
 // CPUs returns the CPUs in the launcher's own affinity set (containers
 // restrict it), in ascending order.

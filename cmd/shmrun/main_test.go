@@ -167,6 +167,28 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestRankLimit: one more rank than the control segment holds is a usage
+// error (exit 2) that names the limit, for one part and for MPMD parts
+// together; nothing is created. (Issue 12: -n 65536 passed the launcher's
+// check and failed later, with exit 1, at the control segment.)
+func TestRankLimit(t *testing.T) {
+	limit := strconv.Itoa(launcher.MaxRanks)
+	for _, args := range [][]string{
+		{"-n", strconv.Itoa(launcher.MaxRanks + 1), "sh"},
+		{"-n", limit, "sh", ":", "-n", "1", "sh"},
+		{"-n", "9223372036854775807", "sh", ":", "-n", "9223372036854775807", "sh", ":", "-n", "2", "sh"},
+	} {
+		sd := shmDir(t)
+		code, stdout, stderr := runCLI(t, append([]string{"--shm-dir", sd, "--oversubscribe"}, args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "at most "+limit+" ranks") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("shmrun %q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the limit %s", args, code, stdout, stderr, limit)
+		}
+		if ents, _ := os.ReadDir(sd); len(ents) > 0 {
+			t.Errorf("%d file(s) created in the shm directory", len(ents))
+		}
+	}
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	code, stdout, _ := runCLI(t, "--help")
 	if code != 0 || !strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "--oversubscribe") {
