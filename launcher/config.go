@@ -3,6 +3,9 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -98,7 +101,8 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 
 // Validate checks the job description without side effects: rank counts,
 // oversubscription, options, and that each program exists and can run (a Go
-// package or file is checked to exist; it is built by Run).
+// package or file is checked to exist and, when its package clause can be
+// read, to be package main; it is built by Run).
 func (c *Config) Validate(cpus int) error {
 	if len(c.Parts) == 0 {
 		return fmt.Errorf("no program given: %w", ErrUsage)
@@ -167,6 +171,10 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 		if st, err := os.Stat(prog); err != nil || !st.Mode().IsRegular() {
 			return "", false, fmt.Errorf("program %s: no such Go file: %w", prog, ErrUsage)
 		}
+		// A file that does not parse is left to go build, which says why.
+		if f, err := parser.ParseFile(token.NewFileSet(), prog, nil, parser.PackageClauseOnly); err == nil && f.Name.Name != "main" {
+			return "", false, notMain(prog, f.Name.Name)
+		}
 		return prog, true, nil
 	}
 	if !strings.Contains(prog, "/") {
@@ -182,6 +190,11 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 	}
 	if st.IsDir() {
 		if m, _ := filepath.Glob(filepath.Join(prog, "*.go")); len(m) > 0 {
+			// Only a package known not to be main is refused here; any
+			// other trouble (syntax, mixed packages) is go build's to report.
+			if pkg, err := build.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
+				return "", false, notMain(prog, pkg.Name)
+			}
 			return prog, true, nil
 		}
 		return "", false, fmt.Errorf("program %s: a directory without Go files: %w", prog, ErrUsage)
@@ -190,6 +203,12 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 		return "", false, fmt.Errorf("program %s: not executable: %w", prog, ErrUsage)
 	}
 	return prog, false, nil
+}
+
+// notMain is the error for a Go program that is a library: go build would
+// make an archive of it, which cannot be run.
+func notMain(prog, pkg string) error {
+	return fmt.Errorf("program %s: package %s is not a main package (shmrun runs commands: package main with a func main): %w", prog, pkg, ErrUsage)
 }
 
 // MaxRanks is the most ranks one job may have, all MPMD parts together: the

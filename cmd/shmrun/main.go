@@ -33,8 +33,8 @@ Usage:
   shmrun [flags] -n N progA [args...] : -n M progB [args...]   (MPMD: ranks in order)
   shmrun --cleanup [--shm-dir DIR]
 
-prog is a binary (a path or a name in $PATH), or a Go package directory or .go
-file, which shmrun builds once into a temporary directory before starting.
+prog is a binary (a path or a name in $PATH), or a Go main package (directory)
+or .go file of package main, which shmrun builds once into a temporary directory before starting.
 
 Examples:
   shmrun -n 4 ./examples/pi

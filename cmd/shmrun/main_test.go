@@ -189,6 +189,39 @@ func TestRankLimit(t *testing.T) {
 	}
 }
 
+// TestNotMainPackage: a Go package or file that is not package main is a
+// usage error naming the package, not a build of an archive that then fails
+// at exec with "permission denied" (issue 12).
+func TestNotMainPackage(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "lib")
+	if err := os.Mkdir(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package mylib\n\nfunc F() int { return 1 }\n"
+	for _, f := range []string{filepath.Join(pkg, "lib.go"), filepath.Join(dir, "single.go")} {
+		if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ prog, pkg string }{
+		{pkg, "mylib"},
+		{filepath.Join(dir, "single.go"), "mylib"},
+		{filepath.Join("..", "..", "barrier"), "barrier"}, // in this module: go build makes an archive
+	} {
+		prog := tt.prog
+		sd := shmDir(t)
+		code, stdout, stderr := runCLI(t, "--shm-dir", sd, "-n", "1", prog)
+		want := "program " + prog + ": package " + tt.pkg + " is not a main package"
+		if code != 2 || stdout != "" || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("shmrun -n 1 %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", prog, code, stdout, stderr, want)
+		}
+		if ents, _ := os.ReadDir(sd); len(ents) > 0 {
+			t.Errorf("%d file(s) created in the shm directory", len(ents))
+		}
+	}
+}
+
 func TestHelpAndVersion(t *testing.T) {
 	code, stdout, _ := runCLI(t, "--help")
 	if code != 0 || !strings.Contains(stdout, "Usage:") || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "--oversubscribe") {
