@@ -89,6 +89,10 @@ func (j *job) setup() error {
 		return fmt.Errorf("creating the job's lock file: %w", err)
 	}
 	j.lock = f
+	// Whatever the umask: --cleanup must be able to open it.
+	if err := unix.Fchmod(int(f.Fd()), 0o600); err != nil {
+		return fmt.Errorf("chmod %s: %w", lockPath, err)
+	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fmt.Errorf("locking %s: %w", lockPath, err)
 	}

@@ -83,7 +83,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.reportBindings, "report-bindings", false, "print each rank's CPU binding on stderr")
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
-	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them, and exit")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -109,15 +109,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shmrun %s (segment format %d)\n", Version, shm.FormatVersion)
 		return 0
 	case o.cleanup:
-		removed, err := launcher.Cleanup(o.shmDir)
+		rep, err := launcher.Cleanup(o.shmDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "shmrun: %v\n", err)
 			return 1
 		}
-		for _, n := range removed {
+		for _, n := range rep.Removed {
 			fmt.Fprintf(stdout, "removed %s\n", n)
 		}
-		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s\n", len(removed), o.shmDir)
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(stdout, "skipped job %s (%d object(s)): %s\n", s.Job, len(s.Names), s.Reason)
+		}
+		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s; skipped %d job(s)\n", len(rep.Removed), o.shmDir, len(rep.Skipped))
 		return 0
 	}
 	cfg, err := buildConfig(&o, fs, parts)

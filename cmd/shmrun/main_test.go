@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
@@ -383,8 +384,10 @@ func TestRanksDieWithShmrun(t *testing.T) {
 	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
 		t.Fatalf("the killed job left %q, want its lock file", left)
 	}
+	job, _, _ := format.SplitName(left[0])
 	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
-	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+	if code != 0 || stdout != "skipped job "+job+" (1 object(s)): "+launcher.SkipStarting+"\n"+
+		"shmrun: removed 0 object(s) of finished jobs from "+dir+"; skipped 1 job(s)\n" {
 		t.Errorf("--cleanup right after the job died (its lock file may be a job starting): exit %d, stdout %q, stderr %q", code, stdout, errOut)
 	}
 	then := time.Now().Add(-2 * launcher.LockSettle)
@@ -400,11 +403,101 @@ func TestRanksDieWithShmrun(t *testing.T) {
 func TestCleanupFlag(t *testing.T) {
 	dir := shmDir(t)
 	code, stdout, stderr := runCLI(t, "--cleanup", "--shm-dir", dir)
-	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"; skipped 0 job(s)\n" {
 		t.Errorf("--cleanup of an empty dir: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, "--cleanup", "--shm-dir", filepath.Join(dir, "nope"))
 	if code == 0 || !strings.HasPrefix(stderr, "shmrun: ") {
 		t.Errorf("--cleanup of a missing dir: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// startCLI starts the test binary as a real shmrun process with args (and
+// extra environment), and returns it with a channel of the pids that its
+// ranks report in "ready <pid>" lines.
+func startCLI(t *testing.T, shell string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan int) {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", shell + `; exec "$0" "$@"`, ranktest.Program()}, args...)...)
+	cmd.Env = append(append(os.Environ(), envAsCLI+"=1"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pids := make(chan int, 16)
+	go func() {
+		defer close(pids)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if s, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+				pid, _ := strconv.Atoi(s)
+				pids <- pid
+			}
+		}
+	}()
+	return cmd, &stderr, pids
+}
+
+// waitReady waits for n ready ranks and returns a pidfd of each (closed,
+// after a SIGKILL to survivors, when the test ends).
+func waitReady(t *testing.T, n int, pids <-chan int, stderr *bytes.Buffer) []int {
+	t.Helper()
+	var fds []int
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		}
+	})
+	timeout := time.After(90 * time.Second)
+	for len(fds) < n {
+		select {
+		case pid, ok := <-pids:
+			if !ok {
+				t.Fatalf("shmrun's output ended with %d of %d ranks ready; stderr:\n%s", len(fds), n, stderr.String())
+			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatalf("pidfd_open(%d): %v", pid, err)
+			}
+			fds = append(fds, fd)
+		case <-timeout:
+			t.Fatalf("only %d of %d ranks became ready; stderr:\n%s", len(fds), n, stderr.String())
+		}
+	}
+	return fds
+}
+
+// TestLockFileModeUnderUmask: under umask 0277 the job's lock file is
+// still mode 0600 (it was 0400, which --cleanup could not open for writing
+// and so skipped silently for good).
+func TestLockFileModeUnderUmask(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, "umask 0277", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	waitReady(t, 2, pids, stderr)
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("a running job has %q in its shm directory, want its lock file", left)
+	}
+	st, err := os.Stat(filepath.Join(dir, left[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("lock file mode %v under umask 0277, want 0600", st.Mode().Perm())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("after SIGTERM shmrun exited %v, stderr:\n%s", err, stderr.String())
+	}
+	// shmDir's cleanup checks that nothing is left.
 }
