@@ -3,9 +3,11 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
@@ -34,7 +36,7 @@ const (
 
 // CleanupReport is what Cleanup did in a directory.
 type CleanupReport struct {
-	Removed []string  // names in the directory that were removed
+	Removed []string  // names in the directory, and paths of build directories, that were removed
 	Skipped []Skipped // jobs whose objects were left alone, by job id
 }
 
@@ -45,12 +47,14 @@ type Skipped struct {
 	Reason string   // one of the Skip* reasons, or the error that stopped Cleanup
 }
 
-// Cleanup removes the objects in dir of jobs whose launcher is gone, and
-// reports what it removed and which jobs it left alone and why. A job is gone when its lock file can be
+// Cleanup removes the objects in dir of jobs whose launcher is gone, and the
+// build directory their lock file names, and reports what it removed and
+// which jobs it left alone and why. A job is gone when its lock file can be
 // flocked (and is older than LockSettle): the launcher holds the lock for the
 // job's life and the kernel drops it when the launcher dies, so there is no
 // pid-reuse race. A live job's objects are never touched. Only regular files
-// owned by this user are removed; symbolic links are never followed.
+// (and build directories) owned by this user are removed; symbolic links are
+// never followed.
 func Cleanup(dir string) (CleanupReport, error) {
 	var rep CleanupReport
 	ents, err := os.ReadDir(dir)
@@ -115,6 +119,9 @@ func cleanJob(dir, job string, names []string) (removed []string, skipped string
 		}
 		return nil, fmt.Sprintf("flock %s: %v", filepath.Base(lockPath), err)
 	}
+	if b := buildDirOf(f, job); b != "" {
+		removed = append(removed, b)
+	}
 	for _, n := range names {
 		if filepath.Join(dir, n) != lockPath && removeOwned(dir, n, 0) {
 			removed = append(removed, n)
@@ -124,6 +131,28 @@ func cleanJob(dir, job string, names []string) (removed []string, skipped string
 		removed = append(removed, filepath.Base(lockPath))
 	}
 	return removed, ""
+}
+
+// buildDirOf removes the build directory that job's lock file f names, if
+// it is one (an absolute path named format.BuildDirName(job), a directory of
+// this user, not a link), and returns its path; "" if there is none.
+func buildDirOf(f *os.File, job string) string {
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return ""
+	}
+	path, _, _ := strings.Cut(string(b), "\n")
+	if !filepath.IsAbs(path) || filepath.Base(path) != format.BuildDirName(job) || filepath.Clean(path) != path {
+		return ""
+	}
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) {
+		return ""
+	}
+	if os.RemoveAll(path) != nil {
+		return ""
+	}
+	return path
 }
 
 // removeOwned removes dir/name if it is a regular file of ours (never

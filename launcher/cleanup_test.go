@@ -96,11 +96,29 @@ func TestCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdLock(t, filepath.Join(dir, obj(live, "lock")))
-	// A lock file whose mode lost its write bit (a launcher under umask
-	// 0277 before it set 0600 itself) is still a dead job's.
-	if err := os.Chmod(filepath.Join(dir, obj(dead, "lock")), 0o400); err != nil {
+	// A job whose launcher was killed while it ran: its lock file names its
+	// build directory, which goes with the job.
+	build := filepath.Join(t.TempDir(), format.BuildDirName(dead))
+	if err := os.MkdirAll(filepath.Join(build, "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	touch(t, build, "0-prog")
+	// A lock file whose mode lost its write bit (a launcher under umask
+	// 0277 before it set 0600 itself) is still a dead job's.
+	if err := os.WriteFile(filepath.Join(dir, obj(dead, "lock")), []byte(build+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// A lock file naming a directory that is not its job's build directory
+	// does not make Cleanup remove it.
+	other := filepath.Join(t.TempDir(), format.BuildDirName(live))
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := format.NewJobID()
+	if err := os.WriteFile(filepath.Join(dir, obj(stale, "lock")), []byte(other+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	age(t, filepath.Join(dir, obj(stale, "lock")), 2*launcher.LockSettle)
 	starting := format.NewJobID()
 	touch(t, dir, obj(starting, "lock"))
 	age(t, filepath.Join(dir, obj(dead, "lock")), 2*launcher.LockSettle)
@@ -109,10 +127,16 @@ func TestCleanup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{obj(dead, "0123abcd"), obj(dead, "lock"), obj(dead, "win1"), obj(orphan, "0123abcd")}
+	want := []string{build, obj(dead, "0123abcd"), obj(dead, "lock"), obj(dead, "win1"), obj(orphan, "0123abcd"), obj(stale, "lock")}
 	slices.Sort(want)
 	if !slices.Equal(rep.Removed, want) {
 		t.Errorf("Cleanup removed\n%q\nwant\n%q", rep.Removed, want)
+	}
+	if _, err := os.Lstat(build); !os.IsNotExist(err) {
+		t.Errorf("the dead job's build directory is still there: %v", err)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("a directory that is not the job's build directory was removed: %v", err)
 	}
 	wantSkipped := []launcher.Skipped{
 		{Job: live, Names: []string{obj(live, "0123abcd"), obj(live, "lock")}, Reason: launcher.SkipRunning},

@@ -46,7 +46,7 @@ type Config struct {
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
-	Signals        <-chan os.Signal // SIGINT/SIGTERM end the job; SIGUSR1/2 are forwarded
+	Signals        <-chan os.Signal // SIGUSR1/2 are forwarded; any other ends the job, exit 128+signal
 }
 
 // EnvWait is the one SHMRUN_ variable a user sets: the ranks' wait policy

@@ -83,7 +83,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.reportBindings, "report-bindings", false, "print each rank's CPU binding on stderr")
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
-	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -129,7 +129,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	// SIGQUIT too: left to the Go runtime it would dump goroutines and exit
+	// 2 (the usage-error code) without removing the job's objects.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)

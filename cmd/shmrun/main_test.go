@@ -501,3 +501,70 @@ func TestLockFileModeUnderUmask(t *testing.T) {
 	}
 	// shmDir's cleanup checks that nothing is left.
 }
+
+// TestSIGQUIT: SIGQUIT ends the job like the other signals, exit 128+3,
+// and leaves nothing in the shm directory (it was the Go runtime's goroutine
+// dump and exit 2, the usage-error code, with the lock file left behind).
+func TestSIGQUIT(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, "true", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGQUIT) || !strings.Contains(stderr.String(), "received SIGQUIT") {
+		t.Errorf("after SIGQUIT shmrun exited %d (%v), stderr:\n%s\nwant %d naming SIGQUIT", code, err, stderr.String(), 128+int(syscall.SIGQUIT))
+	}
+	// shmDir's cleanup checks that nothing is left.
+}
+
+// TestBuildDirOfKilledJob: when shmrun is SIGKILLed, the directory it
+// built a Go program in stays (nothing can remove it then), but it belongs
+// to the job: --cleanup removes it with the job's objects once the job's
+// lock is free, and says so (issue 12: it stayed in $TMPDIR for good).
+func TestBuildDirOfKilledJob(t *testing.T) {
+	dir := shmDir(t)
+	tmp := t.TempDir()
+	cmd, stderr, pids := startCLI(t, "true", []string{"TMPDIR=" + tmp},
+		"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe", "testdata/gosleep")
+	fds := waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	for _, fd := range fds {
+		fdset := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fdset, 30_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
+			}
+			break
+		}
+	}
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("the killed job left %q, want its lock file", left)
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("$TMPDIR holds %v (%v), want the killed job's build directory", ents, err)
+	}
+	build := filepath.Join(tmp, ents[0].Name())
+	then := time.Now().Add(-2 * launcher.LockSettle)
+	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "removed "+build+"\n") || !strings.Contains(stdout, "removed "+left[0]+"\n") {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q; want it to remove %s and %s", code, stdout, errOut, build, left[0])
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in $TMPDIR after --cleanup: %v", ents)
+	}
+}
