@@ -93,7 +93,7 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	}
 	if name == EnvWait {
 		if _, err := barrier.ParsePolicy(value); err != nil {
-			return "", fmt.Errorf("-x %s: %v: %w", spec, err, ErrUsage)
+			return "", fmt.Errorf("-x %q: %v: %w", spec, err, ErrUsage)
 		}
 	}
 	return name + "=" + value, nil
