@@ -91,14 +91,11 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	usageErr := func(err error) int {
-		msg := strings.TrimSuffix(err.Error(), ": "+launcher.ErrUsage.Error())
-		fmt.Fprintf(stderr, "shmrun: %s (see shmrun --help)\n", msg)
+		fmt.Fprintln(stderr, usageLine(err))
 		return 2
 	}
-	var o options
-	fs := newFlagSet(&o, stderr)
-	parts := splitParts(args)
-	if err := fs.Parse(parts[0]); err != nil {
+	o, fs, cfg, err := parseArgs(args, stderr)
+	if err != nil {
 		return usageErr(err)
 	}
 	switch {
@@ -123,10 +120,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s; skipped %d job(s)\n", len(rep.Removed), o.shmDir, len(rep.Skipped))
 		return 0
 	}
-	cfg, err := buildConfig(&o, fs, parts)
-	if err != nil {
-		return usageErr(err)
-	}
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	// SIGQUIT too: left to the Go runtime it would dump goroutines and exit
@@ -143,6 +136,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return res.ExitCode
+}
+
+// usageLine is the one line shmrun prints for a usage error. Control
+// characters from the arguments (pflag quotes some, not all) are escaped so
+// that it stays one line.
+func usageLine(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+launcher.ErrUsage.Error())
+	msg = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, msg)
+	return "shmrun: " + msg + " (see shmrun --help)"
+}
+
+// parseArgs reads the command line: its options and, unless they ask for
+// help, the version or a cleanup, the job it describes. Every error is a
+// usage error (exit 2).
+func parseArgs(args []string, stderr io.Writer) (*options, *pflag.FlagSet, launcher.Config, error) {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	parts := splitParts(args)
+	if err := fs.Parse(parts[0]); err != nil {
+		return &o, fs, launcher.Config{}, err
+	}
+	if o.help || o.version || o.cleanup {
+		return &o, fs, launcher.Config{}, nil
+	}
+	cfg, err := buildConfig(&o, fs, parts)
+	return &o, fs, cfg, err
 }
 
 // splitParts splits the arguments at lone ":" tokens (MPMD).
