@@ -185,22 +185,24 @@ func (c *Comm) Barrier() error {
 	return nil
 }
 
-// Abort ends the whole job with exit code code (MPI_Abort): the launcher
-// stops every rank and exits with code. It does not return, except in the
-// NewLocalWorld test mode, where it marks the job aborted and returns.
-// A nil or zero Comm has no job to end: the process exits with code's
-// status (see the launcher's exit-status rules) after saying so on stderr.
+// Abort ends the whole job (MPI_Abort): the launcher stops every rank and
+// exits with the status that stands for code. An exit status is one byte
+// and an aborted job must never look like a success, so the status is code
+// mod 256, except that a code whose low byte is 0 (0 and 256 included) gives
+// 1: Abort(7) exits 7, Abort(300) 44, Abort(-1) 255, Abort(0) and
+// Abort(256) 1. The calling process exits with that same status. It does
+// not return, except in the NewLocalWorld test mode, where it marks the job
+// aborted and returns. A nil or zero Comm has no job to end: the process
+// exits with that status after saying so on stderr.
 func (c *Comm) Abort(code int) {
+	status := format.AbortExitStatus(code)
 	if c == nil || c.t == nil {
-		fmt.Fprintf(os.Stderr, "comm: Abort(%d) on a %v communicator: exiting this process only\n", code, map[bool]string{true: "nil", false: "zero"}[c == nil])
-		os.Exit(exitStatus(code))
+		fmt.Fprintf(os.Stderr, "comm: Abort(%d) on a %v communicator: exiting this process only with status %d\n", code, map[bool]string{true: "nil", false: "zero"}[c == nil], status)
+		os.Exit(status)
 	}
 	c.t.RequestAbort(code)
 	if c.exit != nil {
-		if code == 0 {
-			c.t.SetRankState(format.RankFinalized, os.Getpid())
-		}
-		c.exit(code)
+		c.exit(status)
 	}
 }
 
@@ -243,14 +245,4 @@ func (c *Comm) wrapWait(call string, err error) error {
 		return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
 	}
 	return nil
-}
-
-// exitStatus is the process exit status that stands for Abort(code): code
-// mod 256 as an exit status is, except that a code whose low byte is 0 is 1,
-// so an abort never looks like success.
-func exitStatus(code int) int {
-	if s := code & 0xff; s != 0 {
-		return s
-	}
-	return 1
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -49,9 +50,17 @@ func init() {
 		os.Exit(0) // Finalize was called; ranktest would call it again
 		return nil
 	})
-	// abort: the process calls Abort(5) (a singleton, here).
+	// abort: args [code]. The process calls Abort(code), 5 by default (a
+	// singleton, here).
 	ranktest.Register("abort", func(c *comm.Comm) error {
-		c.Abort(5)
+		code := 5
+		if a := ranktest.BodyArgs(); len(a) > 0 {
+			var err error
+			if code, err = strconv.Atoi(a[0]); err != nil {
+				return err
+			}
+		}
+		c.Abort(code)
 		return errors.New("Abort returned")
 	})
 }
@@ -112,14 +121,19 @@ func TestSingleton(t *testing.T) {
 
 func shmJobIDValid(s string) bool { return len(s) == 32 && strings.Trim(s, "0123456789abcdef") == "" }
 
-// TestSingletonAbort: Abort in a singleton ends the process with the code.
+// TestSingletonAbort: Abort in a singleton ends the process with the
+// code's exit status, which is never 0 (issue 12: Abort(256) exited 0).
 func TestSingletonAbort(t *testing.T) {
-	cmd := exec.Command(ranktest.Program())
-	cmd.Env = append(os.Environ(), ranktest.EnvBody+"=abort")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 5 {
-		t.Errorf("singleton Abort(5): %v, output %q", err, out)
+	for _, tt := range []struct{ code, status int }{
+		{5, 5}, {0, 1}, {256, 1}, {-256, 1}, {300, 44}, {-1, 255}, {255, 255}, {1 << 20, 1},
+	} {
+		cmd := exec.Command(ranktest.Program(), strconv.Itoa(tt.code))
+		cmd.Env = append(os.Environ(), ranktest.EnvBody+"=abort")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tt.status {
+			t.Errorf("singleton Abort(%d): %v, want exit status %d; output %q", tt.code, err, tt.status, out)
+		}
 	}
 }
 

@@ -7,10 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/shmrun/shmrun/internal/format"
 )
 
-// buildPrograms builds each distinct Go package or file once into a temp dir
-// (before the timeout starts) and returns the binary of each part.
+// buildPrograms builds each distinct Go package or file once into the job's
+// build directory (before the timeout starts) and returns the binary of each
+// part.
 func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 	built := map[string]string{}
 	progs := make([]string, len(j.cfg.Parts))
@@ -28,7 +31,7 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 			continue
 		}
 		if j.buildTo == "" {
-			if j.buildTo, err = os.MkdirTemp("", "shmrun-build-"); err != nil {
+			if err := j.makeBuildDir(); err != nil {
 				return nil, err
 			}
 		}
@@ -46,4 +49,26 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 		built[path], progs[i] = bin, bin
 	}
 	return progs, nil
+}
+
+// makeBuildDir creates the job's build directory, shmrun-build.<job> in the
+// temporary directory, and writes its path into the job's lock file, where
+// --cleanup finds it if this launcher is killed before it removes it.
+func (j *job) makeBuildDir() error {
+	dir := filepath.Join(os.TempDir(), format.BuildDirName(j.id))
+	if !filepath.IsAbs(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("build directory: %w", err)
+		}
+		dir = abs
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("build directory: %w", err)
+	}
+	j.buildTo = dir
+	if _, err := j.lock.WriteString(dir + "\n"); err != nil {
+		return fmt.Errorf("recording the build directory in %s: %w", j.lock.Name(), err)
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package launcher_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,17 +96,58 @@ func TestCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	holdLock(t, filepath.Join(dir, obj(live, "lock")))
+	// A job whose launcher was killed while it ran: its lock file names its
+	// build directory, which goes with the job.
+	build := filepath.Join(t.TempDir(), format.BuildDirName(dead))
+	if err := os.MkdirAll(filepath.Join(build, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, build, "0-prog")
+	// A lock file whose mode lost its write bit (a launcher under umask
+	// 0277 before it set 0600 itself) is still a dead job's.
+	if err := os.WriteFile(filepath.Join(dir, obj(dead, "lock")), []byte(build+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// A lock file naming a directory that is not its job's build directory
+	// does not make Cleanup remove it.
+	other := filepath.Join(t.TempDir(), format.BuildDirName(live))
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := format.NewJobID()
+	if err := os.WriteFile(filepath.Join(dir, obj(stale, "lock")), []byte(other+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	age(t, filepath.Join(dir, obj(stale, "lock")), 2*launcher.LockSettle)
+	starting := format.NewJobID()
+	touch(t, dir, obj(starting, "lock"))
+	age(t, filepath.Join(dir, obj(dead, "lock")), 2*launcher.LockSettle)
 
-	removed, err := launcher.Cleanup(dir)
+	rep, err := launcher.Cleanup(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{obj(dead, "0123abcd"), obj(dead, "lock"), obj(dead, "win1"), obj(orphan, "0123abcd")}
+	want := []string{build, obj(dead, "0123abcd"), obj(dead, "lock"), obj(dead, "win1"), obj(orphan, "0123abcd"), obj(stale, "lock")}
 	slices.Sort(want)
-	if !slices.Equal(removed, want) {
-		t.Errorf("Cleanup removed\n%q\nwant\n%q", removed, want)
+	if !slices.Equal(rep.Removed, want) {
+		t.Errorf("Cleanup removed\n%q\nwant\n%q", rep.Removed, want)
 	}
-	left := []string{obj(dead, "link"), obj(live, "0123abcd"), obj(live, "lock"), obj(young, "0123abcd"), "shmrun.notajob", "unrelated"}
+	if _, err := os.Lstat(build); !os.IsNotExist(err) {
+		t.Errorf("the dead job's build directory is still there: %v", err)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("a directory that is not the job's build directory was removed: %v", err)
+	}
+	wantSkipped := []launcher.Skipped{
+		{Job: live, Names: []string{obj(live, "0123abcd"), obj(live, "lock")}, Reason: launcher.SkipRunning},
+		{Job: starting, Names: []string{obj(starting, "lock")}, Reason: launcher.SkipStarting},
+		{Job: young, Names: []string{obj(young, "0123abcd")}, Reason: launcher.SkipRecent},
+	}
+	slices.SortFunc(wantSkipped, func(a, b launcher.Skipped) int { return strings.Compare(a.Job, b.Job) })
+	if !reflect.DeepEqual(rep.Skipped, wantSkipped) {
+		t.Errorf("Cleanup skipped\n%+v\nwant\n%+v", rep.Skipped, wantSkipped)
+	}
+	left := []string{obj(dead, "link"), obj(live, "0123abcd"), obj(live, "lock"), obj(young, "0123abcd"), obj(starting, "lock"), "shmrun.notajob", "unrelated"}
 	slices.Sort(left)
 	if got := names(t, dir); !slices.Equal(got, left) {
 		t.Errorf("left in the directory\n%q\nwant\n%q", got, left)
@@ -127,12 +170,41 @@ func TestCleanupSkipsOthersObjects(t *testing.T) {
 	if err := os.Chown(filepath.Join(dir, format.ObjectName(dead, "theirs")), 65534, 65534); err != nil {
 		t.Skipf("chown: %v", err)
 	}
-	removed, err := launcher.Cleanup(dir)
+	rep, err := launcher.Cleanup(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{format.ObjectName(dead, "lock")}; !slices.Equal(removed, want) {
-		t.Errorf("Cleanup removed %q, want %q", removed, want)
+	if want := []string{format.ObjectName(dead, "lock")}; !slices.Equal(rep.Removed, want) {
+		t.Errorf("Cleanup removed %q, want %q", rep.Removed, want)
+	}
+}
+
+// TestCleanupReportsLockItCannotTake: a job whose lock file Cleanup cannot
+// open or must not trust is skipped, and the report says why (issue 12: it
+// was skipped silently).
+func TestCleanupReportsLockItCannotTake(t *testing.T) {
+	dir := shmDir(t)
+	job := format.NewJobID()
+	lock := filepath.Join(dir, format.ObjectName(job, "lock"))
+	touch(t, dir, format.ObjectName(job, "lock"))
+	touch(t, dir, format.ObjectName(job, "win"))
+	want := launcher.SkipPermission
+	if os.Geteuid() == 0 {
+		// Root opens any file: make it another user's instead.
+		if err := os.Chown(lock, 65534, 65534); err != nil {
+			t.Skipf("chown: %v", err)
+		}
+		want = launcher.SkipNotOurs
+	} else if err := os.Chmod(lock, 0); err != nil {
+		t.Fatal(err)
+	}
+	age(t, lock, 2*launcher.LockSettle)
+	rep, err := launcher.Cleanup(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Removed) != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].Job != job || rep.Skipped[0].Reason != want || len(rep.Skipped[0].Names) != 2 {
+		t.Errorf("Cleanup = %+v, want job %s skipped: %s", rep, job, want)
 	}
 }
 
@@ -167,11 +239,14 @@ func TestCleanupSparesStartingJob(t *testing.T) {
 	dir := shmDir(t)
 	job := format.NewJobID()
 	touch(t, dir, format.ObjectName(job, "lock"))
-	removed, err := launcher.Cleanup(dir)
+	rep, err := launcher.Cleanup(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 0 {
-		t.Errorf("Cleanup removed %q of a job that is starting", removed)
+	if len(rep.Removed) != 0 {
+		t.Errorf("Cleanup removed %q of a job that is starting", rep.Removed)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Reason != launcher.SkipStarting {
+		t.Errorf("Cleanup skipped %+v, want the job, %q", rep.Skipped, launcher.SkipStarting)
 	}
 }

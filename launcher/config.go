@@ -3,11 +3,15 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +52,7 @@ type Config struct {
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
-	Signals        <-chan os.Signal // SIGINT/SIGTERM end the job; SIGUSR1/2 are forwarded
+	Signals        <-chan os.Signal // SIGUSR1/2 are forwarded; any other ends the job, exit 128+signal
 }
 
 // EnvWait is the one SHMRUN_ variable a user sets: the ranks' wait policy
@@ -98,7 +102,7 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	}
 	if name == EnvWait {
 		if _, err := barrier.ParsePolicy(value); err != nil {
-			return "", fmt.Errorf("-x %s: %v: %w", spec, err, ErrUsage)
+			return "", fmt.Errorf("-x %q: %v: %w", spec, err, ErrUsage)
 		}
 	}
 	return name + "=" + value, nil
@@ -106,14 +110,20 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 
 // Validate checks the job description without side effects: rank counts,
 // oversubscription, options, and that each program exists and can run (a Go
-// package or file is checked to exist; it is built by Run).
+// package or file is checked to exist and, when its package clause can be
+// read, to be package main; it is built by Run).
 func (c *Config) Validate(cpus int) error {
 	if len(c.Parts) == 0 {
 		return fmt.Errorf("no program given: %w", ErrUsage)
 	}
+	n := 0
 	for i, p := range c.Parts {
 		if p.N < 1 {
 			return fmt.Errorf("part %d (%s): -n %d: need at least 1 rank: %w", i+1, p.Prog, p.N, ErrUsage)
+		}
+		// Summed part by part, so that huge counts cannot wrap around.
+		if n += p.N; p.N > MaxRanks || n > MaxRanks {
+			return fmt.Errorf("%s ranks: a job has at most %d ranks (MaxRanks): %w", rankCount(c.Parts[:i+1]), MaxRanks, ErrUsage)
 		}
 		if p.Prog == "" {
 			return fmt.Errorf("part %d: empty program: %w", i+1, ErrUsage)
@@ -121,10 +131,6 @@ func (c *Config) Validate(cpus int) error {
 		if _, _, err := resolveProgram(p.Prog); err != nil {
 			return err
 		}
-	}
-	n := c.Ranks()
-	if n > maxRanks {
-		return fmt.Errorf("%d ranks: at most %d: %w", n, maxRanks, ErrUsage)
 	}
 	if n > cpus && !c.Oversubscribe {
 		return fmt.Errorf("%d ranks but only %d CPUs are available to shmrun; add --oversubscribe to run more ranks than CPUs: %w", n, cpus, ErrUsage)
@@ -177,6 +183,10 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 		if st, err := os.Stat(prog); err != nil || !st.Mode().IsRegular() {
 			return "", false, fmt.Errorf("program %s: no such Go file: %w", prog, ErrUsage)
 		}
+		// A file that does not parse is left to go build, which says why.
+		if f, err := parser.ParseFile(token.NewFileSet(), prog, nil, parser.PackageClauseOnly); err == nil && f.Name.Name != "main" {
+			return "", false, notMain(prog, f.Name.Name)
+		}
 		return prog, true, nil
 	}
 	if !strings.Contains(prog, "/") {
@@ -192,6 +202,11 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 	}
 	if st.IsDir() {
 		if m, _ := filepath.Glob(filepath.Join(prog, "*.go")); len(m) > 0 {
+			// Only a package known not to be main is refused here; any
+			// other trouble (syntax, mixed packages) is go build's to report.
+			if pkg, err := build.ImportDir(prog, 0); err == nil && pkg.Name != "main" {
+				return "", false, notMain(prog, pkg.Name)
+			}
 			return prog, true, nil
 		}
 		return "", false, fmt.Errorf("program %s: a directory without Go files: %w", prog, ErrUsage)
@@ -202,7 +217,25 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 	return prog, false, nil
 }
 
-const maxRanks = 1 << 16
+// notMain is the error for a Go program that is a library: go build would
+// make an archive of it, which cannot be run.
+func notMain(prog, pkg string) error {
+	return fmt.Errorf("program %s: package %s is not a main package (shmrun runs commands: package main with a func main): %w", prog, pkg, ErrUsage)
+}
+
+// MaxRanks is the most ranks one job may have, all MPMD parts together: the
+// control segment's limit (internal/format), checked by Validate.
+const MaxRanks = format.MaxRanks
+
+// rankCount spells the ranks of parts for a message: "70000", or
+// "65535+1" for several parts (their sum may not fit an int).
+func rankCount(parts []Part) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = strconv.Itoa(p.N)
+	}
+	return strings.Join(s, "+")
+}
 
 // CPUs returns the CPUs in the launcher's own affinity set (containers
 // restrict it), in ascending order.

@@ -2,6 +2,7 @@ package launcher_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,10 @@ func TestValidate(t *testing.T) {
 		{"missing .go", launcher.Config{Parts: one(filepath.Join(dir, "nope.go"))}, false},
 		{"more ranks than CPUs", launcher.Config{Parts: []launcher.Part{{N: 3, Prog: exe}}}, false},
 		{"too many ranks", launcher.Config{Parts: []launcher.Part{{N: 1<<16 + 1, Prog: exe}}, Oversubscribe: true}, false},
+		{"MaxRanks", launcher.Config{Parts: []launcher.Part{{N: launcher.MaxRanks, Prog: exe}}, Oversubscribe: true}, true},
+		{"MaxRanks+1", launcher.Config{Parts: []launcher.Part{{N: launcher.MaxRanks + 1, Prog: exe}}, Oversubscribe: true}, false},
+		{"MPMD MaxRanks+1", launcher.Config{Parts: []launcher.Part{{N: launcher.MaxRanks, Prog: exe}, {N: 1, Prog: exe}}, Oversubscribe: true}, false},
+		{"MPMD sum wraps", launcher.Config{Parts: []launcher.Part{{N: math.MaxInt, Prog: exe}, {N: math.MaxInt, Prog: exe}, {N: 2, Prog: exe}}, Oversubscribe: true}, false},
 		{"bind-to", launcher.Config{Parts: one(exe), BindTo: "socket"}, false},
 		{"stdin", launcher.Config{Parts: one(exe), StdinTo: "all"}, false},
 		{"negative timeout", launcher.Config{Parts: one(exe), Timeout: -time.Second}, false},

@@ -11,6 +11,10 @@
 // sends SIGTERM to the job's process group, SIGKILL after the grace period,
 // removes the job's segments, names the rank, pid and cause, and returns that
 // rank's exit code (128+signal for a signal; the first failure decides).
+// A rank's comm.Abort(code) ends the job the same way, with exit code code
+// mod 256, except that a code whose low byte is 0 gives 1 (Abort(0) and
+// Abort(256) exit 1, Abort(300) 44, Abort(-1) 255): an aborted job never
+// exits 0.
 //
 // Ranks die with the launcher: each gets PR_SET_PDEATHSIG=SIGKILL, which the
 // kernel fires when the parent *thread* exits (golang/go#27505), so the

@@ -65,11 +65,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	j.backing, _ = format.ParseBacking(cfg.Shm) // Validate checked it
 	j.stdout, j.stderr = serialize(cfg.Stdout, os.Stdout), serialize(cfg.Stderr, os.Stderr)
 	defer j.cleanup()
+	// The lock comes before the build: the build directory is the job's,
+	// and --cleanup removes it once the lock is free (a SIGKILLed launcher
+	// cannot).
+	if err := j.lockJob(); err != nil {
+		return Result{}, err
+	}
 	progs, err := j.buildPrograms(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := j.setup(); err != nil {
+	if j.ctl, err = team.NewControl(j.id, j.cfg.Ranks()); err != nil {
 		return Result{}, err
 	}
 	j.oversubscribed = cfg.Ranks() > len(cpus)
@@ -80,10 +86,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return j.supervise(ctx, exits), nil
 }
 
-// setup makes the job id, the lock file (held for the job's life, so
-// `shmrun --cleanup` can tell a live job from a dead one without pid races)
-// and the control segment.
-func (j *job) setup() error {
+// lockJob makes the job id and its lock file, held for the job's life so
+// that `shmrun --cleanup` can tell a live job from a dead one without pid
+// races. The file is made mode 0600 whatever the umask: --cleanup must be
+// able to open it.
+func (j *job) lockJob() error {
 	j.id = format.NewJobID()
 	lockPath := jobLockPath(j.dir, j.id)
 	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
@@ -91,11 +98,13 @@ func (j *job) setup() error {
 		return fmt.Errorf("creating the job's lock file: %w", err)
 	}
 	j.lock = f
+	if err := unix.Fchmod(int(f.Fd()), 0o600); err != nil {
+		return fmt.Errorf("chmod %s: %w", lockPath, err)
+	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fmt.Errorf("locking %s: %w", lockPath, err)
 	}
-	j.ctl, err = team.NewControl(j.id, j.cfg.Ranks())
-	return err
+	return nil
 }
 
 // lockPath is the lock file of job id in dir.
@@ -103,6 +112,11 @@ func jobLockPath(dir, job string) string { return filepath.Join(dir, format.Obje
 
 // cleanup removes everything the job made. It runs after every rank is reaped.
 func (j *job) cleanup() {
+	// The build directory goes first: once the lock file is gone, nothing
+	// would lead --cleanup to it.
+	if j.buildTo != "" {
+		_ = os.RemoveAll(j.buildTo)
+	}
 	if j.id != "" {
 		removeJobObjects(j.dir, j.id)
 	}
@@ -115,9 +129,6 @@ func (j *job) cleanup() {
 	}
 	if j.ctl != nil {
 		j.ctl.Close()
-	}
-	if j.buildTo != "" {
-		_ = os.RemoveAll(j.buildTo)
 	}
 }
 

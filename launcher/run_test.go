@@ -52,7 +52,12 @@ func TestRankFailure(t *testing.T) {
 	}{
 		{"exit 3", []string{"1", "exit", "3"}, 3, []string{"rank 1 ", "exited with status 3"}, true},
 		{"SIGSEGV", []string{"2", "segv"}, 128 + int(syscall.SIGSEGV), []string{"rank 2 ", "SIGSEGV"}, true},
-		{"Abort(7)", []string{"1", "abort", "7"}, 7, []string{"rank 1 ", "Abort(7)"}, true},
+		{"Abort(7)", []string{"1", "abort", "7"}, 7, []string{"rank 1 ", "Abort(7)", "exit code 7"}, true},
+		// An exit status is one byte and an abort is never a success.
+		{"Abort(256)", []string{"1", "abort", "256"}, 1, []string{"rank 1 ", "Abort(256)", "exit code 1"}, true},
+		{"Abort(0)", []string{"2", "abort", "0"}, 1, []string{"rank 2 ", "Abort(0)", "exit code 1"}, true},
+		{"Abort(300)", []string{"0", "abort", "300"}, 44, []string{"rank 0 ", "Abort(300)", "exit code 44"}, true},
+		{"Abort(-1)", []string{"1", "abort", "-1"}, 255, []string{"rank 1 ", "Abort(-1)", "exit code 255"}, true},
 		{"exit 0 without Finalize", []string{"0", "nofinalize"}, 1, []string{"rank 0 ", "without comm.Finalize"}, true},
 	}
 	for _, tt := range tests {

@@ -101,9 +101,12 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		pid = ev.state.Pid()
 	}
 	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == format.AbortByRank {
-		code := int(atomic.LoadUint32(ctl.AbortCode()))
+		// The word holds Abort's int code truncated to 32 bits: read it back
+		// signed, so Abort(-1) is named as such.
+		code := int(int32(atomic.LoadUint32(ctl.AbortCode())))
 		r := atomic.LoadUint32(ctl.AbortRank())
-		return code, fmt.Sprintf("rank %d called Abort(%d); ending the job with exit code %d", r, code, code), true
+		status := format.AbortExitStatus(code)
+		return status, fmt.Sprintf("rank %d called Abort(%d); ending the job with exit code %d", r, code, status), true
 	}
 	if ev.state == nil {
 		return 1, fmt.Sprintf("rank %d: %v", ev.rank, ev.err), true

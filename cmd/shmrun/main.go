@@ -33,8 +33,8 @@ Usage:
   shmrun [flags] -n N progA [args...] : -n M progB [args...]   (MPMD: ranks in order)
   shmrun --cleanup [--shm-dir DIR]
 
-prog is a binary (a path or a name in $PATH), or a Go package directory or .go
-file, which shmrun builds once into a temporary directory before starting.
+prog is a binary (a path or a name in $PATH), or a Go main package (directory)
+or .go file of package main, which shmrun builds once into a temporary directory before starting.
 
 Examples:
   shmrun -n 4 ./examples/pi
@@ -48,8 +48,9 @@ Flags:
 
 const usageTail = `
 Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
-status when one fails (128+N for signal N; the first failure decides); 124 on
---timeout; 2 for bad usage (nothing is started).
+status when one fails (128+N for signal N; the first failure decides); for
+comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 2 for
+bad usage (nothing is started).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -84,7 +85,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
 	fs.StringVar(&o.shm, "shm", "auto", "where windows live: dir (the shm directory), memfd (no name, not counted against the directory's mount), or auto (dir when it has room, else memfd)")
-	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments of jobs whose shmrun is gone, list them, and exit")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -92,14 +93,11 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	usageErr := func(err error) int {
-		msg := strings.TrimSuffix(err.Error(), ": "+launcher.ErrUsage.Error())
-		fmt.Fprintf(stderr, "shmrun: %s (see shmrun --help)\n", msg)
+		fmt.Fprintln(stderr, usageLine(err))
 		return 2
 	}
-	var o options
-	fs := newFlagSet(&o, stderr)
-	parts := splitParts(args)
-	if err := fs.Parse(parts[0]); err != nil {
+	o, fs, cfg, err := parseArgs(args, stderr)
+	if err != nil {
 		return usageErr(err)
 	}
 	switch {
@@ -110,24 +108,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shmrun %s (segment format %d)\n", Version, shm.FormatVersion)
 		return 0
 	case o.cleanup:
-		removed, err := launcher.Cleanup(o.shmDir)
+		rep, err := launcher.Cleanup(o.shmDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "shmrun: %v\n", err)
 			return 1
 		}
-		for _, n := range removed {
+		for _, n := range rep.Removed {
 			fmt.Fprintf(stdout, "removed %s\n", n)
 		}
-		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s\n", len(removed), o.shmDir)
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(stdout, "skipped job %s (%d object(s)): %s\n", s.Job, len(s.Names), s.Reason)
+		}
+		fmt.Fprintf(stdout, "shmrun: removed %d object(s) of finished jobs from %s; skipped %d job(s)\n", len(rep.Removed), o.shmDir, len(rep.Skipped))
 		return 0
-	}
-	cfg, err := buildConfig(&o, fs, parts)
-	if err != nil {
-		return usageErr(err)
 	}
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	// SIGQUIT too: left to the Go runtime it would dump goroutines and exit
+	// 2 (the usage-error code) without removing the job's objects.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)
@@ -139,6 +138,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return res.ExitCode
+}
+
+// usageLine is the one line shmrun prints for a usage error. Control
+// characters from the arguments (pflag quotes some, not all) are escaped so
+// that it stays one line.
+func usageLine(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+launcher.ErrUsage.Error())
+	msg = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, msg)
+	return "shmrun: " + msg + " (see shmrun --help)"
+}
+
+// parseArgs reads the command line: its options and, unless they ask for
+// help, the version or a cleanup, the job it describes. Every error is a
+// usage error (exit 2).
+func parseArgs(args []string, stderr io.Writer) (*options, *pflag.FlagSet, launcher.Config, error) {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	parts := splitParts(args)
+	if err := fs.Parse(parts[0]); err != nil {
+		return &o, fs, launcher.Config{}, err
+	}
+	if o.help || o.version || o.cleanup {
+		return &o, fs, launcher.Config{}, nil
+	}
+	cfg, err := buildConfig(&o, fs, parts)
+	return &o, fs, cfg, err
 }
 
 // splitParts splits the arguments at lone ":" tokens (MPMD).

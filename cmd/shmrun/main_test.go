@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
@@ -166,6 +167,61 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("%d file(s) created in the shm directory", len(ents))
 			}
 		})
+	}
+}
+
+// TestRankLimit: one more rank than the control segment holds is a usage
+// error (exit 2) that names the limit, for one part and for MPMD parts
+// together; nothing is created. (Issue 12: -n 65536 passed the launcher's
+// check and failed later, with exit 1, at the control segment.)
+func TestRankLimit(t *testing.T) {
+	limit := strconv.Itoa(launcher.MaxRanks)
+	for _, args := range [][]string{
+		{"-n", strconv.Itoa(launcher.MaxRanks + 1), "sh"},
+		{"-n", limit, "sh", ":", "-n", "1", "sh"},
+		{"-n", "9223372036854775807", "sh", ":", "-n", "9223372036854775807", "sh", ":", "-n", "2", "sh"},
+	} {
+		sd := shmDir(t)
+		code, stdout, stderr := runCLI(t, append([]string{"--shm-dir", sd, "--oversubscribe"}, args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "at most "+limit+" ranks") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("shmrun %q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the limit %s", args, code, stdout, stderr, limit)
+		}
+		if ents, _ := os.ReadDir(sd); len(ents) > 0 {
+			t.Errorf("%d file(s) created in the shm directory", len(ents))
+		}
+	}
+}
+
+// TestNotMainPackage: a Go package or file that is not package main is a
+// usage error naming the package, not a build of an archive that then fails
+// at exec with "permission denied" (issue 12).
+func TestNotMainPackage(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "lib")
+	if err := os.Mkdir(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package mylib\n\nfunc F() int { return 1 }\n"
+	for _, f := range []string{filepath.Join(pkg, "lib.go"), filepath.Join(dir, "single.go")} {
+		if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ prog, pkg string }{
+		{pkg, "mylib"},
+		{filepath.Join(dir, "single.go"), "mylib"},
+		{filepath.Join("..", "..", "barrier"), "barrier"}, // in this module: go build makes an archive
+	} {
+		prog := tt.prog
+		sd := shmDir(t)
+		code, stdout, stderr := runCLI(t, "--shm-dir", sd, "-n", "1", prog)
+		want := "program " + prog + ": package " + tt.pkg + " is not a main package"
+		if code != 2 || stdout != "" || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("shmrun -n 1 %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", prog, code, stdout, stderr, want)
+		}
+		if ents, _ := os.ReadDir(sd); len(ents) > 0 {
+			t.Errorf("%d file(s) created in the shm directory", len(ents))
+		}
 	}
 }
 
@@ -330,8 +386,10 @@ func TestRanksDieWithShmrun(t *testing.T) {
 	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
 		t.Fatalf("the killed job left %q, want its lock file", left)
 	}
+	job, _, _ := format.SplitName(left[0])
 	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
-	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+	if code != 0 || stdout != "skipped job "+job+" (1 object(s)): "+launcher.SkipStarting+"\n"+
+		"shmrun: removed 0 object(s) of finished jobs from "+dir+"; skipped 1 job(s)\n" {
 		t.Errorf("--cleanup right after the job died (its lock file may be a job starting): exit %d, stdout %q, stderr %q", code, stdout, errOut)
 	}
 	then := time.Now().Add(-2 * launcher.LockSettle)
@@ -347,11 +405,168 @@ func TestRanksDieWithShmrun(t *testing.T) {
 func TestCleanupFlag(t *testing.T) {
 	dir := shmDir(t)
 	code, stdout, stderr := runCLI(t, "--cleanup", "--shm-dir", dir)
-	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"\n" {
+	if code != 0 || stdout != "shmrun: removed 0 object(s) of finished jobs from "+dir+"; skipped 0 job(s)\n" {
 		t.Errorf("--cleanup of an empty dir: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, "--cleanup", "--shm-dir", filepath.Join(dir, "nope"))
 	if code == 0 || !strings.HasPrefix(stderr, "shmrun: ") {
 		t.Errorf("--cleanup of a missing dir: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// startCLI starts the test binary as a real shmrun process with args (and
+// extra environment), and returns it with a channel of the pids that its
+// ranks report in "ready <pid>" lines.
+func startCLI(t *testing.T, shell string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan int) {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", shell + `; exec "$0" "$@"`, ranktest.Program()}, args...)...)
+	cmd.Env = append(append(os.Environ(), envAsCLI+"=1"), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pids := make(chan int, 16)
+	go func() {
+		defer close(pids)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if s, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+				pid, _ := strconv.Atoi(s)
+				pids <- pid
+			}
+		}
+	}()
+	return cmd, &stderr, pids
+}
+
+// waitReady waits for n ready ranks and returns a pidfd of each (closed,
+// after a SIGKILL to survivors, when the test ends).
+func waitReady(t *testing.T, n int, pids <-chan int, stderr *bytes.Buffer) []int {
+	t.Helper()
+	var fds []int
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		}
+	})
+	timeout := time.After(90 * time.Second)
+	for len(fds) < n {
+		select {
+		case pid, ok := <-pids:
+			if !ok {
+				t.Fatalf("shmrun's output ended with %d of %d ranks ready; stderr:\n%s", len(fds), n, stderr.String())
+			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatalf("pidfd_open(%d): %v", pid, err)
+			}
+			fds = append(fds, fd)
+		case <-timeout:
+			t.Fatalf("only %d of %d ranks became ready; stderr:\n%s", len(fds), n, stderr.String())
+		}
+	}
+	return fds
+}
+
+// TestLockFileModeUnderUmask: under umask 0277 the job's lock file is
+// still mode 0600 (it was 0400, which --cleanup could not open for writing
+// and so skipped silently for good).
+func TestLockFileModeUnderUmask(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, "umask 0277", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	waitReady(t, 2, pids, stderr)
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("a running job has %q in its shm directory, want its lock file", left)
+	}
+	st, err := os.Stat(filepath.Join(dir, left[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("lock file mode %v under umask 0277, want 0600", st.Mode().Perm())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("after SIGTERM shmrun exited %v, stderr:\n%s", err, stderr.String())
+	}
+	// shmDir's cleanup checks that nothing is left.
+}
+
+// TestSIGQUIT: SIGQUIT ends the job like the other signals, exit 128+3,
+// and leaves nothing in the shm directory (it was the Go runtime's goroutine
+// dump and exit 2, the usage-error code, with the lock file left behind).
+func TestSIGQUIT(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, "true", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGQUIT) || !strings.Contains(stderr.String(), "received SIGQUIT") {
+		t.Errorf("after SIGQUIT shmrun exited %d (%v), stderr:\n%s\nwant %d naming SIGQUIT", code, err, stderr.String(), 128+int(syscall.SIGQUIT))
+	}
+	// shmDir's cleanup checks that nothing is left.
+}
+
+// TestBuildDirOfKilledJob: when shmrun is SIGKILLed, the directory it
+// built a Go program in stays (nothing can remove it then), but it belongs
+// to the job: --cleanup removes it with the job's objects once the job's
+// lock is free, and says so (issue 12: it stayed in $TMPDIR for good).
+func TestBuildDirOfKilledJob(t *testing.T) {
+	dir := shmDir(t)
+	tmp := t.TempDir()
+	cmd, stderr, pids := startCLI(t, "true", []string{"TMPDIR=" + tmp},
+		"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe", "testdata/gosleep")
+	fds := waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	for _, fd := range fds {
+		fdset := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fdset, 30_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
+			}
+			break
+		}
+	}
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("the killed job left %q, want its lock file", left)
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("$TMPDIR holds %v (%v), want the killed job's build directory", ents, err)
+	}
+	build := filepath.Join(tmp, ents[0].Name())
+	then := time.Now().Add(-2 * launcher.LockSettle)
+	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "removed "+build+"\n") || !strings.Contains(stdout, "removed "+left[0]+"\n") {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q; want it to remove %s and %s", code, stdout, errOut, build, left[0])
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in $TMPDIR after --cleanup: %v", ents)
 	}
 }

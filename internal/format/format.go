@@ -172,6 +172,18 @@ const (
 	RankPID   = 4 // uint32 pid of the rank
 )
 
+// AbortExitStatus is the exit status that stands for comm.Abort(code), used
+// both by the aborting rank's own exit and by the launcher's exit code for
+// the job: code mod 256 (as an exit status is), except that a code whose low
+// byte is 0 (0, 256, -256, ...) becomes 1, so an aborted job never looks
+// like a success. The result is always in 1..255.
+func AbortExitStatus(code int) int {
+	if s := code & 0xff; s != 0 {
+		return s
+	}
+	return 1
+}
+
 // Abort states (the abort line's AbortState word).
 const (
 	AbortNone     = 0

@@ -267,3 +267,14 @@ func TestABISpecialValues(t *testing.T) {
 		}
 	}
 }
+
+func TestAbortExitStatus(t *testing.T) {
+	for _, tt := range []struct{ code, want int }{
+		{1, 1}, {7, 7}, {255, 255}, {0, 1}, {256, 1}, {-256, 1}, {512, 1},
+		{300, 44}, {-1, 255}, {-255, 1}, {1<<31 - 1, 255}, {-1 << 31, 1},
+	} {
+		if got := format.AbortExitStatus(tt.code); got != tt.want {
+			t.Errorf("AbortExitStatus(%d) = %d, want %d", tt.code, got, tt.want)
+		}
+	}
+}

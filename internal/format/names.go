@@ -57,3 +57,13 @@ func SplitName(name string) (job, id string, ok bool) {
 	}
 	return job, id, true
 }
+
+// BuildDirPrefix starts the name of the directory, in the launcher's
+// temporary directory, where it builds a job's Go programs:
+// shmrun-build.<job>. The job's lock file holds that directory's absolute
+// path (one line), so that shmrun --cleanup removes it, once the job's lock
+// is free, when a killed launcher could not.
+const BuildDirPrefix = "shmrun-build."
+
+// BuildDirName is the base name of job's build directory.
+func BuildDirName(job string) string { return BuildDirPrefix + job }

@@ -102,6 +102,11 @@ func decodeControl(mem []byte, size int64, job string, n int) (*Control, error) 
 	if _, err := shm.ReadHeader(mem, shm.KindControl, size); err != nil {
 		return nil, fmt.Errorf("control segment: %w", err)
 	}
+	// The header's own zeros would match a zero rank count and an empty
+	// job id: refuse what no launcher makes before comparing.
+	if n < 1 || n > format.MaxRanks || !format.ValidJobID(job) || len(job) > format.CtlJobLen {
+		return nil, fmt.Errorf("control segment: asked for job %q with %d ranks (a job id of 1..%d hex digits, 1..%d ranks): %w", job, n, format.CtlJobLen, format.MaxRanks, shm.ErrCorrupt)
+	}
 	le := binary.LittleEndian
 	gotN := int(le.Uint32(mem[format.CtlRanks:]))
 	if gotN != n {

@@ -172,7 +172,8 @@ func (t *Team) SetRankState(s uint32, pid int) {
 
 // RequestAbort records that this rank called Abort(code) and wakes the
 // sleepers of the world barrier; waiters elsewhere (windows) see the abort
-// word within their policy's sleep. The launcher ends the job with code.
+// word within their policy's sleep. The launcher ends the job with exit
+// status format.AbortExitStatus(code).
 func (t *Team) RequestAbort(code int) {
 	if t.ctl != nil {
 		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
