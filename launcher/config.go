@@ -19,6 +19,7 @@ import (
 
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/topo"
 )
 
 // ErrUsage marks a bad job description: the CLI exits 2 and nothing was
@@ -34,12 +35,19 @@ type Part struct {
 
 // Config describes a job.
 type Config struct {
-	Parts          []Part
-	Oversubscribe  bool          // allow more ranks than CPUs
-	TagOutput      bool          // prefix each output line with [rank]
-	Timeout        time.Duration // 0: none; else kill the job and exit 124
-	Env            []string      // NAME=VALUE pairs added to every rank's environment
-	BindTo         string        // "none" or "core"
+	Parts         []Part
+	Oversubscribe bool          // allow more ranks than CPUs
+	TagOutput     bool          // prefix each output line with [rank]
+	Timeout       time.Duration // 0: none; else kill the job and exit 124
+	Env           []string      // NAME=VALUE pairs added to every rank's environment
+	// BindTo binds each rank to the instance of a hardware level holding
+	// its place: "none" (the default), "hwthread", "core", "l3cache",
+	// "numa" or "package".
+	BindTo string
+	// MapBy places rank i on the (i mod k)-th of the k instances of a
+	// level that hold CPUs shmrun may use: "core" (the default), "l3cache",
+	// "numa" or "package".
+	MapBy          string
 	ReportBindings bool
 	StdinTo        string // "rank0" or "none"
 	ShmDir         string // directory for segments and the lock file
@@ -135,10 +143,8 @@ func (c *Config) Validate(cpus int) error {
 	if n > cpus && !c.Oversubscribe {
 		return fmt.Errorf("%d ranks but only %d CPUs are available to shmrun; add --oversubscribe to run more ranks than CPUs: %w", n, cpus, ErrUsage)
 	}
-	switch c.BindTo {
-	case "", "none", "core":
-	default:
-		return fmt.Errorf("--bind-to %q: want none or core: %w", c.BindTo, ErrUsage)
+	if _, err := c.placement(); err != nil {
+		return err
 	}
 	if _, err := format.ParseBacking(c.Shm); err != nil {
 		return fmt.Errorf("--shm: %v: %w", err, ErrUsage)
@@ -251,4 +257,49 @@ func CPUs() []int {
 		}
 	}
 	return cpus
+}
+
+// placement parses --map-by and --bind-to into topo.Options.
+func (c *Config) placement() (topo.Options, error) {
+	opts := topo.Options{Map: topo.Core, Bind: topo.NoLevel, Oversubscribe: c.Oversubscribe}
+	levels := map[string]topo.Level{"hwthread": topo.HWThread, "core": topo.Core, "l3cache": topo.L3Cache,
+		"numa": topo.NUMANode, "package": topo.Package}
+	switch l, ok := levels[c.BindTo]; {
+	case c.BindTo == "" || c.BindTo == "none":
+	case ok:
+		opts.Bind = l
+	default:
+		return opts, fmt.Errorf("--bind-to %q: want none, hwthread, core, l3cache, numa or package: %w", c.BindTo, ErrUsage)
+	}
+	switch l, ok := levels[c.MapBy]; {
+	case c.MapBy == "":
+	case ok && c.MapBy != "hwthread":
+		opts.Map = l
+	default:
+		return opts, fmt.Errorf("--map-by %q: want core, l3cache, numa or package: %w", c.MapBy, ErrUsage)
+	}
+	return opts, nil
+}
+
+// place computes every rank's binding from the machine's topology (read
+// before the spawner thread binds anything: its affinity is shmrun's). An
+// impossible request is ErrUsage, before anything starts. Unbound jobs on a
+// machine whose sysfs cannot be read run unbound on every allowed CPU.
+func (c *Config) place() (*topo.Topology, []topo.Binding, error) {
+	opts, err := c.placement()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := topo.Current()
+	if err != nil {
+		if opts.Bind == topo.NoLevel {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("--bind-to %s: reading the machine's topology: %v: %w", c.BindTo, err, ErrUsage)
+	}
+	b, err := t.Place(c.Ranks(), opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--map-by %s --bind-to %s: %v: %w", opts.Map, c.BindTo, err, ErrUsage)
+	}
+	return t, b, nil
 }

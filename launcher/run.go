@@ -13,6 +13,7 @@ import (
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/internal/topo"
 )
 
 // Result is how a job ended.
@@ -40,6 +41,8 @@ type job struct {
 
 	oversubscribed bool           // more ranks than CPUs in shmrun's affinity set
 	backing        format.Backing // Config.Shm, parsed
+	topo           *topo.Topology // nil: unknown (ranks run unbound)
+	bindings       []topo.Binding // rank i's place, from Config.place
 }
 
 type exitEvent struct {
@@ -56,12 +59,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.Validate(len(cpus)); err != nil {
 		return Result{}, err
 	}
+	topology, bindings, err := cfg.place()
+	if err != nil {
+		return Result{}, err
+	}
 	// Ranks are told the directory in SHMRUN_SHM_DIR, which must be absolute.
 	dir, err := filepath.Abs(cfg.shmDir())
 	if err != nil {
 		return Result{}, fmt.Errorf("--shm-dir %s: %w", cfg.shmDir(), err)
 	}
-	j := &job{cfg: cfg, dir: dir}
+	j := &job{cfg: cfg, dir: dir, topo: topology, bindings: bindings}
 	j.backing, _ = format.ParseBacking(cfg.Shm) // Validate checked it
 	j.stdout, j.stderr = serialize(cfg.Stdout, os.Stdout), serialize(cfg.Stderr, os.Stderr)
 	defer j.cleanup()

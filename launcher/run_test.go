@@ -2,6 +2,7 @@ package launcher_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/topo"
 	"github.com/shmrun/shmrun/launcher"
 )
 
@@ -267,7 +269,7 @@ func TestBindToCore(t *testing.T) {
 		if !slices.Contains(res.Lines(), want) {
 			t.Errorf("no line %q in\n%s", want, res.Stdout)
 		}
-		if bound := fmt.Sprintf("rank %d bound to CPU %d", r, cpus[r%len(cpus)]); !strings.Contains(res.Stderr, bound) {
+		if bound := fmt.Sprintf("rank %d bound to CPUs %d (", r, cpus[r%len(cpus)]); !strings.Contains(res.Stderr, bound) {
 			t.Errorf("--report-bindings did not say %q:\n%s", bound, res.Stderr)
 		}
 	}
@@ -363,6 +365,53 @@ func TestControlSegmentDescriptor(t *testing.T) {
 		want := slices.Repeat([]string{"fd 3 memfd:shmrun-control"}, n)
 		if got := res.Lines(); !slices.Equal(got, want) {
 			t.Fatalf("job %d: ranks' memfds:\n%s\nwant each on fd 3 only", i, res.Stdout)
+		}
+	}
+}
+
+// TestBindLevels: every --bind-to level and --map-by level reaches the
+// ranks' affinity (sched_getaffinity in each rank) as Place computed it.
+func TestBindLevels(t *testing.T) {
+	tp, err := topo.Current()
+	if err != nil {
+		t.Skipf("no topology here: %v", err)
+	}
+	n := min(len(launcher.CPUs()), 4)
+	for _, tc := range []struct{ bind, mapBy string }{
+		{"hwthread", ""}, {"core", ""}, {"l3cache", ""}, {"numa", ""}, {"package", ""},
+		{"core", "package"}, {"core", "numa"}, {"core", "l3cache"},
+	} {
+		t.Run(tc.bind+"/"+tc.mapBy, func(t *testing.T) {
+			cfg := launcher.Config{BindTo: tc.bind, MapBy: tc.mapBy}
+			levels := map[string]topo.Level{"hwthread": topo.HWThread, "core": topo.Core, "l3cache": topo.L3Cache, "numa": topo.NUMANode, "package": topo.Package, "": topo.Core}
+			want, err := tp.Place(n, topo.Options{Map: levels[tc.mapBy], Bind: levels[tc.bind]})
+			if err != nil {
+				t.Skipf("not possible on this machine: %v", err)
+			}
+			res := ranktest.Run(t, n, "affinity", ranktest.Configure(func(c *launcher.Config) {
+				c.BindTo, c.MapBy, c.ReportBindings = cfg.BindTo, cfg.MapBy, true
+			}))
+			for r, b := range want {
+				cpus := make([]string, 0, b.CPUs.Len())
+				for _, c := range b.CPUs.CPUs() {
+					cpus = append(cpus, strconv.Itoa(c))
+				}
+				if line := fmt.Sprintf("rank %d cpus %s", r, strings.Join(cpus, ",")); !slices.Contains(res.Lines(), line) {
+					t.Errorf("no line %q in\n%s", line, res.Stdout)
+				}
+				if !strings.Contains(res.Stderr, tp.Report(b)) {
+					t.Errorf("--report-bindings did not say %q:\n%s", tp.Report(b), res.Stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestPlacementUsage(t *testing.T) {
+	for _, cfg := range []launcher.Config{{BindTo: "socket"}, {MapBy: "hwthread"}, {MapBy: "board"}} {
+		cfg.Parts = []launcher.Part{{N: 1, Prog: ranktest.Program()}}
+		if err := cfg.Validate(len(launcher.CPUs())); !errors.Is(err, launcher.ErrUsage) {
+			t.Errorf("%+v: Validate = %v, want ErrUsage", cfg, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/topo"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,16 +120,17 @@ func (j *job) spawn(cpus []int, started chan<- error) {
 	var orig unix.CPUSet
 	_ = unix.SchedGetaffinity(0, &orig)
 	for r, cmd := range j.cmds {
-		if j.cfg.BindTo == "core" {
-			cpu := cpus[r%len(cpus)]
-			var set unix.CPUSet
-			set.Set(cpu)
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				j.abandon(fmt.Errorf("binding rank %d to CPU %d: %w", r, cpu, err), started)
-				return
+		if j.bindings != nil {
+			b := j.bindings[r]
+			set := b.CPUs
+			if b.Bound {
+				if err := topo.BindThread(set); err != nil {
+					j.abandon(fmt.Errorf("binding rank %d to CPUs %v: %w", r, set, err), started)
+					return
+				}
 			}
 			if j.cfg.ReportBindings {
-				fmt.Fprintf(j.stderr, "shmrun: rank %d bound to CPU %d\n", r, cpu)
+				fmt.Fprintf(j.stderr, "shmrun: %s\n", j.topo.Report(b))
 			}
 		} else if j.cfg.ReportBindings && r == 0 {
 			fmt.Fprintf(j.stderr, "shmrun: ranks not bound (--bind-to none): CPUs %v\n", cpus)

@@ -62,6 +62,7 @@ type options struct {
 	timeout        string
 	env            []string
 	bindTo         string
+	mapBy          string
 	reportBindings bool
 	stdin          string
 	shmDir         string
@@ -80,7 +81,8 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.tagOutput, "tag-output", false, "prefix every output line with [rank]")
 	fs.StringVar(&o.timeout, "timeout", "", "kill the job after DURATION (e.g. 30s, 5m) and exit 124")
 	fs.StringArrayVarP(&o.env, "env", "x", nil, "NAME[=VALUE]: set NAME in every rank's environment (repeatable)")
-	fs.StringVar(&o.bindTo, "bind-to", "none", "none, or core: pin rank i to the i-th CPU of shmrun's affinity set")
+	fs.StringVar(&o.bindTo, "bind-to", "none", "none, hwthread, core, l3cache, numa or package: bind each rank to the instance of that level holding its place")
+	fs.StringVar(&o.mapBy, "map-by", "core", "core, l3cache, numa or package: place rank i on the (i mod k)-th of the k instances of that level")
 	fs.BoolVar(&o.reportBindings, "report-bindings", false, "print each rank's CPU binding on stderr")
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
@@ -189,6 +191,7 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		Oversubscribe:  o.oversubscribe,
 		TagOutput:      o.tagOutput,
 		BindTo:         o.bindTo,
+		MapBy:          o.mapBy,
 		ReportBindings: o.reportBindings,
 		StdinTo:        o.stdin,
 		ShmDir:         o.shmDir,

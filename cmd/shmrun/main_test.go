@@ -299,7 +299,7 @@ func TestBindToCoreFlag(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for r, cpu := range cpus {
-		if want := fmt.Sprintf("shmrun: rank %d bound to CPU %d\n", r, cpu); !strings.Contains(stderr, want) {
+		if want := fmt.Sprintf("shmrun: rank %d bound to CPUs %d (", r, cpu); !strings.Contains(stderr, want) {
 			t.Errorf("no %q in\n%s", want, stderr)
 		}
 	}
