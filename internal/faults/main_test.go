@@ -20,9 +20,6 @@ import (
 const envSoak = "SHMRUN_SOAK"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envAsLauncher) != "" && !ranktest.IsRank() {
-		os.Exit(launcherMain())
-	}
 	ranktest.Main(m)
 }
 
