@@ -43,6 +43,7 @@ var killCases = []killCase{
 	{"wait", 1, "wait"},
 	{"alloc", 2, "alloc"},
 	{"alloc-creator", 0, "alloc"},
+	{"alloc-peers", 1, "hold"},
 }
 
 // waiters lists the ranks of scenario that must see the abort in their
@@ -81,7 +82,7 @@ func TestKillRank(t *testing.T) {
 					return
 				}
 				pid, _ := strconv.Atoi(f[0])
-				if strings.HasPrefix(kc.scenario, "alloc") {
+				if kc.scenario == "alloc" || kc.scenario == "alloc-creator" {
 					if err := awaitReserving(pid); err != nil {
 						killed <- kill{pid: pid, err: err}
 						return
@@ -108,7 +109,7 @@ func TestKillRank(t *testing.T) {
 			if took > endBound {
 				t.Errorf("the job ended %v after the kill; want at most %v", took, endBound)
 			}
-			if strings.HasPrefix(kc.scenario, "alloc") && len(k.objects) == 0 {
+			if (kc.scenario == "alloc" || kc.scenario == "alloc-creator") && len(k.objects) == 0 {
 				t.Errorf("no window segment was in the shm directory when rank %d was killed: the kill missed the allocation", kc.victim)
 			}
 			checkWaiters(t, res, waiters(kc.scenario, kc.victim))
@@ -122,13 +123,21 @@ func TestKillRank(t *testing.T) {
 // killed by sig.
 func checkKilled(t *testing.T, res ranktest.Result, rank, pid int, sig syscall.Signal) {
 	t.Helper()
+	for _, p := range killProblems(res, rank, pid, sig) {
+		t.Error(p)
+	}
+}
+
+func killProblems(res ranktest.Result, rank, pid int, sig syscall.Signal) []string {
+	var out []string
 	want := fmt.Sprintf("rank %d (pid %d) was killed by %s", rank, pid, launcherSignalName(sig))
 	if res.ExitCode != 128+int(sig) || !strings.Contains(res.Reason, want) {
-		t.Errorf("job exited %d (%q); want %d and a reason saying %q\nstderr:\n%s", res.ExitCode, res.Reason, 128+int(sig), want, res.Stderr)
+		out = append(out, fmt.Sprintf("job exited %d (%q); want %d and a reason saying %q\nstderr:\n%s", res.ExitCode, res.Reason, 128+int(sig), want, res.Stderr))
 	}
 	if !strings.Contains(res.Stderr, "shmrun: "+res.Reason) {
-		t.Errorf("the reason is not on stderr:\n%s", res.Stderr)
+		out = append(out, fmt.Sprintf("the reason is not on stderr:\n%s", res.Stderr))
 	}
+	return out
 }
 
 // launcherSignalName is how the launcher names a signal ("SIGKILL
@@ -145,12 +154,20 @@ func launcherSignalName(sig syscall.Signal) string {
 // data intact.
 func checkWaiters(t *testing.T, res ranktest.Result, ranks []int) {
 	t.Helper()
+	for _, p := range waiterProblems(res, ranks) {
+		t.Error(p)
+	}
+}
+
+func waiterProblems(res ranktest.Result, ranks []int) []string {
+	var out []string
 	for _, r := range ranks {
 		prefix := fmt.Sprintf("rank %d aborted; data intact", r)
 		if !slices.ContainsFunc(res.Lines(), func(l string) bool { return strings.HasPrefix(l, prefix) }) {
-			t.Errorf("rank %d did not report the abort with its data intact\nstdout:\n%s\nstderr:\n%s", r, res.Stdout, res.Stderr)
+			out = append(out, fmt.Sprintf("rank %d did not report the abort with its data intact\nstdout:\n%s\nstderr:\n%s", r, res.Stdout, res.Stderr))
 		}
 	}
+	return out
 }
 
 // awaitReserving waits until pid has faulted in a good part of its large

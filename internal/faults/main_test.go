@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,9 +58,19 @@ func jobDir(t testing.TB) string {
 // checkEmpty fails the test if dir holds anything.
 func checkEmpty(t testing.TB, dir string) {
 	t.Helper()
-	if left := entries(t, dir); len(left) > 0 {
-		t.Errorf("left in the shm directory %s: %q", dir, left)
+	for _, p := range emptyProblems(dir) {
+		t.Error(p)
 	}
+}
+
+func emptyProblems(dir string) []string {
+	if _, err := os.Stat(dir); err != nil {
+		return []string{err.Error()}
+	}
+	if left := entriesOf(dir); len(left) > 0 {
+		return []string{fmt.Sprintf("left in the shm directory %s: %q", dir, left)}
+	}
+	return nil
 }
 
 func entries(t testing.TB, dir string) []string {
@@ -78,11 +89,19 @@ func entries(t testing.TB, dir string) []string {
 // checkNoSIGBUS fails the test if the job's output shows a bus error.
 func checkNoSIGBUS(t testing.TB, res ranktest.Result) {
 	t.Helper()
+	for _, p := range sigbusProblems(res) {
+		t.Error(p)
+	}
+}
+
+func sigbusProblems(res ranktest.Result) []string {
+	var out []string
 	for _, s := range []string{res.Reason, res.Stderr, res.Stdout} {
 		if strings.Contains(s, "SIGBUS") || strings.Contains(s, "unexpected fault address") {
-			t.Errorf("the job saw a bus error:\n%s", s)
+			out = append(out, fmt.Sprintf("the job saw a bus error:\n%s", s))
 		}
 	}
+	return out
 }
 
 // lineWatcher sees a job's output line by line, for tests that act when a

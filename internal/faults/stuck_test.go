@@ -172,6 +172,9 @@ var plans = map[string][stuckRanks]role{
 	// the segment, in "alloc-creator").
 	"alloc":         {waitIn(blockAlloc(2)), waitIn(blockAlloc(2)), waitIn(blockAlloc(2)), waitIn(blockAlloc(2))},
 	"alloc-creator": {waitIn(blockAlloc(0)), waitIn(blockAlloc(0)), waitIn(blockAlloc(0)), waitIn(blockAlloc(0))},
+	// Ranks 0, 2 and 3 wait in AllocateShared's first exchange for rank 1,
+	// which never comes.
+	"alloc-peers": {waitIn(blockAlloc(-1)), asleep, waitIn(blockAlloc(-1)), waitIn(blockAlloc(-1))},
 	// Rank 3 holds a lock on rank 0 and aborts while rank 0 waits in a
 	// barrier, rank 1 for that lock, and rank 2 in Wait for an access
 	// epoch of rank 1's.
