@@ -3,14 +3,17 @@ package faults
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -102,6 +105,7 @@ func init() {
 				return err
 			}
 		}
+		fmt.Printf("soaking %d %d\n", me, os.Getpid())
 		start := time.Now()
 		round := 0
 		for ; ; round++ {
@@ -271,7 +275,7 @@ func init() {
 	})
 }
 
-func runSoak(t *testing.T, d time.Duration, sabotage string) ranktest.Result {
+func runSoak(t *testing.T, d time.Duration, sabotage string, opts ...ranktest.Option) ranktest.Result {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	dir := jobDir(t)
@@ -279,8 +283,9 @@ func runSoak(t *testing.T, d time.Duration, sabotage string) ranktest.Result {
 	if raceBuild {
 		n = 16
 	}
-	res := ranktest.Run(t, n, "soak", ranktest.Args(d.String(), strconv.FormatUint(seed, 10), sabotage),
-		ranktest.ShmDir(dir), ranktest.Timeout(d+time.Minute), ranktest.AnyExitCode())
+	opts = append([]ranktest.Option{ranktest.Args(d.String(), strconv.FormatUint(seed, 10), sabotage),
+		ranktest.ShmDir(dir), ranktest.Timeout(d + time.Minute), ranktest.AnyExitCode()}, opts...)
+	res := ranktest.Run(t, n, "soak", opts...)
 	checkNoSIGBUS(t, res)
 	checkEmpty(t, dir)
 	return res
@@ -310,5 +315,40 @@ func TestSoakSeesBrokenInvariant(t *testing.T) {
 	res := runSoak(t, 100*time.Millisecond, "1")
 	if res.ExitCode == 0 || !strings.Contains(res.Stderr, "fetch-and-add total") {
 		t.Errorf("a soak with an uncounted FetchAndOp exited %d; want a failure naming the fetch-and-add total\nstderr:\n%s", res.ExitCode, res.Stderr)
+	}
+}
+
+// TestKillDuringSoak: SIGKILL of one of 64 oversubscribed ranks in the
+// middle of the soak, whatever epoch it is in, ends the job like any rank
+// death: 137 naming it, within endBound, nothing left.
+func TestKillDuringSoak(t *testing.T) {
+	const victim = 17
+	watch := newLineWatcher()
+	type kill struct {
+		pid int
+		at  time.Time
+		err error
+	}
+	killed := make(chan kill, 1)
+	go func() {
+		f := watch.await(fmt.Sprintf("soaking %d ", victim), time.Minute)
+		if f == nil {
+			killed <- kill{err: fmt.Errorf("rank %d never started", victim)}
+			return
+		}
+		pid, _ := strconv.Atoi(f[0])
+		time.Sleep(300 * time.Millisecond)
+		killed <- kill{pid: pid, at: time.Now(), err: syscall.Kill(pid, syscall.SIGKILL)}
+	}()
+	res := runSoak(t, time.Minute, "0", ranktest.Configure(func(c *launcher.Config) { c.Stdout = teeWriter{c.Stdout, watch} }))
+	end := time.Now()
+	k := <-killed
+	if k.err != nil {
+		t.Fatalf("placing the kill: %v\nstderr:\n%s", k.err, res.Stderr)
+	}
+	t.Logf("job ended %v after the kill: %s", end.Sub(k.at).Round(time.Millisecond), res.Reason)
+	checkKilled(t, res, victim, k.pid, syscall.SIGKILL)
+	if d := end.Sub(k.at); d > endBound {
+		t.Errorf("the job ended %v after the kill; want at most %v", d, endBound)
 	}
 }
