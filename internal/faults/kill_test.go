@@ -12,6 +12,7 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/launcher"
+	"github.com/shmrun/shmrun/shm"
 )
 
 // endBound is how long a job may take to end after a fault. Typical is a
@@ -46,6 +47,18 @@ var killCases = []killCase{
 	{"alloc-peers", 1, "hold"},
 }
 
+// reserving reports whether the scenario kills its victim in the middle
+// of a reservation.
+func reserving(scenario string) bool { return scenario == "alloc" || scenario == "alloc-creator" }
+
+// needShm skips the test when dir's tmpfs has less than n bytes free.
+func needShm(t *testing.T, dir string, n int64) {
+	t.Helper()
+	if free := shm.FreeBytes(dir); free < n {
+		t.Skipf("%s has %d bytes free; the test needs %d", dir, free, n)
+	}
+}
+
 // waiters lists the ranks of scenario that must see the abort in their
 // blocked call, apart from victim.
 func waiters(scenario string, victim int) []int {
@@ -63,10 +76,20 @@ func waiters(scenario string, victim int) []int {
 // 128+9 and a message naming the rank, pid and signal, within endBound;
 // every rank blocked in a call of shmrun's sees the abort and finds all
 // data intact, and nothing is left in the shm directory.
+//
+// With SHMRUN_SOAK every case runs 20 times.
 func TestKillRank(t *testing.T) {
-	for _, kc := range killCases {
+	reps := 1
+	if _, ok := soak(t); ok {
+		reps = 20
+	}
+	for i := range reps * len(killCases) {
+		kc := killCases[i%len(killCases)]
 		t.Run(kc.scenario, func(t *testing.T) {
 			dir := jobDir(t)
+			if reserving(kc.scenario) {
+				needShm(t, dir, 2*bigPart)
+			}
 			watch := newLineWatcher()
 			type kill struct {
 				pid     int
@@ -82,7 +105,7 @@ func TestKillRank(t *testing.T) {
 					return
 				}
 				pid, _ := strconv.Atoi(f[0])
-				if kc.scenario == "alloc" || kc.scenario == "alloc-creator" {
+				if reserving(kc.scenario) {
 					if err := awaitReserving(pid); err != nil {
 						killed <- kill{pid: pid, err: err}
 						return
@@ -109,7 +132,7 @@ func TestKillRank(t *testing.T) {
 			if took > endBound {
 				t.Errorf("the job ended %v after the kill; want at most %v", took, endBound)
 			}
-			if (kc.scenario == "alloc" || kc.scenario == "alloc-creator") && len(k.objects) == 0 {
+			if reserving(kc.scenario) && len(k.objects) == 0 {
 				t.Errorf("no window segment was in the shm directory when rank %d was killed: the kill missed the allocation", kc.victim)
 			}
 			checkWaiters(t, res, waiters(kc.scenario, kc.victim))

@@ -201,6 +201,7 @@ func startCLI(t *testing.T, ctx context.Context, bin, dir string, n int, body st
 func TestKillLauncher(t *testing.T) {
 	bin := buildCLI(t)
 	dir := jobDir(t)
+	needShm(t, dir, 2*bigPart)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	gofile := filepath.Join(t.TempDir(), "go")
