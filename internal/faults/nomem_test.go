@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 	"github.com/shmrun/shmrun/win"
 )
@@ -20,13 +22,18 @@ import (
 const nomemRanks = 4
 
 func init() {
-	// nomem: args sizes rank filler. Every rank allocates a window of its
+	// nomem: args sizes rank filler reserve. Every rank allocates a window of its
 	// size from sizes (comma-separated), which the test made too large for
 	// the shm directory: every rank must get ErrNoMem (naming rank unless
 	// it is "-") and say "rank R: ErrNoMem: <message>". Then, unless filler
-	// is "-", rank 0 shrinks the file filler by 1 MiB (another process
-	// frees some room), and the job goes on: a small window works (a ring
-	// of puts in a fence epoch).
+	// is "-", rank 0 shrinks the file filler by 4 MiB (another process
+	// frees some room), and the job goes on: a small window works, even
+	// once another process (rank 0 again) has filled the directory to the
+	// last byte: every byte of it can be written (no SIGBUS), a ring of
+	// puts in a fence epoch arrives, and every part reads back. With
+	// reserve "noreserve" the small window opts out of the reservation
+	// (info shmrun_no_reserve), and the writes must SIGBUS: the check of
+	// the test that the others pass can fail.
 	ranktest.Register("nomem", func(c *comm.Comm) error {
 		args := ranktest.BodyArgs()
 		me, n := c.Rank(), c.Size()
@@ -48,7 +55,7 @@ func init() {
 		if filler := args[2]; filler != "-" && me == 0 {
 			st, err := os.Stat(filler)
 			if err == nil {
-				err = os.Truncate(filler, st.Size()-1<<20)
+				err = os.Truncate(filler, st.Size()-4<<20)
 			}
 			if err != nil {
 				return err
@@ -57,11 +64,34 @@ func init() {
 		if err := c.Barrier(); err != nil {
 			return err
 		}
-		w, err = win.AllocateShared(c, 4096, 8, nil)
+		var info win.Info
+		if args[3] == "noreserve" {
+			info = win.Info{"shmrun_no_reserve": "true"}
+		}
+		w, err = win.AllocateShared(c, smallPart, 8, info)
 		if err != nil {
 			return fmt.Errorf("a small window after ErrNoMem: %w", err)
 		}
-		defer w.Free()
+		// Another process now takes every free byte of the directory: the
+		// window's pages were reserved at allocation, so writing every byte
+		// of it must not SIGBUS.
+		t, err := team.OfComm(c, "nomem")
+		if err != nil {
+			return err
+		}
+		hog := filepath.Join(t.Dir(), "hog")
+		if me == 0 {
+			if err := fillUp(hog); err != nil {
+				return err
+			}
+			fmt.Printf("the directory is full again: %d bytes free\n", shm.FreeBytes(t.Dir()))
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		for i, b := 0, w.Local(); i < len(b); i++ {
+			b[i] = pattern(me, i)
+		}
 		if err := w.Fence(0); err != nil {
 			return err
 		}
@@ -78,9 +108,45 @@ func init() {
 		if got, want := view[0], int64(1000+(me+n-1)%n); got != want {
 			return fmt.Errorf("after the fence my slot holds %d, want %d", got, want)
 		}
+		next := mustQuery(w, (me+1)%n).Bytes
+		for i := 8; i < len(next); i++ {
+			if next[i] != pattern((me+1)%n, i) {
+				return fmt.Errorf("rank %d's byte %d is %#x, want %#x", (me+1)%n, i, next[i], pattern((me+1)%n, i))
+			}
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+		if me == 0 {
+			if err := os.Remove(hog); err != nil {
+				return err
+			}
+		}
 		fmt.Printf("rank %d: small window works\n", me)
 		return nil
 	})
+}
+
+// smallPart is each rank's part of the window made after ErrNoMem: not a
+// whole number of pages, so that in the contiguous layout parts share pages.
+const smallPart = 100*4096 + 120
+
+// fillUp writes path until the filesystem is full.
+func fillUp(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 func mustQuery(w *win.Win, r int) win.Segment {
@@ -134,16 +200,20 @@ func TestFullShmDir(t *testing.T) {
 		sizes [nomemRanks]int
 		names string // the rank the error must name, if one
 		bug   string // a known bug that makes the case fail: run it only with envKnownBugs
+		// noReserve makes the window after the failure skip its
+		// reservation: the job must then die of SIGBUS.
+		noReserve bool
 	}{
 		// Only rank 2's reservation can fail: the others ask nothing.
-		{"one rank", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "2", ""},
+		{"one rank", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "2", "", false},
 		// Everyone asks; rank 2 asks more than the directory holds, and
 		// whoever comes after it finds the directory full too.
-		{"every rank", 4 * mib, [nomemRanks]int{256 << 10, 256 << 10, 64 * mib, 256 << 10}, "", ""},
+		{"every rank", 4 * mib, [nomemRanks]int{256 << 10, 256 << 10, 64 * mib, 256 << 10}, "", "", false},
 		// The directory is full before the window is made: not even rank
 		// 0's header page fits.
 		{"already full", 0, [nomemRanks]int{256 << 10, 256 << 10, 256 << 10, 256 << 10}, "",
-			"rank 0 writes the window header into the new segment before it reserves the header page: SIGBUS in win.writeWindowHeader"},
+			"rank 0 writes the window header into the new segment before it reserves the header page: SIGBUS in win.writeWindowHeader", false},
+		{"no reserve", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "2", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,10 +236,21 @@ func TestFullShmDir(t *testing.T) {
 				// The small window needs room: rank 0 makes it after the
 				// failure by shrinking the filler.
 				filler = filepath.Join(dir, "filler")
-				before += 1 << 20
+				before += 4 << 20
 			}
-			res := ranktest.Run(t, nomemRanks, "nomem", ranktest.Args(strings.Join(sizes, ","), names, filler),
+			reserve := "reserve"
+			if tt.noReserve {
+				reserve = "noreserve"
+			}
+			res := ranktest.Run(t, nomemRanks, "nomem", ranktest.Args(strings.Join(sizes, ","), names, filler, reserve),
 				ranktest.ShmDir(dir), ranktest.AnyExitCode())
+			if tt.noReserve {
+				if res.ExitCode == 0 || len(sigbusProblems(res)) == 0 {
+					t.Errorf("writing an unreserved window in a full directory: exit %d and no SIGBUS seen\nstderr:\n%s", res.ExitCode, res.Stderr)
+				}
+				t.Logf("as expected: %s", res.Reason)
+				return
+			}
 			checkNoSIGBUS(t, res)
 			if res.ExitCode != 0 {
 				t.Fatalf("job exited %d (%s)\nstdout:\n%s\nstderr:\n%s", res.ExitCode, res.Reason, res.Stdout, res.Stderr)
@@ -182,6 +263,7 @@ func TestFullShmDir(t *testing.T) {
 				}
 			}
 			t.Logf("rank 0 saw: %s", firstLine(res.Lines(), "rank 0: ErrNoMem: "))
+			t.Log(firstLine(res.Lines(), "the directory is full again"))
 			if after := shm.FreeBytes(dir); after != before {
 				t.Errorf("%d bytes free after the job, %d before: the failed window kept pages", after, before)
 			}
