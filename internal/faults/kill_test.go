@@ -45,6 +45,7 @@ var killCases = []killCase{
 	{"alloc", 2, "alloc"},
 	{"alloc-creator", 0, "alloc"},
 	{"alloc-peers", 1, "hold"},
+	{"free", 1, "hold"},
 }
 
 // reserving reports whether the scenario kills its victim in the middle

@@ -82,6 +82,8 @@ func blockLock(lt win.LockType, target int) func(*stuck) error {
 	return func(s *stuck) error { s.announce("lock"); return s.w.Lock(lt, target, 0) }
 }
 
+func blockFree(s *stuck) error { s.announce("free"); return s.w.Free() }
+
 func blockLockAll(s *stuck) error { s.announce("lockall"); return s.w.LockAll(0) }
 
 func blockStart(target int) func(*stuck) error {
@@ -172,6 +174,8 @@ var plans = map[string][stuckRanks]role{
 	// the segment, in "alloc-creator").
 	"alloc":         {waitIn(blockAlloc(2)), waitIn(blockAlloc(2)), waitIn(blockAlloc(2)), waitIn(blockAlloc(2))},
 	"alloc-creator": {waitIn(blockAlloc(0)), waitIn(blockAlloc(0)), waitIn(blockAlloc(0)), waitIn(blockAlloc(0))},
+	// Ranks 0, 2 and 3 wait in Free for rank 1.
+	"free": {waitIn(blockFree), asleep, waitIn(blockFree), waitIn(blockFree)},
 	// Ranks 0, 2 and 3 wait in AllocateShared's first exchange for rank 1,
 	// which never comes.
 	"alloc-peers": {waitIn(blockAlloc(-1)), asleep, waitIn(blockAlloc(-1)), waitIn(blockAlloc(-1))},
