@@ -112,7 +112,6 @@ func init() {
 			return err
 		}
 		// No deferred Free: a failing rank exits at once (see soak).
-		exclusive := 0
 		cycleLocks := func(k int) error {
 			one := make([]int64, 1)
 			for i := range k {
@@ -132,7 +131,6 @@ func init() {
 					if err := win.PutT(w, one, target, 0); err != nil {
 						return err
 					}
-					exclusive++
 				}
 				if err := w.Unlock(target); err != nil {
 					return err
@@ -217,7 +215,6 @@ func init() {
 		if mine[0] != want {
 			return fmt.Errorf("my counter is %d after the exclusive epochs, want %d: a lock let two ranks in", mine[0], want)
 		}
-		_ = exclusive
 		return w.Free()
 	})
 }

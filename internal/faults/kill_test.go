@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/launcher"
@@ -154,7 +156,8 @@ func checkKilled(t *testing.T, res ranktest.Result, rank, pid int, sig syscall.S
 
 func killProblems(res ranktest.Result, rank, pid int, sig syscall.Signal) []string {
 	var out []string
-	want := fmt.Sprintf("rank %d (pid %d) was killed by %s", rank, pid, launcherSignalName(sig))
+	// The launcher says "was killed by SIGKILL (killed)".
+	want := fmt.Sprintf("rank %d (pid %d) was killed by %s", rank, pid, unix.SignalName(sig))
 	if res.ExitCode != 128+int(sig) || !strings.Contains(res.Reason, want) {
 		out = append(out, fmt.Sprintf("job exited %d (%q); want %d and a reason saying %q\nstderr:\n%s", res.ExitCode, res.Reason, 128+int(sig), want, res.Stderr))
 	}
@@ -162,16 +165,6 @@ func killProblems(res ranktest.Result, rank, pid int, sig syscall.Signal) []stri
 		out = append(out, fmt.Sprintf("the reason is not on stderr:\n%s", res.Stderr))
 	}
 	return out
-}
-
-// launcherSignalName is how the launcher names a signal ("SIGKILL
-// (killed)"); the test only relies on the name that starts it.
-func launcherSignalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	}
-	return fmt.Sprint(sig)
 }
 
 // checkWaiters checks that each of ranks said it saw the abort with its
