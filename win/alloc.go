@@ -248,6 +248,11 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 			mem, err = obj.Map(sp.layout.Total)
 		}
 		if err == nil {
+			// The header and sync pages exist before rank 0 writes them, even
+			// with shmrun_no_reserve: a full directory is ErrNoMem, not SIGBUS.
+			err = obj.Populate(t.Dir(), mem, 0, sp.layout.HeaderLen+sp.layout.SyncLen)
+		}
+		if err == nil {
 			err = writeWindowHeader(mem, sp)
 		}
 		if err != nil {
@@ -393,7 +398,8 @@ var testHookMapped func(dir, name string)
 // mapping the kernel refused (mmap's ENOMEM: address space, RLIMIT_AS,
 // vm.max_map_count), both MPI_ERR_NO_MEM.
 func isNoMem(err error) bool {
-	return errors.Is(err, shm.ErrNoSpace) || errors.Is(err, syscall.ENOMEM)
+	// ENOSPC from creating the object: a directory out of inodes is full too.
+	return errors.Is(err, shm.ErrNoSpace) || errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ENOSPC)
 }
 
 func classOf(err error) error {

@@ -24,7 +24,5 @@
 // The package has no code outside its tests. The default run is short; the
 // long versions run when SHMRUN_SOAK is set to a duration (the soak's
 // length, e.g. SHMRUN_SOAK=60s), which also turns on the full cycle counts,
-// the 8 GiB window and 20 repetitions of the kill matrix. Cases that fail
-// because of a known bug, not fixed yet, are skipped with a message saying
-// which, unless SHMRUN_KNOWN_BUGS=1.
+// the 8 GiB window and 20 repetitions of the kill matrix.
 package faults

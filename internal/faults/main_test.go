@@ -20,10 +20,6 @@ import (
 // duration (e.g. 60s).
 const envSoak = "SHMRUN_SOAK"
 
-// envKnownBugs runs the cases that fail because of a bug not fixed yet
-// (each says which in its skip message).
-const envKnownBugs = "SHMRUN_KNOWN_BUGS"
-
 func TestMain(m *testing.M) {
 	ranktest.Main(m)
 }

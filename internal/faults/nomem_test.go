@@ -15,6 +15,7 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/shm"
 	"github.com/shmrun/shmrun/win"
 )
@@ -213,27 +214,24 @@ func TestFullShmDir(t *testing.T) {
 		free  int64
 		sizes [nomemRanks]int
 		names string // the rank the error must name, if one
-		bug   string // a known bug that makes the case fail: run it only with envKnownBugs
 		// noReserve makes the window after the failure skip its
 		// reservation: the job must then die of SIGBUS.
 		noReserve bool
 	}{
-		// Only rank 2's reservation can fail: the others ask nothing.
-		{"one rank", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "2", "", false},
+		// Only rank 2 asks, more than the directory holds: rank 0's
+		// statfs check of the whole window refuses it at once, before any
+		// rank reserves (so the error names rank 0).
+		{"one rank", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "0", false},
 		// Everyone asks; rank 2 asks more than the directory holds, and
 		// whoever comes after it finds the directory full too.
-		{"every rank", 4 * mib, [nomemRanks]int{256 << 10, 256 << 10, 64 * mib, 256 << 10}, "", "", false},
+		{"every rank", 4 * mib, [nomemRanks]int{256 << 10, 256 << 10, 64 * mib, 256 << 10}, "", false},
 		// The directory is full before the window is made: not even rank
 		// 0's header page fits.
-		{"already full", 0, [nomemRanks]int{256 << 10, 256 << 10, 256 << 10, 256 << 10}, "",
-			"rank 0 writes the window header into the new segment before it reserves the header page: SIGBUS in win.writeWindowHeader", false},
-		{"no reserve", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "2", "", true},
+		{"already full", 0, [nomemRanks]int{256 << 10, 256 << 10, 256 << 10, 256 << 10}, "", false},
+		{"no reserve", 4 * mib, [nomemRanks]int{0, 0, 8 * mib, 0}, "0", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.bug != "" && os.Getenv(envKnownBugs) == "" {
-				t.Skipf("known bug (set %s=1 to run): %s", envKnownBugs, tt.bug)
-			}
 			dir := smallTmpfs(t, 32*mib)
 			// The small windows of the second part need room.
 			fill(t, dir, tt.free)
@@ -257,7 +255,7 @@ func TestFullShmDir(t *testing.T) {
 				reserve = "noreserve"
 			}
 			res := ranktest.Run(t, nomemRanks, "nomem", ranktest.Args(strings.Join(sizes, ","), names, filler, reserve),
-				ranktest.ShmDir(dir), ranktest.AnyExitCode())
+				ranktest.ShmDir(dir), ranktest.AnyExitCode(), inDir)
 			if tt.noReserve {
 				if res.ExitCode == 0 || len(sigbusProblems(res)) == 0 {
 					t.Errorf("writing an unreserved window in a full directory: exit %d and no SIGBUS seen\nstderr:\n%s", res.ExitCode, res.Stderr)
@@ -301,9 +299,6 @@ func firstLine(lines []string, prefix string) string {
 // object cannot be made, and every rank must get ErrNoMem (naming rank 0,
 // which makes it); then, with an inode back, a small window works.
 func TestOutOfInodes(t *testing.T) {
-	if os.Getenv(envKnownBugs) == "" {
-		t.Skipf("known bug (set %s=1 to run): shm.Create's ENOSPC is not shm.ErrNoSpace, so the class is ErrOther (MPI_ERR_OTHER), not ErrNoMem", envKnownBugs)
-	}
 	dir := mountTmpfs(t, "size=32m,nr_inodes=8,mode=0777")
 	// The root takes one inode; leave one for the job's lock file.
 	for i := range 6 {
@@ -312,7 +307,7 @@ func TestOutOfInodes(t *testing.T) {
 		}
 	}
 	res := ranktest.Run(t, nomemRanks, "nomem", ranktest.Args("4096,4096,4096,4096", "0", "rm:"+filepath.Join(dir, "f0"), "reserve"),
-		ranktest.ShmDir(dir), ranktest.AnyExitCode())
+		ranktest.ShmDir(dir), ranktest.AnyExitCode(), inDir)
 	checkNoSIGBUS(t, res)
 	if res.ExitCode != 0 {
 		t.Fatalf("job exited %d (%s)\nstdout:\n%s\nstderr:\n%s", res.ExitCode, res.Reason, res.Stdout, res.Stderr)
@@ -323,3 +318,7 @@ func TestOutOfInodes(t *testing.T) {
 		}
 	}
 }
+
+// inDir runs a job with --shm=dir: these faults are about the shm
+// directory, which the default (auto) would leave for a memfd when full.
+var inDir = ranktest.Configure(func(c *launcher.Config) { c.Shm = "dir" })
