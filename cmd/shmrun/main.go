@@ -127,8 +127,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	sigs := make(chan os.Signal, 4)
 	// SIGQUIT too: left to the Go runtime it would dump goroutines and exit
-	// 2 (the usage-error code) without removing the job's objects.
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	// 2 (the usage-error code) without removing the job's objects. And
+	// SIGPIPE (the reader of shmrun's output went away, as in shmrun | head):
+	// left to the runtime it kills the launcher before its cleanup.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)

@@ -570,3 +570,34 @@ func TestBuildDirOfKilledJob(t *testing.T) {
 		t.Errorf("left in $TMPDIR after --cleanup: %v", ents)
 	}
 }
+
+// TestBrokenPipe: when whoever reads shmrun's output goes away (shmrun ...
+// | head), the launcher's next write gets SIGPIPE. It must end the job as
+// for any other signal, exit 128+13, and leave nothing behind; left to the
+// Go runtime, SIGPIPE killed the launcher and left its lock file.
+func TestBrokenPipe(t *testing.T) {
+	if _, err := exec.LookPath("yes"); err != nil {
+		t.Skip("no yes(1) here")
+	}
+	dir := shmDir(t)
+	cmd := exec.Command(ranktest.Program(), "--shm-dir", dir, "--timeout", "60s", "--tag-output", "-n", "1", "yes")
+	cmd.Env = append(os.Environ(), envAsCLI+"=1")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "[0] y") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	out.Close()
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGPIPE) {
+		t.Errorf("shmrun exited %d (%v) after its reader went away; want %d", code, cmd.ProcessState, 128+int(syscall.SIGPIPE))
+	}
+	// shmDir's cleanup checks that nothing is left.
+}
