@@ -311,75 +311,14 @@ func TestBindToCoreFlag(t *testing.T) {
 func TestRanksDieWithShmrun(t *testing.T) {
 	const n = 3
 	dir := shmDir(t)
-	cmd := exec.Command(ranktest.Program(), append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", strconv.Itoa(n), "--oversubscribe"},
-		body("hang")...)...)
-	cmd.Env = append(os.Environ(), envAsCLI+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = time.Second // ranks that outlive shmrun hold its stderr open
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-
-	pids := make(chan int)
-	go func() {
-		defer close(pids)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if s, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
-				pid, _ := strconv.Atoi(s)
-				pids <- pid
-			}
-		}
-	}()
-	// A pidfd of each rank becomes readable when the rank exits.
-	var pidfds []int
-	defer func() {
-		for _, fd := range pidfds {
-			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) // survivors of a failed test
-			unix.Close(fd)
-		}
-	}()
-	timeout := time.After(60 * time.Second)
-	for len(pidfds) < n {
-		select {
-		case pid, ok := <-pids:
-			if !ok {
-				cmd.Wait()
-				t.Fatalf("shmrun's output ended with %d of %d ranks ready; stderr:\n%s", len(pidfds), n, stderr.String())
-			}
-			fd, err := unix.PidfdOpen(pid, 0)
-			if err != nil {
-				t.Fatalf("pidfd_open(%d): %v", pid, err)
-			}
-			pidfds = append(pidfds, fd)
-		case <-timeout:
-			t.Fatalf("only %d of %d ranks became ready; stderr:\n%s", len(pidfds), n, stderr.String())
-		}
-	}
-
+	cmd, stderr, pids := startCLI(t, "true", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", strconv.Itoa(n), "--oversubscribe"}, body("hang")...)...)
+	fds := waitReady(t, n, pids, stderr)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	for _, fd := range pidfds {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 30_000)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n != 1 {
-				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
-			}
-			break
-		}
-	}
+	waitGone(t, fds)
 
 	// Its launcher is gone, so the job's lock file is garbage now.
 	left := ranktest.Objects(t, dir)
@@ -476,6 +415,25 @@ func waitReady(t *testing.T, n int, pids <-chan int, stderr *bytes.Buffer) []int
 	return fds
 }
 
+// waitGone waits until every rank whose pidfd is in fds has exited: a
+// pidfd becomes readable then. It fails the test if one outlives 30 s.
+func waitGone(t *testing.T, fds []int) {
+	t.Helper()
+	for _, fd := range fds {
+		set := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(set, 30_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
+			}
+			break
+		}
+	}
+}
+
 // TestLockFileModeUnderUmask: under umask 0277 the job's lock file is
 // still mode 0600 (it was 0400, which --cleanup could not open for writing
 // and so skipped silently for good).
@@ -536,19 +494,7 @@ func TestBuildDirOfKilledJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	for _, fd := range fds {
-		fdset := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fdset, 30_000)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n != 1 {
-				t.Fatalf("a rank outlived its SIGKILLed shmrun by 30s (poll: %d, %v)", n, err)
-			}
-			break
-		}
-	}
+	waitGone(t, fds)
 	left := ranktest.Objects(t, dir)
 	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
 		t.Fatalf("the killed job left %q, want its lock file", left)
