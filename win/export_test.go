@@ -1,5 +1,7 @@
 package win
 
+import "errors"
+
 // SetMappedHook makes f see the directory and name of every window segment
 // this process maps, before the segment is unlinked (for the C interop
 // test, which runs it in one rank process only). It returns the restore
@@ -8,4 +10,10 @@ func SetMappedHook(f func(dir, name string)) (restore func()) {
 	old := testHookMapped
 	testHookMapped = f
 	return func() { testHookMapped = old }
+}
+
+// PlacementFromMaps is Placement's fallback (numa_maps), for testing it on
+// a machine where move_pages works.
+func PlacementFromMaps(w *Win) ([]PartPlacement, error) {
+	return placementFromMaps(w, errors.New("test: move_pages not asked"))
 }

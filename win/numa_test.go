@@ -72,6 +72,22 @@ func numaBody(c *comm.Comm) error {
 	if err := w.Free(); err != nil {
 		return err
 	}
+	// The numa_maps fallback counts the whole window's pages this process
+	// has mapped: at least this rank's own reserved part.
+	w, err = win.AllocateShared(c, size, 1, win.Info{"alloc_shared_noncontig": "true"})
+	if err != nil {
+		return err
+	}
+	pl, err = win.PlacementFromMaps(w)
+	if err != nil {
+		return err
+	}
+	if len(pl) != 1 || pl[0].Rank != -1 || pl[0].Nodes[0] < size/os.Getpagesize() {
+		return fmt.Errorf("rank %d: numa_maps fallback gave %+v, want at least %d pages on node 0 for the whole window", c.Rank(), pl, size/os.Getpagesize())
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
 	// A node the machine lacks, and a malformed value: ErrInfo everywhere.
 	for _, bad := range []string{"node:1023", "nodes:0", "node:-1"} {
 		_, err := win.AllocateShared(c, size, 1, win.Info{"shmrun_mempolicy": bad})
