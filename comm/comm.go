@@ -25,6 +25,7 @@ type Comm struct {
 	freed     atomic.Bool // Free was called (never on the world)
 	self      bool        // Self's communicator: only this process
 	topoState             // on the world: this process's place in the hardware
+	coll      *collArea   // the collective area, made by the first collective call
 }
 
 var process struct {
@@ -170,19 +171,6 @@ func (c *Comm) Group() *Group {
 		return newGroup(nil, Undefined)
 	}
 	return newGroup(append([]int(nil), c.members...), c.members[c.Rank()])
-}
-
-// Barrier blocks until every rank of c has called it (MPI_Barrier).
-// Collective. It waits by the barrier package's spin/yield/sleep policy and
-// returns ErrAborted if the job is ending.
-func (c *Comm) Barrier() error {
-	if err := c.check("Barrier"); err != nil {
-		return err
-	}
-	if err := c.t.Barrier(); err != nil {
-		return c.wrapWait("Barrier", err)
-	}
-	return nil
 }
 
 // Abort ends the whole job (MPI_Abort): the launcher stops every rank and

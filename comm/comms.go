@@ -167,6 +167,9 @@ func (c *Comm) Free() error {
 		return c.wrapWait("Free", err)
 	}
 	c.freed.Store(true)
+	if c.coll != nil {
+		c.coll.freed.Store(true)
+	}
 	c.t.Release()
 	return nil
 }

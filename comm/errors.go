@@ -10,6 +10,13 @@ var (
 	ErrArg       = errors.New("MPI_ERR_ARG: invalid argument")
 	ErrComm      = errors.New("MPI_ERR_COMM: invalid communicator")
 	ErrOther     = errors.New("MPI_ERR_OTHER: failure")
+	ErrCount     = errors.New("MPI_ERR_COUNT: invalid count")
+	ErrType      = errors.New("MPI_ERR_TYPE: invalid datatype")
+	ErrOp        = errors.New("MPI_ERR_OP: invalid reduction operation")
+	ErrRoot      = errors.New("MPI_ERR_ROOT: invalid root")
+	ErrBuffer    = errors.New("MPI_ERR_BUFFER: invalid buffer")
+	ErrTruncate  = errors.New("MPI_ERR_TRUNCATE: message truncated")
+	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of memory")
 	ErrInit      = errors.New("MPI_ERR_OTHER: cannot initialize the rank")
 	ErrFinalized = errors.New("MPI_ERR_OTHER: called after Finalize")
 	// ErrAborted: the job is ending (a rank failed or called Abort) and the

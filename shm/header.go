@@ -32,8 +32,9 @@ const FormatVersion = 1
 
 // Segment kinds.
 const (
-	KindControl uint32 = 1
-	KindWindow  uint32 = 2
+	KindControl    uint32 = 1
+	KindWindow     uint32 = 2
+	KindCollective uint32 = 3 // a communicator's collective area
 )
 
 // Fixed header fields, little-endian, at the start of every segment (see
@@ -53,7 +54,7 @@ const (
 const (
 	OffMagic       = 0  // [8]byte Magic
 	OffVersion     = 8  // uint32 FormatVersion
-	OffKind        = 12 // uint32 KindControl or KindWindow
+	OffKind        = 12 // uint32 KindControl, KindWindow or KindCollective
 	OffHeaderLen   = 16 // uint64 length of the checksummed area
 	OffTotalSize   = 24 // uint64 segment size in bytes
 	OffChecksum    = 32 // uint32 CRC-32C (Castagnoli) of the header, this field as zero

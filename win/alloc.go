@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -243,7 +241,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	var err error
 	name := ""
 	if t.Rank() == 0 {
-		obj, name, err = makeObject(t, sp.layout.Total, sp.flags&format.FlagNoReserve == 0)
+		obj, name, err = t.MakeObject(sp.layout.Total, sp.flags&format.FlagNoReserve == 0, "shmrun-window")
 		if err == nil {
 			mem, err = obj.Map(sp.layout.Total)
 		}
@@ -272,7 +270,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 				break
 			}
 		}
-		obj, err = openObject(t.Dir(), string(msg), sp.layout.Total)
+		obj, err = team.OpenObject(t.Dir(), string(msg), sp.layout.Total)
 		if err == nil {
 			mem, err = obj.Map(sp.layout.Total)
 		}
@@ -331,61 +329,6 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	}
 	w.mem, w.mapped = mem, true
 	return nil
-}
-
-// memfdPrefix starts the place rank 0 publishes for a memfd segment:
-// "memfd:<pid>:<fd>". An object name never starts with it (names start
-// with format.Prefix).
-const memfdPrefix = "memfd:"
-
-// makeObject is rank 0's half of making a window segment of total bytes: a
-// named object in the shm directory, or a memfd (team.Backing: always, or
-// with BackingAuto when the directory has no room for the segment). It
-// returns the object and the place the others open it by.
-func makeObject(t *team.Team, total int64, reserve bool) (*shm.Object, string, error) {
-	memfd := t.Backing() == format.BackingMemfd
-	if t.Backing() == format.BackingAuto {
-		if free := shm.FreeBytes(t.Dir()); free >= 0 && free < total {
-			memfd = true
-		}
-	}
-	if !memfd {
-		if reserve {
-			// A window far beyond the directory's free space fails here,
-			// on every rank at once, before any rank fills the tmpfs.
-			if err := shm.CheckFree(t.Dir(), total); err != nil {
-				return nil, "", err
-			}
-		}
-		name := format.ObjectName(t.Job(), format.NewObjectID())
-		obj, err := shm.Create(t.Dir(), name, total)
-		return obj, name, err
-	}
-	// A memfd escapes the directory's size limit but not the memory
-	// cgroup's, and a charge past that is an OOM kill: refuse it now.
-	if room := shm.CgroupRoom(); room >= 0 && total > room {
-		return nil, "", fmt.Errorf("a memfd segment of %d bytes: the memory cgroup has room for %d more bytes (memory.max): %w", total, room, ErrNoMem)
-	}
-	obj, err := shm.NewMemfd("shmrun-window", total, false)
-	if err != nil {
-		return nil, "", err
-	}
-	return obj, fmt.Sprintf("%s%d:%d", memfdPrefix, os.Getpid(), obj.FD()), nil
-}
-
-// openObject is the other ranks' half: open the segment rank 0 published.
-// A memfd is opened through /proc while rank 0 holds it (it closes its
-// descriptor only after the agreement that follows every rank's open).
-func openObject(dir, place string, total int64) (*shm.Object, error) {
-	rest, ok := strings.CutPrefix(place, memfdPrefix)
-	if !ok {
-		return shm.Open(dir, place, total)
-	}
-	var pid, fd int
-	if n, err := fmt.Sscanf(rest, "%d:%d", &pid, &fd); n != 2 || err != nil || pid <= 0 || fd < 0 {
-		return nil, fmt.Errorf("window segment at %q: not a memfd place: %w", place, shm.ErrCorrupt)
-	}
-	return shm.OpenPeer(pid, fd, total)
 }
 
 // testHookMapped, when set (by a test, in one rank process, before any

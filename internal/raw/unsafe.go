@@ -96,6 +96,22 @@ func Bytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
 }
 
+// Elems returns b as a slice of T without View's checks, for hot paths
+// over memory whose layout was checked when it was made (a collective
+// area's staging buffers: page aligned, cut at multiples of T's size).
+// The result aliases b and lives as long as b's mapping.
+//
+// Invariant: T is pointer-free, b's address is aligned for T, and len(b)
+// is a multiple of T's size (the tail that is not is left out).
+func Elems[T any](b []byte) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(b) < size {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)
+}
+
 func hasPointers(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

@@ -87,10 +87,18 @@ func (t *Team) Release() {
 	if t.entry < 0 || t.refs.Add(-1) != 0 {
 		return
 	}
+	for _, f := range t.onRelease {
+		f()
+	}
 	if atomic.AddUint32(t.word(t.entry, format.CommDeparted), 1) == uint32(t.size) {
 		atomic.StoreUint32(t.word(t.entry, format.CommState), format.CommFree)
 	}
 }
+
+// OnRelease registers f to run when this process's last holder of the
+// team releases it (the world's team is never released): what the
+// communicator mapped for itself is unmapped there.
+func (t *Team) OnRelease(f func()) { t.onRelease = append(t.onRelease, f) }
 
 // WorldRank is the world rank of team rank r.
 func (t *Team) WorldRank(r int) int {

@@ -36,6 +36,8 @@ type Team struct {
 	members []int        // world rank of each team rank (nil: the world)
 	keyBase uint64       // Publish keys of this team: entry and claim number
 	refs    atomic.Int32 // this process's holders (its communicator, windows)
+	// onRelease runs at the last Release (OnRelease).
+	onRelease []func()
 }
 
 // localShare passes Go values between the goroutine ranks of a local team

@@ -1,0 +1,375 @@
+package comm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// The collective engine. Every collective call of a communicator runs in
+// rounds over its collective area (internal/format's CollLayout; the
+// protocol is written there): a rank fills its staging buffer or the
+// inline bytes of its flag line, publishes the round number, waits for the
+// ranks whose data it needs and reads it. The first round of a call carries
+// every rank's signature and every rank waits for all of them, so all
+// ranks reach the same verdict on a mismatch before any data moves. Later
+// rounds move the rest of a large payload a chunk at a time, two chunks in
+// flight (the parities), each rank copying or reducing its share.
+//
+// A rank publishes round r only once every rank has published round r-1
+// (open waits for that when the previous round did not), which is what lets
+// round r reuse round r-2's line and buffer.
+
+// collArea is one rank's view of a communicator's collective area.
+type collArea struct {
+	mem    []byte
+	l      format.CollLayout
+	n, me  int
+	round  uint32 // rounds this rank has published
+	seen   uint32 // every rank has published through this round
+	lines  [][2]flagLine
+	stage  [][2][]byte
+	ibar   []barrier.Event
+	ibarN  uint32      // Ibarrier calls this rank has made
+	freed  atomic.Bool // the communicator was freed: its requests fail
+	abort  *uint32
+	policy barrier.Policy
+}
+
+// flagLine is one rank's flag line of one parity.
+type flagLine struct {
+	ev   barrier.Event // Seq: the round; Sleepers: its waiters
+	meta []byte        // the signature words and inline bytes (line[8:])
+}
+
+// sig is what a rank says about its call in the call's first round.
+type sig struct {
+	kind, typ, op, failed uint8
+	root                  int32
+	count                 uint64
+}
+
+func (s sig) put(b []byte) {
+	b[0], b[1], b[2], b[3] = s.kind, s.typ, s.op, s.failed
+	binary.LittleEndian.PutUint32(b[4:], uint32(s.root))
+	binary.LittleEndian.PutUint64(b[8:], s.count)
+}
+
+func getSig(b []byte) sig {
+	return sig{kind: b[0], typ: b[1], op: b[2], failed: b[3],
+		root: int32(binary.LittleEndian.Uint32(b[4:])), count: binary.LittleEndian.Uint64(b[8:])}
+}
+
+// Offsets into flagLine.meta (the line minus its first 8 bytes).
+const (
+	metaSig    = format.FlagKind - 8
+	metaInline = format.FlagInline - 8
+)
+
+// area returns c's collective area, making it on the first collective call
+// (which every rank makes: it is collective).
+func (c *Comm) area(call string) (*collArea, error) {
+	if c.coll != nil {
+		return c.coll, nil
+	}
+	l := format.NewCollLayout(c.Size(), shm.PageSize)
+	init := func(mem []byte) error {
+		binary.LittleEndian.PutUint32(mem[format.CollRanks:], uint32(l.N))
+		binary.LittleEndian.PutUint32(mem[format.CollChunk:], uint32(l.Chunk))
+		return shm.WriteHeader(mem, shm.Header{Version: shm.FormatVersion, Kind: shm.KindCollective,
+			HeaderLen: format.CollChunk + 4, TotalSize: uint64(l.Total)})
+	}
+	check := func(mem []byte) error { return checkCollHeader(mem, l) }
+	mem, err := c.t.Area(l.Total, "shmrun-collective", init, check)
+	if err != nil {
+		if errors.Is(err, barrier.ErrAborted) {
+			return nil, c.wrapWait(call, err)
+		}
+		class := ErrOther
+		if errors.Is(err, shm.ErrNoSpace) {
+			class = ErrNoMem
+		}
+		return nil, fmt.Errorf("comm: %s on rank %d: making the communicator's collective area: %v: %w", call, c.Rank(), err, class)
+	}
+	a := newCollArea(mem, l, c.Rank(), c.t.Abort(), c.t.Policy())
+	if !c.t.Local() && c.world != c {
+		c.t.OnRelease(func() { shm.Unmap(mem) })
+	}
+	c.coll = a
+	return a, nil
+}
+
+// checkCollHeader checks a collective area made by another rank: the
+// common header, then that the ranks and chunk are the ones this rank
+// computes (every rank derives the layout from n alone).
+func checkCollHeader(mem []byte, l format.CollLayout) error {
+	if _, err := shm.ReadHeader(mem, shm.KindCollective, int64(len(mem))); err != nil {
+		return err
+	}
+	if n := binary.LittleEndian.Uint32(mem[format.CollRanks:]); n != uint32(l.N) {
+		return fmt.Errorf("collective area for %d ranks, want %d: %w", n, l.N, shm.ErrMismatch)
+	}
+	if ch := binary.LittleEndian.Uint32(mem[format.CollChunk:]); ch != uint32(l.Chunk) {
+		return fmt.Errorf("collective area with %d-byte chunks, want %d: %w", ch, l.Chunk, shm.ErrMismatch)
+	}
+	return nil
+}
+
+func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) *collArea {
+	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p,
+		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+	for q := range l.N {
+		for p := range 2 {
+			off := l.FlagOff(q, p)
+			a.lines[q][p] = flagLine{
+				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, off+format.FlagSleepers)},
+				meta: mem[off+8 : off+format.Line : off+format.Line],
+			}
+			so := l.StagingOff(q, p)
+			a.stage[q][p] = mem[so : so+l.Chunk : so+l.Chunk]
+		}
+		off := l.IbarLineOff(q)
+		a.ibar[q] = barrier.Event{Seq: raw.Uint32At(mem, off+format.IbarSeq), Sleepers: raw.Uint32At(mem, off+format.IbarSleepers)}
+	}
+	return a
+}
+
+// reached reports whether a sequence word shows round r (or later).
+func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r) >= 0 }
+
+// open starts this rank's next round and returns its number and parity:
+// before that round may reuse round r-2's line and buffer, every rank must
+// have published round r-1.
+func (a *collArea) open() (uint32, int, error) {
+	r := a.round + 1
+	if a.seen != r-1 && r > 1 {
+		if err := a.waitRange(r-1, 0, a.n); err != nil {
+			return 0, 0, err
+		}
+	}
+	return r, int(r & 1), nil
+}
+
+// post publishes round r (its line and buffer filled) and wakes waiters.
+func (a *collArea) post(r uint32) {
+	ev := a.lines[a.me][r&1].ev
+	atomic.StoreUint32(ev.Seq, r)
+	a.round = r
+	ev.Notify()
+}
+
+// own returns this rank's staging buffer and line meta for parity p.
+func (a *collArea) own(p int) ([]byte, []byte) {
+	return a.stage[a.me][p], a.lines[a.me][p].meta
+}
+
+// inline returns rank q's inline bytes of parity p.
+func (a *collArea) inline(q, p int) []byte { return a.lines[q][p].meta[metaInline:] }
+
+// wait blocks until rank q has published round r.
+func (a *collArea) wait(q int, r uint32) error {
+	seq := a.lines[q][r&1].ev.Seq
+	if reached(seq, r) {
+		return nil
+	}
+	for range a.policy.Spin {
+		if reached(seq, r) {
+			return nil
+		}
+	}
+	return a.lines[q][r&1].ev.Await(a.abort, a.policy, func() bool { return reached(seq, r) })
+}
+
+// waitRange waits for ranks [lo, hi) to publish round r; with the whole
+// communicator, it records that round r is complete.
+func (a *collArea) waitRange(r uint32, lo, hi int) error {
+	for q := lo; q < hi; q++ {
+		if err := a.wait(q, r); err != nil {
+			return err
+		}
+	}
+	if lo == 0 && hi == a.n && int32(r-a.seen) > 0 {
+		a.seen = r
+	}
+	return nil
+}
+
+// collClasses are the error classes a rank's argument error can carry to
+// the others (FlagFailed holds 1 + the index).
+var collClasses = []error{ErrArg, ErrCount, ErrType, ErrOp, ErrRoot, ErrBuffer, ErrRank, ErrTruncate}
+
+func classIndex(err error) uint8 {
+	for i, c := range collClasses {
+		if errors.Is(err, c) {
+			return uint8(i + 1)
+		}
+	}
+	return 1
+}
+
+// call is one collective call in progress on one rank.
+type call struct {
+	c    *Comm
+	a    *collArea
+	name string
+	r    uint32 // the current round
+	p    int    // its parity
+	err  error  // this rank's own argument error (published as failed)
+}
+
+// begin checks c and opens the call's first round. The caller fills its
+// staging buffer or inline bytes (only when argErr is nil), then calls
+// agree. A nil or freed c fails here, on this rank alone, like every other
+// call on a bad handle.
+func (c *Comm) begin(name string) (*call, error) {
+	a, err := c.prepare(name)
+	if err != nil {
+		return nil, err
+	}
+	k := &call{c: c, a: a, name: name}
+	if k.r, k.p, err = a.open(); err != nil {
+		return nil, c.wrapWait(name, err)
+	}
+	return k, nil
+}
+
+// prepare checks c and returns its collective area, made if need be.
+func (c *Comm) prepare(name string) (*collArea, error) {
+	if err := c.check(name); err != nil {
+		return nil, err
+	}
+	return c.area(name)
+}
+
+// stage is this rank's staging buffer and inline bytes of the current round.
+func (k *call) stage() ([]byte, []byte) {
+	s, m := k.a.own(k.p)
+	return s, m[metaInline:]
+}
+
+// agree publishes the first round with this rank's signature, waits for
+// every rank and checks the signatures: every rank returns the same
+// verdict: a rank whose own arguments were wrong returns its own error,
+// the others one naming the lowest such rank; else the first mismatch
+// against rank 0's signature, in rank order. same says which
+// fields must match (kind and type always do).
+func (k *call) agree(s sig, same sameFields) error {
+	a := k.a
+	if k.err != nil {
+		s.failed = classIndex(k.err)
+	}
+	s.put(a.lines[a.me][k.p].meta[metaSig:])
+	a.post(k.r)
+	if err := a.waitRange(k.r, 0, a.n); err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	if k.err != nil {
+		return k.err
+	}
+	s0 := getSig(a.lines[0][k.p].meta[metaSig:])
+	for q := range a.n {
+		sq := getSig(a.lines[q][k.p].meta[metaSig:])
+		if sq.failed != 0 {
+			class := collClasses[int(sq.failed-1)%len(collClasses)]
+			return k.errorf(class, "rank %d's arguments were refused there", q)
+		}
+		if msg := mismatch(s0, sq, q, same); msg != "" {
+			return k.errorf(mismatchClass(s0, sq, same), "%s", msg)
+		}
+	}
+	return nil
+}
+
+// sameFields says which signature fields all ranks must agree on.
+type sameFields uint8
+
+const (
+	sameCount sameFields = 1 << iota
+	sameRoot
+	sameOp
+)
+
+func mismatch(s0, sq sig, q int, same sameFields) string {
+	switch {
+	case sq.kind != s0.kind:
+		return fmt.Sprintf("rank 0 called %s, rank %d called %s", kindName(s0.kind), q, kindName(sq.kind))
+	case sq.typ != s0.typ:
+		return fmt.Sprintf("rank 0 passed %s elements, rank %d %s elements", typeName(s0.typ), q, typeName(sq.typ))
+	case same&sameRoot != 0 && sq.root != s0.root:
+		return fmt.Sprintf("rank 0 named root %d, rank %d root %d", s0.root, q, sq.root)
+	case same&sameOp != 0 && sq.op != s0.op:
+		return fmt.Sprintf("rank 0 reduces with %s, rank %d with %s", opName(s0.op), q, opName(sq.op))
+	case same&sameCount != 0 && sq.count != s0.count:
+		return fmt.Sprintf("rank 0 passed %d elements, rank %d passed %d", s0.count, q, sq.count)
+	}
+	return ""
+}
+
+func mismatchClass(s0, sq sig, same sameFields) error {
+	switch {
+	case sq.kind != s0.kind:
+		return ErrArg
+	case sq.typ != s0.typ:
+		return ErrType
+	case same&sameRoot != 0 && sq.root != s0.root:
+		return ErrRoot
+	case same&sameOp != 0 && sq.op != s0.op:
+		return ErrOp
+	}
+	return ErrCount
+}
+
+// next opens the call's next round (after the first).
+func (k *call) next() error {
+	r, p, err := k.a.open()
+	if err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	k.r, k.p = r, p
+	return nil
+}
+
+// post publishes the current round (after the first).
+func (k *call) post() { k.a.post(k.r) }
+
+// waitFor waits for ranks [lo, hi) to publish the current round.
+func (k *call) waitFor(lo, hi int) error {
+	if err := k.a.waitRange(k.r, lo, hi); err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	return nil
+}
+
+// waitAll waits for every rank to publish the current round.
+func (k *call) waitAll() error { return k.waitFor(0, k.a.n) }
+
+// staging is rank q's staging buffer of the current round.
+func (k *call) staging(q int) []byte { return k.a.stage[q][k.p] }
+
+// inline is rank q's inline bytes of the current round.
+func (k *call) inline(q int) []byte { return k.a.inline(q, k.p) }
+
+func (k *call) errorf(class error, format string, args ...any) error {
+	return fmt.Errorf("comm: %s on rank %d: %s: %w", k.name, k.c.Rank(), fmt.Sprintf(format, args...), class)
+}
+
+var kindNames = map[uint8]string{
+	format.CollBarrier: "Barrier", format.CollBcast: "Bcast", format.CollReduce: "Reduce",
+	format.CollAllreduce: "Allreduce", format.CollGather: "Gather", format.CollGatherv: "Gatherv",
+	format.CollScatter: "Scatter", format.CollScatterv: "Scatterv", format.CollAllgather: "Allgather",
+	format.CollAllgatherv: "Allgatherv", format.CollAlltoall: "Alltoall", format.CollAlltoallv: "Alltoallv",
+	format.CollReduceScatterBlock: "ReduceScatterBlock", format.CollScan: "Scan", format.CollExscan: "Exscan",
+}
+
+func kindName(k uint8) string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("collective %d", k)
+}

@@ -1,0 +1,409 @@
+package comm
+
+import (
+	"encoding/binary"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// The collectives that move data without combining it. A payload that
+// fits rides in the flag lines' inline bytes; a larger one moves through
+// the staging buffers a chunk per round, two rounds in flight. The v forms
+// spend their first round on the counts (the root's, or everyone's), which
+// every rank checks against every rank's own count before any data moves.
+
+// Barrier blocks until every rank of c has called it (MPI_Barrier).
+// Collective. It waits by the barrier package's spin/yield/sleep policy and
+// returns ErrAborted if the job is ending. Like every collective here it
+// checks that all ranks made the same call: a rank in Barrier while another
+// is in Bcast is an error on both, not a hang.
+func (c *Comm) Barrier() error {
+	k, err := c.begin("Barrier")
+	if err != nil {
+		return err
+	}
+	return k.agree(sig{kind: format.CollBarrier, root: -1}, 0)
+}
+
+// Bcast copies root's buf into every other rank's buf (MPI_Bcast).
+// Collective; a rank returns once its buf holds the data (the root, once
+// every rank has joined and its data is staged). len(buf) must be the
+// same on every rank.
+func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
+	k, err := c.begin("Bcast")
+	if err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	if root < 0 || root >= n {
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	}
+	b := raw.Bytes(buf)
+	nb := len(b)
+	inline := nb <= format.InlineLen
+	chunk := int(k.a.l.Chunk)
+	if k.err == nil && me == root {
+		st, in := k.stage()
+		if inline {
+			copy(in, b)
+		} else {
+			copy(st, b)
+		}
+	}
+	if err := k.agree(sig{kind: format.CollBcast, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(len(buf))}, sameCount|sameRoot); err != nil {
+		return err
+	}
+	if inline {
+		if me != root {
+			copy(b, k.inline(root))
+		}
+		return nil
+	}
+	for off := 0; ; {
+		if me != root {
+			copy(b[off:min(off+chunk, nb)], k.staging(root))
+		}
+		if off += chunk; off >= nb {
+			return nil
+		}
+		if err := k.next(); err != nil {
+			return err
+		}
+		if me == root {
+			copy(k.staging(me), b[off:min(off+chunk, nb)])
+		}
+		k.post()
+		if me != root {
+			if err := k.waitFor(root, root+1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// blocks describes one rank's side of a gather or scatter in bytes: where
+// each rank's block sits in the buffer that holds all of them (the root's,
+// or everyone's for the all- forms) and how long it is.
+type blocks struct {
+	counts, displs []int // bytes, per rank
+}
+
+func (bl blocks) max() int {
+	m := 0
+	for _, c := range bl.counts {
+		m = max(m, c)
+	}
+	return m
+}
+
+// even is n blocks of size bytes, one after another.
+func even(n, size int) blocks {
+	bl := blocks{counts: make([]int, n), displs: make([]int, n)}
+	for q := range n {
+		bl.counts[q], bl.displs[q] = size, q*size
+	}
+	return bl
+}
+
+// vblocks checks counts and displs (elements) of a v form against a buffer
+// of length elements of size s, and returns them in bytes.
+func (k *call) vblocks(counts, displs []int, length, s int, what string) (blocks, error) {
+	n := k.a.n
+	if len(counts) != n || len(displs) != n {
+		return blocks{}, k.errorf(ErrCount, "%d counts and %d displacements for %d ranks", len(counts), len(displs), n)
+	}
+	bl := blocks{counts: make([]int, n), displs: make([]int, n)}
+	for q := range n {
+		c, d := counts[q], displs[q]
+		if c < 0 || d < 0 || d > length || c > length-d {
+			return blocks{}, k.errorf(ErrCount, "rank %d's block: %d elements at %d, %s holds %d", q, c, d, what, length)
+		}
+		bl.counts[q], bl.displs[q] = c*s, d*s
+	}
+	return bl, nil
+}
+
+// putCounts writes counts (bytes) into a staging buffer for the others.
+func putCounts(dst []byte, counts []int) {
+	for q, c := range counts {
+		binary.LittleEndian.PutUint64(dst[8*q:], uint64(c))
+	}
+}
+
+func getCount(src []byte, q int) int { return int(binary.LittleEndian.Uint64(src[8*q:])) }
+
+// Gather collects every rank's send into root's recv, rank q's block at
+// q·len(send) (MPI_Gather). Collective; a non-root returns once its data is
+// staged, the root once recv holds everything. len(send) must be the same
+// on every rank, and root's recv must hold n·len(send) elements.
+func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
+	return gather(c, "Gather", send, recv, root, false)
+}
+
+// GatherInPlace is Gather with MPI_IN_PLACE at the root: on root, buf is
+// the receive buffer, n blocks of len(buf)/n elements, with root's own
+// block already in place; elsewhere buf is the rank's contribution.
+// Collective.
+func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
+	return gather(c, "GatherInPlace", buf, buf, root, true)
+}
+
+func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	m := len(send)
+	if root < 0 || root >= n {
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	} else if me == root {
+		if inPlace {
+			if m = len(recv) / n; len(recv)%n != 0 {
+				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(recv), n)
+			}
+		} else if len(recv) < n*m {
+			k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+		}
+	}
+	var mine []byte
+	if me == root && inPlace {
+		mine = nil // already in place
+	} else {
+		mine = raw.Bytes(send)
+	}
+	rcv := blocks{}
+	if me == root {
+		rcv = even(n, m*s)
+	}
+	return k.collect(mine, raw.Bytes(recv), rcv, root, m*s, sig{kind: format.CollGather, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameCount|sameRoot)
+}
+
+// Gatherv collects every rank's send into root's recv: rank q's
+// len(send) elements (counts[q] of them, as root says) go to
+// recv[displs[q]:] (MPI_Gatherv). Collective. counts and displs are used
+// at the root only; a count that differs from what rank q sends is an error
+// on every rank.
+func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
+	return gatherv(c, "Gatherv", send, recv, counts, displs, root, false)
+}
+
+// GathervInPlace is Gatherv with MPI_IN_PLACE at the root: on root, buf is
+// the receive buffer with root's own block already at displs[root];
+// elsewhere buf is the rank's contribution. Collective.
+func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
+	return gatherv(c, "GathervInPlace", buf, buf, counts, displs, root, true)
+}
+
+func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, root int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	m := len(send)
+	var rcv blocks
+	if root < 0 || root >= n {
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	} else if me == root {
+		rcv, k.err = k.vblocks(counts, displs, len(recv), s, "recv")
+		if k.err == nil {
+			if inPlace {
+				m = counts[me]
+			}
+			putCounts(k.staging(me), rcv.counts)
+		}
+	}
+	mine := raw.Bytes(send)
+	if me == root && inPlace {
+		mine = nil
+	}
+	if err := k.agree(sig{kind: format.CollGatherv, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameRoot); err != nil {
+		return err
+	}
+	all, err := k.countsFrom(root, s)
+	if err != nil {
+		return err
+	}
+	if me != root {
+		rcv = blocks{}
+	}
+	return k.move(mine, raw.Bytes(recv), all, rcv, root, false)
+}
+
+// countsFrom reads the per-rank counts (bytes) rank q published in the
+// first round and checks them against every rank's own count: the same
+// verdict on every rank.
+func (k *call) countsFrom(q, s int) ([]int, error) {
+	all := make([]int, k.a.n)
+	src := k.staging(q)
+	for j := range all {
+		all[j] = getCount(src, j)
+		if own := int(getSig(k.a.lines[j][k.p].meta[metaSig:]).count) * s; own != all[j] {
+			return nil, k.errorf(ErrCount, "rank %d counts %d elements from rank %d, which has %d", q, all[j]/s, j, own/s)
+		}
+	}
+	return all, nil
+}
+
+// collect is the gather and allgather of equal blocks: the first round
+// carries the signature and the first chunk (or everything, inline).
+func (k *call) collect(mine, recv []byte, rcv blocks, root, size int, sg sig, same sameFields) error {
+	inline := size <= format.InlineLen
+	if k.err == nil && mine != nil {
+		st, in := k.stage()
+		if inline {
+			copy(in, mine)
+		} else {
+			copy(st, mine)
+		}
+	}
+	if err := k.agree(sg, same); err != nil {
+		return err
+	}
+	all := make([]int, k.a.n)
+	for q := range all {
+		all[q] = size
+	}
+	return k.move(mine, recv, all, rcv, root, true)
+}
+
+// move runs the data rounds of a gather (root >= 0) or an allgather (root
+// -1): counts[q] bytes from each rank q, which the receivers put at
+// rcv.displs[q]. With first, the round just agreed on already carries the
+// first chunk (inline when every count fits). A nil mine means the
+// receiver's own block is already in place.
+func (k *call) move(mine, recv []byte, counts []int, rcv blocks, root int, first bool) error {
+	me := k.a.me
+	chunk := int(k.a.l.Chunk)
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	receives := root < 0 || me == root
+	inline := first && most <= format.InlineLen
+	for off := 0; off < most; off += chunk {
+		if off > 0 || !first {
+			if err := k.next(); err != nil {
+				return err
+			}
+			if mine != nil && off < len(mine) {
+				copy(k.staging(me), mine[off:min(off+chunk, len(mine))])
+			}
+			k.post()
+			if !receives {
+				continue
+			}
+			if err := k.waitAll(); err != nil {
+				return err
+			}
+		}
+		if !receives {
+			continue
+		}
+		for q := range k.a.n {
+			if q == me && mine == nil || off >= counts[q] {
+				continue
+			}
+			src := k.staging(q)
+			if inline {
+				src = k.inline(q)
+			}
+			d := rcv.displs[q] + off
+			copy(recv[d:d+min(chunk, counts[q]-off)], src)
+		}
+	}
+	return nil
+}
+
+// Allgather collects every rank's send into every rank's recv, rank q's
+// block at q·len(send) (MPI_Allgather). Collective. len(send) must be the
+// same on every rank and recv must hold n·len(send) elements.
+func Allgather[T atomics.Elem](c *Comm, send, recv []T) error {
+	return allgather(c, "Allgather", send, recv, false)
+}
+
+// AllgatherInPlace is Allgather with MPI_IN_PLACE: buf holds n blocks of
+// len(buf)/n elements, this rank's own already at Rank()·len(buf)/n; on
+// return it holds every rank's block. Collective.
+func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
+	return allgather(c, "AllgatherInPlace", buf, buf, true)
+}
+
+func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	m := len(send)
+	mine := raw.Bytes(send)
+	if inPlace {
+		m = len(recv) / n
+		if len(recv)%n != 0 {
+			k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(recv), n)
+		}
+		mine = raw.Bytes(recv[me*m : (me+1)*m])
+	} else if len(recv) < n*m {
+		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+	}
+	return k.collect(mine, raw.Bytes(recv), even(n, m*s), -1, m*s, sig{kind: format.CollAllgather, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}, sameCount)
+}
+
+// Allgatherv collects every rank's send into every rank's recv: rank q's
+// counts[q] elements go to recv[displs[q]:] (MPI_Allgatherv). Collective.
+// counts must be the same on every rank and counts[q] must be what rank q
+// sends; displs are each rank's own.
+func Allgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) error {
+	return allgatherv(c, "Allgatherv", send, recv, counts, displs, false)
+}
+
+// AllgathervInPlace is Allgatherv with MPI_IN_PLACE: this rank's own block
+// is already at buf[displs[Rank()]:] and is what it contributes.
+// Collective.
+func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
+	return allgatherv(c, "AllgathervInPlace", buf, buf, counts, displs, true)
+}
+
+func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	me, s := c.Rank(), raw.SizeOf[T]()
+	m := len(send)
+	rcv, verr := k.vblocks(counts, displs, len(recv), s, "recv")
+	k.err = verr
+	var mine []byte
+	if k.err == nil {
+		if inPlace {
+			m = counts[me]
+			mine = raw.Bytes(recv[displs[me] : displs[me]+m])
+		} else {
+			mine = raw.Bytes(send)
+		}
+		putCounts(k.staging(me), rcv.counts)
+	}
+	if err := k.agree(sig{kind: format.CollAllgatherv, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}, 0); err != nil {
+		return err
+	}
+	// Every rank's counts must equal rank 0's, and rank 0's must match
+	// what each rank sends.
+	all, err := k.countsFrom(0, s)
+	if err != nil {
+		return err
+	}
+	for q := 1; q < k.a.n; q++ {
+		src := k.staging(q)
+		for j := range all {
+			if got := getCount(src, j); got != all[j] {
+				return k.errorf(ErrCount, "rank 0 counts %d elements from rank %d, rank %d counts %d", all[j]/s, j, q, got/s)
+			}
+		}
+	}
+	// In place, mine is the block already in recv: it moves like the
+	// others and lands where it was.
+	return k.move(mine, raw.Bytes(recv), all, rcv, -1, false)
+}

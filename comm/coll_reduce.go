@@ -1,0 +1,318 @@
+package comm
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// The reducing collectives. Every result is the fold in rank order
+// x0 ∘ (x1 ∘ (... ∘ x_{n-1})) — for a predefined op on floating-point data,
+// the same bits on every rank and in every run with the same rank count.
+//
+// How the data moves depends on its size (B bytes a rank):
+//   - B <= format.InlineLen: in the flag lines, one round;
+//   - n·B <= redundantMax: through the staging buffers, one round, every
+//     receiving rank folds everything;
+//   - larger: a chunk at a time, two rounds a chunk: every rank stages its
+//     chunk; rank q folds share q of it (elements [q·m/n, (q+1)·m/n)) over
+//     all ranks into its next buffer; the receivers copy every share out.
+
+// redundantMax is the largest n·B folded whole by every receiver: above it
+// each rank folding a share and copying the others' is cheaper.
+const redundantMax = 8 << 10
+
+// Reduce combines every rank's send with op and leaves the result in
+// root's recv (MPI_Reduce). Collective; it blocks until this rank's part
+// is done (root: until the result is in recv). len(send) must be the same
+// on every rank; root's recv must hold at least that many elements (the
+// result goes to recv[:len(send)]); recv is not used elsewhere. Mismatched
+// counts, types, ops or roots are an error on every rank.
+func Reduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O, root int) error {
+	return reduce(c, "Reduce", format.CollReduce, send, recv, op, root, false)
+}
+
+// ReduceInPlace is Reduce with MPI_IN_PLACE at the root: on root, buf is
+// both its contribution and the result; on the other ranks it is their
+// contribution. Collective.
+func ReduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root int) error {
+	return reduce(c, "ReduceInPlace", format.CollReduce, buf, buf, op, root, true)
+}
+
+// Allreduce combines every rank's send with op and leaves the result in
+// every rank's recv (MPI_Allreduce). Collective; it blocks until the result
+// is in recv. len(send) must be the same on every rank and recv must hold
+// that many elements (the result goes to recv[:len(send)]).
+func Allreduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
+	return reduce(c, "Allreduce", format.CollAllreduce, send, recv, op, -1, false)
+}
+
+// AllreduceInPlace is Allreduce with MPI_IN_PLACE: buf is every rank's
+// contribution and, on return, the result. Collective.
+func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
+	return reduce(c, "AllreduceInPlace", format.CollAllreduce, buf, buf, op, -1, true)
+}
+
+// reduce is Reduce (root >= 0) and Allreduce (root -1).
+func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, m := c.Size(), c.Rank(), len(send)
+	red, code, err := resolve[T](op)
+	if err != nil {
+		k.err = k.errorf(ErrOp, "%v", err)
+	}
+	receives := root < 0 || me == root
+	switch {
+	case kind == format.CollReduce && (root < 0 || root >= n):
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	case receives && !inPlace && len(recv) < m:
+		k.err = k.errorf(ErrCount, "recv holds %d elements, the reduction has %d", len(recv), m)
+	}
+	s := raw.SizeOf[T]()
+	b := m * s
+	st, in := k.stage()
+	inline := b <= format.InlineLen
+	if k.err == nil {
+		if inline {
+			copy(in, raw.Bytes(send))
+		} else {
+			copy(st, raw.Bytes(send))
+		}
+	}
+	if err := k.agree(sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: int32(root), count: uint64(m)}, sameCount|sameRoot|sameOp); err != nil {
+		return err
+	}
+	if inline || n*b <= redundantMax {
+		if receives && m > 0 {
+			from := func(q int) []T {
+				if inline {
+					return raw.Elems[T](k.inline(q)[:b])
+				}
+				return raw.Elems[T](k.staging(q)[:b])
+			}
+			fold(red, recv[:m], from, 0, n)
+		}
+		return nil
+	}
+	mc := k.a.l.Chunk / int64(s)
+	for base := 0; base < m; base += int(mc) {
+		cm := min(int(mc), m-base)
+		if base > 0 {
+			// Round A of this chunk: every rank stages its part.
+			if err := k.next(); err != nil {
+				return err
+			}
+			copy(k.staging(me), raw.Bytes(send[base:base+cm]))
+			k.post()
+			if err := k.waitAll(); err != nil {
+				return err
+			}
+		}
+		pa := k.p
+		// Round B: fold my share into my next buffer, then copy the shares.
+		if err := k.next(); err != nil {
+			return err
+		}
+		lo, hi := me*cm/n, (me+1)*cm/n
+		if hi > lo {
+			dst := raw.Elems[T](k.staging(me)[:cm*s])[lo:hi]
+			fold(red, dst, func(q int) []T { return raw.Elems[T](k.a.stage[q][pa][:cm*s])[lo:hi] }, 0, n)
+		}
+		k.post()
+		if !receives {
+			continue
+		}
+		if err := k.waitAll(); err != nil {
+			return err
+		}
+		for q := range n {
+			ql, qh := q*cm/n, (q+1)*cm/n
+			copy(recv[base+ql:base+qh], raw.Elems[T](k.staging(q)[:cm*s])[ql:qh])
+		}
+	}
+	return nil
+}
+
+// fold sets acc to x_lo ∘ (x_lo+1 ∘ (... ∘ x_hi-1)), x_q = from(q), for
+// hi > lo. acc must not alias any x_q.
+func fold[T atomics.Elem](red reducer[T], acc []T, from func(q int) []T, lo, hi int) {
+	copy(acc, from(hi-1))
+	for q := hi - 2; q >= lo; q-- {
+		red.apply(from(q), acc)
+	}
+}
+
+// ReduceScatterBlock combines every rank's send with op and scatters the
+// result in blocks: rank r gets elements [r·m, (r+1)·m) of the reduction in
+// recv, m = len(recv) (MPI_Reduce_scatter_block). Collective. len(recv) must
+// be the same on every rank and send must hold n·len(recv) elements.
+func ReduceScatterBlock[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
+	return reduceScatter(c, "ReduceScatterBlock", send, recv, op, false)
+}
+
+// ReduceScatterBlockInPlace is ReduceScatterBlock with MPI_IN_PLACE: buf
+// holds n blocks of len(buf)/n elements, and on return its first block is
+// this rank's block of the result. Collective.
+func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
+	return reduceScatter(c, "ReduceScatterBlockInPlace", buf, buf, op, true)
+}
+
+func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	m := len(recv)
+	if inPlace {
+		m = len(send) / n
+	}
+	red, code, err := resolve[T](op)
+	switch {
+	case err != nil:
+		k.err = k.errorf(ErrOp, "%v", err)
+	case inPlace && len(send)%n != 0:
+		k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(send), n)
+	case len(send) < n*m:
+		k.err = k.errorf(ErrCount, "send holds %d elements, %d blocks of %d need %d", len(send), n, m, n*m)
+	}
+	s := raw.SizeOf[T]()
+	// Each round moves a piece of every block: pm elements a block.
+	pm := int(k.a.l.Chunk) / n / s
+	inline := n*m*s <= format.InlineLen
+	if inline {
+		pm = max(m, 1)
+	}
+	stageBlocks := func(dst []byte, base int) {
+		for j := range n {
+			lo := j*m + base
+			cnt := min(pm, m-base)
+			copy(dst[j*pm*s:], raw.Bytes(send[lo:lo+cnt]))
+		}
+	}
+	st, in := k.stage()
+	if k.err == nil && m > 0 {
+		if inline {
+			stageBlocks(in, 0)
+		} else {
+			stageBlocks(st, 0)
+		}
+	}
+	if err := k.agree(sig{kind: format.CollReduceScatterBlock, typ: uint8(atomics.TypeOf[T]()), op: code, root: -1, count: uint64(m)}, sameCount|sameOp); err != nil {
+		return err
+	}
+	for base := 0; base < m; base += pm {
+		cnt := min(pm, m-base)
+		if base > 0 {
+			if err := k.next(); err != nil {
+				return err
+			}
+			stageBlocks(k.staging(me), base)
+			k.post()
+			if err := k.waitAll(); err != nil {
+				return err
+			}
+		}
+		from := func(q int) []T {
+			b := k.staging(q)
+			if inline {
+				b = k.inline(q)
+			}
+			return raw.Elems[T](b[me*pm*s : (me*pm+cnt)*s])
+		}
+		fold(red, recv[base:base+cnt], from, 0, n)
+	}
+	return nil
+}
+
+// Scan leaves in rank r's recv the reduction of send over ranks 0..r
+// (MPI_Scan, an inclusive prefix reduction). Collective. len(send) must be
+// the same on every rank and recv must hold that many elements.
+func Scan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
+	return scan(c, "Scan", format.CollScan, send, recv, op, false)
+}
+
+// ScanInPlace is Scan with MPI_IN_PLACE: buf is the contribution and, on
+// return, the prefix reduction. Collective.
+func ScanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
+	return scan(c, "ScanInPlace", format.CollScan, buf, buf, op, true)
+}
+
+// Exscan leaves in rank r's recv the reduction of send over ranks 0..r-1
+// (MPI_Exscan, an exclusive prefix reduction); rank 0's recv is left as it
+// was. Collective. len(send) must be the same on every rank and recv must
+// hold that many elements (except on rank 0, where it is not used).
+func Exscan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
+	return scan(c, "Exscan", format.CollExscan, send, recv, op, false)
+}
+
+// ExscanInPlace is Exscan with MPI_IN_PLACE: buf is the contribution and,
+// on return, the prefix reduction over the lower ranks (rank 0's buf is
+// left as it was). Collective.
+func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
+	return scan(c, "ExscanInPlace", format.CollExscan, buf, buf, op, true)
+}
+
+func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	me, m := c.Rank(), len(send)
+	hi := me + 1 // the ranks folded: [0, hi)
+	if kind == format.CollExscan {
+		hi = me
+	}
+	red, code, err := resolve[T](op)
+	switch {
+	case err != nil:
+		k.err = k.errorf(ErrOp, "%v", err)
+	case hi > 0 && !inPlace && len(recv) < m:
+		k.err = k.errorf(ErrCount, "recv holds %d elements, the reduction has %d", len(recv), m)
+	}
+	s := raw.SizeOf[T]()
+	b := m * s
+	inline := b <= format.InlineLen
+	chunk := int(k.a.l.Chunk) / s
+	if inline {
+		chunk = max(m, 1)
+	}
+	st, in := k.stage()
+	if k.err == nil {
+		if inline {
+			copy(in, raw.Bytes(send))
+		} else {
+			copy(st, raw.Bytes(send[:min(chunk, m)]))
+		}
+	}
+	if err := k.agree(sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: -1, count: uint64(m)}, sameCount|sameOp); err != nil {
+		return err
+	}
+	for base := 0; base < m; base += chunk {
+		cnt := min(chunk, m-base)
+		if base > 0 {
+			if err := k.next(); err != nil {
+				return err
+			}
+			copy(k.staging(me), raw.Bytes(send[base:base+cnt]))
+			k.post()
+			if err := k.waitFor(0, hi); err != nil {
+				return err
+			}
+		}
+		if hi == 0 {
+			continue
+		}
+		from := func(q int) []T {
+			if inline {
+				return raw.Elems[T](k.inline(q)[:cnt*s])
+			}
+			return raw.Elems[T](k.staging(q)[:cnt*s])
+		}
+		fold(red, recv[base:base+cnt], from, 0, hi)
+	}
+	return nil
+}

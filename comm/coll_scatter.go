@@ -1,0 +1,312 @@
+package comm
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Scatter and Alltoall split a rank's staging buffer (or inline bytes)
+// into n pieces, piece q for rank q, and move every block a piece per
+// round.
+
+// piece is the bytes a rank's buffer of length room holds for each of n
+// ranks in one round, a multiple of the element size s.
+func piece(room, n, s int) int { return room / n / s * s }
+
+// Scatter sends block q of root's send, elements [q·len(recv), (q+1)·len(recv)),
+// to rank q's recv (MPI_Scatter). Collective; the root returns once every
+// rank joined and the data is staged, the others once recv holds their
+// block. len(recv) must be the same on every rank and root's send must
+// hold n·len(recv) elements.
+func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
+	return scatter(c, "Scatter", send, recv, root, false)
+}
+
+// ScatterInPlace is Scatter with MPI_IN_PLACE at the root: on root, buf is
+// the send buffer (n blocks of len(buf)/n elements) and root's own block
+// stays where it is; elsewhere buf receives the rank's block. Collective.
+func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
+	return scatter(c, "ScatterInPlace", buf, buf, root, true)
+}
+
+func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	m := len(recv)
+	var snd blocks
+	if root < 0 || root >= n {
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	} else if me == root {
+		if inPlace {
+			if m = len(send) / n; len(send)%n != 0 {
+				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(send), n)
+			}
+		} else if len(send) < n*m {
+			k.err = k.errorf(ErrCount, "send holds %d elements, %d blocks of %d need %d", len(send), n, m, n*m)
+		}
+		snd = even(n, m*s)
+	}
+	counts := make([]int, n)
+	for q := range counts {
+		counts[q] = m * s
+	}
+	sg := sig{kind: format.CollScatter, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}
+	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), counts, root, s, inPlace, &sg, sameCount|sameRoot)
+}
+
+// Scatterv sends counts[q] elements of root's send, from send[displs[q]:],
+// to rank q's recv (MPI_Scatterv). Collective. counts and displs are used
+// at the root only; a count that differs from len(recv) on rank q is an
+// error on every rank.
+func Scatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
+	return scatterv(c, "Scatterv", send, counts, displs, recv, root, false)
+}
+
+// ScattervInPlace is Scatterv with MPI_IN_PLACE at the root: on root, buf
+// is the send buffer and root's own block stays at displs[root]; elsewhere
+// buf receives the rank's block. Collective.
+func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
+	return scatterv(c, "ScattervInPlace", buf, counts, displs, buf, root, true)
+}
+
+func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []int, recv []T, root int, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	m := len(recv)
+	var snd blocks
+	if root < 0 || root >= n {
+		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
+	} else if me == root {
+		snd, k.err = k.vblocks(counts, displs, len(send), s, "send")
+		if k.err == nil {
+			if inPlace {
+				m = counts[me]
+			}
+			putCounts(k.staging(me), snd.counts)
+		}
+	}
+	if err := k.agree(sig{kind: format.CollScatterv, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameRoot); err != nil {
+		return err
+	}
+	all, err := k.countsFrom(root, s)
+	if err != nil {
+		return err
+	}
+	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), all, root, s, inPlace, nil, 0)
+}
+
+// spread runs a scatter: counts[q] bytes for rank q from snd's blocks of
+// root's send, in pieces that are multiples of the element size. With sg, the first round is yet to be agreed and carries
+// the first pieces; without, the counts round is done and data rounds
+// follow.
+func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, size int, inPlace bool, sg *sig, same sameFields) error {
+	n, me := k.a.n, k.a.me
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	p := piece(int(k.a.l.Chunk), n, size)
+	inline := sg != nil && most <= piece(format.InlineLen, n, size)
+	if inline {
+		p = piece(format.InlineLen, n, size)
+	}
+	fill := func(dst []byte, off int) {
+		for q := range n {
+			if off < counts[q] && !(inPlace && q == me) {
+				d := snd.displs[q] + off
+				copy(dst[q*p:], send[d:d+min(p, counts[q]-off)])
+			}
+		}
+	}
+	first := sg != nil
+	if first {
+		if k.err == nil && me == root && most > 0 {
+			st, in := k.stage()
+			if inline {
+				fill(in, 0)
+			} else {
+				fill(st, 0)
+			}
+		}
+		if err := k.agree(*sg, same); err != nil {
+			return err
+		}
+	}
+	for off := 0; off < most; off += p {
+		if off > 0 || !first {
+			if err := k.next(); err != nil {
+				return err
+			}
+			if me == root {
+				fill(k.staging(me), off)
+			}
+			k.post()
+			if me != root {
+				if err := k.waitFor(root, root+1); err != nil {
+					return err
+				}
+			}
+		}
+		if off >= counts[me] || inPlace && me == root {
+			continue
+		}
+		src := k.staging(root)
+		if inline {
+			src = k.inline(root)
+		}
+		copy(recv[off:off+min(p, counts[me]-off)], src[me*p:])
+	}
+	return nil
+}
+
+// Alltoall sends block j of every rank's send (len(send)/n elements) to
+// rank j, which puts the block from rank q at recv[q·len(send)/n:]
+// (MPI_Alltoall). Collective. len(send) must be a multiple of n and the
+// same on every rank; recv must hold as many elements.
+func Alltoall[T atomics.Elem](c *Comm, send, recv []T) error {
+	return alltoall(c, "Alltoall", send, recv, false)
+}
+
+// AlltoallInPlace is Alltoall with MPI_IN_PLACE: buf holds the n blocks to
+// send and, on return, the n blocks received. Collective.
+func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
+	return alltoall(c, "AlltoallInPlace", buf, buf, true)
+}
+
+func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, s := c.Size(), raw.SizeOf[T]()
+	m := len(send) / n
+	switch {
+	case len(send)%n != 0:
+		k.err = k.errorf(ErrCount, "send of %d elements is not %d equal blocks", len(send), n)
+	case !inPlace && len(recv) < n*m:
+		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+	}
+	bl := even(n, m*s)
+	sg := sig{kind: format.CollAlltoall, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}
+	return k.exchange(raw.Bytes(send), bl, raw.Bytes(recv), bl, m*s, s, &sg, sameCount)
+}
+
+// Alltoallv sends sendCounts[j] elements of send, from
+// send[sendDispls[j]:], to rank j, and receives recvCounts[q] elements from
+// rank q into recv[recvDispls[q]:] (MPI_Alltoallv). Collective. What rank q
+// sends to rank j must be what rank j expects from rank q: otherwise an
+// error on every rank.
+func Alltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	return alltoallv(c, "Alltoallv", send, sendCounts, sendDispls, recv, recvCounts, recvDispls)
+}
+
+// AlltoallvInPlace is Alltoallv with MPI_IN_PLACE: buf holds the blocks to
+// send and receives the blocks, with the same counts and displacements for
+// both. Collective.
+func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
+	return alltoallv(c, "AlltoallvInPlace", buf, counts, displs, buf, counts, displs)
+}
+
+func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	k, err := c.begin(name)
+	if err != nil {
+		return err
+	}
+	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
+	snd, err := k.vblocks(sendCounts, sendDispls, len(send), s, "send")
+	if err != nil {
+		k.err = err
+	}
+	rcv, err := k.vblocks(recvCounts, recvDispls, len(recv), s, "recv")
+	if err != nil && k.err == nil {
+		k.err = err
+	}
+	if k.err == nil {
+		st := k.staging(me)
+		putCounts(st, snd.counts)
+		putCounts(st[8*n:], rcv.counts)
+	}
+	if err := k.agree(sig{kind: format.CollAlltoallv, typ: uint8(atomics.TypeOf[T]()), root: -1}, 0); err != nil {
+		return err
+	}
+	// Rank i's send count to j must be j's receive count from i: every
+	// rank checks the whole matrix, so every rank gives the same verdict.
+	most := 0
+	for i := range n {
+		for j := range n {
+			out := getCount(k.staging(i), j)
+			if in := getCount(k.staging(j)[8*n:], i); in != out {
+				return k.errorf(ErrCount, "rank %d sends %d elements to rank %d, which expects %d", i, out/s, j, in/s)
+			}
+			most = max(most, out)
+		}
+	}
+	return k.exchange(raw.Bytes(send), snd, raw.Bytes(recv), rcv, most, s, nil, 0)
+}
+
+// exchange runs an alltoall's data rounds: rank j gets snd.counts[j] bytes
+// from snd.displs[j] of this rank's send, and this rank puts rank q's
+// rcv.counts[q] bytes at rcv.displs[q]; most is the largest block of all.
+// Send and receive buffers may be one (in place): a round reads a piece of
+// each block before it writes the same bytes of each block.
+func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, size int, sg *sig, same sameFields) error {
+	n, me := k.a.n, k.a.me
+	p := piece(int(k.a.l.Chunk), n, size)
+	inline := sg != nil && most <= piece(format.InlineLen, n, size)
+	if inline {
+		p = piece(format.InlineLen, n, size)
+	}
+	fill := func(dst []byte, off int) {
+		for j := range n {
+			if off < snd.counts[j] {
+				d := snd.displs[j] + off
+				copy(dst[j*p:], send[d:d+min(p, snd.counts[j]-off)])
+			}
+		}
+	}
+	first := sg != nil
+	if first {
+		if k.err == nil && most > 0 {
+			st, in := k.stage()
+			if inline {
+				fill(in, 0)
+			} else {
+				fill(st, 0)
+			}
+		}
+		if err := k.agree(*sg, same); err != nil {
+			return err
+		}
+	}
+	for off := 0; off < most; off += p {
+		if off > 0 || !first {
+			if err := k.next(); err != nil {
+				return err
+			}
+			fill(k.staging(me), off)
+			k.post()
+			if err := k.waitAll(); err != nil {
+				return err
+			}
+		}
+		for q := range n {
+			if off >= rcv.counts[q] {
+				continue
+			}
+			src := k.staging(q)
+			if inline {
+				src = k.inline(q)
+			}
+			d := rcv.displs[q] + off
+			copy(recv[d:d+min(p, rcv.counts[q]-off)], src[me*p:])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package format
+
+import "github.com/shmrun/shmrun/shm"
+
+// A communicator's collective area (a segment of kind shm.KindCollective,
+// made by the communicator's first collective call, or a heap block in the
+// goroutine test mode) holds, after a one-page header, per rank two flag
+// lines (round parities 0 and 1), one nonblocking-barrier line, and two
+// staging buffers of CollChunk bytes each.
+//
+// A collective runs in rounds numbered 1, 2, ... on every rank alike. In
+// round r, rank q fills its staging buffer of parity r&1 and the inline
+// bytes of its flag line of that parity, then stores r into that line's
+// sequence word (a release; it is also the futex word), and wakes sleepers
+// if the line's sleepers word is nonzero. A rank reads rank q's line and
+// buffer of round r only after loading a sequence value s with
+// int32(s-r) >= 0 (an acquire). A rank stores round r only once every rank
+// has stored round r-1: every rank has then finished reading round r-2,
+// which used the same line and buffer.
+//
+// The first round of each call carries the call's signature (kind, element
+// type, op, root, count): every rank reads every rank's signature, so all
+// reach the same verdict on a mismatch. A rank whose own arguments are
+// wrong says so in CollFailed with an error class and takes part anyway.
+
+// Collective area header fields after the common fixed header.
+const (
+	CollRanks = shm.FixedHeaderLen // uint32 ranks n of the communicator
+	CollChunk = CollRanks + 4      // uint32 staging buffer length C
+)
+
+// Words of a flag line, as offsets from the line's start.
+const (
+	FlagSeq      = 0  // uint32 the round last published: the futex word
+	FlagSleepers = 4  // uint32 waiters in the futex phase
+	FlagKind     = 8  // uint8 the call (Coll*) of the round's signature
+	FlagType     = 9  // uint8 element type (atomics.Type), 0 for bytes
+	FlagOp       = 10 // uint8 reduction op (atomics.Op), OpUser, or 0
+	FlagFailed   = 11 // uint8 0, or 1 + the class of this rank's argument error
+	FlagRoot     = 12 // int32 root, or -1
+	FlagCount    = 16 // uint64 the count the call checks (elements)
+	FlagInline   = 24 // [InlineLen]byte data small enough to ride in the line
+	InlineLen    = Line - FlagInline
+)
+
+// Words of a rank's nonblocking-barrier line.
+const (
+	IbarSeq      = 0 // uint32 Ibarrier calls made by the rank: the futex word
+	IbarSleepers = 4 // uint32 waiters in the futex phase
+)
+
+// OpUser marks a user-defined op (comm.OpCreate) in a signature: its
+// function cannot be compared across processes, only its presence.
+const OpUser = 0xff
+
+// Collective kinds as recorded in FlagKind.
+const (
+	CollBarrier = 1 + iota
+	CollBcast
+	CollReduce
+	CollAllreduce
+	CollGather
+	CollGatherv
+	CollScatter
+	CollScatterv
+	CollAllgather
+	CollAllgatherv
+	CollAlltoall
+	CollAlltoallv
+	CollReduceScatterBlock
+	CollScan
+	CollExscan
+)
+
+// CollLayout is where things are in the collective area of n ranks.
+type CollLayout struct {
+	N int
+	// Chunk is each staging buffer's length: a page multiple that shrinks
+	// with n so the area stays near 4 MiB, from 64 KiB down to one page
+	// (and never below 16 bytes a rank, which Alltoallv's counts need).
+	Chunk int64
+	// FlagsOff is rank 0's flag line of parity 0; rank q's line of parity
+	// p is FlagOff(q, p).
+	FlagsOff int64
+	// IbarOff is rank 0's nonblocking-barrier line.
+	IbarOff int64
+	// StageOff is rank 0's staging buffer of parity 0 (page aligned).
+	StageOff int64
+	// Total is the area's size, a page multiple.
+	Total int64
+}
+
+// NewCollLayout returns the collective area layout for n ranks on a
+// machine whose page is page bytes.
+func NewCollLayout(n int, page int64) CollLayout {
+	chunk := min(max((4<<20)/(2*int64(n)), page), 64<<10)
+	chunk = max(chunk, 16*int64(n))
+	chunk, _ = shm.AlignUp(chunk, page)
+	l := CollLayout{N: n, Chunk: chunk, FlagsOff: page}
+	l.IbarOff = l.FlagsOff + 2*int64(n)*Line
+	l.StageOff, _ = shm.AlignUp(l.IbarOff+int64(n)*Line, page)
+	l.Total = l.StageOff + 2*int64(n)*chunk
+	return l
+}
+
+// FlagOff is rank q's flag line of parity p.
+func (l CollLayout) FlagOff(q, p int) int64 { return l.FlagsOff + int64(2*q+p)*Line }
+
+// IbarLineOff is rank q's nonblocking-barrier line.
+func (l CollLayout) IbarLineOff(q int) int64 { return l.IbarOff + int64(q)*Line }
+
+// StagingOff is rank q's staging buffer of parity p.
+func (l CollLayout) StagingOff(q, p int) int64 { return l.StageOff + int64(2*q+p)*l.Chunk }
