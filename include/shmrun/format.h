@@ -17,6 +17,7 @@
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
+#define SHMRUN_KIND_COLLECTIVE 3 /* kind of a communicator's collective area */
 #define SHMRUN_HDR_MAGIC 0 /* [8]byte magic */
 #define SHMRUN_HDR_VERSION 8 /* uint32 format version */
 #define SHMRUN_HDR_KIND 12 /* uint32 kind */
@@ -119,6 +120,38 @@
 #define SHMRUN_MBOX_EMPTY 0 /* mailbox state: empty */
 #define SHMRUN_MBOX_FULL 1 /* mailbox state: full */
 
+/* Collective area (kind SHMRUN_KIND_COLLECTIVE) */
+#define SHMRUN_COLL_RANKS 40 /* uint32 ranks n */
+#define SHMRUN_COLL_CHUNK 44 /* uint32 staging buffer length C */
+#define SHMRUN_FLAG_SEQ 0 /* uint32 round last published: the futex word (flag line) */
+#define SHMRUN_FLAG_SLEEPERS 4 /* uint32 waiters in the futex phase */
+#define SHMRUN_FLAG_KIND 8 /* uint8 the call, SHMRUN_COLL_* */
+#define SHMRUN_FLAG_TYPE 9 /* uint8 element type */
+#define SHMRUN_FLAG_OP 10 /* uint8 reduction op, SHMRUN_OP_USER, or 0 */
+#define SHMRUN_FLAG_FAILED 11 /* uint8 0, or 1 + the class of this rank's argument error */
+#define SHMRUN_FLAG_ROOT 12 /* int32 root or -1 */
+#define SHMRUN_FLAG_COUNT 16 /* uint64 the count the call checks */
+#define SHMRUN_FLAG_INLINE 24 /* [SHMRUN_INLINE_LEN]byte inline data */
+#define SHMRUN_INLINE_LEN 104 /* inline bytes of a flag line */
+#define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
+#define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
+#define SHMRUN_OP_USER 255 /* a user-defined op in a signature */
+#define SHMRUN_COLL_BARRIER 1
+#define SHMRUN_COLL_BCAST 2
+#define SHMRUN_COLL_REDUCE 3
+#define SHMRUN_COLL_ALLREDUCE 4
+#define SHMRUN_COLL_GATHER 5
+#define SHMRUN_COLL_GATHERV 6
+#define SHMRUN_COLL_SCATTER 7
+#define SHMRUN_COLL_SCATTERV 8
+#define SHMRUN_COLL_ALLGATHER 9
+#define SHMRUN_COLL_ALLGATHERV 10
+#define SHMRUN_COLL_ALLTOALL 11
+#define SHMRUN_COLL_ALLTOALLV 12
+#define SHMRUN_COLL_REDUCE_SCATTER_BLOCK 13
+#define SHMRUN_COLL_SCAN 14
+#define SHMRUN_COLL_EXSCAN 15
+
 /* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */
 #define SHMRUN_PROC_NULL -2 /* MPI_PROC_NULL */
@@ -183,5 +216,21 @@ static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE 
 static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
 static inline uint64_t shmrun_ctl_mbox(uint64_t page, uint64_t n, uint64_t r) { return shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + r * SHMRUN_LINE; }
 static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_mbox(page, n, n) + page - 1) & ~(page - 1); }
+
+/* Collective area of n ranks (format.NewCollLayout). */
+static inline uint64_t shmrun_coll_align(uint64_t x, uint64_t page) { return (x + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
+{
+	uint64_t c = (4u << 20) / (2 * n);
+	if (c < page) c = page;
+	if (c > (64u << 10)) c = 64u << 10;
+	if (c < 16 * n) c = 16 * n;
+	return shmrun_coll_align(c, page);
+}
+static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t q, uint64_t parity) { return page + (2 * q + parity) * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + 2 * n * SHMRUN_LINE + q * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
+static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
+static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
 
 #endif /* SHMRUN_FORMAT_H */

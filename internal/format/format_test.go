@@ -185,6 +185,8 @@ func TestFormatDocTables(t *testing.T) {
 		{tb, "`[n]uint64`"}, {tb + "+8n", "`[n]uint64`"}, {tb + "+16n", "`[n]uint64`"},
 	})
 
+	checkTable(t, doc, "## Collective area (kind 3)", []row{{itoa(format.CollRanks), "`uint32`"}, {itoa(format.CollChunk), "`uint32`"}})
+
 	// Env table: exactly the variables the launcher sets.
 	var envs []string
 	for _, r := range tableAfter(t, doc, "## Environment of a rank") {
@@ -208,7 +210,12 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("`+%d uint32` sleepers (seq is L[r]'s low half)", format.LockSleepers),
 		fmt.Sprintf("flags: bit %d noncontig, bit %d huge pages, bit %d no reservation", bit(format.FlagNoncontig), bit(format.FlagHuge), bit(format.FlagNoReserve)),
 		fmt.Sprintf("flavor: %d shared, %d allocate", format.FlavorShared, format.FlavorAllocate),
-		fmt.Sprintf("kind: %d control, %d window", shm.KindControl, shm.KindWindow),
+		fmt.Sprintf("kind: %d control, %d window, %d collective", shm.KindControl, shm.KindWindow, shm.KindCollective),
+		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word), `+%d uint32` sleepers (an\nevent), `+%d uint8` kind, `+%d uint8` element type, `+%d uint8` op (%d: a user\nop), `+%d uint8` failed",
+			format.FlagSeq, format.FlagSleepers, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),
+		fmt.Sprintf("`+%d int32` root, `+%d uint64` count, `+%d` %d inline bytes. An Ibarrier line:\n`+%d uint32` calls made (the futex word), `+%d uint32` sleepers.",
+			format.FlagRoot, format.FlagCount, format.FlagInline, format.InlineLen, format.IbarSeq, format.IbarSleepers),
+		fmt.Sprintf("| rank q's Ibarrier line | `page + %dn + %dq` |", 2*format.Line, format.Line),
 		fmt.Sprintf("exchange slot length S (%d)", format.SlotLen),
 		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort)", format.AbortNone, format.AbortLauncher, format.AbortByRank),
 		fmt.Sprintf("state (%d started, %d after Init, %d after\n  Finalize)", format.RankStarted, format.RankInit, format.RankFinalized),

@@ -36,6 +36,7 @@ func sections() []section {
 			{"SHMRUN_MAGIC", string(m[:]), "the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL)"},
 			{"SHMRUN_KIND_CONTROL", shm.KindControl, "kind of the control segment"},
 			{"SHMRUN_KIND_WINDOW", shm.KindWindow, "kind of a window segment"},
+			{"SHMRUN_KIND_COLLECTIVE", shm.KindCollective, "kind of a communicator's collective area"},
 			{"SHMRUN_HDR_MAGIC", shm.OffMagic, "[8]byte magic"},
 			{"SHMRUN_HDR_VERSION", shm.OffVersion, "uint32 format version"},
 			{"SHMRUN_HDR_KIND", shm.OffKind, "uint32 kind"},
@@ -138,6 +139,38 @@ func sections() []section {
 			{"SHMRUN_MBOX_EMPTY", format.MboxEmpty, "mailbox state: empty"},
 			{"SHMRUN_MBOX_FULL", format.MboxFull, "mailbox state: full"},
 		}},
+		{"Collective area (kind SHMRUN_KIND_COLLECTIVE)", []def{
+			{"SHMRUN_COLL_RANKS", format.CollRanks, "uint32 ranks n"},
+			{"SHMRUN_COLL_CHUNK", format.CollChunk, "uint32 staging buffer length C"},
+			{"SHMRUN_FLAG_SEQ", format.FlagSeq, "uint32 round last published: the futex word (flag line)"},
+			{"SHMRUN_FLAG_SLEEPERS", format.FlagSleepers, "uint32 waiters in the futex phase"},
+			{"SHMRUN_FLAG_KIND", format.FlagKind, "uint8 the call, SHMRUN_COLL_*"},
+			{"SHMRUN_FLAG_TYPE", format.FlagType, "uint8 element type"},
+			{"SHMRUN_FLAG_OP", format.FlagOp, "uint8 reduction op, SHMRUN_OP_USER, or 0"},
+			{"SHMRUN_FLAG_FAILED", format.FlagFailed, "uint8 0, or 1 + the class of this rank's argument error"},
+			{"SHMRUN_FLAG_ROOT", format.FlagRoot, "int32 root or -1"},
+			{"SHMRUN_FLAG_COUNT", format.FlagCount, "uint64 the count the call checks"},
+			{"SHMRUN_FLAG_INLINE", format.FlagInline, "[SHMRUN_INLINE_LEN]byte inline data"},
+			{"SHMRUN_INLINE_LEN", format.InlineLen, "inline bytes of a flag line"},
+			{"SHMRUN_IBAR_SEQ", format.IbarSeq, "uint32 Ibarrier calls made: the futex word (Ibarrier line)"},
+			{"SHMRUN_IBAR_SLEEPERS", format.IbarSleepers, "uint32 waiters in the futex phase"},
+			{"SHMRUN_OP_USER", format.OpUser, "a user-defined op in a signature"},
+			{"SHMRUN_COLL_BARRIER", format.CollBarrier, ""},
+			{"SHMRUN_COLL_BCAST", format.CollBcast, ""},
+			{"SHMRUN_COLL_REDUCE", format.CollReduce, ""},
+			{"SHMRUN_COLL_ALLREDUCE", format.CollAllreduce, ""},
+			{"SHMRUN_COLL_GATHER", format.CollGather, ""},
+			{"SHMRUN_COLL_GATHERV", format.CollGatherv, ""},
+			{"SHMRUN_COLL_SCATTER", format.CollScatter, ""},
+			{"SHMRUN_COLL_SCATTERV", format.CollScatterv, ""},
+			{"SHMRUN_COLL_ALLGATHER", format.CollAllgather, ""},
+			{"SHMRUN_COLL_ALLGATHERV", format.CollAllgatherv, ""},
+			{"SHMRUN_COLL_ALLTOALL", format.CollAlltoall, ""},
+			{"SHMRUN_COLL_ALLTOALLV", format.CollAlltoallv, ""},
+			{"SHMRUN_COLL_REDUCE_SCATTER_BLOCK", format.CollReduceScatterBlock, ""},
+			{"SHMRUN_COLL_SCAN", format.CollScan, ""},
+			{"SHMRUN_COLL_EXSCAN", format.CollExscan, ""},
+		}},
 		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
 			{"SHMRUN_PROC_NULL", format.ProcNull, "MPI_PROC_NULL"},
@@ -208,6 +241,22 @@ static inline uint64_t shmrun_ctl_comm_len(uint64_t n) { return 2 * SHMRUN_LINE 
 static inline uint64_t shmrun_ctl_comm(uint64_t page, uint64_t n, uint64_t e) { return shmrun_ctl_slots(page, n, 2) + e * shmrun_ctl_comm_len(n); }
 static inline uint64_t shmrun_ctl_mbox(uint64_t page, uint64_t n, uint64_t r) { return shmrun_ctl_comm(page, n, SHMRUN_MAX_COMMS) + r * SHMRUN_LINE; }
 static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shmrun_ctl_mbox(page, n, n) + page - 1) & ~(page - 1); }
+
+/* Collective area of n ranks (format.NewCollLayout). */
+static inline uint64_t shmrun_coll_align(uint64_t x, uint64_t page) { return (x + page - 1) & ~(page - 1); }
+static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
+{
+	uint64_t c = (4u << 20) / (2 * n);
+	if (c < page) c = page;
+	if (c > (64u << 10)) c = 64u << 10;
+	if (c < 16 * n) c = 16 * n;
+	return shmrun_coll_align(c, page);
+}
+static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t q, uint64_t parity) { return page + (2 * q + parity) * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + 2 * n * SHMRUN_LINE + q * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
+static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
+static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
 `
 
 // Render returns the header's bytes.

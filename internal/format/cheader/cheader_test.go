@@ -90,6 +90,12 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_ctl_comm(%d, %d, 5)", page, n), c.CommEntryOff(5))
 			add(fmt.Sprintf("shmrun_ctl_mbox(%d, %d, %d)", page, n, n-1), c.MboxLineOff(n-1))
 			add(fmt.Sprintf("shmrun_ctl_total(%d, %d)", page, n), c.Total)
+			cl := format.NewCollLayout(n, page)
+			add(fmt.Sprintf("shmrun_coll_chunk(%d, %d)", n, page), cl.Chunk)
+			add(fmt.Sprintf("shmrun_coll_flag(%d, %d, 1)", page, n-1), cl.FlagOff(n-1, 1))
+			add(fmt.Sprintf("shmrun_coll_ibar(%d, %d, %d)", page, n, n-1), cl.IbarLineOff(n-1))
+			add(fmt.Sprintf("shmrun_coll_staging(%d, %d, %d, 1)", page, n, n-1), cl.StagingOff(n-1, 1))
+			add(fmt.Sprintf("shmrun_coll_total(%d, %d)", page, n), cl.Total)
 		}
 	}
 	for _, v := range []uint64{0, 0x2000100000000, 0x7fff_8000_7fff_8000, 1<<64 - 1, 0x1234_0003_0004_0005} {

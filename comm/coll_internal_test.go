@@ -1,0 +1,68 @@
+package comm
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// sealedColl returns a collective area header for l, as rank 0 writes it.
+func sealedColl(t testing.TB, l format.CollLayout) []byte {
+	mem := make([]byte, shm.PageSize)
+	binary.LittleEndian.PutUint32(mem[format.CollRanks:], uint32(l.N))
+	binary.LittleEndian.PutUint32(mem[format.CollChunk:], uint32(l.Chunk))
+	if err := shm.WriteHeader(mem, shm.Header{Version: shm.FormatVersion, Kind: shm.KindCollective,
+		HeaderLen: format.CollChunk + 4, TotalSize: uint64(l.Total)}); err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
+
+// checkCollHeader reads a header another process wrote: it accepts exactly
+// an intact header of the layout this rank computes, and never panics.
+func FuzzCheckCollHeader(f *testing.F) {
+	l := format.NewCollLayout(3, shm.PageSize)
+	f.Add(sealedColl(f, l), 3)
+	f.Add(sealedColl(f, format.NewCollLayout(4, shm.PageSize)), 3)
+	f.Add(make([]byte, 64), 1)
+	f.Add([]byte("SHMRUN\x00\x01"), 2)
+	f.Fuzz(func(t *testing.T, hdr []byte, n int) {
+		if n < 1 || n > 1000 {
+			return
+		}
+		l := format.NewCollLayout(n, shm.PageSize)
+		mem := make([]byte, l.Total)
+		copy(mem, hdr)
+		err := checkCollHeader(mem, l)
+		good := sealedColl(t, l)
+		if err == nil && string(mem[:format.CollChunk+4]) != string(good[:format.CollChunk+4]) {
+			t.Fatalf("accepted a header unlike rank 0's for %d ranks: %x", n, hdr)
+		}
+		if err != nil && !errors.Is(err, shm.ErrMismatch) && !errors.Is(err, shm.ErrBadMagic) &&
+			!errors.Is(err, shm.ErrCorrupt) && !errors.Is(err, shm.ErrVersion) && !errors.Is(err, shm.ErrKind) &&
+			!errors.Is(err, shm.ErrHeaderSize) && !errors.Is(err, shm.ErrTruncated) {
+			t.Fatalf("refused with an error of no class: %v", err)
+		}
+	})
+}
+
+func TestCheckCollHeader(t *testing.T) {
+	l := format.NewCollLayout(5, shm.PageSize)
+	mem := make([]byte, l.Total)
+	copy(mem, sealedColl(t, l))
+	if err := checkCollHeader(mem, l); err != nil {
+		t.Fatalf("an intact header: %v", err)
+	}
+	other := make([]byte, l.Total)
+	copy(other, sealedColl(t, format.NewCollLayout(6, shm.PageSize)))
+	if err := checkCollHeader(other, l); err == nil {
+		t.Fatal("a header for 6 ranks accepted for 5")
+	}
+	mem[format.CollChunk] ^= 1
+	if err := checkCollHeader(mem, l); !errors.Is(err, shm.ErrCorrupt) {
+		t.Fatalf("a flipped bit: %v, want ErrCorrupt", err)
+	}
+}
