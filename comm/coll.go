@@ -227,14 +227,14 @@ type call struct {
 // staging buffer or inline bytes (only when argErr is nil), then calls
 // agree. A nil or freed c fails here, on this rank alone, like every other
 // call on a bad handle.
-func (c *Comm) begin(name string) (*call, error) {
+func (c *Comm) begin(name string) (call, error) {
 	a, err := c.prepare(name)
 	if err != nil {
-		return nil, err
+		return call{}, err
 	}
-	k := &call{c: c, a: a, name: name}
+	k := call{c: c, a: a, name: name}
 	if k.r, k.p, err = a.open(); err != nil {
-		return nil, c.wrapWait(name, err)
+		return call{}, c.wrapWait(name, err)
 	}
 	return k, nil
 }

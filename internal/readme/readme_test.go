@@ -213,6 +213,60 @@ func TestQuickStart(t *testing.T) {
 	}
 }
 
+// exampleRow matches a row of the README's table of examples.
+var exampleRow = regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\|")
+
+// TestExamples runs every example the README lists, the way it says to, and
+// checks that the table lists every directory of examples/.
+func TestExamples(t *testing.T) {
+	root := moduleRoot(t)
+	readme := readFile(t, filepath.Join(root, "README.md"))
+	var listed []string
+	for _, m := range exampleRow.FindAllStringSubmatch(readme, -1) {
+		listed = append(listed, m[1])
+	}
+	ents, err := os.ReadDir(filepath.Join(root, "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	slices.Sort(listed)
+	if !slices.Equal(listed, dirs) {
+		t.Errorf("README lists examples %v, examples/ holds %v", listed, dirs)
+	}
+	if testing.Short() {
+		t.Skip("-short: not running the examples")
+	}
+	shmrun := filepath.Join(t.TempDir(), "shmrun")
+	build := exec.Command("go", "build", "-o", shmrun, "./cmd/shmrun")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/shmrun: %v\n%s", err, out)
+	}
+	for _, name := range dirs {
+		t.Run(name, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), name)
+			build := exec.Command("go", "build", "-o", bin, "./examples/"+name)
+			build.Dir = root
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go build ./examples/%s: %v\n%s", name, err, out)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, shmrun, "-n", "4", "--oversubscribe", bin)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("shmrun -n 4 --oversubscribe %s: %v\n%s", name, err, out)
+			}
+		})
+	}
+}
+
 // mdLink matches the target of an inline Markdown link.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
