@@ -1,4 +1,4 @@
-// Command allreduce solves -u” = 1 on (0, 1) with u(0) = u(1) = 0 by Jacobi
+// Command allreduce solves −d²u/dx² = 1 on (0, 1) with u(0) = u(1) = 0 by Jacobi
 // iteration on a grid split across the ranks. Each rank keeps its block of
 // the grid, in two generations, in a shared window and reads its
 // neighbours' edge values straight from their parts; every iteration ends
