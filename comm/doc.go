@@ -1,13 +1,34 @@
 // Package comm is the rank side of a shmrun job: Init attaches to the job
 // the launcher started (or makes a singleton world of size 1 when the program
 // runs on its own, as MPI allows), and the returned world communicator gives
-// Rank, Size, Barrier, Group and Abort. Finalize ends the rank's part.
+// Rank, Size, Group and Abort. Finalize ends the rank's part. Communicators
+// are made from it by Dup, Split, SplitType, Create and CreateGroup.
 //
 // It sits above barrier and shm and below win. All state lives on the *Comm
 // values; the only process-wide state is which world Init returned, so that
 // Finalize can find it (MPI_Init/MPI_Finalize are process-wide too).
 //
-// Collective calls (Barrier, Finalize) must be called by every rank of the
-// communicator in the same order. A collective that fails on one rank never
-// strands the others: they agree on the outcome through the barrier.
+// # Collectives
+//
+// Barrier, Ibarrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
+// Allgather(v), Alltoall(v), ReduceScatterBlock, Scan and Exscan, with
+// explicit in-place forms (AllreduceInPlace and its kind, for MPI_IN_PLACE),
+// work on any communicator, over elements of any atomics.Elem type, with a
+// predefined atomics.Op or a user op from OpCreate. They use the shared
+// segment directly, never messages: a communicator's first collective call
+// makes its collective area (docs/FORMAT.md), in which small payloads ride
+// in per-rank cache lines and large ones move through per-rank staging
+// buffers a chunk at a time, two chunks in flight, each rank copying or
+// reducing its share. Reductions fold in rank order, x0 op (x1 op (... op
+// x_{n-1})), so a floating-point result is the same bits on every rank and
+// in every run with the same number of ranks.
+//
+// Collective calls must be made by every rank of the communicator in the
+// same order. The first round of every blocking collective carries each
+// rank's signature (call, element type, op, root, count), and every rank
+// checks all of them: mismatched calls, counts, types, ops or roots, and a
+// rank's own bad arguments, are an error on every rank (ErrCount, ErrType,
+// ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
+// communicator stays usable. A rank that dies inside a collective ends the
+// job: the others return ErrAborted.
 package comm
