@@ -221,7 +221,7 @@ static inline uint64_t shmrun_ctl_total(uint64_t page, uint64_t n) { return (shm
 static inline uint64_t shmrun_coll_align(uint64_t x, uint64_t page) { return (x + page - 1) & ~(page - 1); }
 static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
 {
-	uint64_t c = (4u << 20) / (2 * n);
+	uint64_t c = (2u << 20) / (2 * n);
 	if (c < page) c = page;
 	if (c > (64u << 10)) c = 64u << 10;
 	if (c < 16 * n) c = 16 * n;

@@ -76,7 +76,7 @@ const (
 type CollLayout struct {
 	N int
 	// Chunk is each staging buffer's length: a page multiple that shrinks
-	// with n so the area stays near 4 MiB, from 64 KiB down to one page
+	// with n so the area stays near 2 MiB, from 64 KiB down to one page
 	// (and never below 16 bytes a rank, which Alltoallv's counts need).
 	Chunk int64
 	// FlagsOff is rank 0's flag line of parity 0; rank q's line of parity
@@ -93,7 +93,7 @@ type CollLayout struct {
 // NewCollLayout returns the collective area layout for n ranks on a
 // machine whose page is page bytes.
 func NewCollLayout(n int, page int64) CollLayout {
-	chunk := min(max((4<<20)/(2*int64(n)), page), 64<<10)
+	chunk := min(max((2<<20)/(2*int64(n)), page), 64<<10)
 	chunk = max(chunk, 16*int64(n))
 	chunk, _ = shm.AlignUp(chunk, page)
 	l := CollLayout{N: n, Chunk: chunk, FlagsOff: page}
