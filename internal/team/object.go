@@ -40,8 +40,14 @@ func (t *Team) MakeObject(total int64, reserve bool, label string) (*shm.Object,
 		obj, err := shm.Create(t.dir, name, total)
 		return obj, name, err
 	}
-	// A memfd escapes the directory's size limit but not the memory
-	// cgroup's, and a charge past that is an OOM kill: refuse it now.
+	return newMemfd(total, label)
+}
+
+// newMemfd makes a memfd segment of total bytes and the place the others
+// open it by. A memfd escapes the shm directory's size limit but not the
+// memory cgroup's, and a charge past that is an OOM kill: it is refused
+// now (shm.ErrNoSpace).
+func newMemfd(total int64, label string) (*shm.Object, string, error) {
 	if room := shm.CgroupRoom(); room >= 0 && total > room {
 		return nil, "", fmt.Errorf("a memfd segment of %d bytes: the memory cgroup has room for %d more bytes (memory.max): %w", total, room, shm.ErrNoSpace)
 	}
@@ -68,8 +74,12 @@ func OpenObject(dir, place string, total int64) (*shm.Object, error) {
 }
 
 // Area is a segment the whole team maps for its own use (a communicator's
-// collective area): made, reserved and initialized by rank 0, mapped and
-// checked by the others, unlinked once all have it. Collective.
+// collective area): a memfd made, reserved and initialized by rank 0, and
+// opened through /proc, mapped and checked by the others while rank 0 waits
+// for them. Collective. Like the control segment it is the runtime's own
+// memory, not the program's: it never takes a name or an inode in the shm
+// directory (a full directory stays the program's windows' concern) and
+// lives exactly as long as its mappings.
 //
 // init writes the header into rank 0's fresh mapping; check validates it
 // on the others. Every rank gets the same outcome: the area, or an error
@@ -97,7 +107,7 @@ func (t *Team) Area(total int64, label string, init, check func(mem []byte) erro
 	var err error
 	var name string
 	if t.rank == 0 {
-		obj, name, err = t.MakeObject(total, true, label)
+		obj, name, err = newMemfd(total, label)
 		if err == nil {
 			mem, err = obj.Map(total)
 		}
@@ -131,9 +141,6 @@ func (t *Team) Area(total int64, label string, init, check func(mem []byte) erro
 		}
 	}
 	first, aerr := t.Agree(err != nil)
-	if t.rank == 0 && obj != nil {
-		obj.Unlink()
-	}
 	if obj != nil {
 		obj.Close()
 		obj = nil
