@@ -2,11 +2,14 @@
 // calls — MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op and
 // MPI_Compare_and_swap — applied directly to the mapped bytes of a shared
 // segment, and the lock stripes that make the elements the hardware cannot
-// update atomically atomic anyway.
+// update atomically atomic anyway. ReduceLocal (MPI_Reduce_local) is the
+// same arithmetic without atomicity, on private buffers: the reduction
+// kernel of comm's collectives, a tight loop per op and element size
+// (reduce.go), bit-for-bit equal to what an accumulate would compute.
 //
 // # Place in the layers
 //
-// atomics sits below win and above barrier and shm. win checks the epoch,
+// atomics sits below win and comm and above barrier and shm. win checks the epoch,
 // the target rank and the bounds against the target's part of the segment,
 // turns (target, disp) into a segment offset, and calls a kernel; the kernel
 // does the update before it returns (RMA on shared windows completes

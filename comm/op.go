@@ -76,7 +76,7 @@ func (r reducer[T]) apply(in, inout []T) {
 		return
 	}
 	// resolve checked op and type; the lengths are the caller's.
-	_ = reduceLocalTmp(in, inout, r.pre)
+	_ = atomics.ReduceLocal(in, inout, r.pre)
 }
 
 func opName(op uint8) string {
