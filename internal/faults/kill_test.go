@@ -38,6 +38,8 @@ type killCase struct {
 var killCases = []killCase{
 	{"barrier", 1, "barrier"},
 	{"fence", 1, "fence"},
+	{"allreduce", 1, "allreduce"},
+	{"bcast", 0, "bcast"},
 	{"lock-holder", 1, "hold"},
 	{"lock-waiter", 2, "lock"},
 	{"lockall-waiter", 1, "lockall"},

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -76,7 +77,21 @@ func holdForever(s *stuck) error {
 
 func blockBarrier(s *stuck) error { s.announce("barrier"); return s.c.Barrier() }
 func blockFence(s *stuck) error   { s.announce("fence"); return s.w.Fence(0) }
-func lockExcl0(s *stuck) error    { return s.w.Lock(win.Exclusive, 0, 0) }
+
+// blockAllreduce and blockBcast wait in a collective's first round (the
+// sleeping rank never joins); big payloads, so a killed victim dies with
+// its staging buffers half written.
+func blockAllreduce(s *stuck) error {
+	s.announce("allreduce")
+	x := make([]float64, 100_000)
+	return comm.Allreduce(s.c, x, make([]float64, len(x)), atomics.Sum)
+}
+
+func blockBcast(s *stuck) error {
+	s.announce("bcast")
+	return comm.Bcast(s.c, make([]byte, 300_000), 0)
+}
+func lockExcl0(s *stuck) error { return s.w.Lock(win.Exclusive, 0, 0) }
 
 func blockLock(lt win.LockType, target int) func(*stuck) error {
 	return func(s *stuck) error { s.announce("lock"); return s.w.Lock(lt, target, 0) }
@@ -155,6 +170,9 @@ var plans = map[string][stuckRanks]role{
 	// Rank 3 stays out of the collective, so it can never complete.
 	"barrier": {waitIn(blockBarrier), waitIn(blockBarrier), waitIn(blockBarrier), asleep},
 	"fence":   {waitIn(blockFence), waitIn(blockFence), waitIn(blockFence), asleep},
+	// The same for collectives with data.
+	"allreduce": {waitIn(blockAllreduce), waitIn(blockAllreduce), waitIn(blockAllreduce), asleep},
+	"bcast":     {waitIn(blockBcast), waitIn(blockBcast), waitIn(blockBcast), asleep},
 	// Rank 1 holds an exclusive lock on rank 0; ranks 2 and 3 queue on it.
 	"lock-holder": {waitIn(blockBarrier), {setup: lockExcl0, block: holdForever},
 		waitIn(blockLock(win.Exclusive, 0)), waitIn(blockLock(win.Shared, 0))},
