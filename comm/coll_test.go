@@ -1,0 +1,656 @@
+package comm_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// The collectives against a sequential reference. Every rank's data is a
+// deterministic function of (rank, size, seed), so each rank computes the
+// reference by itself; results are compared bit for bit (floating-point
+// reductions promise one fold order: x0 op (x1 op (... op x_{n-1}))).
+
+// contribution is rank r's m elements of T for a call: pseudo-random bytes
+// (any bit pattern, NaNs and infinities included, is a valid element).
+func contribution[T atomics.Elem](r, m int, seed uint64) []T {
+	v := make([]T, m)
+	b := raw.Bytes(v)
+	g := rand.New(rand.NewPCG(seed, uint64(r)+1))
+	for i := range b {
+		b[i] = byte(g.Uint32())
+	}
+	return v
+}
+
+// refFold is the promised reduction of the contributions of ranks [lo, hi).
+func refFold[T atomics.Elem](xs [][]T, lo, hi int, op atomics.Op) []T {
+	acc := slices.Clone(xs[hi-1])
+	for q := hi - 2; q >= lo; q-- {
+		if err := atomics.ReduceLocal(xs[q], acc, op); err != nil {
+			panic(err)
+		}
+	}
+	return acc
+}
+
+func same[T any](a, b []T) bool { return bytes.Equal(raw.Bytes(a), raw.Bytes(b)) }
+
+// reductionOps are the ops valid for T, Replace and NoOp aside.
+func reductionOps[T atomics.Elem]() []atomics.Op {
+	var ops []atomics.Op
+	for op := atomics.Sum; op <= atomics.MaxLoc; op++ {
+		if op != atomics.Replace && op != atomics.NoOp && atomics.Check(op, atomics.TypeOf[T](), false) == nil {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// checkReductions runs every reducing collective with every valid op on m
+// elements and compares with the reference.
+func checkReductions[T atomics.Elem](c *comm.Comm, m int, seed uint64) error {
+	n, me := c.Size(), c.Rank()
+	for _, op := range reductionOps[T]() {
+		xs := make([][]T, n)
+		for q := range n {
+			xs[q] = contribution[T](q, m, seed+uint64(op))
+		}
+		whole := refFold(xs, 0, n, op)
+		recv := make([]T, m)
+		if err := comm.Allreduce(c, xs[me], recv, op); err != nil {
+			return fmt.Errorf("Allreduce %v: %w", op, err)
+		}
+		if !same(recv, whole) {
+			return fmt.Errorf("Allreduce %v of %d: %v, want %v", op, m, head(recv), head(whole))
+		}
+		buf := slices.Clone(xs[me])
+		if err := comm.AllreduceInPlace(c, buf, op); err != nil || !same(buf, whole) {
+			return fmt.Errorf("AllreduceInPlace %v of %d: %v, %v", op, m, err, same(buf, whole))
+		}
+		root := n - 1
+		recv = make([]T, m)
+		if err := comm.Reduce(c, xs[me], recv, op, root); err != nil {
+			return fmt.Errorf("Reduce %v: %w", op, err)
+		}
+		if me == root && !same(recv, whole) {
+			return fmt.Errorf("Reduce %v of %d at the root: wrong", op, m)
+		}
+		buf = slices.Clone(xs[me])
+		if err := comm.ReduceInPlace(c, buf, op, 0); err != nil {
+			return fmt.Errorf("ReduceInPlace %v: %w", op, err)
+		}
+		if me == 0 && !same(buf, whole) || me != 0 && !same(buf, xs[me]) {
+			return fmt.Errorf("ReduceInPlace %v of %d: wrong on rank %d", op, m, me)
+		}
+		recv = make([]T, m)
+		if err := comm.Scan(c, xs[me], recv, op); err != nil || !same(recv, refFold(xs, 0, me+1, op)) {
+			return fmt.Errorf("Scan %v of %d: %v", op, m, err)
+		}
+		buf = slices.Clone(xs[me])
+		if err := comm.ScanInPlace(c, buf, op); err != nil || !same(buf, refFold(xs, 0, me+1, op)) {
+			return fmt.Errorf("ScanInPlace %v of %d: %v", op, m, err)
+		}
+		recv = contribution[T](99, m, seed) // rank 0's must stay as it was
+		before := slices.Clone(recv)
+		if err := comm.Exscan(c, xs[me], recv, op); err != nil {
+			return fmt.Errorf("Exscan %v: %w", op, err)
+		}
+		if me == 0 && !same(recv, before) || me > 0 && !same(recv, refFold(xs, 0, me, op)) {
+			return fmt.Errorf("Exscan %v of %d: wrong on rank %d", op, m, me)
+		}
+		buf = slices.Clone(xs[me])
+		if err := comm.ExscanInPlace(c, buf, op); err != nil || me > 0 && !same(buf, refFold(xs, 0, me, op)) || me == 0 && !same(buf, xs[0]) {
+			return fmt.Errorf("ExscanInPlace %v of %d: %v", op, m, err)
+		}
+		// ReduceScatterBlock: blocks of m/n+1 elements.
+		b := m/n + 1
+		ys := make([][]T, n)
+		for q := range n {
+			ys[q] = contribution[T](q, n*b, seed+100+uint64(op))
+		}
+		all := refFold(ys, 0, n, op)
+		recv = make([]T, b)
+		if err := comm.ReduceScatterBlock(c, ys[me], recv, op); err != nil || !same(recv, all[me*b:(me+1)*b]) {
+			return fmt.Errorf("ReduceScatterBlock %v, blocks of %d: %v", op, b, err)
+		}
+		buf = slices.Clone(ys[me])
+		if err := comm.ReduceScatterBlockInPlace(c, buf, op); err != nil || !same(buf[:b], all[me*b:(me+1)*b]) {
+			return fmt.Errorf("ReduceScatterBlockInPlace %v, blocks of %d: %v", op, b, err)
+		}
+	}
+	return nil
+}
+
+func head[T any](v []T) []T { return v[:min(len(v), 4)] }
+
+// checkMoves runs every collective that moves data without combining it.
+func checkMoves[T atomics.Elem](c *comm.Comm, m int, seed uint64) error {
+	n, me := c.Size(), c.Rank()
+	xs := make([][]T, n)
+	for q := range n {
+		xs[q] = contribution[T](q, m, seed)
+	}
+	cat := slices.Concat(xs...)
+	for root := range []int{0, n - 1} {
+		root *= n - 1
+		buf := make([]T, m)
+		if me == root {
+			copy(buf, xs[root])
+		}
+		if err := comm.Bcast(c, buf, root); err != nil || !same(buf, xs[root]) {
+			return fmt.Errorf("Bcast of %d from %d: %v", m, root, err)
+		}
+		recv := make([]T, n*m)
+		if err := comm.Gather(c, xs[me], recv, root); err != nil || me == root && !same(recv, cat) {
+			return fmt.Errorf("Gather of %d to %d: %v", m, root, err)
+		}
+		g := xs[me]
+		if me == root {
+			g = make([]T, n*m)
+			copy(g[me*m:], xs[me])
+		}
+		if err := comm.GatherInPlace(c, g, root); err != nil || me == root && !same(g, cat) {
+			return fmt.Errorf("GatherInPlace of %d to %d: %v", m, root, err)
+		}
+		got := make([]T, m)
+		if err := comm.Scatter(c, cat, got, root); err != nil || !same(got, xs[me]) {
+			return fmt.Errorf("Scatter of %d from %d: %v", m, root, err)
+		}
+		sb := got
+		if me == root {
+			sb = slices.Clone(cat)
+		}
+		if err := comm.ScatterInPlace(c, sb, root); err != nil || me != root && !same(sb, xs[me]) || me == root && !same(sb, cat) {
+			return fmt.Errorf("ScatterInPlace of %d from %d: %v", m, root, err)
+		}
+	}
+	recv := make([]T, n*m)
+	if err := comm.Allgather(c, xs[me], recv); err != nil || !same(recv, cat) {
+		return fmt.Errorf("Allgather of %d: %v", m, err)
+	}
+	buf := make([]T, n*m)
+	copy(buf[me*m:], xs[me])
+	if err := comm.AllgatherInPlace(c, buf); err != nil || !same(buf, cat) {
+		return fmt.Errorf("AllgatherInPlace of %d: %v", m, err)
+	}
+	// Alltoall: rank q's block j is contribution(q*n+j).
+	blocks := func(q int) []T {
+		var v []T
+		for j := range n {
+			v = append(v, contribution[T](q*n+j, m, seed+7)...)
+		}
+		return v
+	}
+	var want []T
+	for q := range n {
+		want = append(want, contribution[T](q*n+me, m, seed+7)...)
+	}
+	recv = make([]T, n*m)
+	if err := comm.Alltoall(c, blocks(me), recv); err != nil || !same(recv, want) {
+		return fmt.Errorf("Alltoall of %d: %v", m, err)
+	}
+	buf = blocks(me)
+	if err := comm.AlltoallInPlace(c, buf); err != nil || !same(buf, want) {
+		return fmt.Errorf("AlltoallInPlace of %d: %v", m, err)
+	}
+	return nil
+}
+
+// vLayout gives rank q a count that depends on q (zero for every third
+// rank) and places the blocks in reverse rank order with a gap of g
+// elements before each.
+func vLayout(n, m, g int) (counts, displs []int, total int) {
+	counts, displs = make([]int, n), make([]int, n)
+	for q := range n {
+		if q%3 != 1 {
+			counts[q] = m + q
+		}
+	}
+	for q := n - 1; q >= 0; q-- {
+		displs[q] = total + g
+		total += g + counts[q]
+	}
+	return counts, displs, total
+}
+
+// checkV runs the v forms with uneven, partly zero counts and gaps.
+func checkV[T atomics.Elem](c *comm.Comm, m int, seed uint64) error {
+	n, me := c.Size(), c.Rank()
+	counts, displs, total := vLayout(n, m, 3)
+	xs := make([][]T, n)
+	for q := range n {
+		xs[q] = contribution[T](q, counts[q], seed)
+	}
+	full := make([]T, total) // every rank's block in place, gaps zero
+	for q := range n {
+		copy(full[displs[q]:], xs[q])
+	}
+	root := n / 2
+	recv := make([]T, total)
+	if err := comm.Gatherv(c, xs[me], recv, counts, displs, root); err != nil || me == root && !same(recv, full) {
+		return fmt.Errorf("Gatherv of %v: %v", counts, err)
+	}
+	g := xs[me]
+	if me == root {
+		g = make([]T, total)
+		copy(g[displs[me]:], xs[me])
+	}
+	if err := comm.GathervInPlace(c, g, counts, displs, root); err != nil || me == root && !same(g, full) {
+		return fmt.Errorf("GathervInPlace of %v: %v", counts, err)
+	}
+	got := make([]T, counts[me])
+	if err := comm.Scatterv(c, full, counts, displs, got, root); err != nil || !same(got, xs[me]) {
+		return fmt.Errorf("Scatterv of %v: %v", counts, err)
+	}
+	sb := got
+	if me == root {
+		sb = slices.Clone(full)
+	}
+	if err := comm.ScattervInPlace(c, sb, counts, displs, root); err != nil || me != root && !same(sb, xs[me]) {
+		return fmt.Errorf("ScattervInPlace of %v: %v", counts, err)
+	}
+	recv = make([]T, total)
+	if err := comm.Allgatherv(c, xs[me], recv, counts, displs); err != nil || !same(recv, full) {
+		return fmt.Errorf("Allgatherv of %v: %v", counts, err)
+	}
+	buf := make([]T, total)
+	copy(buf[displs[me]:], xs[me])
+	if err := comm.AllgathervInPlace(c, buf, counts, displs); err != nil || !same(buf, full) {
+		return fmt.Errorf("AllgathervInPlace of %v: %v", counts, err)
+	}
+	// Alltoallv: rank i sends (i+j)%3 * m/2 elements to rank j (some zero),
+	// packed in its send buffer, and receives them packed in reverse order.
+	cnt := func(i, j int) int { return (i + j) % 3 * (m/2 + 1) }
+	block := func(i, j int) []T { return contribution[T](i*n+j, cnt(i, j), seed+11) }
+	var send []T
+	sc, sd := make([]int, n), make([]int, n)
+	for j := range n {
+		sc[j], sd[j] = cnt(me, j), len(send)
+		send = append(send, block(me, j)...)
+	}
+	rc, rd := make([]int, n), make([]int, n)
+	var want []T
+	off := 0
+	for i := n - 1; i >= 0; i-- {
+		rc[i], rd[i] = cnt(i, me), off
+		off += rc[i]
+	}
+	want = make([]T, off)
+	for i := range n {
+		copy(want[rd[i]:], block(i, me))
+	}
+	recv = make([]T, off)
+	if err := comm.Alltoallv(c, send, sc, sd, recv, rc, rd); err != nil || !same(recv, want) {
+		return fmt.Errorf("Alltoallv: %v", err)
+	}
+	// In place: counts are symmetric here (cnt(i, j) = cnt(j, i)).
+	buf = slices.Clone(send)
+	var wantIn []T
+	for i := range n {
+		wantIn = append(wantIn, block(i, me)...)
+	}
+	if err := comm.AlltoallvInPlace(c, buf, sc, sd); err != nil || !same(buf, wantIn) {
+		return fmt.Errorf("AlltoallvInPlace: %v", err)
+	}
+	return nil
+}
+
+// sizes exercise every path: nothing, inline in the flag line, one staging
+// round, and (with big) several chunks that are not a multiple of anything.
+func sizes[T atomics.Elem](big bool) []int {
+	s := raw.SizeOf[T]()
+	v := []int{0, 1, format.InlineLen / s, format.InlineLen/s + 1, 700}
+	if big {
+		v = append(v, (3<<16)/s+13)
+	}
+	return v
+}
+
+// checkType is the whole check of one element type at one rank count.
+func checkType[T atomics.Elem](c *comm.Comm, big bool) error {
+	for _, m := range sizes[T](big) {
+		seed := uint64(m)*1000 + uint64(c.Size())
+		if err := checkReductions[T](c, m, seed); err != nil {
+			return fmt.Errorf("%v, %d ranks, %d elements: %w", atomics.TypeOf[T](), c.Size(), m, err)
+		}
+		if err := checkMoves[T](c, m, seed); err != nil {
+			return fmt.Errorf("%v, %d ranks, %d elements: %w", atomics.TypeOf[T](), c.Size(), m, err)
+		}
+		if err := checkV[T](c, m, seed); err != nil {
+			return fmt.Errorf("%v, %d ranks, %d elements: %w", atomics.TypeOf[T](), c.Size(), m, err)
+		}
+	}
+	return nil
+}
+
+// everyType runs checkType for every element type; big payloads for a few.
+func everyType(c *comm.Comm) error {
+	checks := []func(*comm.Comm, bool) error{
+		checkType[int8], checkType[int16], checkType[int32], checkType[int64],
+		checkType[uint8], checkType[uint16], checkType[uint32], checkType[uint64],
+		checkType[float32], checkType[float64], checkType[complex64], checkType[complex128],
+		checkType[atomics.FloatInt], checkType[atomics.DoubleInt], checkType[atomics.LongInt],
+		checkType[atomics.TwoInt], checkType[atomics.ShortInt], checkType[meters],
+	}
+	for i, f := range checks {
+		if err := f(c, i == 3 || i == 9 || i == 13); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type meters float64
+
+// TestCollectivesLocal: every collective, op and type against the
+// reference at 1, 2, 3, 7 and 16 goroutine ranks (under -race, the mode in
+// which the race detector sees the protocol).
+func TestCollectivesLocal(t *testing.T) {
+	ns := []int{1, 2, 3, 7, 16}
+	if testing.Short() || raceEnabled {
+		ns = []int{1, 2, 3, 7}
+	}
+	for _, n := range ns {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if n == 16 {
+				ranktest.RunLocal(t, n, func(c *comm.Comm) error { return checkType[float64](c, true) })
+				return
+			}
+			ranktest.RunLocal(t, n, everyType)
+		})
+	}
+}
+
+func init() {
+	// colls: the reference check of float64, int32 and DoubleInt data, as
+	// real processes.
+	ranktest.Register("colls", func(c *comm.Comm) error {
+		if err := checkType[float64](c, true); err != nil {
+			return err
+		}
+		if err := checkType[int32](c, c.Size() <= 3); err != nil {
+			return err
+		}
+		return checkType[atomics.DoubleInt](c, false)
+	})
+}
+
+func TestCollectivesProcs(t *testing.T) {
+	for _, n := range []int{2, 3, 7, 16} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "colls") })
+	}
+}
+
+// affine is an affine map x → V·x + I stored in a TwoInt; composition is
+// associative and not commutative, so it shows the fold's order.
+func compose(in, inout []atomics.TwoInt) {
+	for i, f := range in {
+		g := inout[i]
+		inout[i] = atomics.TwoInt{V: f.V * g.V, I: f.V*g.I + f.I}
+	}
+}
+
+func TestUserOps(t *testing.T) {
+	if _, err := comm.OpCreate[int64](nil, true); !errors.Is(err, comm.ErrOp) {
+		t.Errorf("OpCreate(nil) = %v, want ErrOp", err)
+	}
+	op, err := comm.OpCreate(compose, false)
+	if err != nil || op.Commutative() {
+		t.Fatalf("OpCreate: %v, commutative %v", err, op.Commutative())
+	}
+	first, _ := comm.OpCreate(func(in, inout []float64) { copy(inout, in) }, false)
+	for _, n := range []int{1, 2, 3, 7} {
+		ranktest.RunLocal(t, n, func(c *comm.Comm) error {
+			me := c.Rank()
+			for _, m := range []int{1, 13, 5000} {
+				mine := make([]atomics.TwoInt, m)
+				for i := range mine {
+					mine[i] = atomics.TwoInt{V: int32(me + 2), I: int32(i + me)}
+				}
+				// x0 ∘ (x1 ∘ (... ∘ x_{n-1})) computed directly.
+				want := make([]atomics.TwoInt, m)
+				for i := range want {
+					acc := atomics.TwoInt{V: 1, I: 0}
+					for q := n - 1; q >= 0; q-- {
+						f := atomics.TwoInt{V: int32(q + 2), I: int32(i + q)}
+						acc = atomics.TwoInt{V: f.V * acc.V, I: f.V*acc.I + f.I}
+					}
+					want[i] = acc
+				}
+				got := make([]atomics.TwoInt, m)
+				if err := comm.Allreduce(c, mine, got, op); err != nil {
+					return err
+				}
+				if !slices.Equal(got, want) {
+					return fmt.Errorf("Allreduce of a non-commutative op, %d elements: %v, want %v", m, head(got), head(want))
+				}
+				if err := comm.Scan(c, mine, got, op); err != nil {
+					return err
+				}
+				x := []float64{float64(me)}
+				if err := comm.AllreduceInPlace(c, x, first); err != nil || x[0] != 0 {
+					return fmt.Errorf("left projection: %v, %v; want rank 0's 0", x, err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// wantAll checks that every rank's error is of class want.
+func wantAll(class error, err error, what string) error {
+	if !errors.Is(err, class) {
+		return fmt.Errorf("%s: %v, want %v", what, err, class)
+	}
+	return nil
+}
+
+// After every mismatch the communicator must still work.
+func stillWorks(c *comm.Comm) error {
+	x := []int64{int64(c.Rank())}
+	if err := comm.AllreduceInPlace(c, x, atomics.Sum); err != nil || x[0] != int64(c.Size()*(c.Size()-1)/2) {
+		return fmt.Errorf("an Allreduce after the mismatch: %v, %v", x, err)
+	}
+	return nil
+}
+
+func TestMismatches(t *testing.T) {
+	cases := []struct {
+		name  string
+		class error
+		call  func(c *comm.Comm) error
+	}{
+		{"counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.AllreduceInPlace(c, make([]float64, 3+c.Rank()%2), atomics.Sum)
+		}},
+		{"big counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Bcast(c, make([]byte, 200_000+c.Rank()), 0)
+		}},
+		{"types", comm.ErrType, func(c *comm.Comm) error {
+			if c.Rank() == 1 {
+				return comm.AllreduceInPlace(c, make([]int64, 3), atomics.Sum)
+			}
+			return comm.AllreduceInPlace(c, make([]float64, 3), atomics.Sum)
+		}},
+		{"ops", comm.ErrOp, func(c *comm.Comm) error {
+			return comm.AllreduceInPlace(c, make([]float64, 3), []atomics.Op{atomics.Sum, atomics.Max}[c.Rank()%2])
+		}},
+		{"roots", comm.ErrRoot, func(c *comm.Comm) error { return comm.Bcast(c, make([]int32, 5), c.Rank()%2) }},
+		{"kinds", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return comm.Bcast(c, make([]float64, 1), 0)
+			}
+			return comm.AllreduceInPlace(c, make([]float64, 1), atomics.Sum)
+		}},
+		{"barrier and bcast", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 2 {
+				return c.Barrier()
+			}
+			return comm.Bcast(c, make([]float64, 1), 0)
+		}},
+		{"a bad root on one rank", comm.ErrRoot, func(c *comm.Comm) error {
+			return comm.Reduce(c, make([]float64, 2), make([]float64, 2), atomics.Sum, []int{0, 7, 0}[c.Rank()])
+		}},
+		{"a short recv", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Allgather(c, make([]float64, 2), make([]float64, 6-c.Rank()/2))
+		}},
+		{"Replace", comm.ErrOp, func(c *comm.Comm) error {
+			return comm.AllreduceInPlace(c, make([]float64, 2), atomics.Replace)
+		}},
+		{"Band on float64", comm.ErrOp, func(c *comm.Comm) error {
+			return comm.AllreduceInPlace(c, make([]float64, 2), atomics.Band)
+		}},
+		{"v counts out of range", comm.ErrCount, func(c *comm.Comm) error {
+			counts := []int{1, 1, 1}
+			if c.Rank() == 1 {
+				counts[2] = 9
+			}
+			return comm.Allgatherv(c, make([]float64, 1), make([]float64, 3), counts, []int{0, 1, 2})
+		}},
+		{"v counts that disagree", comm.ErrCount, func(c *comm.Comm) error {
+			counts := []int{1, 1, 1}
+			if c.Rank() == 0 {
+				counts = []int{1, 2, 0}
+			}
+			return comm.Allgatherv(c, make([]float64, 1), make([]float64, 3), counts, []int{0, 1, 2})
+		}},
+		{"a root's counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Gatherv(c, make([]float64, 1), make([]float64, 4), []int{1, 2, 1}, []int{0, 1, 3}, 0)
+		}},
+		{"alltoallv matrix", comm.ErrCount, func(c *comm.Comm) error {
+			sc := []int{1, 1, 1}
+			if c.Rank() == 2 {
+				sc[0] = 2
+			}
+			return comm.Alltoallv(c, make([]float64, 4), sc, []int{0, 1, 2}, make([]float64, 3), []int{1, 1, 1}, []int{0, 1, 2})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
+				if err := wantAll(tc.class, tc.call(c), tc.name); err != nil {
+					return err
+				}
+				return stillWorks(c)
+			})
+		})
+	}
+}
+
+func init() {
+	// mismatch: the counts mismatch with a payload bigger than a chunk, as
+	// processes.
+	ranktest.Register("mismatch", func(c *comm.Comm) error {
+		err := comm.Bcast(c, make([]float64, 30_000+c.Rank()), 0)
+		if err := wantAll(comm.ErrCount, err, "Bcast of different lengths"); err != nil {
+			return err
+		}
+		return stillWorks(c)
+	})
+}
+
+func TestMismatchProcs(t *testing.T) { ranktest.Run(t, 3, "mismatch") }
+
+func TestIbarrier(t *testing.T) {
+	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
+		// Rank 3 arrives late: nobody's request may complete before.
+		var arrived [4]int64
+		if c.Rank() == 3 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		req, err := c.Ibarrier()
+		if err != nil {
+			return err
+		}
+		_ = arrived
+		if _, err := req.Wait(); err != nil {
+			return err
+		}
+		if _, done, err := req.Test(); !done || err != nil {
+			return fmt.Errorf("Test after Wait: %v, %v", done, err)
+		}
+		// Several outstanding, mixed with blocking collectives.
+		reqs := make([]*comm.Request, 3)
+		for i := range reqs {
+			if reqs[i], err = c.Ibarrier(); err != nil {
+				return err
+			}
+			x := []int64{1}
+			if err := comm.AllreduceInPlace(c, x, atomics.Sum); err != nil || x[0] != 4 {
+				return fmt.Errorf("Allreduce between Ibarriers: %v %v", x, err)
+			}
+		}
+		for i := len(reqs) - 1; i >= 0; i-- {
+			for {
+				_, done, err := reqs[i].Test()
+				if err != nil {
+					return err
+				}
+				if done {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return nil
+	})
+}
+
+func init() {
+	// disjoint: two halves of the world loop collectives concurrently on
+	// their own communicators; each counts what it saw.
+	ranktest.Register("disjoint", func(c *comm.Comm) error {
+		half, err := c.Split(c.Rank()%2, c.Rank())
+		if err != nil {
+			return err
+		}
+		defer half.Free()
+		n := half.Size()
+		const rounds = 500
+		total := int64(0)
+		for i := range rounds {
+			x := []int64{int64(half.Rank() + i)}
+			if err := comm.AllreduceInPlace(half, x, atomics.Sum); err != nil {
+				return err
+			}
+			if want := int64(n*(n-1)/2 + n*i); x[0] != want {
+				return fmt.Errorf("round %d: %d, want %d", i, x[0], want)
+			}
+			total += x[0]
+			b := make([]int64, 20_000)
+			if half.Rank() == i%n {
+				for j := range b {
+					b[j] = int64(i + j)
+				}
+			}
+			if i%50 == 0 {
+				if err := comm.Bcast(half, b, i%n); err != nil {
+					return err
+				}
+				if b[19_999] != int64(i+19_999) {
+					return fmt.Errorf("round %d: Bcast gave %d", i, b[19_999])
+				}
+			}
+		}
+		fmt.Printf("rank %d color %d: %d\n", c.Rank(), c.Rank()%2, total)
+		return c.Barrier()
+	})
+}
+
+func TestDisjointCommunicators(t *testing.T) {
+	res := ranktest.Run(t, 8, "disjoint")
+	if lines := res.Lines(); len(lines) != 8 {
+		t.Fatalf("%d lines of output, want 8:\n%s", len(lines), res.Stdout)
+	}
+}
