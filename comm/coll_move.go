@@ -90,14 +90,6 @@ type blocks struct {
 	counts, displs []int // bytes, per rank
 }
 
-func (bl blocks) max() int {
-	m := 0
-	for _, c := range bl.counts {
-		m = max(m, c)
-	}
-	return m
-}
-
 // even is n blocks of size bytes, one after another.
 func even(n, size int) blocks {
 	bl := blocks{counts: make([]int, n), displs: make([]int, n)}
