@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -40,6 +41,14 @@ type collArea struct {
 	freed  atomic.Bool // the communicator was freed: its requests fail
 	abort  *uint32
 	policy barrier.Policy
+	fence  *uint64 // a word on a line of this rank's own (see post)
+}
+
+// fenceLine is a private word alone on its cache lines.
+type fenceLine struct {
+	_ [64]byte
+	w uint64
+	_ [56]byte
 }
 
 // flagLine is one rank's flag line of one parity.
@@ -55,11 +64,21 @@ type sig struct {
 	count                 uint64
 }
 
-func (s sig) put(b []byte) {
-	b[0], b[1], b[2], b[3] = s.kind, s.typ, s.op, s.failed
-	binary.LittleEndian.PutUint32(b[4:], uint32(s.root))
-	binary.LittleEndian.PutUint64(b[8:], s.count)
+// words is s as the two little-endian words of the line (FlagKind..FlagRoot,
+// then FlagCount): a signature is written, read and compared a word at a
+// time, never a byte at a time (byte stores read back as a word stall the
+// store-to-load forwarding).
+func (s sig) words() (uint64, uint64) {
+	return uint64(s.kind) | uint64(s.typ)<<8 | uint64(s.op)<<16 | uint64(s.failed)<<24 | uint64(uint32(s.root))<<32, s.count
 }
+
+// Masks of the first signature word.
+const (
+	sigKindType = 0xffff
+	sigOp       = 0xff << 16
+	sigFailed   = 0xff << 24
+	sigRoot     = 0xffffffff << 32
+)
 
 func getSig(b []byte) sig {
 	return sig{kind: b[0], typ: b[1], op: b[2], failed: b[3],
@@ -122,7 +141,7 @@ func checkCollHeader(mem []byte, l format.CollLayout) error {
 }
 
 func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) *collArea {
-	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p,
+	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w,
 		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
 	for q := range l.N {
 		for p := range 2 {
@@ -157,12 +176,22 @@ func (a *collArea) open() (uint32, int, error) {
 }
 
 // post publishes round r (its line and buffer filled) and wakes waiters.
+// The round goes out by a plain release store, not a locked exchange: the
+// peers are polling that line, and a locked instruction on it costs a
+// line transfer more per round (bench/NOTES.md). The locked add on a
+// private word after it is the full fence that orders the store before
+// Notify's load of the sleepers word (a waiter increments that word, then
+// checks the round again).
 func (a *collArea) post(r uint32) {
 	ev := a.lines[a.me][r&1].ev
-	atomic.StoreUint32(ev.Seq, r)
+	atomics.StoreRelease32(ev.Seq, r)
 	a.round = r
+	a.fullFence()
 	ev.Notify()
 }
+
+// fullFence orders this rank's earlier stores before its later loads.
+func (a *collArea) fullFence() { atomic.AddUint64(a.fence, 1) }
 
 // own returns this rank's staging buffer and line meta for parity p.
 func (a *collArea) own(p int) ([]byte, []byte) {
@@ -223,20 +252,21 @@ type call struct {
 	err  error  // this rank's own argument error (published as failed)
 }
 
-// begin checks c and opens the call's first round. The caller fills its
-// staging buffer or inline bytes (only when argErr is nil), then calls
-// agree. A nil or freed c fails here, on this rank alone, like every other
-// call on a bad handle.
-func (c *Comm) begin(name string) (call, error) {
+// begin checks c and opens the call's first round into k (filled in
+// place: a call copied by value costs a store-forwarding stall per word
+// pair). The caller fills its staging buffer or inline bytes (only when
+// k.err is nil), then calls agree. A nil or freed c fails here, on this
+// rank alone, like every other call on a bad handle.
+func (c *Comm) begin(k *call, name string) error {
 	a, err := c.prepare(name)
 	if err != nil {
-		return call{}, err
+		return err
 	}
-	k := call{c: c, a: a, name: name}
+	k.c, k.a, k.name = c, a, name
 	if k.r, k.p, err = a.open(); err != nil {
-		return call{}, c.wrapWait(name, err)
+		return c.wrapWait(name, err)
 	}
-	return k, nil
+	return nil
 }
 
 // prepare checks c and returns its collective area, made if need be.
@@ -261,16 +291,39 @@ func (k *call) stage() ([]byte, []byte) {
 // fields must match (kind and type always do).
 func (k *call) agree(s sig, same sameFields) error {
 	a := k.a
+	w0, w1 := s.words() // failed is 0 here
+	own := w0
 	if k.err != nil {
-		s.failed = classIndex(k.err)
+		own |= uint64(classIndex(k.err)) << 24
 	}
-	s.put(a.lines[a.me][k.p].meta[metaSig:])
+	line := a.lines[a.me][k.p].meta[metaSig : metaSig+16]
+	binary.LittleEndian.PutUint64(line, own)
+	binary.LittleEndian.PutUint64(line[8:], w1)
 	a.post(k.r)
 	if err := a.waitRange(k.r, 0, a.n); err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
 	if k.err != nil {
 		return k.err
+	}
+	// The common case, every signature alike, word by word.
+	mask := uint64(sigKindType | sigFailed)
+	if same&sameOp != 0 {
+		mask |= sigOp
+	}
+	if same&sameRoot != 0 {
+		mask |= sigRoot
+	}
+	alike := true
+	for q := range a.n {
+		m := a.lines[q][k.p].meta[metaSig : metaSig+16]
+		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 {
+			alike = false
+			break
+		}
+	}
+	if alike {
+		return nil
 	}
 	s0 := getSig(a.lines[0][k.p].meta[metaSig:])
 	for q := range a.n {

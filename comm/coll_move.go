@@ -20,7 +20,8 @@ import (
 // checks that all ranks made the same call: a rank in Barrier while another
 // is in Bcast is an error on both, not a hang.
 func (c *Comm) Barrier() error {
-	k, err := c.begin("Barrier")
+	var k call
+	err := c.begin(&k, "Barrier")
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,8 @@ func (c *Comm) Barrier() error {
 // every rank has joined and its data is staged). len(buf) must be the
 // same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
-	k, err := c.begin("Bcast")
+	var k call
+	err := c.begin(&k, "Bcast")
 	if err != nil {
 		return err
 	}
@@ -143,7 +145,8 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -190,7 +193,8 @@ func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root
 }
 
 func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, root int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -325,7 +329,8 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -360,7 +365,8 @@ func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) e
 }
 
 func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,8 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,8 @@ func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T,
 }
 
 func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -257,7 +259,8 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}

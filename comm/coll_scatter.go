@@ -31,7 +31,8 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,8 @@ func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, roo
 }
 
 func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []int, recv []T, root int, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -181,7 +183,8 @@ func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
@@ -215,7 +218,8 @@ func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) er
 }
 
 func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
-	k, err := c.begin(name)
+	var k call
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}

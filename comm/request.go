@@ -3,7 +3,8 @@ package comm
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
+
+	"github.com/shmrun/shmrun/atomics"
 )
 
 // Status describes a completed operation (MPI_Status): the source rank and
@@ -75,7 +76,8 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	a.ibarN++
 	j := a.ibarN
 	me := a.ibar[a.me]
-	atomic.StoreUint32(me.Seq, j)
+	atomics.StoreRelease32(me.Seq, j)
+	a.fullFence()
 	me.Notify()
 	next := 0 // ranks [0, next) are known to have arrived
 	return &Request{poll: func(block bool) (bool, error) {

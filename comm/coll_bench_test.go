@@ -1,0 +1,46 @@
+package comm_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+)
+
+// benchLocal runs body b.N times on each of n goroutine ranks.
+func benchLocal(b *testing.B, n int, body func(c *comm.Comm) error) {
+	cs, err := comm.NewLocalWorld(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range b.N {
+				if err := body(c); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkBarrier1 is the call overhead of a collective alone: one rank,
+// nothing to wait for.
+func BenchmarkBarrier1(b *testing.B) { benchLocal(b, 1, (*comm.Comm).Barrier) }
+
+func BenchmarkAllreduce8x1(b *testing.B) {
+	x, y := []float64{1}, []float64{0}
+	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Allreduce(c, x, y, atomics.Sum) })
+}
+
+func BenchmarkBcast8x1(b *testing.B) {
+	x := []float64{1}
+	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Bcast(c, x, 0) })
+}
