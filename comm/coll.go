@@ -42,6 +42,7 @@ type collArea struct {
 	abort  *uint32
 	policy barrier.Policy
 	fence  *uint64 // a word on a line of this rank's own (see post)
+	bar    *barrier.Barrier
 }
 
 // fenceLine is a private word alone on its cache lines.
@@ -143,6 +144,10 @@ func checkCollHeader(mem []byte, l format.CollLayout) error {
 func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) *collArea {
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w,
 		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+	var err error
+	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
+		panic(err) // the layout always holds a line, 8-byte aligned
+	}
 	for q := range l.N {
 		for p := range 2 {
 			off := l.FlagOff(q, p)
@@ -291,19 +296,11 @@ func (k *call) stage() ([]byte, []byte) {
 // fields must match (kind and type always do).
 func (k *call) agree(s sig, same sameFields) error {
 	a := k.a
-	w0, w1 := s.words() // failed is 0 here
-	own := w0
-	if k.err != nil {
-		own |= uint64(classIndex(k.err)) << 24
-	}
-	line := a.lines[a.me][k.p].meta[metaSig : metaSig+16]
-	binary.LittleEndian.PutUint64(line, own)
-	binary.LittleEndian.PutUint64(line[8:], w1)
-	a.post(k.r)
+	w0, w1 := k.publishSig(s)
 	if err := a.waitRange(k.r, 0, a.n); err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
-	if k.err != nil {
+	if k.err != nil && !k.anyBarrier() {
 		return k.err
 	}
 	// The common case, every signature alike, word by word.
@@ -325,6 +322,74 @@ func (k *call) agree(s sig, same sameFields) error {
 	if alike {
 		return nil
 	}
+	// A rank in Barrier waits on the Barrier line, not on the flags:
+	// arrive there too, failing, so that it gets out and names the
+	// mismatch as everyone does.
+	if k.anyBarrier() {
+		if _, err := a.bar.AgreeCode(1); err != nil {
+			return k.c.wrapWait(k.name, err)
+		}
+	}
+	if k.err != nil {
+		return k.err
+	}
+	return k.verdict(same)
+}
+
+// publishSig writes this rank's signature (with its own argument error, if
+// any) into its flag line and publishes the call's first round; it returns
+// the signature's words without the error.
+func (k *call) publishSig(s sig) (uint64, uint64) {
+	a := k.a
+	w0, w1 := s.words() // failed is 0 here
+	own := w0
+	if k.err != nil {
+		own |= uint64(classIndex(k.err)) << 24
+	}
+	line := a.lines[a.me][k.p].meta[metaSig : metaSig+16]
+	binary.LittleEndian.PutUint64(line, own)
+	binary.LittleEndian.PutUint64(line[8:], w1)
+	a.post(k.r)
+	return w0, w1
+}
+
+// anyBarrier reports whether a rank's signature of the current round is
+// Barrier's (read after the round is complete).
+func (k *call) anyBarrier() bool {
+	for q := range k.a.n {
+		if k.a.lines[q][k.p].meta[metaSig] == format.CollBarrier {
+			return true
+		}
+	}
+	return false
+}
+
+// barrier is Barrier's first and only round: publish the signature, then
+// arrive at the Barrier line. A failure there means a rank was in another
+// call: every rank has published this round by then, so the signatures
+// name it.
+func (k *call) barrier() error {
+	a := k.a
+	k.publishSig(sig{kind: format.CollBarrier, root: -1})
+	code, err := a.bar.AgreeCode(0)
+	if err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	if int32(k.r-a.seen) > 0 {
+		a.seen = k.r
+	}
+	if code == 0 {
+		return nil
+	}
+	return k.verdict(0)
+}
+
+// verdict names the first failure or mismatch of the current round, read
+// from every rank's signature: the lowest rank whose own arguments failed,
+// else the first rank whose signature differs from rank 0's in a field
+// that must match.
+func (k *call) verdict(same sameFields) error {
+	a := k.a
 	s0 := getSig(a.lines[0][k.p].meta[metaSig:])
 	for q := range a.n {
 		sq := getSig(a.lines[q][k.p].meta[metaSig:])

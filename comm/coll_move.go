@@ -25,7 +25,7 @@ func (c *Comm) Barrier() error {
 	if err != nil {
 		return err
 	}
-	return k.agree(sig{kind: format.CollBarrier, root: -1}, 0)
+	return k.barrier()
 }
 
 // Bcast copies root's buf into every other rank's buf (MPI_Bcast).

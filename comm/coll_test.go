@@ -499,6 +499,21 @@ func TestMismatches(t *testing.T) {
 			}
 			return comm.Bcast(c, make([]float64, 1), 0)
 		}},
+		{"two in barrier, one in allreduce", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() != 1 {
+				return c.Barrier()
+			}
+			return comm.AllreduceInPlace(c, make([]float64, 1), atomics.Sum)
+		}},
+		{"barrier and a refused argument", comm.ErrOp, func(c *comm.Comm) error {
+			switch c.Rank() {
+			case 0:
+				return c.Barrier()
+			case 1:
+				return comm.AllreduceInPlace(c, make([]float64, 2), atomics.Replace) // named first everywhere
+			}
+			return comm.AllreduceInPlace(c, make([]float64, 2), atomics.Sum)
+		}},
 		{"a bad root on one rank", comm.ErrRoot, func(c *comm.Comm) error {
 			return comm.Reduce(c, make([]float64, 2), make([]float64, 2), atomics.Sum, []int{0, 7, 0}[c.Rank()])
 		}},
@@ -554,6 +569,19 @@ func init() {
 	ranktest.Register("mismatch", func(c *comm.Comm) error {
 		err := comm.Bcast(c, make([]float64, 30_000+c.Rank()), 0)
 		if err := wantAll(comm.ErrCount, err, "Bcast of different lengths"); err != nil {
+			return err
+		}
+		if err := stillWorks(c); err != nil {
+			return err
+		}
+		// A rank in Barrier (on the Barrier line) against ranks in Gather
+		// (on the flag lines).
+		if c.Rank() == 1 {
+			err = c.Barrier()
+		} else {
+			err = comm.Gather(c, []float64{1}, make([]float64, c.Size()), 0)
+		}
+		if err := wantAll(comm.ErrArg, err, "Barrier against Gather"); err != nil {
 			return err
 		}
 		return stillWorks(c)

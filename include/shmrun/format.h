@@ -229,7 +229,8 @@ static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
 }
 static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t q, uint64_t parity) { return page + (2 * q + parity) * SHMRUN_LINE; }
 static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + 2 * n * SHMRUN_LINE + q * SHMRUN_LINE; }
-static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
+static inline uint64_t shmrun_coll_barrier(uint64_t page, uint64_t n) { return shmrun_coll_ibar(page, n, n); }
+static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_barrier(page, n) + SHMRUN_LINE, page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
 

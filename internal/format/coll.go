@@ -84,6 +84,11 @@ type CollLayout struct {
 	FlagsOff int64
 	// IbarOff is rank 0's nonblocking-barrier line.
 	IbarOff int64
+	// BarrierOff is the communicator's Barrier line (the barrier
+	// package's layout): Barrier arrives there, and a rank that finds a
+	// rank in Barrier while it is in another collective arrives there too,
+	// with a failure.
+	BarrierOff int64
 	// StageOff is rank 0's staging buffer of parity 0 (page aligned).
 	StageOff int64
 	// Total is the area's size, a page multiple.
@@ -98,7 +103,8 @@ func NewCollLayout(n int, page int64) CollLayout {
 	chunk, _ = shm.AlignUp(chunk, page)
 	l := CollLayout{N: n, Chunk: chunk, FlagsOff: page}
 	l.IbarOff = l.FlagsOff + 2*int64(n)*Line
-	l.StageOff, _ = shm.AlignUp(l.IbarOff+int64(n)*Line, page)
+	l.BarrierOff = l.IbarOff + int64(n)*Line
+	l.StageOff, _ = shm.AlignUp(l.BarrierOff+Line, page)
 	l.Total = l.StageOff + 2*int64(n)*chunk
 	return l
 }

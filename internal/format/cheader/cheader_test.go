@@ -94,6 +94,7 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_coll_chunk(%d, %d)", n, page), cl.Chunk)
 			add(fmt.Sprintf("shmrun_coll_flag(%d, %d, 1)", page, n-1), cl.FlagOff(n-1, 1))
 			add(fmt.Sprintf("shmrun_coll_ibar(%d, %d, %d)", page, n, n-1), cl.IbarLineOff(n-1))
+			add(fmt.Sprintf("shmrun_coll_barrier(%d, %d)", page, n), cl.BarrierOff)
 			add(fmt.Sprintf("shmrun_coll_staging(%d, %d, %d, 1)", page, n, n-1), cl.StagingOff(n-1, 1))
 			add(fmt.Sprintf("shmrun_coll_total(%d, %d)", page, n), cl.Total)
 		}
