@@ -98,14 +98,18 @@ func (b *Barrier) Agree(failed int) (int, error) {
 // AgreeCode is Agree with a caller-defined failure code: 0 means success, and
 // every rank gets back the first nonzero code reported in this round, or 0.
 func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
-	gen := uint32(atomic.LoadUint64(b.state) >> 32)
-	round := gen >> 1
-	fail := b.fail[round&1]
 	if code != 0 {
-		atomic.CompareAndSwapUint32(fail, 0, code)
+		gen := uint32(atomic.LoadUint64(b.state) >> 32)
+		atomic.CompareAndSwapUint32(b.fail[(gen>>1)&1], 0, code)
 		atomic.OrUint64(b.state, FailedBit)
 	}
+	// The generation comes from the arrival's own result, not from a load
+	// before it: a load would fetch the line shared and the add then pay a
+	// second transfer to own it. The round cannot end before this arrival.
 	v := atomic.AddUint64(b.state, 1)
+	gen := uint32(v >> 32)
+	round := gen >> 1
+	fail := b.fail[round&1]
 	switch cnt := uint32(v) & CountMask; {
 	case cnt == b.n:
 		// The next round's failure word last served round-1, whose

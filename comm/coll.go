@@ -41,7 +41,8 @@ type collArea struct {
 	freed  atomic.Bool // the communicator was freed: its requests fail
 	abort  *uint32
 	policy barrier.Policy
-	fence  *uint64 // a word on a line of this rank's own (see post)
+	fence   *uint64 // a word on a line of this rank's own (see post)
+	pending uint8   // parities published without their wake-up (see post)
 	bar    *barrier.Barrier
 }
 
@@ -180,19 +181,40 @@ func (a *collArea) open() (uint32, int, error) {
 	return r, int(r & 1), nil
 }
 
-// post publishes round r (its line and buffer filled) and wakes waiters.
-// The round goes out by a plain release store, not a locked exchange: the
-// peers are polling that line, and a locked instruction on it costs a
-// line transfer more per round (bench/NOTES.md). The locked add on a
-// private word after it is the full fence that orders the store before
-// Notify's load of the sleepers word (a waiter increments that word, then
-// checks the round again).
+// post publishes round r (its line and buffer filled). The round goes out
+// by a plain release store, not a locked exchange: the peers are polling
+// that line, and a locked instruction on it costs a line transfer more per
+// round (bench/NOTES.md). Waking the line's sleepers needs a full fence
+// between that store and the load of the sleepers word (a waiter
+// increments the word, then checks the round again); a fence right here
+// would stall until the store's line arrives, so the wake-up is left
+// pending until flush: before this rank blocks for long and when its call
+// returns. A peer sleeps only after its spin phase, so it is woken at the
+// latest when this rank stops spinning or finishes its call.
 func (a *collArea) post(r uint32) {
-	ev := a.lines[a.me][r&1].ev
-	atomics.StoreRelease32(ev.Seq, r)
+	atomics.StoreRelease32(a.lines[a.me][r&1].ev.Seq, r)
 	a.round = r
+	a.pending |= 1 << (r & 1)
+}
+
+// flush wakes the sleepers of the rounds this rank published since the
+// last flush.
+func (a *collArea) flush() {
+	if a.pending == 0 {
+		return
+	}
 	a.fullFence()
-	ev.Notify()
+	a.wake()
+}
+
+// wake is flush after a locked instruction that followed the stores.
+func (a *collArea) wake() {
+	for p := range 2 {
+		if a.pending&(1<<p) != 0 {
+			a.lines[a.me][p].ev.Notify()
+		}
+	}
+	a.pending = 0
 }
 
 // fullFence orders this rank's earlier stores before its later loads.
@@ -217,6 +239,7 @@ func (a *collArea) wait(q int, r uint32) error {
 			return nil
 		}
 	}
+	a.flush()
 	return a.lines[q][r&1].ev.Await(a.abort, a.policy, func() bool { return reached(seq, r) })
 }
 
@@ -326,6 +349,7 @@ func (k *call) agree(s sig, same sameFields) error {
 	// arrive there too, failing, so that it gets out and names the
 	// mismatch as everyone does.
 	if k.anyBarrier() {
+		a.flush()
 		if _, err := a.bar.AgreeCode(1); err != nil {
 			return k.c.wrapWait(k.name, err)
 		}
@@ -371,7 +395,11 @@ func (k *call) anyBarrier() bool {
 func (k *call) barrier() error {
 	a := k.a
 	k.publishSig(sig{kind: format.CollBarrier, root: -1})
+	// No flush first: only a rank in another call (a mismatch) waits on
+	// this line, and if it has gone to sleep, its futex timeout wakes it;
+	// the arrival's locked add orders the round's store before the wake.
 	code, err := a.bar.AgreeCode(0)
+	a.wake()
 	if err != nil {
 		return k.c.wrapWait(k.name, err)
 	}

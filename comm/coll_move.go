@@ -25,6 +25,7 @@ func (c *Comm) Barrier() error {
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	return k.barrier()
 }
 
@@ -38,6 +39,7 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me := c.Size(), c.Rank()
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
@@ -150,6 +152,7 @@ func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPl
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	m := len(send)
 	if root < 0 || root >= n {
@@ -198,6 +201,7 @@ func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displ
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	m := len(send)
 	var rcv blocks
@@ -334,6 +338,7 @@ func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace boo
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	m := len(send)
 	mine := raw.Bytes(send)
@@ -370,6 +375,7 @@ func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, di
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	me, s := c.Rank(), raw.SizeOf[T]()
 	m := len(send)
 	rcv, verr := k.vblocks(counts, displs, len(recv), s, "recv")

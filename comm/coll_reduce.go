@@ -60,6 +60,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, m := c.Size(), c.Rank(), len(send)
 	red, code, err := resolve[T](op)
 	if err != nil {
@@ -167,6 +168,7 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me := c.Size(), c.Rank()
 	m := len(recv)
 	if inPlace {
@@ -264,6 +266,7 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	me, m := c.Rank(), len(send)
 	hi := me + 1 // the ranks folded: [0, hi)
 	if kind == format.CollExscan {

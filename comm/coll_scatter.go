@@ -36,6 +36,7 @@ func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inP
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	m := len(recv)
 	var snd blocks
@@ -80,6 +81,7 @@ func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []i
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	m := len(recv)
 	var snd blocks
@@ -188,6 +190,7 @@ func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, s := c.Size(), raw.SizeOf[T]()
 	m := len(send) / n
 	switch {
@@ -223,6 +226,7 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 	if err != nil {
 		return err
 	}
+	defer k.a.flush()
 	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
 	snd, err := k.vblocks(sendCounts, sendDispls, len(send), s, "send")
 	if err != nil {
