@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "benchutil.h"
+#include "collrows.h"
 
 #define CACHELINE 64
 #define PAGE 4096
@@ -53,6 +54,8 @@ enum kind {
 	ORIGIN, /* rank 0 works, everyone else idles in MPI_Barrier */
 	ALL,    /* every rank runs the body, rank 0's time */
 	SPAN,   /* every rank runs the body, first start to last end */
+	SYNC,   /* every rank runs the body, which times its calls alone (the
+		 * slowest rank's sum); barriers between calls not counted */
 };
 
 struct ctx {
@@ -65,6 +68,10 @@ struct ctx {
 	int64_t seq;       /* running counter for cas / touched protocols */
 	long cas_fail;     /* CAS that did not succeed: a runtime bug */
 	int eager;         /* touched row: puts land without target progress */
+	double *cs, *cr;   /* collective rows: send and receive buffers */
+	int64_t sync_ns;   /* SYNC rows: this rank's time inside the calls */
+	MPI_Comm sub;      /* barrier_subcomm: world split, ranks reversed */
+	long wrong;        /* collective answers found wrong on this rank */
 };
 
 struct meas {
@@ -72,7 +79,7 @@ struct meas {
 	enum kind kind;
 	int need2;     /* needs rank 1 */
 	int full_only; /* skipped by "all" in --quick mode */
-	size_t arg;    /* bytes for put_bw / alloc rows */
+	size_t arg;    /* bytes for put_bw / alloc rows; coll_rows index */
 	void (*setup)(struct ctx *, const struct meas *);
 	void (*body)(struct ctx *, const struct meas *, int64_t k);
 	void (*teardown)(struct ctx *, const struct meas *);
@@ -438,11 +445,160 @@ static void put8_touched(struct ctx *c, const struct meas *m, int64_t k)
 
 /* ---- table ------------------------------------------------------------- */
 
+/* ---- collectives (collrows.h) -------------------------------------------- */
+
+static void coll_call(struct ctx *c, const struct coll_row *row)
+{
+	int m = (int)row->m;
+	switch (row->op) {
+	case COLL_ALLREDUCE:
+		MPI_Allreduce(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		break;
+	case COLL_BCAST:
+		MPI_Bcast(c->cs, m, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		break;
+	case COLL_REDUCE:
+		MPI_Reduce(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+		break;
+	case COLL_GATHER:
+		MPI_Gather(c->cs, m, MPI_DOUBLE, c->cr, m, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		break;
+	case COLL_SCATTER:
+		MPI_Scatter(c->cs, m, MPI_DOUBLE, c->cr, m, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		break;
+	case COLL_ALLGATHER:
+		MPI_Allgather(c->cs, m, MPI_DOUBLE, c->cr, m, MPI_DOUBLE, MPI_COMM_WORLD);
+		break;
+	case COLL_ALLTOALL:
+		MPI_Alltoall(c->cs, m, MPI_DOUBLE, c->cr, m, MPI_DOUBLE, MPI_COMM_WORLD);
+		break;
+	case COLL_SCAN:
+		MPI_Scan(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		break;
+	case COLL_REDUCE_SCATTER_BLOCK:
+		MPI_Reduce_scatter_block(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		break;
+	}
+}
+
+/* Fill the inputs for stamp and poison what the call writes. */
+static void coll_prepare(struct ctx *c, const struct coll_row *row, double stamp)
+{
+	size_t ns = coll_send_len(row->op, row->m, c->size);
+	size_t nr = coll_recv_len(row->op, row->m, c->size);
+	for (size_t i = 0; i < ns; i++)
+		c->cs[i] = row->op == COLL_BCAST && c->rank != 0 ? COLL_POISON
+								  : coll_input(c->rank, i, stamp);
+	for (size_t i = 0; i < nr; i++)
+		c->cr[i] = COLL_POISON;
+}
+
+/* Check this rank's answer of the last call with stamp; say the first
+ * wrong element. */
+static void coll_verify(struct ctx *c, const struct meas *m, double stamp)
+{
+	const struct coll_row *row = &coll_rows[m->arg];
+	size_t nr = coll_recv_len(row->op, row->m, c->size);
+	const double *got = c->cr;
+	if (row->op == COLL_BCAST) {
+		nr = row->m;
+		got = c->cs;
+	}
+	if (!coll_receives(row->op, c->rank))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		double want = coll_expect(row->op, row->m, c->rank, c->size, i, stamp);
+		if (got[i] != want) {
+			printf("INFO check %s WRONG on rank %d: element %zu is %g, want %g\n",
+			       m->name, c->rank, i, got[i], want);
+			fflush(stdout);
+			c->wrong++;
+			return;
+		}
+	}
+}
+
+static void coll_setup(struct ctx *c, const struct meas *m)
+{
+	c->wrong = 0;
+	coll_prepare(c, &coll_rows[m->arg], 1);
+}
+
+/* The answer of the last timed call, then one call with fresh inputs and
+ * poisoned outputs; rank 0 says whether every rank got it right. */
+static void coll_teardown(struct ctx *c, const struct meas *m)
+{
+	long wrong = 0;
+	coll_verify(c, m, 1);
+	coll_prepare(c, &coll_rows[m->arg], 7);
+	coll_call(c, &coll_rows[m->arg]);
+	coll_verify(c, m, 7);
+	MPI_Reduce(&c->wrong, &wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (c->rank == 0) {
+		printf("INFO check %s %s\n", m->name, wrong ? "WRONG" : "ok");
+		fflush(stdout);
+	}
+}
+
+static void coll_loop(struct ctx *c, const struct meas *m, int64_t k)
+{
+	const struct coll_row *row = &coll_rows[m->arg];
+	for (int64_t i = 0; i < k; i++)
+		coll_call(c, row);
+}
+
+static void coll_sync(struct ctx *c, const struct meas *m, int64_t k)
+{
+	const struct coll_row *row = &coll_rows[m->arg];
+	int64_t sum = 0;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t t0;
+		MPI_Barrier(MPI_COMM_WORLD);
+		t0 = now_ns();
+		coll_call(c, row);
+		sum += now_ns() - t0;
+	}
+	c->sync_ns = sum;
+}
+
+/* barrier_subcomm: the same ranks as the world, in reverse order, in a
+ * communicator of their own (MPI_Comm_split). */
+static void subcomm_setup(struct ctx *c, const struct meas *m)
+{
+	int r = -1, n = -1;
+	(void)m;
+	CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, c->size - c->rank, &c->sub));
+	MPI_Comm_rank(c->sub, &r);
+	MPI_Comm_size(c->sub, &n);
+	if (r != c->size - 1 - c->rank || n != c->size) {
+		printf("INFO check barrier_subcomm WRONG on rank %d: rank %d of %d in the split\n",
+		       c->rank, r, n);
+		fflush(stdout);
+	}
+}
+
+static void subcomm_barrier(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++)
+		MPI_Barrier(c->sub);
+}
+
+static void subcomm_teardown(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	MPI_Comm_free(&c->sub);
+}
+
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
 
 #define ORIGIN_LOCKALL(nm, fn) \
 	{nm, ORIGIN, 1, 0, 0, lockall_origin, fn, unlockall_origin}
+/* A collective row of collrows.h (index i) and its barrier-separated twin. */
+#define COLL(nm, i)                                                        \
+	{nm, SPAN, 0, 0, i, coll_setup, coll_loop, coll_teardown},         \
+	{nm "_sync", SYNC, 0, 0, i, coll_setup, coll_sync, coll_teardown}
 #define PUT_BW(nm, bytes, full) \
 	{nm, ORIGIN, 1, full, bytes, lockall_origin, put_bw, unlockall_origin}
 
@@ -472,6 +628,18 @@ static const struct meas table[] = {
 	 unlockall_every},
 	{"fetch_and_op_distinct_i64", SPAN, 0, 0, 0, lockall_every, fop_distinct,
 	 unlockall_every},
+	COLL("allreduce_8", 0),
+	COLL("allreduce_1m", 1),
+	COLL("bcast_8", 2),
+	COLL("bcast_1m", 3),
+	COLL("reduce_8", 4),
+	COLL("gather_8", 5),
+	COLL("scatter_8", 6),
+	COLL("allgather_8", 7),
+	COLL("alltoall_8", 8),
+	COLL("scan_8", 9),
+	COLL("reduce_scatter_block_8", 10),
+	{"barrier_subcomm", ALL, 0, 0, 0, subcomm_setup, subcomm_barrier, subcomm_teardown},
 };
 #define NMEAS ((int)(sizeof table / sizeof table[0]))
 
@@ -492,6 +660,11 @@ static int64_t timed_batch(struct ctx *c, const struct meas *m, int64_t k)
 		int64_t in[2] = {-t0, t1}, out[2];
 		MPI_Reduce(in, out, 2, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
 		return out[0] + out[1]; /* latest end - earliest start */
+	}
+	if (m->kind == SYNC) {
+		int64_t out = 0;
+		MPI_Reduce(&c->sync_ns, &out, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+		return out;
 	}
 	return t1 - t0;
 }
@@ -691,6 +864,16 @@ int main(int argc, char **argv)
 	}
 	if (quick)
 		p = &plan_quick;
+	/* The table names its collective rows by hand; they must be
+	 * collrows.h's. */
+	for (int j = 0; j < NMEAS; j++)
+		if (table[j].setup == coll_setup &&
+		    strncmp(table[j].name, coll_rows[table[j].arg].name,
+			    strlen(coll_rows[table[j].arg].name)) != 0) {
+			fprintf(stderr, "rmabench: row %s is not collrows.h's %s\n",
+				table[j].name, coll_rows[table[j].arg].name);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
 	for (int j = 0; j < NMEAS; j++) {
 		if (all && !(quick && table[j].full_only))
 			sel[j] = 1;
@@ -744,6 +927,17 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		memset(c.src, 0x5a, srcsz); /* pre-fault the source too */
 	}
+	/* Collective buffers, pre-faulted: the largest send or receive of any
+	 * row at this size. */
+	{
+		size_t cap = COLL_BIG > (size_t)c.size ? COLL_BIG : (size_t)c.size;
+		c.cs = malloc(cap * sizeof(double));
+		c.cr = malloc(cap * sizeof(double));
+		if (!c.cs || !c.cr)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		memset(c.cs, 0, cap * sizeof(double));
+		memset(c.cr, 0, cap * sizeof(double));
+	}
 	if (c.size > 1) {
 		MPI_Group world;
 		int r0 = 0, r1 = 1;
@@ -769,6 +963,8 @@ int main(int argc, char **argv)
 	}
 	MPI_Win_free(&c.win);
 	free(c.src);
+	free(c.cs);
+	free(c.cr);
 	MPI_Finalize();
 	return 0;
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/win"
 )
@@ -253,10 +254,11 @@ func touchedSetup(c *ctx, m *meas) error {
 	if err := c.c.Barrier(); err != nil {
 		return err
 	}
-	eager, err := c.coll.bcast(1, eager)
-	if err != nil {
+	ev := []int64{eager}
+	if err := comm.Bcast(c.c, ev, 1); err != nil {
 		return err
 	}
+	eager = ev[0]
 	if c.rank == 0 {
 		if eager == 0 {
 			return fmt.Errorf("a flushed put did not land in 50 ms")

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/win"
 )
@@ -54,9 +55,10 @@ var (
 type kind int
 
 const (
-	origin kind = iota // rank 0 works, the others idle in the barrier
-	all                // every rank runs the body, rank 0's time
-	span               // every rank runs the body, first start to last end
+	origin    kind = iota // rank 0 works, the others idle in the barrier
+	all                   // every rank runs the body, rank 0's time
+	span                  // every rank runs the body, first start to last end
+	separated             // every rank runs the body, which times its calls alone
 )
 
 type ctx struct {
@@ -71,7 +73,10 @@ type ctx struct {
 	gTarget *comm.Group
 	seq     int64
 	casFail int
-	coll    *coll
+	cs, cr  []float64  // collective rows: send and receive buffers
+	syncNS  int64      // sync rows: this rank's time inside the calls
+	sub     *comm.Comm // barrier_subcomm's communicator
+	wrong   int64      // collective answers found wrong on this rank
 }
 
 type meas struct {
@@ -161,10 +166,6 @@ func bench(world *comm.Comm) int {
 		return 2
 	}
 	var err error
-	if c.coll, err = newColl(world); err != nil {
-		fmt.Fprintln(os.Stderr, "rmabench:", err)
-		return 1
-	}
 	if c.rank == 0 {
 		fmt.Printf("INFO library shmrun (Go %s)\n", strings.TrimPrefix(goVersion(), "go"))
 		fmt.Printf("INFO ranks %d\n", c.size)
@@ -231,9 +232,15 @@ func timedBatch(c *ctx, m *meas, k int64) (int64, error) {
 		}
 	}
 	t1 := now()
-	if m.kind == span {
-		lo, hi, err := c.coll.minMax(t0, t1)
-		return hi - lo, err
+	switch m.kind {
+	case span:
+		in, out := []int64{-t0, t1}, []int64{0, 0}
+		err := comm.Reduce(c.c, in, out, atomics.Max, 0)
+		return out[0] + out[1], err // latest end - earliest start
+	case separated:
+		in, out := []int64{c.syncNS}, []int64{0}
+		err := comm.Reduce(c.c, in, out, atomics.Max, 0)
+		return out[0], err
 	}
 	return t1 - t0, nil
 }
@@ -265,9 +272,11 @@ func runOne(c *ctx, m *meas, p plan) error {
 		if c.rank == 0 && t < p.batchNS {
 			next = grow(k, t, p.batchNS)
 		}
-		if next, err = c.coll.bcast(0, next); err != nil {
+		v := []int64{next}
+		if err := comm.Bcast(c.c, v, 0); err != nil {
 			return err
 		}
+		next = v[0]
 		if next == 0 {
 			break
 		}
@@ -277,11 +286,11 @@ func runOne(c *ctx, m *meas, p plan) error {
 	if c.rank == 0 && k == 1 && t >= 20*p.batchNS && p.batches > p.slowBatches {
 		batches = int64(p.slowBatches)
 	}
-	batches, err := c.coll.bcast(0, batches)
-	if err != nil {
+	bv := []int64{batches}
+	if err := comm.Bcast(c.c, bv, 0); err != nil {
 		return err
 	}
-	p.batches = int(batches)
+	p.batches = int(bv[0])
 	v := make([]float64, p.rounds*p.batches)
 	for i := range v {
 		t, err := timedBatch(c, m, k)
@@ -345,8 +354,8 @@ func report(name string, p plan, v []float64, k int64) {
 
 func printAffinity(c *ctx) {
 	cpus := affinity()
-	all, err := c.coll.gather(int64(cpus))
-	if err != nil || c.rank != 0 {
+	all := make([]int64, c.size)
+	if err := comm.Gather(c.c, []int64{int64(cpus)}, all, 0); err != nil || c.rank != 0 {
 		return
 	}
 	var parts []string

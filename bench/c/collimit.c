@@ -1,0 +1,651 @@
+/*
+ * collimit - the plain-C limit of the collective rows (collrows.h): the
+ * least a runtime could do to move the same data between N processes over
+ * shared flags, with no runtime, no argument checks and no error paths.
+ *
+ *   collimit -n N [--quick] [--list] all | NAME...
+ *
+ * N processes (fork) share one MAP_SHARED|MAP_ANONYMOUS area laid out like
+ * shmrun's collective area (include/shmrun/format.h: per process two flag
+ * lines, one per round parity, with 104 inline bytes, and two staging
+ * buffers). With N no larger than the CPUs this process may use, each is
+ * pinned to one of them and waits by spinning, as ranks under --bind-to
+ * core; with more, none is pinned and a wait yields the CPU after 20 polls,
+ * as shmrun's oversubscribed policy does.
+ *
+ * Rounds are numbered alike on every process. A process stores round r into
+ * its line's sequence word (release) once its data for round r is in place
+ * and, for a process that only reads in that round, once it has read it; a
+ * reader loads the word (acquire) before reading. Before a process writes
+ * its line or buffer of round r it waits until every reader of round r-2
+ * (same parity) is done with it. Each call uses only the waits its data
+ * movement needs: a Bcast's root does not wait for the readers of the
+ * current round, a Gather's senders do not wait for each other, a Scan's
+ * process waits for the lower ranks only. Loops of calls therefore pipeline
+ * as far as the two parities allow.
+ *
+ * Same timing plan, statistics and RESULT lines as rmabench (benchutil.h);
+ * loop rows time first start to last end, _sync rows the slowest process's
+ * time inside the calls, barrier-separated; answers are checked the same
+ * way ("INFO check NAME ok|WRONG").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <shmrun/format.h>
+
+#include "benchutil.h"
+#include "collrows.h"
+
+#define PAGE 4096
+#define MAXN 256
+
+/* Control state, one line a word: the control barrier, the calibration
+ * verdict and each process's timings of the last batch. */
+struct control {
+	_Alignas(128) int64_t cb_count;
+	int64_t cb_sense;
+	_Alignas(128) int64_t next, nbatch;
+	_Alignas(128) int64_t t0[MAXN], t1[MAXN], wrong[MAXN];
+};
+
+static struct control *ctl;
+static char *area;          /* the collective area */
+static int n, me, oversub;
+static uint64_t chunk;      /* staging buffer bytes */
+static uint32_t R;          /* rounds published, alike on every process */
+static int cb_local;
+static double *sbuf, *rbuf; /* private send and receive buffers */
+
+static inline void relax(int *polls)
+{
+	if (oversub && ++*polls > 20) {
+		sched_yield();
+		*polls = 0;
+	}
+}
+
+static void cbar(void)
+{
+	int64_t mine;
+	int polls = 0;
+	cb_local = !cb_local;
+	mine = cb_local;
+	if (__atomic_add_fetch(&ctl->cb_count, 1, __ATOMIC_ACQ_REL) == n) {
+		__atomic_store_n(&ctl->cb_count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ctl->cb_sense, mine, __ATOMIC_RELEASE);
+	} else {
+		while (__atomic_load_n(&ctl->cb_sense, __ATOMIC_ACQUIRE) != mine)
+			relax(&polls);
+	}
+}
+
+static inline uint32_t *seq(int q, uint32_t r)
+{
+	return (uint32_t *)(area + shmrun_coll_flag(PAGE, (uint64_t)q, r & 1) + SHMRUN_FLAG_SEQ);
+}
+
+static inline double *inl(int q, uint32_t r)
+{
+	return (double *)(area + shmrun_coll_flag(PAGE, (uint64_t)q, r & 1) + SHMRUN_FLAG_INLINE);
+}
+
+static inline double *stg(int q, uint32_t r)
+{
+	return (double *)(area + shmrun_coll_staging(PAGE, (uint64_t)n, (uint64_t)q, r & 1));
+}
+
+static inline void post(uint32_t r)
+{
+	__atomic_store_n(seq(me, r), r, __ATOMIC_RELEASE);
+}
+
+/* Wait until process q has published round r (or later). */
+static inline void await(int q, uint32_t r)
+{
+	int polls = 0;
+	uint32_t *s = seq(q, r);
+	while ((int32_t)(__atomic_load_n(s, __ATOMIC_ACQUIRE) - r) < 0)
+		relax(&polls);
+}
+
+static inline void await_range(int lo, int hi, uint32_t r)
+{
+	for (int q = lo; q < hi; q++)
+		await(q, r);
+}
+
+static inline void await_others(uint32_t r)
+{
+	for (int q = 0; q < n; q++)
+		if (q != me)
+			await(q, r);
+}
+
+/* acc = x_0 + (x_1 + ... + x_{n-1}) in shmrun's fixed order; the values
+ * are integers, so any order gives the same sum, but the work is the same. */
+static inline void fold(double *acc, size_t m, double *(*from)(int, uint32_t), uint32_t r,
+			size_t off, int lo, int hi)
+{
+	memcpy(acc, from(hi - 1, r) + off, m * sizeof(double));
+	for (int q = hi - 2; q >= lo; q--) {
+		const double *x = from(q, r) + off;
+		for (size_t i = 0; i < m; i++)
+			acc[i] = x[i] + acc[i];
+	}
+}
+
+/* Exchange rounds (every process writes, then reads everyone's): publishing
+ * round r says "my data of r is in place", and a process publishes r only
+ * after reading round r-1, so having seen every process at r-1 makes round
+ * r-2's line free. A loop of exchanges has seen it already. */
+static uint32_t seen_all;
+
+static inline uint32_t open_exchange(void)
+{
+	uint32_t r = ++R;
+	if (r > 1 && seen_all != r - 1)
+		await_range(0, n, r - 1);
+	return r;
+}
+
+static inline void close_exchange(uint32_t r)
+{
+	await_others(r);
+	seen_all = r;
+}
+
+static void c_barrier(void)
+{
+	uint32_t r = open_exchange();
+	post(r);
+	close_exchange(r);
+}
+
+static void c_allreduce(size_t m)
+{
+	size_t b = m * sizeof(double);
+	if (b <= SHMRUN_INLINE_LEN) {
+		uint32_t r = open_exchange();
+		memcpy(inl(me, r), sbuf, b);
+		post(r);
+		close_exchange(r);
+		fold(rbuf, m, inl, r, 0, 0, n);
+		return;
+	}
+	/* Per staging chunk: round A stages it, round B reduces this
+	 * process's share into its other buffer; every process copies the
+	 * shares out. */
+	size_t mc = chunk / sizeof(double);
+	for (size_t base = 0; base < m; base += mc) {
+		size_t cm = m - base < mc ? m - base : mc;
+		size_t lo = (size_t)me * cm / (size_t)n, hi = (size_t)(me + 1) * cm / (size_t)n;
+		uint32_t ra = open_exchange(), rb;
+		memcpy(stg(me, ra), sbuf + base, cm * sizeof(double));
+		post(ra);
+		close_exchange(ra);
+		rb = open_exchange();
+		if (hi > lo)
+			fold(stg(me, rb) + lo, hi - lo, stg, ra, lo, 0, n);
+		post(rb);
+		close_exchange(rb);
+		for (int q = 0; q < n; q++) {
+			size_t ql = (size_t)q * cm / (size_t)n, qh = (size_t)(q + 1) * cm / (size_t)n;
+			memcpy(rbuf + base + ql, stg(q, rb) + ql, (qh - ql) * sizeof(double));
+		}
+	}
+}
+
+/* One-to-all rounds: the root writes, the others read, then publish. Before
+ * the root writes round r it waits for the readers of round r-2. */
+static void c_bcast(size_t m)
+{
+	size_t b = m * sizeof(double), per = chunk / sizeof(double);
+	if (b <= SHMRUN_INLINE_LEN)
+		per = m;
+	for (size_t off = 0; off < m; off += per) {
+		size_t cm = m - off < per ? m - off : per;
+		uint32_t r = ++R;
+		double *slot = b <= SHMRUN_INLINE_LEN ? inl(0, r) : stg(0, r);
+		if (me == 0) {
+			if (r > 2)
+				await_range(1, n, r - 2);
+			memcpy(slot, sbuf + off, cm * sizeof(double));
+			post(r);
+		} else {
+			await(0, r);
+			memcpy(sbuf + off, slot, cm * sizeof(double));
+			post(r);
+		}
+	}
+	seen_all = 0;
+}
+
+/* All-to-one: everyone writes; the root reads and publishes; a sender
+ * writes round r once the root has published r-2 (read it). */
+static void c_gather_reduce(int reduce, size_t m)
+{
+	uint32_t r = ++R;
+	size_t b = m * sizeof(double);
+	if (r > 2)
+		await(0, r - 2);
+	memcpy(inl(me, r), sbuf, b);
+	if (me == 0) {
+		await_range(1, n, r);
+		if (reduce)
+			fold(rbuf, m, inl, r, 0, 0, n);
+		else
+			for (int q = 0; q < n; q++)
+				memcpy(rbuf + (size_t)q * m, inl(q, r), b);
+	}
+	post(r);
+	seen_all = 0;
+}
+
+/* Scatter: the root writes every block (inline while they fit, else in its
+ * staging buffer), each process reads its own. */
+static void c_scatter(size_t m)
+{
+	uint32_t r = ++R;
+	size_t b = m * sizeof(double);
+	double *slot = (size_t)n * b <= SHMRUN_INLINE_LEN ? inl(0, r) : stg(0, r);
+	if (me == 0) {
+		if (r > 2)
+			await_range(1, n, r - 2);
+		memcpy(slot, sbuf, (size_t)n * b);
+		post(r);
+		memcpy(rbuf, slot, b);
+	} else {
+		await(0, r);
+		memcpy(rbuf, slot + (size_t)me * m, b);
+		post(r);
+	}
+	seen_all = 0;
+}
+
+/* All-to-all exchanges of blocks: every process writes its blocks (inline
+ * while they fit) and reads its block of everyone's. */
+static double *blocks(int q, uint32_t r)
+{
+	return (size_t)n * sizeof(double) <= SHMRUN_INLINE_LEN ? inl(q, r) : stg(q, r);
+}
+
+static void c_allgather(size_t m)
+{
+	uint32_t r = open_exchange();
+	size_t b = m * sizeof(double);
+	memcpy(inl(me, r), sbuf, b);
+	post(r);
+	close_exchange(r);
+	for (int q = 0; q < n; q++)
+		memcpy(rbuf + (size_t)q * m, inl(q, r), b);
+}
+
+static void c_alltoall(size_t m)
+{
+	uint32_t r = open_exchange();
+	size_t b = m * sizeof(double);
+	memcpy(blocks(me, r), sbuf, (size_t)n * b);
+	post(r);
+	close_exchange(r);
+	for (int q = 0; q < n; q++)
+		memcpy(rbuf + (size_t)q * m, blocks(q, r) + (size_t)me * m, b);
+}
+
+static void c_reduce_scatter_block(size_t m)
+{
+	uint32_t r = open_exchange();
+	size_t b = m * sizeof(double);
+	memcpy(blocks(me, r), sbuf, (size_t)n * b);
+	post(r);
+	close_exchange(r);
+	fold(rbuf, m, blocks, r, (size_t)me * m, 0, n);
+}
+
+/* Scan: a process reads the lower ranks' values and publishes once it has;
+ * its own line of round r-2 is free once every higher rank has published
+ * round r-2. */
+static void c_scan(size_t m)
+{
+	uint32_t r = ++R;
+	size_t b = m * sizeof(double);
+	if (r > 2)
+		await_range(me + 1, n, r - 2);
+	memcpy(inl(me, r), sbuf, b);
+	await_range(0, me, r);
+	fold(rbuf, m, inl, r, 0, 0, me + 1);
+	post(r);
+	seen_all = 0;
+}
+
+static void coll_call(const struct coll_row *row)
+{
+	switch (row->op) {
+	case COLL_ALLREDUCE:
+		c_allreduce(row->m);
+		break;
+	case COLL_BCAST:
+		c_bcast(row->m);
+		break;
+	case COLL_REDUCE:
+		c_gather_reduce(1, row->m);
+		break;
+	case COLL_GATHER:
+		c_gather_reduce(0, row->m);
+		break;
+	case COLL_SCATTER:
+		c_scatter(row->m);
+		break;
+	case COLL_ALLGATHER:
+		c_allgather(row->m);
+		break;
+	case COLL_ALLTOALL:
+		c_alltoall(row->m);
+		break;
+	case COLL_SCAN:
+		c_scan(row->m);
+		break;
+	case COLL_REDUCE_SCATTER_BLOCK:
+		c_reduce_scatter_block(row->m);
+		break;
+	}
+}
+
+/* ---- rows and timing ------------------------------------------------------ */
+
+enum kind { LOOP, SYNC, BARRIER };
+
+struct meas {
+	char name[64];
+	enum kind kind;
+	int row; /* coll_rows index, or -1 for the barrier */
+};
+
+static struct meas table[2 * NCOLL + 1];
+static int nmeas;
+
+static void build_table(void)
+{
+	for (int i = 0; i < NCOLL; i++) {
+		struct meas *l = &table[nmeas++], *s = &table[nmeas++];
+		snprintf(l->name, sizeof l->name, "%s", coll_rows[i].name);
+		l->kind = LOOP;
+		l->row = i;
+		snprintf(s->name, sizeof s->name, "%s_sync", coll_rows[i].name);
+		s->kind = SYNC;
+		s->row = i;
+	}
+	/* The floor of Barrier on any communicator, a split one included: a
+	 * round every process publishes and waits for. */
+	snprintf(table[nmeas].name, sizeof table[nmeas].name, "flag_barrier");
+	table[nmeas].kind = BARRIER;
+	table[nmeas++].row = -1;
+}
+
+static void prepare(const struct coll_row *row, double stamp)
+{
+	size_t ns = coll_send_len(row->op, row->m, n), nr = coll_recv_len(row->op, row->m, n);
+	for (size_t i = 0; i < ns; i++)
+		sbuf[i] = row->op == COLL_BCAST && me != 0 ? COLL_POISON : coll_input(me, i, stamp);
+	for (size_t i = 0; i < nr; i++)
+		rbuf[i] = COLL_POISON;
+}
+
+static long verify(const struct meas *m, double stamp)
+{
+	const struct coll_row *row = &coll_rows[m->row];
+	size_t nr = coll_recv_len(row->op, row->m, n);
+	const double *got = rbuf;
+	if (row->op == COLL_BCAST) {
+		nr = row->m;
+		got = sbuf;
+	}
+	if (!coll_receives(row->op, me))
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		double want = coll_expect(row->op, row->m, me, n, i, stamp);
+		if (got[i] != want) {
+			printf("INFO check %s WRONG on process %d: element %zu is %g, want %g\n",
+			       m->name, me, i, got[i], want);
+			fflush(stdout);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One batch of k calls; process 0 returns its length: first start to last
+ * end for loops, the slowest process's time inside the calls for _sync. */
+static int64_t timed_batch(const struct meas *m, int64_t k)
+{
+	int64_t t0, t1, sum = 0;
+	cbar();
+	t0 = now_ns();
+	for (int64_t i = 0; i < k; i++) {
+		if (m->kind == BARRIER) {
+			c_barrier();
+		} else if (m->kind == LOOP) {
+			coll_call(&coll_rows[m->row]);
+		} else {
+			int64_t s;
+			cbar();
+			s = now_ns();
+			coll_call(&coll_rows[m->row]);
+			sum += now_ns() - s;
+		}
+	}
+	t1 = now_ns();
+	ctl->t0[me] = m->kind == SYNC ? 0 : t0;
+	ctl->t1[me] = m->kind == SYNC ? sum : t1;
+	cbar();
+	if (me != 0)
+		return 0;
+	t0 = ctl->t0[0];
+	t1 = ctl->t1[0];
+	for (int q = 1; q < n; q++) {
+		if (ctl->t0[q] < t0)
+			t0 = ctl->t0[q];
+		if (ctl->t1[q] > t1)
+			t1 = ctl->t1[q];
+	}
+	return t1 - t0;
+}
+
+static void run(const struct meas *m, const struct plan *plan)
+{
+	struct plan p = *plan;
+	int64_t k = 1, t = 0;
+	int nv;
+	double *v;
+
+	if (m->row >= 0)
+		prepare(&coll_rows[m->row], 1);
+	timed_batch(m, 1);
+	for (;;) {
+		int64_t t2;
+		t = timed_batch(m, k);
+		t2 = timed_batch(m, k);
+		if (t2 < t)
+			t = t2;
+		if (me == 0) {
+			ctl->next = t < p.batch_ns ? plan_grow(k, t, p.batch_ns) : 0;
+			ctl->nbatch = plan_batches(&p, k, t);
+		}
+		cbar();
+		if (!ctl->next)
+			break;
+		k = ctl->next;
+		cbar(); /* process 0 writes next again only after everyone read it */
+	}
+	p.batches = (int)ctl->nbatch;
+	nv = p.rounds * p.batches;
+	v = malloc(sizeof(double) * (size_t)nv);
+	if (!v) {
+		perror("malloc");
+		exit(1);
+	}
+	for (int i = 0; i < nv; i++)
+		v[i] = (double)timed_batch(m, k) / (double)k;
+	if (m->row >= 0) {
+		/* The last timed call's answer, then one call with fresh inputs
+		 * and poisoned outputs. */
+		long wrong = verify(m, 1);
+		cbar();
+		prepare(&coll_rows[m->row], 7);
+		coll_call(&coll_rows[m->row]);
+		ctl->wrong[me] = wrong + verify(m, 7);
+	}
+	cbar();
+	if (me == 0) {
+		report(m->name, &p, v, k);
+		if (m->row >= 0) {
+			long wrong = 0;
+			for (int q = 0; q < n; q++)
+				wrong += ctl->wrong[q];
+			printf("INFO check %s %s\n", m->name, wrong ? "WRONG" : "ok");
+			fflush(stdout);
+		}
+	}
+	cbar();
+	free(v);
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof set, &set);
+}
+
+int main(int argc, char **argv)
+{
+	const struct plan *p = &plan_full;
+	int quick = 0, list = 0, all = 0, nsel = 0, ncpu = 0, failed = 0;
+	int sel[2 * NCOLL + 1] = {0}, cpus[MAXN];
+	cpu_set_t allowed;
+	pid_t kids[MAXN];
+	size_t cap;
+
+	build_table();
+	n = 2;
+	for (int i = 1; i < argc; i++) {
+		int found = 0;
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--list")) {
+			list = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "all")) {
+			all = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 1 || v > MAXN) {
+				fprintf(stderr, "collimit: -n %s: want 1 to %d processes\n", argv[i], MAXN);
+				return 2;
+			}
+			n = (int)v;
+			continue;
+		}
+		for (int j = 0; j < nmeas; j++)
+			if (!strcmp(argv[i], table[j].name))
+				sel[j] = found = 1;
+		if (!found) {
+			fprintf(stderr, "collimit: unknown measurement %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (list) {
+		for (int j = 0; j < nmeas; j++)
+			printf("%s\n", table[j].name);
+		return 0;
+	}
+	if (quick)
+		p = &plan_quick;
+	for (int j = 0; j < nmeas; j++) {
+		if (all)
+			sel[j] = 1;
+		nsel += sel[j];
+	}
+	if (!nsel) {
+		fprintf(stderr, "usage: collimit -n N [--quick] [--list] all | NAME...\n");
+		return 2;
+	}
+	if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE && ncpu < MAXN; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[ncpu++] = c;
+	oversub = n > ncpu;
+
+	chunk = shmrun_coll_chunk((uint64_t)n, PAGE);
+	ctl = mmap(NULL, sizeof *ctl, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	area = mmap(NULL, shmrun_coll_total(PAGE, (uint64_t)n), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ctl == MAP_FAILED || area == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	memset(ctl, 0, sizeof *ctl);
+	memset(area, 0, shmrun_coll_total(PAGE, (uint64_t)n));
+
+	printf("INFO ranks %d %s\n", n, oversub ? "unpinned, spin then yield" : "pinned, spin");
+	printf("INFO mode %s rounds %d batches %d batch_ns %lld\n", quick ? "quick" : "full",
+	       p->rounds, p->batches, (long long)p->batch_ns);
+	fflush(stdout); /* nothing buffered may be printed twice after fork */
+
+	me = 0;
+	for (int q = 1; q < n; q++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			me = q;
+			break;
+		}
+		kids[q] = pid;
+	}
+	if (!oversub && pin(cpus[me]) != 0)
+		fprintf(stderr, "collimit: pinning to cpu %d: %s\n", cpus[me], strerror(errno));
+	cap = COLL_BIG > (size_t)n ? COLL_BIG : (size_t)n;
+	sbuf = calloc(cap, sizeof(double));
+	rbuf = calloc(cap, sizeof(double));
+	if (!sbuf || !rbuf) {
+		perror("calloc");
+		return 1;
+	}
+	memset(sbuf, 0, cap * sizeof(double)); /* pre-fault */
+	memset(rbuf, 0, cap * sizeof(double));
+
+	for (int j = 0; j < nmeas; j++)
+		if (sel[j])
+			run(&table[j], p);
+
+	if (me != 0)
+		_exit(0);
+	for (int q = 1; q < n; q++) {
+		int status = 0;
+		if (waitpid(kids[q], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed = 1;
+	}
+	if (failed) {
+		fprintf(stderr, "collimit: a process failed\n");
+		return 1;
+	}
+	return 0;
+}
