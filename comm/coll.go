@@ -44,6 +44,8 @@ type collArea struct {
 	fence   *uint64 // a word on a line of this rank's own (see post)
 	pending uint8   // parities published without their wake-up (see post)
 	bar     *barrier.Barrier
+	single  bool   // large payloads move by single copy (single.go)
+	scratch []byte // private working memory of single-copy calls
 }
 
 // fenceLine is a private word alone on its cache lines.
@@ -119,6 +121,9 @@ func (c *Comm) area(call string) (*collArea, error) {
 		return nil, fmt.Errorf("comm: %s on rank %d: making the communicator's collective area: %v: %w", call, c.Rank(), err, class)
 	}
 	a := newCollArea(mem, l, c.Rank(), c.t.Abort(), c.t.Policy())
+	if a.single, err = c.probeSingle(); err != nil {
+		return nil, c.wrapWait(call, err)
+	}
 	if !c.t.Local() && c.world != c {
 		c.t.OnRelease(func() { shm.Unmap(mem) })
 	}
@@ -163,6 +168,15 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		a.ibar[q] = barrier.Event{Seq: raw.Uint32At(mem, off+format.IbarSeq), Sleepers: raw.Uint32At(mem, off+format.IbarSleepers)}
 	}
 	return a
+}
+
+// scratchFor returns at least size bytes of this rank's private working
+// memory, kept for the next call.
+func (a *collArea) scratchFor(size int) []byte {
+	if len(a.scratch) < size {
+		a.scratch = make([]byte, size)
+	}
+	return a.scratch[:size]
 }
 
 // reached reports whether a sequence word shows round r (or later).

@@ -2,6 +2,8 @@ package comm
 
 import (
 	"encoding/binary"
+	"os"
+	"runtime"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/format"
@@ -48,6 +50,9 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	nb := len(b)
 	inline := nb <= format.InlineLen
 	chunk := int(k.a.l.Chunk)
+	if k.a.single && nb >= singleMin {
+		return k.bcastSingle(b, root, sig{kind: format.CollBcast, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(len(buf))})
+	}
 	if k.err == nil && me == root {
 		st, in := k.stage()
 		if inline {
@@ -85,6 +90,58 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 			}
 		}
 	}
+}
+
+// bcastSingle is Bcast by single copy: the root publishes its buffer, the
+// others read it, then say so in a second round, which the root waits for
+// before it returns (its buffer is free again).
+func (k *call) bcastSingle(b []byte, root int, sg sig) error {
+	me := k.a.me
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	_, in := k.stage()
+	if me == root && k.err == nil {
+		remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, b)}.put(in)
+	}
+	if err := k.agree(sg, sameCount|sameRoot); err != nil {
+		return err
+	}
+	var rerr error
+	if me != root {
+		rb := getRemoteBuf(k.inline(root))
+		rerr = readRemote(rb.pid, b, rb.send)
+	}
+	return k.done(rerr, me == root)
+}
+
+// done ends a single-copy call: a round in which every rank says whether
+// its reads succeeded; a rank whose buffer others read (wait) waits for all
+// of them. A failed read is an error on the reader, and on the waiters.
+func (k *call) done(rerr error, wait bool) error {
+	if err := k.next(); err != nil {
+		return err
+	}
+	_, in := k.stage()
+	in[0] = 0
+	if rerr != nil {
+		in[0] = 1
+	}
+	k.post()
+	if rerr != nil {
+		return k.errorf(ErrOther, "%v", rerr)
+	}
+	if !wait {
+		return nil
+	}
+	if err := k.waitAll(); err != nil {
+		return err
+	}
+	for q := range k.a.n {
+		if k.inline(q)[0] != 0 {
+			return k.errorf(ErrOther, "rank %d could not read the data by single copy", q)
+		}
+	}
+	return nil
 }
 
 // blocks describes one rank's side of a gather or scatter in bytes: where

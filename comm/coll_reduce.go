@@ -4,6 +4,8 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"os"
+	"runtime"
 )
 
 // The reducing collectives. Every result is the fold in rank order
@@ -75,6 +77,10 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	}
 	s := raw.SizeOf[T]()
 	b := m * s
+	sg := sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: int32(root), count: uint64(m)}
+	if kind == format.CollAllreduce && k.a.single && b >= singleMin {
+		return allreduceSingle(&k, red, send, recv, sg)
+	}
 	st, in := k.stage()
 	inline := b <= format.InlineLen
 	if k.err == nil {
@@ -84,7 +90,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 			copy(st, raw.Bytes(send))
 		}
 	}
-	if err := k.agree(sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: int32(root), count: uint64(m)}, sameCount|sameRoot|sameOp); err != nil {
+	if err := k.agree(sg, sameCount|sameRoot|sameOp); err != nil {
 		return err
 	}
 	if inline || n*b <= redundantMax {
@@ -137,6 +143,69 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	}
 	return nil
 }
+
+// allreduceSingle is Allreduce by single copy: each rank reduces its share
+// of the elements, reading the others' pieces of it from their send
+// buffers, into its own recv; then, after a round, reads the others'
+// reduced shares from their recv buffers; a last round frees the buffers.
+// The fold order is the staging path's, so results are the same bits.
+func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg sig) error {
+	n, me, s := k.a.n, k.a.me, raw.SizeOf[T]()
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	_, in := k.stage()
+	if k.err == nil {
+		remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, raw.Bytes(send)), recv: pinBytes(&pin, raw.Bytes(recv))}.put(in)
+	}
+	if err := k.agree(sg, sameCount|sameRoot|sameOp); err != nil {
+		return err
+	}
+	m := len(send)
+	recv = recv[:m]
+	bufs := make([]remoteBuf, n)
+	for q := range bufs {
+		bufs[q] = getRemoteBuf(k.inline(q))
+	}
+	// My share, a piece at a time: the accumulator and the piece read.
+	lo, hi := me*m/n, (me+1)*m/n
+	piece := max(1, min(hi-lo, singlePiece/s))
+	scratch := k.a.scratchFor(2 * piece * s)
+	acc, x := raw.Elems[T](scratch[:piece*s]), raw.Elems[T](scratch[piece*s:2*piece*s])
+	var rerr error
+	for a := lo; a < hi && rerr == nil; a += piece {
+		e := min(a+piece, hi)
+		ac, xc := acc[:e-a], x[:e-a]
+		for q := n - 1; q >= 0 && rerr == nil; q-- {
+			src := send[a:e]
+			if q != me {
+				rerr = readRemote(bufs[q].pid, raw.Bytes(xc), bufs[q].send+uint64(a*s))
+				src = xc
+			}
+			if q == n-1 {
+				copy(ac, src)
+			} else {
+				red.apply(src, ac)
+			}
+		}
+		// In place, recv[a:e] is this rank's send[a:e]: read above, and
+		// nobody else reads this share of it.
+		copy(recv[a:e], ac)
+	}
+	if err := k.done(rerr, true); err != nil {
+		return err
+	}
+	for q := 0; q < n && rerr == nil; q++ {
+		ql, qh := q*m/n, (q+1)*m/n
+		if q != me && qh > ql {
+			rerr = readRemote(bufs[q].pid, raw.Bytes(recv[ql:qh]), bufs[q].recv+uint64(ql*s))
+		}
+	}
+	return k.done(rerr, true)
+}
+
+// singlePiece is the most bytes of one rank's share read by one system
+// call in allreduceSingle.
+const singlePiece = 512 << 10
 
 // fold sets acc to x_lo ∘ (x_lo+1 ∘ (... ∘ x_hi-1)), x_q = from(q), for
 // hi > lo. acc must not alias any x_q.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -382,8 +384,23 @@ func init() {
 		if err := checkType[int32](c, c.Size() <= 3); err != nil {
 			return err
 		}
-		return checkType[atomics.DoubleInt](c, false)
+		if err := checkType[atomics.DoubleInt](c, false); err != nil {
+			return err
+		}
+		// The big payloads above went by single copy wherever the kernel
+		// lets a process read a sibling's memory.
+		if want := ptraceAllowed(); comm.SingleCopy(c) != want {
+			return fmt.Errorf("single copy in use: %v, want %v", comm.SingleCopy(c), want)
+		}
+		return nil
 	})
+}
+
+// ptraceAllowed says whether process_vm_readv between sibling processes of
+// one user is allowed: no Yama, or Yama's ptrace_scope 0.
+func ptraceAllowed() bool {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	return err != nil || strings.TrimSpace(string(b)) == "0"
 }
 
 func TestCollectivesProcs(t *testing.T) {

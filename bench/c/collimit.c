@@ -13,6 +13,10 @@
  * core; with more, none is pinned and a wait yields the CPU after 20 polls,
  * as shmrun's oversubscribed policy does.
  *
+ * Payloads of 128 KiB and more move by single copy (process_vm_readv from
+ * the other process's buffer), as shmrun moves them, when the kernel allows
+ * it; else through the staging buffers.
+ *
  * Rounds are numbered alike on every process. A process stores round r into
  * its line's sequence word (release) once its data for round r is in place
  * and, for a process that only reads in that round, once it has read it; a
@@ -37,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +60,9 @@ struct control {
 	int64_t cb_sense;
 	_Alignas(128) int64_t next, nbatch;
 	_Alignas(128) int64_t t0[MAXN], t1[MAXN], wrong[MAXN];
+	int64_t pid[MAXN];          /* single copy: each process's pid */
+	uint64_t sbuf[MAXN], rbuf[MAXN]; /* and its buffers' addresses */
+	int64_t single_failed;      /* a probe read failed: stage everything */
 };
 
 static struct control *ctl;
@@ -64,6 +72,31 @@ static uint64_t chunk;      /* staging buffer bytes */
 static uint32_t R;          /* rounds published, alike on every process */
 static int cb_local;
 static double *sbuf, *rbuf; /* private send and receive buffers */
+static int single;          /* large payloads by single copy */
+static double *scratch;     /* single-copy Allreduce: the piece read */
+
+/* Payloads from this size (bytes) move by single copy, as in shmrun: the
+ * readers copy straight from the other process's buffer with
+ * process_vm_readv, one copy across cores instead of two through staging. */
+#define SINGLE_MIN (128u << 10)
+#define SINGLE_PIECE (512u << 10)
+
+static void read_remote(int q, void *dst, uint64_t src, size_t len)
+{
+	while (len > 0) {
+		struct iovec l = {dst, len}, r = {(void *)(uintptr_t)src, len};
+		ssize_t got = process_vm_readv((pid_t)ctl->pid[q], &l, 1, &r, 1, 0);
+		if (got <= 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			perror("collimit: process_vm_readv");
+			exit(1);
+		}
+		dst = (char *)dst + got;
+		src += (uint64_t)got;
+		len -= (size_t)got;
+	}
+}
 
 static inline void relax(int *polls)
 {
@@ -181,6 +214,44 @@ static void c_allreduce(size_t m)
 		fold(rbuf, m, inl, r, 0, 0, n);
 		return;
 	}
+	if (single && b >= SINGLE_MIN) {
+		/* Round A: buffers ready; this process reduces its share from
+		 * everyone's send buffers (the others' by single copy) into its
+		 * recv; round B: shares ready, read the others'; round C: done. */
+		size_t lo = (size_t)me * m / (size_t)n, hi = (size_t)(me + 1) * m / (size_t)n;
+		size_t piece = SINGLE_PIECE / sizeof(double);
+		uint32_t r = open_exchange();
+		post(r);
+		close_exchange(r);
+		for (size_t a = lo; a < hi; a += piece) {
+			size_t e = a + piece < hi ? a + piece : hi, len = (e - a) * sizeof(double);
+			for (int q = n - 1; q >= 0; q--) {
+				const double *x = sbuf + a;
+				if (q != me) {
+					read_remote(q, scratch, ctl->sbuf[q] + a * sizeof(double), len);
+					x = scratch;
+				}
+				if (q == n - 1)
+					memcpy(rbuf + a, x, len);
+				else
+					for (size_t i = 0; i < e - a; i++)
+						rbuf[a + i] = x[i] + rbuf[a + i];
+			}
+		}
+		r = open_exchange();
+		post(r);
+		close_exchange(r);
+		for (int q = 0; q < n; q++) {
+			size_t ql = (size_t)q * m / (size_t)n, qh = (size_t)(q + 1) * m / (size_t)n;
+			if (q != me && qh > ql)
+				read_remote(q, rbuf + ql, ctl->rbuf[q] + ql * sizeof(double),
+					    (qh - ql) * sizeof(double));
+		}
+		r = open_exchange();
+		post(r);
+		close_exchange(r);
+		return;
+	}
 	/* Per staging chunk: round A stages it, round B reduces this
 	 * process's share into its other buffer; every process copies the
 	 * shares out. */
@@ -209,6 +280,21 @@ static void c_allreduce(size_t m)
 static void c_bcast(size_t m)
 {
 	size_t b = m * sizeof(double), per = chunk / sizeof(double);
+	if (single && b >= SINGLE_MIN) {
+		/* The root says its buffer is ready; the others read it and
+		 * say so; the root returns once they all have. */
+		uint32_t r = ++R;
+		if (me == 0) {
+			post(r);
+			await_others(r);
+		} else {
+			await(0, r);
+			read_remote(0, sbuf, ctl->sbuf[0], b);
+			post(r);
+		}
+		seen_all = 0;
+		return;
+	}
 	if (b <= SHMRUN_INLINE_LEN)
 		per = m;
 	for (size_t off = 0; off < m; off += per) {
@@ -631,6 +717,31 @@ int main(int argc, char **argv)
 	}
 	memset(sbuf, 0, cap * sizeof(double)); /* pre-fault */
 	memset(rbuf, 0, cap * sizeof(double));
+	scratch = malloc(SINGLE_PIECE);
+	if (!scratch) {
+		perror("malloc");
+		return 1;
+	}
+	memset(scratch, 0, SINGLE_PIECE);
+
+	/* Single copy if every process can read its successor's memory. */
+	ctl->pid[me] = getpid();
+	ctl->sbuf[me] = (uint64_t)(uintptr_t)sbuf;
+	ctl->rbuf[me] = (uint64_t)(uintptr_t)rbuf;
+	cbar();
+	if (n > 1) {
+		double probe;
+		struct iovec l = {&probe, sizeof probe},
+			     r = {(void *)(uintptr_t)ctl->sbuf[(me + 1) % n], sizeof probe};
+		if (process_vm_readv((pid_t)ctl->pid[(me + 1) % n], &l, 1, &r, 1, 0) != sizeof probe)
+			__atomic_store_n(&ctl->single_failed, 1, __ATOMIC_RELAXED);
+	}
+	cbar();
+	single = n > 1 && !ctl->single_failed;
+	if (me == 0) {
+		printf("INFO single_copy %s\n", single ? "process_vm_readv" : "off (staging only)");
+		fflush(stdout);
+	}
 
 	for (int j = 0; j < nmeas; j++)
 		if (sel[j])

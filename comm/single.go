@@ -1,0 +1,109 @@
+package comm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+	"golang.org/x/sys/unix"
+)
+
+// Single-copy transfers. A large Bcast or Allreduce between processes
+// moves its data by process_vm_readv from the other ranks' own buffers:
+// one copy across cores instead of two through the staging buffers, whose
+// lines arrive dirty from the writer's cache. A rank publishes its process
+// id and buffer addresses in its first round's inline bytes, with the
+// buffers pinned (runtime.Pinner: a pinned object neither moves nor is
+// freed, and a buffer that flows to Pin is never on a goroutine stack),
+// and returns only once every reader has said it is done.
+//
+// Whether the kernel lets ranks read each other (same user, and no Yama
+// ptrace_scope above 0) is probed once per communicator when its
+// collective area is made; without it, the staging buffers carry
+// everything. The choice is the same on every rank.
+
+// singleMin is the smallest payload (bytes) sent by single copy: below it
+// the staging pipeline's rounds cost less than the system calls.
+const singleMin = 128 << 10
+
+// singleOff turns single copy off (tests of the staging path).
+var singleOff = false
+
+// remoteBuf is what a rank publishes for single-copy readers: its process
+// and up to two buffer addresses, in the first round's inline bytes.
+type remoteBuf struct {
+	pid        int32
+	send, recv uint64
+}
+
+const remoteBufLen = 20
+
+func (b remoteBuf) put(dst []byte) {
+	binary.LittleEndian.PutUint32(dst, uint32(b.pid))
+	binary.LittleEndian.PutUint64(dst[4:], b.send)
+	binary.LittleEndian.PutUint64(dst[12:], b.recv)
+}
+
+func getRemoteBuf(src []byte) remoteBuf {
+	return remoteBuf{pid: int32(binary.LittleEndian.Uint32(src)), send: binary.LittleEndian.Uint64(src[4:]),
+		recv: binary.LittleEndian.Uint64(src[12:])}
+}
+
+// pinBytes pins the memory under b (if any) and returns its address.
+func pinBytes(p *runtime.Pinner, b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	p.Pin(&b[0])
+	return uint64(raw.Addr(b))
+}
+
+// readRemote copies len(dst) bytes at address src of process pid into dst
+// (process_vm_readv), resuming after a partial read.
+func readRemote(pid int32, dst []byte, src uint64) error {
+	for len(dst) > 0 {
+		local := []unix.Iovec{{Base: &dst[0]}}
+		local[0].SetLen(len(dst))
+		n, err := unix.ProcessVMReadv(int(pid), local, []unix.RemoteIovec{{Base: uintptr(src), Len: len(dst)}}, 0)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading %d bytes of process %d: %w", len(dst), pid, err)
+		case n == 0:
+			return fmt.Errorf("reading %d bytes of process %d: no progress", len(dst), pid)
+		}
+		dst, src = dst[n:], src+uint64(n)
+	}
+	return nil
+}
+
+// probeSingle finds out, collectively, whether every rank of c can read
+// the next rank's memory: each publishes its pid and the address of a word
+// holding it, reads its successor's, and all agree. Local (goroutine)
+// communicators never use single copy.
+func (c *Comm) probeSingle() (bool, error) {
+	if c.t.Local() || c.Size() == 1 {
+		return false, nil
+	}
+	word := []uint64{uint64(os.Getpid())}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	mine := make([]byte, remoteBufLen)
+	remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, raw.Bytes(word))}.put(mine)
+	all, _, err := c.t.Exchange(mine, singleOff)
+	if err != nil {
+		return false, err
+	}
+	next := (c.Rank() + 1) % c.Size()
+	rb := getRemoteBuf(all[next*format.SlotLen:])
+	var got [8]byte
+	failed := readRemote(rb.pid, got[:], rb.send) != nil || binary.LittleEndian.Uint64(got[:]) != uint64(rb.pid)
+	first, err := c.t.Agree(failed || singleOff)
+	runtime.KeepAlive(word)
+	return err == nil && first < 0, err
+}
