@@ -61,20 +61,20 @@ type flagLine struct {
 	meta []byte        // the signature words and inline bytes (line[8:])
 }
 
-// sig is what a rank says about its call in the call's first round.
-type sig struct {
-	kind, typ, op, failed uint8
-	root                  int32
-	count                 uint64
+// sig is what a rank says about its call in the call's first round, as
+// the two little-endian words of its line (FlagKind..FlagRoot, then
+// FlagCount). A signature is built, written, read and compared a word at a
+// time, never a byte at a time: byte fields stored and read back as a word
+// stall the store-to-load forwarding, a measurable part of a small call.
+type sig struct{ w0, w1 uint64 }
+
+// mkSig is the signature of a call: its kind, element type, op, root and
+// count (failed is added by publishSig).
+func mkSig(kind, typ, op uint8, root int32, count uint64) sig {
+	return sig{uint64(kind) | uint64(typ)<<8 | uint64(op)<<16 | uint64(uint32(root))<<32, count}
 }
 
-// words is s as the two little-endian words of the line (FlagKind..FlagRoot,
-// then FlagCount): a signature is written, read and compared a word at a
-// time, never a byte at a time (byte stores read back as a word stall the
-// store-to-load forwarding).
-func (s sig) words() (uint64, uint64) {
-	return uint64(s.kind) | uint64(s.typ)<<8 | uint64(s.op)<<16 | uint64(s.failed)<<24 | uint64(uint32(s.root))<<32, s.count
-}
+func (s sig) words() (uint64, uint64) { return s.w0, s.w1 }
 
 // Masks of the first signature word.
 const (
@@ -84,8 +84,15 @@ const (
 	sigRoot     = 0xffffffff << 32
 )
 
-func getSig(b []byte) sig {
-	return sig{kind: b[0], typ: b[1], op: b[2], failed: b[3],
+// sigFields is a signature decoded, for naming a mismatch.
+type sigFields struct {
+	kind, typ, op, failed uint8
+	root                  int32
+	count                 uint64
+}
+
+func getSig(b []byte) sigFields {
+	return sigFields{kind: b[0], typ: b[1], op: b[2], failed: b[3],
 		root: int32(binary.LittleEndian.Uint32(b[4:])), count: binary.LittleEndian.Uint64(b[8:])}
 }
 
@@ -408,7 +415,7 @@ func (k *call) anyBarrier() bool {
 // name it.
 func (k *call) barrier() error {
 	a := k.a
-	k.publishSig(sig{kind: format.CollBarrier, root: -1})
+	k.publishSig(mkSig(format.CollBarrier, 0, 0, -1, 0))
 	// No flush first: only a rank in another call (a mismatch) waits on
 	// this line, and if it has gone to sleep, its futex timeout wakes it;
 	// the arrival's locked add orders the round's store before the wake.
@@ -455,7 +462,7 @@ const (
 	sameOp
 )
 
-func mismatch(s0, sq sig, q int, same sameFields) string {
+func mismatch(s0, sq sigFields, q int, same sameFields) string {
 	switch {
 	case sq.kind != s0.kind:
 		return fmt.Sprintf("rank 0 called %s, rank %d called %s", kindName(s0.kind), q, kindName(sq.kind))
@@ -471,7 +478,7 @@ func mismatch(s0, sq sig, q int, same sameFields) string {
 	return ""
 }
 
-func mismatchClass(s0, sq sig, same sameFields) error {
+func mismatchClass(s0, sq sigFields, same sameFields) error {
 	switch {
 	case sq.kind != s0.kind:
 		return ErrArg

@@ -51,7 +51,7 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	inline := nb <= format.InlineLen
 	chunk := int(k.a.l.Chunk)
 	if k.a.single && nb >= singleMin {
-		return k.bcastSingle(b, root, sig{kind: format.CollBcast, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(len(buf))})
+		return k.bcastSingle(b, root, mkSig(format.CollBcast, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(len(buf))))
 	}
 	if k.err == nil && me == root {
 		st, in := k.stage()
@@ -61,7 +61,7 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 			copy(st, b)
 		}
 	}
-	if err := k.agree(sig{kind: format.CollBcast, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(len(buf))}, sameCount|sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollBcast, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(len(buf))), sameCount|sameRoot); err != nil {
 		return err
 	}
 	if inline {
@@ -122,9 +122,9 @@ func (k *call) done(rerr error, wait bool) error {
 		return err
 	}
 	_, in := k.stage()
-	in[0] = 0
+	in[format.SingleFailed] = 0
 	if rerr != nil {
-		in[0] = 1
+		in[format.SingleFailed] = 1
 	}
 	k.post()
 	if rerr != nil {
@@ -137,7 +137,7 @@ func (k *call) done(rerr error, wait bool) error {
 		return err
 	}
 	for q := range k.a.n {
-		if k.inline(q)[0] != 0 {
+		if k.inline(q)[format.SingleFailed] != 0 {
 			return k.errorf(ErrOther, "rank %d could not read the data by single copy", q)
 		}
 	}
@@ -233,7 +233,7 @@ func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPl
 	if me == root {
 		rcv = even(n, m*s)
 	}
-	return k.collect(mine, raw.Bytes(recv), rcv, root, m*s, sig{kind: format.CollGather, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameCount|sameRoot)
+	return k.collect(mine, raw.Bytes(recv), rcv, root, m*s, mkSig(format.CollGather, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameCount|sameRoot)
 }
 
 // Gatherv collects every rank's send into root's recv: rank q's
@@ -277,7 +277,7 @@ func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displ
 	if me == root && inPlace {
 		mine = nil
 	}
-	if err := k.agree(sig{kind: format.CollGatherv, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollGatherv, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
 	all, err := k.countsFrom(root, s)
@@ -408,7 +408,7 @@ func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace boo
 	} else if len(recv) < n*m {
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
 	}
-	return k.collect(mine, raw.Bytes(recv), even(n, m*s), -1, m*s, sig{kind: format.CollAllgather, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}, sameCount)
+	return k.collect(mine, raw.Bytes(recv), even(n, m*s), -1, m*s, mkSig(format.CollAllgather, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), sameCount)
 }
 
 // Allgatherv collects every rank's send into every rank's recv: rank q's
@@ -447,7 +447,7 @@ func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, di
 		}
 		putCounts(k.staging(me), rcv.counts)
 	}
-	if err := k.agree(sig{kind: format.CollAllgatherv, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}, 0); err != nil {
+	if err := k.agree(mkSig(format.CollAllgatherv, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), 0); err != nil {
 		return err
 	}
 	// Every rank's counts must equal rank 0's, and rank 0's must match

@@ -64,7 +64,8 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	}
 	defer k.a.flush()
 	n, me, m := c.Size(), c.Rank(), len(send)
-	red, code, err := resolve[T](op)
+	typ := atomics.TypeOf[T]()
+	red, code, err := resolve[T](op, typ)
 	if err != nil {
 		k.err = k.errorf(ErrOp, "%v", err)
 	}
@@ -77,7 +78,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	}
 	s := raw.SizeOf[T]()
 	b := m * s
-	sg := sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: int32(root), count: uint64(m)}
+	sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
 	if kind == format.CollAllreduce && k.a.single && b >= singleMin {
 		return allreduceSingle(&k, red, send, recv, sg)
 	}
@@ -243,7 +244,8 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 	if inPlace {
 		m = len(send) / n
 	}
-	red, code, err := resolve[T](op)
+	typ := atomics.TypeOf[T]()
+	red, code, err := resolve[T](op, typ)
 	switch {
 	case err != nil:
 		k.err = k.errorf(ErrOp, "%v", err)
@@ -274,7 +276,7 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 			stageBlocks(st, 0)
 		}
 	}
-	if err := k.agree(sig{kind: format.CollReduceScatterBlock, typ: uint8(atomics.TypeOf[T]()), op: code, root: -1, count: uint64(m)}, sameCount|sameOp); err != nil {
+	if err := k.agree(mkSig(format.CollReduceScatterBlock, uint8(typ), code, -1, uint64(m)), sameCount|sameOp); err != nil {
 		return err
 	}
 	for base := 0; base < m; base += pm {
@@ -341,7 +343,8 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 	if kind == format.CollExscan {
 		hi = me
 	}
-	red, code, err := resolve[T](op)
+	typ := atomics.TypeOf[T]()
+	red, code, err := resolve[T](op, typ)
 	switch {
 	case err != nil:
 		k.err = k.errorf(ErrOp, "%v", err)
@@ -363,7 +366,7 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 			copy(st, raw.Bytes(send[:min(chunk, m)]))
 		}
 	}
-	if err := k.agree(sig{kind: kind, typ: uint8(atomics.TypeOf[T]()), op: code, root: -1, count: uint64(m)}, sameCount|sameOp); err != nil {
+	if err := k.agree(mkSig(kind, uint8(typ), code, -1, uint64(m)), sameCount|sameOp); err != nil {
 		return err
 	}
 	for base := 0; base < m; base += chunk {

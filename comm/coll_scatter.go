@@ -56,7 +56,7 @@ func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inP
 	for q := range counts {
 		counts[q] = m * s
 	}
-	sg := sig{kind: format.CollScatter, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}
+	sg := mkSig(format.CollScatter, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m))
 	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), counts, root, s, inPlace, &sg, sameCount|sameRoot)
 }
 
@@ -96,7 +96,7 @@ func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []i
 			putCounts(k.staging(me), snd.counts)
 		}
 	}
-	if err := k.agree(sig{kind: format.CollScatterv, typ: uint8(atomics.TypeOf[T]()), root: int32(root), count: uint64(m)}, sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollScatterv, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
 	all, err := k.countsFrom(root, s)
@@ -200,7 +200,7 @@ func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
 	}
 	bl := even(n, m*s)
-	sg := sig{kind: format.CollAlltoall, typ: uint8(atomics.TypeOf[T]()), root: -1, count: uint64(m)}
+	sg := mkSig(format.CollAlltoall, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m))
 	return k.exchange(raw.Bytes(send), bl, raw.Bytes(recv), bl, m*s, s, &sg, sameCount)
 }
 
@@ -241,7 +241,7 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 		putCounts(st, snd.counts)
 		putCounts(st[8*n:], rcv.counts)
 	}
-	if err := k.agree(sig{kind: format.CollAlltoallv, typ: uint8(atomics.TypeOf[T]()), root: -1}, 0); err != nil {
+	if err := k.agree(mkSig(format.CollAlltoallv, uint8(atomics.TypeOf[T]()), 0, -1, 0), 0); err != nil {
 		return err
 	}
 	// Rank i's send count to j must be j's receive count from i: every

@@ -49,14 +49,15 @@ type reducer[T atomics.Elem] struct {
 	user *UserOp[T]
 }
 
-// resolve checks op for T; code is what the signature records.
-func resolve[T atomics.Elem, O Operation[T]](op O) (reducer[T], uint8, error) {
+// resolve checks op for T (typ is atomics.TypeOf[T], which the caller has
+// at hand); code is what the signature records.
+func resolve[T atomics.Elem, O Operation[T]](op O, typ atomics.Type) (reducer[T], uint8, error) {
 	switch o := any(op).(type) {
 	case atomics.Op:
 		if o == atomics.Replace || o == atomics.NoOp {
 			return reducer[T]{}, 0, fmt.Errorf("%v is an RMA op, not a reduction: %w", o, ErrOp)
 		}
-		if err := atomics.Check(o, atomics.TypeOf[T](), false); err != nil {
+		if err := atomics.Check(o, typ, false); err != nil {
 			return reducer[T]{}, 0, fmt.Errorf("%v: %w", err, ErrOp)
 		}
 		return reducer[T]{pre: o}, uint8(o), nil

@@ -28,7 +28,7 @@ import (
 
 // singleMin is the smallest payload (bytes) sent by single copy: below it
 // the staging pipeline's rounds cost less than the system calls.
-const singleMin = 128 << 10
+const singleMin = format.SingleMin
 
 // singleOff turns single copy off (tests of the staging path).
 var singleOff = false
@@ -40,17 +40,15 @@ type remoteBuf struct {
 	send, recv uint64
 }
 
-const remoteBufLen = 20
-
 func (b remoteBuf) put(dst []byte) {
-	binary.LittleEndian.PutUint32(dst, uint32(b.pid))
-	binary.LittleEndian.PutUint64(dst[4:], b.send)
-	binary.LittleEndian.PutUint64(dst[12:], b.recv)
+	binary.LittleEndian.PutUint32(dst[format.SinglePID:], uint32(b.pid))
+	binary.LittleEndian.PutUint64(dst[format.SingleSend:], b.send)
+	binary.LittleEndian.PutUint64(dst[format.SingleRecv:], b.recv)
 }
 
 func getRemoteBuf(src []byte) remoteBuf {
-	return remoteBuf{pid: int32(binary.LittleEndian.Uint32(src)), send: binary.LittleEndian.Uint64(src[4:]),
-		recv: binary.LittleEndian.Uint64(src[12:])}
+	return remoteBuf{pid: int32(binary.LittleEndian.Uint32(src[format.SinglePID:])),
+		send: binary.LittleEndian.Uint64(src[format.SingleSend:]), recv: binary.LittleEndian.Uint64(src[format.SingleRecv:])}
 }
 
 // pinBytes pins the memory under b (if any) and returns its address.
@@ -93,7 +91,7 @@ func (c *Comm) probeSingle() (bool, error) {
 	word := []uint64{uint64(os.Getpid())}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	mine := make([]byte, remoteBufLen)
+	mine := make([]byte, format.SingleLen)
 	remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, raw.Bytes(word))}.put(mine)
 	all, _, err := c.t.Exchange(mine, singleOff)
 	if err != nil {

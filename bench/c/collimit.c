@@ -78,7 +78,7 @@ static double *scratch;     /* single-copy Allreduce: the piece read */
 /* Payloads from this size (bytes) move by single copy, as in shmrun: the
  * readers copy straight from the other process's buffer with
  * process_vm_readv, one copy across cores instead of two through staging. */
-#define SINGLE_MIN (128u << 10)
+#define SINGLE_MIN SHMRUN_SINGLE_MIN
 #define SINGLE_PIECE (512u << 10)
 
 static void read_remote(int q, void *dst, uint64_t src, size_t len)

@@ -133,6 +133,11 @@
 #define SHMRUN_FLAG_COUNT 16 /* uint64 the count the call checks */
 #define SHMRUN_FLAG_INLINE 24 /* [SHMRUN_INLINE_LEN]byte inline data */
 #define SHMRUN_INLINE_LEN 104 /* inline bytes of a flag line */
+#define SHMRUN_SINGLE_MIN 131072 /* bytes from which Bcast and Allreduce move by process_vm_readv */
+#define SHMRUN_SINGLE_PID 0 /* int32 process id (inline bytes, first round) */
+#define SHMRUN_SINGLE_SEND 4 /* uint64 send buffer address */
+#define SHMRUN_SINGLE_RECV 12 /* uint64 receive buffer address */
+#define SHMRUN_SINGLE_FAILED 0 /* uint8 later rounds: this rank's reads failed */
 #define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
 #define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
 #define SHMRUN_OP_USER 255 /* a user-defined op in a signature */

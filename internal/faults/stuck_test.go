@@ -79,8 +79,10 @@ func blockBarrier(s *stuck) error { s.announce("barrier"); return s.c.Barrier() 
 func blockFence(s *stuck) error   { s.announce("fence"); return s.w.Fence(0) }
 
 // blockAllreduce and blockBcast wait in a collective's first round (the
-// sleeping rank never joins); big payloads, so a killed victim dies with
-// its staging buffers half written.
+// sleeping rank never joins). The Allreduce is big enough to go by single
+// copy (its buffers pinned and published when the victim dies); the Bcast
+// goes through the staging buffers (more than a chunk, less than the
+// single-copy size), so a killed root dies with them half written.
 func blockAllreduce(s *stuck) error {
 	s.announce("allreduce")
 	x := make([]float64, 100_000)
@@ -89,7 +91,7 @@ func blockAllreduce(s *stuck) error {
 
 func blockBcast(s *stuck) error {
 	s.announce("bcast")
-	return comm.Bcast(s.c, make([]byte, 300_000), 0)
+	return comm.Bcast(s.c, make([]byte, 100_000), 0)
 }
 func lockExcl0(s *stuck) error { return s.w.Lock(win.Exclusive, 0, 0) }
 

@@ -49,6 +49,21 @@ const (
 	IbarSleepers = 4 // uint32 waiters in the futex phase
 )
 
+// Single copy. A large Bcast or Allreduce between processes moves its data
+// by process_vm_readv from the owners' buffers: in the call's first round,
+// each rank whose buffers others read puts its process id and the
+// buffers' addresses in its inline bytes (offsets below, from FlagInline);
+// each later round of the call has, in inline byte SingleFailed, 1 if the
+// rank's reads failed. A rank returns only after every reader's last round.
+const (
+	SingleMin    = 128 << 10 // bytes from which a payload moves by single copy
+	SinglePID    = 0         // int32 process id
+	SingleSend   = 4         // uint64 address of the send buffer (Bcast: the buffer)
+	SingleRecv   = 12        // uint64 address of the receive buffer (Allreduce)
+	SingleLen    = 20        // bytes of the three
+	SingleFailed = 0         // uint8 in a later round: this rank's reads failed
+)
+
 // OpUser marks a user-defined op (comm.OpCreate) in a signature: its
 // function cannot be compared across processes, only its presence.
 const OpUser = 0xff
