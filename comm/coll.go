@@ -29,23 +29,25 @@ import (
 
 // collArea is one rank's view of a communicator's collective area.
 type collArea struct {
-	mem     []byte
-	l       format.CollLayout
-	n, me   int
-	round   uint32 // rounds this rank has published
-	seen    uint32 // every rank has published through this round
-	lines   [][2]flagLine
-	stage   [][2][]byte
-	ibar    []barrier.Event
-	ibarN   uint32      // Ibarrier calls this rank has made
-	freed   atomic.Bool // the communicator was freed: its requests fail
-	abort   *uint32
-	policy  barrier.Policy
-	fence   *uint64 // a word on a line of this rank's own (see post)
-	pending uint8   // parities published without their wake-up (see post)
-	bar     *barrier.Barrier
-	single  bool   // large payloads move by single copy (single.go)
-	scratch []byte // private working memory of single-copy calls
+	mem      []byte
+	l        format.CollLayout
+	n, me    int
+	round    uint32 // rounds this rank has published
+	seen     uint32 // every rank has published through this round
+	lines    [][2]flagLine
+	stage    [][2][]byte
+	ibar     []barrier.Event
+	ibarN    uint32      // Ibarrier calls this rank has made
+	freed    atomic.Bool // the communicator was freed: its requests fail
+	abort    *uint32
+	policy   barrier.Policy
+	fence    *uint64 // a word on a line of this rank's own (see post)
+	pending  uint8   // parities published without their wake-up (see post)
+	bar      *barrier.Barrier
+	single   bool   // large payloads move by single copy (single.go)
+	scratch  []byte // private working memory of single-copy calls
+	evenBl   blocks // equal blocks of evenSize bytes (even)
+	evenSize int
 }
 
 // fenceLine is a private word alone on its cache lines.

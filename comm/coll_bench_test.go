@@ -44,3 +44,18 @@ func BenchmarkBcast8x1(b *testing.B) {
 	x := []float64{1}
 	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Bcast(c, x, 0) })
 }
+
+func BenchmarkAllgather8x1(b *testing.B) {
+	x, y := []float64{1}, []float64{0}
+	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Allgather(c, x, y) })
+}
+
+func BenchmarkAlltoall8x1(b *testing.B) {
+	x, y := []float64{1}, []float64{0}
+	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Alltoall(c, x, y) })
+}
+
+func BenchmarkScatter8x1(b *testing.B) {
+	x, y := []float64{1}, []float64{0}
+	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Scatter(c, x, y, 0) })
+}

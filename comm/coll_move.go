@@ -151,13 +151,21 @@ type blocks struct {
 	counts, displs []int // bytes, per rank
 }
 
-// even is n blocks of size bytes, one after another.
-func even(n, size int) blocks {
-	bl := blocks{counts: make([]int, n), displs: make([]int, n)}
-	for q := range n {
-		bl.counts[q], bl.displs[q] = size, q*size
+// even is n blocks of size bytes, one after another, in slices the area
+// keeps for the next call (a communicator's collectives run one at a time;
+// the callers only read them).
+func (a *collArea) even(size int) blocks {
+	if a.evenBl.counts == nil {
+		a.evenBl = blocks{counts: make([]int, a.n), displs: make([]int, a.n)}
+		a.evenSize = -1
 	}
-	return bl
+	if a.evenSize != size {
+		for q := range a.n {
+			a.evenBl.counts[q], a.evenBl.displs[q] = size, q*size
+		}
+		a.evenSize = size
+	}
+	return a.evenBl
 }
 
 // vblocks checks counts and displs (elements) of a v form against a buffer
@@ -231,7 +239,7 @@ func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPl
 	}
 	rcv := blocks{}
 	if me == root {
-		rcv = even(n, m*s)
+		rcv = k.a.even(m * s)
 	}
 	return k.collect(mine, raw.Bytes(recv), rcv, root, m*s, mkSig(format.CollGather, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameCount|sameRoot)
 }
@@ -320,11 +328,7 @@ func (k *call) collect(mine, recv []byte, rcv blocks, root, size int, sg sig, sa
 	if err := k.agree(sg, same); err != nil {
 		return err
 	}
-	all := make([]int, k.a.n)
-	for q := range all {
-		all[q] = size
-	}
-	return k.move(mine, recv, all, rcv, root, true)
+	return k.move(mine, recv, k.a.even(size).counts, rcv, root, true)
 }
 
 // move runs the data rounds of a gather (root >= 0) or an allgather (root
@@ -408,7 +412,7 @@ func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace boo
 	} else if len(recv) < n*m {
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
 	}
-	return k.collect(mine, raw.Bytes(recv), even(n, m*s), -1, m*s, mkSig(format.CollAllgather, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), sameCount)
+	return k.collect(mine, raw.Bytes(recv), k.a.even(m*s), -1, m*s, mkSig(format.CollAllgather, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), sameCount)
 }
 
 // Allgatherv collects every rank's send into every rank's recv: rank q's

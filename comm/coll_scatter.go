@@ -50,14 +50,13 @@ func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inP
 		} else if len(send) < n*m {
 			k.err = k.errorf(ErrCount, "send holds %d elements, %d blocks of %d need %d", len(send), n, m, n*m)
 		}
-		snd = even(n, m*s)
 	}
-	counts := make([]int, n)
-	for q := range counts {
-		counts[q] = m * s
+	bl := k.a.even(m * s)
+	if me == root {
+		snd = bl
 	}
 	sg := mkSig(format.CollScatter, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m))
-	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), counts, root, s, inPlace, &sg, sameCount|sameRoot)
+	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), bl.counts, root, s, inPlace, sg, true, sameCount|sameRoot)
 }
 
 // Scatterv sends counts[q] elements of root's send, from send[displs[q]:],
@@ -103,21 +102,21 @@ func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []i
 	if err != nil {
 		return err
 	}
-	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), all, root, s, inPlace, nil, 0)
+	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), all, root, s, inPlace, sig{}, false, 0)
 }
 
 // spread runs a scatter: counts[q] bytes for rank q from snd's blocks of
 // root's send, in pieces that are multiples of the element size. With sg, the first round is yet to be agreed and carries
 // the first pieces; without, the counts round is done and data rounds
 // follow.
-func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, size int, inPlace bool, sg *sig, same sameFields) error {
+func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, size int, inPlace bool, sg sig, first bool, same sameFields) error {
 	n, me := k.a.n, k.a.me
 	most := 0
 	for _, c := range counts {
 		most = max(most, c)
 	}
 	p := piece(int(k.a.l.Chunk), n, size)
-	inline := sg != nil && most <= piece(format.InlineLen, n, size)
+	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
 		p = piece(format.InlineLen, n, size)
 	}
@@ -129,7 +128,6 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 			}
 		}
 	}
-	first := sg != nil
 	if first {
 		if k.err == nil && me == root && most > 0 {
 			st, in := k.stage()
@@ -139,7 +137,7 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 				fill(st, 0)
 			}
 		}
-		if err := k.agree(*sg, same); err != nil {
+		if err := k.agree(sg, same); err != nil {
 			return err
 		}
 	}
@@ -199,9 +197,9 @@ func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool
 	case !inPlace && len(recv) < n*m:
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
 	}
-	bl := even(n, m*s)
+	bl := k.a.even(m * s)
 	sg := mkSig(format.CollAlltoall, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m))
-	return k.exchange(raw.Bytes(send), bl, raw.Bytes(recv), bl, m*s, s, &sg, sameCount)
+	return k.exchange(raw.Bytes(send), bl, raw.Bytes(recv), bl, m*s, s, sg, true, sameCount)
 }
 
 // Alltoallv sends sendCounts[j] elements of send, from
@@ -256,7 +254,7 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 			most = max(most, out)
 		}
 	}
-	return k.exchange(raw.Bytes(send), snd, raw.Bytes(recv), rcv, most, s, nil, 0)
+	return k.exchange(raw.Bytes(send), snd, raw.Bytes(recv), rcv, most, s, sig{}, false, 0)
 }
 
 // exchange runs an alltoall's data rounds: rank j gets snd.counts[j] bytes
@@ -264,10 +262,10 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 // rcv.counts[q] bytes at rcv.displs[q]; most is the largest block of all.
 // Send and receive buffers may be one (in place): a round reads a piece of
 // each block before it writes the same bytes of each block.
-func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, size int, sg *sig, same sameFields) error {
+func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, size int, sg sig, first bool, same sameFields) error {
 	n, me := k.a.n, k.a.me
 	p := piece(int(k.a.l.Chunk), n, size)
-	inline := sg != nil && most <= piece(format.InlineLen, n, size)
+	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
 		p = piece(format.InlineLen, n, size)
 	}
@@ -279,7 +277,6 @@ func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, 
 			}
 		}
 	}
-	first := sg != nil
 	if first {
 		if k.err == nil && most > 0 {
 			st, in := k.stage()
@@ -289,7 +286,7 @@ func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, 
 				fill(st, 0)
 			}
 		}
-		if err := k.agree(*sg, same); err != nil {
+		if err := k.agree(sg, same); err != nil {
 			return err
 		}
 	}
