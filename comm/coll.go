@@ -303,6 +303,23 @@ type call struct {
 	err  error  // this rank's own argument error (published as failed)
 }
 
+// agreeCall is the first thing a collective call over c that is not one of
+// the collectives above does (Free, Dup, Split, Create, SplitType, a
+// window's creation): a round with its signature, in which every rank
+// checks that all made the same call. Without it, a rank in Split while
+// another is in Bcast would wait in the control segment's exchange while
+// the other waits on the flag lines, forever; with it, both get an error
+// naming the calls, and c stays usable. It makes c's collective area if
+// no collective has yet.
+func (c *Comm) agreeCall(name string, kind uint8) error {
+	var k call
+	if err := c.begin(&k, name); err != nil {
+		return err
+	}
+	defer k.a.flush()
+	return k.agree(mkSig(kind, 0, 0, -1, 0), 0)
+}
+
 // begin checks c and opens the call's first round into k (filled in
 // place: a call copied by value costs a store-forwarding stall per word
 // pair). The caller fills its staging buffer or inline bytes (only when
@@ -534,6 +551,8 @@ var kindNames = map[uint8]string{
 	format.CollScatter: "Scatter", format.CollScatterv: "Scatterv", format.CollAllgather: "Allgather",
 	format.CollAllgatherv: "Allgatherv", format.CollAlltoall: "Alltoall", format.CollAlltoallv: "Alltoallv",
 	format.CollReduceScatterBlock: "ReduceScatterBlock", format.CollScan: "Scan", format.CollExscan: "Exscan",
+	format.CollFree: "Free", format.CollDup: "Dup", format.CollSplit: "Split", format.CollCreate: "Create",
+	format.CollSplitType: "SplitType", format.CollWinCreate: "a window's creation",
 }
 
 func kindName(k uint8) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/win"
 )
 
 // The collectives against a sequential reference. Every rank's data is a
@@ -601,6 +602,19 @@ func init() {
 		if err := wantAll(comm.ErrArg, err, "Barrier against Gather"); err != nil {
 			return err
 		}
+		if err := stillWorks(c); err != nil {
+			return err
+		}
+		// A rank splitting (the control segment's exchange) against ranks
+		// in Bcast (the flag lines).
+		if c.Rank() == 0 {
+			_, err = c.Split(0, 0)
+		} else {
+			err = comm.Bcast(c, make([]float64, 2), 0)
+		}
+		if err := wantAll(comm.ErrArg, err, "Split against Bcast"); err != nil {
+			return err
+		}
 		return stillWorks(c)
 	})
 }
@@ -697,5 +711,46 @@ func TestDisjointCommunicators(t *testing.T) {
 	res := ranktest.Run(t, 8, "disjoint")
 	if lines := res.Lines(); len(lines) != 8 {
 		t.Fatalf("%d lines of output, want 8:\n%s", len(lines), res.Stdout)
+	}
+}
+
+// TestCallMismatches: a rank in Free, Dup, Split, SplitType or a window's
+// creation while the others are in a collective (or in another of these)
+// is an error on every rank, and the communicator stays usable.
+func TestCallMismatches(t *testing.T) {
+	bcast := func(d *comm.Comm) error { return comm.Bcast(d, make([]float64, 3), 0) }
+	cases := []struct {
+		name     string
+		odd, all func(d *comm.Comm) error // rank 1's call, the others'
+	}{
+		{"free and bcast", (*comm.Comm).Free, bcast},
+		{"dup and allreduce", func(d *comm.Comm) error { _, err := d.Dup(); return err },
+			func(d *comm.Comm) error { return comm.AllreduceInPlace(d, make([]int32, 2), atomics.Sum) }},
+		{"split and barrier", func(d *comm.Comm) error { _, err := d.Split(0, 0); return err }, (*comm.Comm).Barrier},
+		{"split type and free", func(d *comm.Comm) error { _, err := d.SplitType(comm.TypeShared, 0, nil); return err },
+			(*comm.Comm).Free},
+		{"a window's creation and gather", func(d *comm.Comm) error { _, err := win.AllocateShared(d, 64, 8, nil); return err },
+			func(d *comm.Comm) error { return comm.Gather(d, []float64{1}, make([]float64, d.Size()), 0) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
+				d, err := c.Dup()
+				if err != nil {
+					return err
+				}
+				call := tc.all
+				if c.Rank() == 1 {
+					call = tc.odd
+				}
+				if err := wantAll(comm.ErrArg, call(d), tc.name); err != nil {
+					return err
+				}
+				if err := stillWorks(d); err != nil {
+					return err
+				}
+				return d.Free()
+			})
+		})
 	}
 }

@@ -200,6 +200,9 @@ func init() {
 		if err := c.check(call); err != nil {
 			return nil, err
 		}
+		if err := c.agreeCall(call, format.CollWinCreate); err != nil {
+			return nil, err
+		}
 		return c.t, nil
 	})
 }

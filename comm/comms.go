@@ -19,6 +19,9 @@ func (c *Comm) Dup() (*Comm, error) {
 	if err := c.check("Dup"); err != nil {
 		return nil, err
 	}
+	if err := c.agreeCall("Dup", format.CollDup); err != nil {
+		return nil, err
+	}
 	return c.split("Dup", 0, c.Rank())
 }
 
@@ -31,6 +34,9 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	if err := c.check("Split"); err != nil {
 		return nil, err
 	}
+	if err := c.agreeCall("Split", format.CollSplit); err != nil {
+		return nil, err
+	}
 	return c.split("Split", color, key)
 }
 
@@ -40,6 +46,9 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 // group (ErrGroup otherwise).
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	if err := c.check("Create"); err != nil {
+		return nil, err
+	}
+	if err := c.agreeCall("Create", format.CollCreate); err != nil {
 		return nil, err
 	}
 	color, key := Undefined, 0
@@ -162,6 +171,9 @@ func (c *Comm) Free() error {
 	}
 	if c.world == c || c.self {
 		return fmt.Errorf("comm: Free on rank %d: the world and Self communicators cannot be freed: %w", c.Rank(), ErrComm)
+	}
+	if err := c.agreeCall("Free", format.CollFree); err != nil {
+		return err
 	}
 	if err := c.t.Barrier(); err != nil {
 		return c.wrapWait("Free", err)

@@ -48,6 +48,9 @@ func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	if err := c.check("SplitType"); err != nil {
 		return nil, err
 	}
+	if err := c.agreeCall("SplitType", format.CollSplitType); err != nil {
+		return nil, err
+	}
 	color := Undefined
 	var err error
 	switch kind {

@@ -156,6 +156,12 @@
 #define SHMRUN_COLL_REDUCE_SCATTER_BLOCK 13
 #define SHMRUN_COLL_SCAN 14
 #define SHMRUN_COLL_EXSCAN 15
+#define SHMRUN_COLL_FREE 16
+#define SHMRUN_COLL_DUP 17
+#define SHMRUN_COLL_SPLIT 18
+#define SHMRUN_COLL_CREATE 19
+#define SHMRUN_COLL_SPLIT_TYPE 20
+#define SHMRUN_COLL_WIN_CREATE 21
 
 /* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */

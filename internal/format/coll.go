@@ -85,6 +85,15 @@ const (
 	CollReduceScatterBlock
 	CollScan
 	CollExscan
+	// The communicator's other collective calls: each first runs a round
+	// with its signature, so that a rank in one of them while another is
+	// in a collective above is an error on both, not a hang.
+	CollFree
+	CollDup
+	CollSplit
+	CollCreate
+	CollSplitType
+	CollWinCreate // a window's creation over the communicator
 )
 
 // CollLayout is where things are in the collective area of n ranks.

@@ -226,5 +226,8 @@ var ofComm func(c any, call string) (*Team, error)
 func RegisterComm(f func(c any, call string) (*Team, error)) { ofComm = f }
 
 // OfComm returns the team behind c, a *comm.Comm, for the named call: an
-// error (naming call) if c is nil, a zero Comm, or finalized.
+// error (naming call) if c is nil, a zero Comm, or finalized. It is the
+// start of a window's creation, collective over c: every rank first checks
+// in a round of c's collectives that all are creating a window (an error
+// on every rank otherwise).
 func OfComm(c any, call string) (*Team, error) { return ofComm(c, call) }

@@ -175,6 +175,12 @@ func sections() []section {
 			{"SHMRUN_COLL_REDUCE_SCATTER_BLOCK", format.CollReduceScatterBlock, ""},
 			{"SHMRUN_COLL_SCAN", format.CollScan, ""},
 			{"SHMRUN_COLL_EXSCAN", format.CollExscan, ""},
+			{"SHMRUN_COLL_FREE", format.CollFree, ""},
+			{"SHMRUN_COLL_DUP", format.CollDup, ""},
+			{"SHMRUN_COLL_SPLIT", format.CollSplit, ""},
+			{"SHMRUN_COLL_CREATE", format.CollCreate, ""},
+			{"SHMRUN_COLL_SPLIT_TYPE", format.CollSplitType, ""},
+			{"SHMRUN_COLL_WIN_CREATE", format.CollWinCreate, ""},
 		}},
 		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
