@@ -96,13 +96,21 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	}
 	if inline || n*b <= redundantMax {
 		if receives && m > 0 {
-			from := func(q int) []T {
+			// fold, written out: a closure per rank costs a call each.
+			acc := recv[:m]
+			for q := n - 1; q >= 0; q-- {
+				var x []T
 				if inline {
-					return raw.Elems[T](k.inline(q)[:b])
+					x = raw.Elems[T](k.inline(q)[:b])
+				} else {
+					x = raw.Elems[T](k.staging(q)[:b])
 				}
-				return raw.Elems[T](k.staging(q)[:b])
+				if q == n-1 {
+					copy(acc, x)
+				} else {
+					red.apply(x, acc)
+				}
 			}
-			fold(red, recv[:m], from, 0, n)
 		}
 		return nil
 	}
