@@ -552,7 +552,7 @@ var kindNames = map[uint8]string{
 	format.CollAllgatherv: "Allgatherv", format.CollAlltoall: "Alltoall", format.CollAlltoallv: "Alltoallv",
 	format.CollReduceScatterBlock: "ReduceScatterBlock", format.CollScan: "Scan", format.CollExscan: "Exscan",
 	format.CollFree: "Free", format.CollDup: "Dup", format.CollSplit: "Split", format.CollCreate: "Create",
-	format.CollSplitType: "SplitType", format.CollWinCreate: "a window's creation",
+	format.CollSplitType: "SplitType", format.CollWinCreate: "a window's creation", format.CollFinalize: "Finalize",
 }
 
 func kindName(k uint8) string {

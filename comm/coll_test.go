@@ -714,6 +714,27 @@ func TestDisjointCommunicators(t *testing.T) {
 	}
 }
 
+// TestFinalizeMismatch: a rank in Finalize while the others are in Bcast
+// (the world has an area by then) is an error on every rank; nobody is
+// finalized, and the world still works.
+func TestFinalizeMismatch(t *testing.T) {
+	ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		var err error
+		if c.Rank() == 2 {
+			err = c.Finalize()
+		} else {
+			err = comm.Bcast(c, make([]float64, 3), 0)
+		}
+		if err := wantAll(comm.ErrArg, err, "Finalize against Bcast"); err != nil {
+			return err
+		}
+		return stillWorks(c)
+	})
+}
+
 // TestCallMismatches: a rank in Free, Dup, Split, SplitType or a window's
 // creation while the others are in a collective (or in another of these)
 // is an error on every rank, and the communicator stays usable.

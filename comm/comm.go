@@ -122,8 +122,11 @@ func Finalize() error {
 		}
 		return fmt.Errorf("comm: Finalize before Init: %w", ErrInit)
 	}
-	err := process.world.Finalize()
-	process.world, process.self, process.done = nil, nil, true
+	w := process.world
+	err := w.Finalize()
+	if w.finalized.Load() { // not when the ranks disagreed on the call
+		process.world, process.self, process.done = nil, nil, true
+	}
 	return err
 }
 
@@ -135,6 +138,15 @@ func (c *Comm) Finalize() error {
 	}
 	if c.world != c || c.self {
 		return fmt.Errorf("comm: Finalize on rank %d: not the world communicator: %w", c.Rank(), ErrComm)
+	}
+	// Once the world has a collective area, Finalize checks there first
+	// that every rank is finalizing: a rank in Finalize while another is in
+	// a collective is then an error on both, and this rank is not
+	// finalized. (Before any collective, Finalize makes no area for it.)
+	if c.coll != nil {
+		if err := c.agreeCall("Finalize", format.CollFinalize); err != nil {
+			return err
+		}
 	}
 	err := c.t.Barrier()
 	c.t.SetRankState(format.RankFinalized, os.Getpid())

@@ -162,6 +162,7 @@
 #define SHMRUN_COLL_CREATE 19
 #define SHMRUN_COLL_SPLIT_TYPE 20
 #define SHMRUN_COLL_WIN_CREATE 21
+#define SHMRUN_COLL_FINALIZE 22
 
 /* Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values) */
 #define SHMRUN_UNDEFINED -32766 /* MPI_UNDEFINED */

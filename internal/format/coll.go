@@ -94,6 +94,7 @@ const (
 	CollCreate
 	CollSplitType
 	CollWinCreate // a window's creation over the communicator
+	CollFinalize  // the world's, once it has a collective area
 )
 
 // CollLayout is where things are in the collective area of n ranks.

@@ -181,6 +181,7 @@ func sections() []section {
 			{"SHMRUN_COLL_CREATE", format.CollCreate, ""},
 			{"SHMRUN_COLL_SPLIT_TYPE", format.CollSplitType, ""},
 			{"SHMRUN_COLL_WIN_CREATE", format.CollWinCreate, ""},
+			{"SHMRUN_COLL_FINALIZE", format.CollFinalize, ""},
 		}},
 		{"Special ranks, tags and comparison results (the MPI 5.0 standard ABI's values)", []def{
 			{"SHMRUN_UNDEFINED", format.Undefined, "MPI_UNDEFINED"},
