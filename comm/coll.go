@@ -76,8 +76,6 @@ func mkSig(kind, typ, op uint8, root int32, count uint64) sig {
 	return sig{uint64(kind) | uint64(typ)<<8 | uint64(op)<<16 | uint64(uint32(root))<<32, count}
 }
 
-func (s sig) words() (uint64, uint64) { return s.w0, s.w1 }
-
 // Masks of the first signature word.
 const (
 	sigKindType = 0xffff
@@ -129,7 +127,10 @@ func (c *Comm) area(call string) (*collArea, error) {
 		}
 		return nil, fmt.Errorf("comm: %s on rank %d: making the communicator's collective area: %v: %w", call, c.Rank(), err, class)
 	}
-	a := newCollArea(mem, l, c.Rank(), c.t.Abort(), c.t.Policy())
+	a, err := newCollArea(mem, l, c.Rank(), c.t.Abort(), c.t.Policy())
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, ErrOther)
+	}
 	if a.single, err = c.probeSingle(); err != nil {
 		return nil, c.wrapWait(call, err)
 	}
@@ -156,12 +157,12 @@ func checkCollHeader(mem []byte, l format.CollLayout) error {
 	return nil
 }
 
-func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) *collArea {
+func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) (*collArea, error) {
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w,
 		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
 	var err error
 	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
-		panic(err) // the layout always holds a line, 8-byte aligned
+		return nil, err
 	}
 	for q := range l.N {
 		for p := range 2 {
@@ -176,7 +177,7 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		off := l.IbarLineOff(q)
 		a.ibar[q] = barrier.Event{Seq: raw.Uint32At(mem, off+format.IbarSeq), Sleepers: raw.Uint32At(mem, off+format.IbarSleepers)}
 	}
-	return a
+	return a, nil
 }
 
 // scratchFor returns at least size bytes of this rank's private working
@@ -405,7 +406,7 @@ func (k *call) agree(s sig, same sameFields) error {
 // the signature's words without the error.
 func (k *call) publishSig(s sig) (uint64, uint64) {
 	a := k.a
-	w0, w1 := s.words() // failed is 0 here
+	w0, w1 := s.w0, s.w1 // failed is 0 here
 	own := w0
 	if k.err != nil {
 		own |= uint64(classIndex(k.err)) << 24
