@@ -33,8 +33,9 @@ func (c *Comm) Barrier() error {
 
 // Bcast copies root's buf into every other rank's buf (MPI_Bcast).
 // Collective; a rank returns once its buf holds the data (the root, once
-// every rank has joined and its data is staged). len(buf) must be the
-// same on every rank.
+// every rank has joined and its data is staged, or, for 128 KiB and more
+// between processes, once every rank has copied it straight from root's
+// buf). len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	var k call
 	err := c.begin(&k, "Bcast")

@@ -43,8 +43,10 @@ func ReduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root 
 
 // Allreduce combines every rank's send with op and leaves the result in
 // every rank's recv (MPI_Allreduce). Collective; it blocks until the result
-// is in recv. len(send) must be the same on every rank and recv must hold
-// that many elements (the result goes to recv[:len(send)]).
+// is in recv (and, for 128 KiB and more between processes, until the
+// other ranks have read what they need from this rank's send and recv).
+// len(send) must be the same on every rank and recv must hold that many
+// elements (the result goes to recv[:len(send)]).
 func Allreduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
 	return reduce(c, "Allreduce", format.CollAllreduce, send, recv, op, -1, false)
 }
