@@ -33,7 +33,7 @@ func (c *Comm) Barrier() error {
 
 // Bcast copies root's buf into every other rank's buf (MPI_Bcast).
 // Collective; a rank returns once its buf holds the data (the root, once
-// every rank has joined and its data is staged, or, for 128 KiB and more
+// every rank has joined and its data is staged, or, for 64 KiB and more
 // between processes, once every rank has copied it straight from root's
 // buf). len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
@@ -51,7 +51,7 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	nb := len(b)
 	inline := nb <= format.InlineLen
 	chunk := int(k.a.l.Chunk)
-	if k.a.single && nb >= singleMin {
+	if k.a.single && nb >= format.SingleBcast {
 		return k.bcastSingle(b, root, mkSig(format.CollBcast, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(len(buf))))
 	}
 	if k.err == nil && me == root {

@@ -43,7 +43,7 @@ func ReduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root 
 
 // Allreduce combines every rank's send with op and leaves the result in
 // every rank's recv (MPI_Allreduce). Collective; it blocks until the result
-// is in recv (and, for 128 KiB and more between processes, until the
+// is in recv (and, for 512 KiB and more between processes, until the
 // other ranks have read what they need from this rank's send and recv).
 // len(send) must be the same on every rank and recv must hold that many
 // elements (the result goes to recv[:len(send)]).
@@ -81,7 +81,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	s := raw.SizeOf[T]()
 	b := m * s
 	sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
-	if kind == format.CollAllreduce && k.a.single && b >= singleMin {
+	if kind == format.CollAllreduce && k.a.single && b >= format.SingleAllreduce {
 		return allreduceSingle(&k, red, send, recv, sg)
 	}
 	st, in := k.stage()

@@ -388,6 +388,11 @@ func init() {
 		if err := checkType[atomics.DoubleInt](c, false); err != nil {
 			return err
 		}
+		// An Allreduce big enough for single copy (every op, against the
+		// reference), where the kernel allows it.
+		if err := checkReductions[float64](c, format.SingleAllreduce/8+5, 99); err != nil {
+			return fmt.Errorf("float64, %d ranks, an Allreduce by single copy: %w", c.Size(), err)
+		}
 		// The big payloads above went by single copy wherever the kernel
 		// lets a process read a sibling's memory.
 		if want := ptraceAllowed(); comm.SingleCopy(c) != want {

@@ -26,9 +26,9 @@ import (
 // collective area is made; without it, the staging buffers carry
 // everything. The choice is the same on every rank.
 
-// singleMin is the smallest payload (bytes) sent by single copy: below it
-// the staging pipeline's rounds cost less than the system calls.
-const singleMin = format.SingleMin
+// The smallest payloads sent by single copy are format.SingleBcast and
+// format.SingleAllreduce: below them the staging pipeline's rounds cost
+// less than the system calls (bench/NOTES.md has the crossovers).
 
 // singleOff turns single copy off (tests of the staging path).
 var singleOff = false

@@ -13,9 +13,9 @@
  * core; with more, none is pinned and a wait yields the CPU after 20 polls,
  * as shmrun's oversubscribed policy does.
  *
- * Payloads of 128 KiB and more move by single copy (process_vm_readv from
- * the other process's buffer), as shmrun moves them, when the kernel allows
- * it; else through the staging buffers.
+ * A Bcast of 64 KiB or more and an Allreduce of 512 KiB or more move by
+ * single copy (process_vm_readv from the other process's buffer), as shmrun
+ * moves them, when the kernel allows it; else through the staging buffers.
  *
  * Rounds are numbered alike on every process. A process stores round r into
  * its line's sequence word (release) once its data for round r is in place
@@ -75,10 +75,10 @@ static double *sbuf, *rbuf; /* private send and receive buffers */
 static int single;          /* large payloads by single copy */
 static double *scratch;     /* single-copy Allreduce: the piece read */
 
-/* Payloads from this size (bytes) move by single copy, as in shmrun: the
- * readers copy straight from the other process's buffer with
- * process_vm_readv, one copy across cores instead of two through staging. */
-#define SINGLE_MIN SHMRUN_SINGLE_MIN
+/* Large payloads move by single copy, as in shmrun (from
+ * SHMRUN_SINGLE_BCAST and SHMRUN_SINGLE_ALLREDUCE bytes): the readers copy
+ * straight from the other process's buffer with process_vm_readv, one copy
+ * across cores instead of two through staging. */
 #define SINGLE_PIECE (512u << 10)
 
 static void read_remote(int q, void *dst, uint64_t src, size_t len)
@@ -214,7 +214,7 @@ static void c_allreduce(size_t m)
 		fold(rbuf, m, inl, r, 0, 0, n);
 		return;
 	}
-	if (single && b >= SINGLE_MIN) {
+	if (single && b >= SHMRUN_SINGLE_ALLREDUCE) {
 		/* Round A: buffers ready; this process reduces its share from
 		 * everyone's send buffers (the others' by single copy) into its
 		 * recv; round B: shares ready, read the others'; round C: done. */
@@ -280,7 +280,7 @@ static void c_allreduce(size_t m)
 static void c_bcast(size_t m)
 {
 	size_t b = m * sizeof(double), per = chunk / sizeof(double);
-	if (single && b >= SINGLE_MIN) {
+	if (single && b >= SHMRUN_SINGLE_BCAST) {
 		/* The root says its buffer is ready; the others read it and
 		 * say so; the root returns once they all have. */
 		uint32_t r = ++R;

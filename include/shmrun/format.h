@@ -133,7 +133,8 @@
 #define SHMRUN_FLAG_COUNT 16 /* uint64 the count the call checks */
 #define SHMRUN_FLAG_INLINE 24 /* [SHMRUN_INLINE_LEN]byte inline data */
 #define SHMRUN_INLINE_LEN 104 /* inline bytes of a flag line */
-#define SHMRUN_SINGLE_MIN 131072 /* bytes from which Bcast and Allreduce move by process_vm_readv */
+#define SHMRUN_SINGLE_BCAST 65536 /* bytes from which a Bcast moves by process_vm_readv */
+#define SHMRUN_SINGLE_ALLREDUCE 524288 /* bytes from which an Allreduce does */
 #define SHMRUN_SINGLE_PID 0 /* int32 process id (inline bytes, first round) */
 #define SHMRUN_SINGLE_SEND 4 /* uint64 send buffer address */
 #define SHMRUN_SINGLE_RECV 12 /* uint64 receive buffer address */

@@ -56,7 +56,8 @@ const (
 // each later round of the call has, in inline byte SingleFailed, 1 if the
 // rank's reads failed. A rank returns only after every reader's last round.
 const (
-	SingleMin    = 128 << 10 // bytes from which a payload moves by single copy
+	SingleBcast     = 64 << 10  // bytes from which a Bcast moves by single copy
+	SingleAllreduce = 512 << 10 // bytes from which an Allreduce does
 	SinglePID    = 0         // int32 process id
 	SingleSend   = 4         // uint64 address of the send buffer (Bcast: the buffer)
 	SingleRecv   = 12        // uint64 address of the receive buffer (Allreduce)

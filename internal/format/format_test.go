@@ -224,7 +224,7 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("`+%d int32` process id, `+%d uint64` the send buffer's address", format.SinglePID, format.SingleSend),
 		fmt.Sprintf("`+%d uint64` the receive buffer's address", format.SingleRecv),
 		fmt.Sprintf("inline byte %d is 1 if the\nrank's reads failed", format.SingleFailed),
-		fmt.Sprintf("`SHMRUN_SINGLE_MIN` bytes\n(%d KiB)", format.SingleMin>>10),
+		fmt.Sprintf("a Bcast of `SHMRUN_SINGLE_BCAST` bytes (%d KiB) or more, or an Allreduce of\n`SHMRUN_SINGLE_ALLREDUCE` (%d KiB) or more", format.SingleBcast>>10, format.SingleAllreduce>>10),
 		fmt.Sprintf("exchange slot length S (%d)", format.SlotLen),
 		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort)", format.AbortNone, format.AbortLauncher, format.AbortByRank),
 		fmt.Sprintf("state (%d started, %d after Init, %d after\n  Finalize)", format.RankStarted, format.RankInit, format.RankFinalized),
