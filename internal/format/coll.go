@@ -58,11 +58,11 @@ const (
 const (
 	SingleBcast     = 64 << 10  // bytes from which a Bcast moves by single copy
 	SingleAllreduce = 512 << 10 // bytes from which an Allreduce does
-	SinglePID    = 0         // int32 process id
-	SingleSend   = 4         // uint64 address of the send buffer (Bcast: the buffer)
-	SingleRecv   = 12        // uint64 address of the receive buffer (Allreduce)
-	SingleLen    = 20        // bytes of the three
-	SingleFailed = 0         // uint8 in a later round: this rank's reads failed
+	SinglePID       = 0         // int32 process id
+	SingleSend      = 4         // uint64 address of the send buffer (Bcast: the buffer)
+	SingleRecv      = 12        // uint64 address of the receive buffer (Allreduce)
+	SingleLen       = 20        // bytes of the three
+	SingleFailed    = 0         // uint8 in a later round: this rank's reads failed
 )
 
 // OpUser marks a user-defined op (comm.OpCreate) in a signature: its
