@@ -13,6 +13,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 	"github.com/shmrun/shmrun/win"
@@ -81,8 +82,8 @@ func blockFence(s *stuck) error   { s.announce("fence"); return s.w.Fence(0) }
 // blockAllreduce and blockBcast wait in a collective's first round (the
 // sleeping rank never joins). The Allreduce is big enough to go by single
 // copy (its buffers pinned and published when the victim dies); the Bcast
-// goes through the staging buffers (more than a chunk, less than the
-// single-copy size), so a killed root dies with them half written.
+// stays below the single-copy size, in the staging buffers, so a killed
+// root dies with its data staged and unread.
 func blockAllreduce(s *stuck) error {
 	s.announce("allreduce")
 	x := make([]float64, 100_000)
@@ -91,7 +92,7 @@ func blockAllreduce(s *stuck) error {
 
 func blockBcast(s *stuck) error {
 	s.announce("bcast")
-	return comm.Bcast(s.c, make([]byte, 100_000), 0)
+	return comm.Bcast(s.c, make([]byte, format.SingleBcast-1000), 0)
 }
 func lockExcl0(s *stuck) error { return s.w.Lock(win.Exclusive, 0, 0) }
 
