@@ -3,9 +3,11 @@ package comm
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -64,5 +66,21 @@ func TestCheckCollHeader(t *testing.T) {
 	mem[format.CollChunk] ^= 1
 	if err := checkCollHeader(mem, l); !errors.Is(err, shm.ErrCorrupt) {
 		t.Fatalf("a flipped bit: %v, want ErrCorrupt", err)
+	}
+}
+
+// readRemote fails with an error, not a fault, on a process that does not
+// exist and on an address that is not mapped.
+func TestReadRemoteErrors(t *testing.T) {
+	buf := make([]byte, 64)
+	if err := readRemote(1<<30-7, buf, 0x10000); err == nil {
+		t.Error("reading a process that does not exist succeeded")
+	}
+	if err := readRemote(int32(os.Getpid()), buf, 8); err == nil {
+		t.Error("reading an unmapped address succeeded")
+	}
+	src := []byte("single copy")
+	if err := readRemote(int32(os.Getpid()), buf[:len(src)], uint64(raw.Addr(src))); err != nil || string(buf[:len(src)]) != string(src) {
+		t.Errorf("reading this process: %q, %v", buf[:len(src)], err)
 	}
 }

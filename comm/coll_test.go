@@ -409,6 +409,27 @@ func ptraceAllowed() bool {
 	return err != nil || strings.TrimSpace(string(b)) == "0"
 }
 
+func init() {
+	// staging: big payloads between processes with single copy off (as
+	// under Yama's ptrace_scope 1): the same reference checks, through the
+	// staging buffers.
+	ranktest.Register("staging", func(c *comm.Comm) error {
+		comm.SetSingleOff(true)
+		if err := checkReductions[float64](c, format.SingleAllreduce/8+5, 7); err != nil {
+			return err
+		}
+		if err := checkMoves[float64](c, format.SingleBcast/8+5, 7); err != nil {
+			return err
+		}
+		if comm.SingleCopy(c) {
+			return errors.New("single copy in use after SetSingleOff")
+		}
+		return nil
+	})
+}
+
+func TestStagingProcs(t *testing.T) { ranktest.Run(t, 3, "staging") }
+
 func TestCollectivesProcs(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 16} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "colls") })

@@ -3,3 +3,7 @@ package comm
 // SingleCopy reports whether c's collectives move large payloads by single
 // copy (for tests in package comm_test).
 func SingleCopy(c *Comm) bool { return c.coll != nil && c.coll.single }
+
+// SetSingleOff turns single copy off for the communicators whose area is
+// made afterwards (tests of the staging path between processes).
+func SetSingleOff(off bool) { singleOff = off }
