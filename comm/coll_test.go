@@ -430,6 +430,39 @@ func init() {
 
 func TestStagingProcs(t *testing.T) { ranktest.Run(t, 3, "staging") }
 
+func init() {
+	// readfail: rank 1's single-copy reads fail. Bcast: an error on rank 1
+	// and on the root (which waits for its readers), not on rank 2, which
+	// has its data; Allreduce: an error on every rank. Then all works.
+	ranktest.Register("readfail", func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil { // the area, probed, before the fault
+			return err
+		}
+		if !comm.SingleCopy(c) {
+			return nil // nothing to fail (Yama): the staging test covers this
+		}
+		if c.Rank() == 1 {
+			comm.SetReadFault(errors.New("injected read failure"))
+		}
+		buf := make([]byte, format.SingleBcast)
+		err := comm.Bcast(c, buf, 0)
+		switch {
+		case c.Rank() == 2 && err != nil:
+			return fmt.Errorf("Bcast on a rank whose read worked: %v", err)
+		case c.Rank() != 2 && !errors.Is(err, comm.ErrOther):
+			return fmt.Errorf("Bcast: %v, want ErrOther", err)
+		}
+		x := make([]float64, format.SingleAllreduce/8)
+		if err := wantAll(comm.ErrOther, comm.AllreduceInPlace(c, x, atomics.Sum), "Allreduce with a failed read"); err != nil {
+			return err
+		}
+		comm.SetReadFault(nil)
+		return stillWorks(c)
+	})
+}
+
+func TestReadFailProcs(t *testing.T) { ranktest.Run(t, 3, "readfail") }
+
 func TestCollectivesProcs(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 16} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "colls") })

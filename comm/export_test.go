@@ -7,3 +7,7 @@ func SingleCopy(c *Comm) bool { return c.coll != nil && c.coll.single }
 // SetSingleOff turns single copy off for the communicators whose area is
 // made afterwards (tests of the staging path between processes).
 func SetSingleOff(off bool) { singleOff = off }
+
+// SetReadFault makes this rank's single-copy reads fail with err (nil:
+// they work again).
+func SetReadFault(err error) { readFault = err }

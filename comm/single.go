@@ -60,9 +60,15 @@ func pinBytes(p *runtime.Pinner, b []byte) uint64 {
 	return uint64(raw.Addr(b))
 }
 
+// readFault, when set (by tests), fails readRemote with its error.
+var readFault error
+
 // readRemote copies len(dst) bytes at address src of process pid into dst
 // (process_vm_readv), resuming after a partial read.
 func readRemote(pid int32, dst []byte, src uint64) error {
+	if readFault != nil {
+		return readFault
+	}
 	for len(dst) > 0 {
 		local := []unix.Iovec{{Base: &dst[0]}}
 		local[0].SetLen(len(dst))
