@@ -476,38 +476,6 @@ static void build_table(void)
 	table[nmeas++].row = -1;
 }
 
-static void prepare(const struct coll_row *row, double stamp)
-{
-	size_t ns = coll_send_len(row->op, row->m, n), nr = coll_recv_len(row->op, row->m, n);
-	for (size_t i = 0; i < ns; i++)
-		sbuf[i] = row->op == COLL_BCAST && me != 0 ? COLL_POISON : coll_input(me, i, stamp);
-	for (size_t i = 0; i < nr; i++)
-		rbuf[i] = COLL_POISON;
-}
-
-static long verify(const struct meas *m, double stamp)
-{
-	const struct coll_row *row = &coll_rows[m->row];
-	size_t nr = coll_recv_len(row->op, row->m, n);
-	const double *got = rbuf;
-	if (row->op == COLL_BCAST) {
-		nr = row->m;
-		got = sbuf;
-	}
-	if (!coll_receives(row->op, me))
-		return 0;
-	for (size_t i = 0; i < nr; i++) {
-		double want = coll_expect(row->op, row->m, me, n, i, stamp);
-		if (got[i] != want) {
-			printf("INFO check %s WRONG on process %d: element %zu is %g, want %g\n",
-			       m->name, me, i, got[i], want);
-			fflush(stdout);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* One batch of k calls; process 0 returns its length: first start to last
  * end for loops, the slowest process's time inside the calls for _sync. */
 static int64_t timed_batch(const struct meas *m, int64_t k)
@@ -553,7 +521,7 @@ static void run(const struct meas *m, const struct plan *plan)
 	double *v;
 
 	if (m->row >= 0)
-		prepare(&coll_rows[m->row], 1);
+		coll_prepare(&coll_rows[m->row], me, n, 1, sbuf, rbuf);
 	timed_batch(m, 1);
 	for (;;) {
 		int64_t t2;
@@ -583,11 +551,11 @@ static void run(const struct meas *m, const struct plan *plan)
 	if (m->row >= 0) {
 		/* The last timed call's answer, then one call with fresh inputs
 		 * and poisoned outputs. */
-		long wrong = verify(m, 1);
+		long wrong = coll_verify(&coll_rows[m->row], m->name, me, n, 1, sbuf, rbuf);
 		cbar();
-		prepare(&coll_rows[m->row], 7);
+		coll_prepare(&coll_rows[m->row], me, n, 7, sbuf, rbuf);
 		coll_call(&coll_rows[m->row]);
-		ctl->wrong[me] = wrong + verify(m, 7);
+		ctl->wrong[me] = wrong + coll_verify(&coll_rows[m->row], m->name, me, n, 7, sbuf, rbuf);
 	}
 	cbar();
 	if (me == 0) {

@@ -17,6 +17,7 @@
 #define COLLROWS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum coll_op {
 	COLL_ALLREDUCE,
@@ -129,5 +130,43 @@ static inline double coll_expect(enum coll_op op, size_t m, int r, int n, size_t
 /* The poison a receive buffer holds before a checked call: no answer is
  * negative. */
 #define COLL_POISON (-1.0)
+
+/* Fill rank r's inputs of row for stamp and poison what the call writes
+ * (the receive buffer; for Bcast the buffer itself, except on the root). */
+static inline void coll_prepare(const struct coll_row *row, int r, int n, double stamp,
+				double *send, double *recv)
+{
+	size_t ns = coll_send_len(row->op, row->m, n), nr = coll_recv_len(row->op, row->m, n);
+	for (size_t i = 0; i < ns; i++)
+		send[i] = row->op == COLL_BCAST && r != 0 ? COLL_POISON : coll_input(r, i, stamp);
+	for (size_t i = 0; i < nr; i++)
+		recv[i] = COLL_POISON;
+}
+
+/* Check rank r's answer of the last call of row with stamp: 0 if right,
+ * else 1, after an "INFO check NAME WRONG" line naming the first wrong
+ * element. */
+static inline int coll_verify(const struct coll_row *row, const char *name, int r, int n,
+			      double stamp, const double *send, const double *recv)
+{
+	size_t nr = coll_recv_len(row->op, row->m, n);
+	const double *got = recv;
+	if (row->op == COLL_BCAST) {
+		nr = row->m;
+		got = send;
+	}
+	if (!coll_receives(row->op, r))
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		double want = coll_expect(row->op, row->m, r, n, i, stamp);
+		if (got[i] != want) {
+			printf("INFO check %s WRONG on rank %d: element %zu is %g, want %g\n",
+			       name, r, i, got[i], want);
+			fflush(stdout);
+			return 1;
+		}
+	}
+	return 0;
+}
 
 #endif

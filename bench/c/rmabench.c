@@ -481,47 +481,10 @@ static void coll_call(struct ctx *c, const struct coll_row *row)
 	}
 }
 
-/* Fill the inputs for stamp and poison what the call writes. */
-static void coll_prepare(struct ctx *c, const struct coll_row *row, double stamp)
-{
-	size_t ns = coll_send_len(row->op, row->m, c->size);
-	size_t nr = coll_recv_len(row->op, row->m, c->size);
-	for (size_t i = 0; i < ns; i++)
-		c->cs[i] = row->op == COLL_BCAST && c->rank != 0 ? COLL_POISON
-								  : coll_input(c->rank, i, stamp);
-	for (size_t i = 0; i < nr; i++)
-		c->cr[i] = COLL_POISON;
-}
-
-/* Check this rank's answer of the last call with stamp; say the first
- * wrong element. */
-static void coll_verify(struct ctx *c, const struct meas *m, double stamp)
-{
-	const struct coll_row *row = &coll_rows[m->arg];
-	size_t nr = coll_recv_len(row->op, row->m, c->size);
-	const double *got = c->cr;
-	if (row->op == COLL_BCAST) {
-		nr = row->m;
-		got = c->cs;
-	}
-	if (!coll_receives(row->op, c->rank))
-		return;
-	for (size_t i = 0; i < nr; i++) {
-		double want = coll_expect(row->op, row->m, c->rank, c->size, i, stamp);
-		if (got[i] != want) {
-			printf("INFO check %s WRONG on rank %d: element %zu is %g, want %g\n",
-			       m->name, c->rank, i, got[i], want);
-			fflush(stdout);
-			c->wrong++;
-			return;
-		}
-	}
-}
-
 static void coll_setup(struct ctx *c, const struct meas *m)
 {
 	c->wrong = 0;
-	coll_prepare(c, &coll_rows[m->arg], 1);
+	coll_prepare(&coll_rows[m->arg], c->rank, c->size, 1, c->cs, c->cr);
 }
 
 /* The answer of the last timed call, then one call with fresh inputs and
@@ -529,10 +492,10 @@ static void coll_setup(struct ctx *c, const struct meas *m)
 static void coll_teardown(struct ctx *c, const struct meas *m)
 {
 	long wrong = 0;
-	coll_verify(c, m, 1);
-	coll_prepare(c, &coll_rows[m->arg], 7);
+	c->wrong += coll_verify(&coll_rows[m->arg], m->name, c->rank, c->size, 1, c->cs, c->cr);
+	coll_prepare(&coll_rows[m->arg], c->rank, c->size, 7, c->cs, c->cr);
 	coll_call(c, &coll_rows[m->arg]);
-	coll_verify(c, m, 7);
+	c->wrong += coll_verify(&coll_rows[m->arg], m->name, c->rank, c->size, 7, c->cs, c->cr);
 	MPI_Reduce(&c->wrong, &wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (c->rank == 0) {
 		printf("INFO check %s %s\n", m->name, wrong ? "WRONG" : "ok");
