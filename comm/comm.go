@@ -26,6 +26,8 @@ type Comm struct {
 	self      bool        // Self's communicator: only this process
 	topoState             // on the world: this process's place in the hardware
 	coll      *collArea   // the collective area, made by the first collective call
+	eng       *engine     // on the world: the point-to-point engine
+	pt        p2pInfo     // message context and rank map, made on first use
 }
 
 var process struct {
@@ -65,7 +67,11 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newComm(ts[0], os.Exit), nil
+		c := newComm(ts[0], os.Exit)
+		if c.eng, err = newEngine(ts[0], false); err != nil {
+			return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+		}
+		return c, nil
 	}
 	ctl, err := team.AttachControl(e.controlFD, e.job, e.size)
 	if err != nil {
@@ -76,8 +82,14 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
+	single := allowSingleCopy(!e.noSingleCopy)
+	c := newComm(t, os.Exit)
+	if c.eng, err = newEngine(t, single); err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+	}
 	t.SetRankState(format.RankInit, os.Getpid())
-	return newComm(t, os.Exit), nil
+	return c, nil
 }
 
 func newComm(t *team.Team, exit func(int)) *Comm {
@@ -105,6 +117,9 @@ func NewLocalWorld(n int) ([]*Comm, error) {
 	cs := make([]*Comm, n)
 	for i, t := range ts {
 		cs[i] = newComm(t, nil)
+		if cs[i].eng, err = newEngine(t, false); err != nil {
+			return nil, err
+		}
 	}
 	return cs, nil
 }

@@ -26,14 +26,15 @@ const (
 
 // rankEnv is what a rank learns from its environment.
 type rankEnv struct {
-	singleton  bool
-	job        string
-	rank, size int
-	localRank  int
-	controlFD  int
-	dir        string
-	backing    format.Backing
-	policy     barrier.Policy
+	singleton    bool
+	job          string
+	rank, size   int
+	localRank    int
+	controlFD    int
+	dir          string
+	backing      format.Backing
+	policy       barrier.Policy
+	noSingleCopy bool // EnvSingleCopy=off: ranks must not read each other's memory
 }
 
 // parseEnv reads the rank's environment through get. No SHMRUN_JOB means a
@@ -53,6 +54,13 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 	}
 	if e.backing, err = format.ParseBacking(get(EnvShm)); err != nil {
 		return e, fmt.Errorf("comm: %s: %v: %w", EnvShm, err, ErrInit)
+	}
+	switch v := get(format.EnvSingleCopy); v {
+	case "", "on":
+	case "off":
+		e.noSingleCopy = true
+	default:
+		return e, fmt.Errorf("comm: %s=%q: want on or off: %w", format.EnvSingleCopy, v, ErrInit)
 	}
 	e.job = get(EnvJob)
 	if e.job == "" {

@@ -16,6 +16,7 @@ var (
 	ErrRoot      = errors.New("MPI_ERR_ROOT: invalid root")
 	ErrBuffer    = errors.New("MPI_ERR_BUFFER: invalid buffer")
 	ErrTruncate  = errors.New("MPI_ERR_TRUNCATE: message truncated")
+	ErrTag       = errors.New("MPI_ERR_TAG: invalid tag")
 	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of memory")
 	ErrInit      = errors.New("MPI_ERR_OTHER: cannot initialize the rank")
 	ErrFinalized = errors.New("MPI_ERR_OTHER: called after Finalize")

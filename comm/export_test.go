@@ -11,3 +11,12 @@ func SetSingleOff(off bool) { singleOff = off }
 // SetReadFault makes this rank's single-copy reads fail with err (nil:
 // they work again).
 func SetReadFault(err error) { readFault = err }
+
+// P2PLarge reports how many large messages this rank has received by
+// single copy and how many streamed through its inbox.
+func P2PLarge(c *Comm) (single, streamed int) {
+	e := c.world.eng
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nSingle, e.nStreamed
+}

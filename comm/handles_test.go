@@ -56,6 +56,35 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Comm.Ibarrier":             func(c *comm.Comm) error { _, err := c.Ibarrier(); return err },
 		"Request.Wait":              func(c *comm.Comm) error { _, err := (*comm.Request)(nil).Wait(); return err },
 		"Request.Test":              func(c *comm.Comm) error { _, _, err := (*comm.Request)(nil).Test(); return err },
+		"Request.Cancel":            func(c *comm.Comm) error { return (*comm.Request)(nil).Cancel() },
+		"Comm.Send":                 func(c *comm.Comm) error { return c.Send(b(), 0, 0) },
+		"Comm.Ssend":                func(c *comm.Comm) error { return c.Ssend(b(), 0, 0) },
+		"Comm.Isend":                func(c *comm.Comm) error { _, err := c.Isend(b(), 0, 0); return err },
+		"Comm.Issend":               func(c *comm.Comm) error { _, err := c.Issend(b(), 0, 0); return err },
+		"Comm.Recv":                 func(c *comm.Comm) error { _, err := c.Recv(b(), 0, 0); return err },
+		"Comm.Irecv":                func(c *comm.Comm) error { _, err := c.Irecv(b(), 0, 0); return err },
+		"Comm.Sendrecv":             func(c *comm.Comm) error { _, err := c.Sendrecv(b(), 0, 0, b(), 0, 0); return err },
+		"Comm.SendrecvReplace":      func(c *comm.Comm) error { _, err := c.SendrecvReplace(b(), 0, 0, 0, 0); return err },
+		"Comm.Probe":                func(c *comm.Comm) error { _, err := c.Probe(0, 0); return err },
+		"Comm.Iprobe":               func(c *comm.Comm) error { _, _, err := c.Iprobe(0, 0); return err },
+		"Comm.Mprobe":               func(c *comm.Comm) error { _, _, err := c.Mprobe(0, 0); return err },
+		"Comm.Improbe":              func(c *comm.Comm) error { _, _, _, err := c.Improbe(0, 0); return err },
+		"Message.Recv":              func(c *comm.Comm) error { _, err := (*comm.Message)(nil).Recv(b()); return err },
+		"Message.Irecv":             func(c *comm.Comm) error { _, err := (*comm.Message)(nil).Irecv(b()); return err },
+		"SendT":                     func(c *comm.Comm) error { return comm.SendT(c, v(), 0, 0) },
+		"SsendT":                    func(c *comm.Comm) error { return comm.SsendT(c, v(), 0, 0) },
+		"RecvT":                     func(c *comm.Comm) error { _, err := comm.RecvT(c, v(), 0, 0); return err },
+		"IsendT":                    func(c *comm.Comm) error { _, err := comm.IsendT(c, v(), 0, 0); return err },
+		"IrecvT":                    func(c *comm.Comm) error { _, err := comm.IrecvT(c, v(), 0, 0); return err },
+		"SendrecvT":                 func(c *comm.Comm) error { _, err := comm.SendrecvT(c, v(), 0, 0, v(), 0, 0); return err },
+		"MrecvT":                    func(c *comm.Comm) error { _, err := comm.MrecvT((*comm.Message)(nil), v()); return err },
+		"GetCount":                  nil, // takes no handle: p2pTags
+		"Waitall":                   nil, // take requests: p2pExchange, p2pWaitany
+		"Waitany":                   nil,
+		"Waitsome":                  nil,
+		"Testall":                   nil,
+		"Testany":                   nil,
+		"Testsome":                  nil,
 		"OpCreate":                  nil, // takes no handle: TestOpCreate
 		"UserOp.Commutative":        func(c *comm.Comm) error { _ = (*comm.UserOp[int64])(nil).Commutative(); return nil },
 		"Bcast":                     func(c *comm.Comm) error { return comm.Bcast(c, v(), 0) },
@@ -92,6 +121,8 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 // rank that the handle tests pass to the collectives.
 func v() []float64 { return []float64{1} }
 
+func b() []byte { return []byte{1} }
+
 var one, zero = []int{1}, []int{0}
 
 // handleColls are the calls that must fail with the handle's own error.
@@ -99,7 +130,9 @@ var handleColls = []string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Sp
 	"Comm.Ibarrier", "Bcast", "Reduce", "ReduceInPlace", "Allreduce", "AllreduceInPlace", "Gather", "GatherInPlace", "Gatherv", "GathervInPlace",
 	"Scatter", "ScatterInPlace", "Scatterv", "ScattervInPlace", "Allgather", "AllgatherInPlace", "Allgatherv", "AllgathervInPlace",
 	"Alltoall", "AlltoallInPlace", "Alltoallv", "AlltoallvInPlace", "ReduceScatterBlock", "ReduceScatterBlockInPlace",
-	"Scan", "ScanInPlace", "Exscan", "ExscanInPlace"}
+	"Scan", "ScanInPlace", "Exscan", "ExscanInPlace",
+	"Comm.Send", "Comm.Ssend", "Comm.Isend", "Comm.Issend", "Comm.Recv", "Comm.Irecv", "Comm.Sendrecv", "Comm.SendrecvReplace",
+	"Comm.Probe", "Comm.Iprobe", "Comm.Mprobe", "Comm.Improbe", "SendT", "SsendT", "RecvT", "IsendT", "IrecvT", "SendrecvT"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {

@@ -13,22 +13,32 @@ import (
 type Status struct {
 	Source, Tag, Count int
 	Cancelled          bool
+	bytes              int // the message's length (GetCount)
 }
 
-// Request is a nonblocking operation in progress (MPI_Request), such as
-// Ibarrier's. Wait and Test may be called from any goroutine; once the
-// request is complete they keep returning its outcome.
+// Request is a nonblocking operation in progress (MPI_Request): a
+// point-to-point send or receive, or Ibarrier's. Wait and Test may be
+// called from any goroutine; once the request is complete they keep
+// returning its outcome.
 type Request struct {
 	mu   sync.Mutex
-	poll func(block bool) (bool, error) // reports completion; blocks if asked
+	poll func(block bool) (bool, error) // reports completion; blocks if asked (not point-to-point)
 	done bool
 	st   Status
 	err  error
+
+	eng  *engine // point-to-point: the engine and the operation
+	op   *op
+	call string
 }
 
+// doneRequest is a request complete from the start (ProcNull's).
+func doneRequest(st Status) *Request { return &Request{done: true, st: st} }
+
 // Wait blocks until the operation completes and returns its status
-// (MPI_Wait). It returns ErrAborted if the job ends first. A nil Request
-// is an error.
+// (MPI_Wait): a receive's source, tag and count (ErrTruncate if the
+// message was longer than the buffer), a cancelled receive's Cancelled.
+// It returns ErrAborted if the job ends first. A nil Request is an error.
 func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("comm: Wait: nil request: %w", ErrArg)
@@ -36,7 +46,14 @@ func (r *Request) Wait() (Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.done {
-		_, r.err = r.poll(true)
+		if r.op != nil {
+			if err := r.eng.waitFor(r.eng.policy, r.op.done.Load); err != nil {
+				return Status{}, r.op.c.wrapWait(r.call, err)
+			}
+			r.st, r.err = r.op.st, r.op.err
+		} else {
+			_, r.err = r.poll(true)
+		}
 		r.done = true
 	}
 	return r.st, r.err
@@ -50,14 +67,47 @@ func (r *Request) Test() (Status, bool, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.done {
-		ok, err := r.poll(false)
-		if !ok && err == nil {
-			return Status{}, false, nil
-		}
-		r.done, r.err = true, err
+	if !r.ready() {
+		return Status{}, false, nil
 	}
 	return r.st, true, r.err
+}
+
+// ready reports whether r is complete, recording its outcome if it has
+// just completed; r.mu is held.
+func (r *Request) ready() bool {
+	if r.done {
+		return true
+	}
+	if r.op != nil {
+		if !r.eng.poll(r.op.done.Load) {
+			return false
+		}
+		r.st, r.err, r.done = r.op.st, r.op.err, true
+		return true
+	}
+	ok, err := r.poll(false)
+	if !ok && err == nil {
+		return false
+	}
+	r.done, r.err = true, err
+	return true
+}
+
+// Cancel asks for a pending receive to be withdrawn (MPI_Cancel): if no
+// message has matched it yet, it completes with Cancelled set in its
+// status; otherwise it completes normally. Either way the request must
+// still be completed by Wait or Test. Cancelling a send, or a request
+// already complete, does nothing (the operation completes normally, as
+// the standard allows). Local. A nil Request is an error.
+func (r *Request) Cancel() error {
+	if r == nil {
+		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
+	}
+	if r.op != nil && r.op.recv && !r.op.done.Load() {
+		r.eng.cancel(r.op)
+	}
+	return nil
 }
 
 // Ibarrier starts a barrier and returns at once (MPI_Ibarrier): the

@@ -111,3 +111,18 @@ func (c *Comm) probeSingle() (bool, error) {
 	runtime.KeepAlive(word)
 	return err == nil && first < 0, err
 }
+
+// allowSingleCopy lets the other processes of this user read this rank's
+// memory under Yama's ptrace_scope 1 (PR_SET_PTRACER, as Open MPI does for
+// its single-copy path), unless the job turned single copy off. It
+// reports whether point-to-point may try single copy; where the kernel
+// still forbids it (Yama 2 or 3, seccomp), the first read fails and the
+// messages of that peer go through shared memory.
+func allowSingleCopy(on bool) bool {
+	if !on {
+		return false
+	}
+	// EINVAL: no Yama; the call is then not needed.
+	_ = unix.Prctl(unix.PR_SET_PTRACER, unix.PR_SET_PTRACER_ANY, 0, 0, 0)
+	return true
+}

@@ -56,7 +56,11 @@ type Config struct {
 	// always the directory; "memfd", always a memfd (nothing counts against
 	// the directory's mount, nothing can leak by name; the memory cgroup's
 	// limit is checked first).
-	Shm            string
+	Shm string
+	// NoSingleCopy keeps the ranks from letting each other read their
+	// memory (PR_SET_PTRACER, which lets any process of the user attach
+	// to them): large messages then move through shared memory.
+	NoSingleCopy   bool
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
@@ -94,6 +98,9 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 	}
 	if name == format.EnvShmDir {
 		return "", fmt.Errorf("-x %q: use --shm-dir to choose the shm directory: %w", spec, ErrUsage)
+	}
+	if name == format.EnvSingleCopy {
+		return "", fmt.Errorf("-x %q: use --no-single-copy to keep ranks from reading each other: %w", spec, ErrUsage)
 	}
 	if name == format.EnvShm {
 		return "", fmt.Errorf("-x %q: use --shm to choose the window backing: %w", spec, ErrUsage)

@@ -48,6 +48,7 @@ func (j *job) rankEnv(rank, size int) []string {
 		format.EnvControlFD+"="+strconv.Itoa(format.ControlFD), // ExtraFiles[0]
 		format.EnvShmDir+"="+j.dir,
 		format.EnvShm+"="+j.backing.String(),
+		format.EnvSingleCopy+"="+map[bool]string{true: "off", false: "on"}[j.cfg.NoSingleCopy],
 	)
 }
 

@@ -35,6 +35,7 @@ const (
 	KindControl    uint32 = 1
 	KindWindow     uint32 = 2
 	KindCollective uint32 = 3 // a communicator's collective area
+	KindInbox      uint32 = 4 // a rank's point-to-point inbox
 )
 
 // Fixed header fields, little-endian, at the start of every segment (see

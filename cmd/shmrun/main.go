@@ -70,6 +70,7 @@ type options struct {
 	version        bool
 	help           bool
 	cleanup        bool
+	noSingleCopy   bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -87,6 +88,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.stdin, "stdin", "rank0", "who reads shmrun's stdin: rank0 or none")
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
 	fs.StringVar(&o.shm, "shm", "auto", "where windows live: dir (the shm directory), memfd (no name, not counted against the directory's mount), or auto (dir when it has room, else memfd)")
+	fs.BoolVar(&o.noSingleCopy, "no-single-copy", false, "ranks do not let each other read their memory (PR_SET_PTRACER, which lets any process of your user attach to them): large messages go through shared memory, in two copies")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
@@ -198,6 +200,7 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		StdinTo:        o.stdin,
 		ShmDir:         o.shmDir,
 		Shm:            o.shm,
+		NoSingleCopy:   o.noSingleCopy,
 	}
 	if o.timeout != "" {
 		d, err := parseDuration(o.timeout)

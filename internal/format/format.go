@@ -170,6 +170,7 @@ const (
 
 	RankState = 0 // uint32 Rank* state, written by the rank
 	RankPID   = 4 // uint32 pid of the rank
+	RankInbox = 8 // uint32 the rank's descriptor of its inbox (a memfd), set before RankInit
 )
 
 // AbortExitStatus is the exit status that stands for comm.Abort(code), used
@@ -298,6 +299,10 @@ const (
 	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
 	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
 	EnvShm       = "SHMRUN_SHM"        // window backing: auto, dir or memfd (ParseBacking)
+	// EnvSingleCopy is "off" when the ranks must not let each other read
+	// their memory (no PR_SET_PTRACER at Init): large messages then go
+	// through shared memory. Unset or "on": they do.
+	EnvSingleCopy = "SHMRUN_SINGLE_COPY"
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy): the one SHMRUN_
 	// variable a user sets.
 	EnvWait = "SHMRUN_WAIT"

@@ -123,6 +123,11 @@ func (t *Team) FreeEntries() int {
 // Entry is the team's communicator table entry (-1: the world).
 func (t *Team) Entry() int { return t.entry }
 
+// Context is the team's message context: the entry + 1 and its claim
+// number (0 for the world), the same on every member and different from
+// every other live communicator's.
+func (t *Team) Context() uint32 { return uint32(t.keyBase >> 32) }
+
 // A mailbox is one line per world rank: the rank 0 of a group making a
 // communicator without its parent (comm.CreateGroup) writes the entry it
 // claimed into each other member's mailbox and marks it full; the owner

@@ -160,6 +160,11 @@ func (c *Control) RankPID(r int) *uint32 {
 	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+format.RankPID)
 }
 
+// RankInbox is rank r's inbox descriptor word.
+func (c *Control) RankInbox(r int) *uint32 {
+	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+format.RankInbox)
+}
+
 // Slots returns the exchange slots of parity p (0 or 1), n*format.SlotLen bytes.
 func (c *Control) Slots(p int) []byte {
 	off := c.Layout.SlotsOff(p)

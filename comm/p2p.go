@@ -1,0 +1,430 @@
+package comm
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// TagUB is the largest tag (MPI_TAG_UB): tags are 0..TagUB.
+const TagUB = 1<<31 - 1
+
+// selfContext is Self's message context: no other communicator has it
+// (a communicator's is its table entry + 1 and claim number, the world's 0).
+const selfContext = ^uint32(0)
+
+// p2pInfo is what a communicator's messages need: its context and the
+// comm rank of each world rank.
+type p2pInfo struct {
+	once sync.Once
+	ctx  uint32
+	rank map[int]int // world rank -> comm rank (nil: the world)
+}
+
+func (c *Comm) p2p() *p2pInfo {
+	i := &c.pt
+	i.once.Do(func() {
+		switch {
+		case c.self:
+			i.ctx = selfContext
+		case c.world == c:
+			i.ctx = 0
+		default:
+			i.ctx = c.t.Context()
+		}
+		if c.world != c {
+			i.rank = make(map[int]int, len(c.members))
+			for r, w := range c.members {
+				i.rank[w] = r
+			}
+		}
+	})
+	return i
+}
+
+// commRank is the rank in c of world rank w.
+func (c *Comm) commRank(w int) int {
+	i := c.p2p()
+	if i.rank == nil {
+		return w
+	}
+	if r, ok := i.rank[w]; ok {
+		return r
+	}
+	return Undefined
+}
+
+// engine returns the point-to-point engine of c's world after checking c.
+func (c *Comm) engine(call string) (*engine, error) {
+	if err := c.check(call); err != nil {
+		return nil, err
+	}
+	if c.world == nil || c.world.eng == nil {
+		return nil, fmt.Errorf("comm: %s on rank %d: this communicator has no point-to-point engine: %w", call, c.Rank(), ErrComm)
+	}
+	return c.world.eng, nil
+}
+
+// peerRank checks a destination or source rank and returns its world
+// rank: ProcNull stays ProcNull, and AnySource (allowed with any) stays
+// AnySource.
+func (c *Comm) peerRank(call, what string, r int, any bool) (int, error) {
+	switch {
+	case r == ProcNull:
+		return ProcNull, nil
+	case r == AnySource && any:
+		return AnySource, nil
+	case r < 0 || r >= c.Size():
+		return 0, fmt.Errorf("comm: %s on rank %d: %s %d is not a rank of the communicator (0..%d, or ProcNull%s): %w",
+			call, c.Rank(), what, r, c.Size()-1, map[bool]string{true: ", AnySource", false: ""}[any], ErrRank)
+	}
+	return c.members[r], nil
+}
+
+// checkTag checks a tag (AnyTag allowed with any).
+func (c *Comm) checkTag(call string, tag int, any bool) error {
+	if (tag < 0 || tag > TagUB) && !(any && tag == AnyTag) {
+		return fmt.Errorf("comm: %s on rank %d: tag %d is not in 0..%d%s: %w", call, c.Rank(), tag, TagUB,
+			map[bool]string{true: " or AnyTag", false: ""}[any], ErrTag)
+	}
+	return nil
+}
+
+// newSend checks a send's arguments and returns its operation, or nil for
+// ProcNull.
+func (c *Comm) newSend(call string, buf []byte, dest, tag, elem int, sync bool) (*engine, *op, error) {
+	e, err := c.engine(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := c.peerRank(call, "destination", dest, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkTag(call, tag, false); err != nil {
+		return nil, nil, err
+	}
+	if w == ProcNull {
+		return e, nil, nil
+	}
+	return e, &op{c: c, ctx: c.p2p().ctx, peer: w, tag: tag, buf: buf, elem: elem, sync: sync}, nil
+}
+
+// newRecv checks a receive's arguments and returns its operation, or nil
+// for ProcNull.
+func (c *Comm) newRecv(call string, buf []byte, src, tag, elem int) (*engine, *op, error) {
+	e, err := c.engine(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := c.peerRank(call, "source", src, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkTag(call, tag, true); err != nil {
+		return nil, nil, err
+	}
+	if w == ProcNull {
+		return e, nil, nil
+	}
+	return e, &op{recv: true, c: c, ctx: c.p2p().ctx, peer: w, tag: tag, buf: buf, elem: elem}, nil
+}
+
+// procNullStatus is the status of a receive from ProcNull.
+var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
+
+// isend starts a send and returns its request.
+func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*Request, error) {
+	e, o, err := c.newSend(call, buf, dest, tag, elem, sync)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return doneRequest(Status{}), nil
+	}
+	if err := e.startSend(o); err != nil {
+		return nil, c.wrapWait(call, err)
+	}
+	return &Request{eng: e, op: o, call: call}, nil
+}
+
+// irecv posts a receive and returns its request.
+func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, error) {
+	e, o, err := c.newRecv(call, buf, src, tag, elem)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return doneRequest(procNullStatus), nil
+	}
+	e.startRecv(o)
+	return &Request{eng: e, op: o, call: call}, nil
+}
+
+// Send sends buf to rank dest of c with tag (MPI_Send). Blocking, not
+// collective. It returns once buf may be reused: a message of a few KiB
+// is copied into dest's inbox at once, while a larger one waits until dest
+// has received it — so two ranks that both Send a large message to each
+// other before receiving wait for each other forever, as the standard
+// allows (use Isend, Sendrecv, or receive first). ProcNull: nothing is
+// sent.
+func (c *Comm) Send(buf []byte, dest, tag int) error {
+	return wait1(c.isend("Send", buf, dest, tag, 1, false))
+}
+
+// Ssend sends buf to rank dest with tag and returns once a receive has
+// matched it (MPI_Ssend). Blocking, not collective.
+func (c *Comm) Ssend(buf []byte, dest, tag int) error {
+	return wait1(c.isend("Ssend", buf, dest, tag, 1, true))
+}
+
+// Isend starts sending buf to rank dest with tag (MPI_Isend) and returns a
+// request; buf must not be changed until the request completes. Local,
+// not collective: it never waits. The request holds buf, pinned, so that
+// the receiving process can read it in place.
+func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	return c.isend("Isend", buf, dest, tag, 1, false)
+}
+
+// Issend is Isend whose request completes only once a receive has matched
+// the message (MPI_Issend). Local.
+func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
+	return c.isend("Issend", buf, dest, tag, 1, true)
+}
+
+// Recv receives a message from rank src (or AnySource) with tag (or
+// AnyTag) into buf (MPI_Recv). Blocking, not collective. Messages from
+// one sender on one communicator with one tag arrive in the order sent.
+// A message longer than buf fills buf and returns ErrTruncate, with the
+// message's length in the status's Count. From ProcNull it returns at
+// once with Source ProcNull, Tag AnyTag and Count 0.
+func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
+	return wait1Status(c.irecv("Recv", buf, src, tag, 1))
+}
+
+// Irecv posts a receive into buf (MPI_Irecv) and returns its request; buf
+// belongs to the request until it completes. Local.
+func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
+	return c.irecv("Irecv", buf, src, tag, 1)
+}
+
+// Sendrecv sends send to dest with sendTag and receives into recv from src
+// with recvTag (MPI_Sendrecv), both at once: it completes whatever the
+// sizes and whatever the peers do first. Blocking.
+func (c *Comm) Sendrecv(send []byte, dest, sendTag int, recv []byte, src, recvTag int) (Status, error) {
+	return sendrecv(c, "Sendrecv", send, dest, sendTag, recv, src, recvTag, 1)
+}
+
+// SendrecvReplace sends buf to dest with sendTag and receives a message
+// from src with recvTag into buf (MPI_Sendrecv_replace). Blocking.
+func (c *Comm) SendrecvReplace(buf []byte, dest, sendTag, src, recvTag int) (Status, error) {
+	return sendrecv(c, "SendrecvReplace", append([]byte(nil), buf...), dest, sendTag, buf, src, recvTag, 1)
+}
+
+func sendrecv(c *Comm, call string, send []byte, dest, sendTag int, recv []byte, src, recvTag, elem int) (Status, error) {
+	rr, err := c.irecv(call, recv, src, recvTag, elem)
+	if err != nil {
+		return Status{}, err
+	}
+	sr, err := c.isend(call, send, dest, sendTag, elem, false)
+	if err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	if _, err := sr.Wait(); err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	return rr.Wait()
+}
+
+// Probe waits until a message from src (or AnySource) with tag (or AnyTag)
+// can be received and returns its status, without receiving it
+// (MPI_Probe): a Recv with the status's source and tag receives that
+// message. Blocking.
+func (c *Comm) Probe(src, tag int) (Status, error) {
+	st, _, err := c.probe("Probe", src, tag, true)
+	return st, err
+}
+
+// Iprobe reports whether a message from src with tag can be received, and
+// its status if so (MPI_Iprobe). Local: it never blocks.
+func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	return c.probe("Iprobe", src, tag, false)
+}
+
+func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error) {
+	e, o, err := c.newRecv(call, nil, src, tag, 1)
+	if err != nil {
+		return Status{}, false, err
+	}
+	if o == nil {
+		return procNullStatus, true, nil
+	}
+	var m *inMsg
+	find := func() bool { m = e.probe(o.ctx, o.peer, o.tag, false); return m != nil }
+	if !find() {
+		if !block {
+			return Status{}, false, nil
+		}
+		if err := e.waitFor(e.policy, find); err != nil {
+			return Status{}, false, c.wrapWait(call, err)
+		}
+	}
+	return msgStatus(c, m, 1), true, nil
+}
+
+func msgStatus(c *Comm, m *inMsg, elem int) Status {
+	return Status{Source: c.commRank(m.src), Tag: m.tag, Count: m.size / elem, bytes: m.size}
+}
+
+// Message is a message taken by Mprobe or Improbe (MPI_Message): no other
+// receive can match it, and exactly one Recv or Irecv on it receives it.
+type Message struct {
+	c      *Comm
+	e      *engine
+	m      *inMsg // nil: from ProcNull (MPI_MESSAGE_NO_PROC)
+	mu     sync.Mutex
+	closed bool
+}
+
+// Mprobe waits for a message from src with tag and takes it (MPI_Mprobe):
+// it returns the message, to be received by its Recv or Irecv, and its
+// status. Blocking.
+func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
+	m, st, _, err := c.mprobe("Mprobe", src, tag, true)
+	return m, st, err
+}
+
+// Improbe takes a message from src with tag if one can be received
+// (MPI_Improbe). Local.
+func (c *Comm) Improbe(src, tag int) (*Message, Status, bool, error) {
+	return c.mprobe("Improbe", src, tag, false)
+}
+
+func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, bool, error) {
+	e, o, err := c.newRecv(call, nil, src, tag, 1)
+	if err != nil {
+		return nil, Status{}, false, err
+	}
+	if o == nil {
+		return &Message{c: c, e: e}, procNullStatus, true, nil
+	}
+	var m *inMsg
+	find := func() bool { m = e.probe(o.ctx, o.peer, o.tag, true); return m != nil }
+	if !find() {
+		if !block {
+			return nil, Status{}, false, nil
+		}
+		if err := e.waitFor(e.policy, find); err != nil {
+			return nil, Status{}, false, c.wrapWait(call, err)
+		}
+	}
+	return &Message{c: c, e: e, m: m}, msgStatus(c, m, 1), true, nil
+}
+
+// take marks the message received (once).
+func (msg *Message) take(call string) error {
+	if msg == nil {
+		return fmt.Errorf("comm: Message.%s: nil message: %w", call, ErrArg)
+	}
+	msg.mu.Lock()
+	defer msg.mu.Unlock()
+	if msg.closed {
+		return fmt.Errorf("comm: Message.%s on rank %d: the message was already received: %w", call, msg.c.Rank(), ErrArg)
+	}
+	msg.closed = true
+	return msg.c.check("Message." + call)
+}
+
+// Recv receives the message into buf (MPI_Mrecv). Blocking, only as long
+// as the message's bytes take to arrive.
+func (msg *Message) Recv(buf []byte) (Status, error) {
+	return wait1Status(msg.irecv("Recv", buf, 1))
+}
+
+// Irecv starts receiving the message into buf (MPI_Imrecv). Local.
+func (msg *Message) Irecv(buf []byte) (*Request, error) {
+	return msg.irecv("Irecv", buf, 1)
+}
+
+func (msg *Message) irecv(call string, buf []byte, elem int) (*Request, error) {
+	if err := msg.take(call); err != nil {
+		return nil, err
+	}
+	if msg.m == nil {
+		return doneRequest(procNullStatus), nil
+	}
+	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf, elem: elem}
+	msg.e.recvMessage(o, msg.m)
+	return &Request{eng: msg.e, op: o, call: "Message." + call}, nil
+}
+
+// wait1 waits for the request a call returned.
+func wait1(r *Request, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = r.Wait()
+	return err
+}
+
+func wait1Status(r *Request, err error) (Status, error) {
+	if err != nil {
+		return Status{}, err
+	}
+	return r.Wait()
+}
+
+// SendT sends the elements of buf to dest with tag (MPI_Send with buf's
+// predefined datatype). Blocking; see Send.
+func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	return wait1(c.isend("SendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false))
+}
+
+// SsendT is Ssend of elements (MPI_Ssend). Blocking.
+func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	return wait1(c.isend("SsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), true))
+}
+
+// RecvT receives elements into buf (MPI_Recv): the status's Count is in
+// elements. Blocking; see Recv.
+func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
+	return wait1Status(c.irecv("RecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]()))
+}
+
+// IsendT starts sending the elements of buf (MPI_Isend). Local.
+func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return c.isend("IsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false)
+}
+
+// IrecvT posts a receive of elements into buf (MPI_Irecv); its status's
+// Count is in elements. Local.
+func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	return c.irecv("IrecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]())
+}
+
+// SendrecvT is Sendrecv of elements (MPI_Sendrecv). Blocking.
+func SendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (Status, error) {
+	return sendrecv(c, "SendrecvT", raw.Bytes(send), dest, sendTag, raw.Bytes(recv), src, recvTag, atomics.SizeOf[T]())
+}
+
+// MrecvT receives a message taken by Mprobe into elements (MPI_Mrecv).
+func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
+	return wait1Status(msg.irecv("Recv", raw.Bytes(buf), atomics.SizeOf[T]()))
+}
+
+// GetCount is the number of elements of T in the message a status
+// describes (MPI_Get_count), or Undefined if its bytes are not a whole
+// number of elements. Local.
+func GetCount[T atomics.Elem](st Status) int {
+	n := atomics.SizeOf[T]()
+	if st.bytes%n != 0 {
+		return Undefined
+	}
+	return st.bytes / n
+}

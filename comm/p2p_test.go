@@ -1,0 +1,601 @@
+package comm_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/launcher"
+)
+
+// Point-to-point. Every body below runs both as real processes (through
+// the launcher) and as goroutine ranks (under the race detector); the
+// goroutine mode has no single copy, so it covers the streamed path too.
+
+// pattern is message number k's bytes of length n from rank r.
+func pattern(r, k, n int) []byte {
+	b := make([]byte, n)
+	x := uint32(r*7919 + k*104729 + n)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = byte(x >> 24)
+	}
+	return b
+}
+
+// p2pSizes crosses the eager limit and the ring size; procs adds sizes
+// past the staging of any ring (single copy, or many Data fragments).
+func p2pSizes(procs bool) []int {
+	eager := format.P2PEager(format.P2PRing(2))
+	s := []int{0, 1, 8, 63, 64, 1000, eager - 1, eager, eager + 1, 3 * eager, 64 << 10}
+	if procs {
+		s = append(s, 1<<20, 4<<20+3)
+	}
+	return s
+}
+
+// p2pPingPong: ranks 0 and 1 bounce every size; the others idle.
+func p2pPingPong(c *comm.Comm, procs bool) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return nil
+	}
+	me, peer := c.Rank(), 1-c.Rank()
+	for k, n := range p2pSizes(procs) {
+		if me == 0 {
+			if err := c.Send(pattern(0, k, n), 1, k); err != nil {
+				return err
+			}
+		}
+		buf := make([]byte, n)
+		st, err := c.Recv(buf, peer, k)
+		if err != nil {
+			return err
+		}
+		if st.Source != peer || st.Tag != k || st.Count != n || st.Cancelled {
+			return fmt.Errorf("size %d: status %+v", n, st)
+		}
+		if !bytes.Equal(buf, pattern(peer, k, n)) {
+			return fmt.Errorf("size %d: received bytes differ", n)
+		}
+		if me == 1 {
+			if err := c.Send(pattern(1, k, n), 0, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// p2pOrder: every rank sends K messages with two tags to rank 0, which
+// receives with AnySource/AnyTag and by specific tag; each sender's
+// messages come in order per tag, and overall in order under AnyTag.
+func p2pOrder(c *comm.Comm) error {
+	const K = 200
+	if c.Rank() != 0 {
+		for k := range K {
+			n := 8 + k%3*2000 // some eager, some not
+			msg := pattern(c.Rank(), k, n)
+			if err := c.Send(msg, 0, k%2); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	next := make([]int, c.Size()) // next k expected from each sender
+	for range (c.Size() - 1) * K {
+		buf := make([]byte, 5000)
+		st, err := c.Recv(buf, comm.AnySource, comm.AnyTag)
+		if err != nil {
+			return err
+		}
+		k := next[st.Source]
+		next[st.Source]++
+		if st.Tag != k%2 || !bytes.Equal(buf[:st.Count], pattern(st.Source, k, 8+k%3*2000)) {
+			return fmt.Errorf("from %d: message %d out of order (tag %d, %d bytes)", st.Source, k, st.Tag, st.Count)
+		}
+	}
+	return nil
+}
+
+// p2pTags: rank 1 sends tags 0..9 in order; rank 0 receives them in
+// reverse tag order (each waits in the unexpected queue).
+func p2pTags(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return nil
+	}
+	if c.Rank() == 1 {
+		for tag := range 10 {
+			if err := comm.SendT(c, []int64{int64(tag)}, 0, tag); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for tag := 9; tag >= 0; tag-- {
+		v := make([]int64, 2)
+		st, err := comm.RecvT(c, v, 1, tag)
+		if err != nil {
+			return err
+		}
+		if v[0] != int64(tag) || st.Count != 1 || comm.GetCount[int64](st) != 1 || comm.GetCount[int32](st) != 2 {
+			return fmt.Errorf("tag %d: got %d, status %+v", tag, v[0], st)
+		}
+	}
+	return nil
+}
+
+// p2pComms: the same (source, tag) on two communicators never match each
+// other's messages.
+func p2pComms(c *comm.Comm) error {
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	defer d.Free()
+	if c.Size() < 2 || c.Rank() > 1 {
+		return nil
+	}
+	if c.Rank() == 1 {
+		if err := d.Send([]byte("dup"), 0, 5); err != nil {
+			return err
+		}
+		return c.Send([]byte("world"), 0, 5)
+	}
+	buf := make([]byte, 8)
+	st, err := c.Recv(buf, 1, 5)
+	if err != nil || string(buf[:st.Count]) != "world" {
+		return fmt.Errorf("world receive: %q, %v", buf[:st.Count], err)
+	}
+	st, err = d.Recv(buf, comm.AnySource, comm.AnyTag)
+	if err != nil || string(buf[:st.Count]) != "dup" {
+		return fmt.Errorf("dup receive: %q, %v", buf[:st.Count], err)
+	}
+	return nil
+}
+
+// p2pTruncate: a short buffer gives ErrTruncate with the real size, and
+// the next messages are intact.
+func p2pTruncate(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return nil
+	}
+	sizes := []int{100, 100000}
+	if c.Rank() == 1 {
+		for k, n := range sizes {
+			if err := c.Send(pattern(1, k, n), 0, 1); err != nil {
+				return err
+			}
+			if err := c.Send([]byte("after"), 0, 2); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for k, n := range sizes {
+		buf := make([]byte, 10)
+		st, err := c.Recv(buf, 1, 1)
+		if !errors.Is(err, comm.ErrTruncate) || st.Count != n || !bytes.Equal(buf, pattern(1, k, n)[:10]) {
+			return fmt.Errorf("truncated receive of %d: status %+v, %v", n, st, err)
+		}
+		after := make([]byte, 10)
+		if st, err := c.Recv(after, 1, 2); err != nil || string(after[:st.Count]) != "after" {
+			return fmt.Errorf("after truncation: %q, %v", after[:st.Count], err)
+		}
+	}
+	return nil
+}
+
+// p2pCancelProbe: Cancel of an unmatched receive, Probe then Recv, Iprobe
+// of nothing, Mprobe.
+func p2pCancelProbe(c *comm.Comm) error {
+	me := c.Rank()
+	r, err := c.Irecv(make([]byte, 4), me, 99)
+	if err != nil {
+		return err
+	}
+	if err := r.Cancel(); err != nil {
+		return err
+	}
+	st, err := r.Wait()
+	if err != nil || !st.Cancelled {
+		return fmt.Errorf("cancelled receive: %+v, %v", st, err)
+	}
+	if _, ok, err := c.Iprobe(comm.AnySource, 99); ok || err != nil {
+		return fmt.Errorf("Iprobe of nothing: %v, %v", ok, err)
+	}
+	// A message to itself: Probe, then Recv of what Probe saw.
+	if err := c.Send(pattern(me, 1, 3000), me, 7); err != nil {
+		return err
+	}
+	st, err = c.Probe(comm.AnySource, comm.AnyTag)
+	if err != nil || st.Source != me || st.Tag != 7 || st.Count != 3000 {
+		return fmt.Errorf("Probe: %+v, %v", st, err)
+	}
+	buf := make([]byte, st.Count)
+	if _, err := c.Recv(buf, st.Source, st.Tag); err != nil || !bytes.Equal(buf, pattern(me, 1, 3000)) {
+		return fmt.Errorf("Recv after Probe: %v", err)
+	}
+	// Mprobe: the message is taken; a receive posted after it does not
+	// see it.
+	req, err := c.Isend(pattern(me, 2, 50000), me, 8)
+	if err != nil {
+		return err
+	}
+	m, st, err := c.Mprobe(me, 8)
+	if err != nil || st.Count != 50000 {
+		return fmt.Errorf("Mprobe: %+v, %v", st, err)
+	}
+	if _, ok, _ := c.Iprobe(me, 8); ok {
+		return errors.New("Iprobe sees a message Mprobe took")
+	}
+	buf = make([]byte, st.Count)
+	if _, err := m.Recv(buf); err != nil || !bytes.Equal(buf, pattern(me, 2, 50000)) {
+		return fmt.Errorf("Message.Recv: %v", err)
+	}
+	if _, err := m.Recv(buf); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("second Message.Recv: %v", err)
+	}
+	if _, err := req.Wait(); err != nil {
+		return err
+	}
+	// ProcNull everywhere.
+	if err := c.Send([]byte("x"), comm.ProcNull, 0); err != nil {
+		return err
+	}
+	st, err = c.Recv(buf, comm.ProcNull, 3)
+	if err != nil || st.Source != comm.ProcNull || st.Tag != comm.AnyTag || st.Count != 0 {
+		return fmt.Errorf("Recv from ProcNull: %+v, %v", st, err)
+	}
+	return nil
+}
+
+// p2pExchange: every pair Isends a large message both ways before posting
+// its Irecv, then all complete; Sendrecv around the ring; Ssend is not
+// complete before its receive is posted.
+func p2pExchange(c *comm.Comm, procs bool) error {
+	n := 300 << 10
+	if procs {
+		n = 8 << 20
+	}
+	me, size := c.Rank(), c.Size()
+	var reqs []*comm.Request
+	for q := range size {
+		if q == me {
+			continue
+		}
+		r, err := c.Isend(pattern(me, q, n), q, 3)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	bufs := make([][]byte, size)
+	for q := range size {
+		if q == me {
+			continue
+		}
+		bufs[q] = make([]byte, n)
+		r, err := c.Irecv(bufs[q], q, 3)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	if _, err := comm.Waitall(reqs); err != nil {
+		return err
+	}
+	for q := range size {
+		if q != me && !bytes.Equal(bufs[q], pattern(q, me, n)) {
+			return fmt.Errorf("exchange: bytes from %d differ", q)
+		}
+	}
+	right, left := (me+1)%size, (me+size-1)%size
+	got := make([]byte, 100)
+	st, err := c.Sendrecv(pattern(me, 9, 100), right, 4, got, left, 4)
+	if err != nil || st.Source != left || !bytes.Equal(got, pattern(left, 9, 100)) {
+		return fmt.Errorf("Sendrecv: %+v, %v", st, err)
+	}
+	buf := pattern(me, 10, 20)
+	if _, err := c.SendrecvReplace(buf, right, 5, left, 5); err != nil || !bytes.Equal(buf, pattern(left, 10, 20)) {
+		return fmt.Errorf("SendrecvReplace: %v", err)
+	}
+	if size < 2 || me > 1 {
+		return c.Barrier()
+	}
+	if me == 1 {
+		r, err := c.Issend([]byte("sync"), 0, 6)
+		if err != nil {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+		if _, ok, err := r.Test(); ok || err != nil {
+			return fmt.Errorf("Issend complete before its receive was posted: %v", err)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		_, err = r.Wait()
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	_, err = c.Recv(make([]byte, 4), 1, 6)
+	return err
+}
+
+// p2pWaitany: four always-ready receives from itself are served evenly.
+func p2pWaitany(c *comm.Comm) error {
+	me := c.Rank()
+	const R, K = 4, 400
+	reqs := make([]*comm.Request, R)
+	bufs := make([][]byte, R)
+	post := func(i int) error {
+		if err := c.Send([]byte{byte(i)}, me, 20+i); err != nil {
+			return err
+		}
+		bufs[i] = make([]byte, 1)
+		var err error
+		reqs[i], err = c.Irecv(bufs[i], me, 20+i)
+		return err
+	}
+	for i := range R {
+		if err := post(i); err != nil {
+			return err
+		}
+	}
+	served := make([]int, R)
+	for range K {
+		i, st, err := comm.Waitany(reqs)
+		if err != nil {
+			return err
+		}
+		if reqs[i] != nil || st.Tag != 20+i || bufs[i][0] != byte(i) {
+			return fmt.Errorf("Waitany returned %d with status %+v", i, st)
+		}
+		served[i]++
+		if err := post(i); err != nil {
+			return err
+		}
+	}
+	for i, s := range served {
+		if s < K/R/2 {
+			return fmt.Errorf("Waitany served the requests %v times: %d starves", served, i)
+		}
+	}
+	_, err := comm.Waitall(reqs)
+	if i, _, err := comm.Waitany(reqs); i != comm.Undefined || err != nil {
+		return fmt.Errorf("Waitany of nil requests: %d, %v", i, err)
+	}
+	return err
+}
+
+// p2pGoroutines: four goroutines of each rank send to the next rank while
+// four receive from the previous one, per tag in order.
+func p2pGoroutines(c *comm.Comm) error {
+	const G, K = 4, 100
+	me, size := c.Rank(), c.Size()
+	next, prev := (me+1)%size, (me+size-1)%size
+	var wg sync.WaitGroup
+	errs := make([]error, 2*G)
+	for g := range G {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for k := range K {
+				if err := c.Send(pattern(me, g*K+k, 10+k*50), next, g); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for k := range K {
+				buf := make([]byte, 10+k*50)
+				if _, err := c.Recv(buf, prev, g); err != nil || !bytes.Equal(buf, pattern(prev, g*K+k, 10+k*50)) {
+					errs[G+g] = fmt.Errorf("goroutine %d message %d: %v", g, k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// p2pErrors: bad arguments are errors naming them.
+func p2pErrors(c *comm.Comm) error {
+	checks := []struct {
+		name  string
+		err   error
+		class error
+	}{
+		{"rank", c.Send(nil, c.Size(), 0), comm.ErrRank},
+		{"negative rank", c.Send(nil, -5, 0), comm.ErrRank},
+		{"AnySource dest", c.Send(nil, comm.AnySource, 0), comm.ErrRank},
+		{"tag", c.Send(nil, 0, -1), comm.ErrTag},
+		{"AnyTag send", c.Send(nil, 0, comm.AnyTag), comm.ErrTag},
+		{"nil comm", (*comm.Comm)(nil).Send(nil, 0, 0), comm.ErrComm},
+	}
+	for _, k := range checks {
+		if !errors.Is(k.err, k.class) {
+			return fmt.Errorf("%s: %v, want %v", k.name, k.err, k.class)
+		}
+	}
+	if _, err := c.Recv(nil, c.Size(), 0); !errors.Is(err, comm.ErrRank) {
+		return fmt.Errorf("Recv from a bad rank: %v", err)
+	}
+	if _, err := c.Recv(nil, 0, -7); !errors.Is(err, comm.ErrTag) {
+		return fmt.Errorf("Recv with a bad tag: %v", err)
+	}
+	if err := (*comm.Request)(nil).Cancel(); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("Cancel of nil: %v", err)
+	}
+	return nil
+}
+
+func p2pAll(c *comm.Comm, procs bool) error {
+	steps := []struct {
+		name string
+		f    func(*comm.Comm) error
+	}{
+		{"pingpong", func(c *comm.Comm) error { return p2pPingPong(c, procs) }},
+		{"order", p2pOrder},
+		{"tags", p2pTags},
+		{"comms", p2pComms},
+		{"truncate", p2pTruncate},
+		{"cancel/probe", p2pCancelProbe},
+		{"exchange", func(c *comm.Comm) error { return p2pExchange(c, procs) }},
+		{"waitany", p2pWaitany},
+		{"goroutines", p2pGoroutines},
+		{"errors", p2pErrors},
+	}
+	for _, s := range steps {
+		if err := s.f(c); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if err := c.Barrier(); err != nil {
+			return fmt.Errorf("after %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+func init() {
+	// p2p: args [off]. Every point-to-point rule; "off" turns single copy
+	// off (the streamed path between processes).
+	ranktest.Register("p2p", func(c *comm.Comm) error {
+		off := os.Getenv(format.EnvSingleCopy) == "off"
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "off" {
+			comm.SetSingleOff(true)
+			off = true
+		}
+		if err := p2pAll(c, true); err != nil {
+			return err
+		}
+		// Every rank received large messages in the exchange: by the path
+		// the job asked for.
+		single, streamed := comm.P2PLarge(c)
+		if wantSingle := !off && ptraceAllowed(); (single > 0) != wantSingle || (streamed > 0) == wantSingle {
+			return fmt.Errorf("%d large messages by single copy, %d streamed; single copy wanted: %v", single, streamed, wantSingle)
+		}
+		return nil
+	})
+	// p2pall: an all-to-all exchange of checksummed messages between
+	// every pair, in random order of posting.
+	ranktest.Register("p2pall", func(c *comm.Comm) error { return p2pAllToAll(c, 3) })
+	// p2pdie: rank 1 exits while rank 0 waits in Recv from it.
+	ranktest.Register("p2pdie", func(c *comm.Comm) error {
+		if c.Rank() == 1 {
+			time.Sleep(50 * time.Millisecond)
+			os.Exit(3)
+		}
+		_, err := c.Recv(make([]byte, 8), 1, 0)
+		if !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("Recv from a dead rank: %v", err)
+		}
+		fmt.Println("rank", c.Rank(), "saw the abort")
+		os.Exit(0)
+		return nil
+	})
+}
+
+// p2pAllToAll: each rank sends rounds messages to every rank (itself
+// included) with a checksum inside, posts the receives in another order,
+// and checks every message.
+func p2pAllToAll(c *comm.Comm, rounds int) error {
+	me, size := c.Rank(), c.Size()
+	var reqs []*comm.Request
+	bufs := map[[2]int][]byte{}
+	for k := range rounds {
+		for i := range size {
+			q := (me + i + k) % size
+			n := 16 + (me*31+q*17+k*5)%3000
+			b := pattern(me, q*rounds+k, n)
+			crc := crc32.ChecksumIEEE(b[8:])
+			copy(b, strconv.AppendUint(nil, uint64(crc), 16))
+			r, err := c.Isend(b, q, k)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+		for i := range size {
+			q := (me + size - i) % size
+			b := make([]byte, 4096)
+			bufs[[2]int{q, k}] = b
+			r, err := c.Irecv(b, q, k)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	sts, err := comm.Waitall(reqs)
+	if err != nil {
+		return err
+	}
+	for _, st := range sts[len(sts)/2:] {
+		_ = st
+	}
+	for key, b := range bufs {
+		q, k := key[0], key[1]
+		n := 16 + (q*31+me*17+k*5)%3000
+		want := pattern(q, me*rounds+k, n)
+		crc := crc32.ChecksumIEEE(want[8:])
+		copy(want, strconv.AppendUint(nil, uint64(crc), 16))
+		if !bytes.Equal(b[:n], want) {
+			return fmt.Errorf("message %d from %d: checksum or bytes differ", k, q)
+		}
+	}
+	return nil
+}
+
+func TestP2PLocal(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ranktest.RunLocal(t, n, func(c *comm.Comm) error { return p2pAll(c, false) })
+		})
+	}
+}
+
+func TestP2PAllToAllLocal(t *testing.T) {
+	ranktest.RunLocal(t, 8, func(c *comm.Comm) error { return p2pAllToAll(c, 2) })
+}
+
+func TestP2PProcs(t *testing.T) { ranktest.Run(t, 3, "p2p") }
+
+func TestP2PStreamedProcs(t *testing.T) { ranktest.Run(t, 2, "p2p", ranktest.Args("off")) }
+
+func TestP2PNoSingleCopyFlag(t *testing.T) {
+	ranktest.Run(t, 2, "p2p", ranktest.Configure(func(c *launcher.Config) { c.NoSingleCopy = true }))
+}
+
+func TestP2POversubscribedProcs(t *testing.T) {
+	n := 64
+	if testing.Short() {
+		n = 16
+	}
+	ranktest.Run(t, n, "p2pall", ranktest.Configure(func(c *launcher.Config) { c.Oversubscribe = true }))
+}
+
+// A rank that dies while another waits in Recv from it ends the job with
+// its status (the waiter either sees ErrAborted or is stopped by the
+// launcher first): no hang.
+func TestP2PRankDies(t *testing.T) {
+	res := ranktest.Run(t, 2, "p2pdie", ranktest.ExitCode(3))
+	if !strings.Contains(res.Stderr, "rank 1") {
+		t.Errorf("the launcher does not name rank 1; stderr:\n%s", res.Stderr)
+	}
+}

@@ -1,0 +1,209 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/shmrun/shmrun/barrier"
+)
+
+// Completion of several requests. As in MPI, a completed request is
+// deallocated: these functions set its entry of the slice to nil
+// (MPI_REQUEST_NULL), and nil entries are skipped.
+
+// waitRot rotates where Waitany, Waitsome and Testany start looking, so
+// that a request that is always ready does not starve the others.
+var waitRot atomic.Uint32
+
+// waitMany waits until cond(), which tests reqs, holds: on the doorbell of
+// the point-to-point engine if any request has one (a request without it,
+// Ibarrier's, is then re-tested at least every millisecond), else by
+// polling with growing sleeps.
+func waitMany(reqs []*Request, cond func() bool) error {
+	var e *engine
+	mixed := false
+	for _, r := range reqs {
+		switch {
+		case r == nil:
+		case r.op != nil:
+			e = r.eng
+		default:
+			mixed = true
+		}
+	}
+	if e != nil {
+		p := e.policy
+		if mixed {
+			p.Sleep = min(p.Sleep, time.Millisecond)
+		}
+		return e.waitFor(p, cond)
+	}
+	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
+		for _, r := range reqs {
+			if r != nil && r.poll != nil {
+				// A collective request reports the job's end itself.
+				if _, _, err := r.Test(); errors.Is(err, ErrAborted) {
+					return barrier.ErrAborted
+				}
+			}
+		}
+		time.Sleep(d)
+	}
+	return nil
+}
+
+// testOne tests reqs[i] (nil: not ready).
+func testOne(reqs []*Request, i int) (Status, bool, error) {
+	if reqs[i] == nil {
+		return Status{}, false, nil
+	}
+	return reqs[i].Test()
+}
+
+func active(reqs []*Request) int {
+	n := 0
+	for _, r := range reqs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func abortErr(call string, _ error) error {
+	return fmt.Errorf("comm: %s: %w", call, ErrAborted)
+}
+
+// Waitall waits for every request (MPI_Waitall) and returns their
+// statuses, in order, setting the entries to nil. Blocking. If some
+// failed, the error joins theirs, each naming its index.
+func Waitall(reqs []*Request) ([]Status, error) {
+	sts := make([]Status, len(reqs))
+	var errs []error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		st, err := r.Wait()
+		if errors.Is(err, ErrAborted) {
+			return sts, err
+		}
+		sts[i] = st
+		if err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+		reqs[i] = nil
+	}
+	return sts, errors.Join(errs...)
+}
+
+// Testall reports whether every request is complete (MPI_Testall); if so
+// it returns their statuses and sets the entries to nil, otherwise it
+// leaves them all as they are. Local.
+func Testall(reqs []*Request) ([]Status, bool, error) {
+	for i := range reqs {
+		if _, ok, _ := testOne(reqs, i); !ok && reqs[i] != nil {
+			return nil, false, nil
+		}
+	}
+	sts, err := Waitall(reqs)
+	return sts, true, err
+}
+
+// Waitany waits until one of the requests completes (MPI_Waitany) and
+// returns its index and status, setting its entry to nil. Blocking. With
+// no non-nil request it returns Undefined at once. When several are
+// complete, which one it returns rotates from call to call.
+func Waitany(reqs []*Request) (int, Status, error) {
+	if active(reqs) == 0 {
+		return Undefined, Status{}, nil
+	}
+	idx := -1
+	var st Status
+	var rerr error
+	cond := func() bool {
+		idx, st, rerr = testany(reqs)
+		return idx >= 0
+	}
+	if err := waitMany(reqs, cond); err != nil {
+		return Undefined, Status{}, abortErr("Waitany", err)
+	}
+	return idx, st, rerr
+}
+
+// testany finds a complete request, starting at a rotating index, and
+// sets its entry to nil.
+func testany(reqs []*Request) (int, Status, error) {
+	n := len(reqs)
+	start := int(waitRot.Add(1) % uint32(n))
+	for k := range n {
+		i := (start + k) % n
+		st, ok, err := testOne(reqs, i)
+		if ok {
+			reqs[i] = nil
+			return i, st, err
+		}
+	}
+	return -1, Status{}, nil
+}
+
+// Testany reports whether one of the requests is complete (MPI_Testany):
+// if so its index and status, its entry set to nil. Local. With no non-nil
+// request it returns Undefined and true.
+func Testany(reqs []*Request) (int, Status, bool, error) {
+	if active(reqs) == 0 {
+		return Undefined, Status{}, true, nil
+	}
+	i, st, err := testany(reqs)
+	if i < 0 {
+		return Undefined, Status{}, false, nil
+	}
+	return i, st, true, err
+}
+
+// Waitsome waits until at least one request completes (MPI_Waitsome) and
+// returns the indices and statuses of all that are complete, setting
+// their entries to nil. Blocking. With no non-nil request it returns nil.
+func Waitsome(reqs []*Request) ([]int, []Status, error) {
+	if active(reqs) == 0 {
+		return nil, nil, nil
+	}
+	var idx []int
+	var sts []Status
+	var errs []error
+	cond := func() bool {
+		idx, sts, errs = testsome(reqs)
+		return len(idx) > 0
+	}
+	if err := waitMany(reqs, cond); err != nil {
+		return nil, nil, abortErr("Waitsome", err)
+	}
+	return idx, sts, errors.Join(errs...)
+}
+
+// Testsome returns the indices and statuses of the requests that are
+// complete (MPI_Testsome), setting their entries to nil. Local.
+func Testsome(reqs []*Request) ([]int, []Status, error) {
+	idx, sts, errs := testsome(reqs)
+	return idx, sts, errors.Join(errs...)
+}
+
+func testsome(reqs []*Request) ([]int, []Status, []error) {
+	var idx []int
+	var sts []Status
+	var errs []error
+	for i := range reqs {
+		st, ok, err := testOne(reqs, i)
+		if !ok {
+			continue
+		}
+		reqs[i] = nil
+		idx, sts = append(idx, i), append(sts, st)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+	}
+	return idx, sts, errs
+}
