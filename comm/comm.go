@@ -68,7 +68,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 			return nil, err
 		}
 		c := newComm(ts[0], os.Exit)
-		if c.eng, err = newEngine(ts[0], false); err != nil {
+		if c.eng, err = newEngine(ts[0], true); err != nil {
 			return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 		}
 		return c, nil
@@ -117,7 +117,7 @@ func NewLocalWorld(n int) ([]*Comm, error) {
 	cs := make([]*Comm, n)
 	for i, t := range ts {
 		cs[i] = newComm(t, nil)
-		if cs[i].eng, err = newEngine(t, false); err != nil {
+		if cs[i].eng, err = newEngine(t, true); err != nil {
 			return nil, err
 		}
 	}

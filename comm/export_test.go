@@ -12,11 +12,11 @@ func SetSingleOff(off bool) { singleOff = off }
 // they work again).
 func SetReadFault(err error) { readFault = err }
 
-// P2PLarge reports how many large messages this rank has received by
-// single copy and how many streamed through its inbox.
-func P2PLarge(c *Comm) (single, streamed int) {
+// P2PLarge reports how many chunks of large messages this rank has
+// received by single copy and how many through the bulk slots.
+func P2PLarge(c *Comm) (read, staged int) {
 	e := c.world.eng
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.nSingle, e.nStreamed
+	return e.nRead, e.nStaged
 }

@@ -109,7 +109,9 @@ func (c *Comm) newSend(call string, buf []byte, dest, tag, elem int, sync bool) 
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	return e, &op{c: c, ctx: c.p2p().ctx, peer: w, tag: tag, buf: buf, elem: elem, sync: sync}, nil
+	o := getOp()
+	o.c, o.ctx, o.peer, o.tag, o.buf, o.elem, o.sync = c, c.p2p().ctx, w, tag, buf, elem, sync
+	return e, o, nil
 }
 
 // newRecv checks a receive's arguments and returns its operation, or nil
@@ -129,7 +131,9 @@ func (c *Comm) newRecv(call string, buf []byte, src, tag, elem int) (*engine, *o
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	return e, &op{recv: true, c: c, ctx: c.p2p().ctx, peer: w, tag: tag, buf: buf, elem: elem}, nil
+	o := getOp()
+	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf, o.elem = true, c, c.p2p().ctx, w, tag, buf, elem
+	return e, o, nil
 }
 
 // procNullStatus is the status of a receive from ProcNull.
@@ -148,6 +152,42 @@ func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*
 		return nil, c.wrapWait(call, err)
 	}
 	return &Request{eng: e, op: o, call: call}, nil
+}
+
+// send is Send and Ssend: no request, and a recycled operation.
+func (c *Comm) send(call string, buf []byte, dest, tag, elem int, sync bool) error {
+	e, o, err := c.newSend(call, buf, dest, tag, elem, sync)
+	if err != nil || o == nil {
+		return err
+	}
+	if err := e.startSend(o); err != nil {
+		putOp(o)
+		return c.wrapWait(call, err)
+	}
+	if err := e.waitOp(o); err != nil {
+		return c.wrapWait(call, err) // the engine may still hold o
+	}
+	err = o.err
+	putOp(o)
+	return err
+}
+
+// recv is Recv: no request, and a recycled operation.
+func (c *Comm) recv(call string, buf []byte, src, tag, elem int) (Status, error) {
+	e, o, err := c.newRecv(call, buf, src, tag, elem)
+	if err != nil {
+		return Status{}, err
+	}
+	if o == nil {
+		return procNullStatus, nil
+	}
+	e.startRecv(o)
+	if err := e.waitOp(o); err != nil {
+		return Status{}, c.wrapWait(call, err)
+	}
+	st, err := o.st, o.err
+	putOp(o)
+	return st, err
 }
 
 // irecv posts a receive and returns its request.
@@ -171,13 +211,13 @@ func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, err
 // allows (use Isend, Sendrecv, or receive first). ProcNull: nothing is
 // sent.
 func (c *Comm) Send(buf []byte, dest, tag int) error {
-	return wait1(c.isend("Send", buf, dest, tag, 1, false))
+	return c.send("Send", buf, dest, tag, 1, false)
 }
 
 // Ssend sends buf to rank dest with tag and returns once a receive has
 // matched it (MPI_Ssend). Blocking, not collective.
 func (c *Comm) Ssend(buf []byte, dest, tag int) error {
-	return wait1(c.isend("Ssend", buf, dest, tag, 1, true))
+	return c.send("Ssend", buf, dest, tag, 1, true)
 }
 
 // Isend starts sending buf to rank dest with tag (MPI_Isend) and returns a
@@ -201,7 +241,7 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 // message's length in the status's Count. From ProcNull it returns at
 // once with Source ProcNull, Tag AnyTag and Count 0.
 func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
-	return wait1Status(c.irecv("Recv", buf, src, tag, 1))
+	return c.recv("Recv", buf, src, tag, 1)
 }
 
 // Irecv posts a receive into buf (MPI_Irecv) and returns its request; buf
@@ -364,15 +404,6 @@ func (msg *Message) irecv(call string, buf []byte, elem int) (*Request, error) {
 	return &Request{eng: msg.e, op: o, call: "Message." + call}, nil
 }
 
-// wait1 waits for the request a call returned.
-func wait1(r *Request, err error) error {
-	if err != nil {
-		return err
-	}
-	_, err = r.Wait()
-	return err
-}
-
 func wait1Status(r *Request, err error) (Status, error) {
 	if err != nil {
 		return Status{}, err
@@ -383,18 +414,18 @@ func wait1Status(r *Request, err error) (Status, error) {
 // SendT sends the elements of buf to dest with tag (MPI_Send with buf's
 // predefined datatype). Blocking; see Send.
 func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
-	return wait1(c.isend("SendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false))
+	return c.send("SendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false)
 }
 
 // SsendT is Ssend of elements (MPI_Ssend). Blocking.
 func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
-	return wait1(c.isend("SsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), true))
+	return c.send("SsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), true)
 }
 
 // RecvT receives elements into buf (MPI_Recv): the status's Count is in
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
-	return wait1Status(c.irecv("RecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]()))
+	return c.recv("RecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]())
 }
 
 // IsendT starts sending the elements of buf (MPI_Isend). Local.

@@ -3,6 +3,7 @@ package comm
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -22,13 +23,8 @@ import (
 // while one of its goroutines is inside a point-to-point call: progress
 // drains every ring into the matching state (posted receives, then the
 // unexpected messages, in arrival order, so each sender's messages stay in
-// order), and pushes the packets that waited for room.
-//
-// Large messages are read by the receiver from the sender's pinned buffer
-// (process_vm_readv) as soon as it matches them: the sender need not be in
-// a call. Where the kernel forbids that (or in the goroutine test mode),
-// the receiver answers CTS and the sender streams the bytes through its
-// ring, which needs both ranks in calls.
+// order), pushes the packets that waited for room, and works on the large
+// messages in progress (p2p_bulk.go).
 type engine struct {
 	mu     sync.Mutex
 	t      *team.Team // the world's
@@ -39,64 +35,76 @@ type engine struct {
 	abort  *uint32
 	policy barrier.Policy
 	eager  int  // largest message sent whole
-	frag   int  // largest Data fragment
-	single bool // single copy may be tried
+	chunk  int  // a large message's chunk
+	single bool // large messages may be read from the sender's memory
 
 	rx      []rxRing
 	peers   []*peer
-	busy    []*peer // peers with packets waiting for room
+	busy    []*peer // peers with packets waiting for room, or a send job
+	jobs    []int   // senders with a receive job open on their line
 	posted  []*op
 	unexp   []*inMsg
-	waiting map[uint64]*op // sends waiting for Fin or CTS
-	streams map[uint64]*op // receives taking Data packets
+	waiting map[uint64]*op // sends waiting for CTS or Fin
 	nextID  uint64
+	broken  error // a ring held what no sender writes: every call fails
 
-	// Large messages received by single copy and streamed (for tests).
-	nSingle, nStreamed int
+	// Chunks of large messages this rank received in Data packets and by
+	// single copy (for tests).
+	nStaged, nRead int
 }
 
-// rxRing is this rank's reading state of one sender's ring.
+// rxRing is this rank's receiving state toward one sender: the ring, its
+// tail line and the job line.
 type rxRing struct {
-	ring  []byte
-	tail  *uint64 // the published tail
-	pos   uint64  // bytes consumed
-	stamp uint32  // stamp of the last packet consumed
+	ring   []byte
+	tail   *uint64 // the published tail
+	jobID  *uint64
+	claim  *uint64
+	chunks *uint32
+	pos    uint64 // bytes consumed
+	given  uint64 // bytes given back (the tail last published)
+	stamp  uint32 // stamp of the last packet consumed
+	job    *op    // the receive whose job is open on the line
+	queued []*op  // receives matched to a large message, waiting for the line
 }
 
-// peer is this rank's state toward another world rank (or itself): its
-// inbox, mapped on first use, and this rank's ring in it.
+// peer is this rank's sending state toward another world rank (or
+// itself): its inbox, mapped on first use, and this rank's ring and lines
+// in it.
 type peer struct {
 	w        int
 	pid      int
 	bell     barrier.Event
 	ring     []byte
 	tail     *uint64
-	head     uint64 // bytes written
+	claim    *uint64 // my job line's claim word
+	head     uint64  // bytes written
 	seenTail uint64
 	stamp    uint32 // stamp of the last packet written
-	queue    []*txItem
-	noSingle bool // a read from this peer failed: stream its messages
+	queue    []txItem
+	sending  *op  // the send whose job is open on the peer's line
+	noSingle bool // this rank cannot read the peer's memory
+	probed   bool // noSingle is known
 }
 
 // txItem is a packet waiting for room in a peer's ring.
 type txItem struct {
 	kind        uint8
-	o           *op    // Eager, Sync, RTS, Data
+	o           *op    // Eager, Sync, RTS
 	id          uint64 // Fin, CTS: the sender's request
 	rid, accept uint64 // CTS
 }
 
 // inMsg is a message matched to no receive yet (or taken by Mprobe).
 type inMsg struct {
-	kind      uint8 // PktEager, PktSync or PktRTS
-	ctx       uint32
-	src       int // world rank
-	tag       int
-	size      int
-	id        uint64
-	addr      uint64
-	data      []byte // Eager, Sync: the payload
-	fromProbe bool
+	kind uint8 // PktEager, PktSync or PktRTS
+	ctx  uint32
+	src  int // world rank
+	tag  int
+	size int
+	id   uint64
+	addr uint64
+	data []byte // Eager, Sync: the payload
 }
 
 // op is a point-to-point operation: a send or a receive.
@@ -108,24 +116,39 @@ type op struct {
 	tag  int // or AnyTag (receives)
 	buf  []byte
 	elem int // element size for Status.Count (1: bytes)
+	sync bool
 
-	// send
-	sync   bool
-	id     uint64
+	id     uint64 // a send's (Sync, RTS), a receive's job
 	pin    runtime.Pinner
 	pinned bool
-	accept int // CTS: bytes to stream
-	sent   int
-	rid    uint64
 
-	// receive
-	got   int
-	msg   *inMsg
-	trunc bool
+	// large messages
+	rid     uint64 // a send's: the receiver's job
+	accept  int    // bytes that move
+	n       int    // chunks
+	got     int    // a receive's chunks in
+	seen    int64  // a receive's last sign of the sender (nowNS)
+	seenGot int    // o.got then
+	msg     *inMsg // a receive's message
+	trunc   bool
 
-	done atomic.Bool
+	done uint32 // 1 once complete: stored after st and err
 	st   Status
 	err  error
+}
+
+// isDone reports whether o is complete (an acquire).
+func (o *op) isDone() bool { return atomic.LoadUint32(&o.done) != 0 }
+
+// opPool recycles the operations of blocking calls, which nothing
+// references once they are complete.
+var opPool = sync.Pool{New: func() any { return new(op) }}
+
+func getOp() *op { return opPool.Get().(*op) }
+
+func putOp(o *op) {
+	*o = op{}
+	opPool.Put(o)
 }
 
 // inboxOf is the layout of an inbox for a world of n ranks.
@@ -145,12 +168,14 @@ func newEngine(t *team.Team, single bool) (*engine, error) {
 		return nil, fmt.Errorf("making the rank's inbox: %w", err)
 	}
 	e := &engine{t: t, me: t.Rank(), n: t.Size(), l: l, mem: mem, abort: t.Abort(), policy: t.Policy(),
-		eager: format.P2PEager(l.Ring), frag: format.P2PFrag(l.Ring), single: single && !t.Local(),
-		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}, streams: map[uint64]*op{}}
+		eager: format.P2PEager(l.Ring), chunk: format.P2PChunk(l.Ring), single: single,
+		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}}
 	e.bell = bellOf(mem, l)
 	for s := range l.N {
-		off := l.RingOff(s)
-		e.rx[s] = rxRing{ring: mem[off : off+l.Ring : off+l.Ring], tail: raw.Uint64At(mem, l.TailOff(s)+format.TailPos)}
+		off, jo := l.RingOff(s), l.JobOff(s)
+		e.rx[s] = rxRing{ring: mem[off : off+l.Ring : off+l.Ring],
+			tail:  raw.Uint64At(mem, l.TailOff(s)+format.TailPos),
+			jobID: raw.Uint64At(mem, jo+format.JobID), claim: raw.Uint64At(mem, jo+format.JobClaim), chunks: raw.Uint32At(mem, jo+format.JobChunks)}
 	}
 	return e, nil
 }
@@ -187,9 +212,9 @@ func (e *engine) peer(w int) (*peer, error) {
 			return nil, err
 		}
 	}
-	off := e.l.RingOff(e.me)
+	off, jo, to := e.l.RingOff(e.me), e.l.JobOff(e.me), e.l.TailOff(e.me)
 	p := &peer{w: w, pid: pid, bell: bellOf(mem, e.l), ring: mem[off : off+e.l.Ring : off+e.l.Ring],
-		tail: raw.Uint64At(mem, e.l.TailOff(e.me)+format.TailPos)}
+		tail: raw.Uint64At(mem, to+format.TailPos), claim: raw.Uint64At(mem, jo+format.JobClaim)}
 	e.peers[w] = p
 	return p, nil
 }
@@ -203,7 +228,7 @@ func cells(k int) int64 { return int64((k + format.PktCell - 1) &^ (format.PktCe
 // would run past it. ok is false when the ring has no room yet.
 func (p *peer) reserve(k int64) (int64, bool) {
 	size := int64(len(p.ring))
-	pos := int64(p.head % uint64(size))
+	pos := int64(p.head & uint64(size-1))
 	need := k
 	if pos+k > size {
 		need += size - pos
@@ -244,8 +269,8 @@ func header(b []byte, kind uint8, ctx uint32, tag int, size int, id uint64) {
 	le.PutUint64(b[format.PktID:], id)
 }
 
-// write puts item into p's ring if there is room, reporting whether it is
-// all written (a Data stream may be written in several calls).
+// write puts item into p's ring if there is room, reporting whether it
+// did.
 func (e *engine) write(p *peer, it *txItem) bool {
 	le := binary.LittleEndian
 	switch it.kind {
@@ -297,59 +322,45 @@ func (e *engine) write(p *peer, it *txItem) bool {
 		le.PutUint64(b[format.CTSRecvID:], it.rid)
 		le.PutUint64(b[format.CTSAccept:], it.accept)
 		p.publish(pos, k)
-	case format.PktData:
-		o := it.o
-		for o.sent < o.accept {
-			n := min(o.accept-o.sent, e.frag)
-			k := cells(format.PktHeader + n)
-			pos, ok := p.reserve(k)
-			if !ok {
-				return false
-			}
-			b := p.ring[pos : pos+k]
-			b[format.PktKind] = format.PktData
-			le.PutUint64(b[format.PktOffset:], uint64(o.sent))
-			le.PutUint64(b[format.PktSize:], uint64(n))
-			le.PutUint64(b[format.PktID:], o.rid)
-			copy(b[format.PktHeader:], o.buf[o.sent:o.sent+n])
-			p.publish(pos, k)
-			o.sent += n
-		}
-		e.complete(o, Status{}, nil)
 	}
 	return true
 }
 
 // send queues item for p and writes what fits. Called with e.mu held.
-func (e *engine) send(p *peer, it *txItem) {
-	head := p.head
-	if len(p.queue) == 0 && e.write(p, it) {
+func (e *engine) send(p *peer, it txItem) {
+	if len(p.queue) == 0 && e.write(p, &it) {
 		p.bell.Notify()
 		return
 	}
-	if p.head != head { // a Data stream wrote part of itself
-		p.bell.Notify()
-	}
-	if len(p.queue) == 0 {
-		e.busy = append(e.busy, p)
-	}
+	e.markBusy(p)
 	p.queue = append(p.queue, it)
 }
 
-// flush writes the queued packets that fit. Called with e.mu held.
+// markBusy puts p on the list flush visits.
+func (e *engine) markBusy(p *peer) {
+	if len(p.queue) == 0 && p.sending == nil {
+		e.busy = append(e.busy, p)
+	}
+}
+
+// flush writes the queued packets that fit and the chunks of open send
+// jobs. Called with e.mu held.
 func (e *engine) flush() {
 	keep := e.busy[:0]
 	for _, p := range e.busy {
 		n, head := 0, p.head
-		for n < len(p.queue) && e.write(p, p.queue[n]) {
-			p.queue[n] = nil
+		for n < len(p.queue) && e.write(p, &p.queue[n]) {
+			p.queue[n] = txItem{}
 			n++
+		}
+		p.queue = p.queue[n:]
+		if len(p.queue) == 0 && p.sending != nil {
+			e.stream(p)
 		}
 		if p.head != head {
 			p.bell.Notify()
 		}
-		p.queue = p.queue[n:]
-		if len(p.queue) > 0 {
+		if len(p.queue) > 0 || p.sending != nil {
 			keep = append(keep, p)
 		}
 	}
@@ -357,14 +368,20 @@ func (e *engine) flush() {
 	e.busy = keep
 }
 
-// progress drains every ring and pushes waiting packets. Called with e.mu
-// held.
+// progress drains every ring, pushes waiting packets and chunks, and works
+// on the open receive jobs. Called with e.mu held.
 func (e *engine) progress() {
+	if e.broken != nil {
+		return
+	}
 	for s := range e.rx {
 		e.drain(s)
 	}
 	if len(e.busy) > 0 {
 		e.flush()
+	}
+	if len(e.jobs) > 0 {
+		e.readJobs()
 	}
 }
 
@@ -372,9 +389,8 @@ func (e *engine) progress() {
 func (e *engine) drain(s int) {
 	r := &e.rx[s]
 	size := uint64(len(r.ring))
-	moved := false
-	for {
-		pos := int64(r.pos % size)
+	for e.broken == nil {
+		pos := int64(r.pos & (size - 1)) // rings are a power of two
 		want := r.stamp + 1
 		if want == 0 {
 			want = 1
@@ -382,90 +398,144 @@ func (e *engine) drain(s int) {
 		if atomic.LoadUint32(raw.Uint32At(r.ring, pos)) != want {
 			break
 		}
-		b := r.ring[pos:]
-		k := e.handle(s, b)
+		k := e.handle(s, r, r.ring[pos:])
 		if k == 0 { // a Skip
 			k = int64(size) - pos
 		}
-		for c := int64(0); c < k; c += format.PktCell {
-			binary.LittleEndian.PutUint32(b[c:], 0)
-		}
 		r.stamp = want
 		r.pos += uint64(k)
-		moved = true
 	}
-	if moved {
-		atomic.StoreUint64(r.tail, r.pos)
-		if p, err := e.peer(s); err == nil {
-			p.bell.Notify()
-		}
+	// Room goes back at once: a sender that posts a packet and then
+	// computes must find room for its next one. (Giving it back in
+	// batches measured no faster.)
+	if r.pos != r.given {
+		e.giveBack(s, r)
 	}
 }
 
-// handle acts on the packet at b from sender s and returns its length (0
-// for a Skip).
-func (e *engine) handle(s int, b []byte) int64 {
+// giveBack zeroes the first word of every cell consumed since the last
+// tail and publishes the new tail to sender s.
+func (e *engine) giveBack(s int, r *rxRing) {
+	size := uint64(len(r.ring))
+	for at := r.given; at != r.pos; at += format.PktCell {
+		binary.LittleEndian.PutUint32(r.ring[at&(size-1):], 0)
+	}
+	r.given = r.pos
+	atomic.StoreUint64(r.tail, r.pos) // sequentially consistent: before the sleepers' load
+	if p, err := e.peer(s); err == nil {
+		p.bell.Notify()
+	}
+}
+
+// handle acts on the packet at b, the rest of sender s's ring from the
+// packet on, and returns the packet's length (0 for a Skip). A packet no
+// sender writes (a corrupt ring) breaks the engine.
+func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 	le := binary.LittleEndian
 	kind := b[format.PktKind]
-	size := int(le.Uint64(b[format.PktSize:]))
+	size := le.Uint64(b[format.PktSize:])
 	id := le.Uint64(b[format.PktID:])
+	var k int64
 	switch kind {
 	case format.PktSkip:
 		return 0
+	case format.PktEager, format.PktSync:
+		if size > uint64(e.eager) {
+			e.corrupt(s, fmt.Sprintf("an eager message of %d bytes (at most %d)", size, e.eager))
+			return 0
+		}
+		k = cells(format.PktHeader + int(size))
+	case format.PktRTS:
+		k = cells(format.RTSLen)
+	case format.PktCTS:
+		k = cells(format.CTSLen)
+	case format.PktData:
+		if size > uint64(e.chunk) {
+			e.corrupt(s, fmt.Sprintf("a chunk of %d bytes (at most %d)", size, e.chunk))
+			return 0
+		}
+		k = cells(format.PktHeader + int(size))
+	case format.PktFin:
+		k = cells(format.PktHeader)
+	default:
+		e.corrupt(s, fmt.Sprintf("a packet of kind %d", kind))
+		return 0
+	}
+	if k > int64(len(b)) {
+		e.corrupt(s, fmt.Sprintf("a %d-byte packet past the ring's end", k))
+		return 0
+	}
+	switch kind {
 	case format.PktEager, format.PktSync, format.PktRTS:
-		m := &inMsg{kind: kind, ctx: le.Uint32(b[format.PktCtx:]), src: s, tag: int(int32(le.Uint32(b[format.PktTag:]))), size: size, id: id}
-		var k int64
+		m := inMsg{kind: kind, ctx: le.Uint32(b[format.PktCtx:]), src: s, tag: int(int32(le.Uint32(b[format.PktTag:]))), size: int(size), id: id}
 		var payload []byte
 		if kind == format.PktRTS {
 			m.addr = le.Uint64(b[format.RTSAddr:])
-			k = cells(format.RTSLen)
+			if size > math.MaxInt/2 {
+				e.corrupt(s, fmt.Sprintf("a message of %d bytes", size))
+				return 0
+			}
 		} else {
-			k = cells(format.PktHeader + size)
 			payload = b[format.PktHeader : format.PktHeader+size]
 		}
 		for i, o := range e.posted {
-			if o.matches(m) {
+			if o.matches(&m) {
 				e.posted = append(e.posted[:i], e.posted[i+1:]...)
-				e.deliver(o, m, payload)
+				e.deliver(o, &m, payload)
 				return k
 			}
 		}
 		if payload != nil {
 			m.data = append([]byte(nil), payload...)
 		}
-		e.unexp = append(e.unexp, m)
-		return k
+		h := new(inMsg)
+		*h = m
+		e.unexp = append(e.unexp, h)
 	case format.PktCTS:
-		if o := e.waiting[id]; o != nil {
-			delete(e.waiting, id)
-			o.rid = le.Uint64(b[format.CTSRecvID:])
-			o.accept = int(le.Uint64(b[format.CTSAccept:]))
-			if p, err := e.peer(s); err == nil {
-				e.send(p, &txItem{kind: format.PktData, o: o})
-			} else {
-				e.complete(o, Status{}, fmt.Errorf("comm: send to world rank %d: %v: %w", s, err, ErrOther))
-			}
-		}
-		return cells(format.CTSLen)
+		e.cts(s, id, le.Uint64(b[format.CTSRecvID:]), le.Uint64(b[format.CTSAccept:]))
 	case format.PktData:
-		off := int(le.Uint64(b[format.PktOffset:]))
-		if o := e.streams[id]; o != nil {
-			o.got += copy(o.buf[off:], b[format.PktHeader:format.PktHeader+size])
-			if o.got >= o.accept {
-				delete(e.streams, id)
-				e.finishRecv(o, o.msg)
-			}
-		}
-		return cells(format.PktHeader + size)
+		e.data(s, r, id, le.Uint64(b[format.PktOffset:]), b[format.PktHeader:format.PktHeader+size])
 	case format.PktFin:
 		if o := e.waiting[id]; o != nil {
 			delete(e.waiting, id)
+			if p := e.peers[s]; p != nil && p.sending == o {
+				p.sending = nil
+			}
 			e.complete(o, Status{}, nil)
 		}
-		return cells(format.PktHeader)
 	}
-	// Only this module writes rings; an unknown kind is a broken inbox.
-	panic(fmt.Sprintf("comm: inbox ring of world rank %d holds a packet of kind %d", s, kind))
+	return k
+}
+
+// corrupt breaks the engine: sender s's ring in this rank's inbox holds
+// what no sender writes. Every operation in progress fails, and so does
+// every later call.
+func (e *engine) corrupt(s int, what string) {
+	e.broken = fmt.Errorf("comm: world rank %d's ring in the inbox of world rank %d holds %s: the inbox is corrupt: %w", s, e.me, what, ErrOther)
+	for _, o := range e.posted {
+		e.complete(o, Status{}, e.broken)
+	}
+	e.posted = nil
+	for id, o := range e.waiting {
+		delete(e.waiting, id)
+		e.complete(o, Status{}, e.broken)
+	}
+	for _, p := range e.peers {
+		if p != nil {
+			p.sending, p.queue = nil, nil
+		}
+	}
+	e.busy = nil
+	for i := range e.rx {
+		if o := e.rx[i].job; o != nil && !o.isDone() {
+			e.complete(o, Status{}, e.broken)
+		}
+		for _, o := range e.rx[i].queued {
+			e.complete(o, Status{}, e.broken)
+		}
+		e.rx[i].job, e.rx[i].queued = nil, nil
+	}
+	e.jobs = nil
 }
 
 // matches reports whether receive o takes message m.
@@ -474,9 +544,9 @@ func (o *op) matches(m *inMsg) bool {
 }
 
 // deliver hands message m to receive o. payload holds an eager message's
-// bytes (in the ring or in m.data).
+// bytes (in the ring or in m.data). m may be on the caller's stack: only
+// a copy is kept.
 func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
-	o.msg = m
 	o.trunc = m.size > len(o.buf)
 	if m.kind != format.PktRTS {
 		copy(o.buf, payload)
@@ -486,36 +556,13 @@ func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
 		e.finishRecv(o, m)
 		return
 	}
-	want := min(m.size, len(o.buf))
-	p, err := e.peer(m.src)
-	if err != nil {
-		e.complete(o, Status{}, fmt.Errorf("comm: receive from world rank %d: %v: %w", m.src, err, ErrOther))
-		return
-	}
-	if want > 0 && e.single && !singleOff && !p.noSingle {
-		if err := readRemote(int32(p.pid), o.buf[:want], m.addr); err == nil {
-			want = 0
-			e.nSingle++
-		} else {
-			p.noSingle = true
-		}
-	}
-	if want == 0 {
-		e.send(p, &txItem{kind: format.PktFin, id: m.id})
-		e.finishRecv(o, m)
-		return
-	}
-	o.id = e.newID()
-	o.accept = want
-	e.streams[o.id] = o
-	e.nStreamed++
-	e.send(p, &txItem{kind: format.PktCTS, id: m.id, rid: o.id, accept: uint64(want)})
+	e.openJob(o, m)
 }
 
 // fin answers a Sync message's sender.
 func (e *engine) fin(m *inMsg) {
 	if p, err := e.peer(m.src); err == nil {
-		e.send(p, &txItem{kind: format.PktFin, id: m.id})
+		e.send(p, txItem{kind: format.PktFin, id: m.id})
 	}
 }
 
@@ -532,19 +579,22 @@ func (e *engine) finishRecv(o *op, m *inMsg) {
 
 // complete marks o done.
 func (e *engine) complete(o *op, st Status, err error) {
-	if o.pinned {
-		o.pin.Unpin()
-		o.pinned = false
-	}
+	unpinSend(o)
 	o.st, o.err = st, err
-	o.done.Store(true)
-	e.bell.Notify() // another goroutine of this rank may sleep on it
+	// Another goroutine of this rank may sleep on it: the store is
+	// sequentially consistent, so either the load of the doorbell's
+	// sleepers sees that goroutine or its re-check sees done.
+	atomic.StoreUint32(&o.done, 1)
+	e.bell.Notify()
 }
 
 // startSend begins sending o to world rank o.peer. Called without e.mu.
 func (e *engine) startSend(o *op) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.broken != nil {
+		return e.broken
+	}
 	p, err := e.peer(o.peer)
 	if err != nil {
 		return err
@@ -554,12 +604,11 @@ func (e *engine) startSend(o *op) error {
 	switch {
 	case len(o.buf) > e.eager:
 		kind = format.PktRTS
-		o.pin.Pin(&o.buf[0])
-		o.pinned = true
+		pinSend(o, e.t.Local())
 	case o.sync:
 		kind = format.PktSync
 	}
-	e.send(p, &txItem{kind: kind, o: o})
+	e.send(p, txItem{kind: kind, o: o})
 	return nil
 }
 
@@ -568,6 +617,10 @@ func (e *engine) startSend(o *op) error {
 func (e *engine) startRecv(o *op) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.broken != nil {
+		e.complete(o, Status{}, e.broken)
+		return
+	}
 	e.progress()
 	for i, m := range e.unexp {
 		if o.matches(m) {
@@ -619,6 +672,21 @@ func (e *engine) cancel(o *op) {
 			return
 		}
 	}
+}
+
+// waitOp waits for o to complete: a short spin of progress first (no
+// allocation on this common path), then waitFor.
+func (e *engine) waitOp(o *op) error {
+	for range 64 {
+		if o.isDone() {
+			return nil
+		}
+		if e.mu.TryLock() {
+			e.progress()
+			e.mu.Unlock()
+		}
+	}
+	return e.waitFor(e.policy, o.isDone)
 }
 
 // poll makes progress if no other goroutine is, and reports cond().

@@ -47,7 +47,7 @@ func (r *Request) Wait() (Status, error) {
 	defer r.mu.Unlock()
 	if !r.done {
 		if r.op != nil {
-			if err := r.eng.waitFor(r.eng.policy, r.op.done.Load); err != nil {
+			if err := r.eng.waitFor(r.eng.policy, r.op.isDone); err != nil {
 				return Status{}, r.op.c.wrapWait(r.call, err)
 			}
 			r.st, r.err = r.op.st, r.op.err
@@ -80,7 +80,7 @@ func (r *Request) ready() bool {
 		return true
 	}
 	if r.op != nil {
-		if !r.eng.poll(r.op.done.Load) {
+		if !r.eng.poll(r.op.isDone) {
 			return false
 		}
 		r.st, r.err, r.done = r.op.st, r.op.err, true
@@ -104,7 +104,7 @@ func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
 	}
-	if r.op != nil && r.op.recv && !r.op.done.Load() {
+	if r.op != nil && r.op.recv && !r.op.isDone() {
 		r.eng.cancel(r.op)
 	}
 	return nil

@@ -6,10 +6,10 @@ import "github.com/shmrun/shmrun/shm"
 // shm.KindInbox, a memfd made at Init and published in the rank's control
 // line as RankInbox; a heap block in the goroutine test mode). After a
 // one-page header the inbox holds the owner's doorbell line (BellSeq,
-// BellSleepers: every wait of the owner sleeps on it), one tail line
-// per sender, and one ring of P2PRing(n) bytes per sender: ring s is
-// written only by world rank s and read only by the owner, a
-// single-producer single-consumer queue of packets.
+// BellSleepers: every wait of the owner sleeps on it), then per sender a
+// tail line, a job line and a ring of P2PRing(n) bytes. Ring s is written
+// only by world rank s and read only by the owner: a single-producer
+// single-consumer queue of packets.
 //
 // A packet is a header of PktHeader bytes and its payload, rounded up to
 // whole PktCell-byte cells; it never wraps (a Skip packet fills the ring's
@@ -17,17 +17,28 @@ import "github.com/shmrun/shmrun/shm"
 // stamp (the ring's packet count, 1, 2, ..., skipping 0) with a release as
 // the header's first word, then wakes the owner's doorbell if it has
 // sleepers. The consumer reads a packet once the stamp at its read
-// position is the next count (an acquire); after using it, it zeroes the
-// first word of each of the packet's cells (so no stale bytes ever look
-// like a stamp) and then stores the bytes consumed so far in the sender's
-// tail line (a release), waking the sender's doorbell if it has sleepers.
-// The producer writes only below tail + ring size.
+// position is the next count (an acquire). After each pass over the ring
+// it zeroes the first word of each cell it consumed (so no stale bytes
+// ever look like a stamp), then stores the bytes consumed so far in the
+// sender's tail line (sequentially consistent) and wakes the sender's
+// doorbell if it has sleepers. The producer writes only below tail + ring
+// size.
 //
 // Messages up to P2PEager(ring) bytes travel whole in an Eager packet. A
-// larger one sends an RTS with the address of the sender's pinned buffer:
-// the receiver that matches it reads the buffer with process_vm_readv and
-// answers Fin; where it cannot read it, it answers CTS and the sender
-// streams the bytes in Data packets of at most P2PFrag(ring) bytes.
+// larger one sends an RTS with the address of the sender's pinned buffer.
+// The receiver that matches it opens a job on the sender's job line (its
+// request's id, the chunk count n, a claim word of zero) and answers CTS.
+// The message is then copied in chunks of P2PChunk(ring) bytes from both
+// ends at once: the sender claims chunks from the front, while its ring
+// has room, and sends each in a Data packet (half a ring); the owner
+// copies it out. The owner claims chunks from the back and reads them from the sender's buffer with
+// process_vm_readv, when the kernel allows it and the sender has not
+// shown progress for a moment (it may be computing, not in a call). A
+// claim is a compare-and-swap of the claim word: JobFront chunks taken by
+// the sender, JobBack by the owner, and the job's tag (the low bits of its
+// id, so that a claim meant for an earlier job on the line fails). When
+// all n chunks are in, the owner clears the line and answers Fin. A
+// sender's buffer is its own again only after Fin.
 
 // Inbox header fields after the common fixed header.
 const (
@@ -36,8 +47,21 @@ const (
 )
 
 // TailPos is the word of a tail line: uint64 bytes the owner has consumed
-// from that sender's ring (written by the owner).
+// from the sender's ring and given back (written by the owner).
 const TailPos = 0
+
+// Words of a job line. The owner writes JobID and JobChunks before its
+// CTS; the claim word is changed by both sides, by compare-and-swap only.
+const (
+	JobID     = 0  // uint64 the owner's request of the job in progress, 0 for none
+	JobClaim  = 8  // uint64 claim word: front | back<<JobBackShift | tag<<JobTagShift
+	JobChunks = 16 // uint32 the job's chunk count n
+
+	JobBackShift = 24
+	JobTagShift  = 48
+	JobCountMask = 1<<24 - 1 // front and back are 24-bit counts
+	JobTagMask   = 1<<16 - 1 // the tag is the id's low 16 bits
+)
 
 // Packet header fields, offsets from the packet's start.
 const (
@@ -45,8 +69,8 @@ const (
 	PktKind   = 4              // uint8 Pkt* kind
 	PktCtx    = 8              // uint32 communicator context (Eager, Sync, RTS)
 	PktTag    = 12             // int32 tag (Eager, Sync, RTS)
-	PktOffset = 8              // uint64 offset in the message (Data; overlays ctx and tag)
-	PktSize   = 16             // uint64 message bytes (Eager, Sync, RTS), fragment bytes (Data)
+	PktOffset = 8              // uint64 byte offset in the message (Data; overlays ctx and tag)
+	PktSize   = 16             // uint64 message bytes (Eager, Sync, RTS), chunk bytes (Data)
 	PktID     = 24             // uint64 sender's request (Sync, RTS, Fin, CTS), receiver's (Data)
 	PktHeader = 32             // payload starts here
 	PktCell   = 64             // packets are whole cells
@@ -62,17 +86,22 @@ const (
 	PktEager = 1 // a whole message
 	PktSync  = 2 // a whole message whose sender waits for Fin once it is matched (Ssend)
 	PktRTS   = 3 // a large message's announcement
-	PktCTS   = 4 // receiver to sender: stream the message in Data packets
-	PktData  = 5 // a fragment of a large message
+	PktCTS   = 4 // receiver to sender: a job is open for the message
+	PktData  = 5 // a chunk of a large message
 	PktFin   = 6 // receiver to sender: the message is matched (Sync) or read (RTS)
 	PktSkip  = 7 // nothing: the rest of the ring up to its end
 )
 
 // P2PRing is the ring bytes per sender in a world of n ranks: smaller for
 // large worlds, where an inbox holds n rings (only the touched pages of a
-// ring cost memory).
+// ring cost memory). A large message streams through the ring in halves,
+// so a bigger ring moves it faster (bench/NOTES.md).
 func P2PRing(n int) int64 {
 	switch {
+	case n <= 8:
+		return 64 << 10
+	case n <= 16:
+		return 32 << 10
 	case n <= 64:
 		return 16 << 10
 	case n <= 1024:
@@ -84,15 +113,20 @@ func P2PRing(n int) int64 {
 // P2PEager is the largest message sent whole in a ring of ring bytes.
 func P2PEager(ring int64) int { return int(min(4096, ring/4-PktHeader)) }
 
-// P2PFrag is the largest Data fragment in a ring of ring bytes.
-func P2PFrag(ring int64) int { return int(ring/2 - PktHeader) }
+// P2PChunk is the chunk of a large message in a ring of ring bytes: a Data
+// packet fills half the ring.
+func P2PChunk(ring int64) int { return int(ring/2 - PktCell) }
+
+// P2PMaxChunks bounds a message's chunks (the claim word's counts).
+const P2PMaxChunks = JobCountMask
 
 // InboxLayout places an inbox of n rings.
 type InboxLayout struct {
 	N                 int
 	Ring              int64
 	BellOff, TailsOff int64
-	RingsOff, Total   int64
+	JobsOff, RingsOff int64
+	Total             int64
 }
 
 // NewInboxLayout returns the inbox layout for a world of n ranks on a
@@ -100,10 +134,14 @@ type InboxLayout struct {
 func NewInboxLayout(n int, page int64) InboxLayout {
 	l := InboxLayout{N: n, Ring: P2PRing(n), BellOff: page}
 	l.TailsOff = l.BellOff + Line
-	l.RingsOff, _ = shm.AlignUp(l.TailsOff+int64(n)*Line, page)
+	l.JobsOff = l.TailsOff + int64(n)*Line
+	l.RingsOff, _ = shm.AlignUp(l.JobsOff+int64(n)*Line, page)
 	l.Total = l.RingsOff + int64(n)*l.Ring
 	return l
 }
+
+// JobOff is sender s's job line.
+func (l InboxLayout) JobOff(s int) int64 { return l.JobsOff + int64(s)*Line }
 
 // TailOff is sender s's tail line.
 func (l InboxLayout) TailOff(s int) int64 { return l.TailsOff + int64(s)*Line }

@@ -1,0 +1,311 @@
+package comm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Large messages (more than the eager limit). The sender announces the
+// message with an RTS holding its pinned buffer's address; the receiver
+// that matches it opens a job on the sender's job line and answers CTS.
+// Then both ends copy: the sender claims chunks from the front and sends
+// each in a Data packet through its ring (two copies, each at memory
+// speed, pipelined over the ring's halves), while the receiver claims
+// chunks from the back and
+// reads them straight from the sender's buffer by process_vm_readv (one
+// copy, but a system call with a fixed cost of microseconds), once the
+// sender has shown no progress for singleGrace. So a sender inside a call
+// moves the message at copy speed, and a receiver whose sender is
+// computing (an Isend left to run) completes on its own: whichever side is
+// there does the work. Where the receiver cannot read the sender's memory
+// (Yama, seccomp, --no-single-copy, SetSingleOff) the sender moves it all.
+//
+// One job is open per sender at a time; a second large message from the
+// same sender, matched meanwhile, is read whole by single copy when
+// possible, or waits for the line.
+
+// singleGrace is how long the receiver leaves a job to its sender before
+// it reads chunks itself: longer than a sender inside a call takes to
+// answer, shorter than a single copy of a chunk.
+const singleGrace = 5 * time.Microsecond
+
+// backBatch is the most chunks the receiver claims at once (one system
+// call: its fixed cost spread over up to backBatch chunks).
+const backBatch = 32
+
+// localBufs maps the addresses of pinned send buffers to the buffers, for
+// single copy in the goroutine test mode, where ranks share an address
+// space: the receiver copies from the slice itself (the race detector sees
+// it), not through the kernel.
+var localBufs sync.Map // uint64 -> []byte
+
+// nowNS is a monotonic clock in nanoseconds.
+func nowNS() int64 { return int64(time.Since(epoch)) }
+
+// claimFields splits a claim word.
+func claimFields(c uint64) (front, back int, tag uint64) {
+	return int(c & format.JobCountMask), int(c >> format.JobBackShift & format.JobCountMask), c >> format.JobTagShift
+}
+
+func jobTag(id uint64) uint64 { return id & format.JobTagMask }
+
+// openJob starts receiving large message m (an RTS) into o.
+func (e *engine) openJob(o *op, m *inMsg) {
+	cp := *m
+	o.msg = &cp
+	o.accept = min(m.size, len(o.buf))
+	p, err := e.peer(m.src)
+	if err != nil {
+		e.complete(o, Status{}, fmt.Errorf("comm: receive from world rank %d: %v: %w", m.src, err, ErrOther))
+		return
+	}
+	if o.accept == 0 {
+		e.send(p, txItem{kind: format.PktFin, id: m.id})
+		e.finishRecv(o, o.msg)
+		return
+	}
+	o.n = (o.accept + e.chunk - 1) / e.chunk
+	if o.n > format.P2PMaxChunks {
+		e.send(p, txItem{kind: format.PktFin, id: m.id})
+		e.complete(o, Status{}, fmt.Errorf("comm: receive on rank %d: a message of %d bytes: at most %d bytes move in one message: %w",
+			o.c.Rank(), m.size, format.P2PMaxChunks*e.chunk, ErrCount))
+		return
+	}
+	r := &e.rx[m.src]
+	if r.job == nil {
+		e.startJob(m.src, r, o)
+		return
+	}
+	// The line is busy: read the whole message now if this rank may.
+	if e.canRead(p, m.addr) {
+		if err := e.readPeer(p, o.buf[:o.accept], m.addr, 0); err != nil {
+			e.send(p, txItem{kind: format.PktFin, id: m.id})
+			e.complete(o, Status{}, e.readError(o, err))
+			return
+		}
+		e.nRead += o.n
+		e.send(p, txItem{kind: format.PktFin, id: m.id})
+		e.finishRecv(o, o.msg)
+		return
+	}
+	r.queued = append(r.queued, o)
+}
+
+// startJob opens o's job on sender s's line and answers CTS.
+func (e *engine) startJob(s int, r *rxRing, o *op) {
+	o.id = e.newID()
+	o.got = 0
+	o.seen = nowNS()
+	r.job = o
+	atomic.StoreUint32(r.chunks, uint32(o.n))
+	atomic.StoreUint64(r.claim, jobTag(o.id)<<format.JobTagShift)
+	atomic.StoreUint64(r.jobID, o.id)
+	e.jobs = append(e.jobs, s)
+	if p, err := e.peer(s); err == nil {
+		e.send(p, txItem{kind: format.PktCTS, id: o.msg.id, rid: o.id, accept: uint64(o.accept)})
+	}
+}
+
+// cts is the sender's side of a job opening: stream the message's front.
+func (e *engine) cts(s int, id, rid, accept uint64) {
+	o := e.waiting[id]
+	if o == nil || o.recv || accept > uint64(len(o.buf)) {
+		e.corrupt(s, fmt.Sprintf("a CTS for no large message of this rank (request %d, %d bytes)", id, accept))
+		return
+	}
+	o.rid, o.accept = rid, int(accept)
+	o.n = (o.accept + e.chunk - 1) / e.chunk
+	p, err := e.peer(s)
+	if err != nil {
+		return
+	}
+	e.markBusy(p)
+	p.sending = o
+}
+
+// stream claims chunks of p's open send job from the front and sends them
+// in Data packets, while the ring has room.
+func (e *engine) stream(p *peer) {
+	o := p.sending
+	for {
+		k := cells(format.PktHeader + e.chunk)
+		pos, ok := p.reserve(k)
+		if !ok {
+			return
+		}
+		c := atomic.LoadUint64(p.claim)
+		front, back, tag := claimFields(c)
+		if tag != jobTag(o.rid) || front+back >= o.n {
+			p.sending = nil // the rest is the receiver's; Fin completes o
+			return
+		}
+		if !atomic.CompareAndSwapUint64(p.claim, c, c+1) {
+			continue
+		}
+		off := front * e.chunk
+		n := min(e.chunk, o.accept-off)
+		b := p.ring[pos : pos+k]
+		copy(b[format.PktHeader:], o.buf[off:off+n])
+		b[format.PktKind] = format.PktData
+		le := binary.LittleEndian
+		le.PutUint64(b[format.PktOffset:], uint64(off))
+		le.PutUint64(b[format.PktSize:], uint64(n))
+		le.PutUint64(b[format.PktID:], o.rid)
+		p.publish(pos, cells(format.PktHeader+n))
+	}
+}
+
+// data copies a chunk of sender s's open job into its buffer.
+func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
+	o := r.job
+	n := uint64(len(chunk))
+	if o == nil || o.id != rid || off%uint64(e.chunk) != 0 || off+n > uint64(o.accept) || n != min(uint64(e.chunk), uint64(o.accept)-off) {
+		e.corrupt(s, fmt.Sprintf("a chunk of %d bytes at %d for no open job (request %d)", n, off, rid))
+		return
+	}
+	copy(o.buf[off:off+n], chunk)
+	e.nStaged++
+	o.got++
+	if o.got == o.n {
+		e.finishJob(s, r)
+	}
+}
+
+// readJobs reads the open jobs' chunks from the back, where the sender
+// has been quiet for singleGrace (no chunk came) and this rank may read
+// its memory: in batches until the job is claimed, draining the sender's
+// ring in between (it may have come back).
+func (e *engine) readJobs() {
+	now := nowNS()
+	for i := 0; i < len(e.jobs); i++ {
+		s := e.jobs[i]
+		r := &e.rx[s]
+		o := r.job
+		if o.got != o.seenGot {
+			o.seenGot, o.seen = o.got, now
+		}
+		if now-o.seen < int64(singleGrace) {
+			continue
+		}
+		p, err := e.peer(s)
+		if err != nil || !e.canRead(p, o.msg.addr) {
+			continue
+		}
+		for r.job == o && e.broken == nil {
+			c := atomic.LoadUint64(r.claim)
+			front, back, _ := claimFields(c)
+			k := min(o.n-front-back, backBatch)
+			if k <= 0 {
+				break // the rest is the sender's, in flight
+			}
+			if !atomic.CompareAndSwapUint64(r.claim, c, c+uint64(k)<<format.JobBackShift) {
+				continue
+			}
+			lo, hi := (o.n-back-k)*e.chunk, min((o.n-back)*e.chunk, o.accept)
+			if err := e.readPeer(p, o.buf[lo:hi], o.msg.addr, lo); err != nil && o.err == nil {
+				// The chunks are claimed: nobody else will bring them.
+				o.err = e.readError(o, err)
+			}
+			e.nRead += k
+			o.got += k
+			if o.got == o.n {
+				e.finishJob(s, r)
+				break
+			}
+			e.drain(s)
+		}
+		if r.job != o {
+			i-- // e.jobs lost entry i
+		}
+	}
+}
+
+// finishJob closes sender s's job: the receive completes, the sender gets
+// Fin, and the next queued receive opens its job.
+func (e *engine) finishJob(s int, r *rxRing) {
+	o := r.job
+	r.job = nil
+	atomic.StoreUint64(r.jobID, 0)
+	for i, j := range e.jobs {
+		if j == s {
+			e.jobs = append(e.jobs[:i], e.jobs[i+1:]...)
+			break
+		}
+	}
+	if p, err := e.peer(s); err == nil {
+		e.send(p, txItem{kind: format.PktFin, id: o.msg.id})
+	}
+	if o.err != nil {
+		e.complete(o, Status{}, o.err)
+	} else {
+		e.finishRecv(o, o.msg)
+	}
+	if len(r.queued) > 0 {
+		next := r.queued[0]
+		r.queued = r.queued[1:]
+		e.startJob(s, r, next)
+	}
+}
+
+// canRead reports whether this rank may read p's memory, at addr in a
+// buffer of p's: single copy is on, and the first read from p's process
+// (a byte at addr, tried once) worked.
+func (e *engine) canRead(p *peer, addr uint64) bool {
+	if !e.single || singleOff || p.noSingle {
+		return false
+	}
+	if !p.probed {
+		p.probed = true
+		var b [1]byte
+		return e.readPeer(p, b[:], addr, 0) == nil
+	}
+	return true
+}
+
+// readPeer copies len(dst) bytes at offset off of the buffer at addr in
+// p's process into dst. A failure turns single copy off toward p.
+func (e *engine) readPeer(p *peer, dst []byte, addr uint64, off int) error {
+	if e.t.Local() {
+		v, ok := localBufs.Load(addr)
+		src, _ := v.([]byte)
+		if !ok || len(src) < off+len(dst) {
+			return fmt.Errorf("no buffer of %d bytes at %#x", off+len(dst), addr)
+		}
+		copy(dst, src[off:])
+		return nil
+	}
+	err := readRemote(int32(p.pid), dst, addr+uint64(off))
+	if err != nil {
+		p.noSingle = true
+	}
+	return err
+}
+
+func (e *engine) readError(o *op, err error) error {
+	return fmt.Errorf("comm: receive on rank %d: reading the sender's buffer: %v: %w", o.c.Rank(), err, ErrOther)
+}
+
+// pinSend pins a large send's buffer: another process reads it by address
+// until the send completes.
+func pinSend(o *op, local bool) {
+	o.pin.Pin(&o.buf[0])
+	o.pinned = true
+	if local {
+		localBufs.Store(uint64(raw.Addr(o.buf)), o.buf)
+	}
+}
+
+// unpinSend undoes pinSend.
+func unpinSend(o *op) {
+	if o.pinned {
+		localBufs.Delete(uint64(raw.Addr(o.buf)))
+		o.pin.Unpin()
+		o.pinned = false
+	}
+}
