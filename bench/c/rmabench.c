@@ -20,6 +20,9 @@
  *     times the batch. Contended rows ("span" kind) time from the first rank's
  *     start to the last rank's end on the node-wide monotonic clock, so the
  *     closing barrier is not part of the figure; ns/op is per rank.
+ *   - Point-to-point rows (p2prows.h) pair the ranks as (r, r^1), time
+ *     first start to last end like the contended rows, and report per
+ *     message (a round trip is two, a window sixty-four).
  *   - The window comes from MPI_Win_allocate_shared and every rank writes its
  *     whole part once before any measurement, so no row pays first-touch
  *     page faults except the alloc_touch_* rows that measure exactly that.
@@ -35,6 +38,7 @@
 
 #include "benchutil.h"
 #include "collrows.h"
+#include "p2prows.h"
 
 #define CACHELINE 64
 #define PAGE 4096
@@ -71,7 +75,12 @@ struct ctx {
 	double *cs, *cr;   /* collective rows: send and receive buffers */
 	int64_t sync_ns;   /* SYNC rows: this rank's time inside the calls */
 	MPI_Comm sub;      /* barrier_subcomm: world split, ranks reversed */
-	long wrong;        /* collective answers found wrong on this rank */
+	long wrong;        /* answers found wrong on this rank (collective, p2p) */
+	char *ps, *pr;     /* p2p rows: send and receive buffers, */
+	size_t pcap;       /* their bytes */
+	int64_t pseq;      /* p2p rows: operations so far, in step in a pair */
+	MPI_Request preq[P2P_WINDOW_LEN]; /* p2p window rows: requests and */
+	MPI_Status pst[P2P_WINDOW_LEN];   /* statuses (osu_bw's reqstat) */
 };
 
 struct meas {
@@ -553,6 +562,171 @@ static void subcomm_teardown(struct ctx *c, const struct meas *m)
 	MPI_Comm_free(&c->sub);
 }
 
+/* ---- point-to-point (p2prows.h) ----------------------------------------- */
+
+/* This rank's partner, (r, r^1), or -1: a rank without one idles. */
+static int p2p_partner(const struct ctx *c)
+{
+	int q = c->rank ^ 1;
+	return q < c->size ? q : -1;
+}
+
+static void p2p_setup(struct ctx *c, const struct meas *m)
+{
+	const struct p2p_row *row = &p2p_rows[m->arg];
+	size_t need = p2p_stride(row) * (size_t)p2p_slots(row);
+	if (need < 64)
+		need = 64;
+	c->wrong = 0;
+	if (need > c->pcap) {
+		free(c->ps);
+		free(c->pr);
+		c->ps = malloc(need);
+		c->pr = malloc(need);
+		if (!c->ps || !c->pr)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		memset(c->ps, 0, need); /* pre-fault */
+		memset(c->pr, 0, need);
+		c->pcap = need;
+	}
+}
+
+static inline void p2p_check(struct ctx *c, const struct meas *m, const char *buf, size_t len,
+			     uint64_t v)
+{
+	if (!p2p_stamp_ok(buf, len, v))
+		p2p_stamp_wrong(m->name, c->rank, &c->wrong, buf, len, v);
+}
+
+/* pingpong_SIZE: a round trip of blocking Send and Recv per operation. */
+static void p2p_pingpong(struct ctx *c, const struct meas *m, int64_t k)
+{
+	const struct p2p_row *row = &p2p_rows[m->arg];
+	int q = p2p_partner(c), pair = c->rank / 2, len = (int)row->bytes;
+	if (q < 0)
+		return;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t s = ++c->pseq;
+		if (!(c->rank & 1)) {
+			p2p_put_stamp(c->ps, row->bytes, p2p_stamp(s, pair, 0, 0));
+			MPI_Send(c->ps, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD);
+			MPI_Recv(c->pr, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			p2p_check(c, m, c->pr, row->bytes, p2p_stamp(s, pair, 0, 1));
+		} else {
+			MPI_Recv(c->pr, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			p2p_check(c, m, c->pr, row->bytes, p2p_stamp(s, pair, 0, 0));
+			p2p_put_stamp(c->ps, row->bytes, p2p_stamp(s, pair, 0, 1));
+			MPI_Send(c->ps, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD);
+		}
+	}
+}
+
+/* bw_SIZE, msgrate_8: a window of Isends, Irecvs, Waitall, a 0-byte ack. */
+static void p2p_window(struct ctx *c, const struct meas *m, int64_t k)
+{
+	const struct p2p_row *row = &p2p_rows[m->arg];
+	int q = p2p_partner(c), pair = c->rank / 2, len = (int)row->bytes;
+	int nslot = p2p_slots(row);
+	size_t stride = p2p_stride(row);
+	if (q < 0)
+		return;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t s = ++c->pseq;
+		if (!(c->rank & 1)) {
+			for (int j = 0; j < nslot; j++)
+				p2p_put_stamp(c->ps + (size_t)j * stride, row->bytes,
+					      p2p_stamp(s, pair, j, 0));
+			for (int j = 0; j < P2P_WINDOW_LEN; j++)
+				MPI_Isend(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+					  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
+			MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+			MPI_Recv(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			for (int j = 0; j < P2P_WINDOW_LEN; j++)
+				MPI_Irecv(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+					  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
+			MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+			for (int j = 0; j < nslot; j++)
+				p2p_check(c, m, c->pr + (size_t)j * stride, row->bytes,
+					  p2p_stamp(s, pair, j, 0));
+			MPI_Send(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD);
+		}
+	}
+}
+
+/* A receive's status that does not describe the message: say so, count it. */
+static void p2p_status(struct ctx *c, const struct meas *m, MPI_Status *st, int q, size_t want)
+{
+	int got = -1;
+	MPI_Get_count(st, MPI_BYTE, &got);
+	if (st->MPI_SOURCE != q || st->MPI_TAG != P2P_TAG_DATA || got != (int)want) {
+		printf("INFO check %s WRONG on rank %d: status source %d tag %d count %d, want %d %d %zu\n",
+		       m->name, c->rank, st->MPI_SOURCE, st->MPI_TAG, got, q, P2P_TAG_DATA, want);
+		fflush(stdout);
+		c->wrong++;
+	}
+}
+
+/* One more operation of the row with full patterns into poisoned buffers,
+ * every byte and count checked; rank 0 says whether every rank got every
+ * answer of the row right. */
+static void p2p_teardown(struct ctx *c, const struct meas *m)
+{
+	const struct p2p_row *row = &p2p_rows[m->arg];
+	int q = p2p_partner(c), pair = c->rank / 2, len = (int)row->bytes, odd = c->rank & 1;
+	int nslot = p2p_slots(row);
+	size_t stride = p2p_stride(row);
+	long wrong = 0;
+	MPI_Status *st = c->pst;
+	if (q >= 0 && row->method == P2P_PINGPONG) {
+		p2p_fill(c->ps, row->bytes, pair, 0, odd);
+		p2p_poison(c->pr, row->bytes, pair, 0, !odd);
+		if (!odd) {
+			MPI_Send(c->ps, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD);
+			MPI_Recv(c->pr, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD, &st[0]);
+		} else {
+			MPI_Recv(c->pr, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD, &st[0]);
+			MPI_Send(c->ps, len, MPI_BYTE, q, P2P_TAG_DATA, MPI_COMM_WORLD);
+		}
+		p2p_status(c, m, &st[0], q, row->bytes);
+		c->wrong += p2p_verify(m->name, c->rank, c->pr, row->bytes, pair, 0, !odd);
+	} else if (q >= 0 && !odd) {
+		for (int j = 0; j < nslot; j++)
+			p2p_fill(c->ps + (size_t)j * stride, row->bytes, pair, j, 0);
+		for (int j = 0; j < P2P_WINDOW_LEN; j++)
+			MPI_Isend(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+				  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
+		MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+		MPI_Recv(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (q >= 0) {
+		for (int j = 0; j < nslot; j++)
+			p2p_poison(c->pr + (size_t)j * stride, row->bytes, pair, j, 0);
+		for (int j = 0; j < P2P_WINDOW_LEN; j++)
+			MPI_Irecv(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+				  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
+		MPI_Waitall(P2P_WINDOW_LEN, c->preq, st);
+		for (int j = 0; j < P2P_WINDOW_LEN; j++)
+			p2p_status(c, m, &st[j], q, row->bytes);
+		for (int j = 0; j < nslot; j++)
+			c->wrong += p2p_verify(m->name, c->rank, c->pr + (size_t)j * stride,
+					       row->bytes, pair, j, 0);
+		MPI_Send(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD);
+	}
+	MPI_Reduce(&c->wrong, &wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (c->rank == 0) {
+		printf("INFO check %s %s\n", m->name, wrong ? "WRONG" : "ok");
+		fflush(stdout);
+	}
+}
+
+/* Messages per timed operation: the p2p rows report per message. */
+static int per_op(const struct meas *m)
+{
+	return m->setup == p2p_setup ? p2p_per_op(&p2p_rows[m->arg]) : 1;
+}
+
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
 
@@ -562,6 +736,8 @@ static void subcomm_teardown(struct ctx *c, const struct meas *m)
 #define COLL(nm, i)                                                        \
 	{nm, SPAN, 0, 0, i, coll_setup, coll_loop, coll_teardown},         \
 	{nm "_sync", SYNC, 0, 0, i, coll_setup, coll_sync, coll_teardown}
+/* A point-to-point row of p2prows.h (index i). */
+#define P2P(nm, i, fn) {nm, SPAN, 1, 0, i, p2p_setup, fn, p2p_teardown}
 #define PUT_BW(nm, bytes, full) \
 	{nm, ORIGIN, 1, full, bytes, lockall_origin, put_bw, unlockall_origin}
 
@@ -607,6 +783,16 @@ static const struct meas table[] = {
 	 * measured side by side. */
 	{"barrier_world", ALL, 0, 0, 0, NULL, barrier, NULL},
 	{"barrier_subcomm", ALL, 0, 0, 0, subcomm_setup, subcomm_barrier, subcomm_teardown},
+	P2P("pingpong_0", 0, p2p_pingpong),
+	P2P("pingpong_8", 1, p2p_pingpong),
+	P2P("pingpong_4k", 2, p2p_pingpong),
+	P2P("pingpong_64k", 3, p2p_pingpong),
+	P2P("pingpong_1m", 4, p2p_pingpong),
+	P2P("pingpong_4m", 5, p2p_pingpong),
+	P2P("pingpong_16m", 6, p2p_pingpong),
+	P2P("bw_64k", 7, p2p_window),
+	P2P("bw_1m", 8, p2p_window),
+	P2P("msgrate_8", 9, p2p_window),
 };
 #define NMEAS ((int)(sizeof table / sizeof table[0]))
 
@@ -691,15 +877,15 @@ static void run(struct ctx *c, const struct meas *m, const struct plan *plan)
 	if (!v)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int i = 0; i < n; i++)
-		v[i] = (double)timed_batch(c, m, k) / (double)k;
+		v[i] = (double)timed_batch(c, m, k) / (double)k / (double)per_op(m);
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	if (m->teardown)
 		m->teardown(c, m);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (c->rank == 0) {
-		report(m->name, &p, v, k);
-		check_batch_length(m->name, &p, v, k);
+		report(m->name, &p, v, k * per_op(m));
+		check_batch_length(m->name, &p, v, k * per_op(m));
 	}
 	free(v);
 }
@@ -831,8 +1017,14 @@ int main(int argc, char **argv)
 	}
 	if (quick)
 		p = &plan_quick;
-	/* The table names its collective rows by hand; they must be
-	 * collrows.h's. */
+	/* The table names its collective and point-to-point rows by hand;
+	 * they must be collrows.h's and p2prows.h's. */
+	for (int j = 0; j < NMEAS; j++)
+		if (table[j].setup == p2p_setup && strcmp(table[j].name, p2p_rows[table[j].arg].name)) {
+			fprintf(stderr, "rmabench: row %s is not p2prows.h's %s\n", table[j].name,
+				p2p_rows[table[j].arg].name);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
 	for (int j = 0; j < NMEAS; j++)
 		if (table[j].setup == coll_setup &&
 		    strncmp(table[j].name, coll_rows[table[j].arg].name,
@@ -932,6 +1124,8 @@ int main(int argc, char **argv)
 	free(c.src);
 	free(c.cs);
 	free(c.cr);
+	free(c.ps);
+	free(c.pr);
 	MPI_Finalize();
 	return 0;
 }

@@ -229,6 +229,55 @@ var lines = []line{
 	{"job_start_teardown_n8", "Job of 8 ranks: Init, Barrier, Finalize, start to end", "", 0},
 }
 
+// The point-to-point rows (issue 15), in a section of their own; the C
+// limit of each is p2plimit's row of the same name. bw is the bytes per
+// message (GB/s shown); msgrate rows show millions of messages a second.
+var p2pLines = []line{
+	{"pingpong_0", "Ping-pong 0 B, one way (half a round trip), 2 ranks", "pingpong_0", 0},
+	{"pingpong_8", "Ping-pong 8 B, one way, 2 ranks", "pingpong_8", 0},
+	{"pingpong_4k", "Ping-pong 4 KiB, one way, 2 ranks", "pingpong_4k", 4096},
+	{"pingpong_64k", "Ping-pong 64 KiB, one way, 2 ranks", "pingpong_64k", 64 << 10},
+	{"pingpong_1m", "Ping-pong 1 MiB, one way, 2 ranks", "pingpong_1m", 1 << 20},
+	{"pingpong_4m", "Ping-pong 4 MiB, one way, 2 ranks", "pingpong_4m", 4 << 20},
+	{"pingpong_16m", "Ping-pong 16 MiB, one way, 2 ranks", "pingpong_16m", 16 << 20},
+	{"bw_64k", "Bandwidth 64 KiB, window of 64 + ack, per message, 2 ranks", "bw_64k", 64 << 10},
+	{"bw_1m", "Bandwidth 1 MiB, window of 64 + ack, per message, 2 ranks", "bw_1m", 1 << 20},
+	{"msgrate_8", "Message rate 8 B, window of 64 + ack, per message, 2 ranks", "msgrate_8", 0},
+	{"pingpong_8_n8", "Ping-pong 8 B, one way, 8 ranks on 2 cores (four pairs at once)", "pingpong_8_n8", 0},
+	{"msgrate_8_n8", "Message rate 8 B, per message, 8 ranks on 2 cores (four pairs at once)", "msgrate_8_n8", 0},
+}
+
+// writeTable writes the table of ls: every runtime's cell, the C limit's,
+// and shmrun's ratios to the faster MPI and to the limit.
+func writeTable(b *strings.Builder, r *results, ls []line) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("| measurement | shmrun | Open MPI | MPICH | C limit | shmrun ÷ best MPI | shmrun ÷ limit |\n")
+	p("|---|---|---|---|---|---|---|\n")
+	for _, l := range ls {
+		s, sok := r.get("shmrun", l.name)
+		o, ook := r.get("openmpi", l.name)
+		m, mok := r.get("mpich", l.name)
+		c, cok := r.get("climit", l.limit)
+		if !sok && !ook && !mok {
+			continue
+		}
+		best, bok := o, ook && o.status == ""
+		if mok && m.status == "" && (!bok || m.med < best.med) {
+			best, bok = m, true
+		}
+		label := l.label
+		switch {
+		case !sok || s.status != "" || s.med == 0:
+		case l.bw > 0:
+			label += fmt.Sprintf(" — shmrun %.1f GB/s", float64(l.bw)/s.med)
+		case strings.HasPrefix(l.name, "msgrate_"):
+			label += fmt.Sprintf(" — shmrun %.1f M msgs/s", 1e3/s.med)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", label, fmtNS(s, sok), fmtNS(o, ook), fmtNS(m, mok),
+			fmtNS(c, cok && l.limit != ""), ratio(s, best, sok, bok), ratio(s, c, sok, cok && l.limit != ""))
+	}
+}
+
 func (r *results) get(rt, name string) (row, bool) {
 	x, ok := r.rows[rt][name]
 	return x, ok
@@ -283,27 +332,17 @@ func write(r *results, dir, cmd string) error {
 	p("The measurements behind particular shapes of the code (copy thresholds, wait\n")
 	p("policies, release stores) are kept in [NOTES.md](NOTES.md), which no run rewrites.\n\n")
 	p("![small-operation latencies](latency.svg)\n\n![Put bandwidth](bandwidth.svg)\n\n")
-	p("| measurement | shmrun | Open MPI | MPICH | C limit | shmrun ÷ best MPI | shmrun ÷ limit |\n")
-	p("|---|---|---|---|---|---|---|\n")
-	for _, l := range lines {
-		s, sok := r.get("shmrun", l.name)
-		o, ook := r.get("openmpi", l.name)
-		m, mok := r.get("mpich", l.name)
-		c, cok := r.get("climit", l.limit)
-		if !sok && !ook && !mok {
-			continue
-		}
-		best, bok := o, ook && o.status == ""
-		if mok && m.status == "" && (!bok || m.med < best.med) {
-			best, bok = m, true
-		}
-		label := l.label
-		if l.bw > 0 && sok && s.status == "" {
-			label += fmt.Sprintf(" — shmrun %.1f GB/s", float64(l.bw)/s.med)
-		}
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", label, fmtNS(s, sok), fmtNS(o, ook), fmtNS(m, mok),
-			fmtNS(c, cok && l.limit != ""), ratio(s, best, sok, bok), ratio(s, c, sok, cok && l.limit != ""))
-	}
+	writeTable(&b, r, lines)
+	p("\n## Point-to-point\n\n")
+	p("Send and Recv between the ranks of each pair (r, r^1): with 8 ranks four pairs run at\n")
+	p("once (the OSU multi-pair method). Every figure is the time per message, first rank's\n")
+	p("start to last rank's end. A ping-pong row is half a round trip of blocking Send and\n")
+	p("Recv (osu_latency); a bandwidth or message-rate row is a window of 64 Isends into 64\n")
+	p("posted Irecvs, Waitall on both sides and a 0-byte ack (osu_bw), divided by 64. The C\n")
+	p("limit (bench/c/p2plimit.c) moves the same messages with a flag and a copy each: through\n")
+	p("a shared slot below 64 KiB (two memcpys), by process_vm_readv from the sender's private\n")
+	p("buffer from 64 KiB on (one copy).\n\n")
+	writeTable(&b, r, p2pLines)
 	p("\n## Targets from the issues, checked against this run\n\n")
 	p("The last column is the same ratio with the plain-C limit in shmrun's place: what a\n")
 	p("runtime with no overhead at all over the hardware would score. A target below it\n")
@@ -337,7 +376,10 @@ func write(r *results, dir, cmd string) error {
 	p("\n## Answers checked\n\n")
 	p("Every collective row checks its answers on every rank after the timed calls: the result\n")
 	p("of the last timed call, then one call with fresh inputs and poisoned outputs\n")
-	p("(bench/c/collrows.h). A row whose answer was wrong says so here and its time means nothing.\n\n")
+	p("(bench/c/collrows.h). Every point-to-point row checks the stamp in the first and last\n")
+	p("8 bytes of every message it receives, then one more operation with full patterns into\n")
+	p("poisoned buffers, every byte and status (bench/c/p2prows.h). A row whose answer was\n")
+	p("wrong says so here and its time means nothing.\n\n")
 	checks, rest := splitChecks(r.meta)
 	if len(checks) == 0 {
 		p("No answers were checked in this run.\n")
@@ -572,6 +614,13 @@ var targets = []target{
 	{"Barrier on a split communicator, 2 ranks ≤ 1.1× the world's, measured next to it (issue 14)", 1.1, over("shmrun", "barrier_subcomm", "shmrun", "barrier_world"), nil, nil},
 	{"Barrier on a split communicator, 8 ranks on 2 cores ≤ 1.1× the world's, measured next to it (issue 14)", 1.1, over("shmrun", "barrier_subcomm_n8", "shmrun", "barrier_world_n8"), nil, nil},
 	{"Barrier on a split communicator, 32 ranks on 2 cores ≤ 1.1× the world's, measured next to it (issue 14)", 1.1, over("shmrun", "barrier_subcomm_n32", "shmrun", "barrier_world_n32"), nil, nil},
+	{"Ping-pong 8 B, 2 ranks ≤ 1.1× the C limit (issue 15)", 1.1, over("shmrun", "pingpong_8", "climit", "pingpong_8"), nil, nil},
+	goal("Ping-pong 8 B, 2 ranks, no slower than Open MPI (issue 15)", 1, "pingpong_8", "pingpong_8"),
+	goal("Ping-pong 64 KiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_64k", "pingpong_64k"),
+	goal("Ping-pong 1 MiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_1m", "pingpong_1m"),
+	goal("Ping-pong 4 MiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_4m", "pingpong_4m"),
+	goal("Ping-pong 16 MiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_16m", "pingpong_16m"),
+	goal("Message rate 8 B, 2 ranks ≥ 1.5× Open MPI's: time per message ≤ 1/1.5 of Open MPI's (issue 15)", 1/1.5, "msgrate_8", "msgrate_8"),
 }
 
 // splitChecks takes the answer checks out of the metadata ("<run>: check

@@ -76,7 +76,10 @@ type ctx struct {
 	cs, cr  []float64  // collective rows: send and receive buffers
 	syncNS  int64      // sync rows: this rank's time inside the calls
 	sub     *comm.Comm // barrier_subcomm's communicator
-	wrong   int64      // collective answers found wrong on this rank
+	wrong   int64      // answers found wrong on this rank (collective, p2p)
+	ps, pr  []byte     // p2p rows: send and receive buffers
+	pseq    int64      // p2p rows: operations so far, in step in a pair
+	preq    []*comm.Request
 }
 
 type meas struct {
@@ -85,6 +88,7 @@ type meas struct {
 	need2    bool
 	fullOnly bool
 	arg      int
+	msgs     int // messages per timed operation (p2p rows report per message); 0: 1
 	setup    func(*ctx, *meas) error
 	body     func(*ctx, *meas, int64) error
 	teardown func(*ctx, *meas) error
@@ -291,13 +295,14 @@ func runOne(c *ctx, m *meas, p plan) error {
 		return err
 	}
 	p.batches = int(bv[0])
+	per := int64(max(m.msgs, 1))
 	v := make([]float64, p.rounds*p.batches)
 	for i := range v {
 		t, err := timedBatch(c, m, k)
 		if err != nil {
 			return err
 		}
-		v[i] = float64(t) / float64(k)
+		v[i] = float64(t) / float64(k) / float64(per)
 	}
 	if err := c.c.Barrier(); err != nil {
 		return err
@@ -311,7 +316,7 @@ func runOne(c *ctx, m *meas, p plan) error {
 		return err
 	}
 	if c.rank == 0 {
-		report(m.name, p, v, k)
+		report(m.name, p, v, k*per)
 	}
 	return nil
 }
