@@ -67,9 +67,38 @@ func (e Event) Notify() {
 	}
 }
 
+// Waiting says what a waiter waits for, for the launcher's deadlock
+// watch: Kind is a Wait* value; Peer (a world rank, or -1 for any) and
+// Tag describe a point-to-point wait.
+type Waiting struct {
+	Kind      uint32
+	Peer, Tag int32
+}
+
+// Kinds of waits (format.RankWaitKind).
+const (
+	WaitOther = 1 // a collective, a barrier, a window's synchronization
+	WaitRecv  = 2 // a receive
+	WaitSend  = 3 // a send that waits for its receiver
+	WaitProbe = 4 // a probe
+	WaitMany  = 5 // several requests (Waitall, Waitany, Waitsome)
+)
+
+// Watch, when set, is told when a waiter of this process goes to sleep
+// in the futex phase (asleep true) and when it wakes with its condition
+// met or the job aborted (false); a timed-out sleep that goes back to
+// sleep says nothing. Package comm sets it once, at Init under shmrun,
+// to publish the rank's waits for the launcher's deadlock watch.
+var Watch func(w Waiting, asleep bool)
+
 // Await returns nil once done() is true, or ErrAborted once *abort is nonzero
 // (abort may be nil). done must read shared state with atomic loads.
 func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
+	return e.AwaitAs(Waiting{Kind: WaitOther}, abort, p, done)
+}
+
+// AwaitAs is Await that tells Watch what it waits for.
+func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) error {
 	for range p.Spin {
 		if done() {
 			return nil
@@ -98,6 +127,10 @@ func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
 				yieldCPU()
 			}
 		}
+	}
+	if watch := Watch; watch != nil {
+		watch(w, true)
+		defer watch(w, false)
 	}
 	for {
 		// Announce the sleep before reading seq: a Notify that comes after

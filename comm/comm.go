@@ -88,6 +88,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
+	t.WatchWaits()
 	t.SetRankState(format.RankInit, os.Getpid())
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
@@ -311,7 +312,7 @@ func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error
 		if !block {
 			return Status{}, false, nil
 		}
-		if err := e.waitFor(e.policy, find); err != nil {
+		if err := e.waitFor(e.policy, barrier.Waiting{Kind: barrier.WaitProbe, Peer: int32(o.peer), Tag: int32(o.tag)}, find); err != nil {
 			return Status{}, false, c.wrapWait(call, err)
 		}
 	}
@@ -360,7 +361,7 @@ func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, 
 		if !block {
 			return nil, Status{}, false, nil
 		}
-		if err := e.waitFor(e.policy, find); err != nil {
+		if err := e.waitFor(e.policy, barrier.Waiting{Kind: barrier.WaitProbe, Peer: int32(o.peer), Tag: int32(o.tag)}, find); err != nil {
 			return nil, Status{}, false, c.wrapWait(call, err)
 		}
 	}

@@ -686,7 +686,16 @@ func (e *engine) waitOp(o *op) error {
 			e.mu.Unlock()
 		}
 	}
-	return e.waitFor(e.policy, o.isDone)
+	return e.waitFor(e.policy, o.waiting(), o.isDone)
+}
+
+// waiting describes a wait for o to the deadlock watch.
+func (o *op) waiting() barrier.Waiting {
+	w := barrier.Waiting{Kind: barrier.WaitSend, Peer: int32(o.peer), Tag: int32(o.tag)}
+	if o.recv {
+		w.Kind = barrier.WaitRecv
+	}
+	return w
 }
 
 // poll makes progress if no other goroutine is, and reports cond().
@@ -704,10 +713,10 @@ func (e *engine) poll(cond func() bool) bool {
 // waitFor makes progress until cond() holds, waiting like the barrier
 // (spin, yield, futex sleep on this rank's doorbell) in between. p is the
 // wait policy.
-func (e *engine) waitFor(p barrier.Policy, cond func() bool) error {
+func (e *engine) waitFor(p barrier.Policy, w barrier.Waiting, cond func() bool) error {
 	check := func() bool { return e.poll(cond) }
 	if check() {
 		return nil
 	}
-	return e.bell.Await(e.abort, p, check)
+	return e.bell.AwaitAs(w, e.abort, p, check)
 }

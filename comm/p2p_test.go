@@ -489,6 +489,21 @@ func init() {
 	// p2pall: an all-to-all exchange of checksummed messages between
 	// every pair, in random order of posting.
 	ranktest.Register("p2pall", func(c *comm.Comm) error { return p2pAllToAll(c, 3) })
+	// p2pdeadlock: both ranks receive first; the deadlock watch ends the
+	// job. With "compute", rank 1 computes (sleeps) longer than the
+	// watch's period before sending: nothing is deadlocked.
+	ranktest.Register("p2pdeadlock", func(c *comm.Comm) error {
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "compute" {
+			if c.Rank() == 1 {
+				time.Sleep(1500 * time.Millisecond)
+				return c.Send([]byte("late"), 0, 5)
+			}
+			_, err := c.Recv(make([]byte, 8), 1, 5)
+			return err
+		}
+		_, err := c.Recv(make([]byte, 8), 1-c.Rank(), 5+c.Rank())
+		return fmt.Errorf("Recv returned: %v", err)
+	})
 	// p2pdie: rank 1 exits while rank 0 waits in Recv from it.
 	ranktest.Register("p2pdie", func(c *comm.Comm) error {
 		if c.Rank() == 1 {
@@ -627,6 +642,20 @@ func TestP2POversubscribedProcs(t *testing.T) {
 		n = 16
 	}
 	ranktest.Run(t, n, "p2pall", ranktest.Configure(func(c *launcher.Config) { c.Oversubscribe = true }))
+}
+
+// Two ranks that both receive first are ended by the deadlock watch, which
+// names both waits; a rank that computes is never taken for blocked.
+func TestP2PDeadlockWatch(t *testing.T) {
+	res := ranktest.Run(t, 2, "p2pdeadlock", ranktest.ExitCode(launcher.DeadlockExitCode),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	for _, want := range []string{"deadlock", "rank 0 waits in a receive from rank 1 with tag 5", "rank 1 waits in a receive from rank 0 with tag 6"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("compute"),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
 }
 
 // A rank that dies while another waits in Recv from it ends the job with

@@ -38,7 +38,7 @@ func waitMany(reqs []*Request, cond func() bool) error {
 		if mixed {
 			p.Sleep = min(p.Sleep, time.Millisecond)
 		}
-		return e.waitFor(p, cond)
+		return e.waitFor(p, barrier.Waiting{Kind: barrier.WaitMany, Peer: -1, Tag: AnyTag}, cond)
 	}
 	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
 		for _, r := range reqs {

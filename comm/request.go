@@ -47,7 +47,7 @@ func (r *Request) Wait() (Status, error) {
 	defer r.mu.Unlock()
 	if !r.done {
 		if r.op != nil {
-			if err := r.eng.waitFor(r.eng.policy, r.op.isDone); err != nil {
+			if err := r.eng.waitFor(r.eng.policy, r.op.waiting(), r.op.isDone); err != nil {
 				return Status{}, r.op.c.wrapWait(r.call, err)
 			}
 			r.st, r.err = r.op.st, r.op.err

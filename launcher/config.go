@@ -60,7 +60,12 @@ type Config struct {
 	// NoSingleCopy keeps the ranks from letting each other read their
 	// memory (PR_SET_PTRACER, which lets any process of the user attach
 	// to them): large messages then move through shared memory.
-	NoSingleCopy   bool
+	NoSingleCopy bool
+	// DeadlockAfter ends the job when every running rank has been asleep
+	// in a wait inside shmrun for this long with nothing moving: none of
+	// them can be completed by another (0: DefaultDeadlockAfter; negative:
+	// never). A rank that computes is not asleep in a wait.
+	DeadlockAfter  time.Duration
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
@@ -77,6 +82,13 @@ const DefaultGrace = 2 * time.Second
 
 // TimeoutExitCode is the job's exit code when --timeout fires.
 const TimeoutExitCode = 124
+
+// DeadlockExitCode is the job's exit code when the deadlock watch ends it.
+const DeadlockExitCode = 125
+
+// DefaultDeadlockAfter is how long every rank must wait, with nothing
+// moving, before the job is ended as deadlocked.
+const DefaultDeadlockAfter = 5 * time.Second
 
 // Ranks is the total number of ranks of the job.
 func (c *Config) Ranks() int {

@@ -42,6 +42,14 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 	var res Result
 	failed := false
 	var kill <-chan time.Time
+	exited := make([]bool, len(j.cmds))
+	var watch <-chan time.Time
+	var dl deadlockWatch
+	if after := j.deadlockAfter(); after > 0 {
+		t := time.NewTicker(min(after/4, 250*time.Millisecond))
+		defer t.Stop()
+		watch, dl.after = t.C, after
+	}
 	fail := func(code int, reason string) {
 		if failed {
 			return
@@ -60,6 +68,7 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 		select {
 		case ev := <-exits:
 			remaining--
+			exited[ev.rank] = true
 			if failed {
 				continue
 			}
@@ -86,6 +95,10 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 		case <-done:
 			done = nil
 			fail(1, fmt.Sprintf("job cancelled: %v", ctx.Err()))
+		case now := <-watch:
+			if !failed && dl.stuck(j, exited, now) {
+				fail(DeadlockExitCode, j.deadlockReport(exited, dl.after))
+			}
 		case <-kill:
 			kill = nil
 			j.killAll(syscall.SIGKILL)

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -49,8 +50,8 @@ Flags:
 const usageTail = `
 Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
 status when one fails (128+N for signal N; the first failure decides); for
-comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 2 for
-bad usage (nothing is started).
+comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 125
+when the deadlock watch ends the job; 2 for bad usage (nothing is started).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -71,6 +72,7 @@ type options struct {
 	help           bool
 	cleanup        bool
 	noSingleCopy   bool
+	deadlock       string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -89,6 +91,7 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.shmDir, "shm-dir", shm.DefaultDir, "directory for shared-memory segments (a tmpfs)")
 	fs.StringVar(&o.shm, "shm", "auto", "where windows live: dir (the shm directory), memfd (no name, not counted against the directory's mount), or auto (dir when it has room, else memfd)")
 	fs.BoolVar(&o.noSingleCopy, "no-single-copy", false, "ranks do not let each other read their memory (PR_SET_PTRACER, which lets any process of your user attach to them): large messages go through shared memory, in two copies")
+	fs.StringVar(&o.deadlock, "deadlock-after", "5s", "end the job (exit 125) when every rank has waited inside shmrun this long with nothing moving, naming who waits for whom; 0 turns the watch off")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
@@ -201,6 +204,15 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		ShmDir:         o.shmDir,
 		Shm:            o.shm,
 		NoSingleCopy:   o.noSingleCopy,
+	}
+	if o.deadlock == "0" {
+		cfg.DeadlockAfter = -1
+	} else {
+		d, err := time.ParseDuration(o.deadlock)
+		if err != nil || d <= 0 {
+			return cfg, fmt.Errorf("--deadlock-after %q: want a positive duration such as 5s, or 0 for no watch: %w", o.deadlock, launcher.ErrUsage)
+		}
+		cfg.DeadlockAfter = d
 	}
 	if o.timeout != "" {
 		d, err := parseDuration(o.timeout)

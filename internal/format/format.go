@@ -171,6 +171,15 @@ const (
 	RankState = 0 // uint32 Rank* state, written by the rank
 	RankPID   = 4 // uint32 pid of the rank
 	RankInbox = 8 // uint32 the rank's descriptor of its inbox (a memfd), set before RankInit
+
+	// The rank's waits, for the launcher's deadlock watch (written by the
+	// rank): goroutines asleep in a wait, wake-ups with the wait over, and
+	// what the last goroutine to fall asleep waits for.
+	RankSleepers = 12 // uint32 goroutines asleep in a wait
+	RankWakes    = 16 // uint32 waits ended (any change means the rank moved)
+	RankWaitKind = 20 // uint32 barrier.Wait* of the last sleeper
+	RankWaitPeer = 24 // int32 its world rank, or -1 (any)
+	RankWaitTag  = 28 // int32 its tag, or AnyTag
 )
 
 // AbortExitStatus is the exit status that stands for comm.Abort(code), used

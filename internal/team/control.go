@@ -27,6 +27,8 @@ type Control struct {
 	Layout format.ControlLayout
 	Job    string
 	obj    *shm.Object
+	// watched: barrier.Watch writes to this mapping (Team.WatchWaits).
+	watched bool
 }
 
 // NewControl creates the control segment for a job of n ranks as a memfd
@@ -165,6 +167,12 @@ func (c *Control) RankInbox(r int) *uint32 {
 	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+format.RankInbox)
 }
 
+// RankWord is the uint32 word at offset off (a Rank* constant) of rank
+// r's line.
+func (c *Control) RankWord(r int, off int64) *uint32 {
+	return raw.Uint32At(c.Mem, c.Layout.RankOff(r)+off)
+}
+
 // Slots returns the exchange slots of parity p (0 or 1), n*format.SlotLen bytes.
 func (c *Control) Slots(p int) []byte {
 	off := c.Layout.SlotsOff(p)
@@ -175,6 +183,9 @@ func (c *Control) Slots(p int) []byte {
 func (c *Control) Close() error {
 	if c == nil || c.Mem == nil {
 		return nil
+	}
+	if c.watched {
+		barrier.Watch = nil
 	}
 	err := shm.Unmap(c.Mem)
 	c.Mem = nil

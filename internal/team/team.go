@@ -172,6 +172,28 @@ func (t *Team) SetRankState(s uint32, pid int) {
 	atomic.StoreUint32(t.ctl.RankState(t.rank), s)
 }
 
+// WatchWaits publishes this process's sleeping waits in its rank line of
+// the control segment, for the launcher's deadlock watch (barrier.Watch).
+// Process mode only: it is process-wide.
+func (t *Team) WatchWaits() {
+	if t.ctl == nil {
+		return
+	}
+	c, r := t.ctl, t.rank
+	c.watched = true
+	barrier.Watch = func(w barrier.Waiting, asleep bool) {
+		if !asleep {
+			atomic.AddUint32(c.RankWord(r, format.RankSleepers), ^uint32(0))
+			atomic.AddUint32(c.RankWord(r, format.RankWakes), 1)
+			return
+		}
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitKind), w.Kind)
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitPeer), uint32(w.Peer))
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitTag), uint32(w.Tag))
+		atomic.AddUint32(c.RankWord(r, format.RankSleepers), 1)
+	}
+}
+
 // RequestAbort records that this rank called Abort(code) and wakes the
 // sleepers of the world barrier; waiters elsewhere (windows) see the abort
 // word within their policy's sleep. The launcher ends the job with exit
