@@ -93,9 +93,9 @@ func (c *Comm) checkTag(call string, tag int, any bool) error {
 	return nil
 }
 
-// newSend checks a send's arguments and returns its operation, or nil for
-// ProcNull.
-func (c *Comm) newSend(call string, buf []byte, dest, tag, elem int, sync bool) (*engine, *op, error) {
+// newSend checks a send's arguments and fills o, its operation; it
+// returns a nil operation for ProcNull.
+func (c *Comm) newSend(o *op, call string, buf []byte, dest, tag, elem int, sync bool) (*engine, *op, error) {
 	e, err := c.engine(call)
 	if err != nil {
 		return nil, nil, err
@@ -110,14 +110,13 @@ func (c *Comm) newSend(call string, buf []byte, dest, tag, elem int, sync bool) 
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	o := getOp()
 	o.c, o.ctx, o.peer, o.tag, o.buf, o.elem, o.sync = c, c.p2p().ctx, w, tag, buf, elem, sync
 	return e, o, nil
 }
 
-// newRecv checks a receive's arguments and returns its operation, or nil
-// for ProcNull.
-func (c *Comm) newRecv(call string, buf []byte, src, tag, elem int) (*engine, *op, error) {
+// newRecv checks a receive's arguments and fills o, its operation; it
+// returns a nil operation for ProcNull.
+func (c *Comm) newRecv(o *op, call string, buf []byte, src, tag, elem int) (*engine, *op, error) {
 	e, err := c.engine(call)
 	if err != nil {
 		return nil, nil, err
@@ -132,7 +131,6 @@ func (c *Comm) newRecv(call string, buf []byte, src, tag, elem int) (*engine, *o
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	o := getOp()
 	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf, o.elem = true, c, c.p2p().ctx, w, tag, buf, elem
 	return e, o, nil
 }
@@ -142,7 +140,8 @@ var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
 
 // isend starts a send and returns its request.
 func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*Request, error) {
-	e, o, err := c.newSend(call, buf, dest, tag, elem, sync)
+	r := &Request{call: call}
+	e, o, err := c.newSend(&r.opv, call, buf, dest, tag, elem, sync)
 	if err != nil {
 		return nil, err
 	}
@@ -152,12 +151,13 @@ func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*
 	if err := e.startSend(o); err != nil {
 		return nil, c.wrapWait(call, err)
 	}
-	return &Request{eng: e, op: o, call: call}, nil
+	r.eng, r.op = e, o
+	return r, nil
 }
 
 // send is Send and Ssend: no request, and a recycled operation.
 func (c *Comm) send(call string, buf []byte, dest, tag, elem int, sync bool) error {
-	e, o, err := c.newSend(call, buf, dest, tag, elem, sync)
+	e, o, err := c.newSend(getOp(), call, buf, dest, tag, elem, sync)
 	if err != nil || o == nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (c *Comm) send(call string, buf []byte, dest, tag, elem int, sync bool) err
 
 // recv is Recv: no request, and a recycled operation.
 func (c *Comm) recv(call string, buf []byte, src, tag, elem int) (Status, error) {
-	e, o, err := c.newRecv(call, buf, src, tag, elem)
+	e, o, err := c.newRecv(getOp(), call, buf, src, tag, elem)
 	if err != nil {
 		return Status{}, err
 	}
@@ -193,7 +193,8 @@ func (c *Comm) recv(call string, buf []byte, src, tag, elem int) (Status, error)
 
 // irecv posts a receive and returns its request.
 func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, error) {
-	e, o, err := c.newRecv(call, buf, src, tag, elem)
+	r := &Request{call: call}
+	e, o, err := c.newRecv(&r.opv, call, buf, src, tag, elem)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +202,8 @@ func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, err
 		return doneRequest(procNullStatus), nil
 	}
 	e.startRecv(o)
-	return &Request{eng: e, op: o, call: call}, nil
+	r.eng, r.op = e, o
+	return r, nil
 }
 
 // Send sends buf to rank dest of c with tag (MPI_Send). Blocking, not
@@ -299,7 +301,7 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 }
 
 func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error) {
-	e, o, err := c.newRecv(call, nil, src, tag, 1)
+	e, o, err := c.newRecv(new(op), call, nil, src, tag, 1)
 	if err != nil {
 		return Status{}, false, err
 	}
@@ -348,7 +350,7 @@ func (c *Comm) Improbe(src, tag int) (*Message, Status, bool, error) {
 }
 
 func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, bool, error) {
-	e, o, err := c.newRecv(call, nil, src, tag, 1)
+	e, o, err := c.newRecv(new(op), call, nil, src, tag, 1)
 	if err != nil {
 		return nil, Status{}, false, err
 	}

@@ -29,6 +29,7 @@ type Request struct {
 
 	eng  *engine // point-to-point: the engine and the operation
 	op   *op
+	opv  op // the operation's storage (one allocation per request)
 	call string
 }
 
@@ -47,7 +48,7 @@ func (r *Request) Wait() (Status, error) {
 	defer r.mu.Unlock()
 	if !r.done {
 		if r.op != nil {
-			if err := r.eng.waitFor(r.eng.policy, r.op.waiting(), r.op.isDone); err != nil {
+			if err := r.eng.waitOp(r.op); err != nil {
 				return Status{}, r.op.c.wrapWait(r.call, err)
 			}
 			r.st, r.err = r.op.st, r.op.err
