@@ -18,6 +18,7 @@
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
 #define SHMRUN_KIND_COLLECTIVE 3 /* kind of a communicator's collective area */
+#define SHMRUN_KIND_INBOX 4 /* kind of a rank's point-to-point inbox */
 #define SHMRUN_HDR_MAGIC 0 /* [8]byte magic */
 #define SHMRUN_HDR_VERSION 8 /* uint32 format version */
 #define SHMRUN_HDR_KIND 12 /* uint32 kind */
@@ -176,6 +177,50 @@
 #define SHMRUN_SIMILAR 103 /* MPI_SIMILAR */
 #define SHMRUN_UNEQUAL 104 /* MPI_UNEQUAL */
 
+/* Rank line of the control segment (offsets from the line's start; written by the rank) */
+#define SHMRUN_RANK_STATE 0 /* uint32 SHMRUN_RANK_STARTED, _INIT or _FINALIZED */
+#define SHMRUN_RANK_PID 4 /* uint32 pid */
+#define SHMRUN_RANK_INBOX 8 /* uint32 the rank's descriptor of its inbox */
+#define SHMRUN_RANK_SLEEPERS 12 /* uint32 goroutines asleep in a wait */
+#define SHMRUN_RANK_WAKES 16 /* uint32 waits ended after a sleep */
+#define SHMRUN_RANK_WAIT_KIND 20 /* uint32 what the last sleeper waits for */
+#define SHMRUN_RANK_WAIT_PEER 24 /* int32 its peer's world rank or -1 */
+#define SHMRUN_RANK_WAIT_TAG 28 /* int32 its tag or SHMRUN_ANY_TAG */
+#define SHMRUN_RANK_STARTED 0
+#define SHMRUN_RANK_INIT 1
+#define SHMRUN_RANK_FINALIZED 2
+
+/* Inbox (kind SHMRUN_KIND_INBOX) */
+#define SHMRUN_INBOX_RANKS 40 /* uint32 ranks n */
+#define SHMRUN_INBOX_RING 44 /* uint32 ring bytes R per sender */
+#define SHMRUN_TAIL_POS 0 /* uint64 bytes of the sender's ring consumed and given back (tail line) */
+#define SHMRUN_JOB_ID 0 /* uint64 the receiver's request of the open job, 0 for none (job line) */
+#define SHMRUN_JOB_CLAIM 8 /* uint64 claim word (job line) */
+#define SHMRUN_JOB_CHUNKS 16 /* uint32 chunk count (job line) */
+#define SHMRUN_JOB_BACK_SHIFT 24 /* claim word: chunks taken from the back */
+#define SHMRUN_JOB_TAG_SHIFT 48 /* claim word: the job's tag */
+#define SHMRUN_JOB_COUNT_MASK 16777215
+#define SHMRUN_JOB_TAG_MASK 65535
+#define SHMRUN_PKT_STAMP 0 /* uint32 the packet's number in its ring, stored last */
+#define SHMRUN_PKT_KIND 4 /* uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_SKIP */
+#define SHMRUN_PKT_CTX 8 /* uint32 communicator context */
+#define SHMRUN_PKT_TAG 12 /* int32 tag */
+#define SHMRUN_PKT_OFFSET 8 /* uint64 byte offset in the message (Data) */
+#define SHMRUN_PKT_SIZE 16 /* uint64 message or chunk bytes */
+#define SHMRUN_PKT_ID 24 /* uint64 a request */
+#define SHMRUN_PKT_HEADER 32 /* payload starts here */
+#define SHMRUN_PKT_CELL 64 /* packets are whole cells */
+#define SHMRUN_RTS_ADDR 32 /* uint64 the sender's buffer address (RTS) */
+#define SHMRUN_CTS_RECV_ID 32 /* uint64 the receiver's request (CTS) */
+#define SHMRUN_CTS_ACCEPT 40 /* uint64 bytes the receiver takes (CTS) */
+#define SHMRUN_PKT_EAGER 1
+#define SHMRUN_PKT_SYNC 2
+#define SHMRUN_PKT_RTS 3
+#define SHMRUN_PKT_CTS 4
+#define SHMRUN_PKT_DATA 5
+#define SHMRUN_PKT_FIN 6
+#define SHMRUN_PKT_SKIP 7
+
 /* Environment of a rank */
 #define SHMRUN_ENV_JOB "SHMRUN_JOB" /* job id (hex) */
 #define SHMRUN_ENV_RANK "SHMRUN_RANK" /* this rank */
@@ -184,6 +229,7 @@
 #define SHMRUN_ENV_CONTROL_FD "SHMRUN_CONTROL_FD" /* descriptor of the control segment */
 #define SHMRUN_ENV_SHM_DIR "SHMRUN_SHM_DIR" /* directory of window segments */
 #define SHMRUN_ENV_SHM "SHMRUN_SHM" /* window backing: auto, dir or memfd */
+#define SHMRUN_ENV_SINGLE_COPY "SHMRUN_SINGLE_COPY" /* on or off: may ranks read each other's memory */
 #define SHMRUN_ENV_WAIT "SHMRUN_WAIT" /* wait policy */
 #define SHMRUN_CONTROL_FD 3 /* the descriptor the launcher passes the control segment on */
 
@@ -246,5 +292,15 @@ static inline uint64_t shmrun_coll_barrier(uint64_t page, uint64_t n) { return s
 static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_barrier(page, n) + SHMRUN_LINE, page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
+
+/* Inbox of a world of n ranks (format.NewInboxLayout, P2PRing, P2PEager, P2PChunk). */
+static inline uint64_t shmrun_p2p_ring(uint64_t n) { return n <= 8 ? 64u << 10 : n <= 16 ? 32u << 10 : n <= 64 ? 16u << 10 : n <= 1024 ? 4u << 10 : 1u << 10; }
+static inline uint64_t shmrun_p2p_eager(uint64_t ring) { uint64_t e = ring / 4 - SHMRUN_PKT_HEADER; return e < 4096 ? e : 4096; }
+static inline uint64_t shmrun_p2p_chunk(uint64_t ring) { return ring / 2 - SHMRUN_PKT_CELL; }
+static inline uint64_t shmrun_inbox_bell(uint64_t page) { return page; }
+static inline uint64_t shmrun_inbox_tail(uint64_t page, uint64_t s) { return page + SHMRUN_LINE + s * SHMRUN_LINE; }
+static inline uint64_t shmrun_inbox_job(uint64_t page, uint64_t n, uint64_t s) { return shmrun_inbox_tail(page, n) + s * SHMRUN_LINE; }
+static inline uint64_t shmrun_inbox_ring(uint64_t page, uint64_t n, uint64_t s) { return ((shmrun_inbox_job(page, n, n) + page - 1) & ~(page - 1)) + s * shmrun_p2p_ring(n); }
+static inline uint64_t shmrun_inbox_total(uint64_t page, uint64_t n) { return shmrun_inbox_ring(page, n, n); }
 
 #endif /* SHMRUN_FORMAT_H */

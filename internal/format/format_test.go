@@ -192,7 +192,7 @@ func TestFormatDocTables(t *testing.T) {
 	for _, r := range tableAfter(t, doc, "## Environment of a rank") {
 		envs = append(envs, strings.Trim(r[0], "`"))
 	}
-	wantEnv := []string{format.EnvJob, format.EnvRank, format.EnvSize, format.EnvLocalRank, format.EnvControlFD, format.EnvShmDir, format.EnvShm, format.EnvWait}
+	wantEnv := []string{format.EnvJob, format.EnvRank, format.EnvSize, format.EnvLocalRank, format.EnvControlFD, format.EnvShmDir, format.EnvShm, format.EnvSingleCopy, format.EnvWait}
 	if !slices.Equal(envs, wantEnv) {
 		t.Errorf("FORMAT.md environment table lists %v, internal/format has %v", envs, wantEnv)
 	}
@@ -210,7 +210,7 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("`+%d uint32` sleepers (seq is L[r]'s low half)", format.LockSleepers),
 		fmt.Sprintf("flags: bit %d noncontig, bit %d huge pages, bit %d no reservation", bit(format.FlagNoncontig), bit(format.FlagHuge), bit(format.FlagNoReserve)),
 		fmt.Sprintf("flavor: %d shared, %d allocate", format.FlavorShared, format.FlavorAllocate),
-		fmt.Sprintf("kind: %d control, %d window, %d collective", shm.KindControl, shm.KindWindow, shm.KindCollective),
+		fmt.Sprintf("kind: %d control, %d window, %d collective, %d inbox", shm.KindControl, shm.KindWindow, shm.KindCollective, shm.KindInbox),
 		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word), `+%d uint32` sleepers (an\nevent), `+%d uint8` kind, `+%d uint8` element type, `+%d uint8` op (%d: a user\nop), `+%d uint8` failed",
 			format.FlagSeq, format.FlagSleepers, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),
 		fmt.Sprintf("`+%d int32` root, `+%d uint64` count, `+%d` %d inline bytes.",
@@ -227,7 +227,7 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("a Bcast of `SHMRUN_SINGLE_BCAST` bytes (%d KiB) or more, or an Allreduce of\n`SHMRUN_SINGLE_ALLREDUCE` (%d KiB) or more", format.SingleBcast>>10, format.SingleAllreduce>>10),
 		fmt.Sprintf("exchange slot length S (%d)", format.SlotLen),
 		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort)", format.AbortNone, format.AbortLauncher, format.AbortByRank),
-		fmt.Sprintf("state (%d started, %d after Init, %d after\n  Finalize)", format.RankStarted, format.RankInit, format.RankFinalized),
+
 		fmt.Sprintf("(`page + %d + %d`, the barrier's generation)", format.Line, barrier.OffGen),
 		fmt.Sprintf("W = bits 0–%d (guard bit %d), R = bits %d–%d (guard bit %d),\nX = bits %d–%d, T = bits %d–63",
 			bits(format.LockCounterMask)-1, bits(format.LockCounterMask), format.LockRShift, format.LockRShift+bits(format.LockCounterMask)-1,

@@ -37,6 +37,7 @@ func sections() []section {
 			{"SHMRUN_KIND_CONTROL", shm.KindControl, "kind of the control segment"},
 			{"SHMRUN_KIND_WINDOW", shm.KindWindow, "kind of a window segment"},
 			{"SHMRUN_KIND_COLLECTIVE", shm.KindCollective, "kind of a communicator's collective area"},
+			{"SHMRUN_KIND_INBOX", shm.KindInbox, "kind of a rank's point-to-point inbox"},
 			{"SHMRUN_HDR_MAGIC", shm.OffMagic, "[8]byte magic"},
 			{"SHMRUN_HDR_VERSION", shm.OffVersion, "uint32 format version"},
 			{"SHMRUN_HDR_KIND", shm.OffKind, "uint32 kind"},
@@ -195,6 +196,50 @@ func sections() []section {
 			{"SHMRUN_SIMILAR", format.Similar, "MPI_SIMILAR"},
 			{"SHMRUN_UNEQUAL", format.Unequal, "MPI_UNEQUAL"},
 		}},
+		{"Rank line of the control segment (offsets from the line's start; written by the rank)", []def{
+			{"SHMRUN_RANK_STATE", format.RankState, "uint32 SHMRUN_RANK_STARTED, _INIT or _FINALIZED"},
+			{"SHMRUN_RANK_PID", format.RankPID, "uint32 pid"},
+			{"SHMRUN_RANK_INBOX", format.RankInbox, "uint32 the rank's descriptor of its inbox"},
+			{"SHMRUN_RANK_SLEEPERS", format.RankSleepers, "uint32 goroutines asleep in a wait"},
+			{"SHMRUN_RANK_WAKES", format.RankWakes, "uint32 waits ended after a sleep"},
+			{"SHMRUN_RANK_WAIT_KIND", format.RankWaitKind, "uint32 what the last sleeper waits for"},
+			{"SHMRUN_RANK_WAIT_PEER", format.RankWaitPeer, "int32 its peer's world rank or -1"},
+			{"SHMRUN_RANK_WAIT_TAG", format.RankWaitTag, "int32 its tag or SHMRUN_ANY_TAG"},
+			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
+			{"SHMRUN_RANK_INIT", format.RankInit, ""},
+			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, ""},
+		}},
+		{"Inbox (kind SHMRUN_KIND_INBOX)", []def{
+			{"SHMRUN_INBOX_RANKS", format.InboxRanks, "uint32 ranks n"},
+			{"SHMRUN_INBOX_RING", format.InboxRing, "uint32 ring bytes R per sender"},
+			{"SHMRUN_TAIL_POS", format.TailPos, "uint64 bytes of the sender's ring consumed and given back (tail line)"},
+			{"SHMRUN_JOB_ID", format.JobID, "uint64 the receiver's request of the open job, 0 for none (job line)"},
+			{"SHMRUN_JOB_CLAIM", format.JobClaim, "uint64 claim word (job line)"},
+			{"SHMRUN_JOB_CHUNKS", format.JobChunks, "uint32 chunk count (job line)"},
+			{"SHMRUN_JOB_BACK_SHIFT", format.JobBackShift, "claim word: chunks taken from the back"},
+			{"SHMRUN_JOB_TAG_SHIFT", format.JobTagShift, "claim word: the job's tag"},
+			{"SHMRUN_JOB_COUNT_MASK", format.JobCountMask, ""},
+			{"SHMRUN_JOB_TAG_MASK", format.JobTagMask, ""},
+			{"SHMRUN_PKT_STAMP", format.PktStamp, "uint32 the packet's number in its ring, stored last"},
+			{"SHMRUN_PKT_KIND", format.PktKind, "uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_SKIP"},
+			{"SHMRUN_PKT_CTX", format.PktCtx, "uint32 communicator context"},
+			{"SHMRUN_PKT_TAG", format.PktTag, "int32 tag"},
+			{"SHMRUN_PKT_OFFSET", format.PktOffset, "uint64 byte offset in the message (Data)"},
+			{"SHMRUN_PKT_SIZE", format.PktSize, "uint64 message or chunk bytes"},
+			{"SHMRUN_PKT_ID", format.PktID, "uint64 a request"},
+			{"SHMRUN_PKT_HEADER", format.PktHeader, "payload starts here"},
+			{"SHMRUN_PKT_CELL", format.PktCell, "packets are whole cells"},
+			{"SHMRUN_RTS_ADDR", format.RTSAddr, "uint64 the sender's buffer address (RTS)"},
+			{"SHMRUN_CTS_RECV_ID", format.CTSRecvID, "uint64 the receiver's request (CTS)"},
+			{"SHMRUN_CTS_ACCEPT", format.CTSAccept, "uint64 bytes the receiver takes (CTS)"},
+			{"SHMRUN_PKT_EAGER", format.PktEager, ""},
+			{"SHMRUN_PKT_SYNC", format.PktSync, ""},
+			{"SHMRUN_PKT_RTS", format.PktRTS, ""},
+			{"SHMRUN_PKT_CTS", format.PktCTS, ""},
+			{"SHMRUN_PKT_DATA", format.PktData, ""},
+			{"SHMRUN_PKT_FIN", format.PktFin, ""},
+			{"SHMRUN_PKT_SKIP", format.PktSkip, ""},
+		}},
 		{"Environment of a rank", []def{
 			{"SHMRUN_ENV_JOB", format.EnvJob, "job id (hex)"},
 			{"SHMRUN_ENV_RANK", format.EnvRank, "this rank"},
@@ -203,6 +248,7 @@ func sections() []section {
 			{"SHMRUN_ENV_CONTROL_FD", format.EnvControlFD, "descriptor of the control segment"},
 			{"SHMRUN_ENV_SHM_DIR", format.EnvShmDir, "directory of window segments"},
 			{"SHMRUN_ENV_SHM", format.EnvShm, "window backing: auto, dir or memfd"},
+			{"SHMRUN_ENV_SINGLE_COPY", format.EnvSingleCopy, "on or off: may ranks read each other's memory"},
 			{"SHMRUN_ENV_WAIT", format.EnvWait, "wait policy"},
 			{"SHMRUN_CONTROL_FD", format.ControlFD, "the descriptor the launcher passes the control segment on"},
 		}},
@@ -271,6 +317,16 @@ static inline uint64_t shmrun_coll_barrier(uint64_t page, uint64_t n) { return s
 static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_barrier(page, n) + SHMRUN_LINE, page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
+
+/* Inbox of a world of n ranks (format.NewInboxLayout, P2PRing, P2PEager, P2PChunk). */
+static inline uint64_t shmrun_p2p_ring(uint64_t n) { return n <= 8 ? 64u << 10 : n <= 16 ? 32u << 10 : n <= 64 ? 16u << 10 : n <= 1024 ? 4u << 10 : 1u << 10; }
+static inline uint64_t shmrun_p2p_eager(uint64_t ring) { uint64_t e = ring / 4 - SHMRUN_PKT_HEADER; return e < 4096 ? e : 4096; }
+static inline uint64_t shmrun_p2p_chunk(uint64_t ring) { return ring / 2 - SHMRUN_PKT_CELL; }
+static inline uint64_t shmrun_inbox_bell(uint64_t page) { return page; }
+static inline uint64_t shmrun_inbox_tail(uint64_t page, uint64_t s) { return page + SHMRUN_LINE + s * SHMRUN_LINE; }
+static inline uint64_t shmrun_inbox_job(uint64_t page, uint64_t n, uint64_t s) { return shmrun_inbox_tail(page, n) + s * SHMRUN_LINE; }
+static inline uint64_t shmrun_inbox_ring(uint64_t page, uint64_t n, uint64_t s) { return ((shmrun_inbox_job(page, n, n) + page - 1) & ~(page - 1)) + s * shmrun_p2p_ring(n); }
+static inline uint64_t shmrun_inbox_total(uint64_t page, uint64_t n) { return shmrun_inbox_ring(page, n, n); }
 `
 
 // Render returns the header's bytes.

@@ -97,6 +97,15 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_coll_barrier(%d, %d)", page, n), cl.BarrierOff)
 			add(fmt.Sprintf("shmrun_coll_staging(%d, %d, %d, 1)", page, n, n-1), cl.StagingOff(n-1, 1))
 			add(fmt.Sprintf("shmrun_coll_total(%d, %d)", page, n), cl.Total)
+			il := format.NewInboxLayout(n, page)
+			add(fmt.Sprintf("shmrun_p2p_ring(%d)", n), il.Ring)
+			add(fmt.Sprintf("shmrun_p2p_eager(%d)", il.Ring), int64(format.P2PEager(il.Ring)))
+			add(fmt.Sprintf("shmrun_p2p_chunk(%d)", il.Ring), int64(format.P2PChunk(il.Ring)))
+			add(fmt.Sprintf("shmrun_inbox_bell(%d)", page), il.BellOff)
+			add(fmt.Sprintf("shmrun_inbox_tail(%d, %d)", page, n-1), il.TailOff(n-1))
+			add(fmt.Sprintf("shmrun_inbox_job(%d, %d, %d)", page, n, n-1), il.JobOff(n-1))
+			add(fmt.Sprintf("shmrun_inbox_ring(%d, %d, %d)", page, n, n-1), il.RingOff(n-1))
+			add(fmt.Sprintf("shmrun_inbox_total(%d, %d)", page, n), il.Total)
 		}
 	}
 	for _, v := range []uint64{0, 0x2000100000000, 0x7fff_8000_7fff_8000, 1<<64 - 1, 0x1234_0003_0004_0005} {
