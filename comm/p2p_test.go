@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -414,6 +415,82 @@ func p2pGoroutines(c *comm.Comm) error {
 	return errors.Join(errs...)
 }
 
+// p2pMprobeRace: goroutines of rank 0 race to take rank 1's messages with
+// Mprobe and Improbe; every message is received exactly once.
+func p2pMprobeRace(c *comm.Comm) error {
+	const G, K = 4, 200
+	if c.Size() < 2 || c.Rank() > 1 {
+		return nil
+	}
+	if c.Rank() == 1 {
+		for k := range K {
+			n := 8 + k%2*6000 // eager and large
+			if err := c.Send(pattern(1, k, n), 0, 9); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	seen := make([]int, K)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, G)
+	taken := 0
+	for g := range G {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				done := taken == K
+				mu.Unlock()
+				if done {
+					return
+				}
+				m, st, ok, err := c.Improbe(1, 9)
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				buf := make([]byte, st.Count)
+				if _, err := m.Recv(buf); err != nil {
+					errs[g] = err
+					return
+				}
+				k := -1
+				for j := range K {
+					if 8+j%2*6000 == len(buf) && bytes.Equal(buf, pattern(1, j, len(buf))) {
+						k = j
+						break
+					}
+				}
+				if k < 0 {
+					errs[g] = fmt.Errorf("a message of %d bytes that rank 1 did not send", len(buf))
+					return
+				}
+				mu.Lock()
+				seen[k]++
+				taken++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for k, n := range seen {
+		if n != 1 {
+			return fmt.Errorf("message %d received %d times", k, n)
+		}
+	}
+	return nil
+}
+
 // p2pErrors: bad arguments are errors naming them.
 func p2pErrors(c *comm.Comm) error {
 	checks := []struct {
@@ -459,6 +536,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"exchange", func(c *comm.Comm) error { return p2pExchange(c, procs) }},
 		{"waitany", p2pWaitany},
 		{"goroutines", p2pGoroutines},
+		{"mprobe race", p2pMprobeRace},
 		{"errors", p2pErrors},
 	}
 	for _, s := range steps {
