@@ -31,4 +31,22 @@
 // ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
 // communicator stays usable. A rank that dies inside a collective ends the
 // job: the others return ErrAborted.
+//
+// # Messages
+//
+// Send, Ssend, Recv, Isend, Issend, Irecv, Sendrecv, SendrecvReplace,
+// Probe, Iprobe, Mprobe and Improbe (with Message.Recv and Irecv), their
+// typed forms (SendT, RecvT, ...), and the completion calls (Request.Wait,
+// Test, Cancel; Waitall, Waitany, Waitsome, Testall, Testany, Testsome)
+// follow MPI's matching rules on any communicator: messages from one sender
+// with one tag on one communicator arrive in order, AnySource and AnyTag
+// match anything, communicators never see each other's messages, and a
+// short buffer is ErrTruncate with the message's real length in the
+// Status. Every rank has an inbox with a ring per sender (docs/FORMAT.md);
+// messages up to 4 KiB are copied into it, larger ones are copied by both
+// ranks at once, the sender through its ring and the receiver straight
+// from the sender's pinned buffer by process_vm_readv, so that a receive
+// completes even while its sender computes. Ranks move messages only while
+// one of their goroutines is inside a point-to-point call (MPI's weak
+// progress), and any goroutine may make them (MPI_THREAD_MULTIPLE).
 package comm
