@@ -465,7 +465,14 @@ func TestReadFailProcs(t *testing.T) { ranktest.Run(t, 3, "readfail") }
 
 func TestCollectivesProcs(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 16} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "colls") })
+		// 16 race-built ranks on 2 cores take 55 s alone, and CI runs
+		// other packages' tests beside them: the default minute is too
+		// tight there.
+		limit := ranktest.DefaultTimeout
+		if raceEnabled {
+			limit = 4 * ranktest.DefaultTimeout
+		}
+		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "colls", ranktest.Timeout(limit)) })
 	}
 }
 
