@@ -17,10 +17,9 @@ import (
 // Then both ends copy: the sender claims chunks from the front and sends
 // each in a Data packet through its ring (two copies, each at memory
 // speed, pipelined over the ring's halves), while the receiver claims
-// chunks from the back and
-// reads them straight from the sender's buffer by process_vm_readv (one
-// copy, but a system call with a fixed cost of microseconds), once the
-// sender has shown no progress for singleGrace. So a sender inside a call
+// chunks from the back and reads them straight from the sender's buffer
+// by process_vm_readv (one copy, but a system call with a fixed cost of
+// microseconds), once the sender has shown no progress for singleGrace. So a sender inside a call
 // moves the message at copy speed, and a receiver whose sender is
 // computing (an Isend left to run) completes on its own: whichever side is
 // there does the work. Where the receiver cannot read the sender's memory

@@ -635,7 +635,7 @@ func p2pAbsentSender(c *comm.Comm, single bool) error {
 	}
 	read, staged := comm.P2PLarge(c)
 	if (read > 0) != single {
-		return fmt.Errorf("%d chunks read by single copy, %d through the slots; single copy: %v", read, staged, single)
+		return fmt.Errorf("%d chunks read by single copy, %d through the ring; single copy: %v", read, staged, single)
 	}
 	if err := c.Send(nil, 1, 78); err != nil {
 		return err
