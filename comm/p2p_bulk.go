@@ -57,20 +57,20 @@ func jobTag(id uint64) uint64 { return id & format.JobTagMask }
 // openJob starts receiving large message m (an RTS) into o.
 func (e *engine) openJob(o *op, m *inMsg) {
 	cp := *m
-	o.msg = &cp
-	o.accept = min(m.size, len(o.buf))
+	o.lg = &large{msg: &cp}
+	o.lg.accept = min(m.size, len(o.buf))
 	p, err := e.peer(m.src)
 	if err != nil {
 		e.complete(o, Status{}, fmt.Errorf("comm: receive from world rank %d: %v: %w", m.src, err, ErrOther))
 		return
 	}
-	if o.accept == 0 {
+	if o.lg.accept == 0 {
 		e.send(p, txItem{kind: format.PktFin, id: m.id})
-		e.finishRecv(o, o.msg)
+		e.finishRecv(o, o.lg.msg)
 		return
 	}
-	o.n = (o.accept + e.chunk - 1) / e.chunk
-	if o.n > format.P2PMaxChunks {
+	o.lg.n = (o.lg.accept + e.chunk - 1) / e.chunk
+	if o.lg.n > format.P2PMaxChunks {
 		e.send(p, txItem{kind: format.PktFin, id: m.id})
 		e.complete(o, Status{}, fmt.Errorf("comm: receive on rank %d: a message of %d bytes: at most %d bytes move in one message: %w",
 			o.c.Rank(), m.size, format.P2PMaxChunks*e.chunk, ErrCount))
@@ -83,14 +83,14 @@ func (e *engine) openJob(o *op, m *inMsg) {
 	}
 	// The line is busy: read the whole message now if this rank may.
 	if e.canRead(p, m.addr) {
-		if err := e.readPeer(p, o.buf[:o.accept], m.addr, 0); err != nil {
+		if err := e.readPeer(p, o.buf[:o.lg.accept], m.addr, 0); err != nil {
 			e.send(p, txItem{kind: format.PktFin, id: m.id})
 			e.complete(o, Status{}, e.readError(o, err))
 			return
 		}
-		e.nRead += o.n
+		e.nRead += o.lg.n
 		e.send(p, txItem{kind: format.PktFin, id: m.id})
-		e.finishRecv(o, o.msg)
+		e.finishRecv(o, o.lg.msg)
 		return
 	}
 	r.queued = append(r.queued, o)
@@ -99,27 +99,27 @@ func (e *engine) openJob(o *op, m *inMsg) {
 // startJob opens o's job on sender s's line and answers CTS.
 func (e *engine) startJob(s int, r *rxRing, o *op) {
 	o.id = e.newID()
-	o.got = 0
-	o.seen = nowNS()
+	o.lg.got = 0
+	o.lg.seen = nowNS()
 	r.job = o
-	atomic.StoreUint32(r.chunks, uint32(o.n))
+	atomic.StoreUint32(r.chunks, uint32(o.lg.n))
 	atomic.StoreUint64(r.claim, jobTag(o.id)<<format.JobTagShift)
 	atomic.StoreUint64(r.jobID, o.id)
 	e.jobs = append(e.jobs, s)
 	if p, err := e.peer(s); err == nil {
-		e.send(p, txItem{kind: format.PktCTS, id: o.msg.id, rid: o.id, accept: uint64(o.accept)})
+		e.send(p, txItem{kind: format.PktCTS, id: o.lg.msg.id, rid: o.id, accept: uint64(o.lg.accept)})
 	}
 }
 
 // cts is the sender's side of a job opening: stream the message's front.
 func (e *engine) cts(s int, id, rid, accept uint64) {
 	o := e.waiting[id]
-	if o == nil || o.recv || accept > uint64(len(o.buf)) {
+	if o == nil || o.recv || o.lg == nil || accept > uint64(len(o.buf)) {
 		e.corrupt(s, fmt.Sprintf("a CTS for no large message of this rank (request %d, %d bytes)", id, accept))
 		return
 	}
-	o.rid, o.accept = rid, int(accept)
-	o.n = (o.accept + e.chunk - 1) / e.chunk
+	o.lg.rid, o.lg.accept = rid, int(accept)
+	o.lg.n = (o.lg.accept + e.chunk - 1) / e.chunk
 	p, err := e.peer(s)
 	if err != nil {
 		return
@@ -140,7 +140,7 @@ func (e *engine) stream(p *peer) {
 		}
 		c := atomic.LoadUint64(p.claim)
 		front, back, tag := claimFields(c)
-		if tag != jobTag(o.rid) || front+back >= o.n {
+		if tag != jobTag(o.lg.rid) || front+back >= o.lg.n {
 			p.sending = nil // the rest is the receiver's; Fin completes o
 			return
 		}
@@ -148,14 +148,14 @@ func (e *engine) stream(p *peer) {
 			continue
 		}
 		off := front * e.chunk
-		n := min(e.chunk, o.accept-off)
+		n := min(e.chunk, o.lg.accept-off)
 		b := p.ring[pos : pos+k]
 		copy(b[format.PktHeader:], o.buf[off:off+n])
 		b[format.PktKind] = format.PktData
 		le := binary.LittleEndian
 		le.PutUint64(b[format.PktOffset:], uint64(off))
 		le.PutUint64(b[format.PktSize:], uint64(n))
-		le.PutUint64(b[format.PktID:], o.rid)
+		le.PutUint64(b[format.PktID:], o.lg.rid)
 		p.publish(pos, cells(format.PktHeader+n))
 	}
 }
@@ -164,14 +164,14 @@ func (e *engine) stream(p *peer) {
 func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 	o := r.job
 	n := uint64(len(chunk))
-	if o == nil || o.id != rid || off%uint64(e.chunk) != 0 || off+n > uint64(o.accept) || n != min(uint64(e.chunk), uint64(o.accept)-off) {
+	if o == nil || o.id != rid || off%uint64(e.chunk) != 0 || off+n > uint64(o.lg.accept) || n != min(uint64(e.chunk), uint64(o.lg.accept)-off) {
 		e.corrupt(s, fmt.Sprintf("a chunk of %d bytes at %d for no open job (request %d)", n, off, rid))
 		return
 	}
 	copy(o.buf[off:off+n], chunk)
 	e.nStaged++
-	o.got++
-	if o.got == o.n {
+	o.lg.got++
+	if o.lg.got == o.lg.n {
 		e.finishJob(s, r)
 	}
 }
@@ -186,34 +186,34 @@ func (e *engine) readJobs() {
 		s := e.jobs[i]
 		r := &e.rx[s]
 		o := r.job
-		if o.got != o.seenGot {
-			o.seenGot, o.seen = o.got, now
+		if o.lg.got != o.lg.seenGot {
+			o.lg.seenGot, o.lg.seen = o.lg.got, now
 		}
-		if now-o.seen < int64(singleGrace) {
+		if now-o.lg.seen < int64(singleGrace) {
 			continue
 		}
 		p, err := e.peer(s)
-		if err != nil || !e.canRead(p, o.msg.addr) {
+		if err != nil || !e.canRead(p, o.lg.msg.addr) {
 			continue
 		}
 		for r.job == o && e.broken == nil {
 			c := atomic.LoadUint64(r.claim)
 			front, back, _ := claimFields(c)
-			k := min(o.n-front-back, backBatch)
+			k := min(o.lg.n-front-back, backBatch)
 			if k <= 0 {
 				break // the rest is the sender's, in flight
 			}
 			if !atomic.CompareAndSwapUint64(r.claim, c, c+uint64(k)<<format.JobBackShift) {
 				continue
 			}
-			lo, hi := (o.n-back-k)*e.chunk, min((o.n-back)*e.chunk, o.accept)
-			if err := e.readPeer(p, o.buf[lo:hi], o.msg.addr, lo); err != nil && o.err == nil {
+			lo, hi := (o.lg.n-back-k)*e.chunk, min((o.lg.n-back)*e.chunk, o.lg.accept)
+			if err := e.readPeer(p, o.buf[lo:hi], o.lg.msg.addr, lo); err != nil && o.err == nil {
 				// The chunks are claimed: nobody else will bring them.
 				o.err = e.readError(o, err)
 			}
 			e.nRead += k
-			o.got += k
-			if o.got == o.n {
+			o.lg.got += k
+			if o.lg.got == o.lg.n {
 				e.finishJob(s, r)
 				break
 			}
@@ -238,12 +238,12 @@ func (e *engine) finishJob(s int, r *rxRing) {
 		}
 	}
 	if p, err := e.peer(s); err == nil {
-		e.send(p, txItem{kind: format.PktFin, id: o.msg.id})
+		e.send(p, txItem{kind: format.PktFin, id: o.lg.msg.id})
 	}
 	if o.err != nil {
 		e.complete(o, Status{}, o.err)
 	} else {
-		e.finishRecv(o, o.msg)
+		e.finishRecv(o, o.lg.msg)
 	}
 	if len(r.queued) > 0 {
 		next := r.queued[0]
@@ -293,8 +293,9 @@ func (e *engine) readError(o *op, err error) error {
 // pinSend pins a large send's buffer: another process reads it by address
 // until the send completes.
 func pinSend(o *op, local bool) {
-	o.pin.Pin(&o.buf[0])
-	o.pinned = true
+	o.lg = new(large)
+	o.lg.pin.Pin(&o.buf[0])
+	o.lg.pinned = true
 	if local {
 		localBufs.Store(uint64(raw.Addr(o.buf)), o.buf)
 	}
@@ -302,9 +303,9 @@ func pinSend(o *op, local bool) {
 
 // unpinSend undoes pinSend.
 func unpinSend(o *op) {
-	if o.pinned {
+	if o.lg != nil && o.lg.pinned {
 		localBufs.Delete(uint64(raw.Addr(o.buf)))
-		o.pin.Unpin()
-		o.pinned = false
+		o.lg.pin.Unpin()
+		o.lg.pinned = false
 	}
 }

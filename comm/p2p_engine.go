@@ -118,23 +118,28 @@ type op struct {
 	elem int // element size for Status.Count (1: bytes)
 	sync bool
 
-	id     uint64 // a send's (Sync, RTS), a receive's job
-	pin    runtime.Pinner
-	pinned bool
+	id    uint64 // a send's (Sync, RTS), a receive's job
+	lg    *large // a large message's state (nil for an eager one)
+	trunc bool
 
-	// large messages
+	done uint32 // 1 once complete: stored after st and err
+	st   Status
+	err  error
+}
+
+// large is the state of an operation on a large message (p2p_bulk.go),
+// apart so that the common small operation stays small (less for the
+// garbage collector to scan per request).
+type large struct {
+	pin     runtime.Pinner
+	pinned  bool
 	rid     uint64 // a send's: the receiver's job
 	accept  int    // bytes that move
 	n       int    // chunks
 	got     int    // a receive's chunks in
 	seen    int64  // a receive's last sign of the sender (nowNS)
-	seenGot int    // o.got then
+	seenGot int    // got then
 	msg     *inMsg // a receive's message
-	trunc   bool
-
-	done uint32 // 1 once complete: stored after st and err
-	st   Status
-	err  error
 }
 
 // isDone reports whether o is complete (an acquire).
