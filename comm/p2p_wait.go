@@ -72,7 +72,9 @@ func active(reqs []*Request) int {
 	return n
 }
 
-func abortErr(call string, _ error) error {
+// abortErr is the error of a wait for several requests that the job's end
+// interrupted.
+func abortErr(call string) error {
 	return fmt.Errorf("comm: %s: %w", call, ErrAborted)
 }
 
@@ -128,7 +130,7 @@ func Waitany(reqs []*Request) (int, Status, error) {
 		return idx >= 0
 	}
 	if err := waitMany(reqs, cond); err != nil {
-		return Undefined, Status{}, abortErr("Waitany", err)
+		return Undefined, Status{}, abortErr("Waitany")
 	}
 	return idx, st, rerr
 }
@@ -178,7 +180,7 @@ func Waitsome(reqs []*Request) ([]int, []Status, error) {
 		return len(idx) > 0
 	}
 	if err := waitMany(reqs, cond); err != nil {
-		return nil, nil, abortErr("Waitsome", err)
+		return nil, nil, abortErr("Waitsome")
 	}
 	return idx, sts, errors.Join(errs...)
 }
