@@ -562,6 +562,9 @@ func init() {
 		if err := p2pAll(c, true); err != nil {
 			return err
 		}
+		if err := p2pBigExchange(c); err != nil {
+			return fmt.Errorf("64 MiB exchange: %w", err)
+		}
 		return p2pAbsentSender(c, !off && ptraceAllowed())
 	})
 	// p2pall: an all-to-all exchange of checksummed messages between
@@ -571,6 +574,12 @@ func init() {
 	// job. With "compute", rank 1 computes (sleeps) longer than the
 	// watch's period before sending: nothing is deadlocked.
 	ranktest.Register("p2pdeadlock", func(c *comm.Comm) error {
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "send" {
+			// Both Send a large message first: each waits for the
+			// other's receive (unsafe, as the standard says).
+			err := c.Send(make([]byte, 1<<20), 1-c.Rank(), 7)
+			return fmt.Errorf("Send returned: %v", err)
+		}
 		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "compute" {
 			if c.Rank() == 1 {
 				time.Sleep(1500 * time.Millisecond)
@@ -596,6 +605,33 @@ func init() {
 		os.Exit(0)
 		return nil
 	})
+}
+
+// p2pBigExchange: ranks 0 and 1 both Isend 64 MiB to each other before
+// either posts its Irecv; both complete.
+func p2pBigExchange(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return c.Barrier()
+	}
+	const n = 64 << 20
+	me, peer := c.Rank(), 1-c.Rank()
+	send := pattern(me, 64, n)
+	s, err := c.Isend(send, peer, 64)
+	if err != nil {
+		return err
+	}
+	recv := make([]byte, n)
+	r, err := c.Irecv(recv, peer, 64)
+	if err != nil {
+		return err
+	}
+	if _, err := comm.Waitall([]*comm.Request{s, r}); err != nil {
+		return err
+	}
+	if !bytes.Equal(recv, pattern(peer, 64, n)) {
+		return errors.New("received bytes differ")
+	}
+	return c.Barrier()
 }
 
 // p2pAbsentSender: rank 1 Isends a large message and then computes (no
@@ -734,6 +770,13 @@ func TestP2PDeadlockWatch(t *testing.T) {
 	}
 	ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("compute"),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("send"), ranktest.ExitCode(launcher.DeadlockExitCode),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	for _, want := range []string{"rank 0 waits in a send to rank 1 with tag 7", "rank 1 waits in a send to rank 0 with tag 7"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
 }
 
 // A rank that dies while another waits in Recv from it ends the job with
