@@ -117,4 +117,52 @@ static inline void report(const char *name, const struct plan *p, const double *
 	free(meds);
 }
 
+/* The command line every harness takes: [--quick] [--list] [-n N] all |
+ * NAME... . name(j) is measurement j of count; sel[j] is set for each one
+ * named. -n N (minn <= N <= maxn) is taken only when maxn > 0. Returns 0,
+ * or 2 after one line on stderr (only when say) naming what was wrong. */
+struct bench_args {
+	int quick, list, all, n;
+};
+
+static inline int bench_parse(int argc, char **argv, const char *prog, const char *(*name)(int),
+			      int count, int *sel, int minn, int maxn, int say, struct bench_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		int found = 0;
+		if (!strcmp(argv[i], "--quick")) {
+			a->quick = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--list")) {
+			a->list = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "all")) {
+			a->all = 1;
+			continue;
+		}
+		if (maxn > 0 && !strcmp(argv[i], "-n") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < minn || v > maxn) {
+				if (say)
+					fprintf(stderr, "%s: -n %s: want %d to %d processes\n", prog, argv[i], minn, maxn);
+				return 2;
+			}
+			a->n = (int)v;
+			continue;
+		}
+		for (int j = 0; j < count; j++)
+			if (!strcmp(argv[i], name(j)))
+				sel[j] = found = 1;
+		if (!found) {
+			if (say)
+				fprintf(stderr, "%s: unknown measurement %s\n", prog, argv[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 #endif

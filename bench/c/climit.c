@@ -350,8 +350,11 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof set, &set);
 }
 
+static const char *meas_name(int j) { return table[j].name; }
+
 int main(int argc, char **argv)
 {
+	struct bench_args args = {0};
 	const struct plan *p = &plan_full;
 	int quick = 0, list = 0, all = 0, nsel = 0, cpus[2], ncpu = 0, status = 0;
 	int sel[NMEAS] = {0};
@@ -359,28 +362,9 @@ int main(int argc, char **argv)
 	cpu_set_t allowed;
 	pid_t child;
 
-	for (int i = 1; i < argc; i++) {
-		int found = 0;
-		if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--list")) {
-			list = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "all")) {
-			all = 1;
-			continue;
-		}
-		for (int j = 0; j < NMEAS; j++)
-			if (!strcmp(argv[i], table[j].name))
-				sel[j] = found = 1;
-		if (!found) {
-			fprintf(stderr, "climit: unknown measurement %s\n", argv[i]);
-			return 2;
-		}
-	}
+	if (bench_parse(argc, argv, "climit", meas_name, NMEAS, sel, 0, 0, 1, &args))
+		return 2;
+	quick = args.quick, list = args.list, all = args.all;
 	if (list) { /* what "all" runs in this mode */
 		for (int j = 0; j < NMEAS; j++)
 			if (!(quick && table[j].full_only))

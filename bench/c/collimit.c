@@ -580,8 +580,11 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof set, &set);
 }
 
+static const char *meas_name(int j) { return table[j].name; }
+
 int main(int argc, char **argv)
 {
+	struct bench_args args = {0};
 	const struct plan *p = &plan_full;
 	int quick = 0, list = 0, all = 0, nsel = 0, ncpu = 0, failed = 0;
 	int sel[2 * NCOLL + 1] = {0}, cpus[MAXN];
@@ -590,39 +593,11 @@ int main(int argc, char **argv)
 	size_t cap;
 
 	build_table();
-	n = 2;
-	for (int i = 1; i < argc; i++) {
-		int found = 0;
-		if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--list")) {
-			list = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "all")) {
-			all = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
-			if (*end || v < 1 || v > MAXN) {
-				fprintf(stderr, "collimit: -n %s: want 1 to %d processes\n", argv[i], MAXN);
-				return 2;
-			}
-			n = (int)v;
-			continue;
-		}
-		for (int j = 0; j < nmeas; j++)
-			if (!strcmp(argv[i], table[j].name))
-				sel[j] = found = 1;
-		if (!found) {
-			fprintf(stderr, "collimit: unknown measurement %s\n", argv[i]);
-			return 2;
-		}
-	}
+	args.n = 2;
+	if (bench_parse(argc, argv, "collimit", meas_name, nmeas, sel, 1, MAXN, 1, &args))
+		return 2;
+	n = args.n;
+	quick = args.quick, list = args.list, all = args.all;
 	if (list) {
 		for (int j = 0; j < nmeas; j++)
 			printf("%s\n", table[j].name);

@@ -355,8 +355,11 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof set, &set);
 }
 
+static const char *row_name(int j) { return p2p_rows[j].name; }
+
 int main(int argc, char **argv)
 {
+	struct bench_args args = {0};
 	const struct plan *p = &plan_full;
 	int quick = 0, list = 0, all = 0, nsel = 0, ncpu = 0, failed = 0;
 	int sel[NP2P] = {0}, cpus[MAXN];
@@ -364,39 +367,11 @@ int main(int argc, char **argv)
 	pid_t kids[MAXN];
 	size_t cap = 64, large = 0;
 
-	n = 2;
-	for (int i = 1; i < argc; i++) {
-		int found = 0;
-		if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--list")) {
-			list = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "all")) {
-			all = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-			char *end;
-			long val = strtol(argv[++i], &end, 10);
-			if (*end || val < 2 || val > MAXN) {
-				fprintf(stderr, "p2plimit: -n %s: want 2 to %d processes\n", argv[i], MAXN);
-				return 2;
-			}
-			n = (int)val;
-			continue;
-		}
-		for (int j = 0; j < NP2P; j++)
-			if (!strcmp(argv[i], p2p_rows[j].name))
-				sel[j] = found = 1;
-		if (!found) {
-			fprintf(stderr, "p2plimit: unknown measurement %s\n", argv[i]);
-			return 2;
-		}
-	}
+	args.n = 2;
+	if (bench_parse(argc, argv, "p2plimit", row_name, NP2P, sel, 2, MAXN, 1, &args))
+		return 2;
+	n = args.n;
+	quick = args.quick, list = args.list, all = args.all;
 	if (list) {
 		for (int j = 0; j < NP2P; j++)
 			printf("%s\n", p2p_rows[j].name);

@@ -959,8 +959,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: mpirun -n N rmabench [--quick] [--list] all | NAME...\n");
 }
 
+static const char *meas_name(int j) { return table[j].name; }
+
 int main(int argc, char **argv)
 {
+	struct bench_args args = {0};
 	struct ctx c = {0};
 	const struct plan *p = &plan_full;
 	int quick = 0, list = 0, all = 0, nsel = 0;
@@ -977,34 +980,13 @@ int main(int argc, char **argv)
 
 	/* Every rank parses the same argv, so all agree on the list without
 	 * communication. */
-	for (int i = 1; i < argc; i++) {
-		int found = 0;
-		if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "--list")) {
-			list = 1;
-			continue;
-		}
-		if (!strcmp(argv[i], "all")) {
-			all = 1;
-			continue;
-		}
-		for (int j = 0; j < NMEAS; j++)
-			if (!strcmp(argv[i], table[j].name)) {
-				sel[j] = 1;
-				found = 1;
-			}
-		if (!found) {
-			if (c.rank == 0) {
-				fprintf(stderr, "rmabench: unknown measurement %s\n", argv[i]);
-				usage(stderr);
-			}
-			MPI_Finalize();
-			return 2;
-		}
+	if (bench_parse(argc, argv, "rmabench", meas_name, NMEAS, sel, 0, 0, c.rank == 0, &args)) {
+		if (c.rank == 0)
+			usage(stderr);
+		MPI_Finalize();
+		return 2;
 	}
+	quick = args.quick, list = args.list, all = args.all;
 	/* --list prints what "all" runs in this mode, so a harness can tell
 	 * which rows a killed run still owed. */
 	if (list) {
