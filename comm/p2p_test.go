@@ -580,6 +580,14 @@ func init() {
 			err := c.Send(make([]byte, 1<<20), 1-c.Rank(), 7)
 			return fmt.Errorf("Send returned: %v", err)
 		}
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "barrier" {
+			// Rank 0 receives what rank 1, in a Barrier, never sends.
+			if c.Rank() == 1 {
+				return fmt.Errorf("Barrier returned: %v", c.Barrier())
+			}
+			_, err := c.Recv(nil, 1, 3)
+			return fmt.Errorf("Recv returned: %v", err)
+		}
 		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "compute" {
 			if c.Rank() == 1 {
 				time.Sleep(1500 * time.Millisecond)
@@ -773,6 +781,13 @@ func TestP2PDeadlockWatch(t *testing.T) {
 	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("send"), ranktest.ExitCode(launcher.DeadlockExitCode),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
 	for _, want := range []string{"rank 0 waits in a send to rank 1 with tag 7", "rank 1 waits in a send to rank 0 with tag 7"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("barrier"), ranktest.ExitCode(launcher.DeadlockExitCode),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	for _, want := range []string{"rank 0 waits in a receive from rank 1 with tag 3", "rank 1 waits in a collective call or a window's synchronization"} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
 		}
