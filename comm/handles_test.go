@@ -25,6 +25,9 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Finalize":           nil, // process-wide; TestSingleton covers it
 		"NewLocalWorld":      nil,
 		"Wtime":              nil,
+		"AllocMem":           nil, // no communicator: TestAllocMem
+		"FreeMem":            nil,
+		"Address":            nil,
 		"Comm.Abort":         nil, // ends the process; the launcher tests cover it
 		"Comm.Barrier":       func(c *comm.Comm) error { return c.Barrier() },
 		"Comm.Dup":           func(c *comm.Comm) error { _, err := c.Dup(); return err },

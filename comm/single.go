@@ -2,13 +2,12 @@ package comm
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"os"
 	"runtime"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,21 +68,7 @@ func readRemote(pid int32, dst []byte, src uint64) error {
 	if readFault != nil {
 		return readFault
 	}
-	for len(dst) > 0 {
-		local := []unix.Iovec{{Base: &dst[0]}}
-		local[0].SetLen(len(dst))
-		n, err := unix.ProcessVMReadv(int(pid), local, []unix.RemoteIovec{{Base: uintptr(src), Len: len(dst)}}, 0)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return fmt.Errorf("reading %d bytes of process %d: %w", len(dst), pid, err)
-		case n == 0:
-			return fmt.Errorf("reading %d bytes of process %d: no progress", len(dst), pid)
-		}
-		dst, src = dst[n:], src+uint64(n)
-	}
-	return nil
+	return shm.ReadProcess(int(pid), dst, src)
 }
 
 // probeSingle finds out, collectively, whether every rank of c can read

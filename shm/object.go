@@ -180,3 +180,14 @@ func dirHint(dir string, err error) error {
 	}
 	return err
 }
+
+// Ino returns the object's inode number: with its device it names the
+// object, so a process that opens it again (by /proc/pid/fd, whose numbers
+// are reused once closed) can check it has the same one.
+func (o *Object) Ino() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(o.fd, &st); err != nil {
+		return 0, fmt.Errorf("shm: stat %s: %w", o.describe(), err)
+	}
+	return st.Ino, nil
+}

@@ -29,11 +29,7 @@ import (
 // one atomic instruction.
 
 // The accumulate family checks like Put, inline: a rank in range with an
-// access epoch, then span; everything else goes to elemError.
-
-func (w *Win) elemError(call string, size, target, disp, count int) error {
-	return w.rmaError(call, target, disp, count*size)
-}
+// access epoch, then span; everything else goes to the slow path (remote.go).
 
 // opError wraps a kernel's error in the matching class of this package
 // (ErrOp is the kernels' own sentinel).
@@ -62,17 +58,17 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
-				if _, ok := raw.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+				if _, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
 					return nil
 				}
 			}
-			if err := atomics.Accumulate(w.mem, p.off+int64(o), src, op, w.stripes); err != nil {
+			if err := atomics.Accumulate(p.amem, p.off+int64(o), src, op, w.stripes); err != nil {
 				return opError("Accumulate", w, target, err)
 			}
 			return nil
 		}
 	}
-	return w.elemError("Accumulate", atomics.SizeOf[T](), target, disp, len(src))
+	return accumulateSlow(w, src, target, disp, op)
 }
 
 // GetAccumulate stores the target's elements at disp into result and
@@ -89,18 +85,18 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 		p := &w.parts[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
-				if old, ok := raw.FetchAddWord(w.mem, p.off+int64(o), src[0]); ok {
+				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
 					result[0] = old
 					return nil
 				}
 			}
-			if err := atomics.GetAccumulate(w.mem, p.off+int64(o), src, result, op, w.stripes); err != nil {
+			if err := atomics.GetAccumulate(p.amem, p.off+int64(o), src, result, op, w.stripes); err != nil {
 				return opError("GetAccumulate", w, target, err)
 			}
 			return nil
 		}
 	}
-	return w.elemError("GetAccumulate", atomics.SizeOf[T](), target, disp, len(result))
+	return getAccumulateSlow(w, src, result, target, disp, op)
 }
 
 // FetchAndOp returns the element at disp on target and combines v into it
@@ -111,19 +107,18 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if op == atomics.Sum {
-				if old, ok := raw.FetchAddWord(w.mem, p.off+int64(o), v); ok {
+				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), v); ok {
 					return old, nil
 				}
 			}
-			old, err := atomics.FetchAndOp(w.mem, p.off+int64(o), v, op, w.stripes)
+			old, err := atomics.FetchAndOp(p.amem, p.off+int64(o), v, op, w.stripes)
 			if err != nil {
 				return old, opError("FetchAndOp", w, target, err)
 			}
 			return old, nil
 		}
 	}
-	var zero T
-	return zero, w.elemError("FetchAndOp", atomics.SizeOf[T](), target, disp, 1)
+	return fetchAndOpSlow(w, v, target, disp, op)
 }
 
 // CompareAndSwap replaces the element at disp on target with v if it equals
@@ -133,18 +128,17 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
 		p := &w.parts[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
-			if raw.SwapIfWord(w.mem, p.off+int64(o), v, compare) {
+			if raw.SwapIfWord(p.amem, p.off+int64(o), v, compare) {
 				return compare, nil
 			}
-			old, err := atomics.CompareAndSwap(w.mem, p.off+int64(o), v, compare, w.stripes)
+			old, err := atomics.CompareAndSwap(p.amem, p.off+int64(o), v, compare, w.stripes)
 			if err != nil {
 				return old, opError("CompareAndSwap", w, target, err)
 			}
 			return old, nil
 		}
 	}
-	var zero T
-	return zero, w.elemError("CompareAndSwap", atomics.SizeOf[T](), target, disp, 1)
+	return compareAndSwapSlow(w, v, compare, target, disp)
 }
 
 // Raccumulate is Accumulate returning a Request (MPI_Raccumulate); only

@@ -10,6 +10,7 @@ import (
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
@@ -320,12 +321,16 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	if t.Rank() == 0 && obj != nil {
 		obj.Unlink()
 	}
-	if obj != nil {
-		obj.Close()
-		obj = nil
-	}
 	if err != nil {
 		return fail(err)
+	}
+	// The descriptor stays open, in the registry of shared mappings: it is
+	// how another process maps this memory for a window made by Create
+	// over it (or a region of it attached to a dynamic window).
+	if id, rerr := heap.Register(mem, obj); rerr == nil {
+		w.regID = id
+	} else {
+		obj.Close()
 	}
 	w.mem, w.mapped = mem, true
 	return nil
@@ -414,7 +419,7 @@ func (w *Win) bind(units []int64) {
 		if size > 0 {
 			data = w.mem[off : off+size : off+size]
 		}
-		w.parts[r] = part{data: data, off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
+		w.parts[r] = part{data: data, amem: w.mem, off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
 	w.ep.init(w.size, w.t.Check())
 	w.ep.setGate(gateNoLocks, w.cfg.noLocks)

@@ -1,6 +1,7 @@
 package win
 
 import (
+	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -19,15 +20,37 @@ func (w *Win) Free() error {
 	if err = agree(w.t, err); err != nil {
 		return err
 	}
+	err = w.dispose()
+	w.checkEpoch("Free")
+	return err
+}
+
+// dispose is Free once every rank agreed (or a creation that every rank
+// agreed has failed): it lets go of the memory and the team.
+func (w *Win) dispose() error {
 	w.freed.Store(true)
 	w.ep.setGate(gateFreed, true)
 	w.t.Release() // after the window's last collective on the team
-	if w.mapped {
-		if uerr := shm.Unmap(w.mem); uerr != nil {
-			return errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
+	var err error
+	if w.ext != nil {
+		err = w.ext.release()
+	}
+	if w.dyn != nil {
+		if derr := w.dyn.release(); err == nil {
+			err = derr
+		}
+	}
+	switch {
+	case w.regID != 0:
+		// Unmapped now, or when the last window over this memory is freed.
+		if uerr := heap.Unregister(w.regID); uerr != nil && err == nil {
+			err = errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
+		}
+	case w.mapped:
+		if uerr := shm.Unmap(w.mem); uerr != nil && err == nil {
+			err = errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
 		}
 	}
 	w.mem, w.parts = nil, nil
-	w.checkEpoch("Free")
-	return nil
+	return err
 }

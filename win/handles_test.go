@@ -44,6 +44,8 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 	return map[string]handleCall{
 		"AllocateShared":  notHandle,
 		"Allocate":        notHandle,
+		"Create":          notHandle, // on bad communicators below
+		"CreateDynamic":   notHandle,
 		"View":            notHandle, // works on slices, never on a handle
 		"Flavor.String":   notHandle,
 		"Model.String":    notHandle,
@@ -123,6 +125,8 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 		"Placement":       {call: func(w *win.Win) error { _, err := win.Placement(w); return err }},
 		"Win.SharedQuery": {call: func(w *win.Win) error { _, err := w.SharedQuery(0); return err }},
 		"Win.Free":        {call: func(w *win.Win) error { return w.Free() }, idle: errFreeLast},
+		"Win.Attach":      {call: func(w *win.Win) error { return w.Attach(buf8()) }, idle: win.ErrRMAFlavor},
+		"Win.Detach":      {call: func(w *win.Win) error { return w.Detach(buf8()) }, idle: win.ErrRMAFlavor},
 
 		"Win.Attr":  value(func(w *win.Win) { _ = w.Attr() }),
 		"Win.Info":  value(func(w *win.Win) { _ = w.Info() }),
@@ -236,7 +240,11 @@ func TestHandleCalls(t *testing.T) {
 		want error
 	}{{"nil", nil, comm.ErrComm}, {"zero", &comm.Comm{}, comm.ErrComm}, {"finalized", done[0], comm.ErrFinalized}} {
 		for name, alloc := range map[string]func(*comm.Comm, int, int, win.Info) (*win.Win, error){
-			"AllocateShared": win.AllocateShared, "Allocate": win.Allocate} {
+			"AllocateShared": win.AllocateShared, "Allocate": win.Allocate,
+			"Create": func(c *comm.Comm, n, u int, in win.Info) (*win.Win, error) {
+				return win.Create(c, make([]byte, n), u, in)
+			},
+			"CreateDynamic": func(c *comm.Comm, _, _ int, in win.Info) (*win.Win, error) { return win.CreateDynamic(c, in) }} {
 			if w, err := alloc(tc.c, 8, 1, nil); w != nil || !errors.Is(err, tc.want) {
 				t.Errorf("%s on a %s communicator = %v, %v; want nil, %v", name, tc.what, w, err, tc.want)
 			}

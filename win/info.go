@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 // Info holds window hints (MPI_Info): key → value. Unknown keys are ignored,
@@ -22,6 +24,8 @@ import (
 //	shmrun_no_reserve       true | false: skip the fallocate reservation          (false)
 //	shmrun_huge_pages       true | false: 2 MiB per-rank padding and MADV_HUGEPAGE (false)
 //	shmrun_mempolicy        local | interleave | node:N: NUMA placement of this rank's part (local)
+//	mpi_accumulate_granularity  N bytes: a hint (every accumulate is atomic per element whatever it says) (0)
+//	shmrun_max_attach       N: regions one rank may attach to a dynamic window (1024)
 //
 // shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
 // full tmpfs shows up as SIGBUS when a page is first touched instead of an
@@ -55,10 +59,25 @@ type config struct {
 	hugePages      bool
 	mempolicy      string // "local", "interleave" or "node:N"
 	policyNode     int    // N of node:N
+	granularity    int    // mpi_accumulate_granularity, bytes (0: one element)
+	maxAttach      int    // shmrun_max_attach: regions of a dynamic window
 }
 
 func parseInfo(info Info) (config, error) {
-	c := config{orderingStrict: true, ordering: "rar,raw,war,waw", mempolicy: "local"}
+	c := config{orderingStrict: true, ordering: "rar,raw,war,waw", mempolicy: "local", maxAttach: format.DefaultMaxAttach}
+	for _, n := range []struct {
+		key      string
+		dst      *int
+		min, max int
+	}{{"mpi_accumulate_granularity", &c.granularity, 0, 1 << 30}, {"shmrun_max_attach", &c.maxAttach, 1, 1 << 20}} {
+		if v, ok := info[n.key]; ok {
+			x, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || x < n.min || x > n.max {
+				return c, errorf(ErrInfo, "info %s=%q: want an integer from %d to %d", n.key, v, n.min, n.max)
+			}
+			*n.dst = x
+		}
+	}
 	if v, ok := info["shmrun_mempolicy"]; ok {
 		switch v = strings.TrimSpace(v); {
 		case v == "local", v == "interleave":
@@ -136,14 +155,15 @@ func (c config) info() Info {
 		ops = "same_op"
 	}
 	return Info{
-		"accumulate_ordering":    c.ordering,
-		"accumulate_ops":         ops,
-		"no_locks":               b(c.noLocks),
-		"alloc_shared_noncontig": b(c.noncontig),
-		"same_size":              b(c.sameSize),
-		"same_disp_unit":         b(c.sameDispUnit),
-		"shmrun_no_reserve":      b(c.noReserve),
-		"shmrun_huge_pages":      b(c.hugePages),
-		"shmrun_mempolicy":       c.mempolicy,
+		"accumulate_ordering":        c.ordering,
+		"accumulate_ops":             ops,
+		"no_locks":                   b(c.noLocks),
+		"alloc_shared_noncontig":     b(c.noncontig),
+		"same_size":                  b(c.sameSize),
+		"same_disp_unit":             b(c.sameDispUnit),
+		"shmrun_no_reserve":          b(c.noReserve),
+		"shmrun_huge_pages":          b(c.hugePages),
+		"shmrun_mempolicy":           c.mempolicy,
+		"mpi_accumulate_granularity": strconv.Itoa(c.granularity),
 	}
 }

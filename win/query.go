@@ -15,6 +15,9 @@ func (w *Win) Local() []byte {
 	if w == nil || w.freed.Load() {
 		return nil
 	}
+	if w.ext != nil {
+		return w.ext.own
+	}
 	return w.parts[w.rank].data
 }
 
@@ -23,15 +26,22 @@ func (w *Win) Local() []byte {
 // is nonzero (all sizes zero: rank 0's empty segment). Local. Bytes has
 // capacity Size; a rank of size 0 gets nil Bytes in both layouts, and its
 // position, for the contiguous layout's base-pointer arithmetic, is
-// Segment.Offset. Works on both flavors (MPI 4.1 allows it for Allocate
-// windows whose memory is shared).
+// Segment.Offset. Works on Allocate windows too (MPI 4.1 allows it where
+// the memory is shared), and on Create windows, where it returns the
+// memory this process can map (comm.AllocMem memory, memory of another
+// window, the caller's own) and, for private memory of another rank, size 0
+// and nil Bytes; Offset is then 0. ProcNull picks the lowest rank whose
+// Segment has a nonzero size. On a dynamic window it is ErrRMAFlavor.
 func (w *Win) SharedQuery(rank int) (Segment, error) {
 	if err := w.live("SharedQuery"); err != nil {
 		return Segment{}, err
 	}
+	if w.dyn != nil {
+		return Segment{}, errorf(ErrRMAFlavor, "SharedQuery on rank %d: a dynamic window has no memory of its own to query", w.rank)
+	}
 	if rank == ProcNull {
 		for r := range w.size {
-			if len(w.parts[r].data) > 0 {
+			if w.segment(r).Size > 0 {
 				rank = r
 				break
 			}
@@ -48,6 +58,12 @@ func (w *Win) SharedQuery(rank int) (Segment, error) {
 
 func (w *Win) segment(rank int) Segment {
 	p := &w.parts[rank]
+	if w.ext != nil {
+		if rank == w.rank {
+			return Segment{Size: len(w.ext.own), DispUnit: int(p.dispUnit), Bytes: w.ext.own}
+		}
+		return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: p.data}
+	}
 	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: p.data, Offset: int(p.off - w.parts[0].off)}
 }
 
@@ -87,7 +103,11 @@ func (w *Win) Info() Info {
 	if w == nil || w.freed.Load() {
 		return nil
 	}
-	return w.cfg.info()
+	in := w.cfg.info()
+	if w.dyn != nil {
+		in["shmrun_max_attach"] = fmt.Sprint(w.dyn.maxes[w.rank])
+	}
+	return in
 }
 
 // Size is the number of ranks of the window's group. Local. A nil or freed

@@ -37,7 +37,7 @@ func (w *Win) Put(src []byte, target, disp int) error {
 			return nil
 		}
 	}
-	return w.rmaError("Put", target, disp, len(src))
+	return w.putSlow(src, target, disp)
 }
 
 // Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
@@ -54,7 +54,7 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 			return nil
 		}
 	}
-	return w.rmaError("Get", target, disp, len(dst))
+	return w.getSlow(dst, target, disp)
 }
 
 // PutT is Put of a typed buffer (MPI_Put with a predefined datatype): disp is
@@ -66,32 +66,6 @@ func PutT[T atomics.Elem](w *Win, src []T, target, disp int) error {
 // GetT is Get into a typed buffer (MPI_Get with a predefined datatype).
 func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
 	return w.Get(shm.Bytes(dst), target, disp)
-}
-
-// rmaError finds out why an RMA call failed its fast path, or runs the
-// ProcNull case.
-func (w *Win) rmaError(call string, target, disp, n int) error {
-	if err := w.live(call); err != nil {
-		return err
-	}
-	if target == ProcNull {
-		if w.ep.accessAll || w.ep.nLocks > 0 || w.ep.startGroup != nil {
-			return nil
-		}
-		return errorf(ErrRMASync, "%s on rank %d to ProcNull: no access epoch is open", call, w.rank)
-	}
-	if target < 0 || target >= w.size {
-		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
-	}
-	if !w.ep.canAccess(target) {
-		return errorf(ErrRMASync, "%s on rank %d to rank %d: no access epoch to that rank is open (Fence, Start, Lock or LockAll first)", call, w.rank, target)
-	}
-	if disp < 0 {
-		return errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
-	}
-	p := &w.parts[target]
-	return errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte segment",
-		call, w.rank, target, disp, p.dispUnit, n, len(p.data))
 }
 
 // Request is the handle of a request-based RMA call (MPI_Request from

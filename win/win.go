@@ -24,10 +24,12 @@ const ProcNull = comm.ProcNull
 // Flavor is how a window's memory was made (MPI_WIN_FLAVOR).
 type Flavor uint32
 
-// Window flavors. Create and Dynamic come with their own issue.
+// Window flavors.
 const (
 	FlavorShared   Flavor = format.FlavorShared   // AllocateShared (MPI_WIN_FLAVOR_SHARED)
 	FlavorAllocate Flavor = format.FlavorAllocate // Allocate (MPI_WIN_FLAVOR_ALLOCATE)
+	FlavorCreate   Flavor = format.FlavorCreate   // Create (MPI_WIN_FLAVOR_CREATE)
+	FlavorDynamic  Flavor = format.FlavorDynamic  // CreateDynamic (MPI_WIN_FLAVOR_DYNAMIC)
 )
 
 func (f Flavor) String() string {
@@ -36,6 +38,10 @@ func (f Flavor) String() string {
 		return "MPI_WIN_FLAVOR_SHARED"
 	case FlavorAllocate:
 		return "MPI_WIN_FLAVOR_ALLOCATE"
+	case FlavorCreate:
+		return "MPI_WIN_FLAVOR_CREATE"
+	case FlavorDynamic:
+		return "MPI_WIN_FLAVOR_DYNAMIC"
 	}
 	return fmt.Sprintf("Flavor(%d)", uint32(f))
 }
@@ -85,7 +91,8 @@ type Attr struct {
 // part is a rank's data as the RMA paths use it.
 type part struct {
 	data     []byte // the rank's bytes in this mapping: cap == len, nil when empty
-	off      int64  // offset of data in the segment (for lock stripes)
+	amem     []byte // the mapping data is in, as the atomics kernels see it
+	off      int64  // offset of data in amem (for lock stripes: the same in every process)
 	dispUnit int64
 	maxDisp  uint // len(data) / dispUnit: the largest disp that can be in range
 }
@@ -115,6 +122,10 @@ type Win struct {
 	ep         epochState
 	groupCache [2]groupRanks // last groups given to Post and Start
 	freed      atomic.Bool
+
+	regID uint64   // this process's registration of the segment (heap), 0 if none
+	ext   *extern  // Create windows: the ranks' own memory
+	dyn   *dynamic // dynamic windows: attach tables
 
 	// fenceWord is a rank-private word on a line of its own: a locked add on
 	// it is the cheapest full fence on amd64 (sync/atomic has no bare fence).

@@ -14,7 +14,7 @@ const Line = shm.CacheLine
 // byte offsets from the segment's start, little-endian.
 const (
 	WinRanks   = shm.FixedHeaderLen // uint32 ranks n
-	WinFlavor  = WinRanks + 4       // uint32 FlavorShared or FlavorAllocate
+	WinFlavor  = WinRanks + 4       // uint32 Flavor*
 	WinFlags   = WinFlavor + 4      // uint32 Flag* bits
 	WinStripes = WinFlags + 4       // uint32 lock stripes (NumStripes)
 	WinSyncOff = WinStripes + 4     // uint64 sync block offset
@@ -41,6 +41,8 @@ func WinDataOffOff(n, r int) int64 { return WinTables + 8*int64(2*n+r) }
 const (
 	FlavorShared   = 1 // MPI_Win_allocate_shared
 	FlavorAllocate = 2 // MPI_Win_allocate
+	FlavorCreate   = 3 // MPI_Win_create: no data parts; the memory is the ranks' own
+	FlavorDynamic  = 4 // MPI_Win_create_dynamic: each rank's part is its attach table
 )
 
 // Window header flags.

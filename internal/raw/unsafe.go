@@ -52,10 +52,43 @@ func Word32(mem []byte, off int64) *uint32 {
 }
 
 // Addr returns the address b starts at as an integer (0 for a nil slice; an
-// empty slice cut from a mapping gives the place it was cut at). It is for
-// alignment and placement checks only: addresses differ in every process and
-// never go into shared memory.
+// empty slice cut from a mapping gives the place it was cut at). Addresses
+// differ in every process: one goes into shared memory only as what its own
+// process means by it (a dynamic window's attach table, a single-copy
+// buffer for process_vm_readv), never to be dereferenced by another.
 func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// At returns the n bytes at address a of this process (nil for n == 0).
+//
+// Invariant: [a, a+n) is memory this process keeps alive and in place for
+// as long as the slice is used: memory a window pinned (runtime.Pinner)
+// until its Free or Detach, or a mapping it holds. Windows call it only for
+// addresses their own process published (a rank's own attached regions, and
+// every rank's in the goroutine test mode, where all share one process).
+func At(a uintptr, n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&a))), n)
+}
+
+// Words returns the smallest run of whole aligned 8-byte words holding b,
+// and b's offset in it: the segment the atomics kernels want (they update a
+// sub-word element by compare-and-swap of its word, which leaves the
+// word's other bytes as they are).
+//
+// Invariant: every word touching b is memory of the same object: Go's
+// allocator hands out 8-byte aligned blocks whose sizes are multiples of 8
+// (tiny objects share 16-byte blocks), and mappings are page-aligned.
+func Words(b []byte) ([]byte, int64) {
+	if len(b) == 0 {
+		return nil, 0
+	}
+	a := Addr(b)
+	lo := a &^ 7
+	hi := (a + uintptr(len(b)) + 7) &^ 7
+	return At(lo, int(hi-lo)), int64(a - lo)
+}
 
 // ErrView marks a typed view that cannot be made.
 var ErrView = fmt.Errorf("bad typed view")

@@ -1,0 +1,479 @@
+package win
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/heap"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// CreateDynamic makes a window with no memory (MPI_Win_create_dynamic):
+// collective over c. Each rank then exposes memory with Attach and
+// withdraws it with Detach, at any time, without the others. An RMA call's
+// displacement is an absolute address in the target, as comm.Address gives
+// it (the program sends addresses to the origins itself, by a message or
+// through another window); the disp unit is 1.
+//
+// An origin checks every call against the target's table of attached
+// regions, which lives in the window's shared segment, with no help from
+// the target: bytes not all inside one attached region are ErrRMARange.
+// Regions from comm.AllocMem (or inside another window) are mapped by the
+// origins and reached by load/store and lock-free atomics; other memory
+// by process_vm_readv/writev, with accumulates under a lock, as for Create.
+// A Detach waits for the RMA calls already inside the region to end, so a
+// Detach racing a Put makes that Put an error or a write into memory the
+// target still owns, never into memory the runtime has given to something
+// else. Each origin keeps its mapping of a target's shared object until
+// the window's Free.
+//
+// Info keys as for Create, and shmrun_max_attach: the most regions this
+// rank may have attached at once (default 1024; its table costs 64 bytes
+// a region). SharedQuery is ErrRMAFlavor; Attr reports FlavorDynamic, no
+// base, size 0 and disp unit 1.
+func CreateDynamic(c *comm.Comm, info Info) (*Win, error) {
+	if _, err := team.OfComm(c, "CreateDynamic"); err != nil {
+		return nil, fmt.Errorf("win: %w", err)
+	}
+	max := format.DefaultMaxAttach
+	if cfg, err := parseInfo(info); err == nil {
+		max = cfg.maxAttach
+	} // else allocate fails alike on every rank
+	w, err := allocate(c, format.AttachTableLen(max), 1, info, FlavorDynamic)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.makeDynamic(); err != nil {
+		w.dispose()
+		return nil, err
+	}
+	return w, nil
+}
+
+// accessSlots is the number of access words of each rank: goroutines of
+// one rank making dynamic RMA calls at once take one each.
+const accessSlots = format.Line / 8
+
+type dynamic struct {
+	tables [][]byte // each rank's attach table, in the window's segment
+	maxes  []int    // entries each table holds
+	pids   []int
+	cma    bool // this process may read and write every other's memory
+	local  bool // goroutine ranks: one process
+
+	mu    sync.Mutex // Attach, Detach, and new mappings
+	own   []attached // this rank's regions, sorted by base
+	cache []atomic.Pointer[[]peerMap]
+	maps  [][]byte // every mapping made, unmapped at Free
+}
+
+type attached struct {
+	base uintptr
+	n    int
+	hold *heap.Hold
+	pin  *runtime.Pinner
+}
+
+type peerMap struct {
+	id  uint64
+	mem []byte
+}
+
+func (w *Win) makeDynamic() error {
+	d := &dynamic{local: w.t.Local(), tables: make([][]byte, w.size), maxes: make([]int, w.size), pids: make([]int, w.size),
+		cache: make([]atomic.Pointer[[]peerMap], w.size)}
+	for r := range w.size {
+		d.tables[r] = w.parts[r].data
+		d.maxes[r] = int((int64(len(d.tables[r])) - format.AttachEntries) / format.AttachEntryLen)
+		w.parts[r] = part{dispUnit: 1} // nothing is reachable but through the tables
+	}
+	w.dyn = d
+	// Can every process read every other's memory? Each publishes its pid
+	// and a pinned word; each reads all the others'.
+	word := []uint64{uint64(os.Getpid())}
+	var pin runtime.Pinner
+	pin.Pin(&word[0])
+	defer pin.Unpin()
+	slots, err := exchange(w.t, nil, func(b []byte) {
+		binary.LittleEndian.PutUint32(b[cPID:], uint32(os.Getpid()))
+		binary.LittleEndian.PutUint64(b[cAddr:], uint64(raw.Addr(raw.Bytes(word))))
+	})
+	if err != nil {
+		return err
+	}
+	failed := false
+	for r := range w.size {
+		s := slots[r*format.SlotLen:]
+		d.pids[r] = int(binary.LittleEndian.Uint32(s[cPID:]))
+		if r == w.rank || d.local {
+			continue
+		}
+		var got [8]byte
+		if shm.ReadProcess(d.pids[r], got[:], binary.LittleEndian.Uint64(s[cAddr:])) != nil || binary.LittleEndian.Uint64(got[:]) != uint64(d.pids[r]) {
+			failed = true
+		}
+	}
+	first, err := w.t.Agree(failed)
+	if err != nil {
+		return errorf(ErrAborted, "CreateDynamic on rank %d: %v", w.rank, err)
+	}
+	runtime.KeepAlive(word)
+	d.cma = first < 0 || d.local
+	return nil
+}
+
+func (d *dynamic) word(r int, off int64) *uint64 { return raw.Uint64At(d.tables[r], off) }
+
+func (d *dynamic) entryWord(r, i int, field int64) *uint64 {
+	return raw.Uint64At(d.tables[r], format.AttachEntries+int64(i)*format.AttachEntryLen+field)
+}
+
+// enter claims one of this rank's access slots for target (a full fence:
+// the table is read after it).
+func (d *dynamic) enter(me, target int) (*uint64, uint64) {
+	for {
+		for i := range accessSlots {
+			s := d.word(me, format.AttachAccess+8*int64(i))
+			v := atomic.LoadUint64(s)
+			if uint32(v) != 0 {
+				continue
+			}
+			nv := (v>>32+1)<<32 | uint64(target+1)
+			if atomic.CompareAndSwapUint64(s, v, nv) {
+				return s, nv
+			}
+		}
+		runtime.Gosched() // more goroutines in dynamic RMA calls than slots
+	}
+}
+
+func (d *dynamic) leave(wh *where) {
+	atomic.StoreUint64(wh.slot, wh.sv&^0xFFFFFFFF)
+	wh.slot = nil
+}
+
+// entry is one row of an attach table.
+type entry struct {
+	base, n, mapID, fileOff, fileSize, ino uint64
+	fd                                     int
+}
+
+// lookup finds the region of target's table holding [addr, addr+n) under
+// the table's sequence lock.
+func (d *dynamic) lookup(w *Win, target int, addr uint64, n int) (entry, bool, error) {
+	seq, count := d.word(target, format.AttachSeq), d.word(target, format.AttachCount)
+	for spins := 0; ; spins++ {
+		s1 := atomic.LoadUint64(seq)
+		if s1&1 != 0 {
+			if spins%64 == 63 {
+				if atomic.LoadUint32(w.t.Abort()) != 0 {
+					return entry{}, false, errorf(ErrAborted, "rank %d: job aborted while rank %d's attach table was being edited", w.rank, target)
+				}
+				runtime.Gosched()
+			}
+			continue
+		}
+		cnt := int(min(atomic.LoadUint64(count), uint64(d.maxes[target])))
+		// The last region whose base is at most addr.
+		lo, hi := 0, cnt
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if atomic.LoadUint64(d.entryWord(target, mid, format.AttachBase)) <= addr {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		i := lo - 1
+		var e entry
+		found := false
+		if i >= 0 {
+			e.base = atomic.LoadUint64(d.entryWord(target, i, format.AttachBase))
+			e.n = atomic.LoadUint64(d.entryWord(target, i, format.AttachLen))
+			if addr-e.base <= e.n && uint64(n) <= e.n-(addr-e.base) {
+				found = true
+				e.mapID = atomic.LoadUint64(d.entryWord(target, i, format.AttachMap))
+				e.fileOff = atomic.LoadUint64(d.entryWord(target, i, format.AttachFileOff))
+				e.fileSize = atomic.LoadUint64(d.entryWord(target, i, format.AttachFileSize))
+				e.ino = atomic.LoadUint64(d.entryWord(target, i, format.AttachIno))
+				e.fd = int(uint32(atomic.LoadUint64(d.entryWord(target, i, format.AttachFD))))
+			}
+		}
+		if atomic.LoadUint64(seq) == s1 {
+			return e, found, nil
+		}
+	}
+}
+
+// resolve is the dynamic window's part of resolve: addr is the
+// displacement, an address in target.
+func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (where, error) {
+	slot, sv := d.enter(w.rank, target)
+	wh := where{target: target, slot: slot, sv: sv}
+	fail := func(err error) (where, error) {
+		d.leave(&wh)
+		return where{}, err
+	}
+	e, found, err := d.lookup(w, target, addr, n)
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		return fail(errorf(ErrRMARange, "%s on rank %d to rank %d: address %#x + %d bytes is not inside a region rank %d has attached", call, w.rank, target, addr, n, target))
+	}
+	if e.mapID == 0 || d.local {
+		wh.priv = true
+		if d.local || target == w.rank {
+			wh.data = raw.At(uintptr(addr), n) // this process's own memory, pinned while attached
+		} else {
+			wh.pid, wh.addr = d.pids[target], addr
+		}
+		return wh, nil
+	}
+	m, err := d.mapping(w, target, e)
+	if err != nil {
+		return fail(errorf(ErrOther, "%s on rank %d to rank %d: mapping the region at %#x: %v", call, w.rank, target, e.base, err))
+	}
+	o := e.fileOff + (addr - e.base)
+	if e.fileOff > e.fileSize || e.n > e.fileSize-e.fileOff || uint64(len(m)) != e.fileSize {
+		return fail(errorf(ErrWin, "%s on rank %d to rank %d: attach table entry (%d bytes at %d of a %d-byte object) is corrupt", call, w.rank, target, e.n, e.fileOff, e.fileSize))
+	}
+	wh.data, wh.amem, wh.off = m[o:o+uint64(n)], m, int64(o)
+	return wh, nil
+}
+
+// mapping returns this process's mapping of the shared object an entry of
+// target's table names, mapping it the first time.
+func (d *dynamic) mapping(w *Win, target int, e entry) ([]byte, error) {
+	if p := d.cache[target].Load(); p != nil {
+		for _, m := range *p {
+			if m.id == e.mapID {
+				return m.mem, nil
+			}
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var old []peerMap
+	if p := d.cache[target].Load(); p != nil {
+		old = *p
+		for _, m := range old {
+			if m.id == e.mapID {
+				return m.mem, nil
+			}
+		}
+	}
+	m, err := mapPeer(d.pids[target], e.fd, e.ino, int64(e.fileSize))
+	if err != nil {
+		return nil, err
+	}
+	d.maps = append(d.maps, m)
+	next := append(slices.Clone(old), peerMap{id: e.mapID, mem: m})
+	d.cache[target].Store(&next)
+	return m, nil
+}
+
+// Attach exposes mem in the dynamic window (MPI_Win_attach): local, it
+// needs nothing from the other ranks, which reach the region at the
+// addresses comm.Address gives inside it as soon as Attach returns. The
+// region must not overlap one attached already, and the table has room for
+// shmrun_max_attach regions (ErrRMAAttach otherwise). Memory from
+// comm.AllocMem (or inside another window) is mapped by the origins; other
+// memory is reached by system calls, and where the kernel forbids that
+// (see Create) Attach of it is ErrRMAAttach naming comm.AllocMem. The
+// memory stays pinned, and a block of AllocMem cannot be freed, until
+// Detach or Free. Attaching an empty slice does nothing. On a window of
+// another flavor: ErrRMAFlavor.
+func (w *Win) Attach(mem []byte) error {
+	d, err := w.dynamicOf("Attach")
+	if err != nil || len(mem) == 0 {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	base, n := raw.Addr(mem), len(mem)
+	i, _ := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmpUintptr(a.base, b) })
+	for _, j := range []int{i - 1, i} {
+		if j >= 0 && j < len(d.own) && d.own[j].base < base+uintptr(n) && base < d.own[j].base+uintptr(d.own[j].n) {
+			return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x overlap the %d bytes at %#x attached already", w.rank, n, base, d.own[j].n, d.own[j].base)
+		}
+	}
+	if len(d.own) >= d.maxes[w.rank] {
+		return errorf(ErrRMAAttach, "Attach on rank %d: %d regions are attached, the most this window takes (info shmrun_max_attach)", w.rank, len(d.own))
+	}
+	a := attached{base: base, n: n, pin: new(runtime.Pinner)}
+	var e entry
+	e.base, e.n = uint64(base), uint64(n)
+	if !d.local {
+		if loc, h, ok := heap.Acquire(mem); ok {
+			a.hold = h
+			e.mapID, e.fd, e.ino, e.fileOff, e.fileSize = loc.ID, loc.FD, loc.Ino, uint64(loc.Off), uint64(loc.Size)
+			// This rank reaches its own shared regions through its own mapping.
+			d.addOwnMap(w.rank, loc)
+		} else if !d.cma {
+			return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x are private memory (not from comm.AllocMem), and the kernel forbids the other ranks to reach this process's memory here (Yama ptrace_scope, or shmrun --no-single-copy): allocate the region with comm.AllocMem", w.rank, n, base)
+		}
+	}
+	a.pin.Pin(&mem[0])
+	d.own = slices.Insert(d.own, i, a)
+	d.edit(w.rank, func(seqCount *uint64) {
+		cnt := int(atomic.LoadUint64(seqCount))
+		for j := cnt; j > i; j-- {
+			d.copyEntry(w.rank, j-1, j)
+		}
+		d.putEntry(w.rank, i, e)
+		atomic.StoreUint64(seqCount, uint64(cnt+1))
+	})
+	return nil
+}
+
+func cmpUintptr(a, b uintptr) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// addOwnMap puts this process's mapping of an object in its own cache.
+// d.mu is held.
+func (d *dynamic) addOwnMap(me int, loc heap.Loc) {
+	var old []peerMap
+	if p := d.cache[me].Load(); p != nil {
+		old = *p
+		for _, m := range old {
+			if m.id == loc.ID {
+				return
+			}
+		}
+	}
+	next := append(slices.Clone(old), peerMap{id: loc.ID, mem: loc.Mem})
+	d.cache[me].Store(&next)
+}
+
+// edit changes this rank's table under its sequence lock; f gets the count
+// word.
+func (d *dynamic) edit(me int, f func(count *uint64)) {
+	seq := d.word(me, format.AttachSeq)
+	atomic.AddUint64(seq, 1) // odd: readers retry
+	f(d.word(me, format.AttachCount))
+	atomic.AddUint64(seq, 1)
+}
+
+func (d *dynamic) copyEntry(me, from, to int) {
+	for f := int64(0); f < format.AttachEntryLen; f += 8 {
+		atomic.StoreUint64(d.entryWord(me, to, f), atomic.LoadUint64(d.entryWord(me, from, f)))
+	}
+}
+
+func (d *dynamic) putEntry(me, i int, e entry) {
+	for _, f := range []struct {
+		off int64
+		v   uint64
+	}{{format.AttachBase, e.base}, {format.AttachLen, e.n}, {format.AttachMap, e.mapID}, {format.AttachFileOff, e.fileOff},
+		{format.AttachFileSize, e.fileSize}, {format.AttachIno, e.ino}, {format.AttachFD, uint64(uint32(e.fd))}} {
+		atomic.StoreUint64(d.entryWord(me, i, f.off), f.v)
+	}
+}
+
+// Detach withdraws the region that starts at mem's first byte (MPI_Win_detach;
+// only the address counts, as in MPI). Local: once the table no longer
+// lists the region, it waits for the RMA calls of other ranks already
+// inside it to end (they are short: one copy or atomic each), so that when
+// it returns nothing reaches the region any more and the memory may be
+// freed or reused. No region attached there: ErrRMAAttach. Detaching an
+// empty slice does nothing. On a window of another flavor: ErrRMAFlavor.
+func (w *Win) Detach(mem []byte) error {
+	d, err := w.dynamicOf("Detach")
+	if err != nil || len(mem) == 0 {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	base := raw.Addr(mem)
+	i, found := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmpUintptr(a.base, b) })
+	if !found {
+		return errorf(ErrRMAAttach, "Detach on rank %d: no region is attached at %#x", w.rank, base)
+	}
+	a := d.own[i]
+	d.own = slices.Delete(d.own, i, i+1)
+	d.edit(w.rank, func(count *uint64) {
+		cnt := int(atomic.LoadUint64(count))
+		for j := i; j+1 < cnt; j++ {
+			d.copyEntry(w.rank, j+1, j)
+		}
+		atomic.StoreUint64(count, uint64(cnt-1))
+	})
+	qerr := d.quiesce(w)
+	a.pin.Unpin()
+	if err := a.hold.Release(); err != nil && qerr == nil {
+		qerr = errorf(ErrOther, "Detach on rank %d: %v", w.rank, err)
+	}
+	return qerr
+}
+
+// quiesce waits until no rank is still inside an access to this rank that
+// began before the table's last edit: each access slot naming this rank is
+// waited on until it changes.
+func (d *dynamic) quiesce(w *Win) error {
+	me := uint32(w.rank + 1)
+	for r := range w.size {
+		for i := range accessSlots {
+			s := d.word(r, format.AttachAccess+8*int64(i))
+			v := atomic.LoadUint64(s)
+			for spins := 0; uint32(v) == me && atomic.LoadUint64(s) == v; spins++ {
+				if spins%64 == 63 {
+					if atomic.LoadUint32(w.t.Abort()) != 0 {
+						return errorf(ErrAborted, "Detach on rank %d: job aborted while rank %d was inside an access", w.rank, r)
+					}
+					runtime.Gosched()
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Win) dynamicOf(call string) (*dynamic, error) {
+	if err := w.live(call); err != nil {
+		return nil, err
+	}
+	if w.dyn == nil {
+		return nil, errorf(ErrRMAFlavor, "%s on rank %d: the window is %v; only a window made by CreateDynamic takes %s", call, w.rank, w.flavor, call)
+	}
+	return w.dyn, nil
+}
+
+// release lets go of every region still attached and every mapping.
+func (d *dynamic) release() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var err error
+	for _, a := range d.own {
+		a.pin.Unpin()
+		if herr := a.hold.Release(); err == nil {
+			err = herr
+		}
+	}
+	for _, m := range d.maps {
+		if uerr := shm.Unmap(m); err == nil {
+			err = uerr
+		}
+	}
+	d.own, d.maps = nil, nil
+	for i := range d.cache {
+		d.cache[i].Store(nil)
+	}
+	return err
+}

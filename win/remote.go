@@ -1,0 +1,253 @@
+package win
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// The slow path of the RMA calls: every call whose target bytes are not in
+// parts[target].data comes here, to fail with the reason, to run ProcNull,
+// or to reach memory of a Create window that is private to its owner
+// (process_vm_readv/writev, accumulates under a lock) or a dynamic
+// window's attached regions.
+
+// where is a target range found by resolve.
+type where struct {
+	noop   bool   // ProcNull inside an epoch: nothing to do
+	priv   bool   // private memory: data is the caller's own, else pid/addr
+	data   []byte // the bytes, when this process can touch them
+	amem   []byte // mapped memory: the mapping data is in, for the atomics kernels
+	off    int64  // data's offset in amem
+	pid    int
+	addr   uint64
+	target int
+	slot   *uint64 // dynamic windows: the access slot held (leave it)
+	sv     uint64
+}
+
+// privateKey is the stripe offset of a rank's private memory: every
+// accumulate on it takes this one stripe for the whole call.
+func privateKey(target int) int64 { return int64(target+1) << 20 }
+
+// resolve checks an RMA call of n bytes at disp on target and finds them,
+// or says why not.
+func (w *Win) resolve(call string, target, disp, n int) (where, error) {
+	if err := w.live(call); err != nil {
+		return where{}, err
+	}
+	if target == ProcNull {
+		if w.ep.accessAll || w.ep.nLocks > 0 || w.ep.startGroup != nil {
+			return where{noop: true}, nil
+		}
+		return where{}, errorf(ErrRMASync, "%s on rank %d to ProcNull: no access epoch is open", call, w.rank)
+	}
+	if target < 0 || target >= w.size {
+		return where{}, errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
+	}
+	if !w.ep.canAccess(target) {
+		return where{}, errorf(ErrRMASync, "%s on rank %d to rank %d: no access epoch to that rank is open (Fence, Start, Lock or LockAll first)", call, w.rank, target)
+	}
+	if disp < 0 {
+		return where{}, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
+	}
+	if w.dyn != nil {
+		return w.dyn.resolve(w, call, target, uint64(disp), n)
+	}
+	p := &w.parts[target]
+	if w.ext != nil && w.ext.rem[target].private {
+		rm := &w.ext.rem[target]
+		if uint64(disp) <= uint64(rm.size)/uint64(p.dispUnit) {
+			if off := disp * int(p.dispUnit); n <= rm.size-off {
+				wh := where{priv: true, pid: rm.pid, addr: rm.addr + uint64(off), target: target}
+				if target == w.rank {
+					wh.data = w.ext.own[off : off+n]
+				}
+				return wh, nil
+			}
+		}
+		return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte window memory",
+			call, w.rank, target, disp, p.dispUnit, n, rm.size)
+	}
+	if off, ok := p.span(disp, n); ok { // a call that only looked slow
+		return where{data: p.data[off : off+n], amem: p.amem, off: p.off + int64(off), target: target}, nil
+	}
+	return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte segment",
+		call, w.rank, target, disp, p.dispUnit, n, len(p.data))
+}
+
+// leave ends what resolve began (a dynamic window's access).
+func (w *Win) leave(wh *where) {
+	if wh.slot != nil {
+		w.dyn.leave(wh)
+	}
+}
+
+func (w *Win) putSlow(src []byte, target, disp int) error {
+	wh, err := w.resolve("Put", target, disp, len(src))
+	if err != nil || wh.noop {
+		return err
+	}
+	defer w.leave(&wh)
+	if wh.data == nil {
+		return w.remoteErr("Put", &wh, shm.WriteProcess(wh.pid, wh.addr, src))
+	}
+	shm.Copy(wh.data, src)
+	return nil
+}
+
+func (w *Win) getSlow(dst []byte, target, disp int) error {
+	wh, err := w.resolve("Get", target, disp, len(dst))
+	if err != nil || wh.noop {
+		return err
+	}
+	defer w.leave(&wh)
+	if wh.data == nil {
+		return w.remoteErr("Get", &wh, shm.ReadProcess(wh.pid, dst, wh.addr))
+	}
+	shm.Copy(dst, wh.data)
+	return nil
+}
+
+func (w *Win) remoteErr(call string, wh *where, err error) error {
+	if err == nil {
+		return nil
+	}
+	return errorf(ErrOther, "%s on rank %d to rank %d: %v", call, w.rank, wh.target, err)
+}
+
+// privateRMW runs f on a copy of the n elements at wh, which is private
+// memory, under the target's stripe: read, f, and write back if f says so.
+// Every accumulate that reaches private memory runs here, the owner's own
+// too, so they are atomic with each other.
+func privateRMW[T atomics.Elem](w *Win, call string, wh *where, n int, f func(cur []T) bool) error {
+	k, err := w.stripes.Lock(privateKey(wh.target))
+	if err != nil {
+		return opError(call, w, wh.target, err)
+	}
+	defer w.stripes.Unlock(k)
+	cur := make([]T, n)
+	b := raw.Bytes(cur)
+	if wh.data != nil {
+		copy(b, wh.data)
+	} else if err := shm.ReadProcess(wh.pid, b, wh.addr); err != nil {
+		return w.remoteErr(call, wh, err)
+	}
+	if !f(cur) {
+		return nil
+	}
+	if wh.data != nil {
+		copy(wh.data, b)
+		return nil
+	}
+	return w.remoteErr(call, wh, shm.WriteProcess(wh.pid, wh.addr, b))
+}
+
+// combineLocal applies op to cur with src as an accumulate would:
+// cur = src op cur, src for Replace, cur unchanged for NoOp.
+func combineLocal[T atomics.Elem](src, cur []T, op atomics.Op) {
+	switch op {
+	case atomics.NoOp:
+	case atomics.Replace:
+		copy(cur, src)
+	default:
+		_ = atomics.ReduceLocal(src, cur, op) // op checked by the caller
+	}
+}
+
+func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
+	const call = "Accumulate"
+	wh, err := w.resolve(call, target, disp, len(src)*atomics.SizeOf[T]())
+	if err != nil || wh.noop {
+		return err
+	}
+	defer w.leave(&wh)
+	if err := atomics.Check(op, atomics.TypeOf[T](), false); err != nil {
+		return opError(call, w, target, err)
+	}
+	if !wh.priv {
+		if err := atomics.Accumulate(wh.amem, wh.off, src, op, w.stripes); err != nil {
+			return opError(call, w, target, err)
+		}
+		return nil
+	}
+	return privateRMW(w, call, &wh, len(src), func(cur []T) bool {
+		combineLocal(src, cur, op)
+		return op != atomics.NoOp
+	})
+}
+
+func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
+	const call = "GetAccumulate"
+	wh, err := w.resolve(call, target, disp, len(result)*atomics.SizeOf[T]())
+	if err != nil || wh.noop {
+		return err
+	}
+	defer w.leave(&wh)
+	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
+		return opError(call, w, target, err)
+	}
+	if !wh.priv {
+		if err := atomics.GetAccumulate(wh.amem, wh.off, src, result, op, w.stripes); err != nil {
+			return opError(call, w, target, err)
+		}
+		return nil
+	}
+	return privateRMW(w, call, &wh, len(result), func(cur []T) bool {
+		copy(result, cur)
+		combineLocal(src, cur, op)
+		return op != atomics.NoOp
+	})
+}
+
+func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
+	const call = "FetchAndOp"
+	var old T
+	wh, err := w.resolve(call, target, disp, atomics.SizeOf[T]())
+	if err != nil || wh.noop {
+		return old, err
+	}
+	defer w.leave(&wh)
+	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
+		return old, opError(call, w, target, err)
+	}
+	if !wh.priv {
+		old, err = atomics.FetchAndOp(wh.amem, wh.off, v, op, w.stripes)
+		if err != nil {
+			return old, opError(call, w, target, err)
+		}
+		return old, nil
+	}
+	err = privateRMW(w, call, &wh, 1, func(cur []T) bool {
+		old = cur[0]
+		combineLocal([]T{v}, cur, op)
+		return op != atomics.NoOp
+	})
+	return old, err
+}
+
+func compareAndSwapSlow[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
+	const call = "CompareAndSwap"
+	var old T
+	wh, err := w.resolve(call, target, disp, atomics.SizeOf[T]())
+	if err != nil || wh.noop {
+		return old, err
+	}
+	defer w.leave(&wh)
+	if !wh.priv {
+		old, err = atomics.CompareAndSwap(wh.amem, wh.off, v, compare, w.stripes)
+		if err != nil {
+			return old, opError(call, w, target, err)
+		}
+		return old, nil
+	}
+	err = privateRMW(w, call, &wh, 1, func(cur []T) bool {
+		old = cur[0]
+		if cur[0] != compare {
+			return false
+		}
+		cur[0] = v
+		return true
+	})
+	return old, err
+}
