@@ -129,9 +129,10 @@ func (w *Win) expose(mem []byte, dispUnit int) error {
 	var loc heap.Loc
 	if len(mem) > 0 && localErr == nil {
 		kind = memPrivate
-		if !x.local {
-			if l, h, ok := heap.Acquire(mem); ok {
-				kind, loc, x.hold = memShared, l, h
+		if l, h, ok := heap.Acquire(mem); ok { // FreeMem refuses it until Free
+			x.hold = h
+			if !x.local {
+				kind, loc = memShared, l
 			}
 		}
 		x.pin.Pin(&mem[0])

@@ -169,14 +169,16 @@ type entry struct {
 
 // lookup finds the region of target's table holding [addr, addr+n) under
 // the table's sequence lock.
-func (d *dynamic) lookup(w *Win, target int, addr uint64, n int) (entry, bool, error) {
+// abort is the job's abort word: a table left odd by an owner that died
+// mid-edit ends the wait when the job aborts.
+func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, bool, error) {
 	seq, count := d.word(target, format.AttachSeq), d.word(target, format.AttachCount)
 	for spins := 0; ; spins++ {
 		s1 := atomic.LoadUint64(seq)
 		if s1&1 != 0 {
 			if spins%64 == 63 {
-				if atomic.LoadUint32(w.t.Abort()) != 0 {
-					return entry{}, false, errorf(ErrAborted, "rank %d: job aborted while rank %d's attach table was being edited", w.rank, target)
+				if atomic.LoadUint32(abort) != 0 {
+					return entry{}, false, errorf(ErrAborted, "job aborted while rank %d's attach table was being edited", target)
 				}
 				runtime.Gosched()
 			}
@@ -223,7 +225,7 @@ func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (
 		d.leave(&wh)
 		return where{}, err
 	}
-	e, found, err := d.lookup(w, target, addr, n)
+	e, found, err := d.lookup(w.t.Abort(), target, addr, n)
 	if err != nil {
 		return fail(err)
 	}
@@ -313,15 +315,17 @@ func (w *Win) Attach(mem []byte) error {
 	a := attached{base: base, n: n, pin: new(runtime.Pinner)}
 	var e entry
 	e.base, e.n = uint64(base), uint64(n)
-	if !d.local {
-		if loc, h, ok := heap.Acquire(mem); ok {
-			a.hold = h
-			e.mapID, e.fd, e.ino, e.fileOff, e.fileSize = loc.ID, loc.FD, loc.Ino, uint64(loc.Off), uint64(loc.Size)
-			// This rank reaches its own shared regions through its own mapping.
-			d.addOwnMap(w.rank, loc)
-		} else if !d.cma {
-			return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x are private memory (not from comm.AllocMem), and the kernel forbids the other ranks to reach this process's memory here (Yama ptrace_scope, or shmrun --no-single-copy): allocate the region with comm.AllocMem", w.rank, n, base)
-		}
+	loc, h, shared := heap.Acquire(mem) // FreeMem refuses it until Detach
+	switch {
+	case shared && !d.local:
+		a.hold = h
+		e.mapID, e.fd, e.ino, e.fileOff, e.fileSize = loc.ID, loc.FD, loc.Ino, uint64(loc.Off), uint64(loc.Size)
+		// This rank reaches its own shared regions through its own mapping.
+		d.addOwnMap(w.rank, loc)
+	case shared:
+		a.hold = h
+	case !d.cma:
+		return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x are private memory (not from comm.AllocMem), and the kernel forbids the other ranks to reach this process's memory here (Yama ptrace_scope, or shmrun --no-single-copy): allocate the region with comm.AllocMem", w.rank, n, base)
 	}
 	a.pin.Pin(&mem[0])
 	d.own = slices.Insert(d.own, i, a)

@@ -1,0 +1,43 @@
+package win
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/shmrun/shmrun/internal/format"
+)
+
+// FuzzAttachTable: an origin's lookup in an attach table written by another
+// process (a C program, or memory gone bad) never panics or reads outside
+// the table, and a region it reports holds the whole range asked for.
+func FuzzAttachTable(f *testing.F) {
+	const max = 4
+	good := make([]byte, format.AttachTableLen(max))
+	le := binary.LittleEndian
+	le.PutUint64(good[format.AttachCount:], 2)
+	for i, r := range [][2]uint64{{0x1000, 64}, {0x2000, 4096}} {
+		e := good[format.AttachEntries+i*format.AttachEntryLen:]
+		le.PutUint64(e[format.AttachBase:], r[0])
+		le.PutUint64(e[format.AttachLen:], r[1])
+	}
+	f.Add(good, uint64(0x2010), 8)
+	f.Add(good, uint64(0x1038), 16)
+	f.Add(good, ^uint64(0), 1)
+	f.Fuzz(func(t *testing.T, table []byte, addr uint64, n int) {
+		if n < 0 || n > 1<<20 {
+			return
+		}
+		tab := make([]byte, format.AttachTableLen(max)) // aligned, whole
+		copy(tab, table)
+		le.PutUint64(tab[format.AttachSeq:], le.Uint64(tab[format.AttachSeq:])&^1) // a stable table
+		d := &dynamic{tables: [][]byte{tab}, maxes: []int{max}}
+		var abort uint32
+		e, found, err := d.lookup(&abort, 0, addr, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found && (addr < e.base || addr-e.base > e.n || uint64(n) > e.n-(addr-e.base)) {
+			t.Fatalf("lookup of %d bytes at %#x found the region of %d bytes at %#x", n, addr, e.n, e.base)
+		}
+	})
+}
