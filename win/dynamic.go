@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/heap"
@@ -73,7 +74,10 @@ type dynamic struct {
 	mu    sync.Mutex // Attach, Detach, and new mappings
 	own   []attached // this rank's regions, sorted by base
 	cache []atomic.Pointer[[]peerMap]
-	maps  [][]byte // every mapping made, unmapped at Free
+	hot   []atomic.Pointer[hotRegion] // per target: the last mapped region reached
+	seqs  []*uint64                   // per target: its table's sequence word
+	slots [accessSlots]*uint64        // this rank's access slots
+	maps  [][]byte                    // every mapping made, unmapped at Free
 }
 
 type attached struct {
@@ -83,6 +87,14 @@ type attached struct {
 	pin  *runtime.Pinner
 }
 
+// hotRegion is a mapped region of a target as the last lookup found it,
+// valid while the target's table sequence is still seq.
+type hotRegion struct {
+	seq       uint64
+	base, end uint64 // addresses in the target
+	data      []byte // its bytes in this process
+}
+
 type peerMap struct {
 	id  uint64
 	mem []byte
@@ -90,11 +102,17 @@ type peerMap struct {
 
 func (w *Win) makeDynamic() error {
 	d := &dynamic{local: w.t.Local(), tables: make([][]byte, w.size), maxes: make([]int, w.size), pids: make([]int, w.size),
-		cache: make([]atomic.Pointer[[]peerMap], w.size)}
+		cache: make([]atomic.Pointer[[]peerMap], w.size), hot: make([]atomic.Pointer[hotRegion], w.size)}
 	for r := range w.size {
 		d.tables[r] = w.parts[r].data
 		d.maxes[r] = int((int64(len(d.tables[r])) - format.AttachEntries) / format.AttachEntryLen)
 		w.parts[r] = part{dispUnit: 1} // nothing is reachable but through the tables
+	}
+	for r := range w.size {
+		d.seqs = append(d.seqs, d.word(r, format.AttachSeq))
+	}
+	for i := range accessSlots {
+		d.slots[i] = d.word(w.rank, format.AttachAccess+8*int64(i))
 	}
 	w.dyn = d
 	// Can every process read every other's memory? Each publishes its pid
@@ -139,10 +157,20 @@ func (d *dynamic) entryWord(r, i int, field int64) *uint64 {
 
 // enter claims one of this rank's access slots for target (a full fence:
 // the table is read after it).
-func (d *dynamic) enter(me, target int) (*uint64, uint64) {
+func (d *dynamic) enter(target int) (*uint64, uint64) {
+	s := d.slots[0] // the common case: one goroutine in RMA calls
+	if v := atomic.LoadUint64(s); uint32(v) == 0 {
+		nv := (v>>32+1)<<32 | uint64(target+1)
+		if atomic.CompareAndSwapUint64(s, v, nv) {
+			return s, nv
+		}
+	}
+	return d.enterSlow(target)
+}
+
+func (d *dynamic) enterSlow(target int) (*uint64, uint64) {
 	for {
-		for i := range accessSlots {
-			s := d.word(me, format.AttachAccess+8*int64(i))
+		for _, s := range d.slots {
 			v := atomic.LoadUint64(s)
 			if uint32(v) != 0 {
 				continue
@@ -157,7 +185,7 @@ func (d *dynamic) enter(me, target int) (*uint64, uint64) {
 }
 
 func (d *dynamic) leave(wh *where) {
-	atomic.StoreUint64(wh.slot, wh.sv&^0xFFFFFFFF)
+	leaveSlot(wh.slot, wh.sv)
 	wh.slot = nil
 }
 
@@ -171,14 +199,14 @@ type entry struct {
 // the table's sequence lock.
 // abort is the job's abort word: a table left odd by an owner that died
 // mid-edit ends the wait when the job aborts.
-func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, bool, error) {
+func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, bool, uint64, error) {
 	seq, count := d.word(target, format.AttachSeq), d.word(target, format.AttachCount)
 	for spins := 0; ; spins++ {
 		s1 := atomic.LoadUint64(seq)
 		if s1&1 != 0 {
 			if spins%64 == 63 {
 				if atomic.LoadUint32(abort) != 0 {
-					return entry{}, false, errorf(ErrAborted, "job aborted while rank %d's attach table was being edited", target)
+					return entry{}, false, 0, errorf(ErrAborted, "job aborted while rank %d's attach table was being edited", target)
 				}
 				runtime.Gosched()
 			}
@@ -211,7 +239,7 @@ func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, 
 			}
 		}
 		if atomic.LoadUint64(seq) == s1 {
-			return e, found, nil
+			return e, found, s1, nil
 		}
 	}
 }
@@ -219,13 +247,13 @@ func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, 
 // resolve is the dynamic window's part of resolve: addr is the
 // displacement, an address in target.
 func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (where, error) {
-	slot, sv := d.enter(w.rank, target)
+	slot, sv := d.enter(target)
 	wh := where{target: target, slot: slot, sv: sv}
 	fail := func(err error) (where, error) {
 		d.leave(&wh)
 		return where{}, err
 	}
-	e, found, err := d.lookup(w.t.Abort(), target, addr, n)
+	e, found, seq, err := d.lookup(w.t.Abort(), target, addr, n)
 	if err != nil {
 		return fail(err)
 	}
@@ -250,8 +278,31 @@ func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (
 		return fail(errorf(ErrWin, "%s on rank %d to rank %d: attach table entry (%d bytes at %d of a %d-byte object) is corrupt", call, w.rank, target, e.n, e.fileOff, e.fileSize))
 	}
 	wh.data, wh.amem, wh.off = m[o:o+uint64(n)], m, int64(o)
+	d.hot[target].Store(&hotRegion{seq: seq, base: e.base, end: e.base + e.n, data: m[e.fileOff : e.fileOff+e.n : e.fileOff+e.n]})
 	return wh, nil
 }
+
+// hotData is the fast path of Put and Get: n bytes at addr of target in
+// the region the last lookup found there, if the table has not changed
+// since. On success the access slot is held: the caller copies, then
+// calls leaveSlot.
+func (d *dynamic) hotData(target int, addr uint64, n int) ([]byte, *uint64, uint64, bool) {
+	h := d.hot[target].Load()
+	if h == nil || addr < h.base || addr > h.end || uint64(n) > h.end-addr {
+		return nil, nil, 0, false
+	}
+	slot, sv := d.enter(target)
+	if atomic.LoadUint64(d.seqs[target]) != h.seq {
+		leaveSlot(slot, sv)
+		return nil, nil, 0, false
+	}
+	o := addr - h.base
+	return h.data[o : o+uint64(n)], slot, sv, true
+}
+
+// leaveSlot ends an access: a release store (the copy is done before it;
+// a Detach waiting on the slot needs no more).
+func leaveSlot(slot *uint64, sv uint64) { atomics.StoreRelease64(slot, sv&^0xFFFFFFFF) }
 
 // mapping returns this process's mapping of the shared object an entry of
 // target's table names, mapping it the first time.
@@ -478,6 +529,7 @@ func (d *dynamic) release() error {
 	d.own, d.maps = nil, nil
 	for i := range d.cache {
 		d.cache[i].Store(nil)
+		d.hot[i].Store(nil)
 	}
 	return err
 }

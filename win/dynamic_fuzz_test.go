@@ -2,6 +2,7 @@ package win
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shmrun/shmrun/internal/format"
@@ -32,12 +33,39 @@ func FuzzAttachTable(f *testing.F) {
 		le.PutUint64(tab[format.AttachSeq:], le.Uint64(tab[format.AttachSeq:])&^1) // a stable table
 		d := &dynamic{tables: [][]byte{tab}, maxes: []int{max}}
 		var abort uint32
-		e, found, err := d.lookup(&abort, 0, addr, n)
+		e, found, _, err := d.lookup(&abort, 0, addr, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if found && (addr < e.base || addr-e.base > e.n || uint64(n) > e.n-(addr-e.base)) {
 			t.Fatalf("lookup of %d bytes at %#x found the region of %d bytes at %#x", n, addr, e.n, e.base)
+		}
+	})
+}
+
+// FuzzHotRegion: the fast path's bounds check against the last region
+// found never lets a range out of it.
+func FuzzHotRegion(f *testing.F) {
+	f.Add(uint64(0x1000), uint16(64), uint64(0x1040), 16)
+	f.Add(uint64(0x1000), uint16(64), uint64(0x1038), 8)
+	f.Fuzz(func(t *testing.T, base uint64, size uint16, addr uint64, n int) {
+		if n < 0 || base+uint64(size) < base {
+			return
+		}
+		var seq uint64
+		var slots [accessSlots]uint64
+		d := &dynamic{seqs: []*uint64{&seq}, hot: make([]atomic.Pointer[hotRegion], 1)}
+		for i := range slots {
+			d.slots[i] = &slots[i]
+		}
+		d.hot[0].Store(&hotRegion{base: base, end: base + uint64(size), data: make([]byte, size)})
+		b, slot, sv, ok := d.hotData(0, addr, n)
+		if !ok {
+			return
+		}
+		leaveSlot(slot, sv)
+		if len(b) != n || addr < base || addr+uint64(n) > base+uint64(size) {
+			t.Fatalf("%d bytes at %#x taken from the %d-byte region at %#x", n, addr, size, base)
 		}
 	})
 }

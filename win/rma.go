@@ -36,6 +36,13 @@ func (w *Win) Put(src []byte, target, disp int) error {
 			}
 			return nil
 		}
+		if w.dyn != nil && disp >= 0 {
+			if dst, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(src)); ok {
+				shm.Copy(dst, src)
+				leaveSlot(slot, sv)
+				return nil
+			}
+		}
 	}
 	return w.putSlow(src, target, disp)
 }
@@ -52,6 +59,13 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 				shm.Copy(dst, p.data[off:])
 			}
 			return nil
+		}
+		if w.dyn != nil && disp >= 0 {
+			if src, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(dst)); ok {
+				shm.Copy(dst, src)
+				leaveSlot(slot, sv)
+				return nil
+			}
 		}
 	}
 	return w.getSlow(dst, target, disp)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ struct shared {
 	uint32_t lk_all_seq, lk_all_sleepers; /* its event */
 	_Alignas(CL) uint64_t lk_word[2]; /* lock words L[0], L[1] */
 	uint32_t lk_sleepers[2];          /* and their sleepers words */
+	_Alignas(CL) int64_t cma_lock;    /* cma_rmw_8: the target range's lock */
 };
 
 static struct shared *sh;
@@ -55,6 +57,11 @@ static char *src;            /* private, pre-faulted copy source */
 static int role;             /* 0 = origin (timer), 1 = target */
 static int cb_local, sb_local; /* each process's sense for the two barriers */
 static int64_t seq;          /* running counter, kept in step by both sides */
+static pid_t peer;           /* process 0: process 1's pid (cma rows) */
+
+/* cma rows: process 1's private memory, at the same address in both
+ * processes after fork (each has its own copy-on-write page). */
+static _Alignas(CL) int64_t cma_buf[8];
 
 /* The full fence shmrun uses for Flush: a locked RMW on a line no other core
  * touches is a full barrier on amd64 and cheaper than mfence. Static, so
@@ -141,6 +148,51 @@ static void fetch_add_fence(const struct meas *m, int64_t k)
 	(void)m;
 	for (int64_t i = 0; i < k; i++) {
 		__atomic_fetch_add(&sh->word, 1, __ATOMIC_SEQ_CST);
+		full_fence();
+	}
+}
+
+/* Floors for RMA on private memory (the create_priv_* rows): one
+ * process_vm_writev or process_vm_readv of 8 bytes of process 1's private
+ * memory, then the full fence of a Flush. */
+static void cma_write(const struct meas *m, int64_t k)
+{
+	int64_t v = 1;
+	struct iovec l = {&v, 8}, r = {cma_buf, 8};
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		process_vm_writev(peer, &l, 1, &r, 1, 0);
+		full_fence();
+	}
+}
+
+static void cma_read(const struct meas *m, int64_t k)
+{
+	int64_t v;
+	struct iovec l = {&v, 8}, r = {cma_buf, 8};
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		process_vm_readv(peer, &l, 1, &r, 1, 0);
+		full_fence();
+	}
+}
+
+/* Floor for an accumulate on private memory that needs no help from its
+ * owner: take a lock in shared memory, read, add, write back, release. */
+static void cma_rmw(const struct meas *m, int64_t k)
+{
+	int64_t v;
+	struct iovec l = {&v, 8}, r = {cma_buf + 1, 8};
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t free_ = 0;
+		while (!__atomic_compare_exchange_n(&sh->cma_lock, &free_, 1, 0, __ATOMIC_ACQUIRE,
+						    __ATOMIC_RELAXED))
+			free_ = 0;
+		process_vm_readv(peer, &l, 1, &r, 1, 0);
+		v++;
+		process_vm_writev(peer, &l, 1, &r, 1, 0);
+		__atomic_store_n(&sh->cma_lock, 0, __ATOMIC_RELEASE);
 		full_fence();
 	}
 }
@@ -276,6 +328,9 @@ static const struct meas table[] = {
 	{"memcpy_16777216", 0, 0, 1, 16 * MiB, copy},
 	{"memcpy_67108864", 0, 0, 1, 64 * MiB, copy},
 	{"atomic_fetch_add_fence", 0, 0, 0, 0, fetch_add_fence},
+	{"cma_write_8", 0, 0, 0, 0, cma_write},
+	{"cma_read_8", 0, 0, 0, 0, cma_read},
+	{"cma_rmw_8", 0, 0, 0, 0, cma_rmw},
 	{"lock_unlock_excl", 0, 0, 0, 0, lock_unlock},
 	{"lockall_unlockall", 0, 0, 0, 0, lockall_unlockall},
 	{"flag_handoff_put8", 1, 0, 0, 0, handoff},
@@ -430,6 +485,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	role = child == 0;
+	peer = child;
 	if (pin(cpus[role]) != 0) {
 		fprintf(stderr, "climit: pinning to cpu %d: %s\n", cpus[role], strerror(errno));
 		/* Keep going: numbers are still useful, just less stable. */

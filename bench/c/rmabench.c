@@ -81,6 +81,9 @@ struct ctx {
 	int64_t pseq;      /* p2p rows: operations so far, in step in a pair */
 	MPI_Request preq[P2P_WINDOW_LEN]; /* p2p window rows: requests and */
 	MPI_Status pst[P2P_WINDOW_LEN];   /* statuses (osu_bw's reqstat) */
+	MPI_Win xwin;      /* flavor rows: their window, */
+	char *xmem;        /* the memory it exposes, */
+	MPI_Aint xdisp;    /* the displacement of rank 1's first byte */
 };
 
 struct meas {
@@ -730,6 +733,108 @@ static int per_op(const struct meas *m)
 #define KiB ((size_t)1024)
 #define MiB (KiB * 1024)
 
+/* ---- window flavors (issue 16) -------------------------------------------
+ *
+ * Rows on windows of the other flavors, each made in setup: MPI_Win_create
+ * over MPI_Alloc_mem memory (XMEM_ALLOC) and over malloc'd memory
+ * (XMEM_MALLOC), and MPI_Win_create_dynamic with an MPI_Alloc_mem region
+ * attached (XMEM_DYNAMIC; displacements are MPI_Get_address values). The
+ * teardown checks that a Put and a Get of a known word reach rank 1.
+ */
+enum { XMEM_ALLOC, XMEM_MALLOC, XMEM_DYNAMIC };
+#define X_BYTES 4096
+#define X_FOP 128
+#define X_CHECK 64
+
+static void flavor_setup(struct ctx *c, const struct meas *m)
+{
+	int kind = (int)m->arg;
+	if (kind == XMEM_MALLOC) {
+		c->xmem = aligned_alloc(4096, X_BYTES);
+		if (!c->xmem)
+			die("aligned_alloc", 0);
+	} else {
+		CHECK(MPI_Alloc_mem(X_BYTES, MPI_INFO_NULL, &c->xmem));
+	}
+	memset(c->xmem, 0, X_BYTES);
+	c->xdisp = 0;
+	if (kind == XMEM_DYNAMIC) {
+		MPI_Aint mine, *all = calloc((size_t)c->size, sizeof *all);
+		CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &c->xwin));
+		CHECK(MPI_Win_attach(c->xwin, c->xmem, X_BYTES));
+		CHECK(MPI_Get_address(c->xmem, &mine));
+		CHECK(MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD));
+		c->xdisp = all[1];
+		free(all);
+	} else {
+		CHECK(MPI_Win_create(c->xmem, X_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &c->xwin));
+	}
+	if (c->rank == 0)
+		CHECK(MPI_Win_lock_all(0, c->xwin));
+}
+
+static void flavor_teardown(struct ctx *c, const struct meas *m)
+{
+	int64_t magic = 0x5eed0000 + (int64_t)m->arg, got = 0;
+	long wrong = 0, sum = 0;
+	if (c->rank == 0) {
+		CHECK(MPI_Put(&magic, 8, MPI_BYTE, 1, c->xdisp + X_CHECK, 8, MPI_BYTE, c->xwin));
+		CHECK(MPI_Win_flush(1, c->xwin));
+		CHECK(MPI_Get(&got, 8, MPI_BYTE, 1, c->xdisp + X_CHECK, 8, MPI_BYTE, c->xwin));
+		CHECK(MPI_Win_unlock_all(c->xwin));
+		wrong += got != magic;
+	}
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	if (c->rank == 1) {
+		/* Unified model: the window's memory is its public copy. */
+		CHECK(MPI_Win_lock_all(0, c->xwin));
+		CHECK(MPI_Win_sync(c->xwin));
+		wrong += memcmp(c->xmem + X_CHECK, &magic, 8) != 0;
+		CHECK(MPI_Win_unlock_all(c->xwin));
+	}
+	CHECK(MPI_Reduce(&wrong, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (c->rank == 0) {
+		printf("INFO check %s %s\n", m->name, sum ? "WRONG" : "ok");
+		fflush(stdout);
+	}
+	if (m->arg == XMEM_DYNAMIC)
+		CHECK(MPI_Win_detach(c->xwin, c->xmem));
+	CHECK(MPI_Win_free(&c->xwin));
+	if (m->arg == XMEM_MALLOC)
+		free(c->xmem);
+	else
+		CHECK(MPI_Free_mem(c->xmem));
+}
+
+static void x_put8(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Put(c->src, 8, MPI_BYTE, 1, c->xdisp, 8, MPI_BYTE, c->xwin);
+		MPI_Win_flush(1, c->xwin);
+	}
+}
+
+static void x_get8(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Get(c->src, 8, MPI_BYTE, 1, c->xdisp, 8, MPI_BYTE, c->xwin);
+		MPI_Win_flush(1, c->xwin);
+	}
+}
+
+static void x_fop(struct ctx *c, const struct meas *m, int64_t k)
+{
+	int64_t res;
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Fetch_and_op(&one, &res, MPI_INT64_T, 1, c->xdisp + X_FOP, MPI_SUM, c->xwin);
+		MPI_Win_flush(1, c->xwin);
+	}
+}
+
+
 #define ORIGIN_LOCKALL(nm, fn) \
 	{nm, ORIGIN, 1, 0, 0, lockall_origin, fn, unlockall_origin}
 /* A collective row of collrows.h (index i) and its barrier-separated twin. */
@@ -738,12 +843,21 @@ static int per_op(const struct meas *m)
 	{nm "_sync", SYNC, 0, 0, i, coll_setup, coll_sync, coll_teardown}
 /* A point-to-point row of p2prows.h (index i). */
 #define P2P(nm, i, fn) {nm, SPAN, 1, 0, i, p2p_setup, fn, p2p_teardown}
+#define FLAVOR(nm, mem, fn) {nm, ORIGIN, 1, 0, mem, flavor_setup, fn, flavor_teardown}
 #define PUT_BW(nm, bytes, full) \
 	{nm, ORIGIN, 1, full, bytes, lockall_origin, put_bw, unlockall_origin}
 
 static const struct meas table[] = {
 	ORIGIN_LOCKALL("put8_flush", put8_flush),
 	ORIGIN_LOCKALL("get8_flush", get8_flush),
+	FLAVOR("create_mem_put8_flush", XMEM_ALLOC, x_put8),
+	FLAVOR("create_mem_get8_flush", XMEM_ALLOC, x_get8),
+	FLAVOR("create_mem_fop_flush", XMEM_ALLOC, x_fop),
+	FLAVOR("create_priv_put8_flush", XMEM_MALLOC, x_put8),
+	FLAVOR("create_priv_get8_flush", XMEM_MALLOC, x_get8),
+	FLAVOR("create_priv_fop_flush", XMEM_MALLOC, x_fop),
+	FLAVOR("dynamic_put8_flush", XMEM_DYNAMIC, x_put8),
+	FLAVOR("dynamic_get8_flush", XMEM_DYNAMIC, x_get8),
 	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, unlockall_origin},
 	PUT_BW("put_bw_4096", 4 * KiB, 0),
 	PUT_BW("put_bw_65536", 64 * KiB, 0),

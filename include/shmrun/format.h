@@ -40,10 +40,27 @@
 #define SHMRUN_WIN_TABLES 80 /* [n]uint64 sizes, [n]uint64 disp units, [n]uint64 data offsets */
 #define SHMRUN_FLAVOR_SHARED 1 /* MPI_Win_allocate_shared */
 #define SHMRUN_FLAVOR_ALLOCATE 2 /* MPI_Win_allocate */
+#define SHMRUN_FLAVOR_CREATE 3 /* MPI_Win_create: parts of size 0, the memory is the ranks' own */
+#define SHMRUN_FLAVOR_DYNAMIC 4 /* MPI_Win_create_dynamic: each part is its rank's attach table */
 #define SHMRUN_FLAG_NONCONTIG 1 /* each part on its own alignment boundary */
 #define SHMRUN_FLAG_HUGE 2 /* huge pages asked for */
 #define SHMRUN_FLAG_NO_RESERVE 4 /* parts not reserved at allocation */
 #define SHMRUN_NUM_STRIPES 256 /* accumulate lock stripes in a sync block */
+
+/* Dynamic window attach table (a rank's part; offsets from its start) */
+#define SHMRUN_ATTACH_SEQ 0 /* uint64 sequence: even while stable, odd while the owner edits */
+#define SHMRUN_ATTACH_COUNT 8 /* uint64 entries */
+#define SHMRUN_ATTACH_ACCESS 128 /* SHMRUN_LINE/8 uint64 access slots of this rank as an origin */
+#define SHMRUN_ATTACH_ENTRIES 256 /* first entry, sorted by base */
+#define SHMRUN_ATTACH_ENTRY_LEN 64 /* bytes of an entry */
+#define SHMRUN_ATTACH_BASE 0 /* uint64 the region's address in its owner */
+#define SHMRUN_ATTACH_LEN 8 /* uint64 its length */
+#define SHMRUN_ATTACH_MAP 16 /* uint64 object id; 0: private memory */
+#define SHMRUN_ATTACH_FILE_OFF 24 /* uint64 the region's offset in the object */
+#define SHMRUN_ATTACH_FILE_SIZE 32 /* uint64 the object's size */
+#define SHMRUN_ATTACH_INO 40 /* uint64 the object's inode */
+#define SHMRUN_ATTACH_FD 48 /* uint32 the object's descriptor in its owner */
+#define SHMRUN_DEFAULT_MAX_ATTACH 1024 /* entries of a table unless shmrun_max_attach says */
 
 /* Sync block lines (offsets from the line's start) */
 #define SHMRUN_GLOBAL_HOLDERS 0 /* uint64 A: LockAll holders */

@@ -185,6 +185,15 @@ func TestFormatDocTables(t *testing.T) {
 		{tb, "`[n]uint64`"}, {tb + "+8n", "`[n]uint64`"}, {tb + "+16n", "`[n]uint64`"},
 	})
 
+	checkTable(t, doc, "### Dynamic windows (flavor 4): attach tables", []row{
+		{itoa(format.AttachSeq), "`uint64`"}, {itoa(format.AttachCount), "`uint64`"}, {itoa(format.AttachAccess), fmt.Sprintf("`[%d]uint64`", format.Line/8)},
+		{itoa(format.AttachEntries) + " + " + itoa(format.AttachEntryLen) + "i", "entry i"},
+	})
+	checkTable(t, doc, "An entry, at `256 + 64i`:", []row{
+		{itoa(format.AttachBase), "`uint64`"}, {itoa(format.AttachLen), "`uint64`"}, {itoa(format.AttachMap), "`uint64`"},
+		{itoa(format.AttachFileOff), "`uint64`"}, {itoa(format.AttachFileSize), "`uint64`"}, {itoa(format.AttachIno), "`uint64`"},
+		{itoa(format.AttachFD), "`uint32`"},
+	})
 	checkTable(t, doc, "## Collective area (kind 3)", []row{{itoa(format.CollRanks), "`uint32`"}, {itoa(format.CollChunk), "`uint32`"}})
 
 	// Env table: exactly the variables the launcher sets.
@@ -209,7 +218,8 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("`+%d uint32` seq, `+%d uint32` sleepers (event)", format.GlobalSeq, format.GlobalSleepers),
 		fmt.Sprintf("`+%d uint32` sleepers (seq is L[r]'s low half)", format.LockSleepers),
 		fmt.Sprintf("flags: bit %d noncontig, bit %d huge pages, bit %d no reservation", bit(format.FlagNoncontig), bit(format.FlagHuge), bit(format.FlagNoReserve)),
-		fmt.Sprintf("flavor: %d shared, %d allocate", format.FlavorShared, format.FlavorAllocate),
+		fmt.Sprintf("flavor: %d shared, %d allocate, %d create, %d dynamic", format.FlavorShared, format.FlavorAllocate, format.FlavorCreate, format.FlavorDynamic),
+		fmt.Sprintf("Size: `%d + %d·max` bytes,\nmax = `shmrun_max_attach` (default %d).", format.AttachEntries, format.AttachEntryLen, format.DefaultMaxAttach),
 		fmt.Sprintf("kind: %d control, %d window, %d collective, %d inbox", shm.KindControl, shm.KindWindow, shm.KindCollective, shm.KindInbox),
 		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word), `+%d uint32` sleepers (an\nevent), `+%d uint8` kind, `+%d uint8` element type, `+%d uint8` op (%d: a user\nop), `+%d uint8` failed",
 			format.FlagSeq, format.FlagSleepers, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),

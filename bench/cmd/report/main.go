@@ -149,6 +149,14 @@ var lines = []line{
 	{"put8_flush", "Put 8 B + Flush (origin side, target idle)", "atomic_fetch_add_fence", 0},
 	{"get8_flush", "Get 8 B + Flush (origin side, target idle)", "atomic_fetch_add_fence", 0},
 	{"put8_flush_touched", "Put 8 B + Flush, target reads and acks (round trip)", "put8_fence_touched", 0},
+	{"create_mem_put8_flush", "Put 8 B + Flush, Create window over AllocMem (MPI_Alloc_mem) memory", "atomic_fetch_add_fence", 0},
+	{"create_mem_get8_flush", "Get 8 B + Flush, Create window over AllocMem memory", "atomic_fetch_add_fence", 0},
+	{"create_mem_fop_flush", "FetchAndOp(Sum, int64) + Flush, Create window over AllocMem memory", "atomic_fetch_add_fence", 0},
+	{"create_priv_put8_flush", "Put 8 B + Flush, Create window over private (malloc'd, Go heap) memory", "cma_write_8", 0},
+	{"create_priv_get8_flush", "Get 8 B + Flush, Create window over private memory", "cma_read_8", 0},
+	{"create_priv_fop_flush", "FetchAndOp(Sum, int64) + Flush, Create window over private memory", "cma_rmw_8", 0},
+	{"dynamic_put8_flush", "Put 8 B + Flush, dynamic window, AllocMem region attached", "atomic_fetch_add_fence", 0},
+	{"dynamic_get8_flush", "Get 8 B + Flush, dynamic window, AllocMem region attached", "atomic_fetch_add_fence", 0},
 	{"acc_sum_i64", "Accumulate(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"fetch_and_op_i64", "FetchAndOp(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"cas_i64", "CompareAndSwap(int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
@@ -621,6 +629,12 @@ var targets = []target{
 	goal("Ping-pong 4 MiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_4m", "pingpong_4m"),
 	goal("Ping-pong 16 MiB, 2 ranks ≤ 0.6× Open MPI (issue 15)", 0.6, "pingpong_16m", "pingpong_16m"),
 	goal("Message rate 8 B, 2 ranks ≥ 1.5× Open MPI's: time per message ≤ 1/1.5 of Open MPI's (issue 15)", 1/1.5, "msgrate_8", "msgrate_8"),
+	{"Put 8 B + Flush on a Create window over AllocMem ≤ 1.1× ours on AllocateShared (issue 16)", 1.1, over("shmrun", "create_mem_put8_flush", "shmrun", "put8_flush"), nil, nil},
+	{"Get 8 B + Flush on a Create window over AllocMem ≤ 1.1× ours on AllocateShared (issue 16)", 1.1, over("shmrun", "create_mem_get8_flush", "shmrun", "get8_flush"), nil, nil},
+	{"FetchAndOp + Flush on a Create window over AllocMem ≤ 1.1× ours on AllocateShared (issue 16)", 1.1, over("shmrun", "create_mem_fop_flush", "shmrun", "fetch_and_op_i64"), nil, nil},
+	goal("Put 8 B + Flush on a Create window over private memory, no slower than Open MPI's over malloc (issue 16)", 1, "create_priv_put8_flush", "cma_write_8"),
+	goal("Get 8 B + Flush on a Create window over private memory, no slower than Open MPI's over malloc (issue 16)", 1, "create_priv_get8_flush", "cma_read_8"),
+	{"Dynamic window Put 8 B + Flush over AllocMem ≤ 1.5× ours on AllocateShared (issue 16)", 1.5, over("shmrun", "dynamic_put8_flush", "shmrun", "put8_flush"), nil, nil},
 }
 
 // splitChecks takes the answer checks out of the metadata ("<run>: check

@@ -80,6 +80,9 @@ type ctx struct {
 	ps, pr  []byte     // p2p rows: send and receive buffers
 	pseq    int64      // p2p rows: operations so far, in step in a pair
 	preq    []*comm.Request
+	xw      *win.Win // flavor rows: their window,
+	xmem    []byte   // the memory it exposes,
+	xdisp   int      // and the displacement of rank 1's first byte
 }
 
 type meas struct {
