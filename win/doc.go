@@ -1,5 +1,7 @@
 // Package win implements MPI-3 one-sided communication over shared memory:
-// windows allocated collectively (AllocateShared, Allocate), reached both by
+// windows of the standard's four flavors (AllocateShared and Allocate,
+// which allocate; Create over memory the ranks have; CreateDynamic, with
+// Attach and Detach), reached both by
 // load/store through SharedQuery and by RMA calls (Put, Get, Accumulate,
 // GetAccumulate, FetchAndOp, CompareAndSwap and their request forms) inside
 // epochs opened by Fence, Post/Start/Complete/Wait, or Lock/LockAll with
@@ -25,6 +27,21 @@
 // sync/atomic loads; typed views from View are for bulk work between
 // synchronizations. Slices from Local, SharedQuery and View must not be used
 // after Free: the memory is unmapped, and touching it faults.
+//
+// # Memory of every kind
+//
+// What a window's memory is decides what reaching it costs. Memory of a
+// window made by AllocateShared or Allocate, memory from comm.AllocMem and
+// memory inside another window live in shared-memory objects that every
+// rank maps: RMA on them is a copy or an atomic instruction. Other memory
+// given to Create or Attach (a Go slice from make) stays private to its
+// owner: Put and Get reach it by process_vm_writev/readv, one system call
+// each, and accumulates take a lock of the window, read, combine and write
+// back, the owner's own accumulates included. The memory stays pinned
+// (runtime.Pinner) until Free or Detach, and must hold no Go pointers.
+// Where the kernel forbids one process to reach another's memory, Create
+// over private memory fails at once and Attach of it is ErrRMAAttach, both
+// naming comm.AllocMem.
 //
 // # Goroutines
 //
