@@ -27,7 +27,7 @@ const (
 )
 
 func pointer(rank int, addr uintptr) int64 { return int64(rank+1)<<48 | int64(addr) }
-func target(p int64) (rank, addr int)     { return int(p>>48) - 1, int(p & (1<<48 - 1)) }
+func target(p int64) (rank, addr int)      { return int(p>>48) - 1, int(p & (1<<48 - 1)) }
 
 func main() {
 	world, err := comm.Init()
