@@ -161,3 +161,34 @@ func reduceComplex[E ~complex64 | ~complex128](in, inout []E, op Op) {
 		inout[i] *= v
 	}
 }
+
+// CombineLocal applies an accumulate of src to cur with plain loads and
+// stores: cur[i] becomes what an Accumulate of src[i] with op would leave
+// in a target element holding cur[i], bit for bit, Replace and NoOp
+// included; the padding of the pair types is never written. It is for
+// private memory under a lock (the accumulates of a window over memory
+// other processes cannot map). An op not defined on T is ErrOp (NoOp and
+// Replace are defined on every type), lengths that differ are ErrArg.
+func CombineLocal[T Elem](src, cur []T, op Op) error {
+	t := TypeOf[T]()
+	if err := Check(op, t, true); err != nil {
+		return err
+	}
+	if op != NoOp && len(src) != len(cur) {
+		return fmt.Errorf("atomics: CombineLocal: %d source elements for %d: %w", len(src), len(cur), ErrArg)
+	}
+	switch {
+	case op == NoOp:
+	case op == Replace && t.class() != classPair:
+		copy(cur, src)
+	case op == Replace:
+		a, b := raw.Bytes(src), raw.Bytes(cur)
+		size := t.Size()
+		for i := 0; i+size <= len(a); i += size {
+			combineInPlace(t, op, b[i:i+size], a[i:i+size])
+		}
+	default:
+		return ReduceLocal(src, cur, op)
+	}
+	return nil
+}

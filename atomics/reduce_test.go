@@ -183,3 +183,51 @@ func BenchmarkReduceLocal(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCombineLocal: CombineLocal leaves exactly the bytes an accumulate
+// leaves in a target (combineInPlace, the kernels' element step), padding
+// included, for every op and type, Replace and NoOp too.
+func FuzzCombineLocal(f *testing.F) {
+	f.Add(uint8(13), uint8(Replace), []byte("pairs of double and int, sixteen bytes each......"))
+	f.Add(uint8(9), uint8(NoOp), []byte{0, 0, 0xf8, 0x7f, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x80})
+	f.Add(uint8(3), uint8(Sum), []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, typeSel, op uint8, data []byte) {
+		combineFuzzers[int(typeSel)%len(combineFuzzers)](t, Op(op%uint8(opEnd+1)), data)
+	})
+}
+
+var combineFuzzers = []func(t *testing.T, op Op, data []byte){
+	fuzzCombine[int8], fuzzCombine[int16], fuzzCombine[int32], fuzzCombine[int64],
+	fuzzCombine[uint8], fuzzCombine[uint16], fuzzCombine[uint32], fuzzCombine[uint64],
+	fuzzCombine[float32], fuzzCombine[float64], fuzzCombine[complex64], fuzzCombine[complex128],
+	fuzzCombine[FloatInt], fuzzCombine[DoubleInt], fuzzCombine[LongInt], fuzzCombine[TwoInt], fuzzCombine[ShortInt],
+}
+
+func fuzzCombine[T Elem](t *testing.T, op Op, data []byte) {
+	typ := TypeOf[T]()
+	cur, src := decode[T](data)
+	got := append([]T(nil), cur...)
+	err := CombineLocal(src, got, op)
+	if Check(op, typ, true) != nil {
+		if !errors.Is(err, ErrOp) {
+			t.Fatalf("%v on %v: %v, want ErrOp", op, typ, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("%v on %v: %v", op, typ, err)
+	}
+	size := typ.Size()
+	want := append([]T(nil), cur...)
+	wb, sb, gb := raw.Bytes(want), raw.Bytes(src), raw.Bytes(got)
+	for i := 0; i < len(wb); i += size {
+		combineInPlace(typ, op, wb[i:i+size], sb[i:i+size])
+		if op == Replace || op == NoOp || typ.class() == classPair {
+			if !bytes.Equal(gb[i:i+size], wb[i:i+size]) {
+				t.Fatalf("%v on %v, element %d: got %x, want %x", op, typ, i/size, gb[i:i+size], wb[i:i+size])
+			}
+		} else if !sameElem(typ, gb[i:i+size], wb[i:i+size]) {
+			t.Fatalf("%v on %v, element %d: got %x, want %x", op, typ, i/size, gb[i:i+size], wb[i:i+size])
+		}
+	}
+}

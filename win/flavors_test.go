@@ -247,6 +247,9 @@ func flavorBody(c *comm.Comm, kind, mode string, local bool) error {
 			}
 		}
 	}
+	if _, err := win.Placement(w); err != nil {
+		return fmt.Errorf("%s: Placement: %w", kind, err)
+	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}

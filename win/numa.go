@@ -87,6 +87,8 @@ type PartPlacement struct {
 // nothing when asked no target); pages that exist but this process has not
 // touched are mapped in first (never allocated). Local; it blocks only for
 // the system calls.
+// A Create window's parts are the memory mapped from their owners (none for
+// private memory); a dynamic window's are empty.
 // Where the kernel refuses move_pages it falls back to /proc/self/numa_maps,
 // which counts the whole window: one PartPlacement with Rank -1. Pages
 // shared by two parts (contiguous layout) count for both.
@@ -98,7 +100,14 @@ func Placement(w *Win) ([]PartPlacement, error) {
 	page := int(shm.PageSize)
 	for r := range w.size {
 		pp := PartPlacement{Rank: r, Nodes: map[int]int{}}
-		rng := pageRange(w.mem, w.parts[r].data)
+		p := &w.parts[r]
+		if raw.Addr(p.amem)%uintptr(page) != 0 {
+			// Memory not in a mapping of this process (a Create window's
+			// private or Go-heap memory): nothing to count.
+			out = append(out, pp)
+			continue
+		}
+		rng := pageRange(p.amem, p.data)
 		resident, err := mapResident(rng, page)
 		if err != nil {
 			return nil, errorf(ErrOther, "Placement on rank %d: %v", w.rank, err)

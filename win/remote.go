@@ -143,16 +143,10 @@ func privateRMW[T atomics.Elem](w *Win, call string, wh *where, n int, f func(cu
 	return w.remoteErr(call, wh, shm.WriteProcess(wh.pid, wh.addr, b))
 }
 
-// combineLocal applies op to cur with src as an accumulate would:
-// cur = src op cur, src for Replace, cur unchanged for NoOp.
+// combineLocal applies op to cur with src as an accumulate would (op was
+// checked by the caller).
 func combineLocal[T atomics.Elem](src, cur []T, op atomics.Op) {
-	switch op {
-	case atomics.NoOp:
-	case atomics.Replace:
-		copy(cur, src)
-	default:
-		_ = atomics.ReduceLocal(src, cur, op) // op checked by the caller
-	}
+	_ = atomics.CombineLocal(src, cur, op)
 }
 
 func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
