@@ -1,0 +1,130 @@
+package win_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/win"
+)
+
+func init() { ranktest.Register("attach-churn", attachChurnBody) }
+
+const (
+	churnGens  = 12
+	churnIters = 150
+)
+
+// attachChurnBody: every rank attaches a fresh counter, publishes its
+// address, lets the others add to it for a while, then withdraws it
+// (unpublish, Detach) and reads it, generation after generation; all the
+// while every rank adds 1 to the counters it finds published, by
+// FetchAndOp, and counts the adds that succeeded (the rest must be
+// ErrRMARange). Counted invariant: for every counter, the adds that
+// succeeded = its value right after Detach = its value at the end. An add
+// lost, or one landing after Detach returned, breaks it.
+func attachChurnBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	dir, err := win.AllocateShared(c, 8, 8, nil) // my published counter: gen<<48 | address
+	if err != nil {
+		return err
+	}
+	d, err := win.CreateDynamic(c, nil)
+	if err != nil {
+		return err
+	}
+	if err := d.LockAll(0); err != nil {
+		return err
+	}
+	slots := make([]*uint64, n)
+	for r := range n {
+		seg, err := dir.SharedQuery(r)
+		if err != nil {
+			return err
+		}
+		v, err := win.View[uint64](seg)
+		if err != nil {
+			return err
+		}
+		slots[r] = &v[0]
+	}
+	succ := make([]int64, n*churnGens) // adds that succeeded, per owner and generation
+	after := make([]int64, churnGens)  // my counters right after Detach
+	var counters [][]byte
+	rng := rand.New(rand.NewPCG(uint64(me), 7))
+	for g := range churnGens {
+		mem, err := comm.AllocMem(64, nil)
+		if err != nil {
+			return err
+		}
+		counters = append(counters, mem)
+		if err := d.Attach(mem); err != nil {
+			return err
+		}
+		atomics.StoreRelease64(slots[me], uint64(g)<<48|uint64(comm.Address(mem)))
+		for range churnIters {
+			t := rng.IntN(n)
+			p := atomic.LoadUint64(slots[t])
+			if p == 0 {
+				continue
+			}
+			_, err := win.FetchAndOp(d, int64(1), t, int(p&(1<<48-1)), atomics.Sum)
+			switch {
+			case err == nil:
+				succ[t*churnGens+int(p>>48)]++
+			case !errors.Is(err, win.ErrRMARange):
+				return err
+			}
+		}
+		atomic.StoreUint64(slots[me], 0)
+		if err := d.Detach(mem); err != nil {
+			return err
+		}
+		after[g] = atomic.LoadInt64(counterWord(mem))
+	}
+	if err := d.UnlockAll(); err != nil {
+		return err
+	}
+	total := make([]int64, len(succ))
+	if err := comm.Allreduce(c, succ, total, atomics.Sum); err != nil {
+		return err
+	}
+	var adds int64
+	for g, mem := range counters {
+		end := atomic.LoadInt64(counterWord(mem))
+		if s := total[me*churnGens+g]; s != after[g] || end != after[g] {
+			return fmt.Errorf("generation %d: %d adds succeeded, the counter held %d after Detach and %d at the end", g, s, after[g], end)
+		}
+		adds += end
+		if err := comm.FreeMem(mem); err != nil {
+			return err
+		}
+	}
+	all := []int64{0}
+	if err := comm.Allreduce(c, []int64{adds}, all, atomics.Sum); err != nil {
+		return err
+	}
+	if me == 0 && all[0] == 0 {
+		return errors.New("no add ever succeeded: the test tested nothing")
+	}
+	if err := d.Free(); err != nil {
+		return err
+	}
+	return dir.Free()
+}
+
+func counterWord(mem []byte) *int64 {
+	v, _ := win.View[int64](mem)
+	return &v[0]
+}
+
+func TestAttachChurn(t *testing.T) {
+	ranktest.Run(t, 12, "attach-churn") // oversubscribed on 2 cores
+}
+
+func TestAttachChurnLocal(t *testing.T) { runLocal(t, 6, attachChurnBody) }
