@@ -34,8 +34,8 @@ import (
 // A Detach waits for the RMA calls already inside the region to end, so a
 // Detach racing a Put makes that Put an error or a write into memory the
 // target still owns, never into memory the runtime has given to something
-// else. Each origin keeps its mapping of a target's shared object until
-// the window's Free.
+// else. An origin maps a target's shared object on first use and unmaps it
+// once the target no longer lists it (checked when it maps another).
 //
 // Info keys as for Create, and shmrun_max_attach: the most regions this
 // rank may have attached at once (default 1024; its table costs 64 bytes
@@ -71,13 +71,13 @@ type dynamic struct {
 	cma    bool // this process may read and write every other's memory
 	local  bool // goroutine ranks: one process
 
-	mu    sync.Mutex // Attach, Detach, and new mappings
-	own   []attached // this rank's regions, sorted by base
-	cache []atomic.Pointer[[]peerMap]
+	mu    sync.Mutex                  // Attach, Detach, and new mappings
+	own   []attached                  // this rank's regions, sorted by base
+	cache []atomic.Pointer[[]peerMap] // per target: its objects mapped here
+	stale []staleMap                  // dropped from cache, not yet unmapped
 	hot   []atomic.Pointer[hotRegion] // per target: the last mapped region reached
 	seqs  []*uint64                   // per target: its table's sequence word
 	slots [accessSlots]*uint64        // this rank's access slots
-	maps  [][]byte                    // every mapping made, unmapped at Free
 }
 
 type attached struct {
@@ -98,6 +98,14 @@ type hotRegion struct {
 type peerMap struct {
 	id  uint64
 	mem []byte
+	own bool // the owner's own mapping (the heap registry's): never unmapped here
+}
+
+// staleMap is a mapping dropped from a target's cache, to unmap once no
+// access of this rank to that target may still use it.
+type staleMap struct {
+	target int
+	mem    []byte
 }
 
 func (w *Win) makeDynamic() error {
@@ -269,7 +277,7 @@ func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (
 		}
 		return wh, nil
 	}
-	m, err := d.mapping(w, target, e)
+	m, err := d.mapping(w, target, e, slot)
 	if err != nil {
 		return fail(errorf(ErrOther, "%s on rank %d to rank %d: mapping the region at %#x: %v", call, w.rank, target, e.base, err))
 	}
@@ -291,7 +299,14 @@ func (d *dynamic) hotData(target int, addr uint64, n int) ([]byte, *uint64, uint
 	if h == nil || addr < h.base || addr > h.end || uint64(n) > h.end-addr {
 		return nil, nil, 0, false
 	}
-	slot, sv := d.enter(target)
+	// d.enter's common case, spelled out: this path is the one a dynamic
+	// Put or Get takes, and a call costs a nanosecond of its ~12.
+	slot := d.slots[0]
+	v := atomic.LoadUint64(slot)
+	sv := (v>>32+1)<<32 | uint64(target+1)
+	if uint32(v) != 0 || !atomic.CompareAndSwapUint64(slot, v, sv) {
+		slot, sv = d.enterSlow(target)
+	}
 	if atomic.LoadUint64(d.seqs[target]) != h.seq {
 		leaveSlot(slot, sv)
 		return nil, nil, 0, false
@@ -306,7 +321,7 @@ func leaveSlot(slot *uint64, sv uint64) { atomics.StoreRelease64(slot, sv&^0xFFF
 
 // mapping returns this process's mapping of the shared object an entry of
 // target's table names, mapping it the first time.
-func (d *dynamic) mapping(w *Win, target int, e entry) ([]byte, error) {
+func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, error) {
 	if p := d.cache[target].Load(); p != nil {
 		for _, m := range *p {
 			if m.id == e.mapID {
@@ -325,14 +340,91 @@ func (d *dynamic) mapping(w *Win, target int, e entry) ([]byte, error) {
 			}
 		}
 	}
+	// Mappings of objects the target no longer lists go first: a target
+	// that attaches and frees large blocks must not make this process
+	// keep their pages.
+	old = d.prune(w, target, old, slot)
 	m, err := mapPeer(d.pids[target], e.fd, e.ino, int64(e.fileSize))
 	if err != nil {
 		return nil, err
 	}
-	d.maps = append(d.maps, m)
 	next := append(slices.Clone(old), peerMap{id: e.mapID, mem: m})
 	d.cache[target].Store(&next)
 	return m, nil
+}
+
+// prune drops from target's cache (old) the mappings of objects its table
+// no longer names, and unmaps them once no other goroutine of this rank
+// may be using them; mine is the caller's own access slot. d.mu is held.
+//
+// Why it is safe: a goroutine uses a mapping only between claiming an
+// access slot naming target and releasing it, and only one it found
+// through the cache after reading the table (or through the hot region,
+// whose sequence then still matches). A mapping dropped here is named by
+// no entry of the table as read now; a goroutine that claims its slot
+// after the check of the slots below reads that table or a later one, so
+// it cannot find the mapping; one that claimed it before is seen, and the
+// unmapping waits for a later prune (or Free).
+func (d *dynamic) prune(w *Win, target int, old []peerMap, mine *uint64) []peerMap {
+	if len(old) > 0 {
+		named, ok := d.tableMaps(w.t.Abort(), target)
+		if ok {
+			var keep []peerMap
+			for _, m := range old {
+				switch {
+				case slices.Contains(named, m.id):
+					keep = append(keep, m)
+				case !m.own: // the owner's own mappings are the registry's
+					d.stale = append(d.stale, staleMap{target: target, mem: m.mem})
+				}
+			}
+			if len(keep) < len(old) {
+				d.cache[target].Store(&keep)
+				d.hot[target].Store(nil)
+				old = keep
+			}
+		}
+	}
+	busy := map[int]bool{}
+	for _, s := range d.slots {
+		if v := atomic.LoadUint64(s); s != mine && uint32(v) != 0 {
+			busy[int(uint32(v))-1] = true
+		}
+	}
+	d.stale = slices.DeleteFunc(d.stale, func(m staleMap) bool {
+		if busy[m.target] {
+			return false
+		}
+		_ = shm.Unmap(m.mem)
+		return true
+	})
+	return old
+}
+
+// tableMaps returns the object ids target's table names, read under its
+// sequence lock; false if the job aborted meanwhile.
+func (d *dynamic) tableMaps(abort *uint32, target int) ([]uint64, bool) {
+	seq, count := d.seqs[target], d.word(target, format.AttachCount)
+	for spins := 0; ; spins++ {
+		s1 := atomic.LoadUint64(seq)
+		if s1&1 != 0 {
+			if spins%64 == 63 {
+				if atomic.LoadUint32(abort) != 0 {
+					return nil, false
+				}
+				runtime.Gosched()
+			}
+			continue
+		}
+		cnt := int(min(atomic.LoadUint64(count), uint64(d.maxes[target])))
+		ids := make([]uint64, 0, cnt)
+		for i := range cnt {
+			ids = append(ids, atomic.LoadUint64(d.entryWord(target, i, format.AttachMap)))
+		}
+		if atomic.LoadUint64(seq) == s1 {
+			return ids, true
+		}
+	}
 }
 
 // Attach exposes mem in the dynamic window (MPI_Win_attach): local, it
@@ -413,7 +505,7 @@ func (d *dynamic) addOwnMap(me int, loc heap.Loc) {
 			}
 		}
 	}
-	next := append(slices.Clone(old), peerMap{id: loc.ID, mem: loc.Mem})
+	next := append(slices.Clone(old), peerMap{id: loc.ID, mem: loc.Mem, own: true})
 	d.cache[me].Store(&next)
 }
 
@@ -521,15 +613,22 @@ func (d *dynamic) release() error {
 			err = herr
 		}
 	}
-	for _, m := range d.maps {
-		if uerr := shm.Unmap(m); err == nil {
-			err = uerr
-		}
-	}
-	d.own, d.maps = nil, nil
 	for i := range d.cache {
+		if p := d.cache[i].Load(); p != nil {
+			for _, m := range *p {
+				if !m.own {
+					d.stale = append(d.stale, staleMap{target: i, mem: m.mem})
+				}
+			}
+		}
 		d.cache[i].Store(nil)
 		d.hot[i].Store(nil)
 	}
+	for _, m := range d.stale {
+		if uerr := shm.Unmap(m.mem); err == nil {
+			err = uerr
+		}
+	}
+	d.own, d.stale = nil, nil
 	return err
 }

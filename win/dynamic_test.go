@@ -347,3 +347,80 @@ func createForbiddenBody(c *comm.Comm) error {
 }
 
 func TestCreateForbidden(t *testing.T) { ranktest.Run(t, 3, "create-forbidden") }
+
+func init() { ranktest.Register("dynamic-maps-flat", dynamicMapsFlatBody) }
+
+// dynamicMapsFlatBody: rank 1 attaches a large block (an object of its
+// own), rank 0 puts into it, rank 1 detaches and frees it, 150 times; rank
+// 0's mappings stay flat (it unmaps the objects rank 1 no longer lists),
+// and so does rank 1's (FreeMem gives the object back).
+func dynamicMapsFlatBody(c *comm.Comm) error {
+	const rounds, size = 150, 300 << 10
+	me := c.Rank()
+	d, err := win.CreateDynamic(c, nil)
+	if err != nil {
+		return err
+	}
+	if err := d.LockAll(0); err != nil {
+		return err
+	}
+	var before int
+	for i := range rounds {
+		if i == 10 {
+			before = mapCount()
+		}
+		addr := []uint64{0}
+		var blk []byte
+		if me == 1 {
+			if blk, err = comm.AllocMem(size, nil); err != nil {
+				return err
+			}
+			if err := d.Attach(blk); err != nil {
+				return err
+			}
+			addr[0] = uint64(comm.Address(blk))
+		}
+		if err := comm.Bcast(c, addr, 1); err != nil {
+			return err
+		}
+		if me == 0 {
+			if err := win.PutT(d, []int64{int64(i)}, 1, int(addr[0])+size-8); err != nil {
+				return err
+			}
+			if err := d.Flush(1); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if me == 1 {
+			if v, _ := win.View[int64](blk[size-8:]); v[0] != int64(i) {
+				return fmt.Errorf("round %d: the block holds %d", i, v[0])
+			}
+			if err := d.Detach(blk); err != nil {
+				return err
+			}
+			if err := comm.FreeMem(blk); err != nil {
+				return err
+			}
+		}
+	}
+	if after := mapCount(); after > before+16 {
+		return fmt.Errorf("mappings grew from %d to %d over %d attach/detach rounds", before, after, rounds-10)
+	}
+	if err := d.UnlockAll(); err != nil {
+		return err
+	}
+	return d.Free()
+}
+
+func mapCount() int {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return -1
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func TestDynamicMapsFlat(t *testing.T) { ranktest.Run(t, 2, "dynamic-maps-flat") }

@@ -38,7 +38,11 @@ func (w *Win) Put(src []byte, target, disp int) error {
 		}
 		if w.dyn != nil && disp >= 0 {
 			if dst, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(src)); ok {
-				shm.Copy(dst, src)
+				if len(src) == 8 {
+					binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+				} else {
+					shm.Copy(dst, src)
+				}
 				leaveSlot(slot, sv)
 				return nil
 			}
@@ -62,7 +66,11 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 		}
 		if w.dyn != nil && disp >= 0 {
 			if src, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(dst)); ok {
-				shm.Copy(dst, src)
+				if len(dst) == 8 {
+					binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+				} else {
+					shm.Copy(dst, src)
+				}
 				leaveSlot(slot, sv)
 				return nil
 			}
