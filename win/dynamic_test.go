@@ -424,3 +424,67 @@ func mapCount() int {
 }
 
 func TestDynamicMapsFlat(t *testing.T) { ranktest.Run(t, 2, "dynamic-maps-flat") }
+
+func init() { ranktest.Register("create-cycles-flat", createCyclesFlatBody) }
+
+// createCyclesFlatBody: Create over AllocMem memory, over a window's
+// memory and over private memory, used and freed 100 times each: every
+// rank's mappings and descriptors stay flat.
+func createCyclesFlatBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	var maps0, fds0 int
+	for i := range 110 {
+		if i == 10 {
+			maps0, fds0 = mapCount(), fdCount()
+		}
+		under, err := win.Allocate(c, 4096, 1, nil)
+		if err != nil {
+			return err
+		}
+		heapMem, err := comm.AllocMem(4096, nil)
+		if err != nil {
+			return err
+		}
+		for _, mem := range [][]byte{heapMem, under.Local()[64:], make([]byte, 4096)} {
+			w, err := win.Create(c, mem, 1, nil)
+			if err != nil {
+				return err
+			}
+			if err := w.Fence(0); err != nil {
+				return err
+			}
+			if err := win.PutT(w, []int64{int64(i)}, (me+1)%n, 8); err != nil {
+				return err
+			}
+			if err := w.Fence(0); err != nil {
+				return err
+			}
+			if v, _ := win.View[int64](mem[8:16]); v[0] != int64(i) {
+				return fmt.Errorf("cycle %d: my memory holds %d", i, v[0])
+			}
+			if err := w.Free(); err != nil {
+				return err
+			}
+		}
+		if err := comm.FreeMem(heapMem); err != nil {
+			return err
+		}
+		if err := under.Free(); err != nil {
+			return err
+		}
+	}
+	if m, f := mapCount(), fdCount(); m > maps0+16 || f > fds0+2 {
+		return fmt.Errorf("over 100 cycles mappings went from %d to %d, descriptors from %d to %d", maps0, m, fds0, f)
+	}
+	return nil
+}
+
+func fdCount() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+func TestCreateCyclesFlat(t *testing.T) { ranktest.Run(t, 3, "create-cycles-flat") }
