@@ -60,10 +60,7 @@ const (
 )
 
 func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
-	call := "AllocateShared"
-	if flavor == FlavorAllocate {
-		call = "Allocate"
-	}
+	call := map[Flavor]string{FlavorShared: "AllocateShared", FlavorAllocate: "Allocate", FlavorCreate: "Create", FlavorDynamic: "CreateDynamic"}[flavor]
 	t, err := team.OfComm(c, call)
 	if err != nil {
 		return nil, fmt.Errorf("win: %w", err)

@@ -21,7 +21,9 @@ import (
 // where it is, and how the other ranks reach it depends on what it is:
 //
 //   - Memory from comm.AllocMem, or inside another window of the job (a
-//     slice of Local or SharedQuery): every rank maps it, so RMA on it costs
+//     slice of Local or SharedQuery of any window but a dynamic one): every
+//     rank maps it (the window it came from may be freed first: the memory
+//     stays mapped while a window uses it), so RMA on it costs
 //     what it costs on a window made by Allocate (copies, lock-free
 //     accumulates), and SharedQuery returns it, as MPI 4.1 allows.
 //   - Any other memory (a Go slice from make): it stays private to its
@@ -87,12 +89,16 @@ const (
 
 // extern is a Create window's view of the ranks' memory.
 type extern struct {
-	own   []byte // the caller's memory, as given
-	hold  *heap.Hold
-	pin   runtime.Pinner
-	rem   []remote // per rank
-	maps  [][]byte // mappings of other processes' objects, unmapped at Free
-	local bool     // goroutine ranks: every address is this process's
+	own  []byte // the caller's memory, as given
+	hold *heap.Hold
+	pin  runtime.Pinner
+	rem  []remote // per rank
+	maps [][]byte // mappings of other processes' objects, unmapped at Free
+	// regs are those mappings that are in this process's registry, so
+	// that a window made by Create over a slice of SharedQuery maps them
+	// too; the registry unmaps them once no window holds them.
+	regs  []uint64
+	local bool // goroutine ranks: every address is this process's
 }
 
 // remote is a rank's memory as this process reaches it.
@@ -111,7 +117,12 @@ func (x *extern) release() error {
 			err = uerr
 		}
 	}
-	x.maps, x.hold, x.own = nil, nil, nil
+	for _, id := range x.regs {
+		if uerr := heap.Unregister(id); err == nil {
+			err = uerr
+		}
+	}
+	x.maps, x.regs, x.hold, x.own = nil, nil, nil, nil
 	return err
 }
 
@@ -197,11 +208,16 @@ func (w *Win) reach(r int, s, mine []byte, loc heap.Loc) error {
 	case kind == memShared:
 		fd, ino := int(le.Uint32(s[cFD:])), le.Uint64(s[cIno:])
 		fileOff, fileSize := int64(le.Uint64(s[cFileOff:])), int64(le.Uint64(s[cFileSize:]))
-		m, err := mapPeer(pid, fd, ino, fileSize)
+		m, obj, err := mapPeerObject(pid, fd, ino, fileSize)
 		if err != nil {
 			return errorf(ErrWin, "Create on rank %d: mapping rank %d's memory: %v", w.rank, r, err)
 		}
-		x.maps = append(x.maps, m)
+		if id, rerr := heap.Register(m, obj); rerr == nil {
+			x.regs = append(x.regs, id)
+		} else {
+			obj.Close()
+			x.maps = append(x.maps, m)
+		}
 		if fileOff < 0 || fileOff+int64(size) > fileSize {
 			return errorf(ErrWin, "Create on rank %d: rank %d's memory (%d bytes at %d) is outside its %d-byte object", w.rank, r, size, fileOff, fileSize)
 		}
@@ -224,17 +240,30 @@ func (w *Win) reach(r int, s, mine []byte, loc heap.Loc) error {
 // descriptor still names the object the owner described (inode) and that
 // it is as large as it said.
 func mapPeer(pid, fd int, ino uint64, size int64) ([]byte, error) {
+	m, obj, err := mapPeerObject(pid, fd, ino, size)
+	if err == nil {
+		obj.Close() // the mapping outlives the descriptor
+	}
+	return m, err
+}
+
+// mapPeerObject is mapPeer that also returns the open object.
+func mapPeerObject(pid, fd int, ino uint64, size int64) ([]byte, *shm.Object, error) {
 	obj, err := shm.OpenPeer(pid, fd, size)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer obj.Close() // the mapping outlives the descriptor
 	got, err := obj.Ino()
+	if err == nil && got != ino {
+		err = fmt.Errorf("descriptor %d of process %d is inode %d, not %d: the object was closed meanwhile", fd, pid, got, ino)
+	}
+	var m []byte
+	if err == nil {
+		m, err = obj.Map(size)
+	}
 	if err != nil {
-		return nil, err
+		obj.Close()
+		return nil, nil, err
 	}
-	if got != ino {
-		return nil, fmt.Errorf("descriptor %d of process %d is inode %d, not %d: the object was closed meanwhile", fd, pid, got, ino)
-	}
-	return obj.Map(size)
+	return m, obj, nil
 }

@@ -71,8 +71,13 @@ type dynamic struct {
 	cma    bool // this process may read and write every other's memory
 	local  bool // goroutine ranks: one process
 
-	mu    sync.Mutex                  // Attach, Detach, and new mappings
-	own   []attached                  // this rank's regions, sorted by base
+	mu  sync.Mutex // Attach, Detach (held while Detach waits for accesses)
+	own []attached // this rank's regions, sorted by base
+	// mapMu guards new mappings, prune and stale. It is never held while
+	// waiting for another rank: an access that holds a slot may take it.
+	mapMu sync.Mutex
+	abort *uint32 // the job's abort word
+
 	cache []atomic.Pointer[[]peerMap] // per target: its objects mapped here
 	stale []staleMap                  // dropped from cache, not yet unmapped
 	hot   []atomic.Pointer[hotRegion] // per target: the last mapped region reached
@@ -83,6 +88,7 @@ type dynamic struct {
 type attached struct {
 	base uintptr
 	n    int
+	id   uint64 // the object's id in the registry, 0 for private memory
 	hold *heap.Hold
 	pin  *runtime.Pinner
 }
@@ -109,7 +115,7 @@ type staleMap struct {
 }
 
 func (w *Win) makeDynamic() error {
-	d := &dynamic{local: w.t.Local(), tables: make([][]byte, w.size), maxes: make([]int, w.size), pids: make([]int, w.size),
+	d := &dynamic{local: w.t.Local(), abort: w.t.Abort(), tables: make([][]byte, w.size), maxes: make([]int, w.size), pids: make([]int, w.size),
 		cache: make([]atomic.Pointer[[]peerMap], w.size), hot: make([]atomic.Pointer[hotRegion], w.size)}
 	for r := range w.size {
 		d.tables[r] = w.parts[r].data
@@ -178,6 +184,9 @@ func (d *dynamic) enter(target int) (*uint64, uint64) {
 
 func (d *dynamic) enterSlow(target int) (*uint64, uint64) {
 	for {
+		if atomic.LoadUint32(d.abort) != 0 {
+			return nil, 0
+		}
 		for _, s := range d.slots {
 			v := atomic.LoadUint64(s)
 			if uint32(v) != 0 {
@@ -190,6 +199,11 @@ func (d *dynamic) enterSlow(target int) (*uint64, uint64) {
 		}
 		runtime.Gosched() // more goroutines in dynamic RMA calls than slots
 	}
+}
+
+// errNoSlot is resolve's error when enter gave up: the job is aborting.
+func errNoSlot(w *Win, call string) error {
+	return errorf(ErrAborted, "%s on rank %d: job aborted while waiting for an access slot", call, w.rank)
 }
 
 func (d *dynamic) leave(wh *where) {
@@ -256,6 +270,9 @@ func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, 
 // displacement, an address in target.
 func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (where, error) {
 	slot, sv := d.enter(target)
+	if slot == nil {
+		return where{}, errNoSlot(w, call)
+	}
 	wh := where{target: target, slot: slot, sv: sv}
 	fail := func(err error) (where, error) {
 		d.leave(&wh)
@@ -305,7 +322,9 @@ func (d *dynamic) hotData(target int, addr uint64, n int) ([]byte, *uint64, uint
 	v := atomic.LoadUint64(slot)
 	sv := (v>>32+1)<<32 | uint64(target+1)
 	if uint32(v) != 0 || !atomic.CompareAndSwapUint64(slot, v, sv) {
-		slot, sv = d.enterSlow(target)
+		if slot, sv = d.enterSlow(target); slot == nil {
+			return nil, nil, 0, false // aborting: the slow path says so
+		}
 	}
 	if atomic.LoadUint64(d.seqs[target]) != h.seq {
 		leaveSlot(slot, sv)
@@ -329,8 +348,8 @@ func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, er
 			}
 		}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.mapMu.Lock()
+	defer d.mapMu.Unlock()
 	var old []peerMap
 	if p := d.cache[target].Load(); p != nil {
 		old = *p
@@ -343,7 +362,7 @@ func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, er
 	// Mappings of objects the target no longer lists go first: a target
 	// that attaches and frees large blocks must not make this process
 	// keep their pages.
-	old = d.prune(w, target, old, slot)
+	old = d.prune(target, old, slot)
 	m, err := mapPeer(d.pids[target], e.fd, e.ino, int64(e.fileSize))
 	if err != nil {
 		return nil, err
@@ -355,7 +374,7 @@ func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, er
 
 // prune drops from target's cache (old) the mappings of objects its table
 // no longer names, and unmaps them once no other goroutine of this rank
-// may be using them; mine is the caller's own access slot. d.mu is held.
+// may be using them; mine is the caller's own access slot. d.mapMu is held.
 //
 // Why it is safe: a goroutine uses a mapping only between claiming an
 // access slot naming target and releasing it, and only one it found
@@ -365,22 +384,34 @@ func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, er
 // after the check of the slots below reads that table or a later one, so
 // it cannot find the mapping; one that claimed it before is seen, and the
 // unmapping waits for a later prune (or Free).
-func (d *dynamic) prune(w *Win, target int, old []peerMap, mine *uint64) []peerMap {
+func (d *dynamic) prune(target int, old []peerMap, mine *uint64) []peerMap {
 	if len(old) > 0 {
-		named, ok := d.tableMaps(w.t.Abort(), target)
+		named, seq, ok := d.tableMaps(target)
 		if ok {
-			var keep []peerMap
+			var keep, drop []peerMap
 			for _, m := range old {
-				switch {
-				case slices.Contains(named, m.id):
+				if slices.Contains(named, m.id) {
 					keep = append(keep, m)
-				case !m.own: // the owner's own mappings are the registry's
-					d.stale = append(d.stale, staleMap{target: target, mem: m.mem})
+				} else {
+					drop = append(drop, m)
 				}
 			}
-			if len(keep) < len(old) {
+			if len(drop) > 0 {
 				d.cache[target].Store(&keep)
 				d.hot[target].Store(nil)
+				// The table must not have moved since it was read: a
+				// goroutine that found a dropped object in a newer table
+				// may have taken the old cache and be about to publish a
+				// hot region into it. Then keep everything for now.
+				if atomic.LoadUint64(d.seqs[target]) != seq {
+					d.cache[target].Store(&old)
+					return old
+				}
+				for _, m := range drop {
+					if !m.own { // the owner's own mappings are the registry's
+						d.stale = append(d.stale, staleMap{target: target, mem: m.mem})
+					}
+				}
 				old = keep
 			}
 		}
@@ -401,16 +432,17 @@ func (d *dynamic) prune(w *Win, target int, old []peerMap, mine *uint64) []peerM
 	return old
 }
 
-// tableMaps returns the object ids target's table names, read under its
-// sequence lock; false if the job aborted meanwhile.
-func (d *dynamic) tableMaps(abort *uint32, target int) ([]uint64, bool) {
+// tableMaps returns the object ids target's table names and the sequence
+// it read them at, under the sequence lock; false if the job aborted
+// meanwhile.
+func (d *dynamic) tableMaps(target int) ([]uint64, uint64, bool) {
 	seq, count := d.seqs[target], d.word(target, format.AttachCount)
 	for spins := 0; ; spins++ {
 		s1 := atomic.LoadUint64(seq)
 		if s1&1 != 0 {
 			if spins%64 == 63 {
-				if atomic.LoadUint32(abort) != 0 {
-					return nil, false
+				if atomic.LoadUint32(d.abort) != 0 {
+					return nil, 0, false
 				}
 				runtime.Gosched()
 			}
@@ -422,7 +454,7 @@ func (d *dynamic) tableMaps(abort *uint32, target int) ([]uint64, bool) {
 			ids = append(ids, atomic.LoadUint64(d.entryWord(target, i, format.AttachMap)))
 		}
 		if atomic.LoadUint64(seq) == s1 {
-			return ids, true
+			return ids, s1, true
 		}
 	}
 }
@@ -461,7 +493,7 @@ func (w *Win) Attach(mem []byte) error {
 	loc, h, shared := heap.Acquire(mem) // FreeMem refuses it until Detach
 	switch {
 	case shared && !d.local:
-		a.hold = h
+		a.hold, a.id = h, loc.ID
 		e.mapID, e.fd, e.ino, e.fileOff, e.fileSize = loc.ID, loc.FD, loc.Ino, uint64(loc.Off), uint64(loc.Size)
 		// This rank reaches its own shared regions through its own mapping.
 		d.addOwnMap(w.rank, loc)
@@ -494,8 +526,9 @@ func cmpUintptr(a, b uintptr) int {
 }
 
 // addOwnMap puts this process's mapping of an object in its own cache.
-// d.mu is held.
 func (d *dynamic) addOwnMap(me int, loc heap.Loc) {
+	d.mapMu.Lock()
+	defer d.mapMu.Unlock()
 	var old []peerMap
 	if p := d.cache[me].Load(); p != nil {
 		old = *p
@@ -507,6 +540,16 @@ func (d *dynamic) addOwnMap(me int, loc heap.Loc) {
 	}
 	next := append(slices.Clone(old), peerMap{id: loc.ID, mem: loc.Mem, own: true})
 	d.cache[me].Store(&next)
+}
+
+// dropOwnMap removes this process's own object id from its cache.
+func (d *dynamic) dropOwnMap(me int, id uint64) {
+	d.mapMu.Lock()
+	defer d.mapMu.Unlock()
+	if p := d.cache[me].Load(); p != nil {
+		next := slices.DeleteFunc(slices.Clone(*p), func(m peerMap) bool { return m.id == id })
+		d.cache[me].Store(&next)
+	}
 }
 
 // edit changes this rank's table under its sequence lock; f gets the count
@@ -563,6 +606,9 @@ func (w *Win) Detach(mem []byte) error {
 		atomic.StoreUint64(count, uint64(cnt-1))
 	})
 	qerr := d.quiesce(w)
+	if a.id != 0 && !slices.ContainsFunc(d.own, func(b attached) bool { return b.id == a.id }) {
+		d.dropOwnMap(w.rank, a.id) // no access can use it any more
+	}
 	a.pin.Unpin()
 	if err := a.hold.Release(); err != nil && qerr == nil {
 		qerr = errorf(ErrOther, "Detach on rank %d: %v", w.rank, err)
@@ -606,6 +652,8 @@ func (w *Win) dynamicOf(call string) (*dynamic, error) {
 func (d *dynamic) release() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.mapMu.Lock()
+	defer d.mapMu.Unlock()
 	var err error
 	for _, a := range d.own {
 		a.pin.Unpin()

@@ -54,7 +54,8 @@ func FuzzHotRegion(f *testing.F) {
 		}
 		var seq uint64
 		var slots [accessSlots]uint64
-		d := &dynamic{seqs: []*uint64{&seq}, hot: make([]atomic.Pointer[hotRegion], 1)}
+		var abort uint32
+		d := &dynamic{seqs: []*uint64{&seq}, hot: make([]atomic.Pointer[hotRegion], 1), abort: &abort}
 		for i := range slots {
 			d.slots[i] = &slots[i]
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -128,3 +129,90 @@ func TestAttachChurn(t *testing.T) {
 }
 
 func TestAttachChurnLocal(t *testing.T) { runLocal(t, 6, attachChurnBody) }
+
+func init() { ranktest.Register("detach-vs-map", detachVsMapBody) }
+
+// detachVsMapBody: on every rank one goroutine attaches, publishes,
+// withdraws, detaches and frees large blocks (an object each), while
+// another puts into whatever the other ranks publish: each Put to a new
+// block maps a new object while a Detach waits for accesses. It must end
+// with every Put either done or ErrRMARange. (A Detach once held the lock
+// that a first access to a new object takes, so two ranks could wait for
+// each other; this stress did not hit that narrow cycle in three runs with
+// the old locking: the argument at dynamic.mapMu is what rules it out.)
+func detachVsMapBody(c *comm.Comm) error {
+	const rounds, size = 60, 300 << 10
+	n, me := c.Size(), c.Rank()
+	dir, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	d, err := win.CreateDynamic(c, nil)
+	if err != nil {
+		return err
+	}
+	if err := d.LockAll(0); err != nil {
+		return err
+	}
+	slots := make([]*uint64, n)
+	for r := range n {
+		seg, err := dir.SharedQuery(r)
+		if err != nil {
+			return err
+		}
+		v, _ := win.View[uint64](seg)
+		slots[r] = &v[0]
+	}
+	var stop atomic.Bool
+	putErr := make(chan error, 1)
+	go func() {
+		for i := 0; !stop.Load(); i++ {
+			t := (me + 1 + i%(n-1)) % n
+			p := atomic.LoadUint64(slots[t])
+			if p == 0 {
+				continue
+			}
+			if err := win.PutT(d, []int64{int64(i)}, t, int(p)+size-8); err != nil && !errors.Is(err, win.ErrRMARange) {
+				putErr <- err
+				return
+			}
+		}
+		putErr <- nil
+	}()
+	for range rounds {
+		blk, err := comm.AllocMem(size, nil)
+		if err != nil {
+			return err
+		}
+		if err := d.Attach(blk); err != nil {
+			return err
+		}
+		atomics.StoreRelease64(slots[me], uint64(comm.Address(blk)))
+		time.Sleep(200 * time.Microsecond) // the others put meanwhile
+		atomic.StoreUint64(slots[me], 0)
+		if err := d.Detach(blk); err != nil {
+			return err
+		}
+		if err := comm.FreeMem(blk); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil { // everyone is done detaching
+		return err
+	}
+	stop.Store(true)
+	if err := <-putErr; err != nil {
+		return err
+	}
+	if err := d.UnlockAll(); err != nil {
+		return err
+	}
+	if err := d.Free(); err != nil {
+		return err
+	}
+	return dir.Free()
+}
+
+func TestDetachVsMap(t *testing.T) {
+	ranktest.Run(t, 3, "detach-vs-map", ranktest.Timeout(60*time.Second))
+}

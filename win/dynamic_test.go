@@ -488,3 +488,60 @@ func fdCount() int {
 }
 
 func TestCreateCyclesFlat(t *testing.T) { ranktest.Run(t, 3, "create-cycles-flat") }
+
+func init() { ranktest.Register("create-over-query", createOverQueryBody) }
+
+// createOverQueryBody: each rank makes a Create window over the memory
+// SharedQuery gives it of its right neighbour's part of another Create
+// window (a mapping of the neighbour's object in this process), frees the
+// first window, and the second still works, by RMA and by load.
+func createOverQueryBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	mem, err := comm.AllocMem(256, nil)
+	if err != nil {
+		return err
+	}
+	w1, err := win.Create(c, mem, 8, nil)
+	if err != nil {
+		return err
+	}
+	seg, err := w1.SharedQuery((me + 1) % n)
+	if err != nil {
+		return err
+	}
+	w2, err := win.Create(c, seg.Bytes[128:], 8, nil) // my right neighbour's memory, exposed by me
+	if err != nil {
+		return err
+	}
+	if err := w1.Free(); err != nil {
+		return err
+	}
+	if err := w2.Fence(0); err != nil {
+		return err
+	}
+	// Into what rank me+1 exposes in w2: the memory of rank me+2.
+	if err := win.PutT(w2, []int64{int64(100 + me)}, (me+1)%n, 1); err != nil {
+		return err
+	}
+	if err := w2.Fence(0); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	// Rank me-2 put into what rank me-1 exposes in w2, which is my own
+	// memory: mem[128+8 : 128+16].
+	v, _ := win.View[int64](mem[136:144])
+	if want := int64(100 + (me+n-2)%n); v[0] != want {
+		return fmt.Errorf("my memory holds %d, want %d", v[0], want)
+	}
+	if err := w2.Free(); err != nil {
+		return err
+	}
+	if err := comm.FreeMem(mem); err != nil {
+		return err
+	}
+	return nil
+}
+
+func TestCreateOverQuery(t *testing.T) { ranktest.Run(t, 3, "create-over-query") }

@@ -105,16 +105,16 @@ func Alloc(size int, align int) ([]byte, error) {
 	return a.carve(size, n, int64(align)), nil
 }
 
-// newMapped makes, reserves and maps a memfd of n bytes and registers it.
-// reg.mu is held.
-func newMapped(label string, n int64) (*mapping, error) {
+// newMapped makes and maps a memfd of n bytes, reserves the pages of
+// [off, off+length) and registers it. reg.mu is held.
+func newMapped(label string, n, off, length int64) (*mapping, error) {
 	obj, err := shm.NewMemfd(label, n, false)
 	if err != nil {
 		return nil, err
 	}
 	mem, err := obj.Map(n)
 	if err == nil {
-		err = obj.Populate("", mem, 0, n)
+		err = obj.Populate("", mem, off, length)
 		if err != nil {
 			shm.Unmap(mem)
 		}
@@ -137,7 +137,7 @@ func newMapped(label string, n int64) (*mapping, error) {
 }
 
 func newArena() (*arena, error) {
-	m, err := newMapped("shmrun-heap", ArenaSize)
+	m, err := newMapped("shmrun-heap", ArenaSize, 0, ArenaSize)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +155,19 @@ func allocOwn(size int, n, align int64) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("heap: size %d is too large", size)
 	}
-	m, err := newMapped("shmrun-heap-block", total)
+	// The padding before an aligned block costs address space only: the
+	// mapping's address decides where the block starts, so only the
+	// pages from there are reserved (the mapping is page-aligned, so at
+	// most align-PageSize bytes are skipped and never touched).
+	m, err := newMapped("shmrun-heap-block", total, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	skip := (align - int64(m.addr())%align) % align
+	if err := m.obj.Populate("", m.mem, skip, n); err != nil {
+		unregisterLocked(m)
+		return nil, err
+	}
 	b := &block{addr: m.addr() + uintptr(skip), len: size, start: 0, span: total, own: true, m: m}
 	m.blocks[b.addr] = b
 	hp.blocks[b.addr] = b
