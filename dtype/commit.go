@@ -310,3 +310,41 @@ func expand(s []SigRun, n int) func() (SigRun, bool) {
 		}
 	}
 }
+
+// Iter walks the runs of count instances of a committed type in type-map
+// order without allocating (Each does the same with a callback, merging
+// across instances).
+type Iter struct {
+	runs  []Run
+	ext   int64
+	count int
+	i, k  int
+}
+
+// Iter returns an iterator over count instances of t.
+func (t *Type) Iter(count int) (Iter, error) {
+	runs, _, err := t.committedForm("Iter")
+	if err != nil {
+		return Iter{}, err
+	}
+	if count < 0 {
+		return Iter{}, errorf(ErrCount, "count %d is negative", count)
+	}
+	if len(runs) == 0 {
+		count = 0
+	}
+	return Iter{runs: runs, ext: t.ub - t.lb, count: count}, nil
+}
+
+// Next returns the next run, false at the end.
+func (it *Iter) Next() (off, n int64, ok bool) {
+	if it.i >= it.count {
+		return 0, 0, false
+	}
+	r := it.runs[it.k]
+	off = r.Off + int64(it.i)*it.ext
+	if it.k++; it.k == len(it.runs) {
+		it.k, it.i = 0, it.i+1
+	}
+	return off, r.Len, true
+}

@@ -50,3 +50,80 @@ func vmCopy(pid int, local []byte, remote uint64, write bool) error {
 	}
 	return nil
 }
+
+// maxIov is the most iovecs one process_vm_readv/writev takes (UIO_MAXIOV).
+const maxIov = 1024
+
+// Piece is n bytes at address Addr of another process.
+type Piece struct {
+	Addr uint64
+	Len  int
+}
+
+// WriteProcessPieces copies src, in order, into the pieces of process pid
+// (their lengths must add up to len(src)): one process_vm_writev per 1024
+// pieces, resuming after a partial write. As WriteProcess for errors.
+func WriteProcessPieces(pid int, pieces []Piece, src []byte) error {
+	return vmCopyPieces(pid, src, pieces, true)
+}
+
+// ReadProcessPieces copies the pieces of process pid, in order, into dst.
+func ReadProcessPieces(pid int, dst []byte, pieces []Piece) error {
+	return vmCopyPieces(pid, dst, pieces, false)
+}
+
+func vmCopyPieces(pid int, local []byte, pieces []Piece, write bool) error {
+	total := 0
+	for _, p := range pieces {
+		total += p.Len
+	}
+	if total != len(local) {
+		return fmt.Errorf("process memory copy: %d bytes for pieces of %d", len(local), total)
+	}
+	riov := make([]unix.RemoteIovec, 0, min(len(pieces), maxIov))
+	for len(pieces) > 0 {
+		riov = riov[:0]
+		n := 0
+		for _, p := range pieces[:min(len(pieces), maxIov)] {
+			if p.Len > 0 {
+				riov = append(riov, unix.RemoteIovec{Base: uintptr(p.Addr), Len: p.Len})
+				n += p.Len
+			}
+		}
+		k := min(len(pieces), maxIov)
+		if n > 0 {
+			iov := []unix.Iovec{{Base: &local[0]}}
+			iov[0].SetLen(n)
+			var got int
+			var err error
+			if write {
+				got, err = unix.ProcessVMWritev(pid, iov, riov, 0)
+			} else {
+				got, err = unix.ProcessVMReadv(pid, iov, riov, 0)
+			}
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case err != nil:
+				return fmt.Errorf("%d pieces of process %d: %w", len(riov), pid, err)
+			case got < n:
+				// Partial: skip the pieces done, shorten the one cut.
+				done := got
+				i := 0
+				for done >= pieces[i].Len {
+					done -= pieces[i].Len
+					i++
+				}
+				if got == 0 {
+					return fmt.Errorf("%d pieces of process %d: no progress", len(riov), pid)
+				}
+				rest := append([]Piece{{pieces[i].Addr + uint64(done), pieces[i].Len - done}}, pieces[i+1:]...)
+				pieces, local = rest, local[got:]
+				continue
+			}
+			local = local[n:]
+		}
+		pieces = pieces[k:]
+	}
+	return nil
+}

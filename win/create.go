@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
@@ -91,7 +90,7 @@ const (
 type extern struct {
 	own  []byte // the caller's memory, as given
 	hold *heap.Hold
-	pin  runtime.Pinner
+	pin  *pinned
 	rem  []remote // per rank
 	maps [][]byte // mappings of other processes' objects, unmapped at Free
 	// regs are those mappings that are in this process's registry, so
@@ -110,7 +109,7 @@ type remote struct {
 }
 
 func (x *extern) release() error {
-	x.pin.Unpin()
+	x.pin.unpin()
 	err := x.hold.Release()
 	for _, m := range x.maps {
 		if uerr := shm.Unmap(m); err == nil {
@@ -146,7 +145,7 @@ func (w *Win) expose(mem []byte, dispUnit int) error {
 				kind, loc = memShared, l
 			}
 		}
-		x.pin.Pin(&mem[0])
+		x.pin = pin(mem)
 	}
 	pid := os.Getpid()
 	slots, err := exchange(w.t, localErr, func(b []byte) {

@@ -90,7 +90,7 @@ type attached struct {
 	n    int
 	id   uint64 // the object's id in the registry, 0 for private memory
 	hold *heap.Hold
-	pin  *runtime.Pinner
+	pin  *pinned
 }
 
 // hotRegion is a mapped region of a target as the last lookup found it,
@@ -487,7 +487,7 @@ func (w *Win) Attach(mem []byte) error {
 	if len(d.own) >= d.maxes[w.rank] {
 		return errorf(ErrRMAAttach, "Attach on rank %d: %d regions are attached, the most this window takes (info shmrun_max_attach)", w.rank, len(d.own))
 	}
-	a := attached{base: base, n: n, pin: new(runtime.Pinner)}
+	a := attached{base: base, n: n}
 	var e entry
 	e.base, e.n = uint64(base), uint64(n)
 	loc, h, shared := heap.Acquire(mem) // FreeMem refuses it until Detach
@@ -502,7 +502,7 @@ func (w *Win) Attach(mem []byte) error {
 	case !d.cma:
 		return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x are private memory (not from comm.AllocMem), and the kernel forbids the other ranks to reach this process's memory here (Yama ptrace_scope, or shmrun --no-single-copy): allocate the region with comm.AllocMem", w.rank, n, base)
 	}
-	a.pin.Pin(&mem[0])
+	a.pin = pin(mem)
 	d.own = slices.Insert(d.own, i, a)
 	d.edit(w.rank, func(seqCount *uint64) {
 		cnt := int(atomic.LoadUint64(seqCount))
@@ -609,7 +609,7 @@ func (w *Win) Detach(mem []byte) error {
 	if a.id != 0 && !slices.ContainsFunc(d.own, func(b attached) bool { return b.id == a.id }) {
 		d.dropOwnMap(w.rank, a.id) // no access can use it any more
 	}
-	a.pin.Unpin()
+	a.pin.unpin()
 	if err := a.hold.Release(); err != nil && qerr == nil {
 		qerr = errorf(ErrOther, "Detach on rank %d: %v", w.rank, err)
 	}
@@ -656,7 +656,7 @@ func (d *dynamic) release() error {
 	defer d.mapMu.Unlock()
 	var err error
 	for _, a := range d.own {
-		a.pin.Unpin()
+		a.pin.unpin()
 		if herr := a.hold.Release(); err == nil {
 			err = herr
 		}

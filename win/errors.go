@@ -21,6 +21,7 @@ var (
 	ErrRMAFlavor = errors.New("MPI_ERR_RMA_FLAVOR: wrong window flavor")
 	ErrRMAShared = errors.New("MPI_ERR_RMA_SHARED: memory cannot be shared")
 	ErrRMAAttach = errors.New("MPI_ERR_RMA_ATTACH: memory cannot be attached")
+	ErrBuffer    = comm.ErrBuffer // MPI_ERR_BUFFER: an origin buffer too small for its datatype
 	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of shared memory")
 	ErrWin       = errors.New("MPI_ERR_WIN: invalid window")
 	ErrOp        = atomics.ErrOp // MPI_ERR_OP: an op not defined on the datatype
@@ -35,7 +36,7 @@ var (
 // classes numbers the classes for agreement between ranks: a collective call
 // that fails on one rank returns the same class on every rank.
 var classes = []error{ErrOther, ErrRMASync, ErrRMARange, ErrRank, ErrDisp, ErrSize, ErrLockType,
-	ErrAssert, ErrRMAFlavor, ErrRMAShared, ErrNoMem, ErrWin, ErrOp, ErrType, ErrInfo, ErrArg, ErrCount, ErrAborted, ErrRMAAttach}
+	ErrAssert, ErrRMAFlavor, ErrRMAShared, ErrNoMem, ErrWin, ErrOp, ErrType, ErrInfo, ErrArg, ErrCount, ErrAborted, ErrRMAAttach, ErrBuffer}
 
 func classCode(err error) byte {
 	for i, c := range classes {

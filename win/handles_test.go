@@ -10,6 +10,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/win"
 )
@@ -40,6 +41,7 @@ func value(f func(w *win.Win)) handleCall {
 // cannot forget its nil, freed and epoch checks.
 func handleCalls(c *comm.Comm) map[string]handleCall {
 	buf8 := func() []byte { return make([]byte, 8) }
+	f64t := dtype.Basic(atomics.Float64)
 	g := c.Group()
 	return map[string]handleCall{
 		"AllocateShared":  notHandle,
@@ -58,6 +60,8 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 		"Win.Rput": {call: func(w *win.Win) error { _, err := w.Rput(buf8(), 0, 0); return err }, idle: win.ErrRMASync},
 		"Win.Rget": {call: func(w *win.Win) error { _, err := w.Rget(buf8(), 0, 0); return err }, idle: win.ErrRMASync},
 		"PutT":     {call: func(w *win.Win) error { return win.PutT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
+		"PutType":  {call: func(w *win.Win) error { return win.PutType(w, buf8(), 1, f64t, 0, 0, 1, f64t) }, idle: win.ErrRMASync},
+		"GetType":  {call: func(w *win.Win) error { return win.GetType(w, buf8(), 1, f64t, 0, 0, 1, f64t) }, idle: win.ErrRMASync},
 		"GetT":     {call: func(w *win.Win) error { return win.GetT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
 		"Accumulate": {call: func(w *win.Win) error {
 			return win.Accumulate(w, []int64{1}, 0, 0, atomics.Sum)

@@ -33,6 +33,12 @@ func privateKey(target int) int64 { return int64(target+1) << 20 }
 // resolve checks an RMA call of n bytes at disp on target and finds them,
 // or says why not.
 func (w *Win) resolve(call string, target, disp, n int) (where, error) {
+	return w.resolveRange(call, target, disp, 0, int64(n))
+}
+
+// resolveRange is resolve for the n bytes that start lo bytes from disp
+// (lo < 0 for a derived type whose data start before its origin).
+func (w *Win) resolveRange(call string, target, disp int, lo, n int64) (where, error) {
 	if err := w.live(call); err != nil {
 		return where{}, err
 	}
@@ -52,28 +58,39 @@ func (w *Win) resolve(call string, target, disp, n int) (where, error) {
 		return where{}, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
 	}
 	if w.dyn != nil {
-		return w.dyn.resolve(w, call, target, uint64(disp), n)
+		a := int64(disp) + lo
+		if lo < 0 && a < 0 || lo > 0 && a < int64(disp) {
+			return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: address %#x %+d is not an address", call, w.rank, target, disp, lo)
+		}
+		return w.dyn.resolve(w, call, target, uint64(a), int(n))
 	}
 	p := &w.parts[target]
-	if w.ext != nil && w.ext.rem[target].private {
-		rm := &w.ext.rem[target]
-		if uint64(disp) <= uint64(rm.size)/uint64(p.dispUnit) {
-			if off := disp * int(p.dispUnit); n <= rm.size-off {
-				wh := where{priv: true, pid: rm.pid, addr: rm.addr + uint64(off), target: target}
+	size, what := int64(len(p.data)), "segment"
+	priv := w.ext != nil && w.ext.rem[target].private
+	if priv {
+		size, what = int64(w.ext.rem[target].size), "window memory"
+	}
+	// disp ≤ size/unit keeps disp*unit from overflowing.
+	if uint64(disp) <= uint64(size)/uint64(p.dispUnit) {
+		start := int64(disp)*p.dispUnit + lo
+		if start >= 0 && start <= size && n <= size-start {
+			if priv {
+				rm := &w.ext.rem[target]
+				wh := where{priv: true, pid: rm.pid, addr: rm.addr + uint64(start), target: target}
 				if target == w.rank {
-					wh.data = w.ext.own[off : off+n]
+					wh.data = w.ext.own[start : start+n]
 				}
 				return wh, nil
 			}
+			return where{data: p.data[start : start+n], amem: p.amem, off: p.off + start, target: target}, nil
 		}
-		return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte window memory",
-			call, w.rank, target, disp, p.dispUnit, n, rm.size)
 	}
-	if off, ok := p.span(disp, n); ok { // a call that only looked slow
-		return where{data: p.data[off : off+n], amem: p.amem, off: p.off + int64(off), target: target}, nil
+	if lo != 0 {
+		return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) %+d, %d bytes, is not inside its %d-byte %s",
+			call, w.rank, target, disp, p.dispUnit, lo, n, size, what)
 	}
-	return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte segment",
-		call, w.rank, target, disp, p.dispUnit, n, len(p.data))
+	return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: disp %d (x %d-byte unit) + %d bytes exceeds its %d-byte %s",
+		call, w.rank, target, disp, p.dispUnit, n, size, what)
 }
 
 // leave ends what resolve began (a dynamic window's access).
