@@ -145,3 +145,192 @@ func TestTypedLocal(t *testing.T) {
 
 // bytesOf is the memory of a slice of plain values.
 func bytesOf[T any](s []T) []byte { return raw.Bytes(s) }
+
+func init() {
+	ranktest.Register("typed-acc-contended", typedAccContendedBody)
+	ranktest.Register("typed-acc-diff", typedAccDiffBody)
+}
+
+const typedAccRounds = 200
+
+// typedAccContendedBody: every rank adds 1 to every other int64 of rank
+// 0's memory through a Vector type, over and over, in every kind of
+// window memory at once, while rank 0's own accumulates do the same:
+// each element ends at ranks × rounds (element-atomic under contention),
+// and the elements between them stay 0.
+func typedAccContendedBody(c *comm.Comm) error {
+	n := c.Size()
+	i64 := dtype.Basic(atomics.Int64)
+	every2, err := dtype.Vector(32, 1, 2, i64)
+	if err != nil {
+		return err
+	}
+	if err := every2.Commit(); err != nil {
+		return err
+	}
+	ones := make([]int64, 32)
+	for i := range ones {
+		ones[i] = 1
+	}
+	dense, err := dtype.Contiguous(32, i64)
+	if err != nil {
+		return err
+	}
+	if err := dense.Commit(); err != nil {
+		return err
+	}
+	for _, kind := range []string{"shared", "create-private", "dynamic-allocmem"} {
+		f, err := makeFlavorWin(c, kind, 64)
+		if err != nil {
+			return err
+		}
+		if err := f.w.LockAll(0); err != nil {
+			return err
+		}
+		for range typedAccRounds {
+			if err := win.AccumulateType(f.w, bytesOf(ones), 1, dense, 0, f.disp(0, 0), 1, every2, atomics.Sum); err != nil {
+				return err
+			}
+		}
+		if err := f.w.UnlockAll(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			for i, v := range f.local {
+				want := int64(0)
+				if i%2 == 0 {
+					want = int64(n * typedAccRounds)
+				}
+				if v != want {
+					return fmt.Errorf("%s: element %d is %d, want %d", kind, i, v, want)
+				}
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := f.free(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestTypedAccContended(t *testing.T) { ranktest.Run(t, 6, "typed-acc-contended") }
+func TestTypedAccContendedLocal(t *testing.T) {
+	runLocal(t, 4, typedAccContendedBody)
+}
+
+// typedAccDiffBody: AccumulateType and GetAccumulateType through strided
+// and structured types of int32, float64, DoubleInt (MaxLoc) and ShortInt
+// (MinLoc) on private memory (lock, read, combine, write back) and on
+// AllocMem memory (the kernels) must leave the same bytes and return the
+// same results.
+func typedAccDiffBody(c *comm.Comm) error {
+	const size = 4096
+	priv := make([]byte, size)
+	shared, err := comm.AllocMem(size, nil)
+	if err != nil {
+		return err
+	}
+	for i := range priv {
+		priv[i] = byte(i*13 + 1)
+	}
+	copy(shared, priv)
+	wp, err := win.Create(c, priv, 1, nil)
+	if err != nil {
+		return err
+	}
+	ws, err := win.Create(c, shared, 1, nil)
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		for _, w := range []*win.Win{wp, ws} {
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+		}
+		type tcase struct {
+			basic atomics.Type
+			ops   []atomics.Op
+		}
+		src := make([]byte, 1024)
+		for i := range src {
+			src[i] = byte(i*7 + 3)
+		}
+		disp := 0
+		for _, tc := range []tcase{
+			{atomics.Int32, []atomics.Op{atomics.Sum, atomics.Max, atomics.Bxor, atomics.Replace, atomics.NoOp}},
+			{atomics.Float64, []atomics.Op{atomics.Sum, atomics.Min, atomics.Replace}},
+			{atomics.DoubleIntT, []atomics.Op{atomics.MaxLoc, atomics.MinLoc, atomics.Replace}},
+			{atomics.ShortIntT, []atomics.Op{atomics.MinLoc, atomics.MaxLoc}},
+		} {
+			b := dtype.Basic(tc.basic)
+			strided, err := dtype.Vector(5, 2, 3, b)
+			if err != nil {
+				return err
+			}
+			if err := strided.Commit(); err != nil {
+				return err
+			}
+			flat, err := dtype.Contiguous(10, b)
+			if err != nil {
+				return err
+			}
+			if err := flat.Commit(); err != nil {
+				return err
+			}
+			for _, op := range tc.ops {
+				var outs [2][]byte
+				for k, w := range []*win.Win{wp, ws} {
+					res := make([]byte, flat.Extent())
+					var err error
+					if op == atomics.NoOp {
+						err = win.GetAccumulateType(w, nil, 0, nil, res, 1, flat, 1, disp, 1, strided, op)
+					} else {
+						err = win.AccumulateType(w, src, 1, flat, 1, disp, 1, strided, op)
+						if err == nil {
+							err = win.GetAccumulateType(w, src, 1, flat, res, 1, flat, 1, disp, 1, strided, op)
+						}
+					}
+					if err != nil {
+						return fmt.Errorf("%v %v: %w", tc.basic, op, err)
+					}
+					outs[k] = res
+				}
+				if string(outs[0]) != string(outs[1]) {
+					return fmt.Errorf("%v %v: results differ: private %x, AllocMem %x", tc.basic, op, outs[0], outs[1])
+				}
+			}
+			disp += int(strided.Extent()) + 64
+		}
+		for _, w := range []*win.Win{wp, ws} {
+			if err := w.UnlockAll(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if c.Rank() == 1%c.Size() && string(priv) != string(shared) {
+		for i := range priv {
+			if priv[i] != shared[i] {
+				return fmt.Errorf("byte %d: private memory %#x, AllocMem memory %#x", i, priv[i], shared[i])
+			}
+		}
+	}
+	if err := wp.Free(); err != nil {
+		return err
+	}
+	if err := ws.Free(); err != nil {
+		return err
+	}
+	return comm.FreeMem(shared)
+}
+
+func TestTypedAccDiff(t *testing.T) { ranktest.Run(t, 2, "typed-acc-diff") }

@@ -62,7 +62,13 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 		"PutT":     {call: func(w *win.Win) error { return win.PutT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
 		"PutType":  {call: func(w *win.Win) error { return win.PutType(w, buf8(), 1, f64t, 0, 0, 1, f64t) }, idle: win.ErrRMASync},
 		"GetType":  {call: func(w *win.Win) error { return win.GetType(w, buf8(), 1, f64t, 0, 0, 1, f64t) }, idle: win.ErrRMASync},
-		"GetT":     {call: func(w *win.Win) error { return win.GetT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
+		"AccumulateType": {call: func(w *win.Win) error {
+			return win.AccumulateType(w, buf8(), 1, f64t, 0, 0, 1, f64t, atomics.Sum)
+		}, idle: win.ErrRMASync},
+		"GetAccumulateType": {call: func(w *win.Win) error {
+			return win.GetAccumulateType(w, buf8(), 1, f64t, buf8(), 1, f64t, 0, 0, 1, f64t, atomics.Sum)
+		}, idle: win.ErrRMASync},
+		"GetT": {call: func(w *win.Win) error { return win.GetT(w, []int64{1}, 0, 0) }, idle: win.ErrRMASync},
 		"Accumulate": {call: func(w *win.Win) error {
 			return win.Accumulate(w, []int64{1}, 0, 0, atomics.Sum)
 		}, idle: win.ErrRMASync},

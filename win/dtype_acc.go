@@ -1,0 +1,293 @@
+package win
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
+)
+
+// AccumulateType is Accumulate with derived datatypes (MPI_Accumulate with
+// an origin and a target datatype): the elements of ocount instances of
+// otype from origin are combined with op into the elements of tcount
+// instances of ttype at disp on target, each element atomically, as
+// Accumulate does. Both types must be made of one and the same predefined
+// type (the standard allows no other: ErrType), and op must be defined on
+// it (ErrOp); the other checks are PutType's. Local, completes eagerly.
+func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
+	return accumulateType(w, "AccumulateType", origin, ocount, otype, nil, 0, nil, target, disp, tcount, ttype, op)
+}
+
+// GetAccumulateType is GetAccumulate with derived datatypes
+// (MPI_Get_accumulate with origin, result and target datatypes): the
+// target's elements go into rcount instances of rtype in result and are
+// combined with the origin's, element by element, atomically. With op
+// NoOp the origin (buffer, count and type) is ignored. Local; as
+// AccumulateType.
+func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+	target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
+	if rtype == nil {
+		return errorf(ErrType, "GetAccumulateType on rank %d: nil result type", w.Rank())
+	}
+	return accumulateType(w, "GetAccumulateType", origin, ocount, otype, result, rcount, rtype, target, disp, tcount, ttype, op)
+}
+
+func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+	target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
+	fetch := rtype != nil
+	var lo, hi int64
+	var err error
+	if fetch {
+		lo, hi, err = typedRange(call, w, result, rcount, rtype, tcount, ttype)
+	}
+	if err == nil && (!fetch || op != atomics.NoOp) {
+		lo, hi, err = typedRange(call, w, origin, ocount, otype, tcount, ttype)
+	}
+	if err != nil {
+		return err
+	}
+	e, ok := ttype.Elem()
+	if !ok {
+		return errorf(ErrType, "%s on rank %d: %v is not made of one predefined type (accumulates need one)", call, w.rank, ttype)
+	}
+	if err := atomics.Check(op, e, fetch); err != nil {
+		return opError(call, w, target, err)
+	}
+	wh, err := w.resolveRange(call, target, disp, lo, hi-lo)
+	if err != nil || wh.noop || hi == lo {
+		if err == nil && !wh.noop {
+			w.leave(&wh)
+		}
+		return err
+	}
+	defer w.leave(&wh)
+	a := typedAcc{w: w, call: call, wh: &wh, lo: lo, origin: origin, ocount: ocount, otype: otype, result: result, rcount: rcount, rtype: rtype,
+		tcount: tcount, ttype: ttype, op: op, basic: dtype.Basic(e), n: int(ttype.Size() * int64(tcount) / dtype.Basic(e).Size())}
+	switch e {
+	case atomics.Int8:
+		return accTyped[int8](&a)
+	case atomics.Int16:
+		return accTyped[int16](&a)
+	case atomics.Int32:
+		return accTyped[int32](&a)
+	case atomics.Int64:
+		return accTyped[int64](&a)
+	case atomics.Uint8:
+		return accTyped[uint8](&a)
+	case atomics.Uint16:
+		return accTyped[uint16](&a)
+	case atomics.Uint32:
+		return accTyped[uint32](&a)
+	case atomics.Uint64:
+		return accTyped[uint64](&a)
+	case atomics.Float32:
+		return accTyped[float32](&a)
+	case atomics.Float64:
+		return accTyped[float64](&a)
+	case atomics.Complex64:
+		return accTyped[complex64](&a)
+	case atomics.Complex128:
+		return accTyped[complex128](&a)
+	case atomics.FloatIntT:
+		return accTyped[atomics.FloatInt](&a)
+	case atomics.DoubleIntT:
+		return accTyped[atomics.DoubleInt](&a)
+	case atomics.LongIntT:
+		return accTyped[atomics.LongInt](&a)
+	case atomics.TwoIntT:
+		return accTyped[atomics.TwoInt](&a)
+	case atomics.ShortIntT:
+		return accTyped[atomics.ShortInt](&a)
+	}
+	return errorf(ErrType, "%s on rank %d: %v", call, w.rank, e)
+}
+
+// typedAcc is one AccumulateType or GetAccumulateType call, checked.
+type typedAcc struct {
+	w      *Win
+	call   string
+	wh     *where
+	lo     int64 // the target span's first byte, relative to disp
+	origin []byte
+	ocount int
+	otype  *dtype.Type
+	result []byte
+	rcount int
+	rtype  *dtype.Type
+	tcount int
+	ttype  *dtype.Type
+	op     atomics.Op
+	basic  *dtype.Type // the predefined type of every element
+	n      int         // elements
+}
+
+// elems returns the elements of the origin as a []T (through Pack and
+// Unpack, which handle every layout, the pair types' padding included).
+func elems[T atomics.Elem](a *typedAcc, buf []byte, count int, t *dtype.Type) ([]T, error) {
+	out := make([]T, a.n)
+	if a.n == 0 || t == nil {
+		return out, nil
+	}
+	packed := make([]byte, t.Size()*int64(count))
+	if _, err := dtype.Pack(buf, count, t, packed); err != nil {
+		return nil, typeError(a.call, a.w, err)
+	}
+	if _, err := dtype.Unpack(packed, raw.Bytes(out), a.n, a.basic); err != nil {
+		return nil, typeError(a.call, a.w, err)
+	}
+	return out, nil
+}
+
+// scatter writes vs into count instances of t in buf.
+func scatter[T atomics.Elem](a *typedAcc, vs []T, buf []byte, count int, t *dtype.Type) error {
+	if a.n == 0 {
+		return nil
+	}
+	packed := make([]byte, a.basic.Size()*int64(a.n))
+	if _, err := dtype.Pack(raw.Bytes(vs), a.n, a.basic, packed); err != nil {
+		return typeError(a.call, a.w, err)
+	}
+	if _, err := dtype.Unpack(packed, buf, count, t); err != nil {
+		return typeError(a.call, a.w, err)
+	}
+	return nil
+}
+
+// targetElems returns the offset (from the target span's start) of each
+// target element, in type-map order: the offset of its first data byte.
+func targetElems(a *typedAcc) []int64 {
+	it, _ := a.ttype.Iter(a.tcount)
+	ds := a.basic.Size()
+	offs := make([]int64, 0, a.n)
+	var off, left int64
+	for range a.n {
+		need, start := ds, int64(-1)
+		for need > 0 {
+			if left == 0 {
+				var ok bool
+				if off, left, ok = it.Next(); !ok {
+					return offs
+				}
+			}
+			if start < 0 {
+				start = off
+			}
+			m := min(need, left)
+			off, left, need = off+m, left-m, need-m
+		}
+		offs = append(offs, start-a.lo)
+	}
+	return offs
+}
+
+func accTyped[T atomics.Elem](a *typedAcc) error {
+	var src []T
+	var err error
+	if a.op != atomics.NoOp {
+		if src, err = elems[T](a, a.origin, a.ocount, a.otype); err != nil {
+			return err
+		}
+	}
+	fetch := a.rtype != nil
+	var res []T
+	if fetch {
+		res = make([]T, a.n)
+	}
+	wh, w := a.wh, a.w
+	if wh.priv {
+		err = privateTyped(a, func(cur []T) bool {
+			copy(res, cur)
+			combineLocal(src, cur, a.op)
+			return a.op != atomics.NoOp
+		})
+	} else {
+		// Mapped memory: each element by the kernels, atomically; runs of
+		// adjacent elements in one call.
+		offs := targetElems(a)
+		size := int64(atomics.SizeOf[T]())
+		for i := 0; i < len(offs) && err == nil; {
+			j := i + 1
+			for j < len(offs) && offs[j] == offs[j-1]+size {
+				j++
+			}
+			off := wh.off + offs[i]
+			var s []T
+			if src != nil {
+				s = src[i:j]
+			}
+			if fetch {
+				err = atomics.GetAccumulate(wh.amem, off, s, res[i:j], a.op, w.stripes)
+			} else {
+				err = atomics.Accumulate(wh.amem, off, s, a.op, w.stripes)
+			}
+			i = j
+		}
+		if err != nil {
+			return opError(a.call, w, wh.target, err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if fetch {
+		return scatter(a, res, a.result, a.rcount, a.rtype)
+	}
+	return nil
+}
+
+// privateTyped runs f on the target's elements in private memory under
+// the target's stripe: its runs read into cur, f, and written back unless
+// f says no. Only the runs move: the bytes between them are not the call's.
+func privateTyped[T atomics.Elem](a *typedAcc, f func(cur []T) bool) error {
+	w, wh := a.w, a.wh
+	k, err := w.stripes.Lock(privateKey(wh.target))
+	if err != nil {
+		return opError(a.call, w, wh.target, err)
+	}
+	defer w.stripes.Unlock(k)
+	it, _ := a.ttype.Iter(a.tcount)
+	var pieces []shm.Piece
+	var total int64
+	for {
+		off, n, ok := it.Next()
+		if !ok {
+			break
+		}
+		pieces = appendPiece(pieces, shm.Piece{Addr: wh.addr + uint64(off-a.lo), Len: int(n)})
+		total += n
+	}
+	packed := make([]byte, total)
+	move := func(write bool) error {
+		if wh.data == nil {
+			if write {
+				return shm.WriteProcessPieces(wh.pid, pieces, packed)
+			}
+			return shm.ReadProcessPieces(wh.pid, packed, pieces)
+		}
+		at := 0 // the caller's own memory: wh.data is the span
+		for _, p := range pieces {
+			o := int64(p.Addr - wh.addr)
+			if write {
+				copy(wh.data[o:o+int64(p.Len)], packed[at:])
+			} else {
+				copy(packed[at:], wh.data[o:o+int64(p.Len)])
+			}
+			at += p.Len
+		}
+		return nil
+	}
+	if err := move(false); err != nil {
+		return w.remoteErr(a.call, wh, err)
+	}
+	cur := make([]T, a.n)
+	if _, err := dtype.Unpack(packed, raw.Bytes(cur), a.n, a.basic); err != nil {
+		return typeError(a.call, w, err)
+	}
+	if !f(cur) {
+		return nil
+	}
+	if _, err := dtype.Pack(raw.Bytes(cur), a.n, a.basic, packed); err != nil {
+		return typeError(a.call, w, err)
+	}
+	return w.remoteErr(a.call, wh, move(true))
+}
