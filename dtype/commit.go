@@ -19,30 +19,23 @@ func (t *Type) Commit() error {
 	if _, _, err := t.compile(); err != nil {
 		return err
 	}
-	t.mu.Lock()
-	t.committed = true
-	t.mu.Unlock()
+	t.committed.Store(true)
 	return nil
 }
 
-// compile returns t's runs and signature, computing them the first time.
+// compile returns t's runs and signature, computing them the first time
+// (two goroutines may both compute them; the first to store wins).
 func (t *Type) compile() ([]Run, []SigRun, error) {
-	t.mu.Lock()
-	if t.flatDone {
-		defer t.mu.Unlock()
-		return t.flat, t.sig, nil
+	if c := t.comp.Load(); c != nil {
+		return c.flat, c.sig, nil
 	}
-	t.mu.Unlock()
 	flat, sig, err := t.flatten()
 	if err != nil {
 		return nil, nil, err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.flatDone {
-		t.flat, t.sig, t.flatDone = flat, sig, true
-	}
-	return t.flat, t.sig, nil
+	t.comp.CompareAndSwap(nil, &compiled{flat: flat, sig: sig})
+	c := t.comp.Load()
+	return c.flat, c.sig, nil
 }
 
 func (t *Type) flatten() ([]Run, []SigRun, error) {
@@ -141,10 +134,7 @@ func (t *Type) committedForm(call string) ([]Run, []SigRun, error) {
 	if err := check(t, call); err != nil {
 		return nil, nil, err
 	}
-	t.mu.Lock()
-	ok := t.committed
-	t.mu.Unlock()
-	if !ok {
+	if !t.committed.Load() {
 		return nil, nil, errorf(ErrType, "%s: %v is not committed (Commit it first)", call, t)
 	}
 	return t.compile()
@@ -251,6 +241,12 @@ func SameSignature(a *Type, na int, b *Type, nb int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if len(sa) == 1 && len(sb) == 1 { // the common case: one basic type each
+		x, y := sa[0], sb[0]
+		nx, okx := mul(x.N, int64(na))
+		ny, oky := mul(y.N, int64(nb))
+		return okx && oky && (nx == 0 && ny == 0 || x.T == y.T && x.IsByte == y.IsByte && nx == ny), nil
+	}
 	ia, ib := expand(sa, na), expand(sb, nb)
 	x, okx := ia()
 	y, oky := ib()
@@ -347,4 +343,30 @@ func (it *Iter) Next() (off, n int64, ok bool) {
 		it.k, it.i = 0, it.i+1
 	}
 	return off, r.Len, true
+}
+
+// Contig reports whether count instances of the committed type t are one
+// run of bytes, and where: off is the run's offset, n its length. Calls
+// use it to move such data as plain bytes.
+func (t *Type) Contig(count int) (off, n int64, ok bool) {
+	if !t.valid() || count < 0 {
+		return 0, 0, false
+	}
+	c := t.comp.Load()
+	if c == nil || !t.committed.Load() {
+		return 0, 0, false
+	}
+	runs := c.flat
+	if count == 0 || len(runs) == 0 {
+		return 0, 0, true
+	}
+	ext := t.ub - t.lb
+	if len(runs) != 1 || (count > 1 && runs[0].Len != ext) {
+		return 0, 0, false
+	}
+	n, ok = mul(runs[0].Len, int64(count))
+	if count > 1 {
+		n, ok = mul(ext, int64(count))
+	}
+	return runs[0].Off, n, ok
 }

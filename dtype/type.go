@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
 )
@@ -78,11 +78,15 @@ type Type struct {
 	pair [2]Run // basic pair types: where value and index sit
 	np   int    // runs of a basic type (1, or 2 for MPI_SHORT_INT)
 
-	mu        sync.Mutex
-	flat      []Run    // computed once: one instance's runs in type-map order, merged
-	sig       []SigRun // computed once: the type signature, compressed
-	flatDone  bool
-	committed bool // Commit succeeded
+	comp      atomic.Pointer[compiled] // computed once: runs and signature
+	committed atomic.Bool              // Commit succeeded
+}
+
+// compiled is a type's runs for one instance (type-map order, merged) and
+// its signature (compressed).
+type compiled struct {
+	flat []Run
+	sig  []SigRun
 }
 
 // SigRun is a run of the type signature: N elements of basic type T (Byte
@@ -113,7 +117,8 @@ var Byte = newBasic(atomics.Uint8, true)
 func newBasic(t atomics.Type, isByte bool) *Type {
 	ext := int64(t.Size())
 	// Predefined types are committed, as in MPI.
-	b := &Type{comb: CombinerNamed, basic: t, isByte: isByte, ub: ext, align: ext, np: 1, nruns: 1, committed: true}
+	b := &Type{comb: CombinerNamed, basic: t, isByte: isByte, ub: ext, align: ext, np: 1, nruns: 1}
+	b.committed.Store(true)
 	switch t {
 	case atomics.FloatIntT, atomics.TwoIntT: // 4 + 4
 		b.pair = [2]Run{{0, 4}, {4, 4}}
@@ -243,9 +248,7 @@ func (t *Type) Committed() bool {
 	if !t.valid() {
 		return false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.committed
+	return t.committed.Load()
 }
 
 // mul and add are int64 arithmetic that reports overflow.

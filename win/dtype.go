@@ -82,6 +82,13 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if err != nil {
 		return err
 	}
+	if oo, on, ok := otype.Contig(ocount); ok {
+		if to, tn, ok := ttype.Contig(tcount); ok && on == tn && to >= 0 {
+			// Plain bytes on both sides: Put's paths (to ≥ 0 so that
+			// disp's unit and the offset add up in Put's terms).
+			return w.putAt(call, origin[oo:oo+on], target, disp, to)
+		}
+	}
 	wh, err := w.resolveRange(call, target, disp, lo, hi-lo)
 	if err != nil || wh.noop || hi == lo {
 		if err == nil && !wh.noop {
@@ -161,4 +168,32 @@ func appendPiece(ps []shm.Piece, p shm.Piece) []shm.Piece {
 		return ps
 	}
 	return append(ps, p)
+}
+
+// putAt is Put of src at byte off past disp: the fast path of Put where
+// the target part is mapped, else resolveRange's.
+func (w *Win) putAt(call string, src []byte, target, disp int, off int64) error {
+	if off == 0 {
+		return w.Put(src, target, disp)
+	}
+	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
+		p := &w.parts[target]
+		if uint(disp) <= p.maxDisp {
+			start := int64(disp)*p.dispUnit + off
+			if start <= int64(len(p.data)) && int64(len(src)) <= int64(len(p.data))-start {
+				shm.Copy(p.data[start:], src)
+				return nil
+			}
+		}
+	}
+	wh, err := w.resolveRange(call, target, disp, off, int64(len(src)))
+	if err != nil || wh.noop {
+		return err
+	}
+	defer w.leave(&wh)
+	if wh.data == nil {
+		return w.remoteErr(call, &wh, shm.WriteProcess(wh.pid, wh.addr, src))
+	}
+	shm.Copy(wh.data, src)
+	return nil
 }

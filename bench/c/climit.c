@@ -197,6 +197,27 @@ static void cma_rmw(const struct meas *m, int64_t k)
 	}
 }
 
+/* Floors for the derived-datatype Puts (put_type_*): the same elements
+ * copied by hand from a private matrix into a shared one, then a fence:
+ * one 1024x1024 double column (arg 0), a 64x64 block at (100, 200) (arg 1). */
+static void strided(const struct meas *m, int64_t k)
+{
+	const double *s = (const double *)src;
+	double *d = (double *)dst;
+	for (int64_t i = 0; i < k; i++) {
+		if (m->arg == 8 * 1024 * 1024) {
+			for (long r = 0; r < 1024; r++)
+				d[r * 1024] = s[r * 1024];
+		} else {
+			for (long r = 100; r < 164; r++)
+				memcpy(d + r * 1024 + 200, s + r * 1024 + 200, 64 * 8);
+		}
+		__asm__ volatile("" ::: "memory");
+		full_fence();
+	}
+}
+
+
 /* Floor for pscw_put8: the target posts (flag), the origin waits for it,
  * writes 8 bytes and completes (flag); the target waits for completion. */
 static void handoff(const struct meas *m, int64_t k)
@@ -331,6 +352,8 @@ static const struct meas table[] = {
 	{"cma_write_8", 0, 0, 0, 0, cma_write},
 	{"cma_read_8", 0, 0, 0, 0, cma_read},
 	{"cma_rmw_8", 0, 0, 0, 0, cma_rmw},
+	{"strided_copy_column", 0, 0, 0, 8 * MiB, strided},
+	{"strided_copy_subarray_64", 0, 0, 0, 8 * MiB + 1, strided},
 	{"lock_unlock_excl", 0, 0, 0, 0, lock_unlock},
 	{"lockall_unlockall", 0, 0, 0, 0, lockall_unlockall},
 	{"flag_handoff_put8", 1, 0, 0, 0, handoff},
@@ -433,7 +456,7 @@ int main(int argc, char **argv)
 			sel[j] = 1;
 		if (sel[j]) {
 			nsel++;
-			if (table[j].body == copy && table[j].arg > maxcopy)
+			if ((table[j].body == copy || table[j].body == strided) && table[j].arg > maxcopy)
 				maxcopy = table[j].arg;
 		}
 	}

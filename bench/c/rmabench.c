@@ -84,6 +84,8 @@ struct ctx {
 	MPI_Win xwin;      /* flavor rows: their window, */
 	char *xmem;        /* the memory it exposes, */
 	MPI_Aint xdisp;    /* the displacement of rank 1's first byte */
+	MPI_Datatype dt;   /* datatype rows: the type, */
+	double *dmat;      /* rank 0's private matrix */
 };
 
 struct meas {
@@ -835,6 +837,92 @@ static void x_fop(struct ctx *c, const struct meas *m, int64_t k)
 }
 
 
+/* ---- derived datatypes (issue 17) ----------------------------------------
+ *
+ * A Put with the same derived datatype on both sides into rank 1's
+ * 1024x1024 double matrix (an MPI_Win_allocate_shared window of 8 MiB a
+ * rank) from the same place of rank 0's private matrix: one column
+ * (MPI_Type_vector, 1024 blocks of 8 B, stride 8 KiB), a 64x64 sub-block
+ * (MPI_Type_create_subarray) and 64 KiB as MPI_Type_contiguous. The
+ * teardown puts a known matrix and checks every element the type covers.
+ */
+#define MAT_N 1024
+
+static void dt_make(const struct meas *m, MPI_Datatype *t)
+{
+	int sizes[2] = {MAT_N, MAT_N}, subs[2] = {64, 64}, starts[2] = {100, 200};
+	switch (m->arg) {
+	case 0:
+		CHECK(MPI_Type_vector(MAT_N, 1, MAT_N, MPI_DOUBLE, t));
+		break;
+	case 1:
+		CHECK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, t));
+		break;
+	default:
+		CHECK(MPI_Type_contiguous(8192, MPI_DOUBLE, t));
+	}
+	CHECK(MPI_Type_commit(t));
+}
+
+static void dt_setup(struct ctx *c, const struct meas *m)
+{
+	char *base;
+	dt_make(m, &c->dt);
+	CHECK(MPI_Win_allocate_shared(8 * MAT_N * MAT_N, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+				      &c->xwin));
+	c->xmem = base;
+	c->dmat = malloc(8 * MAT_N * MAT_N);
+	if (!c->dmat)
+		die("malloc", 0);
+	for (long i = 0; i < MAT_N * MAT_N; i++)
+		c->dmat[i] = (double)i;
+	if (c->rank == 0)
+		CHECK(MPI_Win_lock_all(0, c->xwin));
+}
+
+static void dt_put(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		MPI_Put(c->dmat, 1, c->dt, 1, 0, 1, c->dt, c->xwin);
+		MPI_Win_flush(1, c->xwin);
+	}
+}
+
+static void dt_teardown(struct ctx *c, const struct meas *m)
+{
+	long wrong = 0, sum = 0;
+	if (c->rank == 0) {
+		for (long i = 0; i < MAT_N * MAT_N; i++)
+			c->dmat[i] = -(double)i;
+		CHECK(MPI_Put(c->dmat, 1, c->dt, 1, 0, 1, c->dt, c->xwin));
+		CHECK(MPI_Win_unlock_all(c->xwin));
+	}
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	if (c->rank == 1) {
+		const double *got = (const double *)c->xmem;
+		CHECK(MPI_Win_lock_all(0, c->xwin));
+		CHECK(MPI_Win_sync(c->xwin));
+		for (long i = 0; i < MAT_N * MAT_N; i++) {
+			long r = i / MAT_N, col = i % MAT_N;
+			int in = m->arg == 0 ? col == 0
+			       : m->arg == 1 ? r >= 100 && r < 164 && col >= 200 && col < 264
+					     : i < 8192;
+			if (in && got[i] != -(double)i)
+				wrong++;
+		}
+		CHECK(MPI_Win_unlock_all(c->xwin));
+	}
+	CHECK(MPI_Reduce(&wrong, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (c->rank == 0) {
+		printf("INFO check %s %s\n", m->name, sum ? "WRONG" : "ok");
+		fflush(stdout);
+	}
+	CHECK(MPI_Win_free(&c->xwin));
+	CHECK(MPI_Type_free(&c->dt));
+	free(c->dmat);
+}
+
 #define ORIGIN_LOCKALL(nm, fn) \
 	{nm, ORIGIN, 1, 0, 0, lockall_origin, fn, unlockall_origin}
 /* A collective row of collrows.h (index i) and its barrier-separated twin. */
@@ -844,6 +932,7 @@ static void x_fop(struct ctx *c, const struct meas *m, int64_t k)
 /* A point-to-point row of p2prows.h (index i). */
 #define P2P(nm, i, fn) {nm, SPAN, 1, 0, i, p2p_setup, fn, p2p_teardown}
 #define FLAVOR(nm, mem, fn) {nm, ORIGIN, 1, 0, mem, flavor_setup, fn, flavor_teardown}
+#define DTYPE(nm, i) {nm, ORIGIN, 1, 0, i, dt_setup, dt_put, dt_teardown}
 #define PUT_BW(nm, bytes, full) \
 	{nm, ORIGIN, 1, full, bytes, lockall_origin, put_bw, unlockall_origin}
 
@@ -858,6 +947,9 @@ static const struct meas table[] = {
 	FLAVOR("create_priv_fop_flush", XMEM_MALLOC, x_fop),
 	FLAVOR("dynamic_put8_flush", XMEM_DYNAMIC, x_put8),
 	FLAVOR("dynamic_get8_flush", XMEM_DYNAMIC, x_get8),
+	DTYPE("put_type_column", 0),
+	DTYPE("put_type_subarray_64", 1),
+	DTYPE("put_type_contig_64k", 2),
 	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, unlockall_origin},
 	PUT_BW("put_bw_4096", 4 * KiB, 0),
 	PUT_BW("put_bw_65536", 64 * KiB, 0),

@@ -157,6 +157,9 @@ var lines = []line{
 	{"create_priv_fop_flush", "FetchAndOp(Sum, int64) + Flush, Create window over private memory", "cma_rmw_8", 0},
 	{"dynamic_put8_flush", "Put 8 B + Flush, dynamic window, AllocMem region attached", "atomic_fetch_add_fence", 0},
 	{"dynamic_get8_flush", "Get 8 B + Flush, dynamic window, AllocMem region attached", "atomic_fetch_add_fence", 0},
+	{"put_type_column", "Put of a 1024×1024 double matrix's column (Vector on both sides) + Flush", "strided_copy_column", 0},
+	{"put_type_subarray_64", "Put of a 64×64 block of that matrix (Subarray on both sides) + Flush", "strided_copy_subarray_64", 0},
+	{"put_type_contig_64k", "Put 64 KiB as a Contiguous datatype + Flush", "memcpy_65536", 65536},
 	{"acc_sum_i64", "Accumulate(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"fetch_and_op_i64", "FetchAndOp(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"cas_i64", "CompareAndSwap(int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
@@ -635,6 +638,9 @@ var targets = []target{
 	goal("Put 8 B + Flush on a Create window over private memory, no slower than Open MPI's over malloc (issue 16)", 1, "create_priv_put8_flush", "cma_write_8"),
 	goal("Get 8 B + Flush on a Create window over private memory, no slower than Open MPI's over malloc (issue 16)", 1, "create_priv_get8_flush", "cma_read_8"),
 	{"Dynamic window Put 8 B + Flush over AllocMem ≤ 1.5× ours on AllocateShared (issue 16)", 1.5, over("shmrun", "dynamic_put8_flush", "shmrun", "put8_flush"), nil, nil},
+	goal("Put of a matrix column (Vector) + Flush ≤ 0.7× Open MPI (issue 17)", 0.7, "put_type_column", "strided_copy_column"),
+	goal("Put of a 64×64 Subarray + Flush ≤ 0.7× Open MPI (issue 17)", 0.7, "put_type_subarray_64", "strided_copy_subarray_64"),
+	{"Contiguous datatype Put 64 KiB ≤ 1.05× the plain Put of 64 KiB (issue 17)", 1.05, over("shmrun", "put_type_contig_64k", "shmrun", "put_bw_65536"), nil, nil},
 }
 
 // splitChecks takes the answer checks out of the metadata ("<run>: check

@@ -22,6 +22,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -80,9 +81,11 @@ type ctx struct {
 	ps, pr  []byte     // p2p rows: send and receive buffers
 	pseq    int64      // p2p rows: operations so far, in step in a pair
 	preq    []*comm.Request
-	xw      *win.Win // flavor rows: their window,
-	xmem    []byte   // the memory it exposes,
-	xdisp   int      // and the displacement of rank 1's first byte
+	xw      *win.Win    // flavor rows: their window,
+	xmem    []byte      // the memory it exposes,
+	xdisp   int         // and the displacement of rank 1's first byte
+	dt      *dtype.Type // datatype rows: the type,
+	dmat    []float64   // and rank 0's private matrix
 }
 
 type meas struct {
