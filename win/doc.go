@@ -43,6 +43,14 @@
 // over private memory fails at once and Attach of it is ErrRMAAttach, both
 // naming comm.AllocMem.
 //
+// # Derived datatypes
+//
+// PutType, GetType, AccumulateType and GetAccumulateType take a datatype
+// of package dtype on the origin and on the target side (MPI_Put and its
+// kin with derived datatypes): the origin's runs and the target's are
+// walked in step, so strided and structured data move without packing;
+// accumulates through them stay atomic per element.
+//
 // # Goroutines
 //
 // Any goroutine may make RMA calls inside an open epoch. Synchronization and
