@@ -20,9 +20,26 @@ type elem struct {
 // typeMap expands t into its type map the slow, obvious way, from the
 // public Envelope only: the reference the runs of Commit are checked
 // against.
-func typeMap(t *dtype.Type) []elem {
+func typeMap(t *dtype.Type) []elem { return typeMapMemo(t, map[*dtype.Type][]elem{}) }
+
+// typeMapMemo is typeMap with each old type's map computed once (nested
+// types with many pieces would otherwise take exponential time).
+func typeMapMemo(t *dtype.Type, memo map[*dtype.Type][]elem) []elem {
+	if m, ok := memo[t]; ok {
+		return m
+	}
+	m := typeMapOf(t, memo)
+	memo[t] = m
+	return m
+}
+
+func typeMapOf(t *dtype.Type, memo map[*dtype.Type][]elem) []elem {
 	comb, ints, addrs, olds := t.Envelope()
+	typeMap := func(o *dtype.Type) []elem { return typeMapMemo(o, memo) }
 	rep := func(o *dtype.Type, disp int64, count int) []elem {
+		if count == 0 {
+			return nil
+		}
 		var out []elem
 		sub := typeMap(o)
 		for j := range count {

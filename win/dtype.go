@@ -100,7 +100,25 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	oi, _ := otype.Iter(ocount)
 	ti, _ := ttype.Iter(tcount)
 	if wh.data != nil {
-		zip(&oi, &ti, func(o, t, n int64) { shm.Copy(wh.data[t-lo:t-lo+n], origin[o:o+n]) })
+		// zip, spelled out: a closure call per run costs ~5 ns, a good
+		// share of a 512-byte copy.
+		ao, an, aok := oi.Next()
+		bo, bn, bok := ti.Next()
+		for aok && bok {
+			n := min(an, bn)
+			if n < 4096 {
+				copy(wh.data[bo-lo:bo-lo+n], origin[ao:ao+n])
+			} else {
+				shm.Copy(wh.data[bo-lo:bo-lo+n], origin[ao:ao+n])
+			}
+			ao, an, bo, bn = ao+n, an-n, bo+n, bn-n
+			if an == 0 {
+				ao, an, aok = oi.Next()
+			}
+			if bn == 0 {
+				bo, bn, bok = ti.Next()
+			}
+		}
 		return nil
 	}
 	packed := make([]byte, 0, otype.Size()*int64(ocount))
