@@ -89,11 +89,8 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 			return w.putAt(call, origin[oo:oo+on], target, disp, to)
 		}
 	}
-	wh, err := w.resolveRange(call, target, disp, lo, hi-lo)
-	if err != nil || wh.noop || hi == lo {
-		if err == nil && !wh.noop {
-			w.leave(&wh)
-		}
+	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
+	if !run {
 		return err
 	}
 	defer w.leave(&wh)
@@ -139,11 +136,8 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 	if err != nil {
 		return err
 	}
-	wh, err := w.resolveRange(call, target, disp, lo, hi-lo)
-	if err != nil || wh.noop || hi == lo {
-		if err == nil && !wh.noop {
-			w.leave(&wh)
-		}
+	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
+	if !run {
 		return err
 	}
 	defer w.leave(&wh)
@@ -177,6 +171,21 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 		copy(result[r:r+n], packed[at:at+n])
 		at += n
 	}
+}
+
+// reachTyped resolves the target span [lo, hi) of a typed call; run is
+// false when there is nothing to move (an error, ProcNull, an empty span),
+// and then nothing is left to leave.
+func (w *Win) reachTyped(call string, target, disp int, lo, hi int64) (wh where, run bool, err error) {
+	wh, err = w.resolveRange(call, target, disp, lo, hi-lo)
+	if err != nil || wh.noop {
+		return wh, false, err
+	}
+	if hi == lo {
+		w.leave(&wh)
+		return wh, false, nil
+	}
+	return wh, true, nil
 }
 
 // appendPiece appends p, merging it into the last piece when they touch.

@@ -53,11 +53,8 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if err := atomics.Check(op, e, fetch); err != nil {
 		return opError(call, w, target, err)
 	}
-	wh, err := w.resolveRange(call, target, disp, lo, hi-lo)
-	if err != nil || wh.noop || hi == lo {
-		if err == nil && !wh.noop {
-			w.leave(&wh)
-		}
+	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
+	if !run {
 		return err
 	}
 	defer w.leave(&wh)
