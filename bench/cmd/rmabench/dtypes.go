@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/shmrun/shmrun/atomics"
-	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/win"
@@ -98,16 +95,8 @@ func dtTeardown(c *ctx, m *meas) error {
 			return true
 		})
 	}
-	sum := []int64{0}
-	if err := comm.Reduce(c.c, []int64{wrong}, sum, atomics.Sum, 0); err != nil {
+	if err := reportCheck(c, m.name, wrong); err != nil {
 		return err
-	}
-	if c.rank == 0 {
-		verdict := "ok"
-		if sum[0] != 0 {
-			verdict = "WRONG"
-		}
-		fmt.Printf("INFO check %s %s\n", m.name, verdict)
 	}
 	err := c.xw.Free()
 	c.xw, c.dmat, c.dt = nil, nil, nil

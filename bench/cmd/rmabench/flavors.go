@@ -97,16 +97,8 @@ func xTeardown(c *ctx, m *meas) error {
 	if c.rank == 1 && binary.LittleEndian.Uint64(c.xmem[xCheck:]) != magic {
 		wrong++
 	}
-	sum := []int64{0}
-	if err := comm.Reduce(c.c, []int64{wrong}, sum, atomics.Sum, 0); err != nil {
+	if err := reportCheck(c, m.name, wrong); err != nil {
 		return err
-	}
-	if c.rank == 0 {
-		verdict := "ok"
-		if sum[0] != 0 {
-			verdict = "WRONG"
-		}
-		fmt.Printf("INFO check %s %s\n", m.name, verdict)
 	}
 	if m.arg == xmemDynamic {
 		if err := c.xw.Detach(c.xmem); err != nil {
@@ -145,6 +137,23 @@ func xFop8(c *ctx, _ *meas, k int64) error {
 	for range k {
 		win.FetchAndOp(c.xw, int64(1), 1, c.xdisp+xFop, atomics.Sum)
 		c.xw.Flush(1)
+	}
+	return nil
+}
+
+// reportCheck sums the wrong answers every rank found and has rank 0 print
+// the row's verdict ("INFO check <row> ok|WRONG").
+func reportCheck(c *ctx, name string, wrong int64) error {
+	sum := []int64{0}
+	if err := comm.Reduce(c.c, []int64{wrong}, sum, atomics.Sum, 0); err != nil {
+		return err
+	}
+	if c.rank == 0 {
+		verdict := "ok"
+		if sum[0] != 0 {
+			verdict = "WRONG"
+		}
+		fmt.Printf("INFO check %s %s\n", name, verdict)
 	}
 	return nil
 }
