@@ -1,6 +1,7 @@
 package win
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -478,7 +479,7 @@ func (w *Win) Attach(mem []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	base, n := raw.Addr(mem), len(mem)
-	i, _ := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmpUintptr(a.base, b) })
+	i, _ := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmp.Compare(a.base, b) })
 	for _, j := range []int{i - 1, i} {
 		if j >= 0 && j < len(d.own) && d.own[j].base < base+uintptr(n) && base < d.own[j].base+uintptr(d.own[j].n) {
 			return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x overlap the %d bytes at %#x attached already", w.rank, n, base, d.own[j].n, d.own[j].base)
@@ -513,16 +514,6 @@ func (w *Win) Attach(mem []byte) error {
 		atomic.StoreUint64(seqCount, uint64(cnt+1))
 	})
 	return nil
-}
-
-func cmpUintptr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // addOwnMap puts this process's mapping of an object in its own cache.
@@ -592,7 +583,7 @@ func (w *Win) Detach(mem []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	base := raw.Addr(mem)
-	i, found := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmpUintptr(a.base, b) })
+	i, found := slices.BinarySearchFunc(d.own, base, func(a attached, b uintptr) int { return cmp.Compare(a.base, b) })
 	if !found {
 		return errorf(ErrRMAAttach, "Detach on rank %d: no region is attached at %#x", w.rank, base)
 	}

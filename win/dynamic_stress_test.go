@@ -31,28 +31,9 @@ const (
 // lost, or one landing after Detach returned, breaks it.
 func attachChurnBody(c *comm.Comm) error {
 	n, me := c.Size(), c.Rank()
-	dir, err := win.AllocateShared(c, 8, 8, nil) // my published counter: gen<<48 | address
+	dir, d, slots, err := publishBoard(c) // my slot: what I publish
 	if err != nil {
 		return err
-	}
-	d, err := win.CreateDynamic(c, nil)
-	if err != nil {
-		return err
-	}
-	if err := d.LockAll(0); err != nil {
-		return err
-	}
-	slots := make([]*uint64, n)
-	for r := range n {
-		seg, err := dir.SharedQuery(r)
-		if err != nil {
-			return err
-		}
-		v, err := win.View[uint64](seg)
-		if err != nil {
-			return err
-		}
-		slots[r] = &v[0]
 	}
 	succ := make([]int64, n*churnGens) // adds that succeeded, per owner and generation
 	after := make([]int64, churnGens)  // my counters right after Detach
@@ -143,25 +124,9 @@ func init() { ranktest.Register("detach-vs-map", detachVsMapBody) }
 func detachVsMapBody(c *comm.Comm) error {
 	const rounds, size = 60, 300 << 10
 	n, me := c.Size(), c.Rank()
-	dir, err := win.AllocateShared(c, 8, 8, nil)
+	dir, d, slots, err := publishBoard(c) // my slot: what I publish
 	if err != nil {
 		return err
-	}
-	d, err := win.CreateDynamic(c, nil)
-	if err != nil {
-		return err
-	}
-	if err := d.LockAll(0); err != nil {
-		return err
-	}
-	slots := make([]*uint64, n)
-	for r := range n {
-		seg, err := dir.SharedQuery(r)
-		if err != nil {
-			return err
-		}
-		v, _ := win.View[uint64](seg)
-		slots[r] = &v[0]
 	}
 	var stop atomic.Bool
 	putErr := make(chan error, 1)
@@ -215,4 +180,34 @@ func detachVsMapBody(c *comm.Comm) error {
 
 func TestDetachVsMap(t *testing.T) {
 	ranktest.Run(t, 3, "detach-vs-map", ranktest.Timeout(60*time.Second))
+}
+
+// publishBoard makes a word per rank in a shared window (where a rank
+// publishes the address of what it attached), every rank's word as seen
+// here, and a dynamic window with a LockAll epoch open.
+func publishBoard(c *comm.Comm) (*win.Win, *win.Win, []*uint64, error) {
+	dir, err := win.AllocateShared(c, 8, 8, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d, err := win.CreateDynamic(c, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := d.LockAll(0); err != nil {
+		return nil, nil, nil, err
+	}
+	slots := make([]*uint64, c.Size())
+	for r := range slots {
+		seg, err := dir.SharedQuery(r)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		v, err := win.View[uint64](seg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		slots[r] = &v[0]
+	}
+	return dir, d, slots, nil
 }

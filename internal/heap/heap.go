@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -131,8 +132,7 @@ func newMapped(label string, n, off, length int64) (*mapping, error) {
 	}
 	reg.next++
 	m := &mapping{mem: mem, obj: obj, ino: ino, id: reg.next, blocks: map[uintptr]*block{}}
-	i, _ := slices.BinarySearchFunc(reg.maps, m.addr(), func(x *mapping, a uintptr) int { return cmpAddr(x.addr(), a) })
-	reg.maps = slices.Insert(reg.maps, i, m)
+	insertLocked(m)
 	return m, nil
 }
 
@@ -240,7 +240,7 @@ func Free(mem []byte) error {
 
 // give returns s to the free list, merging it with its neighbours.
 func (a *arena) give(s span) {
-	i, _ := slices.BinarySearchFunc(a.free, s.off, func(x span, off int64) int { return cmpAddr(uintptr(x.off), uintptr(off)) })
+	i, _ := slices.BinarySearchFunc(a.free, s.off, func(x span, off int64) int { return cmp.Compare(x.off, off) })
 	a.free = slices.Insert(a.free, i, s)
 	if i+1 < len(a.free) && a.free[i].off+a.free[i].n == a.free[i+1].off {
 		a.free[i].n += a.free[i+1].n

@@ -12,6 +12,7 @@
 package heap
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -61,19 +62,14 @@ func Register(mem []byte, obj *shm.Object) (uint64, error) {
 	defer reg.mu.Unlock()
 	reg.next++
 	m := &mapping{mem: mem, obj: obj, ino: ino, id: reg.next}
-	i, _ := slices.BinarySearchFunc(reg.maps, m.addr(), func(x *mapping, a uintptr) int { return cmpAddr(x.addr(), a) })
-	reg.maps = slices.Insert(reg.maps, i, m)
+	insertLocked(m)
 	return m.id, nil
 }
 
-func cmpAddr(a, b uintptr) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+// insertLocked adds m to the registry, kept sorted by address. reg.mu is held.
+func insertLocked(m *mapping) {
+	i, _ := slices.BinarySearchFunc(reg.maps, m.addr(), func(x *mapping, a uintptr) int { return cmp.Compare(x.addr(), a) })
+	reg.maps = slices.Insert(reg.maps, i, m)
 }
 
 // Unregister says the owner is done with mapping id: it leaves the registry
@@ -102,7 +98,7 @@ func (m *mapping) drop() error {
 // reg.mu is held.
 func find(b []byte) *mapping {
 	a := raw.Addr(b)
-	i, found := slices.BinarySearchFunc(reg.maps, a, func(x *mapping, a uintptr) int { return cmpAddr(x.addr(), a) })
+	i, found := slices.BinarySearchFunc(reg.maps, a, func(x *mapping, a uintptr) int { return cmp.Compare(x.addr(), a) })
 	if !found {
 		i-- // the last mapping starting below a
 	}
