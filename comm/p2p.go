@@ -95,7 +95,7 @@ func (c *Comm) checkTag(call string, tag int, any bool) error {
 
 // newSend checks a send's arguments and fills o, its operation; it
 // returns a nil operation for ProcNull.
-func (c *Comm) newSend(o *op, call string, buf []byte, dest, tag, elem int, sync bool) (*engine, *op, error) {
+func (c *Comm) newSend(o *op, call string, buf []byte, dest, tag int, f form, sync bool) (*engine, *op, error) {
 	e, err := c.engine(call)
 	if err != nil {
 		return nil, nil, err
@@ -110,13 +110,14 @@ func (c *Comm) newSend(o *op, call string, buf []byte, dest, tag, elem int, sync
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	o.c, o.ctx, o.peer, o.tag, o.buf, o.elem, o.sync = c, c.p2p().ctx, w, tag, buf, elem, sync
+	o.c, o.ctx, o.peer, o.tag, o.buf, o.sync = c, c.p2p().ctx, w, tag, buf, sync
+	f.set(o)
 	return e, o, nil
 }
 
 // newRecv checks a receive's arguments and fills o, its operation; it
 // returns a nil operation for ProcNull.
-func (c *Comm) newRecv(o *op, call string, buf []byte, src, tag, elem int) (*engine, *op, error) {
+func (c *Comm) newRecv(o *op, call string, buf []byte, src, tag int, f form) (*engine, *op, error) {
 	e, err := c.engine(call)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +132,8 @@ func (c *Comm) newRecv(o *op, call string, buf []byte, src, tag, elem int) (*eng
 	if w == ProcNull {
 		return e, nil, nil
 	}
-	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf, o.elem = true, c, c.p2p().ctx, w, tag, buf, elem
+	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf = true, c, c.p2p().ctx, w, tag, buf
+	f.set(o)
 	return e, o, nil
 }
 
@@ -139,9 +141,9 @@ func (c *Comm) newRecv(o *op, call string, buf []byte, src, tag, elem int) (*eng
 var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
 
 // isend starts a send and returns its request.
-func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*Request, error) {
+func (c *Comm) isend(call string, buf []byte, dest, tag int, f form, sync bool) (*Request, error) {
 	r := &Request{call: call}
-	e, o, err := c.newSend(&r.opv, call, buf, dest, tag, elem, sync)
+	e, o, err := c.newSend(&r.opv, call, buf, dest, tag, f, sync)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +158,8 @@ func (c *Comm) isend(call string, buf []byte, dest, tag, elem int, sync bool) (*
 }
 
 // send is Send and Ssend: no request, and a recycled operation.
-func (c *Comm) send(call string, buf []byte, dest, tag, elem int, sync bool) error {
-	e, o, err := c.newSend(getOp(), call, buf, dest, tag, elem, sync)
+func (c *Comm) send(call string, buf []byte, dest, tag int, f form, sync bool) error {
+	e, o, err := c.newSend(getOp(), call, buf, dest, tag, f, sync)
 	if err != nil || o == nil {
 		return err
 	}
@@ -174,8 +176,8 @@ func (c *Comm) send(call string, buf []byte, dest, tag, elem int, sync bool) err
 }
 
 // recv is Recv: no request, and a recycled operation.
-func (c *Comm) recv(call string, buf []byte, src, tag, elem int) (Status, error) {
-	e, o, err := c.newRecv(getOp(), call, buf, src, tag, elem)
+func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, error) {
+	e, o, err := c.newRecv(getOp(), call, buf, src, tag, f)
 	if err != nil {
 		return Status{}, err
 	}
@@ -192,9 +194,9 @@ func (c *Comm) recv(call string, buf []byte, src, tag, elem int) (Status, error)
 }
 
 // irecv posts a receive and returns its request.
-func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, error) {
+func (c *Comm) irecv(call string, buf []byte, src, tag int, f form) (*Request, error) {
 	r := &Request{call: call}
-	e, o, err := c.newRecv(&r.opv, call, buf, src, tag, elem)
+	e, o, err := c.newRecv(&r.opv, call, buf, src, tag, f)
 	if err != nil {
 		return nil, err
 	}
@@ -214,13 +216,13 @@ func (c *Comm) irecv(call string, buf []byte, src, tag, elem int) (*Request, err
 // allows (use Isend, Sendrecv, or receive first). ProcNull: nothing is
 // sent.
 func (c *Comm) Send(buf []byte, dest, tag int) error {
-	return c.send("Send", buf, dest, tag, 1, false)
+	return c.send("Send", buf, dest, tag, bytesForm, false)
 }
 
 // Ssend sends buf to rank dest with tag and returns once a receive has
 // matched it (MPI_Ssend). Blocking, not collective.
 func (c *Comm) Ssend(buf []byte, dest, tag int) error {
-	return c.send("Ssend", buf, dest, tag, 1, true)
+	return c.send("Ssend", buf, dest, tag, bytesForm, true)
 }
 
 // Isend starts sending buf to rank dest with tag (MPI_Isend) and returns a
@@ -228,13 +230,13 @@ func (c *Comm) Ssend(buf []byte, dest, tag int) error {
 // not collective: it never waits. The request holds buf, pinned, so that
 // the receiving process can read it in place.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
-	return c.isend("Isend", buf, dest, tag, 1, false)
+	return c.isend("Isend", buf, dest, tag, bytesForm, false)
 }
 
 // Issend is Isend whose request completes only once a receive has matched
 // the message (MPI_Issend). Local.
 func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
-	return c.isend("Issend", buf, dest, tag, 1, true)
+	return c.isend("Issend", buf, dest, tag, bytesForm, true)
 }
 
 // Recv receives a message from rank src (or AnySource) with tag (or
@@ -244,34 +246,34 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 // message's length in the status's Count. From ProcNull it returns at
 // once with Source ProcNull, Tag AnyTag and Count 0.
 func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
-	return c.recv("Recv", buf, src, tag, 1)
+	return c.recv("Recv", buf, src, tag, bytesForm)
 }
 
 // Irecv posts a receive into buf (MPI_Irecv) and returns its request; buf
 // belongs to the request until it completes. Local.
 func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
-	return c.irecv("Irecv", buf, src, tag, 1)
+	return c.irecv("Irecv", buf, src, tag, bytesForm)
 }
 
 // Sendrecv sends send to dest with sendTag and receives into recv from src
 // with recvTag (MPI_Sendrecv), both at once: it completes whatever the
 // sizes and whatever the peers do first. Blocking.
 func (c *Comm) Sendrecv(send []byte, dest, sendTag int, recv []byte, src, recvTag int) (Status, error) {
-	return sendrecv(c, "Sendrecv", send, dest, sendTag, recv, src, recvTag, 1)
+	return sendrecv(c, "Sendrecv", send, dest, sendTag, bytesForm, recv, src, recvTag, bytesForm)
 }
 
 // SendrecvReplace sends buf to dest with sendTag and receives a message
 // from src with recvTag into buf (MPI_Sendrecv_replace). Blocking.
 func (c *Comm) SendrecvReplace(buf []byte, dest, sendTag, src, recvTag int) (Status, error) {
-	return sendrecv(c, "SendrecvReplace", append([]byte(nil), buf...), dest, sendTag, buf, src, recvTag, 1)
+	return sendrecv(c, "SendrecvReplace", append([]byte(nil), buf...), dest, sendTag, bytesForm, buf, src, recvTag, bytesForm)
 }
 
-func sendrecv(c *Comm, call string, send []byte, dest, sendTag int, recv []byte, src, recvTag, elem int) (Status, error) {
-	rr, err := c.irecv(call, recv, src, recvTag, elem)
+func sendrecv(c *Comm, call string, send []byte, dest, sendTag int, sf form, recv []byte, src, recvTag int, rf form) (Status, error) {
+	rr, err := c.irecv(call, recv, src, recvTag, rf)
 	if err != nil {
 		return Status{}, err
 	}
-	sr, err := c.isend(call, send, dest, sendTag, elem, false)
+	sr, err := c.isend(call, send, dest, sendTag, sf, false)
 	if err != nil {
 		rr.Cancel()
 		rr.Wait()
@@ -301,7 +303,7 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 }
 
 func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error) {
-	e, o, err := c.newRecv(new(op), call, nil, src, tag, 1)
+	e, o, err := c.newRecv(new(op), call, nil, src, tag, bytesForm)
 	if err != nil {
 		return Status{}, false, err
 	}
@@ -350,7 +352,7 @@ func (c *Comm) Improbe(src, tag int) (*Message, Status, bool, error) {
 }
 
 func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, bool, error) {
-	e, o, err := c.newRecv(new(op), call, nil, src, tag, 1)
+	e, o, err := c.newRecv(new(op), call, nil, src, tag, bytesForm)
 	if err != nil {
 		return nil, Status{}, false, err
 	}
@@ -387,22 +389,23 @@ func (msg *Message) take(call string) error {
 // Recv receives the message into buf (MPI_Mrecv). Blocking, only as long
 // as the message's bytes take to arrive.
 func (msg *Message) Recv(buf []byte) (Status, error) {
-	return wait1Status(msg.irecv("Recv", buf, 1))
+	return wait1Status(msg.irecv("Recv", buf, bytesForm))
 }
 
 // Irecv starts receiving the message into buf (MPI_Imrecv). Local.
 func (msg *Message) Irecv(buf []byte) (*Request, error) {
-	return msg.irecv("Irecv", buf, 1)
+	return msg.irecv("Irecv", buf, bytesForm)
 }
 
-func (msg *Message) irecv(call string, buf []byte, elem int) (*Request, error) {
+func (msg *Message) irecv(call string, buf []byte, f form) (*Request, error) {
 	if err := msg.take(call); err != nil {
 		return nil, err
 	}
 	if msg.m == nil {
 		return doneRequest(procNullStatus), nil
 	}
-	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf, elem: elem}
+	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf}
+	f.set(o)
 	msg.e.recvMessage(o, msg.m)
 	return &Request{eng: msg.e, op: o, call: "Message." + call}, nil
 }
@@ -417,39 +420,39 @@ func wait1Status(r *Request, err error) (Status, error) {
 // SendT sends the elements of buf to dest with tag (MPI_Send with buf's
 // predefined datatype). Blocking; see Send.
 func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
-	return c.send("SendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false)
+	return c.send("SendT", raw.Bytes(buf), dest, tag, formOf[T](), false)
 }
 
 // SsendT is Ssend of elements (MPI_Ssend). Blocking.
 func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
-	return c.send("SsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), true)
+	return c.send("SsendT", raw.Bytes(buf), dest, tag, formOf[T](), true)
 }
 
 // RecvT receives elements into buf (MPI_Recv): the status's Count is in
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
-	return c.recv("RecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]())
+	return c.recv("RecvT", raw.Bytes(buf), src, tag, formOf[T]())
 }
 
 // IsendT starts sending the elements of buf (MPI_Isend). Local.
 func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
-	return c.isend("IsendT", raw.Bytes(buf), dest, tag, atomics.SizeOf[T](), false)
+	return c.isend("IsendT", raw.Bytes(buf), dest, tag, formOf[T](), false)
 }
 
 // IrecvT posts a receive of elements into buf (MPI_Irecv); its status's
 // Count is in elements. Local.
 func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
-	return c.irecv("IrecvT", raw.Bytes(buf), src, tag, atomics.SizeOf[T]())
+	return c.irecv("IrecvT", raw.Bytes(buf), src, tag, formOf[T]())
 }
 
 // SendrecvT is Sendrecv of elements (MPI_Sendrecv). Blocking.
 func SendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (Status, error) {
-	return sendrecv(c, "SendrecvT", raw.Bytes(send), dest, sendTag, raw.Bytes(recv), src, recvTag, atomics.SizeOf[T]())
+	return sendrecv(c, "SendrecvT", raw.Bytes(send), dest, sendTag, formOf[T](), raw.Bytes(recv), src, recvTag, formOf[T]())
 }
 
 // MrecvT receives a message taken by Mprobe into elements (MPI_Mrecv).
 func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
-	return wait1Status(msg.irecv("Recv", raw.Bytes(buf), atomics.SizeOf[T]()))
+	return wait1Status(msg.irecv("Recv", raw.Bytes(buf), formOf[T]()))
 }
 
 // GetCount is the number of elements of T in the message a status

@@ -151,8 +151,8 @@ func (e *engine) stream(p *peer) {
 		n := min(e.chunk, o.lg.accept-off)
 		b := p.ring[pos : pos+k]
 		copy(b[format.PktHeader:], o.buf[off:off+n])
-		b[format.PktKind] = format.PktData
 		le := binary.LittleEndian
+		le.PutUint32(b[format.PktKind:], format.PktData) // and a zero digest
 		le.PutUint64(b[format.PktOffset:], uint64(off))
 		le.PutUint64(b[format.PktSize:], uint64(n))
 		le.PutUint64(b[format.PktID:], o.lg.rid)

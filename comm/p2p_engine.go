@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/internal/typesig"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -97,7 +99,8 @@ type txItem struct {
 
 // inMsg is a message matched to no receive yet (or taken by Mprobe).
 type inMsg struct {
-	kind uint8 // PktEager, PktSync or PktRTS
+	kind uint8  // PktEager, PktSync or PktRTS
+	sig  uint32 // the data's type signature digest (typesig)
 	ctx  uint32
 	src  int // world rank
 	tag  int
@@ -117,6 +120,13 @@ type op struct {
 	buf  []byte
 	elem int // element size for Status.Count (1: bytes)
 	sync bool
+	// sig is a send's type signature digest (typesig), and the one a
+	// receive's data must match: typesig.Any for bytes, a basic type's
+	// code for typed receives; rtype and rcount describe a derived
+	// receive's data (sig then unused).
+	sig    uint32
+	rtype  *dtype.Type
+	rcount int
 
 	id    uint64 // a send's (Sync, RTS), a receive's job
 	lg    *large // a large message's state (nil for an eager one)
@@ -275,10 +285,11 @@ func (p *peer) publish(pos, k int64) {
 	p.head += uint64(k)
 }
 
-// header writes a packet header's fields (not the stamp).
-func header(b []byte, kind uint8, ctx uint32, tag int, size int, id uint64) {
-	b[format.PktKind] = kind
+// header writes a packet header's fields (not the stamp): kind and the
+// 24-bit signature digest sig are one word.
+func header(b []byte, kind uint8, sig uint32, ctx uint32, tag int, size int, id uint64) {
 	le := binary.LittleEndian
+	le.PutUint32(b[format.PktKind:], uint32(kind)|sig<<8)
 	le.PutUint32(b[format.PktCtx:], ctx)
 	le.PutUint32(b[format.PktTag:], uint32(int32(tag)))
 	le.PutUint64(b[format.PktSize:], uint64(size))
@@ -298,7 +309,7 @@ func (e *engine) write(p *peer, it *txItem) bool {
 			return false
 		}
 		b := p.ring[pos : pos+k]
-		header(b, it.kind, o.ctx, o.tag, len(o.buf), o.id)
+		header(b, it.kind, o.sig, o.ctx, o.tag, len(o.buf), o.id)
 		copy(b[format.PktHeader:], o.buf)
 		if it.kind == format.PktSync {
 			e.waiting[o.id] = o
@@ -315,7 +326,7 @@ func (e *engine) write(p *peer, it *txItem) bool {
 			return false
 		}
 		b := p.ring[pos : pos+k]
-		header(b, it.kind, o.ctx, o.tag, len(o.buf), o.id)
+		header(b, it.kind, o.sig, o.ctx, o.tag, len(o.buf), o.id)
 		le.PutUint64(b[format.RTSAddr:], uint64(raw.Addr(o.buf)))
 		e.waiting[o.id] = o
 		p.publish(pos, k)
@@ -325,7 +336,7 @@ func (e *engine) write(p *peer, it *txItem) bool {
 		if !ok {
 			return false
 		}
-		header(p.ring[pos:pos+k], it.kind, 0, 0, 0, it.id)
+		header(p.ring[pos:pos+k], it.kind, 0, 0, 0, 0, it.id)
 		p.publish(pos, k)
 	case format.PktCTS:
 		k := cells(format.CTSLen)
@@ -334,7 +345,7 @@ func (e *engine) write(p *peer, it *txItem) bool {
 			return false
 		}
 		b := p.ring[pos : pos+k]
-		header(b, it.kind, 0, 0, 0, it.id)
+		header(b, it.kind, 0, 0, 0, 0, it.id)
 		le.PutUint64(b[format.CTSRecvID:], it.rid)
 		le.PutUint64(b[format.CTSAccept:], it.accept)
 		p.publish(pos, k)
@@ -483,7 +494,8 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 	}
 	switch kind {
 	case format.PktEager, format.PktSync, format.PktRTS:
-		m := inMsg{kind: kind, ctx: le.Uint32(b[format.PktCtx:]), src: s, tag: int(int32(le.Uint32(b[format.PktTag:]))), size: int(size), id: id}
+		m := inMsg{kind: kind, sig: le.Uint32(b[format.PktKind:]) >> 8, ctx: le.Uint32(b[format.PktCtx:]), src: s,
+			tag: int(int32(le.Uint32(b[format.PktTag:]))), size: int(size), id: id}
 		var payload []byte
 		if kind == format.PktRTS {
 			m.addr = le.Uint64(b[format.RTSAddr:])
@@ -589,8 +601,31 @@ func (e *engine) finishRecv(o *op, m *inMsg) {
 	if o.trunc {
 		err = fmt.Errorf("comm: receive on rank %d: a message of %d bytes from rank %d (tag %d) into a buffer of %d: %w",
 			o.c.Rank(), m.size, st.Source, m.tag, len(o.buf), ErrTruncate)
+	} else if want, ok := o.wants(m.size); !ok || !typesig.Match(m.sig, want) {
+		err = fmt.Errorf("comm: receive on rank %d: a message of %d bytes from rank %d (tag %d) carries %s, the receive's data %s: %w",
+			o.c.Rank(), m.size, st.Source, m.tag, typesig.Describe(m.sig), describeWant(want, ok), ErrType)
 	}
 	e.complete(o, st, err)
+}
+
+// wants is the signature digest receive o's data has over its first n
+// bytes; false when n bytes end inside one of its elements.
+func (o *op) wants(n int) (uint32, bool) {
+	if o.rtype == nil {
+		return o.sig, true
+	}
+	s, err := o.rtype.Signature()
+	if err != nil {
+		return 0, false
+	}
+	return typesig.Prefix(s, o.rtype.Size(), o.rcount, int64(n))
+}
+
+func describeWant(d uint32, ok bool) string {
+	if !ok {
+		return "ends inside an element there"
+	}
+	return "holds " + typesig.Describe(d)
 }
 
 // complete marks o done.

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -48,6 +50,9 @@ func FuzzRingPackets(f *testing.F) {
 	f.Add(pkt(format.PktData, 0, 0, 64, 9, make([]byte, 64)), 4)
 	f.Add(pkt(format.PktFin, 0, 0, 0, 12345, nil), 5)
 	f.Add(pkt(99, 0, 0, 0, 0, nil), 6)
+	typed := pkt(format.PktEager, 0, 3, 16, 0, make([]byte, 16))
+	typed[format.PktSig], typed[format.PktSig+2] = 0x12, 0x80 // a mixed-type digest
+	f.Add(typed, 7)
 	f.Fuzz(func(t *testing.T, data []byte, at int) {
 		cs, err := NewLocalWorld(2)
 		if err != nil {
@@ -55,8 +60,12 @@ func FuzzRingPackets(f *testing.F) {
 		}
 		e := cs[0].eng
 		// A posted receive and a send in flight for the packets to meet.
-		rbuf := make([]byte, 100)
-		r, err := cs[0].Irecv(rbuf, 1, AnyTag)
+		rbuf := make([]byte, 96)
+		pair, err := dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{dtype.Basic(atomics.Int32), dtype.Basic(atomics.Float64)})
+		if err != nil || pair.Commit() != nil {
+			t.Fatal(err)
+		}
+		r, err := cs[0].IrecvType(rbuf, 6, pair, 1, AnyTag) // digests and a scatter checked
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -538,6 +538,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"goroutines", p2pGoroutines},
 		{"mprobe race", p2pMprobeRace},
 		{"errors", p2pErrors},
+		{"typed", func(c *comm.Comm) error { return p2pTyped(c, procs) }},
 	}
 	for _, s := range steps {
 		if err := s.f(c); err != nil {

@@ -27,6 +27,8 @@ type Request struct {
 	st   Status
 	err  error
 
+	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
+
 	eng  *engine // point-to-point: the engine and the operation
 	op   *op
 	opv  op // the operation's storage (one allocation per request)
@@ -52,12 +54,21 @@ func (r *Request) Wait() (Status, error) {
 				return Status{}, r.op.c.wrapWait(r.call, err)
 			}
 			r.st, r.err = r.op.st, r.op.err
+			r.finish()
 		} else {
 			_, r.err = r.poll(true)
 		}
 		r.done = true
 	}
 	return r.st, r.err
+}
+
+// finish runs r's completion hook, once.
+func (r *Request) finish() {
+	if r.after != nil {
+		r.st, r.err = r.after(r.st, r.err)
+		r.after = nil
+	}
 }
 
 // Test reports whether the operation has completed, and if so its status
@@ -85,6 +96,7 @@ func (r *Request) ready() bool {
 			return false
 		}
 		r.st, r.err, r.done = r.op.st, r.op.err, true
+		r.finish()
 		return true
 	}
 	ok, err := r.poll(false)

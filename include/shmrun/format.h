@@ -220,6 +220,7 @@
 #define SHMRUN_JOB_TAG_MASK 65535
 #define SHMRUN_PKT_STAMP 0 /* uint32 the packet's number in its ring, stored last */
 #define SHMRUN_PKT_KIND 4 /* uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_SKIP */
+#define SHMRUN_PKT_SIG 5 /* uint24 type signature digest, bytes 5..7 */
 #define SHMRUN_PKT_CTX 8 /* uint32 communicator context */
 #define SHMRUN_PKT_TAG 12 /* int32 tag */
 #define SHMRUN_PKT_OFFSET 8 /* uint64 byte offset in the message (Data) */

@@ -67,6 +67,7 @@ const (
 const (
 	PktStamp  = 0              // uint32 the packet's count in its ring (never 0): written last
 	PktKind   = 4              // uint8 Pkt* kind
+	PktSig    = 5              // uint24 type signature digest (Eager, Sync, RTS): bytes 5..7, little-endian
 	PktCtx    = 8              // uint32 communicator context (Eager, Sync, RTS)
 	PktTag    = 12             // int32 tag (Eager, Sync, RTS)
 	PktOffset = 8              // uint64 byte offset in the message (Data; overlays ctx and tag)

@@ -59,6 +59,7 @@ func TestInboxDoc(t *testing.T) {
 		fmt.Sprintf("| %d | `uint32` | stamp", format.PktStamp),
 		fmt.Sprintf("| %d | `uint8` | kind: %d Eager, %d Sync, %d RTS, %d CTS, %d Data, %d Fin, %d Skip |",
 			format.PktKind, format.PktEager, format.PktSync, format.PktRTS, format.PktCTS, format.PktData, format.PktFin, format.PktSkip),
+		fmt.Sprintf("| %d | `uint24` | type signature digest", format.PktSig),
 		fmt.Sprintf("| %d | `uint32` | communicator context", format.PktCtx),
 		fmt.Sprintf("| %d | `int32` | tag", format.PktTag),
 		fmt.Sprintf("| %d | `uint64` | message bytes", format.PktSize),

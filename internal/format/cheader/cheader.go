@@ -239,6 +239,7 @@ func sections() []section {
 			{"SHMRUN_JOB_TAG_MASK", format.JobTagMask, ""},
 			{"SHMRUN_PKT_STAMP", format.PktStamp, "uint32 the packet's number in its ring, stored last"},
 			{"SHMRUN_PKT_KIND", format.PktKind, "uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_SKIP"},
+			{"SHMRUN_PKT_SIG", format.PktSig, "uint24 type signature digest, bytes 5..7"},
 			{"SHMRUN_PKT_CTX", format.PktCtx, "uint32 communicator context"},
 			{"SHMRUN_PKT_TAG", format.PktTag, "int32 tag"},
 			{"SHMRUN_PKT_OFFSET", format.PktOffset, "uint64 byte offset in the message (Data)"},

@@ -1,0 +1,219 @@
+// Package typesig digests MPI type signatures — the sequence of basic
+// types some data is made of — into a few bits that travel with a message
+// or a collective call, so that a receiver can tell whether the sender's
+// signature matches its own (MPI 4.1 §3.3.1, §6.1) without the whole
+// signature crossing the processes.
+//
+// A digest is canonical: equal element sequences have equal digests,
+// however the types that describe them are built (a vector of 4 doubles,
+// 4 doubles, a struct of two pairs of doubles). Data of one basic type
+// gets that type's exact code; data mixing basic types a 23-bit
+// polynomial hash of the sequence (mod 2^61−1), so a mismatch between two
+// mixed signatures escapes detection with a probability of 2^−23 (2^−7 in
+// a collective's 8-bit field); empty data and data made only of bytes
+// (dtype.Byte, the byte forms) get Any, which matches everything.
+package typesig
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// Any is the digest of untyped data (Byte, or nothing): it matches any
+// digest.
+const Any uint32 = 0
+
+// Hashed marks a 24-bit digest of mixed basic types; the low 23 bits are
+// the hash.
+const Hashed uint32 = 1 << 23
+
+// Kind is the digest of data made only of basic type k.
+func Kind(k atomics.Type) uint32 { return uint32(k) }
+
+// Match reports whether a message of digest msg may be received by a
+// receive whose data, cut to the message's length, has digest want.
+func Match(msg, want uint32) bool { return msg == Any || want == Any || msg == want }
+
+// byteCode is Byte's element code in the hash: distinct from every basic
+// type's.
+const byteCode = 255
+
+// mod is the hash's prime modulus, 2^61−1; base its base.
+const (
+	mod  = 1<<61 - 1
+	base = 0x0d1e_4c6b_9f2a_3857 % mod
+)
+
+func mulmod(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	// a·b = hi·2^64 + lo; 2^61 ≡ 1, so 2^64 ≡ 8.
+	r := (hi<<3 | lo>>61) + lo&mod
+	for r >= mod {
+		r -= mod
+	}
+	return r
+}
+
+// seq is the hash of an element sequence: h = Σ code_i·base^i, p = base^len.
+type seq struct{ h, p uint64 }
+
+var empty = seq{0, 1}
+
+// cat is the hash of a followed by b.
+func cat(a, b seq) seq {
+	h := a.h + mulmod(a.p, b.h)
+	if h >= mod {
+		h -= mod
+	}
+	return seq{h, mulmod(a.p, b.p)}
+}
+
+// pow is the hash of n copies of x, by doubling.
+func pow(x seq, n int64) seq {
+	r := empty
+	for i := 63 - bits.LeadingZeros64(uint64(n)); i >= 0 && n > 0; i-- {
+		r = cat(r, r)
+		if n>>i&1 != 0 {
+			r = cat(r, x)
+		}
+	}
+	return r
+}
+
+// elemSize is the data bytes of one element of run r.
+func elemSize(r dtype.SigRun) int64 {
+	if r.IsByte {
+		return 1
+	}
+	return dtype.Basic(r.T).Size()
+}
+
+func code(r dtype.SigRun) uint64 {
+	if r.IsByte {
+		return byteCode
+	}
+	return uint64(r.T)
+}
+
+// digest accumulates a sequence: its hash, and whether it is empty, all
+// Byte, or all one basic type.
+type digest struct {
+	s     seq
+	n     int64
+	first dtype.SigRun
+	mixed bool
+}
+
+func (d *digest) add(r dtype.SigRun, n int64) {
+	if n == 0 {
+		return
+	}
+	if d.n == 0 {
+		d.first = r
+	} else if r.T != d.first.T || r.IsByte != d.first.IsByte {
+		d.mixed = true
+	}
+	d.n += n
+	d.s = cat(d.s, pow(seq{code(r), base}, n))
+}
+
+func (d *digest) repeat(k int64) {
+	if k != 1 {
+		d.s = pow(d.s, k)
+		d.n *= k
+	}
+}
+
+func (d *digest) value() uint32 {
+	switch {
+	case d.n == 0, !d.mixed && d.first.IsByte:
+		return Any
+	case !d.mixed:
+		return Kind(d.first.T)
+	}
+	return Hashed | uint32(d.s.h)&(Hashed-1)
+}
+
+// Of is the digest of count instances of a type whose one-instance
+// signature is sig (dtype's Signature).
+func Of(sig []dtype.SigRun, count int) uint32 {
+	if count <= 0 {
+		return Any
+	}
+	d := digestOf(sig, int64(count))
+	return d.value()
+}
+
+// Prefix is the digest of the first n bytes of the data of count
+// instances of a type of size bytes whose one-instance signature is sig:
+// what a receive of that type holds after an n-byte message. ok is false
+// when n bytes end inside an element, or reach past the data.
+func Prefix(sig []dtype.SigRun, size int64, count int, n int64) (digest uint32, ok bool) {
+	if n == 0 {
+		return Any, true
+	}
+	if size <= 0 || count < 0 || n > size*int64(count) {
+		return 0, false
+	}
+	d := digestOf(sig, n/size)
+	rem := n % size
+	for _, r := range sig {
+		if rem == 0 {
+			break
+		}
+		es := elemSize(r)
+		k := min(r.N, rem/es)
+		d.add(r, k)
+		rem -= k * es
+		if k < r.N && rem > 0 {
+			return 0, false // the cut falls inside an element
+		}
+	}
+	if rem != 0 {
+		return 0, false
+	}
+	return d.value(), true
+}
+
+func digestOf(sig []dtype.SigRun, k int64) digest {
+	d := digest{s: empty}
+	if k == 0 {
+		return d
+	}
+	for _, r := range sig {
+		d.add(r, r.N)
+	}
+	d.repeat(k)
+	return d
+}
+
+// Coll is a digest cut to a collective signature's 8-bit type field:
+// basic type codes as they are (below 0x40), AnyColl for Any, and 0x80
+// plus 7 bits of the hash for mixed types.
+func Coll(d uint32) uint8 {
+	switch {
+	case d == Any:
+		return AnyColl
+	case d&Hashed != 0:
+		return 0x80 | uint8(d&0x7f)
+	}
+	return uint8(d)
+}
+
+// AnyColl is Any in a collective's type field.
+const AnyColl uint8 = 0x7f
+
+// Describe names a digest for an error message: "untyped bytes", a basic
+// type's name, or "mixed basic types (digest 0x…)".
+func Describe(d uint32) string {
+	switch {
+	case d == Any:
+		return "untyped bytes"
+	case d&Hashed != 0:
+		return fmt.Sprintf("mixed basic types (digest %#06x)", d&(Hashed-1))
+	}
+	return atomics.Type(d).String()
+}
