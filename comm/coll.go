@@ -302,6 +302,7 @@ type call struct {
 	r    uint32 // the current round
 	p    int    // its parity
 	err  error  // this rank's own argument error (published as failed)
+	bad  error  // an argument error found before the call began (typed forms)
 }
 
 // agreeCall is the first thing a collective call over c that is not one of
@@ -407,6 +408,9 @@ func (k *call) agree(s sig, same sameFields) error {
 func (k *call) publishSig(s sig) (uint64, uint64) {
 	a := k.a
 	w0, w1 := s.w0, s.w1 // failed is 0 here
+	if k.err == nil {
+		k.err = k.bad
+	}
 	own := w0
 	if k.err != nil {
 		own |= uint64(classIndex(k.err)) << 24
@@ -486,23 +490,46 @@ func mismatch(s0, sq sigFields, q int, same sameFields) string {
 	switch {
 	case sq.kind != s0.kind:
 		return fmt.Sprintf("rank 0 called %s, rank %d called %s", kindName(s0.kind), q, kindName(sq.kind))
-	case sq.typ != s0.typ:
+	case !typeCompat(sq.typ, s0.typ):
 		return fmt.Sprintf("rank 0 passed %s elements, rank %d %s elements", typeName(s0.typ), q, typeName(sq.typ))
 	case same&sameRoot != 0 && sq.root != s0.root:
 		return fmt.Sprintf("rank 0 named root %d, rank %d root %d", s0.root, q, sq.root)
 	case same&sameOp != 0 && sq.op != s0.op:
 		return fmt.Sprintf("rank 0 reduces with %s, rank %d with %s", opName(s0.op), q, opName(sq.op))
-	case same&sameCount != 0 && sq.count != s0.count:
+	case same&sameCount != 0 && sq.typ == s0.typ && sq.count != s0.count:
 		return fmt.Sprintf("rank 0 passed %d elements, rank %d passed %d", s0.count, q, sq.count)
+	case same&sameCount != 0 && sq.count*uint64(typeUnit(sq.typ)) != s0.count*uint64(typeUnit(s0.typ)):
+		return fmt.Sprintf("rank 0 passed %d bytes, rank %d passed %d", s0.count*uint64(typeUnit(s0.typ)), q, sq.count*uint64(typeUnit(sq.typ)))
 	}
 	return ""
+}
+
+// The type field of a typed form's signature (coll_type.go) names its
+// type's basic type when it has one (as the generic forms do), else one
+// of these, counting bytes.
+const (
+	typAny   uint8 = 0x7f // data made only of dtype.Byte: matches any type
+	typMixed uint8 = 0x80 // data mixing basic types: matches itself, by size
+)
+
+// typeCompat reports whether two ranks' type fields may meet in one call.
+func typeCompat(a, b uint8) bool {
+	return a == b || a == typAny || b == typAny
+}
+
+// typeUnit is the bytes one counted element of a type field holds.
+func typeUnit(t uint8) int {
+	if t == typAny || t == typMixed {
+		return 1
+	}
+	return max(1, atomics.Type(t).Size())
 }
 
 func mismatchClass(s0, sq sigFields, same sameFields) error {
 	switch {
 	case sq.kind != s0.kind:
 		return ErrArg
-	case sq.typ != s0.typ:
+	case !typeCompat(sq.typ, s0.typ):
 		return ErrType
 	case same&sameRoot != 0 && sq.root != s0.root:
 		return ErrRoot

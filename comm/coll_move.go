@@ -37,22 +37,39 @@ func (c *Comm) Barrier() error {
 // between processes, once every rank has copied it straight from root's
 // buf). len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
+	return bcast(c, "Bcast", raw.Bytes(buf), root, wireOf[T]())
+}
+
+// wire is how a collective's bytes count: the element type its signature
+// names and the element's size (the generic forms: T; the typed forms:
+// their type's basic type, or bytes).
+type wire struct {
+	typ  uint8
+	size int
+	bad  error // the typed form's own argument error, found before the call
+}
+
+func wireOf[T atomics.Elem]() wire {
+	return wire{typ: uint8(atomics.TypeOf[T]()), size: raw.SizeOf[T]()}
+}
+
+func bcast(c *Comm, name string, b []byte, root int, w wire) error {
 	var k call
-	err := c.begin(&k, "Bcast")
+	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
 	n, me := c.Size(), c.Rank()
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	}
-	b := raw.Bytes(buf)
 	nb := len(b)
 	inline := nb <= format.InlineLen
 	chunk := int(k.a.l.Chunk)
 	if k.a.single && nb >= format.SingleBcast {
-		return k.bcastSingle(b, root, mkSig(format.CollBcast, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(len(buf))))
+		return k.bcastSingle(b, root, mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)))
 	}
 	if k.err == nil && me == root {
 		st, in := k.stage()
@@ -62,7 +79,7 @@ func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 			copy(st, b)
 		}
 	}
-	if err := k.agree(mkSig(format.CollBcast, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(len(buf))), sameCount|sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)), sameCount|sameRoot); err != nil {
 		return err
 	}
 	if inline {
@@ -201,7 +218,7 @@ func getCount(src []byte, q int) int { return int(binary.LittleEndian.Uint64(src
 // staged, the root once recv holds everything. len(send) must be the same
 // on every rank, and root's recv must hold n·len(send) elements.
 func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
-	return gather(c, "Gather", send, recv, root, false)
+	return gather(c, "Gather", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
 }
 
 // GatherInPlace is Gather with MPI_IN_PLACE at the root: on root, buf is
@@ -209,40 +226,41 @@ func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 // block already in place; elsewhere buf is the rank's contribution.
 // Collective.
 func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
-	return gather(c, "GatherInPlace", buf, buf, root, true)
+	return gather(c, "GatherInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
+func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	m := len(send)
+	n, me, s := c.Size(), c.Rank(), w.size
+	m, nr := len(send)/s, len(recv)/s
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
 		if inPlace {
-			if m = len(recv) / n; len(recv)%n != 0 {
-				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(recv), n)
+			if m = nr / n; nr%n != 0 {
+				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", nr, n)
 			}
-		} else if len(recv) < n*m {
-			k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+		} else if nr < n*m {
+			k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", nr, n, m, n*m)
 		}
 	}
 	var mine []byte
 	if me == root && inPlace {
 		mine = nil // already in place
 	} else {
-		mine = raw.Bytes(send)
+		mine = send
 	}
 	rcv := blocks{}
 	if me == root {
 		rcv = k.a.even(m * s)
 	}
-	return k.collect(mine, raw.Bytes(recv), rcv, root, m*s, mkSig(format.CollGather, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameCount|sameRoot)
+	return k.collect(mine, recv, rcv, root, m*s, mkSig(format.CollGather, w.typ, 0, int32(root), uint64(m)), sameCount|sameRoot)
 }
 
 // Gatherv collects every rank's send into root's recv: rank q's
@@ -251,30 +269,31 @@ func gather[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPl
 // at the root only; a count that differs from what rank q sends is an error
 // on every rank.
 func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
-	return gatherv(c, "Gatherv", send, recv, counts, displs, root, false)
+	return gatherv(c, "Gatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, root, false, wireOf[T]())
 }
 
 // GathervInPlace is Gatherv with MPI_IN_PLACE at the root: on root, buf is
 // the receive buffer with root's own block already at displs[root];
 // elsewhere buf is the rank's contribution. Collective.
 func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
-	return gatherv(c, "GathervInPlace", buf, buf, counts, displs, root, true)
+	return gatherv(c, "GathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, root, true, wireOf[T]())
 }
 
-func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, root int, inPlace bool) error {
+func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root int, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	m := len(send)
+	n, me, s := c.Size(), c.Rank(), w.size
+	m := len(send) / s
 	var rcv blocks
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
-		rcv, k.err = k.vblocks(counts, displs, len(recv), s, "recv")
+		rcv, k.err = k.vblocks(counts, displs, len(recv)/s, s, "recv")
 		if k.err == nil {
 			if inPlace {
 				m = counts[me]
@@ -282,33 +301,34 @@ func gatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displ
 			putCounts(k.staging(me), rcv.counts)
 		}
 	}
-	mine := raw.Bytes(send)
+	mine := send
 	if me == root && inPlace {
 		mine = nil
 	}
-	if err := k.agree(mkSig(format.CollGatherv, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollGatherv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root, s)
+	all, err := k.countsFrom(root)
 	if err != nil {
 		return err
 	}
 	if me != root {
 		rcv = blocks{}
 	}
-	return k.move(mine, raw.Bytes(recv), all, rcv, root, false)
+	return k.move(mine, recv, all, rcv, root, false)
 }
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
-// first round and checks them against every rank's own count: the same
-// verdict on every rank.
-func (k *call) countsFrom(q, s int) ([]int, error) {
+// first round and checks them against every rank's own count (its
+// signature's count of its own elements): the same verdict on every rank.
+func (k *call) countsFrom(q int) ([]int, error) {
 	all := make([]int, k.a.n)
 	src := k.staging(q)
 	for j := range all {
 		all[j] = getCount(src, j)
-		if own := int(getSig(k.a.lines[j][k.p].meta[metaSig:]).count) * s; own != all[j] {
-			return nil, k.errorf(ErrCount, "rank %d counts %d elements from rank %d, which has %d", q, all[j]/s, j, own/s)
+		sj := getSig(k.a.lines[j][k.p].meta[metaSig:])
+		if own := int(sj.count) * typeUnit(sj.typ); own != all[j] {
+			return nil, k.errorf(ErrCount, "rank %d counts %d bytes from rank %d, which has %d", q, all[j], j, own)
 		}
 	}
 	return all, nil
@@ -384,36 +404,37 @@ func (k *call) move(mine, recv []byte, counts []int, rcv blocks, root int, first
 // block at q·len(send) (MPI_Allgather). Collective. len(send) must be the
 // same on every rank and recv must hold n·len(send) elements.
 func Allgather[T atomics.Elem](c *Comm, send, recv []T) error {
-	return allgather(c, "Allgather", send, recv, false)
+	return allgather(c, "Allgather", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
 }
 
 // AllgatherInPlace is Allgather with MPI_IN_PLACE: buf holds n blocks of
 // len(buf)/n elements, this rank's own already at Rank()·len(buf)/n; on
 // return it holds every rank's block. Collective.
 func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
-	return allgather(c, "AllgatherInPlace", buf, buf, true)
+	return allgather(c, "AllgatherInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
-func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
+func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	m := len(send)
-	mine := raw.Bytes(send)
+	n, me, s := c.Size(), c.Rank(), w.size
+	m, nr := len(send)/s, len(recv)/s
+	mine := send
 	if inPlace {
-		m = len(recv) / n
-		if len(recv)%n != 0 {
-			k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(recv), n)
+		m = nr / n
+		if nr%n != 0 {
+			k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", nr, n)
 		}
-		mine = raw.Bytes(recv[me*m : (me+1)*m])
-	} else if len(recv) < n*m {
-		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+		mine = recv[me*m*s : (me+1)*m*s]
+	} else if nr < n*m {
+		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", nr, n, m, n*m)
 	}
-	return k.collect(mine, raw.Bytes(recv), k.a.even(m*s), -1, m*s, mkSig(format.CollAllgather, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), sameCount)
+	return k.collect(mine, recv, k.a.even(m*s), -1, m*s, mkSig(format.CollAllgather, w.typ, 0, -1, uint64(m)), sameCount)
 }
 
 // Allgatherv collects every rank's send into every rank's recv: rank q's
@@ -421,43 +442,44 @@ func allgather[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace boo
 // counts must be the same on every rank and counts[q] must be what rank q
 // sends; displs are each rank's own.
 func Allgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) error {
-	return allgatherv(c, "Allgatherv", send, recv, counts, displs, false)
+	return allgatherv(c, "Allgatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, false, wireOf[T]())
 }
 
 // AllgathervInPlace is Allgatherv with MPI_IN_PLACE: this rank's own block
 // is already at buf[displs[Rank()]:] and is what it contributes.
 // Collective.
 func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
-	return allgatherv(c, "AllgathervInPlace", buf, buf, counts, displs, true)
+	return allgatherv(c, "AllgathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, true, wireOf[T]())
 }
 
-func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, displs []int, inPlace bool) error {
+func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	me, s := c.Rank(), raw.SizeOf[T]()
-	m := len(send)
-	rcv, verr := k.vblocks(counts, displs, len(recv), s, "recv")
+	me, s := c.Rank(), w.size
+	m := len(send) / s
+	rcv, verr := k.vblocks(counts, displs, len(recv)/s, s, "recv")
 	k.err = verr
 	var mine []byte
 	if k.err == nil {
 		if inPlace {
 			m = counts[me]
-			mine = raw.Bytes(recv[displs[me] : displs[me]+m])
+			mine = recv[displs[me]*s : (displs[me]+m)*s]
 		} else {
-			mine = raw.Bytes(send)
+			mine = send
 		}
 		putCounts(k.staging(me), rcv.counts)
 	}
-	if err := k.agree(mkSig(format.CollAllgatherv, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m)), 0); err != nil {
+	if err := k.agree(mkSig(format.CollAllgatherv, w.typ, 0, -1, uint64(m)), 0); err != nil {
 		return err
 	}
 	// Every rank's counts must equal rank 0's, and rank 0's must match
 	// what each rank sends.
-	all, err := k.countsFrom(0, s)
+	all, err := k.countsFrom(0)
 	if err != nil {
 		return err
 	}
@@ -471,5 +493,5 @@ func allgatherv[T atomics.Elem](c *Comm, name string, send, recv []T, counts, di
 	}
 	// In place, mine is the block already in recv: it moves like the
 	// others and lands where it was.
-	return k.move(mine, raw.Bytes(recv), all, rcv, -1, false)
+	return k.move(mine, recv, all, rcv, -1, false)
 }

@@ -31,14 +31,14 @@ const redundantMax = 8 << 10
 // result goes to recv[:len(send)]); recv is not used elsewhere. Mismatched
 // counts, types, ops or roots are an error on every rank.
 func Reduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O, root int) error {
-	return reduce(c, "Reduce", format.CollReduce, send, recv, op, root, false)
+	return reduce(c, "Reduce", format.CollReduce, send, recv, op, root, false, nil)
 }
 
 // ReduceInPlace is Reduce with MPI_IN_PLACE at the root: on root, buf is
 // both its contribution and the result; on the other ranks it is their
 // contribution. Collective.
 func ReduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root int) error {
-	return reduce(c, "ReduceInPlace", format.CollReduce, buf, buf, op, root, true)
+	return reduce(c, "ReduceInPlace", format.CollReduce, buf, buf, op, root, true, nil)
 }
 
 // Allreduce combines every rank's send with op and leaves the result in
@@ -48,22 +48,23 @@ func ReduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root 
 // len(send) must be the same on every rank and recv must hold that many
 // elements (the result goes to recv[:len(send)]).
 func Allreduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
-	return reduce(c, "Allreduce", format.CollAllreduce, send, recv, op, -1, false)
+	return reduce(c, "Allreduce", format.CollAllreduce, send, recv, op, -1, false, nil)
 }
 
 // AllreduceInPlace is Allreduce with MPI_IN_PLACE: buf is every rank's
 // contribution and, on return, the result. Collective.
 func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
-	return reduce(c, "AllreduceInPlace", format.CollAllreduce, buf, buf, op, -1, true)
+	return reduce(c, "AllreduceInPlace", format.CollAllreduce, buf, buf, op, -1, true, nil)
 }
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
-func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool) error {
+func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = bad
 	defer k.a.flush()
 	n, me, m := c.Size(), c.Rank(), len(send)
 	typ := atomics.TypeOf[T]()
@@ -232,22 +233,23 @@ func fold[T atomics.Elem](red reducer[T], acc []T, from func(q int) []T, lo, hi 
 // recv, m = len(recv) (MPI_Reduce_scatter_block). Collective. len(recv) must
 // be the same on every rank and send must hold n·len(recv) elements.
 func ReduceScatterBlock[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
-	return reduceScatter(c, "ReduceScatterBlock", send, recv, op, false)
+	return reduceScatter(c, "ReduceScatterBlock", send, recv, op, false, nil)
 }
 
 // ReduceScatterBlockInPlace is ReduceScatterBlock with MPI_IN_PLACE: buf
 // holds n blocks of len(buf)/n elements, and on return its first block is
 // this rank's block of the result. Collective.
 func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
-	return reduceScatter(c, "ReduceScatterBlockInPlace", buf, buf, op, true)
+	return reduceScatter(c, "ReduceScatterBlockInPlace", buf, buf, op, true, nil)
 }
 
-func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool) error {
+func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = bad
 	defer k.a.flush()
 	n, me := c.Size(), c.Rank()
 	m := len(recv)
@@ -317,13 +319,13 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 // (MPI_Scan, an inclusive prefix reduction). Collective. len(send) must be
 // the same on every rank and recv must hold that many elements.
 func Scan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
-	return scan(c, "Scan", format.CollScan, send, recv, op, false)
+	return scan(c, "Scan", format.CollScan, send, recv, op, false, nil)
 }
 
 // ScanInPlace is Scan with MPI_IN_PLACE: buf is the contribution and, on
 // return, the prefix reduction. Collective.
 func ScanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
-	return scan(c, "ScanInPlace", format.CollScan, buf, buf, op, true)
+	return scan(c, "ScanInPlace", format.CollScan, buf, buf, op, true, nil)
 }
 
 // Exscan leaves in rank r's recv the reduction of send over ranks 0..r-1
@@ -331,22 +333,23 @@ func ScanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
 // was. Collective. len(send) must be the same on every rank and recv must
 // hold that many elements (except on rank 0, where it is not used).
 func Exscan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) error {
-	return scan(c, "Exscan", format.CollExscan, send, recv, op, false)
+	return scan(c, "Exscan", format.CollExscan, send, recv, op, false, nil)
 }
 
 // ExscanInPlace is Exscan with MPI_IN_PLACE: buf is the contribution and,
 // on return, the prefix reduction over the lower ranks (rank 0's buf is
 // left as it was). Collective.
 func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error {
-	return scan(c, "ExscanInPlace", format.CollExscan, buf, buf, op, true)
+	return scan(c, "ExscanInPlace", format.CollExscan, buf, buf, op, true, nil)
 }
 
-func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool) error {
+func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = bad
 	defer k.a.flush()
 	me, m := c.Rank(), len(send)
 	hi := me + 1 // the ranks folded: [0, hi)

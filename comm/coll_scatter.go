@@ -20,43 +20,44 @@ func piece(room, n, s int) int { return room / n / s * s }
 // block. len(recv) must be the same on every rank and root's send must
 // hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
-	return scatter(c, "Scatter", send, recv, root, false)
+	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
 }
 
 // ScatterInPlace is Scatter with MPI_IN_PLACE at the root: on root, buf is
 // the send buffer (n blocks of len(buf)/n elements) and root's own block
 // stays where it is; elsewhere buf receives the rank's block. Collective.
 func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
-	return scatter(c, "ScatterInPlace", buf, buf, root, true)
+	return scatter(c, "ScatterInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inPlace bool) error {
+func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	m := len(recv)
+	n, me, s := c.Size(), c.Rank(), w.size
+	m, ns := len(recv)/s, len(send)/s
 	var snd blocks
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
 		if inPlace {
-			if m = len(send) / n; len(send)%n != 0 {
-				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", len(send), n)
+			if m = ns / n; ns%n != 0 {
+				k.err = k.errorf(ErrCount, "buffer of %d elements is not %d equal blocks", ns, n)
 			}
-		} else if len(send) < n*m {
-			k.err = k.errorf(ErrCount, "send holds %d elements, %d blocks of %d need %d", len(send), n, m, n*m)
+		} else if ns < n*m {
+			k.err = k.errorf(ErrCount, "send holds %d elements, %d blocks of %d need %d", ns, n, m, n*m)
 		}
 	}
 	bl := k.a.even(m * s)
 	if me == root {
 		snd = bl
 	}
-	sg := mkSig(format.CollScatter, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m))
-	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), bl.counts, root, s, inPlace, sg, true, sameCount|sameRoot)
+	sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(m))
+	return k.spread(send, snd, recv, bl.counts, root, s, inPlace, sg, true, sameCount|sameRoot)
 }
 
 // Scatterv sends counts[q] elements of root's send, from send[displs[q]:],
@@ -64,30 +65,31 @@ func scatter[T atomics.Elem](c *Comm, name string, send, recv []T, root int, inP
 // at the root only; a count that differs from len(recv) on rank q is an
 // error on every rank.
 func Scatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
-	return scatterv(c, "Scatterv", send, counts, displs, recv, root, false)
+	return scatterv(c, "Scatterv", raw.Bytes(send), counts, displs, raw.Bytes(recv), root, false, wireOf[T]())
 }
 
 // ScattervInPlace is Scatterv with MPI_IN_PLACE at the root: on root, buf
 // is the send buffer and root's own block stays at displs[root]; elsewhere
 // buf receives the rank's block. Collective.
 func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
-	return scatterv(c, "ScattervInPlace", buf, counts, displs, buf, root, true)
+	return scatterv(c, "ScattervInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []int, recv []T, root int, inPlace bool) error {
+func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []byte, root int, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	m := len(recv)
+	n, me, s := c.Size(), c.Rank(), w.size
+	m := len(recv) / s
 	var snd blocks
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
-		snd, k.err = k.vblocks(counts, displs, len(send), s, "send")
+		snd, k.err = k.vblocks(counts, displs, len(send)/s, s, "send")
 		if k.err == nil {
 			if inPlace {
 				m = counts[me]
@@ -95,14 +97,14 @@ func scatterv[T atomics.Elem](c *Comm, name string, send []T, counts, displs []i
 			putCounts(k.staging(me), snd.counts)
 		}
 	}
-	if err := k.agree(mkSig(format.CollScatterv, uint8(atomics.TypeOf[T]()), 0, int32(root), uint64(m)), sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollScatterv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root, s)
+	all, err := k.countsFrom(root)
 	if err != nil {
 		return err
 	}
-	return k.spread(raw.Bytes(send), snd, raw.Bytes(recv), all, root, s, inPlace, sig{}, false, 0)
+	return k.spread(send, snd, recv, all, root, s, inPlace, sig{}, false, 0)
 }
 
 // spread runs a scatter: counts[q] bytes for rank q from snd's blocks of
@@ -173,33 +175,35 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 // (MPI_Alltoall). Collective. len(send) must be a multiple of n and the
 // same on every rank; recv must hold as many elements.
 func Alltoall[T atomics.Elem](c *Comm, send, recv []T) error {
-	return alltoall(c, "Alltoall", send, recv, false)
+	return alltoall(c, "Alltoall", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
 }
 
 // AlltoallInPlace is Alltoall with MPI_IN_PLACE: buf holds the n blocks to
 // send and, on return, the n blocks received. Collective.
 func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
-	return alltoall(c, "AlltoallInPlace", buf, buf, true)
+	return alltoall(c, "AlltoallInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
-func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool) error {
+func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, s := c.Size(), raw.SizeOf[T]()
-	m := len(send) / n
+	n, s := c.Size(), w.size
+	ns := len(send) / s
+	m := ns / n
 	switch {
-	case len(send)%n != 0:
-		k.err = k.errorf(ErrCount, "send of %d elements is not %d equal blocks", len(send), n)
-	case !inPlace && len(recv) < n*m:
-		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv), n, m, n*m)
+	case ns%n != 0:
+		k.err = k.errorf(ErrCount, "send of %d elements is not %d equal blocks", ns, n)
+	case !inPlace && len(recv)/s < n*m:
+		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv)/s, n, m, n*m)
 	}
 	bl := k.a.even(m * s)
-	sg := mkSig(format.CollAlltoall, uint8(atomics.TypeOf[T]()), 0, -1, uint64(m))
-	return k.exchange(raw.Bytes(send), bl, raw.Bytes(recv), bl, m*s, s, sg, true, sameCount)
+	sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(m))
+	return k.exchange(send, bl, recv, bl, m*s, s, sg, true, sameCount)
 }
 
 // Alltoallv sends sendCounts[j] elements of send, from
@@ -208,29 +212,30 @@ func alltoall[T atomics.Elem](c *Comm, name string, send, recv []T, inPlace bool
 // sends to rank j must be what rank j expects from rank q: otherwise an
 // error on every rank.
 func Alltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
-	return alltoallv(c, "Alltoallv", send, sendCounts, sendDispls, recv, recvCounts, recvDispls)
+	return alltoallv(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, raw.Bytes(recv), recvCounts, recvDispls, wireOf[T]())
 }
 
 // AlltoallvInPlace is Alltoallv with MPI_IN_PLACE: buf holds the blocks to
 // send and receives the blocks, with the same counts and displacements for
 // both. Collective.
 func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
-	return alltoallv(c, "AlltoallvInPlace", buf, counts, displs, buf, counts, displs)
+	return alltoallv(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), counts, displs, wireOf[T]())
 }
 
-func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, recv []byte, recvCounts, recvDispls []int, w wire) error {
 	var k call
 	err := c.begin(&k, name)
 	if err != nil {
 		return err
 	}
+	k.bad = w.bad
 	defer k.a.flush()
-	n, me, s := c.Size(), c.Rank(), raw.SizeOf[T]()
-	snd, err := k.vblocks(sendCounts, sendDispls, len(send), s, "send")
+	n, me, s := c.Size(), c.Rank(), w.size
+	snd, err := k.vblocks(sendCounts, sendDispls, len(send)/s, s, "send")
 	if err != nil {
 		k.err = err
 	}
-	rcv, err := k.vblocks(recvCounts, recvDispls, len(recv), s, "recv")
+	rcv, err := k.vblocks(recvCounts, recvDispls, len(recv)/s, s, "recv")
 	if err != nil && k.err == nil {
 		k.err = err
 	}
@@ -239,7 +244,7 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 		putCounts(st, snd.counts)
 		putCounts(st[8*n:], rcv.counts)
 	}
-	if err := k.agree(mkSig(format.CollAlltoallv, uint8(atomics.TypeOf[T]()), 0, -1, 0), 0); err != nil {
+	if err := k.agree(mkSig(format.CollAlltoallv, w.typ, 0, -1, 0), 0); err != nil {
 		return err
 	}
 	// Rank i's send count to j must be j's receive count from i: every
@@ -249,12 +254,12 @@ func alltoallv[T atomics.Elem](c *Comm, name string, send []T, sendCounts, sendD
 		for j := range n {
 			out := getCount(k.staging(i), j)
 			if in := getCount(k.staging(j)[8*n:], i); in != out {
-				return k.errorf(ErrCount, "rank %d sends %d elements to rank %d, which expects %d", i, out/s, j, in/s)
+				return k.errorf(ErrCount, "rank %d sends %d bytes to rank %d, which expects %d", i, out, j, in)
 			}
 			most = max(most, out)
 		}
 	}
-	return k.exchange(raw.Bytes(send), snd, raw.Bytes(recv), rcv, most, s, sig{}, false, 0)
+	return k.exchange(send, snd, recv, rcv, most, s, sig{}, false, 0)
 }
 
 // exchange runs an alltoall's data rounds: rank j gets snd.counts[j] bytes

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/ranktest"
 )
 
@@ -117,6 +118,44 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"ScanInPlace":               func(c *comm.Comm) error { return comm.ScanInPlace(c, v(), atomics.Sum) },
 		"Exscan":                    func(c *comm.Comm) error { return comm.Exscan(c, v(), v(), atomics.Sum) },
 		"ExscanInPlace":             func(c *comm.Comm) error { return comm.ExscanInPlace(c, v(), atomics.Sum) },
+
+		"Comm.SendType":   func(c *comm.Comm) error { return c.SendType(b8(), 1, f64(), 0, 0) },
+		"Comm.SsendType":  func(c *comm.Comm) error { return c.SsendType(b8(), 1, f64(), 0, 0) },
+		"Comm.IsendType":  func(c *comm.Comm) error { _, err := c.IsendType(b8(), 1, f64(), 0, 0); return err },
+		"Comm.IssendType": func(c *comm.Comm) error { _, err := c.IssendType(b8(), 1, f64(), 0, 0); return err },
+		"Comm.RecvType":   func(c *comm.Comm) error { _, err := c.RecvType(b8(), 1, f64(), 0, 0); return err },
+		"Comm.IrecvType":  func(c *comm.Comm) error { _, err := c.IrecvType(b8(), 1, f64(), 0, 0); return err },
+		"Comm.SendrecvType": func(c *comm.Comm) error {
+			_, err := c.SendrecvType(b8(), 1, f64(), 0, 0, b8(), 1, f64(), 0, 0)
+			return err
+		},
+		"Comm.SendrecvReplaceType": func(c *comm.Comm) error { _, err := c.SendrecvReplaceType(b8(), 1, f64(), 0, 0, 0, 0); return err },
+		"Message.RecvType":         func(c *comm.Comm) error { _, err := (*comm.Message)(nil).RecvType(b8(), 1, f64()); return err },
+		"Message.IrecvType":        func(c *comm.Comm) error { _, err := (*comm.Message)(nil).IrecvType(b8(), 1, f64()); return err },
+		"GetCountType":             nil, // takes no handle: p2pTyped
+		"GetElements":              nil,
+		"BcastType":                func(c *comm.Comm) error { return comm.BcastType(c, b8(), 1, f64(), 0) },
+		"GatherType":               func(c *comm.Comm) error { return comm.GatherType(c, b8(), 1, f64(), b8(), 1, f64(), 0) },
+		"GatherTypeInPlace":        func(c *comm.Comm) error { return comm.GatherTypeInPlace(c, b8(), 1, f64(), 0) },
+		"GathervType":              func(c *comm.Comm) error { return comm.GathervType(c, b8(), 1, f64(), b8(), one, zero, f64(), 0) },
+		"ScatterType":              func(c *comm.Comm) error { return comm.ScatterType(c, b8(), 1, f64(), b8(), 1, f64(), 0) },
+		"ScatterTypeInPlace":       func(c *comm.Comm) error { return comm.ScatterTypeInPlace(c, b8(), 1, f64(), 0) },
+		"ScattervType":             func(c *comm.Comm) error { return comm.ScattervType(c, b8(), one, zero, f64(), b8(), 1, f64(), 0) },
+		"AllgatherType":            func(c *comm.Comm) error { return comm.AllgatherType(c, b8(), 1, f64(), b8(), 1, f64()) },
+		"AllgatherTypeInPlace":     func(c *comm.Comm) error { return comm.AllgatherTypeInPlace(c, b8(), 1, f64()) },
+		"AllgathervType":           func(c *comm.Comm) error { return comm.AllgathervType(c, b8(), 1, f64(), b8(), one, zero, f64()) },
+		"AlltoallType":             func(c *comm.Comm) error { return comm.AlltoallType(c, b8(), 1, f64(), b8(), 1, f64()) },
+		"AlltoallTypeInPlace":      func(c *comm.Comm) error { return comm.AlltoallTypeInPlace(c, b8(), 1, f64()) },
+		"AlltoallvType":            func(c *comm.Comm) error { return comm.AlltoallvType(c, b8(), one, zero, f64(), b8(), one, zero, f64()) },
+		"ReduceType":               func(c *comm.Comm) error { return comm.ReduceType[float64](c, b8(), b8(), 1, f64(), atomics.Sum, 0) },
+		"ReduceTypeInPlace":        func(c *comm.Comm) error { return comm.ReduceTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum, 0) },
+		"AllreduceType":            func(c *comm.Comm) error { return comm.AllreduceType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
+		"AllreduceTypeInPlace":     func(c *comm.Comm) error { return comm.AllreduceTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
+		"ReduceScatterBlockType": func(c *comm.Comm) error {
+			return comm.ReduceScatterBlockType[float64](c, b8(), b8(), 1, f64(), atomics.Sum)
+		},
+		"ScanType":   func(c *comm.Comm) error { return comm.ScanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
+		"ExscanType": func(c *comm.Comm) error { return comm.ExscanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
 	}
 }
 
@@ -125,6 +164,11 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 func v() []float64 { return []float64{1} }
 
 func b() []byte { return []byte{1} }
+
+// b8 is one float64's bytes, and f64 its type, for the typed forms.
+func b8() []byte { return make([]byte, 8) }
+
+func f64() *dtype.Type { return dtype.Basic(atomics.Float64) }
 
 var one, zero = []int{1}, []int{0}
 
@@ -135,7 +179,11 @@ var handleColls = []string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Sp
 	"Alltoall", "AlltoallInPlace", "Alltoallv", "AlltoallvInPlace", "ReduceScatterBlock", "ReduceScatterBlockInPlace",
 	"Scan", "ScanInPlace", "Exscan", "ExscanInPlace",
 	"Comm.Send", "Comm.Ssend", "Comm.Isend", "Comm.Issend", "Comm.Recv", "Comm.Irecv", "Comm.Sendrecv", "Comm.SendrecvReplace",
-	"Comm.Probe", "Comm.Iprobe", "Comm.Mprobe", "Comm.Improbe", "SendT", "SsendT", "RecvT", "IsendT", "IrecvT", "SendrecvT"}
+	"Comm.Probe", "Comm.Iprobe", "Comm.Mprobe", "Comm.Improbe", "SendT", "SsendT", "RecvT", "IsendT", "IrecvT", "SendrecvT",
+	"Comm.SendType", "Comm.SsendType", "Comm.IsendType", "Comm.IssendType", "Comm.RecvType", "Comm.IrecvType", "Comm.SendrecvType",
+	"Comm.SendrecvReplaceType", "BcastType", "GatherType", "GatherTypeInPlace", "GathervType", "ScatterType", "ScatterTypeInPlace",
+	"ScattervType", "AllgatherType", "AllgatherTypeInPlace", "AllgathervType", "AlltoallType", "AlltoallTypeInPlace", "AlltoallvType",
+	"ReduceType", "ReduceTypeInPlace", "AllreduceType", "AllreduceTypeInPlace", "ReduceScatterBlockType", "ScanType", "ExscanType"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {

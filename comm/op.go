@@ -90,4 +90,12 @@ func opName(op uint8) string {
 	return atomics.Op(op).String()
 }
 
-func typeName(t uint8) string { return atomics.Type(t).String() }
+func typeName(t uint8) string {
+	switch t {
+	case typAny:
+		return "Byte"
+	case typMixed:
+		return "mixed-type"
+	}
+	return atomics.Type(t).String()
+}

@@ -1,0 +1,614 @@
+package comm
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Collectives with derived datatypes (package dtype): every buffer is
+// count instances of a committed type from the buffer's first byte (the
+// v forms: counts[q] instances at displs[q] extents of the type, as in
+// MPI). Data that are one run move in place; others are packed before the
+// call and scattered after it, so the call costs one copy more each way.
+//
+// Type matching: a type made of one basic type (a vector of float64, a
+// subarray of int32, ...) counts that basic type's elements, as the
+// generic forms do, so a rank may pass Bcast[float64] while another
+// passes BcastType with a column of float64: counts and basic types are
+// checked on every rank, exactly. Data made only of dtype.Byte match any
+// type by size, as MPI_BYTE does. Data mixing basic types (a struct) are
+// checked by size only, and pair types (FloatInt, ...) count as mixed:
+// their packed form has no padding. A rank's own send and receive types
+// must match each other (ErrType, or ErrCount for sizes), and every
+// argument error is reported on every rank, as for the generic forms.
+// Reductions need a type of one basic type, T (ErrType otherwise).
+
+// tdata is count instances of t in buf.
+type tdata struct {
+	buf   []byte
+	count int
+	t     *dtype.Type
+}
+
+// typedWire is the wire of a type: its basic type if it has one (and no
+// padding), bytes otherwise.
+func typedWire(t *dtype.Type) wire {
+	if e, ok := t.Elem(); ok && dtype.Basic(e).Size() == int64(e.Size()) {
+		return wire{typ: uint8(e), size: e.Size()}
+	}
+	if s, err := t.Signature(); err == nil && (len(s) == 0 || len(s) == 1 && s[0].IsByte) {
+		return wire{typ: typAny, size: 1}
+	}
+	return wire{typ: typMixed, size: 1}
+}
+
+// tcheck returns the packed length of d, after checking d (the error is the
+// call's argument error, or nil).
+func (c *Comm) tcheck(call string, d tdata) (int, error) {
+	if _, err := d.t.Signature(); err != nil {
+		return 0, c.typeError(call, err)
+	}
+	if err := d.t.Fits(d.count, len(d.buf)); err != nil {
+		return 0, c.typeError(call, err)
+	}
+	n, err := dtype.PackSize(d.count, d.t)
+	if err != nil {
+		return 0, c.typeError(call, err)
+	}
+	return int(n), nil
+}
+
+// pack returns d's data as contiguous bytes: a slice of d.buf if they are
+// one run, else a packed copy (nil after an error).
+func (c *Comm) pack(call string, d tdata) ([]byte, error) {
+	n, err := c.tcheck(call, d)
+	if err != nil {
+		return nil, err
+	}
+	if off, l, ok := d.t.Contig(d.count); ok {
+		return d.buf[off : off+l : off+l], nil
+	}
+	out := make([]byte, n)
+	dtype.Pack(d.buf, d.count, d.t, out)
+	return out, nil
+}
+
+// landing returns where d's data arrive: a slice of d.buf if they are one
+// run (in place: true), else a zeroed buffer to unpack from.
+func (c *Comm) landing(call string, d tdata) ([]byte, bool, error) {
+	n, err := c.tcheck(call, d)
+	if err != nil {
+		return nil, false, err
+	}
+	if off, l, ok := d.t.Contig(d.count); ok {
+		return d.buf[off : off+l : off+l], true, nil
+	}
+	return make([]byte, n), false, nil
+}
+
+// unpack scatters packed data into d (once a call succeeded).
+func unpack(d tdata, wire []byte, inPlace bool, err error) error {
+	if err == nil && !inPlace {
+		dtype.Unpack(wire, d.buf, d.count, d.t)
+	}
+	return err
+}
+
+// firstErr keeps the first argument error.
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// pairWire checks a rank's send against its receive block (same type
+// class, same bytes) and returns the wire the call counts in: the send's.
+func (c *Comm) pairWire(call string, s, r tdata) (wire, error) {
+	ws, wr := typedWire(s.t), typedWire(r.t)
+	sb, rb := int64(s.count)*s.t.Size(), int64(r.count)*r.t.Size()
+	switch {
+	case !typeCompat(ws.typ, wr.typ):
+		return ws, fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(ws.typ), typeName(wr.typ), ErrType)
+	case sb != rb:
+		return ws, fmt.Errorf("comm: %s on rank %d: a block of %d bytes sent, of %d received: %w", call, c.Rank(), sb, rb, ErrCount)
+	}
+	return ws, nil
+}
+
+// BcastType broadcasts count instances of t in root's buf into every
+// rank's buf (MPI_Bcast with a datatype). Collective; see Bcast.
+func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
+	const call = "BcastType"
+	d := tdata{buf, count, t}
+	w := typedWire(t)
+	b, err := c.pack(call, d) // the root's data; elsewhere overwritten
+	w.bad = err
+	if err := bcast(c, call, b, root, w); err != nil {
+		return err
+	}
+	if c.Rank() != root && b != nil {
+		if _, _, ok := t.Contig(count); !ok {
+			dtype.Unpack(b, buf, count, t)
+		}
+	}
+	return nil
+}
+
+// GatherType collects scount instances of stype from every rank's send
+// into root's recv, rank q's block at q·rcount extents of rtype (MPI_Gather
+// with datatypes). Collective; recv, rcount and rtype are used at the root
+// only.
+func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
+	const call = "GatherType"
+	sd := tdata{send, scount, stype}
+	mine, err := c.pack(call, sd)
+	w := typedWire(stype)
+	var rd tdata
+	var area []byte
+	inPlace := true
+	if c.Rank() == root && err == nil {
+		w, err = c.pairWire(call, sd, tdata{nil, rcount, rtype})
+		rd = tdata{recv, rcount * c.Size(), rtype}
+		var aerr error
+		area, inPlace, aerr = c.landing(call, rd)
+		err = firstErr(err, aerr)
+	}
+	w.bad = err
+	err = gather(c, call, mine, area, root, false, w)
+	if c.Rank() != root {
+		return err
+	}
+	return unpack(rd, area, inPlace, err)
+}
+
+// GatherTypeInPlace is GatherType with MPI_IN_PLACE at the root: there
+// buf holds the n blocks of count instances of t, the root's own already
+// in place; elsewhere buf is the rank's count instances. Collective.
+func GatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
+	const call = "GatherTypeInPlace"
+	d := tdata{buf, count, t}
+	if c.Rank() == root {
+		d.count = count * c.Size()
+	}
+	b, err := c.pack(call, d)
+	w := typedWire(t)
+	w.bad = err
+	err = gather(c, call, b, b, root, c.Rank() == root, w)
+	if c.Rank() != root || b == nil {
+		return err
+	}
+	_, _, contig := t.Contig(d.count)
+	return unpack(d, b, contig, err)
+}
+
+// vlayout packs the v form's blocks (counts[q] instances of t at
+// displs[q] extents) back to back: it returns the wire counts and
+// displacements (elements of w) and each block's data.
+func (c *Comm) vlayout(call string, buf []byte, counts, displs []int, t *dtype.Type, w wire) (wc, wd []int, blocks []tdata, err error) {
+	n := c.Size()
+	if len(counts) != n || len(displs) != n {
+		return nil, nil, nil, fmt.Errorf("comm: %s on rank %d: %d counts and %d displacements for %d ranks: %w", call, c.Rank(), len(counts), len(displs), n, ErrCount)
+	}
+	wc, wd, blocks = make([]int, n), make([]int, n), make([]tdata, n)
+	ext, at := t.Extent(), 0
+	for q := range n {
+		off := int64(displs[q]) * ext
+		if displs[q] < 0 || off > int64(len(buf)) || counts[q] < 0 {
+			return nil, nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
+				call, c.Rank(), q, counts[q], displs[q], len(buf), ErrCount)
+		}
+		blocks[q] = tdata{buf[off:], counts[q], t}
+		nb, err := c.tcheck(call, blocks[q])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		wc[q], wd[q] = nb/w.size, at/w.size
+		at += nb
+	}
+	return wc, wd, blocks, nil
+}
+
+// packV packs every block into one buffer laid out as wc, wd say.
+func packV(blocks []tdata, wd []int, w wire, total int) []byte {
+	out := make([]byte, total)
+	for q, b := range blocks {
+		dtype.Pack(b.buf, b.count, b.t, out[wd[q]*w.size:])
+	}
+	return out
+}
+
+func unpackV(blocks []tdata, wd []int, w wire, packed []byte) {
+	for q, b := range blocks {
+		dtype.Unpack(packed[wd[q]*w.size:], b.buf, b.count, b.t)
+	}
+}
+
+func wireTotal(wc []int, w wire) int {
+	t := 0
+	for _, c := range wc {
+		t += c * w.size
+	}
+	return t
+}
+
+// GathervType collects scount instances of stype from every rank into
+// root's recv: rank q's counts[q] instances of rtype at displs[q] extents
+// (MPI_Gatherv with datatypes). Collective; counts, displs, recv and rtype
+// are used at the root only.
+func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type, root int) error {
+	const call = "GathervType"
+	mine, err := c.pack(call, tdata{send, scount, stype})
+	w := typedWire(stype)
+	var wc, wd []int
+	var blocks []tdata
+	var area []byte
+	if c.Rank() == root && err == nil {
+		if wr := typedWire(rtype); !typeCompat(w.typ, wr.typ) {
+			err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
+		} else if w.size != wr.size {
+			w = wire{typ: w.typ, size: 1}
+			if w.typ != typAny && w.typ != typMixed {
+				w.typ = typAny
+			}
+		}
+		if err == nil {
+			wc, wd, blocks, err = c.vlayout(call, recv, counts, displs, rtype, w)
+			area = make([]byte, wireTotal(wc, w))
+		}
+	}
+	if err != nil {
+		wc, wd = make([]int, c.Size()), make([]int, c.Size())
+	}
+	w.bad = err
+	err = gatherv(c, call, mine, area, wc, wd, root, false, w)
+	if c.Rank() == root && err == nil {
+		unpackV(blocks, wd, w, area)
+	}
+	return err
+}
+
+// ScatterType sends block q of root's send, scount instances of stype at
+// q·scount extents, to rank q's recv, rcount instances of rtype
+// (MPI_Scatter with datatypes). Collective; send and stype are used at the
+// root only.
+func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
+	const call = "ScatterType"
+	rd := tdata{recv, rcount, rtype}
+	area, inPlace, err := c.landing(call, rd)
+	w := typedWire(rtype)
+	var all []byte
+	if c.Rank() == root && err == nil {
+		var ws wire
+		ws, err = c.pairWire(call, tdata{nil, scount, stype}, rd)
+		if err == nil && ws.size != w.size {
+			w = wire{typ: typAny, size: 1}
+		}
+		if err == nil {
+			all, err = c.pack(call, tdata{send, scount * c.Size(), stype})
+		}
+	}
+	w.bad = err
+	err = scatter(c, call, all, area, root, false, w)
+	return unpack(rd, area, inPlace, err)
+}
+
+// ScatterTypeInPlace is ScatterType with MPI_IN_PLACE at the root: there
+// buf holds the n blocks of count instances of t and the root's own stays
+// where it is; elsewhere buf receives count instances. Collective.
+func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
+	const call = "ScatterTypeInPlace"
+	d := tdata{buf, count, t}
+	w := typedWire(t)
+	if c.Rank() == root {
+		d.count = count * c.Size()
+		b, err := c.pack(call, d)
+		w.bad = err
+		return scatter(c, call, b, b, root, true, w) // nothing to unpack: the root's block stays
+	}
+	area, inPlace, err := c.landing(call, d)
+	w.bad = err
+	err = scatter(c, call, area, area, root, false, w)
+	return unpack(d, area, inPlace, err)
+}
+
+// ScattervType sends counts[q] instances of stype at displs[q] extents of
+// root's send to rank q's recv, rcount instances of rtype (MPI_Scatterv
+// with datatypes). Collective; send, counts, displs and stype are used at
+// the root only.
+func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
+	const call = "ScattervType"
+	rd := tdata{recv, rcount, rtype}
+	area, inPlace, err := c.landing(call, rd)
+	w := typedWire(rtype)
+	var wc, wd []int
+	var all []byte
+	if c.Rank() == root && err == nil {
+		if ws := typedWire(stype); !typeCompat(ws.typ, w.typ) {
+			err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(ws.typ), typeName(w.typ), ErrType)
+		} else if ws.size != w.size {
+			w = wire{typ: typAny, size: 1}
+		}
+		if err == nil {
+			var blocks []tdata
+			if wc, wd, blocks, err = c.vlayout(call, send, counts, displs, stype, w); err == nil {
+				all = packV(blocks, wd, w, wireTotal(wc, w))
+			}
+		}
+	}
+	if err != nil || wc == nil {
+		wc, wd = make([]int, c.Size()), make([]int, c.Size())
+	}
+	w.bad = err
+	err = scatterv(c, call, all, wc, wd, area, root, false, w)
+	return unpack(rd, area, inPlace, err)
+}
+
+// AllgatherType collects scount instances of stype from every rank into
+// every rank's recv, rank q's block at q·rcount extents of rtype
+// (MPI_Allgather with datatypes). Collective.
+func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
+	const call = "AllgatherType"
+	sd, rd := tdata{send, scount, stype}, tdata{recv, rcount * c.Size(), rtype}
+	mine, err := c.pack(call, sd)
+	area, inPlace, aerr := c.landing(call, rd)
+	w, werr := c.pairWire(call, sd, tdata{nil, rcount, rtype})
+	if w.size != typedWire(rtype).size {
+		w = wire{typ: typAny, size: 1}
+	}
+	w.bad = firstErr(err, aerr, werr)
+	return unpack(rd, area, inPlace, allgather(c, call, mine, area, false, w))
+}
+
+// AllgatherTypeInPlace is AllgatherType with MPI_IN_PLACE: buf holds n
+// blocks of count instances of t, this rank's own already in place.
+// Collective.
+func AllgatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
+	const call = "AllgatherTypeInPlace"
+	d := tdata{buf, count * c.Size(), t}
+	b, err := c.pack(call, d)
+	w := typedWire(t)
+	w.bad = err
+	_, _, contig := t.Contig(d.count)
+	return unpack(d, b, contig, allgather(c, call, b, b, true, w))
+}
+
+// AllgathervType collects scount instances of stype from every rank into
+// every rank's recv, rank q's counts[q] instances of rtype at displs[q]
+// extents (MPI_Allgatherv with datatypes). Collective.
+func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type) error {
+	const call = "AllgathervType"
+	mine, err := c.pack(call, tdata{send, scount, stype})
+	w := typedWire(stype)
+	wr := typedWire(rtype)
+	if err == nil && !typeCompat(w.typ, wr.typ) {
+		err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
+	}
+	if w.size != wr.size {
+		w = wire{typ: typAny, size: 1}
+	}
+	var wc, wd []int
+	var blocks []tdata
+	var area []byte
+	if err == nil {
+		if wc, wd, blocks, err = c.vlayout(call, recv, counts, displs, rtype, w); err == nil {
+			area = make([]byte, wireTotal(wc, w))
+		}
+	}
+	if err != nil {
+		wc, wd = make([]int, c.Size()), make([]int, c.Size())
+	}
+	w.bad = err
+	if err = allgatherv(c, call, mine, area, wc, wd, false, w); err == nil {
+		unpackV(blocks, wd, w, area)
+	}
+	return err
+}
+
+// AlltoallType sends block j of send (scount instances of stype at
+// j·scount extents) to rank j, which puts the block from rank q at
+// q·rcount extents of rtype in recv (MPI_Alltoall with datatypes).
+// Collective.
+func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
+	const call = "AlltoallType"
+	n := c.Size()
+	sd, rd := tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype}
+	mine, err := c.pack(call, sd)
+	area, inPlace, aerr := c.landing(call, rd)
+	w, werr := c.pairWire(call, tdata{nil, scount, stype}, tdata{nil, rcount, rtype})
+	if w.size != typedWire(rtype).size {
+		w = wire{typ: typAny, size: 1}
+	}
+	w.bad = firstErr(err, aerr, werr)
+	return unpack(rd, area, inPlace, alltoall(c, call, mine, area, false, w))
+}
+
+// AlltoallTypeInPlace is AlltoallType with MPI_IN_PLACE: buf holds the n
+// blocks of count instances of t to send and, on return, those received.
+// Collective.
+func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
+	const call = "AlltoallTypeInPlace"
+	d := tdata{buf, count * c.Size(), t}
+	b, err := c.pack(call, d)
+	w := typedWire(t)
+	w.bad = err
+	_, _, contig := t.Contig(d.count)
+	return unpack(d, b, contig, alltoall(c, call, b, b, true, w))
+}
+
+// AlltoallvType sends sendCounts[j] instances of stype at sendDispls[j]
+// extents of send to rank j and receives recvCounts[q] instances of rtype
+// from rank q at recvDispls[q] extents of recv (MPI_Alltoallv with
+// datatypes). Collective.
+func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dtype.Type,
+	recv []byte, recvCounts, recvDispls []int, rtype *dtype.Type) error {
+	const call = "AlltoallvType"
+	w, wr := typedWire(stype), typedWire(rtype)
+	var err error
+	if !typeCompat(w.typ, wr.typ) {
+		err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
+	}
+	if w.size != wr.size {
+		w = wire{typ: typAny, size: 1}
+	}
+	n := c.Size()
+	swc, swd, rwc, rwd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	var all, area []byte
+	var rblocks []tdata
+	if err == nil {
+		var sblocks []tdata
+		if swc, swd, sblocks, err = c.vlayout(call, send, sendCounts, sendDispls, stype, w); err == nil {
+			all = packV(sblocks, swd, w, wireTotal(swc, w))
+			if rwc, rwd, rblocks, err = c.vlayout(call, recv, recvCounts, recvDispls, rtype, w); err == nil {
+				area = make([]byte, wireTotal(rwc, w))
+			}
+		}
+	}
+	if err != nil {
+		swc, swd, rwc, rwd = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+		all, area = nil, nil
+	}
+	w.bad = err
+	if err = alltoallv(c, call, all, swc, swd, area, rwc, rwd, w); err == nil {
+		unpackV(rblocks, rwd, w, area)
+	}
+	return err
+}
+
+// elemsOf copies d's data into a slice of T, checking that d is made of
+// T's basic type; the error is the call's argument error (the slice is
+// then empty).
+func elemsOf[T atomics.Elem](c *Comm, call string, d tdata) ([]T, error) {
+	e, ok := d.t.Elem()
+	if _, err := d.t.Signature(); err != nil {
+		return nil, c.typeError(call, err)
+	}
+	if !ok && d.t.Size() > 0 || ok && e != atomics.TypeOf[T]() {
+		return nil, fmt.Errorf("comm: %s on rank %d: %v is not made of %v alone, the reduction's element type: %w", call, c.Rank(), d.t, atomics.TypeOf[T](), ErrType)
+	}
+	b, err := c.pack(call, d)
+	if err != nil {
+		return nil, err
+	}
+	basic := dtype.Basic(atomics.TypeOf[T]())
+	out := make([]T, int64(len(b))/basic.Size())
+	if basic.Size() == int64(raw.SizeOf[T]()) {
+		copy(raw.Bytes(out), b)
+	} else { // a pair type: restore the padding
+		dtype.Unpack(b, raw.Bytes(out), len(out), basic)
+	}
+	return out, nil
+}
+
+// storeElems writes elements back into d's data.
+func storeElems[T atomics.Elem](d tdata, v []T) {
+	basic := dtype.Basic(atomics.TypeOf[T]())
+	b := raw.Bytes(v)
+	if basic.Size() != int64(raw.SizeOf[T]()) {
+		packed := make([]byte, int64(len(v))*basic.Size())
+		dtype.Pack(b, len(v), basic, packed)
+		b = packed
+	}
+	dtype.Unpack(b, d.buf, d.count, d.t)
+}
+
+// typedReduce runs a reduction on typed data: the send data and the
+// receive data as slices of T.
+func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receives, inPlace bool,
+	run func(s, r []T, bad error) error) error {
+	var s, r []T
+	var err error
+	if inPlace {
+		s, err = elemsOf[T](c, call, recv)
+		r = s
+	} else {
+		s, err = elemsOf[T](c, call, send)
+		if receives && err == nil {
+			if _, rerr := c.tcheck(call, recv); rerr != nil {
+				err = rerr
+			} else {
+				r, err = elemsOf[T](c, call, recv)
+			}
+		}
+	}
+	if err := run(s, r, err); err != nil {
+		return err
+	}
+	if receives {
+		storeElems(recv, r)
+	}
+	return nil
+}
+
+// ReduceType reduces count instances of t from every rank's send with op
+// into root's recv (MPI_Reduce with a datatype); t must be made of T's
+// basic type alone. Collective; recv is used at the root only.
+func ReduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O, root int) error {
+	return typedReduce(c, "ReduceType", tdata{send, count, t}, tdata{recv, count, t}, c.Rank() == root, false,
+		func(s, r []T, bad error) error {
+			return reduce(c, "ReduceType", format.CollReduce, s, r, op, root, false, bad)
+		})
+}
+
+// ReduceTypeInPlace is ReduceType with MPI_IN_PLACE at the root: buf is
+// the root's contribution and result. Collective.
+func ReduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O, root int) error {
+	d := tdata{buf, count, t}
+	return typedReduce(c, "ReduceTypeInPlace", d, d, c.Rank() == root, true,
+		func(s, r []T, bad error) error {
+			return reduce(c, "ReduceTypeInPlace", format.CollReduce, s, r, op, root, true, bad)
+		})
+}
+
+// AllreduceType reduces count instances of t from every rank's send with
+// op into every rank's recv (MPI_Allreduce with a datatype). Collective.
+func AllreduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	return typedReduce(c, "AllreduceType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
+		func(s, r []T, bad error) error {
+			return reduce(c, "AllreduceType", format.CollAllreduce, s, r, op, -1, false, bad)
+		})
+}
+
+// AllreduceTypeInPlace is AllreduceType with MPI_IN_PLACE. Collective.
+func AllreduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	d := tdata{buf, count, t}
+	return typedReduce(c, "AllreduceTypeInPlace", d, d, true, true,
+		func(s, r []T, bad error) error {
+			return reduce(c, "AllreduceTypeInPlace", format.CollAllreduce, s, r, op, -1, true, bad)
+		})
+}
+
+// ReduceScatterBlockType reduces n·count instances of t from every rank's
+// send with op and leaves block q, count instances, in rank q's recv
+// (MPI_Reduce_scatter_block with a datatype). Collective.
+func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	return typedReduce(c, "ReduceScatterBlockType", tdata{send, count * c.Size(), t}, tdata{recv, count, t}, true, false,
+		func(s, r []T, bad error) error {
+			return reduceScatter(c, "ReduceScatterBlockType", s, r, op, false, bad)
+		})
+}
+
+// ScanType is Scan over count instances of t (MPI_Scan with a datatype):
+// rank r's recv gets the reduction of ranks 0..r's send. Collective.
+func ScanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	return typedReduce(c, "ScanType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
+		func(s, r []T, bad error) error {
+			return scan(c, "ScanType", format.CollScan, s, r, op, false, bad)
+		})
+}
+
+// ExscanType is Exscan over count instances of t (MPI_Exscan with a
+// datatype): rank r's recv gets the reduction of ranks 0..r-1's send;
+// rank 0's recv is left as it was. Collective.
+func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	return typedReduce(c, "ExscanType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
+		func(s, r []T, bad error) error {
+			return scan(c, "ExscanType", format.CollExscan, s, r, op, false, bad)
+		})
+}
