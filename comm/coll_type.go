@@ -108,18 +108,48 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// pairWire checks a rank's send against its receive block (same type
-// class, same bytes) and returns the wire the call counts in: the send's.
-func (c *Comm) pairWire(call string, s, r tdata) (wire, error) {
-	ws, wr := typedWire(s.t), typedWire(r.t)
-	sb, rb := int64(s.count)*s.t.Size(), int64(r.count)*r.t.Size()
-	switch {
-	case !typeCompat(ws.typ, wr.typ):
+// meet checks that a rank's send and receive types may meet and returns
+// the wire the call counts in: ws, or bytes where the element sizes
+// differ (one side Byte).
+func (c *Comm) meet(call string, ws, wr wire) (wire, error) {
+	if !typeCompat(ws.typ, wr.typ) {
 		return ws, fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(ws.typ), typeName(wr.typ), ErrType)
-	case sb != rb:
-		return ws, fmt.Errorf("comm: %s on rank %d: a block of %d bytes sent, of %d received: %w", call, c.Rank(), sb, rb, ErrCount)
+	}
+	if ws.size != wr.size {
+		return wire{typ: typAny, size: 1}, nil
 	}
 	return ws, nil
+}
+
+// pairWire checks a rank's send block against its receive block (types
+// that meet, the same bytes) and returns the wire the call counts in.
+func (c *Comm) pairWire(call string, s, r tdata) (wire, error) {
+	w, err := c.meet(call, typedWire(s.t), typedWire(r.t))
+	if sb, rb := int64(s.count)*s.t.Size(), int64(r.count)*r.t.Size(); err == nil && sb != rb {
+		err = fmt.Errorf("comm: %s on rank %d: a block of %d bytes sent, of %d received: %w", call, c.Rank(), sb, rb, ErrCount)
+	}
+	return w, err
+}
+
+// symmetric runs Allgather or Alltoall on typed data: send and recv whole,
+// sblock and rblock one rank's block of each.
+func (c *Comm) symmetric(call string, send, recv, sblock, rblock tdata, run func(mine, area []byte, w wire) error) error {
+	mine, err := c.pack(call, send)
+	area, inPlace, aerr := c.landing(call, recv)
+	w, werr := c.pairWire(call, sblock, rblock)
+	w.bad = firstErr(err, aerr, werr)
+	return unpack(recv, area, inPlace, run(mine, area, w))
+}
+
+// inPlaceAll runs Allgather or Alltoall in place on count instances of t
+// per rank in buf.
+func (c *Comm) inPlaceAll(call string, buf []byte, count int, t *dtype.Type, run func(b []byte, w wire) error) error {
+	d := tdata{buf, count * c.Size(), t}
+	b, err := c.pack(call, d)
+	w := typedWire(t)
+	w.bad = err
+	_, _, contig := t.Contig(d.count)
+	return unpack(d, b, contig, run(b, w))
 }
 
 // BcastType broadcasts count instances of t in root's buf into every
@@ -250,15 +280,7 @@ func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	var blocks []tdata
 	var area []byte
 	if c.Rank() == root && err == nil {
-		if wr := typedWire(rtype); !typeCompat(w.typ, wr.typ) {
-			err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
-		} else if w.size != wr.size {
-			w = wire{typ: w.typ, size: 1}
-			if w.typ != typAny && w.typ != typMixed {
-				w.typ = typAny
-			}
-		}
-		if err == nil {
+		if w, err = c.meet(call, w, typedWire(rtype)); err == nil {
 			wc, wd, blocks, err = c.vlayout(call, recv, counts, displs, rtype, w)
 			area = make([]byte, wireTotal(wc, w))
 		}
@@ -287,8 +309,8 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	if c.Rank() == root && err == nil {
 		var ws wire
 		ws, err = c.pairWire(call, tdata{nil, scount, stype}, rd)
-		if err == nil && ws.size != w.size {
-			w = wire{typ: typAny, size: 1}
+		if ws.size != w.size {
+			w = ws // bytes
 		}
 		if err == nil {
 			all, err = c.pack(call, tdata{send, scount * c.Size(), stype})
@@ -330,12 +352,11 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 	var wc, wd []int
 	var all []byte
 	if c.Rank() == root && err == nil {
-		if ws := typedWire(stype); !typeCompat(ws.typ, w.typ) {
-			err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(ws.typ), typeName(w.typ), ErrType)
-		} else if ws.size != w.size {
-			w = wire{typ: typAny, size: 1}
-		}
-		if err == nil {
+		var ws wire
+		if ws, err = c.meet(call, typedWire(stype), w); err == nil {
+			if ws.size != w.size {
+				w = ws
+			}
 			var blocks []tdata
 			if wc, wd, blocks, err = c.vlayout(call, send, counts, displs, stype, w); err == nil {
 				all = packV(blocks, wd, w, wireTotal(wc, w))
@@ -355,15 +376,8 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 // (MPI_Allgather with datatypes). Collective.
 func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	const call = "AllgatherType"
-	sd, rd := tdata{send, scount, stype}, tdata{recv, rcount * c.Size(), rtype}
-	mine, err := c.pack(call, sd)
-	area, inPlace, aerr := c.landing(call, rd)
-	w, werr := c.pairWire(call, sd, tdata{nil, rcount, rtype})
-	if w.size != typedWire(rtype).size {
-		w = wire{typ: typAny, size: 1}
-	}
-	w.bad = firstErr(err, aerr, werr)
-	return unpack(rd, area, inPlace, allgather(c, call, mine, area, false, w))
+	return c.symmetric(call, tdata{send, scount, stype}, tdata{recv, rcount * c.Size(), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
+		func(mine, area []byte, w wire) error { return allgather(c, call, mine, area, false, w) })
 }
 
 // AllgatherTypeInPlace is AllgatherType with MPI_IN_PLACE: buf holds n
@@ -371,12 +385,7 @@ func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []b
 // Collective.
 func AllgatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 	const call = "AllgatherTypeInPlace"
-	d := tdata{buf, count * c.Size(), t}
-	b, err := c.pack(call, d)
-	w := typedWire(t)
-	w.bad = err
-	_, _, contig := t.Contig(d.count)
-	return unpack(d, b, contig, allgather(c, call, b, b, true, w))
+	return c.inPlaceAll(call, buf, count, t, func(b []byte, w wire) error { return allgather(c, call, b, b, true, w) })
 }
 
 // AllgathervType collects scount instances of stype from every rank into
@@ -385,14 +394,8 @@ func AllgatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type) error {
 	const call = "AllgathervType"
 	mine, err := c.pack(call, tdata{send, scount, stype})
-	w := typedWire(stype)
-	wr := typedWire(rtype)
-	if err == nil && !typeCompat(w.typ, wr.typ) {
-		err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
-	}
-	if w.size != wr.size {
-		w = wire{typ: typAny, size: 1}
-	}
+	w, merr := c.meet(call, typedWire(stype), typedWire(rtype))
+	err = firstErr(err, merr)
 	var wc, wd []int
 	var blocks []tdata
 	var area []byte
@@ -418,15 +421,8 @@ func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []
 func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	const call = "AlltoallType"
 	n := c.Size()
-	sd, rd := tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype}
-	mine, err := c.pack(call, sd)
-	area, inPlace, aerr := c.landing(call, rd)
-	w, werr := c.pairWire(call, tdata{nil, scount, stype}, tdata{nil, rcount, rtype})
-	if w.size != typedWire(rtype).size {
-		w = wire{typ: typAny, size: 1}
-	}
-	w.bad = firstErr(err, aerr, werr)
-	return unpack(rd, area, inPlace, alltoall(c, call, mine, area, false, w))
+	return c.symmetric(call, tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
+		func(mine, area []byte, w wire) error { return alltoall(c, call, mine, area, false, w) })
 }
 
 // AlltoallTypeInPlace is AlltoallType with MPI_IN_PLACE: buf holds the n
@@ -434,12 +430,7 @@ func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []by
 // Collective.
 func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 	const call = "AlltoallTypeInPlace"
-	d := tdata{buf, count * c.Size(), t}
-	b, err := c.pack(call, d)
-	w := typedWire(t)
-	w.bad = err
-	_, _, contig := t.Contig(d.count)
-	return unpack(d, b, contig, alltoall(c, call, b, b, true, w))
+	return c.inPlaceAll(call, buf, count, t, func(b []byte, w wire) error { return alltoall(c, call, b, b, true, w) })
 }
 
 // AlltoallvType sends sendCounts[j] instances of stype at sendDispls[j]
@@ -449,14 +440,7 @@ func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dtype.Type,
 	recv []byte, recvCounts, recvDispls []int, rtype *dtype.Type) error {
 	const call = "AlltoallvType"
-	w, wr := typedWire(stype), typedWire(rtype)
-	var err error
-	if !typeCompat(w.typ, wr.typ) {
-		err = fmt.Errorf("comm: %s on rank %d: send data of %s elements, receive data of %s: %w", call, c.Rank(), typeName(w.typ), typeName(wr.typ), ErrType)
-	}
-	if w.size != wr.size {
-		w = wire{typ: typAny, size: 1}
-	}
+	w, err := c.meet(call, typedWire(stype), typedWire(rtype))
 	n := c.Size()
 	swc, swd, rwc, rwd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	var all, area []byte
