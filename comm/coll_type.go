@@ -596,3 +596,127 @@ func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, coun
 			return scan(c, "ExscanType", format.CollExscan, s, r, op, false, bad)
 		})
 }
+
+// GathervTypeInPlace is GathervType with MPI_IN_PLACE at the root: there
+// buf is the receive buffer (counts[q] instances of t at displs[q]
+// extents), the root's own block already in place; elsewhere buf holds
+// the rank's count instances (counts and displs unused). Collective.
+func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
+	const call = "GathervTypeInPlace"
+	w := typedWire(t)
+	if c.Rank() != root {
+		mine, err := c.pack(call, tdata{buf, count, t})
+		w.bad = err
+		return gatherv(c, call, mine, nil, nil, nil, root, true, w)
+	}
+	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
+	var area []byte
+	if err == nil {
+		area = packV(blocks, wd, w, wireTotal(wc, w))
+	} else {
+		wc, wd = make([]int, c.Size()), make([]int, c.Size())
+	}
+	w.bad = err
+	if err = gatherv(c, call, nil, area, wc, wd, root, true, w); err == nil {
+		unpackV(blocks, wd, w, area)
+	}
+	return err
+}
+
+// ScattervTypeInPlace is ScattervType with MPI_IN_PLACE at the root:
+// there buf is the send buffer (counts[q] instances of t at displs[q]
+// extents) and the root's own block stays where it is; elsewhere buf
+// receives count instances (counts and displs unused). Collective.
+func ScattervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
+	const call = "ScattervTypeInPlace"
+	w := typedWire(t)
+	n := c.Size()
+	if c.Rank() != root {
+		d := tdata{buf, count, t}
+		area, inPlace, err := c.landing(call, d)
+		w.bad = err
+		return unpack(d, area, inPlace, scatterv(c, call, nil, make([]int, n), make([]int, n), area, root, true, w))
+	}
+	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
+	var all []byte
+	if err == nil {
+		all = packV(blocks, wd, w, wireTotal(wc, w))
+	} else {
+		wc, wd = make([]int, n), make([]int, n)
+	}
+	w.bad = err
+	return scatterv(c, call, all, wc, wd, all, root, true, w) // the root's block stays
+}
+
+// vInPlace runs Allgatherv or Alltoallv in place on the blocks of buf
+// (counts[q] instances of t at displs[q] extents).
+func (c *Comm) vInPlace(call string, buf []byte, counts, displs []int, t *dtype.Type, run func(area []byte, wc, wd []int, w wire) error) error {
+	w := typedWire(t)
+	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
+	var area []byte
+	if err == nil {
+		area = packV(blocks, wd, w, wireTotal(wc, w))
+	} else {
+		wc, wd = make([]int, c.Size()), make([]int, c.Size())
+	}
+	w.bad = err
+	if err = run(area, wc, wd, w); err == nil {
+		unpackV(blocks, wd, w, area)
+	}
+	return err
+}
+
+// AllgathervTypeInPlace is AllgathervType with MPI_IN_PLACE: this rank's
+// own block is already at displs[Rank()] extents of buf and is what it
+// contributes. Collective.
+func AllgathervTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Type) error {
+	const call = "AllgathervTypeInPlace"
+	return c.vInPlace(call, buf, counts, displs, t, func(area []byte, wc, wd []int, w wire) error {
+		return allgatherv(c, call, nil, area, wc, wd, true, w)
+	})
+}
+
+// AlltoallvTypeInPlace is AlltoallvType with MPI_IN_PLACE: buf holds the
+// blocks to send and receives the blocks, with the same counts and
+// displacements (instances of t, extents of t) for both. Collective.
+func AlltoallvTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Type) error {
+	const call = "AlltoallvTypeInPlace"
+	return c.vInPlace(call, buf, counts, displs, t, func(area []byte, wc, wd []int, w wire) error {
+		return alltoallv(c, call, area, wc, wd, area, wc, wd, w)
+	})
+}
+
+// ReduceScatterBlockTypeInPlace is ReduceScatterBlockType with
+// MPI_IN_PLACE: buf holds n blocks of count instances of t, and on return
+// its first block is this rank's block of the result. Collective.
+func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	const call = "ReduceScatterBlockTypeInPlace"
+	all := tdata{buf, count * c.Size(), t}
+	s, err := elemsOf[T](c, call, all)
+	if err := reduceScatter(c, call, s, s, op, true, err); err != nil {
+		return err
+	}
+	storeElems(tdata{buf, count, t}, s[:len(s)/max(1, c.Size())])
+	return nil
+}
+
+// ScanTypeInPlace is ScanType with MPI_IN_PLACE: buf is the contribution
+// and the result. Collective.
+func ScanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	d := tdata{buf, count, t}
+	return typedReduce(c, "ScanTypeInPlace", d, d, true, true,
+		func(s, r []T, bad error) error {
+			return scan(c, "ScanTypeInPlace", format.CollScan, s, r, op, true, bad)
+		})
+}
+
+// ExscanTypeInPlace is ExscanType with MPI_IN_PLACE: buf is the
+// contribution and, on return, the prefix reduction over the lower ranks
+// (rank 0's buf is left as it was). Collective.
+func ExscanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	d := tdata{buf, count, t}
+	return typedReduce(c, "ExscanTypeInPlace", d, d, true, true,
+		func(s, r []T, bad error) error {
+			return scan(c, "ExscanTypeInPlace", format.CollExscan, s, r, op, true, bad)
+		})
+}

@@ -257,6 +257,61 @@ func collTyped(c *comm.Comm) error {
 		return e
 	}
 
+	// The v forms in place.
+	place := func(q int) []byte { // a receive area holding only block q
+		f := make([]float64, at*perInst)
+		copy(f[displs[q]*perInst:], seq(100*q, counts[q]*perInst))
+		return spread(f)
+	}
+	ip = spread(seq(100*me, (me+1)*perInst))
+	if me == root {
+		ip = place(me)
+	}
+	err = comm.GathervTypeInPlace(c, ip, me+1, counts, displs, strideT, root)
+	if me == root {
+		g, w, _ := vwant(ip)
+		if e := sameVals("GathervTypeInPlace", g, err, w); e != nil {
+			return e
+		}
+	} else if err != nil {
+		return fmt.Errorf("GathervTypeInPlace: %w", err)
+	}
+	ip = place(me)
+	err = comm.AllgathervTypeInPlace(c, ip, counts, displs, strideT)
+	g, w, _ = vwant(ip)
+	if e := sameVals("AllgathervTypeInPlace", g, err, w); e != nil {
+		return e
+	}
+	gathered := ip // every block, from Allgatherv
+	ip = spread(make([]float64, (me+1)*perInst))
+	if me == 0 {
+		ip = gathered
+	}
+	err = comm.ScattervTypeInPlace(c, ip, me+1, counts, displs, strideT, 0)
+	if me != 0 {
+		got, gerr := gatherVals(ip)
+		if e := sameVals("ScattervTypeInPlace", got, firstNonNil(err, gerr), seq(100*me, (me+1)*perInst)); e != nil {
+			return e
+		}
+	} else if err != nil {
+		return fmt.Errorf("ScattervTypeInPlace: %w", err)
+	}
+	two, tdis := make([]int, n), make([]int, n)
+	var sendU, wantU []float64
+	for j := range n {
+		two[j], tdis[j] = 2, 3*j // a gap of one instance after each block
+		sendU = append(sendU, seq(me*1000+j*10, 2*perInst)...)
+		sendU = append(sendU, -7, -7, -7, -7)
+		wantU = append(wantU, seq(j*1000+me*10, 2*perInst)...)
+		wantU = append(wantU, -7, -7, -7, -7)
+	}
+	ip = spread(sendU)
+	err = comm.AlltoallvTypeInPlace(c, ip, two, tdis, strideT)
+	got, gerr = gatherVals(ip)
+	if e := sameVals("AlltoallvTypeInPlace", got, firstNonNil(err, gerr), wantU); e != nil {
+		return e
+	}
+
 	// Reductions over strided data.
 	sum := make([]float64, 2*perInst)
 	for q := range n {
@@ -332,6 +387,27 @@ func collTyped(c *comm.Comm) error {
 		if e := sameVals("ExscanType", got, firstNonNil(err, gerr), exWant); e != nil {
 			return e
 		}
+	}
+
+	ip = spread(full)
+	err = comm.ReduceScatterBlockTypeInPlace[float64](c, ip, 1, strideT, atomics.Sum)
+	if got, gerr := gatherVals(ip); err != nil || gerr != nil || !slices.Equal(got[:perInst], wantRS) {
+		return fmt.Errorf("ReduceScatterBlockTypeInPlace: %v %v %v", got, err, gerr)
+	}
+	ip = spread(seq(me, perInst))
+	err = comm.ScanTypeInPlace[float64](c, ip, 1, strideT, atomics.Sum)
+	got, gerr = gatherVals(ip)
+	if e := sameVals("ScanTypeInPlace", got, firstNonNil(err, gerr), scanWant); e != nil {
+		return e
+	}
+	ip = spread(seq(me, perInst))
+	err = comm.ExscanTypeInPlace[float64](c, ip, 1, strideT, atomics.Sum)
+	got, gerr = gatherVals(ip)
+	if me == 0 {
+		exWant = seq(0, perInst) // left as it was
+	}
+	if e := sameVals("ExscanTypeInPlace", got, firstNonNil(err, gerr), exWant); e != nil {
+		return e
 	}
 
 	// Structs (mixed basic types) by Allgather, and MinLoc over a pair type.

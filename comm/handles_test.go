@@ -154,8 +154,17 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"ReduceScatterBlockType": func(c *comm.Comm) error {
 			return comm.ReduceScatterBlockType[float64](c, b8(), b8(), 1, f64(), atomics.Sum)
 		},
-		"ScanType":   func(c *comm.Comm) error { return comm.ScanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
-		"ExscanType": func(c *comm.Comm) error { return comm.ExscanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
+		"ScanType":              func(c *comm.Comm) error { return comm.ScanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
+		"ExscanType":            func(c *comm.Comm) error { return comm.ExscanType[float64](c, b8(), b8(), 1, f64(), atomics.Sum) },
+		"GathervTypeInPlace":    func(c *comm.Comm) error { return comm.GathervTypeInPlace(c, b8(), 1, one, zero, f64(), 0) },
+		"ScattervTypeInPlace":   func(c *comm.Comm) error { return comm.ScattervTypeInPlace(c, b8(), 1, one, zero, f64(), 0) },
+		"AllgathervTypeInPlace": func(c *comm.Comm) error { return comm.AllgathervTypeInPlace(c, b8(), one, zero, f64()) },
+		"AlltoallvTypeInPlace":  func(c *comm.Comm) error { return comm.AlltoallvTypeInPlace(c, b8(), one, zero, f64()) },
+		"ReduceScatterBlockTypeInPlace": func(c *comm.Comm) error {
+			return comm.ReduceScatterBlockTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum)
+		},
+		"ScanTypeInPlace":   func(c *comm.Comm) error { return comm.ScanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
+		"ExscanTypeInPlace": func(c *comm.Comm) error { return comm.ExscanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
 	}
 }
 
@@ -183,7 +192,9 @@ var handleColls = []string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Sp
 	"Comm.SendType", "Comm.SsendType", "Comm.IsendType", "Comm.IssendType", "Comm.RecvType", "Comm.IrecvType", "Comm.SendrecvType",
 	"Comm.SendrecvReplaceType", "BcastType", "GatherType", "GatherTypeInPlace", "GathervType", "ScatterType", "ScatterTypeInPlace",
 	"ScattervType", "AllgatherType", "AllgatherTypeInPlace", "AllgathervType", "AlltoallType", "AlltoallTypeInPlace", "AlltoallvType",
-	"ReduceType", "ReduceTypeInPlace", "AllreduceType", "AllreduceTypeInPlace", "ReduceScatterBlockType", "ScanType", "ExscanType"}
+	"ReduceType", "ReduceTypeInPlace", "AllreduceType", "AllreduceTypeInPlace", "ReduceScatterBlockType", "ScanType", "ExscanType",
+	"GathervTypeInPlace", "ScattervTypeInPlace", "AllgathervTypeInPlace", "AlltoallvTypeInPlace", "ReduceScatterBlockTypeInPlace",
+	"ScanTypeInPlace", "ExscanTypeInPlace"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {
