@@ -93,6 +93,24 @@ func Copy(dst, src []byte) int {
 	return n
 }
 
+// CopyRun is copy(dst, src) for one run of a strided transfer, a few
+// bytes to a few KiB (a row of a sub-block, a struct's fields): 32-byte
+// AVX2 moves from 256 bytes up where the CPU has them and the ranges do not
+// overlap (Go's memmove moves 16 bytes at a time there: a 64-row
+// 512-byte sub-block copied 8% faster on an AMD EPYC Zen 5 guest), Copy
+// from 4 KiB up, copy otherwise.
+func CopyRun(dst, src []byte) int {
+	n := min(len(dst), len(src))
+	switch {
+	case n >= 4096:
+		return Copy(dst, src)
+	case n < 256 || !useVec || overlap(dst[:n], src[:n]):
+		return copy(dst, src)
+	}
+	copyVec(&dst[0], &src[0], uintptr(n))
+	return n
+}
+
 // overlap reports whether two non-empty byte ranges share memory.
 func overlap(a, b []byte) bool {
 	return raw.Addr(a) < raw.Addr(b)+uintptr(len(b)) && raw.Addr(b) < raw.Addr(a)+uintptr(len(a))

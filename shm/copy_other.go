@@ -7,3 +7,7 @@ package shm
 const useRep = false
 
 func copyCached(dst, src []byte) { copy(dst, src) }
+
+const useVec = false
+
+func copyVec(dst, src *byte, n uintptr) { panic("shm: copyVec without AVX2") }

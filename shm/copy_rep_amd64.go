@@ -27,3 +27,14 @@ func copyCached(dst, src []byte) {
 	}
 	repMovsb(&dst[0], &src[0], uintptr(n))
 }
+
+// copyVec copies n ≥ 32 bytes from src to dst with 32-byte AVX2 moves.
+//
+// Invariant: n ≥ 32, src[0:n] and dst[0:n] are valid memory and do not
+// overlap, and the CPU has AVX2 (useVec).
+//
+//go:noescape
+func copyVec(dst, src *byte, n uintptr)
+
+// useVec is true on CPUs with AVX2.
+var useVec = cpu.X86.HasAVX2

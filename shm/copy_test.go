@@ -80,6 +80,42 @@ func TestCopyCached(t *testing.T) {
 	}
 }
 
+// TestCopyRun: the run copier at every length around its vector loop's
+// steps and switches (32, 128, 256, 4096), from misaligned addresses, and
+// on overlapping ranges (both directions), against copy.
+func TestCopyRun(t *testing.T) {
+	var ns []int
+	for n := 0; n <= 700; n++ {
+		ns = append(ns, n)
+	}
+	ns = append(ns, 1000, 4095, 4096, 4097, 10000)
+	src := make([]byte, 10064)
+	for i := range src {
+		src[i] = byte(i*13 + 5)
+	}
+	for _, n := range ns {
+		for _, off := range []int{0, 1, 31} {
+			dst := bytes.Repeat([]byte{0xEE}, n+64)
+			if got := CopyRun(dst[off:off+n], src[3:3+n]); got != n {
+				t.Fatalf("CopyRun n=%d returned %d", n, got)
+			}
+			if !bytes.Equal(dst[off:off+n], src[3:3+n]) || !bytes.Equal(dst[:off], bytes.Repeat([]byte{0xEE}, off)) ||
+				!bytes.Equal(dst[off+n:], bytes.Repeat([]byte{0xEE}, 64-off)) {
+				t.Fatalf("CopyRun n=%d off=%d: wrong bytes", n, off)
+			}
+		}
+		for _, shift := range []int{-17, 17} { // overlapping: memmove's result
+			buf, want := append([]byte(nil), src[:n+40]...), append([]byte(nil), src[:n+40]...)
+			lo := 20
+			copy(want[lo+shift:lo+shift+n], want[lo:lo+n])
+			CopyRun(buf[lo+shift:lo+shift+n], buf[lo:lo+n])
+			if !bytes.Equal(buf, want) {
+				t.Fatalf("CopyRun n=%d overlapping by %d: wrong bytes", n, shift)
+			}
+		}
+	}
+}
+
 func TestParseCacheSize(t *testing.T) {
 	for in, want := range map[string]int{"32768K": 32 << 20, "2M": 2 << 20, "512": 512} {
 		if got, err := parseCacheSize(in); err != nil || got != want {

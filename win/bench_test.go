@@ -6,6 +6,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -137,6 +138,25 @@ func BenchmarkPut64KFlush(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		w.Put(src, 1, 0)
+		w.Flush(1)
+	}
+	w.UnlockAll()
+}
+
+// BenchmarkPutTypeSubarrayFlush is bench/'s put_type_subarray_64 row on a
+// heap world: a 64×64 block of a 1024×1024 float64 matrix, the same
+// Subarray on both sides, + Flush.
+func BenchmarkPutTypeSubarrayFlush(b *testing.B) {
+	const n = 1024
+	w := benchWindow(b, 8*n*n)
+	t, err := dtype.Subarray([]int{n, n}, []int{64, 64}, []int{100, 200}, dtype.OrderC, dtype.Basic(atomics.Float64))
+	if err != nil || t.Commit() != nil {
+		b.Fatal(err)
+	}
+	src := make([]byte, 8*n*n)
+	w.LockAll(0)
+	for b.Loop() {
+		win.PutType(w, src, 1, t, 1, 0, 1, t)
 		w.Flush(1)
 	}
 	w.UnlockAll()
