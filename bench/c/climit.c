@@ -218,6 +218,35 @@ static void strided(const struct meas *m, int64_t k)
 }
 
 
+/* Floor for pingpong_type_column: a 1024-row column of a private 1024x1024
+ * double matrix goes to the other process's matrix and back. Each way the
+ * sender copies its column into the shared buffer (strided loads) and
+ * publishes it; the receiver copies it into its own column (strided
+ * stores). A round trip. */
+static void strided_pp(const struct meas *m, int64_t k)
+{
+	(void)m;
+	double *mat = (double *)src, *buf = (double *)dst;
+	for (int64_t i = 0; i < k; i++) {
+		int64_t e = ++seq;
+		if (role == 0) {
+			for (long r = 0; r < 1024; r++)
+				buf[r] = mat[r * 1024];
+			__atomic_store_n(&sh->post, e, __ATOMIC_RELEASE);
+			wait_eq(&sh->done, e);
+			for (long r = 0; r < 1024; r++)
+				mat[r * 1024] = buf[1024 + r];
+		} else {
+			wait_eq(&sh->post, e);
+			for (long r = 0; r < 1024; r++)
+				mat[r * 1024] = buf[r];
+			for (long r = 0; r < 1024; r++)
+				buf[1024 + r] = mat[r * 1024];
+			__atomic_store_n(&sh->done, e, __ATOMIC_RELEASE);
+		}
+	}
+}
+
 /* Floor for pscw_put8: the target posts (flag), the origin waits for it,
  * writes 8 bytes and completes (flag); the target waits for completion. */
 static void handoff(const struct meas *m, int64_t k)
@@ -354,6 +383,7 @@ static const struct meas table[] = {
 	{"cma_rmw_8", 0, 0, 0, 0, cma_rmw},
 	{"strided_copy_column", 0, 0, 0, 8 * MiB, strided},
 	{"strided_copy_subarray_64", 0, 0, 0, 8 * MiB + 1, strided},
+	{"strided_pingpong_column", 1, 0, 0, 8 * MiB, strided_pp},
 	{"lock_unlock_excl", 0, 0, 0, 0, lock_unlock},
 	{"lockall_unlockall", 0, 0, 0, 0, lockall_unlockall},
 	{"flag_handoff_put8", 1, 0, 0, 0, handoff},
@@ -456,7 +486,7 @@ int main(int argc, char **argv)
 			sel[j] = 1;
 		if (sel[j]) {
 			nsel++;
-			if ((table[j].body == copy || table[j].body == strided) && table[j].arg > maxcopy)
+			if ((table[j].body == copy || table[j].body == strided || table[j].body == strided_pp) && table[j].arg > maxcopy)
 				maxcopy = table[j].arg;
 		}
 	}

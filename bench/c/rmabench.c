@@ -923,6 +923,60 @@ static void dt_teardown(struct ctx *c, const struct meas *m)
 	free(c->dmat);
 }
 
+/* pingpong_type_column: rank 0 sends a column of its private 1024x1024
+ * matrix (a vector type) to rank 1, which receives it into the same column
+ * of its matrix and sends it back; a round trip. The teardown sends a
+ * known column once more and checks every element of rank 1's matrix. */
+static void dtm_setup(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Type_vector(MAT_N, 1, MAT_N, MPI_DOUBLE, &c->dt));
+	CHECK(MPI_Type_commit(&c->dt));
+	c->dmat = malloc(8 * MAT_N * MAT_N);
+	if (!c->dmat)
+		die("malloc", 0);
+	for (long i = 0; i < MAT_N * MAT_N; i++)
+		c->dmat[i] = c->rank == 0 ? (double)i : 0;
+}
+
+static void dtm_pingpong(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t i = 0; i < k; i++) {
+		if (c->rank == 0) {
+			MPI_Send(c->dmat, 1, c->dt, 1, 7, MPI_COMM_WORLD);
+			MPI_Recv(c->dmat, 1, c->dt, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (c->rank == 1) {
+			MPI_Recv(c->dmat, 1, c->dt, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(c->dmat, 1, c->dt, 0, 7, MPI_COMM_WORLD);
+		}
+	}
+}
+
+static void dtm_teardown(struct ctx *c, const struct meas *m)
+{
+	long wrong = 0, sum = 0;
+	if (c->rank == 0) {
+		for (long i = 0; i < MAT_N * MAT_N; i++)
+			c->dmat[i] = -(double)i;
+		CHECK(MPI_Send(c->dmat, 1, c->dt, 1, 8, MPI_COMM_WORLD));
+	} else if (c->rank == 1) {
+		for (long i = 0; i < MAT_N * MAT_N; i++)
+			c->dmat[i] = 1;
+		CHECK(MPI_Recv(c->dmat, 1, c->dt, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		for (long i = 0; i < MAT_N * MAT_N; i++)
+			if (c->dmat[i] != (i % MAT_N == 0 ? -(double)i : 1))
+				wrong++;
+	}
+	CHECK(MPI_Reduce(&wrong, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (c->rank == 0) {
+		printf("INFO check %s %s\n", m->name, sum ? "WRONG" : "ok");
+		fflush(stdout);
+	}
+	CHECK(MPI_Type_free(&c->dt));
+	free(c->dmat);
+}
+
 #define ORIGIN_LOCKALL(nm, fn) \
 	{nm, ORIGIN, 1, 0, 0, lockall_origin, fn, unlockall_origin}
 /* A collective row of collrows.h (index i) and its barrier-separated twin. */
@@ -950,6 +1004,7 @@ static const struct meas table[] = {
 	DTYPE("put_type_column", 0),
 	DTYPE("put_type_subarray_64", 1),
 	DTYPE("put_type_contig_64k", 2),
+	{"pingpong_type_column", ALL, 1, 0, 0, dtm_setup, dtm_pingpong, dtm_teardown},
 	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, unlockall_origin},
 	PUT_BW("put_bw_4096", 4 * KiB, 0),
 	PUT_BW("put_bw_65536", 64 * KiB, 0),

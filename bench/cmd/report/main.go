@@ -160,6 +160,7 @@ var lines = []line{
 	{"put_type_column", "Put of a 1024×1024 double matrix's column (Vector on both sides) + Flush", "strided_copy_column", 0},
 	{"put_type_subarray_64", "Put of a 64×64 block of that matrix (Subarray on both sides) + Flush", "strided_copy_subarray_64", 0},
 	{"put_type_contig_64k", "Put 64 KiB as a Contiguous datatype + Flush", "memcpy_65536", 65536},
+	{"pingpong_type_column", "Send + Recv of that column (Vector) to rank 1 and back, round trip", "strided_pingpong_column", 0},
 	{"acc_sum_i64", "Accumulate(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"fetch_and_op_i64", "FetchAndOp(Sum, int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},
 	{"cas_i64", "CompareAndSwap(int64) + Flush (origin side)", "atomic_fetch_add_fence", 0},

@@ -102,3 +102,79 @@ func dtTeardown(c *ctx, m *meas) error {
 	c.xw, c.dmat, c.dt = nil, nil, nil
 	return err
 }
+
+// pingpong_type_column: rank 0 sends a column of its private matrix (the
+// Vector above) to rank 1, which receives it into the same column of its
+// own and sends it back: a round trip of SendType/RecvType. The teardown
+// sends a known column once more and checks rank 1's whole matrix.
+func init() {
+	table = append(table, meas{name: "pingpong_type_column", kind: all, need2: true, setup: dtMsgSetup, body: dtPingpong, teardown: dtMsgTeardown})
+}
+
+func dtMsgSetup(c *ctx, _ *meas) error {
+	t, err := dtypeRows[0].make()
+	if err == nil {
+		err = t.Commit()
+	}
+	if err != nil {
+		return err
+	}
+	c.dt = t
+	c.dmat = make([]float64, matN*matN)
+	if c.rank == 0 {
+		for i := range c.dmat {
+			c.dmat[i] = float64(i)
+		}
+	}
+	return nil
+}
+
+func dtPingpong(c *ctx, _ *meas, k int64) error {
+	buf := raw.Bytes(c.dmat)
+	for range k {
+		switch c.rank {
+		case 0:
+			c.c.SendType(buf, 1, c.dt, 1, 7)
+			c.c.RecvType(buf, 1, c.dt, 1, 7)
+		case 1:
+			c.c.RecvType(buf, 1, c.dt, 0, 7)
+			c.c.SendType(buf, 1, c.dt, 0, 7)
+		}
+	}
+	return nil
+}
+
+func dtMsgTeardown(c *ctx, m *meas) error {
+	wrong := int64(0)
+	buf := raw.Bytes(c.dmat)
+	switch c.rank {
+	case 0:
+		for i := range c.dmat {
+			c.dmat[i] = -float64(i)
+		}
+		if err := c.c.SendType(buf, 1, c.dt, 1, 8); err != nil {
+			return err
+		}
+	case 1:
+		for i := range c.dmat {
+			c.dmat[i] = 1
+		}
+		if _, err := c.c.RecvType(buf, 1, c.dt, 0, 8); err != nil {
+			return err
+		}
+		for i, v := range c.dmat {
+			want := 1.0
+			if i%matN == 0 {
+				want = -float64(i)
+			}
+			if v != want {
+				wrong++
+			}
+		}
+	}
+	if err := reportCheck(c, m.name, wrong); err != nil {
+		return err
+	}
+	c.dmat, c.dt = nil, nil
+	return nil
+}
