@@ -16,7 +16,7 @@ import (
 // that matches it opens a job on the sender's job line and answers CTS.
 // Then both ends copy: the sender claims chunks from the front and sends
 // each in a Data packet through its ring (two copies, each at memory
-// speed, pipelined over the ring's halves), while the receiver claims
+// speed, pipelined over the ring's quarters), while the receiver claims
 // chunks from the back and reads them straight from the sender's buffer
 // by process_vm_readv (one copy, but a system call with a fixed cost of
 // microseconds), once the sender has shown no progress for singleGrace. So a sender inside a call

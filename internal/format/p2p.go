@@ -95,7 +95,7 @@ const (
 
 // P2PRing is the ring bytes per sender in a world of n ranks: smaller for
 // large worlds, where an inbox holds n rings (only the touched pages of a
-// ring cost memory). A large message streams through the ring in halves,
+// ring cost memory). A large message streams through the ring in quarters,
 // so a bigger ring moves it faster (bench/NOTES.md).
 func P2PRing(n int) int64 {
 	switch {
@@ -115,8 +115,17 @@ func P2PRing(n int) int64 {
 func P2PEager(ring int64) int { return int(min(4096, ring/4-PktHeader)) }
 
 // P2PChunk is the chunk of a large message in a ring of ring bytes: a Data
-// packet fills half the ring.
-func P2PChunk(ring int64) int { return int(ring/2 - PktCell) }
+// packet fills a quarter of the ring, so that three are always in flight
+// whatever the other packets and the ring's end do to their places (two
+// halves pipelined only when nothing else was in the ring: an RTS before
+// them made the second wait for the first's room); half the ring where a
+// quarter would not exceed the eager limit (rings of 16 KiB and less).
+func P2PChunk(ring int64) int {
+	if c := ring/4 - PktCell; c > int64(P2PEager(ring)) {
+		return int(c)
+	}
+	return int(ring/2 - PktCell)
+}
 
 // P2PMaxChunks bounds a message's chunks (the claim word's counts).
 const P2PMaxChunks = JobCountMask
