@@ -22,7 +22,10 @@ const localGrace = 10 * time.Second
 // does not finish within LocalTimeout (or 9/10 of the time the test has
 // left) is aborted, so that ranks blocked in shmrun's waits return
 // ErrAborted, and the test fails saying which ranks hung instead of
-// running into go test's own timeout. It returns the world's ranks.
+// running into go test's own timeout. A rank whose body returns an error
+// ends the world at once, as a failing rank process ends a shmrun job: the
+// others, blocked on it, return ErrAborted and the test fails with the
+// first rank's error, not after the timeout. It returns the world's ranks.
 func RunLocal(t testing.TB, n int, body func(c *comm.Comm) error) []*comm.Comm {
 	t.Helper()
 	cs, err := comm.NewLocalWorld(n)
@@ -44,24 +47,49 @@ func RunLocal(t testing.TB, n int, body func(c *comm.Comm) error) []*comm.Comm {
 		}()
 	}
 	finished := make([]bool, n)
-	// wait collects up to want finished ranks within d and returns how many.
-	wait := func(d time.Duration, want int) int {
+	first := -1 // the first rank that returned an error
+	// wait collects up to want finished ranks within d and returns how
+	// many; with stopOnError, it returns early once a rank has failed.
+	wait := func(d time.Duration, want int, stopOnError bool) int {
 		timer := time.NewTimer(d)
 		defer timer.Stop()
 		for got := 0; got < want; got++ {
 			select {
 			case i := <-done:
 				finished[i] = true
+				if errs[i] != nil && first < 0 {
+					first = i
+					if stopOnError {
+						return got + 1
+					}
+				}
 			case <-timer.C:
 				return got
 			}
 		}
 		return want
 	}
-	if got := wait(limit, n); got < n {
+	got := wait(limit, n, true)
+	if got < n && first >= 0 {
+		// A rank failed: end the world so that the ranks waiting on it
+		// return, and report the failure first.
+		cs[0].Abort(1)
+		wait(min(localGrace, limit), n-got, false)
+		others := make([]error, 0, n)
+		for i, e := range errs {
+			if i != first && finished[i] && e != nil {
+				others = append(others, e)
+			}
+		}
+		if len(others) == 0 {
+			t.Fatal(errs[first])
+		}
+		t.Fatalf("%v\n(the world was then aborted; the other ranks said: %v)", errs[first], errors.Join(others...))
+	}
+	if got < n {
 		cs[0].Abort(1) // NewLocalWorld: marks the job aborted and returns
 		grace := min(localGrace, limit)
-		wait(grace, n-got)
+		wait(grace, n-got, false)
 		var hung []int
 		for i, f := range finished {
 			if !f {

@@ -61,6 +61,18 @@ func TestRunLocal(t *testing.T) {
 		t.Errorf("a failing rank: Fatal %q, want %q", msg, "rank 1: boom")
 	}
 
+	// Rank 1 fails while rank 0 waits for it in a barrier: the world ends
+	// at once (not after the time limit), rank 1's error first.
+	msg = runFatal(2, func(c *comm.Comm) error {
+		if c.Rank() == 1 {
+			return errors.New("boom")
+		}
+		return c.Barrier()
+	})
+	if !strings.HasPrefix(msg, "rank 1: boom\n(the world was then aborted") || !strings.Contains(msg, "rank 0:") || strings.Contains(msg, "hung") {
+		t.Errorf("a failing rank beside a waiting one: Fatal %q", msg)
+	}
+
 	// Rank 1 never enters the barrier: rank 0 hangs until RunLocal aborts
 	// the job, and then returns ErrAborted.
 	msg = runFatal(2, func(c *comm.Comm) error {
