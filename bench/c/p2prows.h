@@ -51,6 +51,7 @@ static const struct p2p_row p2p_rows[] = {
 	{"pingpong_0", P2P_PINGPONG, 0},
 	{"pingpong_8", P2P_PINGPONG, 8},
 	{"pingpong_4k", P2P_PINGPONG, 4096},
+	{"pingpong_8k", P2P_PINGPONG, 8192},
 	{"pingpong_64k", P2P_PINGPONG, 65536},
 	{"pingpong_1m", P2P_PINGPONG, 1 << 20},
 	{"pingpong_4m", P2P_PINGPONG, 4 << 20},

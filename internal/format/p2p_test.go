@@ -29,8 +29,8 @@ func TestInboxLayout(t *testing.T) {
 			t.Errorf("n=%d: eager limit %d in a %d-byte ring", n, eager, l.Ring)
 		}
 		chunk := format.P2PChunk(l.Ring)
-		if k := int64(format.PktHeader + chunk); k > l.Ring/2 || chunk <= eager {
-			t.Errorf("n=%d: a chunk of %d does not fit half a %d-byte ring, or is no larger than an eager message", n, chunk, l.Ring)
+		if k := int64(format.PktHeader + chunk); k > l.Ring/2 || chunk < eager/2 {
+			t.Errorf("n=%d: a chunk of %d does not fit half a %d-byte ring, or is less than half an eager message", n, chunk, l.Ring)
 		}
 	}
 	if format.PktStamp != 0 || format.PktHeader%8 != 0 || format.RTSLen > format.PktCell || format.CTSLen > format.PktCell {
@@ -66,7 +66,7 @@ func TestInboxDoc(t *testing.T) {
 		fmt.Sprintf("| %d | `uint64` | the sender's request", format.PktID),
 		fmt.Sprintf("| %d | … | payload", format.PktHeader),
 		fmt.Sprintf("rounded up to %d-byte cells", format.PktCell),
-		fmt.Sprintf("`min(4096, R/4 - %d)`", format.PktHeader),
+		fmt.Sprintf("`min(8192, R/4 - %d)`", format.PktHeader),
 		fmt.Sprintf("chunks of `R/4 - %d` bytes (`R/2 - %d` for rings of 16 KiB and less)", format.PktCell, format.PktCell),
 		fmt.Sprintf("| %d | `uint64` | the receiver's request of the job", format.JobID),
 		fmt.Sprintf("| %d | `uint64` | claim word: chunks taken from the front (bits 0-%d), from the back (%d-%d), the job's tag = request mod 2^%d (%d-63) |",

@@ -248,6 +248,7 @@ var p2pLines = []line{
 	{"pingpong_0", "Ping-pong 0 B, one way (half a round trip), 2 ranks", "pingpong_0", 0},
 	{"pingpong_8", "Ping-pong 8 B, one way, 2 ranks", "pingpong_8", 0},
 	{"pingpong_4k", "Ping-pong 4 KiB, one way, 2 ranks", "pingpong_4k", 4096},
+	{"pingpong_8k", "Ping-pong 8 KiB, one way, 2 ranks (the eager limit)", "pingpong_8k", 8192},
 	{"pingpong_64k", "Ping-pong 64 KiB, one way, 2 ranks", "pingpong_64k", 64 << 10},
 	{"pingpong_1m", "Ping-pong 1 MiB, one way, 2 ranks", "pingpong_1m", 1 << 20},
 	{"pingpong_4m", "Ping-pong 4 MiB, one way, 2 ranks", "pingpong_4m", 4 << 20},

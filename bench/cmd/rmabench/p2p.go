@@ -40,6 +40,7 @@ var p2pRows = []p2pRow{
 	{"pingpong_0", p2pPingpong, 0},
 	{"pingpong_8", p2pPingpong, 8},
 	{"pingpong_4k", p2pPingpong, 4096},
+	{"pingpong_8k", p2pPingpong, 8192},
 	{"pingpong_64k", p2pPingpong, 64 * kib},
 	{"pingpong_1m", p2pPingpong, mib},
 	{"pingpong_4m", p2pPingpong, 4 * mib},

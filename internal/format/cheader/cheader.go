@@ -338,8 +338,8 @@ static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shm
 
 /* Inbox of a world of n ranks (format.NewInboxLayout, P2PRing, P2PEager, P2PChunk). */
 static inline uint64_t shmrun_p2p_ring(uint64_t n) { return n <= 8 ? 64u << 10 : n <= 16 ? 32u << 10 : n <= 64 ? 16u << 10 : n <= 1024 ? 4u << 10 : 1u << 10; }
-static inline uint64_t shmrun_p2p_eager(uint64_t ring) { uint64_t e = ring / 4 - SHMRUN_PKT_HEADER; return e < 4096 ? e : 4096; }
-static inline uint64_t shmrun_p2p_chunk(uint64_t ring) { return ring / 4 - SHMRUN_PKT_CELL > shmrun_p2p_eager(ring) ? ring / 4 - SHMRUN_PKT_CELL : ring / 2 - SHMRUN_PKT_CELL; }
+static inline uint64_t shmrun_p2p_eager(uint64_t ring) { uint64_t e = ring / 4 - SHMRUN_PKT_HEADER; return e < 8192 ? e : 8192; }
+static inline uint64_t shmrun_p2p_chunk(uint64_t ring) { return ring >= (32u << 10) ? ring / 4 - SHMRUN_PKT_CELL : ring / 2 - SHMRUN_PKT_CELL; }
 static inline uint64_t shmrun_inbox_bell(uint64_t page) { return page; }
 static inline uint64_t shmrun_inbox_tail(uint64_t page, uint64_t s) { return page + SHMRUN_LINE + s * SHMRUN_LINE; }
 static inline uint64_t shmrun_inbox_job(uint64_t page, uint64_t n, uint64_t s) { return shmrun_inbox_tail(page, n) + s * SHMRUN_LINE; }
