@@ -1047,13 +1047,14 @@ static const struct meas table[] = {
 	P2P("pingpong_0", 0, p2p_pingpong),
 	P2P("pingpong_8", 1, p2p_pingpong),
 	P2P("pingpong_4k", 2, p2p_pingpong),
-	P2P("pingpong_64k", 3, p2p_pingpong),
-	P2P("pingpong_1m", 4, p2p_pingpong),
-	P2P("pingpong_4m", 5, p2p_pingpong),
-	P2P("pingpong_16m", 6, p2p_pingpong),
-	P2P("bw_64k", 7, p2p_window),
-	P2P("bw_1m", 8, p2p_window),
-	P2P("msgrate_8", 9, p2p_window),
+	P2P("pingpong_8k", 3, p2p_pingpong),
+	P2P("pingpong_64k", 4, p2p_pingpong),
+	P2P("pingpong_1m", 5, p2p_pingpong),
+	P2P("pingpong_4m", 6, p2p_pingpong),
+	P2P("pingpong_16m", 7, p2p_pingpong),
+	P2P("bw_64k", 8, p2p_window),
+	P2P("bw_1m", 9, p2p_window),
+	P2P("msgrate_8", 10, p2p_window),
 };
 #define NMEAS ((int)(sizeof table / sizeof table[0]))
 
