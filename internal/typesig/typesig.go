@@ -9,9 +9,9 @@
 // 4 doubles, a struct of two pairs of doubles). Data of one basic type
 // gets that type's exact code; data mixing basic types a 23-bit
 // polynomial hash of the sequence (mod 2^61−1), so a mismatch between two
-// mixed signatures escapes detection with a probability of 2^−23 (2^−7 in
-// a collective's 8-bit field); empty data and data made only of bytes
-// (dtype.Byte, the byte forms) get Any, which matches everything.
+// mixed signatures escapes detection with a probability of 2^−23; empty
+// data and data made only of bytes (dtype.Byte, the byte forms) get Any,
+// which matches everything.
 package typesig
 
 import (
@@ -189,22 +189,6 @@ func digestOf(sig []dtype.SigRun, k int64) digest {
 	d.repeat(k)
 	return d
 }
-
-// Coll is a digest cut to a collective signature's 8-bit type field:
-// basic type codes as they are (below 0x40), AnyColl for Any, and 0x80
-// plus 7 bits of the hash for mixed types.
-func Coll(d uint32) uint8 {
-	switch {
-	case d == Any:
-		return AnyColl
-	case d&Hashed != 0:
-		return 0x80 | uint8(d&0x7f)
-	}
-	return uint8(d)
-}
-
-// AnyColl is Any in a collective's type field.
-const AnyColl uint8 = 0x7f
 
 // Describe names a digest for an error message: "untyped bytes", a basic
 // type's name, or "mixed basic types (digest 0x…)".
