@@ -355,12 +355,9 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 		var ws wire
 		if ws, err = c.meet(call, typedWire(stype), w); err == nil {
 			if ws.size != w.size {
-				w = ws
+				w = ws // bytes
 			}
-			var blocks []tdata
-			if wc, wd, blocks, err = c.vlayout(call, send, counts, displs, stype, w); err == nil {
-				all = packV(blocks, wd, w, wireTotal(wc, w))
-			}
+			wc, wd, _, all, err = c.packedV(call, send, counts, displs, stype, w)
 		}
 	}
 	if err != nil || wc == nil {
@@ -446,9 +443,7 @@ func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dt
 	var all, area []byte
 	var rblocks []tdata
 	if err == nil {
-		var sblocks []tdata
-		if swc, swd, sblocks, err = c.vlayout(call, send, sendCounts, sendDispls, stype, w); err == nil {
-			all = packV(sblocks, swd, w, wireTotal(swc, w))
+		if swc, swd, _, all, err = c.packedV(call, send, sendCounts, sendDispls, stype, w); err == nil {
 			if rwc, rwd, rblocks, err = c.vlayout(call, recv, recvCounts, recvDispls, rtype, w); err == nil {
 				area = make([]byte, wireTotal(rwc, w))
 			}
@@ -609,13 +604,7 @@ func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t 
 		w.bad = err
 		return gatherv(c, call, mine, nil, nil, nil, root, true, w)
 	}
-	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
-	var area []byte
-	if err == nil {
-		area = packV(blocks, wd, w, wireTotal(wc, w))
-	} else {
-		wc, wd = make([]int, c.Size()), make([]int, c.Size())
-	}
+	wc, wd, blocks, area, err := c.packedV(call, buf, counts, displs, t, w)
 	w.bad = err
 	if err = gatherv(c, call, nil, area, wc, wd, root, true, w); err == nil {
 		unpackV(blocks, wd, w, area)
@@ -637,28 +626,27 @@ func ScattervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t
 		w.bad = err
 		return unpack(d, area, inPlace, scatterv(c, call, nil, make([]int, n), make([]int, n), area, root, true, w))
 	}
-	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
-	var all []byte
-	if err == nil {
-		all = packV(blocks, wd, w, wireTotal(wc, w))
-	} else {
-		wc, wd = make([]int, n), make([]int, n)
-	}
+	wc, wd, _, all, err := c.packedV(call, buf, counts, displs, t, w)
 	w.bad = err
 	return scatterv(c, call, all, wc, wd, all, root, true, w) // the root's block stays
+}
+
+// packedV is vlayout with the blocks already packed into area; after an
+// argument error, zero counts and displacements (the call still runs, to
+// report it on every rank) and no area.
+func (c *Comm) packedV(call string, buf []byte, counts, displs []int, t *dtype.Type, w wire) (wc, wd []int, blocks []tdata, area []byte, err error) {
+	wc, wd, blocks, err = c.vlayout(call, buf, counts, displs, t, w)
+	if err != nil {
+		return make([]int, c.Size()), make([]int, c.Size()), nil, nil, err
+	}
+	return wc, wd, blocks, packV(blocks, wd, w, wireTotal(wc, w)), nil
 }
 
 // vInPlace runs Allgatherv or Alltoallv in place on the blocks of buf
 // (counts[q] instances of t at displs[q] extents).
 func (c *Comm) vInPlace(call string, buf []byte, counts, displs []int, t *dtype.Type, run func(area []byte, wc, wd []int, w wire) error) error {
 	w := typedWire(t)
-	wc, wd, blocks, err := c.vlayout(call, buf, counts, displs, t, w)
-	var area []byte
-	if err == nil {
-		area = packV(blocks, wd, w, wireTotal(wc, w))
-	} else {
-		wc, wd = make([]int, c.Size()), make([]int, c.Size())
-	}
+	wc, wd, blocks, area, err := c.packedV(call, buf, counts, displs, t, w)
 	w.bad = err
 	if err = run(area, wc, wd, w); err == nil {
 		unpackV(blocks, wd, w, area)
