@@ -142,19 +142,20 @@ var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
 
 // isend starts a send and returns its request.
 func (c *Comm) isend(call string, buf []byte, dest, tag int, f form, sync bool) (*Request, error) {
-	r := &Request{call: call}
-	e, o, err := c.newSend(&r.opv, call, buf, dest, tag, f, sync)
-	if err != nil {
-		return nil, err
-	}
+	fresh := getOp()
+	e, o, err := c.newSend(fresh, call, buf, dest, tag, f, sync)
 	if o == nil {
+		putOp(fresh)
+		if err != nil {
+			return nil, err
+		}
 		return doneRequest(Status{}), nil
 	}
 	if err := e.startSend(o); err != nil {
+		putOp(o)
 		return nil, c.wrapWait(call, err)
 	}
-	r.eng, r.op = e, o
-	return r, nil
+	return &Request{eng: e, op: o, call: call}, nil
 }
 
 // send is Send and Ssend: no request, and a recycled operation.
@@ -195,17 +196,17 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 
 // irecv posts a receive and returns its request.
 func (c *Comm) irecv(call string, buf []byte, src, tag int, f form) (*Request, error) {
-	r := &Request{call: call}
-	e, o, err := c.newRecv(&r.opv, call, buf, src, tag, f)
-	if err != nil {
-		return nil, err
-	}
+	fresh := getOp()
+	e, o, err := c.newRecv(fresh, call, buf, src, tag, f)
 	if o == nil {
+		putOp(fresh)
+		if err != nil {
+			return nil, err
+		}
 		return doneRequest(procNullStatus), nil
 	}
 	e.startRecv(o)
-	r.eng, r.op = e, o
-	return r, nil
+	return &Request{eng: e, op: o, call: call}, nil
 }
 
 // Send sends buf to rank dest of c with tag (MPI_Send). Blocking, not
@@ -404,7 +405,8 @@ func (msg *Message) irecv(call string, buf []byte, f form) (*Request, error) {
 	if msg.m == nil {
 		return doneRequest(procNullStatus), nil
 	}
-	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf}
+	o := getOp()
+	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf = true, msg.c, msg.m.ctx, msg.m.src, msg.m.tag, buf
 	f.set(o)
 	msg.e.recvMessage(o, msg.m)
 	return &Request{eng: msg.e, op: o, call: "Message." + call}, nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
@@ -44,11 +45,13 @@ type engine struct {
 	peers   []*peer
 	busy    []*peer // peers with packets waiting for room, or a send job
 	jobs    []int   // senders with a receive job open on their line
-	posted  []*op
-	unexp   []*inMsg
+	posted  fifo[*op]
+	unexp   fifo[*inMsg]
 	waiting map[uint64]*op // sends waiting for CTS or Fin
 	nextID  uint64
-	broken  error // a ring held what no sender writes: every call fails
+	broken  error   // a ring held what no sender writes: every call fails
+	wake    bool    // an operation completed since the doorbell was rung
+	fence   *uint64 // a private word on lines of its own (unlock)
 
 	// Chunks of large messages this rank received in Data packets and by
 	// single copy (for tests).
@@ -195,7 +198,7 @@ func newEngine(t *team.Team, single bool) (*engine, error) {
 	}
 	e := &engine{t: t, me: t.Rank(), n: t.Size(), l: l, mem: mem, abort: t.Abort(), policy: p2pPolicy(t.Policy()),
 		eager: format.P2PEager(l.Ring), chunk: format.P2PChunk(l.Ring), single: single,
-		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}}
+		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}, fence: &new(fenceLine).w}
 	e.bell = bellOf(mem, l)
 	for s := range l.N {
 		off, jo := l.RingOff(s), l.JobOff(s)
@@ -506,9 +509,9 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 		} else {
 			payload = b[format.PktHeader : format.PktHeader+size]
 		}
-		for i, o := range e.posted {
+		for i, o := range e.posted.all() {
 			if o.matches(&m) {
-				e.posted = append(e.posted[:i], e.posted[i+1:]...)
+				e.posted.take(i)
 				e.deliver(o, &m, payload)
 				return k
 			}
@@ -518,7 +521,7 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 		}
 		h := new(inMsg)
 		*h = m
-		e.unexp = append(e.unexp, h)
+		e.unexp.push(h)
 	case format.PktCTS:
 		e.cts(s, id, le.Uint64(b[format.CTSRecvID:]), le.Uint64(b[format.CTSAccept:]))
 	case format.PktData:
@@ -540,10 +543,10 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 // every later call.
 func (e *engine) corrupt(s int, what string) {
 	e.broken = fmt.Errorf("comm: world rank %d's ring in the inbox of world rank %d holds %s: the inbox is corrupt: %w", s, e.me, what, ErrOther)
-	for _, o := range e.posted {
+	for _, o := range e.posted.all() {
 		e.complete(o, Status{}, e.broken)
 	}
-	e.posted = nil
+	e.posted.reset()
 	for id, o := range e.waiting {
 		delete(e.waiting, id)
 		e.complete(o, Status{}, e.broken)
@@ -628,21 +631,34 @@ func describeWant(d uint32, ok bool) string {
 	return "holds " + typesig.Describe(d)
 }
 
-// complete marks o done.
+// complete marks o done. Another goroutine of this rank may sleep on the
+// doorbell waiting for it: unlock rings it, once for every operation
+// completed under the lock, after one full fence (a store-release per
+// operation here, not a locked exchange each: a window of 64 receives
+// completes in one drain).
 func (e *engine) complete(o *op, st Status, err error) {
 	unpinSend(o)
 	o.st, o.err = st, err
-	// Another goroutine of this rank may sleep on it: the store is
-	// sequentially consistent, so either the load of the doorbell's
-	// sleepers sees that goroutine or its re-check sees done.
-	atomic.StoreUint32(&o.done, 1)
-	e.bell.Notify()
+	atomics.StoreRelease32(&o.done, 1)
+	e.wake = true
+}
+
+// unlock releases e.mu, first ringing the doorbell if operations
+// completed under it: the fence orders their done stores before the load
+// of the doorbell's sleepers (a sleeper adds itself, then re-checks done).
+func (e *engine) unlock() {
+	if e.wake {
+		e.wake = false
+		atomic.AddUint64(e.fence, 1)
+		e.bell.Notify()
+	}
+	e.mu.Unlock()
 }
 
 // startSend begins sending o to world rank o.peer. Called without e.mu.
 func (e *engine) startSend(o *op) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.broken != nil {
 		return e.broken
 	}
@@ -667,7 +683,7 @@ func (e *engine) startSend(o *op) error {
 // matches, or waits in the posted queue. Called without e.mu.
 func (e *engine) startRecv(o *op) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	if e.broken != nil {
 		e.complete(o, Status{}, e.broken)
 		return
@@ -676,27 +692,27 @@ func (e *engine) startRecv(o *op) {
 	// unexpected one, and meets this receive in the posted queue when it is
 	// drained, without being copied aside (a window of Irecvs posted while
 	// the messages arrive then allocates nothing).
-	for i, m := range e.unexp {
+	for i, m := range e.unexp.all() {
 		if o.matches(m) {
-			e.unexp = append(e.unexp[:i], e.unexp[i+1:]...)
+			e.unexp.take(i)
 			e.deliver(o, m, m.data)
 			return
 		}
 	}
-	e.posted = append(e.posted, o)
+	e.posted.push(o)
 }
 
 // probe finds the first unexpected message that a receive with ctx, src
 // and tag would take; with take, it removes it (Mprobe).
 func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.progress()
 	key := op{ctx: ctx, peer: src, tag: tag}
-	for i, m := range e.unexp {
+	for i, m := range e.unexp.all() {
 		if key.matches(m) {
 			if take {
-				e.unexp = append(e.unexp[:i], e.unexp[i+1:]...)
+				e.unexp.take(i)
 			}
 			return m
 		}
@@ -707,17 +723,17 @@ func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
 // recvMessage receives a message taken by Mprobe into o.
 func (e *engine) recvMessage(o *op, m *inMsg) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	e.deliver(o, m, m.data)
 }
 
 // cancel withdraws receive o if it is not matched yet.
 func (e *engine) cancel(o *op) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, p := range e.posted {
+	defer e.unlock()
+	for i, p := range e.posted.all() {
 		if p == o {
-			e.posted = append(e.posted[:i], e.posted[i+1:]...)
+			e.posted.take(i)
 			src := o.peer
 			if src != AnySource {
 				src = o.c.commRank(src)
@@ -739,7 +755,7 @@ func (e *engine) waitOp(o *op) error {
 		}
 		if e.mu.TryLock() {
 			e.progress()
-			e.mu.Unlock()
+			e.unlock()
 		}
 	}
 	return e.waitFor(e.policy, o.waiting(), o.isDone)
@@ -761,7 +777,7 @@ func (e *engine) poll(cond func() bool) bool {
 	}
 	if e.mu.TryLock() {
 		e.progress()
-		e.mu.Unlock()
+		e.unlock()
 	}
 	return cond()
 }

@@ -141,7 +141,7 @@ func (in *typedIn) request(r *Request, err error) (*Request, error) {
 	if err != nil || in.t == nil || r.done {
 		return r, err
 	}
-	r.after = in.finish
+	r.ext = &requestExt{after: in.finish}
 	return r, nil
 }
 

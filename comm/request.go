@@ -22,21 +22,36 @@ type Status struct {
 // returning its outcome.
 type Request struct {
 	mu   sync.Mutex
-	poll func(block bool) (bool, error) // reports completion; blocks if asked (not point-to-point)
 	done bool
 	st   Status
 	err  error
-
-	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
-
-	eng  *engine // point-to-point: the engine and the operation
-	op   *op
-	opv  op // the operation's storage (one allocation per request)
+	eng  *engine // point-to-point: the engine, and the operation until the
+	op   *op     // request completes (then it goes back to opPool)
 	call string
+	ext  *requestExt // what few requests need
+}
+
+// requestExt is the part of a Request most do not use, apart so that the
+// one allocation of an Isend or Irecv stays small (a window of them is
+// what a message-rate loop allocates, and the garbage collector runs as
+// often as that fills its heap).
+type requestExt struct {
+	poll  func(block bool) (bool, error)      // reports completion; blocks if asked (not point-to-point)
+	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
 }
 
 // doneRequest is a request complete from the start (ProcNull's).
 func doneRequest(st Status) *Request { return &Request{done: true, st: st} }
+
+// harvest records a completed operation's outcome in r and gives the
+// operation back to the pool: nothing references it once it is complete
+// (as for the blocking calls' operations). r.mu is held.
+func (r *Request) harvest() {
+	o := r.op
+	r.st, r.err, r.done, r.op = o.st, o.err, true, nil
+	putOp(o)
+	r.finish()
+}
 
 // Wait blocks until the operation completes and returns its status
 // (MPI_Wait): a receive's source, tag and count (ErrTruncate if the
@@ -53,21 +68,20 @@ func (r *Request) Wait() (Status, error) {
 			if err := r.eng.waitOp(r.op); err != nil {
 				return Status{}, r.op.c.wrapWait(r.call, err)
 			}
-			r.st, r.err = r.op.st, r.op.err
-			r.finish()
+			r.harvest()
 		} else {
-			_, r.err = r.poll(true)
+			_, r.err = r.ext.poll(true)
+			r.done = true
 		}
-		r.done = true
 	}
 	return r.st, r.err
 }
 
 // finish runs r's completion hook, once.
 func (r *Request) finish() {
-	if r.after != nil {
-		r.st, r.err = r.after(r.st, r.err)
-		r.after = nil
+	if r.ext != nil && r.ext.after != nil {
+		r.st, r.err = r.ext.after(r.st, r.err)
+		r.ext.after = nil
 	}
 }
 
@@ -95,11 +109,10 @@ func (r *Request) ready() bool {
 		if !r.eng.poll(r.op.isDone) {
 			return false
 		}
-		r.st, r.err, r.done = r.op.st, r.op.err, true
-		r.finish()
+		r.harvest()
 		return true
 	}
-	ok, err := r.poll(false)
+	ok, err := r.ext.poll(false)
 	if !ok && err == nil {
 		return false
 	}
@@ -117,6 +130,8 @@ func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.op != nil && r.op.recv && !r.op.isDone() {
 		r.eng.cancel(r.op)
 	}
@@ -143,7 +158,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	a.fullFence()
 	me.Notify()
 	next := 0 // ranks [0, next) are known to have arrived
-	return &Request{poll: func(block bool) (bool, error) {
+	return &Request{ext: &requestExt{poll: func(block bool) (bool, error) {
 		if a.freed.Load() {
 			return false, fmt.Errorf("comm: Ibarrier on rank %d: the communicator was freed before the request completed: %w", c.Rank(), ErrComm)
 		}
@@ -160,5 +175,5 @@ func (c *Comm) Ibarrier() (*Request, error) {
 			}
 		}
 		return true, nil
-	}}, nil
+	}}}, nil
 }

@@ -1,0 +1,43 @@
+package comm
+
+// fifo is a matching queue (posted receives, unexpected messages): items
+// in arrival order, searched from the oldest, and most often taken from
+// the front. Taking item i moves the i items before it, not the ones
+// after: a window of 64 receives matched in order costs one store each,
+// where deleting from a slice moved the 63 behind it (with the garbage
+// collector's write barrier on every pointer while it marks).
+type fifo[T any] struct {
+	items []T
+	head  int // items[:head] are taken (zero)
+}
+
+// all is the queue, oldest first; index it for take.
+func (q *fifo[T]) all() []T { return q.items[q.head:] }
+
+// push appends x, reusing the room taken items left at the front once
+// the slice is full.
+func (q *fifo[T]) push(x T) {
+	if len(q.items) == cap(q.items) && q.head > 0 {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, x)
+}
+
+// take removes all()[i].
+func (q *fifo[T]) take(i int) {
+	var zero T
+	h := q.head
+	copy(q.items[h+1:h+i+1], q.items[h:h+i])
+	q.items[h] = zero
+	if q.head = h + 1; q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+}
+
+// reset empties the queue.
+func (q *fifo[T]) reset() {
+	clear(q.items)
+	q.items, q.head = q.items[:0], 0
+}
