@@ -1,0 +1,66 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"github.com/shmrun/shmrun/comm"
+)
+
+// firstKeyval is above every predefined attribute key.
+const firstKeyval = 1 << 12
+
+// An attrBlock holds the predefined communicator attributes'
+// values in C memory (MPI_Comm_get_attr hands out pointers to them, which
+// the program may keep): one block for the process, made at MPI_Init.
+type attrBlock struct {
+	vals *C.int // tagUB, host, io, wtimeIsGlobal, universeSize, lastUsedCode
+}
+
+const (
+	attrTagUB = iota
+	attrHost
+	attrIO
+	attrWtimeGlobal
+	attrUniverse
+	attrLastCode
+	attrCount
+)
+
+func newAttrBlock(w *comm.Comm) *attrBlock {
+	p := (*C.int)(C.calloc(attrCount, C.sizeof_int))
+	v := intsAt(p, attrCount)
+	v[attrTagUB] = C.int(comm.TagUB)
+	v[attrHost] = C.MPI_PROC_NULL     // no host process
+	v[attrIO] = C.MPI_ANY_SOURCE      // every rank may do I/O
+	v[attrWtimeGlobal] = 0            // each process's clock starts at its own Init
+	v[attrUniverse] = C.int(w.Size()) // no spawning: the universe is the world
+	v[attrLastCode] = C.MPI_ERR_LASTCODE
+	return &attrBlock{vals: p}
+}
+
+// lookup is the pointer MPI_Comm_get_attr returns for key.
+func (a *attrBlock) lookup(key C.int) (*C.int, bool) {
+	if a == nil {
+		return nil, false
+	}
+	v := intsAt(a.vals, attrCount)
+	switch key {
+	case C.MPI_TAG_UB:
+		return &v[attrTagUB], true
+	case C.MPI_HOST:
+		return &v[attrHost], true
+	case C.MPI_IO:
+		return &v[attrIO], true
+	case C.MPI_WTIME_IS_GLOBAL:
+		return &v[attrWtimeGlobal], true
+	case C.MPI_UNIVERSE_SIZE:
+		return &v[attrUniverse], true
+	case C.MPI_LASTUSEDCODE:
+		return &v[attrLastCode], true
+	}
+	return nil, false
+}

@@ -1,0 +1,188 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The C library end to end: installed by cmd/shmrun-install into a
+// temporary directory once per test binary, C programs built with its
+// shmcc and run under its shmrun, their output held against golden files
+// (and against Open MPI's output for the same source, where it is
+// installed).
+
+var inst struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if inst.dir != "" {
+		os.RemoveAll(inst.dir)
+	}
+	os.Exit(code)
+}
+
+// install returns the installation's directory, making it on first use.
+func install(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc): the C interface is not built")
+	}
+	inst.once.Do(func() {
+		if inst.dir, inst.err = os.MkdirTemp("", "shmrun-capi-test-"); inst.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "run", "./cmd/shmrun-install", inst.dir)
+		cmd.Dir = ".."
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			inst.err = &installError{err, out.String()}
+		}
+	})
+	if inst.err != nil {
+		t.Fatalf("installing: %v", inst.err)
+	}
+	return inst.dir
+}
+
+type installError struct {
+	err error
+	out string
+}
+
+func (e *installError) Error() string { return e.err.Error() + "\n" + e.out }
+
+var ranksRE = regexp.MustCompile(`(?m)^/\* ranks: (\d+)`)
+
+// programs are testdata/c's programs with their rank counts (mixed.c has
+// its own test).
+func programs(t *testing.T) map[string]int {
+	files, err := filepath.Glob("testdata/c/*.c")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no C test programs: %v", err)
+	}
+	out := map[string]int{}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".c")
+		if name == "mixed" {
+			continue
+		}
+		m := ranksRE.FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("%s: no /* ranks: N */ line", f)
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		out[name] = n
+	}
+	return out
+}
+
+// build compiles testdata/c/NAME.c with cc (a wrapper) into dir.
+func build(t *testing.T, cc []string, name, dir string) string {
+	t.Helper()
+	exe := filepath.Join(dir, name)
+	args := append(cc[1:], "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, filepath.Join("testdata", "c", name+".c"))
+	if out, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cc, " "), err, out)
+	}
+	return exe
+}
+
+// run runs a job and returns its standard output, failing on a non-zero
+// exit.
+func run(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v after %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, time.Since(start), stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+func golden(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "c", name+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCPrograms runs each C test program under shmrun.
+func TestCPrograms(t *testing.T) {
+	dir := install(t)
+	shmcc, shmrun := filepath.Join(dir, "bin", "shmcc"), filepath.Join(dir, "bin", "shmrun")
+	tmp := t.TempDir()
+	for name, n := range programs(t) {
+		t.Run(name, func(t *testing.T) {
+			exe := build(t, []string{shmcc}, name, tmp)
+			got := run(t, nil, shmrun, "-n", strconv.Itoa(n), "--oversubscribe", "--timeout", "120s", exe)
+			if want := golden(t, name); got != want {
+				t.Errorf("%s under shmrun printed\n%s\nwant\n%s", name, got, want)
+			}
+		})
+	}
+}
+
+// TestCProgramsOpenMPI builds the same sources against Open MPI and checks
+// they print the same (where Open MPI is installed: CI installs it).
+func TestCProgramsOpenMPI(t *testing.T) {
+	if _, err := exec.LookPath("mpicc.openmpi"); err != nil {
+		t.Skip("Open MPI (mpicc.openmpi) not installed")
+	}
+	tmp := t.TempDir()
+	env := []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"}
+	for name, n := range programs(t) {
+		t.Run(name, func(t *testing.T) {
+			exe := build(t, []string{"mpicc.openmpi"}, name, tmp)
+			// osc/sm: Open MPI 4.1's default one-sided component crashes in
+			// MPI_Compare_and_swap over btl/vader here.
+			got := run(t, env, "timeout", "120", "mpirun.openmpi", "--mca", "osc", "sm", "-n", strconv.Itoa(n), exe)
+			if want := golden(t, name); got != want {
+				t.Errorf("%s under Open MPI printed\n%s\nwant\n%s", name, got, want)
+			}
+		})
+	}
+}
+
+// TestMixedJob runs Go and C ranks in one world, in both orders.
+func TestMixedJob(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	cexe := build(t, []string{filepath.Join(dir, "bin", "shmcc")}, "mixed", tmp)
+	goexe := filepath.Join(tmp, "mixgo")
+	cmd := exec.Command("go", "build", "-o", goexe, "./testdata/mixgo")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	shmrun := filepath.Join(dir, "bin", "shmrun")
+	want := golden(t, "mixed")
+	for _, order := range [][2]string{{goexe, cexe}, {cexe, goexe}} {
+		got := run(t, nil, shmrun, "--oversubscribe", "--timeout", "120s", "-n", "2", order[0], ":", "-n", "2", order[1])
+		if got != want {
+			t.Errorf("%s first: printed\n%s\nwant\n%s", filepath.Base(order[0]), got, want)
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+)
+
+// Rank arguments: the standard ABI's special values against the Go API's.
+func goRank(r C.int) int {
+	switch r {
+	case C.MPI_PROC_NULL:
+		return comm.ProcNull
+	case C.MPI_ANY_SOURCE:
+		return comm.AnySource
+	case C.MPI_UNDEFINED:
+		return comm.Undefined
+	}
+	return int(r)
+}
+
+func cRank(r int) C.int {
+	switch r {
+	case comm.ProcNull:
+		return C.MPI_PROC_NULL
+	case comm.AnySource:
+		return C.MPI_ANY_SOURCE
+	case comm.Undefined:
+		return C.MPI_UNDEFINED
+	}
+	return C.int(r)
+}
+
+func goTag(t C.int) int {
+	if t == C.MPI_ANY_TAG {
+		return comm.AnyTag
+	}
+	return int(t)
+}
+
+func cTag(t int) C.int {
+	if t == comm.AnyTag {
+		return C.MPI_ANY_TAG
+	}
+	return C.int(t)
+}
+
+func cCompare(r int) C.int {
+	switch r {
+	case comm.Ident:
+		return C.MPI_IDENT
+	case comm.Congruent:
+		return C.MPI_CONGRUENT
+	case comm.Similar:
+		return C.MPI_SIMILAR
+	}
+	return C.MPI_UNEQUAL
+}
+
+// newComm registers a communicator made by a call on parent: it inherits
+// the parent's error handler, as the standard says.
+func newComm(c *comm.Comm, parent *commH) C.uintptr_t {
+	if c == nil {
+		return hCommNull
+	}
+	tab.Lock()
+	defer tab.Unlock()
+	h := newHandle()
+	tab.comms[h] = &commH{c: c, errh: parent.errh, h: h}
+	return C.uintptr_t(h)
+}
+
+//export shmCommRank
+func shmCommRank(h C.uintptr_t, rank *C.int) C.int {
+	x, code := commOf("MPI_Comm_rank", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	*rank = C.int(x.c.Rank())
+	return C.MPI_SUCCESS
+}
+
+//export shmCommSize
+func shmCommSize(h C.uintptr_t, size *C.int) C.int {
+	x, code := commOf("MPI_Comm_size", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	*size = C.int(x.c.Size())
+	return C.MPI_SUCCESS
+}
+
+//export shmCommDup
+func shmCommDup(h C.uintptr_t, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_dup", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	c, err := x.c.Dup()
+	if err != nil {
+		return x.raise("MPI_Comm_dup", err)
+	}
+	*out = newComm(c, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmCommSplit
+func shmCommSplit(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_split", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	c, err := x.c.Split(goRank(color), int(key))
+	if err != nil {
+		return x.raise("MPI_Comm_split", err)
+	}
+	*out = newComm(c, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmCommSplitType
+func shmCommSplitType(h C.uintptr_t, kind, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_split_type", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	var k comm.SplitKind
+	switch kind {
+	case C.MPI_COMM_TYPE_SHARED:
+		k = comm.TypeShared
+	case C.MPI_COMM_TYPE_HW_GUIDED:
+		k = comm.TypeHWGuided
+	case C.MPI_COMM_TYPE_HW_UNGUIDED:
+		k = comm.TypeHWUnguided
+	case C.MPI_UNDEFINED:
+		k = 0
+	default:
+		return x.raise("MPI_Comm_split_type", fmt.Errorf("split type %d: %w", int(kind), comm.ErrArg))
+	}
+	in, err := infoMap(uintptr(info))
+	if err != nil {
+		return x.raise("MPI_Comm_split_type", err)
+	}
+	var c *comm.Comm
+	if k == 0 {
+		c, err = x.c.Split(comm.Undefined, int(key))
+	} else {
+		c, err = x.c.SplitType(k, int(key), comm.Info(in))
+	}
+	if err != nil {
+		return x.raise("MPI_Comm_split_type", err)
+	}
+	*out = newComm(c, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmCommCreate
+func shmCommCreate(h, g C.uintptr_t, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_create", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	grp, err := groupOf(uintptr(g))
+	if err != nil {
+		return x.raise("MPI_Comm_create", err)
+	}
+	c, err := x.c.Create(grp)
+	if err != nil {
+		return x.raise("MPI_Comm_create", err)
+	}
+	*out = newComm(c, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmCommCreateGroup
+func shmCommCreateGroup(h, g C.uintptr_t, tag C.int, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_create_group", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	grp, err := groupOf(uintptr(g))
+	if err != nil {
+		return x.raise("MPI_Comm_create_group", err)
+	}
+	c, err := x.c.CreateGroup(grp, int(tag))
+	if err != nil {
+		return x.raise("MPI_Comm_create_group", err)
+	}
+	*out = newComm(c, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmCommFree
+func shmCommFree(h *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_free", uintptr(*h))
+	if code != 0 {
+		return code
+	}
+	if *h == hCommWorld || *h == hCommSelf {
+		return x.raise("MPI_Comm_free", fmt.Errorf("%s is predefined and cannot be freed: %w", x.name, comm.ErrComm))
+	}
+	if err := x.c.Free(); err != nil {
+		return x.raise("MPI_Comm_free", err)
+	}
+	drop(tab.comms, uintptr(*h))
+	*h = hCommNull
+	return C.MPI_SUCCESS
+}
+
+//export shmCommCompare
+func shmCommCompare(a, b C.uintptr_t, result *C.int) C.int {
+	x, code := commOf("MPI_Comm_compare", uintptr(a))
+	if code != 0 {
+		return code
+	}
+	y, code := commOf("MPI_Comm_compare", uintptr(b))
+	if code != 0 {
+		return code
+	}
+	*result = cCompare(comm.Compare(x.c, y.c))
+	return C.MPI_SUCCESS
+}
+
+//export shmCommGroup
+func shmCommGroup(h C.uintptr_t, out *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_group", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	*out = newGroup(x.c.Group())
+	return C.MPI_SUCCESS
+}
+
+//export shmCommSetName
+func shmCommSetName(h C.uintptr_t, name *C.char) C.int {
+	x, code := commOf("MPI_Comm_set_name", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	s := goString(name)
+	if len(s) >= C.MPI_MAX_OBJECT_NAME {
+		s = s[:C.MPI_MAX_OBJECT_NAME-1]
+	}
+	tab.Lock()
+	x.name = s
+	tab.Unlock()
+	return C.MPI_SUCCESS
+}
+
+//export shmCommGetName
+func shmCommGetName(h C.uintptr_t, name *C.char, resultlen *C.int) C.int {
+	x, code := commOf("MPI_Comm_get_name", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	tab.RLock()
+	s := x.name
+	tab.RUnlock()
+	*resultlen = C.int(putString(name, C.MPI_MAX_OBJECT_NAME, s))
+	return C.MPI_SUCCESS
+}
+
+//export shmCommSetErrhandler
+func shmCommSetErrhandler(h, eh C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_set_errhandler", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if err := checkErrhandler(uintptr(eh), errhComm); err != nil {
+		return x.raise("MPI_Comm_set_errhandler", err)
+	}
+	tab.Lock()
+	x.errh = uintptr(eh)
+	tab.Unlock()
+	return C.MPI_SUCCESS
+}
+
+//export shmCommGetErrhandler
+func shmCommGetErrhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
+	x, code := commOf("MPI_Comm_get_errhandler", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	tab.RLock()
+	*eh = C.uintptr_t(x.errh)
+	tab.RUnlock()
+	return C.MPI_SUCCESS
+}
+
+//export shmCommGetAttr
+func shmCommGetAttr(h C.uintptr_t, key C.int, val **C.int, flag *C.int) C.int {
+	x, code := commOf("MPI_Comm_get_attr", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	w, _ := get(tab.comms, hCommWorld)
+	p, ok := w.attr.lookup(key)
+	if !ok {
+		*flag = 0
+		if key < 0 || key > C.MPI_UNIVERSE_SIZE && key < firstKeyval {
+			return x.raise("MPI_Comm_get_attr", fmt.Errorf("attribute key %d: %w", int(key), errKeyval))
+		}
+		return C.MPI_SUCCESS
+	}
+	*val, *flag = p, 1
+	return C.MPI_SUCCESS
+}

@@ -1,0 +1,329 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// typeCall runs f for a datatype call, raising its error on MPI_COMM_SELF's
+// handler (datatypes have no handler of their own).
+func typeCall(call string, f func() error) C.int {
+	if !initialized() {
+		return notInit(call)
+	}
+	if err := f(); err != nil {
+		return raiseSelf(call, err)
+	}
+	return C.MPI_SUCCESS
+}
+
+// newType registers a type made by a constructor.
+func newType(t *dtype.Type, err error, out *C.uintptr_t) error {
+	if err != nil {
+		return err
+	}
+	*out = C.uintptr_t(add(tab.types, &typeH{t: t}))
+	return nil
+}
+
+func typeArg(h C.uintptr_t) (*dtype.Type, error) {
+	x, err := typeOf(uintptr(h))
+	if err != nil {
+		return nil, err
+	}
+	return x.t, nil
+}
+
+//export shmTypeContiguous
+func shmTypeContiguous(count C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_contiguous", func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		nt, err := dtype.Contiguous(int(count), t)
+		return newType(nt, err, out)
+	})
+}
+
+// shmTypeVector is MPI_Type_vector (stride in elements) and
+// MPI_Type_create_hvector (bytes).
+//
+//export shmTypeVector
+func shmTypeVector(count, blocklen, stride C.int64_t, bytes C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
+	call := "MPI_Type_vector"
+	if bytes != 0 {
+		call = "MPI_Type_create_hvector"
+	}
+	return typeCall(call, func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		var nt *dtype.Type
+		if bytes != 0 {
+			nt, err = dtype.Hvector(int(count), int(blocklen), int64(stride), t)
+		} else {
+			nt, err = dtype.Vector(int(count), int(blocklen), int(stride), t)
+		}
+		return newType(nt, err, out)
+	})
+}
+
+func ints(p *C.int, n C.int64_t) []int {
+	v := intsAt(p, int(n))
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func aints(p *C.MPI_Aint, n C.int64_t) []int64 {
+	v := aintsAt(p, int(n))
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+// shmTypeIndexed is MPI_Type_indexed (displacements in extents: ip) and
+// MPI_Type_create_hindexed (bytes: ap); blocklens nil with a block length
+// for the _block forms.
+//
+//export shmTypeIndexed
+func shmTypeIndexed(count C.int64_t, blocklens *C.int, block C.int64_t, ip *C.int, ap *C.MPI_Aint, old C.uintptr_t, out *C.uintptr_t) C.int {
+	call := map[[2]bool]string{{false, false}: "MPI_Type_indexed", {false, true}: "MPI_Type_create_hindexed",
+		{true, false}: "MPI_Type_create_indexed_block", {true, true}: "MPI_Type_create_hindexed_block"}[[2]bool{blocklens == nil, ap != nil}]
+	return typeCall(call, func() error {
+		if count < 0 {
+			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
+		}
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		var nt *dtype.Type
+		switch {
+		case blocklens == nil && ap != nil:
+			nt, err = dtype.HindexedBlock(int(block), aints(ap, count), t)
+		case blocklens == nil:
+			nt, err = dtype.IndexedBlock(int(block), ints(ip, count), t)
+		case ap != nil:
+			nt, err = dtype.Hindexed(ints(blocklens, count), aints(ap, count), t)
+		default:
+			nt, err = dtype.Indexed(ints(blocklens, count), ints(ip, count), t)
+		}
+		return newType(nt, err, out)
+	})
+}
+
+//export shmTypeStruct
+func shmTypeStruct(count C.int64_t, blocklens *C.int, displs *C.MPI_Aint, types *C.uintptr_t, out *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_create_struct", func() error {
+		if count < 0 {
+			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
+		}
+		hs := handlesAt(types, int(count))
+		ts := make([]*dtype.Type, len(hs))
+		for i, h := range hs {
+			t, err := typeArg(h)
+			if err != nil {
+				return fmt.Errorf("type %d: %w", i, err)
+			}
+			ts[i] = t
+		}
+		nt, err := dtype.Struct(ints(blocklens, count), aints(displs, count), ts)
+		return newType(nt, err, out)
+	})
+}
+
+//export shmTypeSubarray
+func shmTypeSubarray(ndims C.int, sizes, subsizes, starts *C.int, order C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_create_subarray", func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		var o dtype.Order
+		switch order {
+		case C.MPI_ORDER_C:
+			o = dtype.OrderC
+		case C.MPI_ORDER_FORTRAN:
+			o = dtype.OrderFortran
+		}
+		n := C.int64_t(ndims)
+		nt, err := dtype.Subarray(ints(sizes, n), ints(subsizes, n), ints(starts, n), o, t)
+		return newType(nt, err, out)
+	})
+}
+
+//export shmTypeResized
+func shmTypeResized(old C.uintptr_t, lb, extent C.MPI_Aint, out *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_create_resized", func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		nt, err := dtype.Resized(t, int64(lb), int64(extent))
+		return newType(nt, err, out)
+	})
+}
+
+//export shmTypeDup
+func shmTypeDup(old C.uintptr_t, out *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_dup", func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		nt, err := t.Dup()
+		return newType(nt, err, out)
+	})
+}
+
+//export shmTypeCommit
+func shmTypeCommit(h *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_commit", func() error {
+		t, err := typeArg(*h)
+		if err != nil {
+			return err
+		}
+		return t.Commit()
+	})
+}
+
+//export shmTypeFree
+func shmTypeFree(h *C.uintptr_t) C.int {
+	return typeCall("MPI_Type_free", func() error {
+		x, err := typeOf(uintptr(*h))
+		if err != nil {
+			return err
+		}
+		if x.pre {
+			return fmt.Errorf("%s is predefined: %w", x.name, comm.ErrType)
+		}
+		drop(tab.types, uintptr(*h))
+		*h = hDatatypeNull
+		return nil
+	})
+}
+
+// shmTypeExtent is MPI_Type_size, MPI_Type_get_extent and
+// MPI_Type_get_true_extent (what: 0, 1, 2).
+//
+//export shmTypeExtent
+func shmTypeExtent(h C.uintptr_t, what C.int, a, b *C.int64_t) C.int {
+	call := [...]string{"MPI_Type_size", "MPI_Type_get_extent", "MPI_Type_get_true_extent"}[what]
+	return typeCall(call, func() error {
+		t, err := typeArg(h)
+		if err != nil {
+			return err
+		}
+		switch what {
+		case 0:
+			*a = C.int64_t(t.Size())
+		case 1:
+			*a, *b = C.int64_t(t.LB()), C.int64_t(t.Extent())
+		default:
+			*a, *b = C.int64_t(t.TrueLB()), C.int64_t(t.TrueExtent())
+		}
+		return nil
+	})
+}
+
+//export shmTypeGetName
+func shmTypeGetName(h C.uintptr_t, name *C.char, resultlen *C.int) C.int {
+	return typeCall("MPI_Type_get_name", func() error {
+		x, err := typeOf(uintptr(h))
+		if err != nil {
+			return err
+		}
+		*resultlen = C.int(putString(name, C.MPI_MAX_OBJECT_NAME, x.name))
+		return nil
+	})
+}
+
+//export shmTypeSetName
+func shmTypeSetName(h C.uintptr_t, name *C.char) C.int {
+	return typeCall("MPI_Type_set_name", func() error {
+		x, err := typeOf(uintptr(h))
+		if err != nil {
+			return err
+		}
+		tab.Lock()
+		x.name = goString(name)
+		tab.Unlock()
+		return nil
+	})
+}
+
+// shmPack is MPI_Pack (pack) and MPI_Unpack: position in bytes, moved on.
+//
+//export shmPack
+func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize C.int64_t, position *C.int64_t, pack C.int) C.int {
+	call := "MPI_Unpack"
+	if pack != 0 {
+		call = "MPI_Pack"
+	}
+	return typeCall(call, func() error {
+		t, err := typeArg(dt)
+		if err != nil {
+			return err
+		}
+		pos := int64(*position)
+		if pack != 0 {
+			src, err := buf(in, int64(incount), t)
+			if err != nil {
+				return err
+			}
+			dst := bytesAt(out, int64(outsize))
+			if pos < 0 || pos > int64(len(dst)) {
+				return fmt.Errorf("position %d outside a %d-byte buffer: %w", pos, len(dst), comm.ErrArg)
+			}
+			n, err := dtype.Pack(src, int(incount), t, dst[pos:])
+			if err != nil {
+				return err
+			}
+			*position = C.int64_t(pos + int64(n))
+			return nil
+		}
+		// Unpack: in is the packed buffer of insize (incount) bytes, out
+		// receives outsize (count) instances.
+		src := bytesAt(in, int64(incount))
+		dst, err := buf(out, int64(outsize), t)
+		if err != nil {
+			return err
+		}
+		if pos < 0 || pos > int64(len(src)) {
+			return fmt.Errorf("position %d outside a %d-byte buffer: %w", pos, len(src), comm.ErrArg)
+		}
+		n, err := dtype.Unpack(src[pos:], dst, int(outsize), t)
+		if err != nil {
+			return err
+		}
+		*position = C.int64_t(pos + int64(n))
+		return nil
+	})
+}
+
+//export shmPackSize
+func shmPackSize(count C.int64_t, dt C.uintptr_t, size *C.int64_t) C.int {
+	return typeCall("MPI_Pack_size", func() error {
+		t, err := typeArg(dt)
+		if err != nil {
+			return err
+		}
+		n, err := dtype.PackSize(int(count), t)
+		*size = C.int64_t(n)
+		return err
+	})
+}

@@ -1,0 +1,196 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/win"
+)
+
+// Predefined handle values (the standard's, include/mpi.h).
+const (
+	hCommNull  = 0x100
+	hCommWorld = 0x101
+	hCommSelf  = 0x102
+
+	hGroupNull  = 0x108
+	hGroupEmpty = 0x109
+
+	hWinNull     = 0x110
+	hRequestNull = 0x180
+	hInfoNull    = 0x130
+	hInfoEnv     = 0x131
+
+	hMessageNull   = 0x128
+	hMessageNoProc = 0x129
+
+	hErrorsAreFatal = 0x141
+	hErrorsAbort    = 0x142
+	hErrorsReturn   = 0x143
+	hErrhandlerNull = 0x140
+
+	hOpNull       = 0x20
+	hDatatypeNull = 0x200
+
+	// firstHandle is the first value this library gives a handle it makes:
+	// 1..4095 are the standard's predefined values.
+	firstHandle = 0x10000
+)
+
+// A commH is a communicator handle's object.
+type commH struct {
+	h    uintptr // its handle
+	c    *comm.Comm
+	errh uintptr
+	name string
+	attr *attrBlock // C memory for MPI_Comm_get_attr's answers (world only)
+}
+
+// A winH is a window handle's object.
+type winH struct {
+	h     uintptr // its handle
+	w     *win.Win
+	errh  uintptr
+	name  string
+	attrs winAttrs // C memory for MPI_Win_get_attr's answers
+	comm  *comm.Comm
+}
+
+// A reqH is a request handle's object: a point-to-point or collective
+// request of the runtime, or one complete from the start (done, st).
+type reqH struct {
+	r    *comm.Request
+	c    *commH // whose error handler its errors go to
+	done bool
+	st   comm.Status
+}
+
+// The handle tables. One lock guards them all: lookups take it for
+// reading, which goroutines and C threads share (MPI_THREAD_MULTIPLE).
+var tab = struct {
+	sync.RWMutex
+	next   uintptr
+	comms  map[uintptr]*commH
+	groups map[uintptr]*comm.Group
+	wins   map[uintptr]*winH
+	reqs   map[uintptr]*reqH
+	types  map[uintptr]*typeH
+	ops    map[uintptr]*opH
+	infos  map[uintptr]*infoH
+	errhs  map[uintptr]*errhH
+	msgs   map[uintptr]*msgH
+}{
+	next:   firstHandle,
+	comms:  map[uintptr]*commH{},
+	groups: map[uintptr]*comm.Group{},
+	wins:   map[uintptr]*winH{},
+	reqs:   map[uintptr]*reqH{},
+	types:  map[uintptr]*typeH{},
+	ops:    map[uintptr]*opH{},
+	infos:  map[uintptr]*infoH{},
+	errhs:  map[uintptr]*errhH{},
+	msgs:   map[uintptr]*msgH{},
+}
+
+// newHandle is a fresh handle value; tab is locked for writing. Values
+// step by 16 so that no handle is a small offset of another.
+func newHandle() uintptr {
+	h := tab.next
+	tab.next += 16
+	return h
+}
+
+// add stores x under a fresh handle in m and returns the handle.
+func add[T any](m map[uintptr]T, x T) uintptr {
+	tab.Lock()
+	defer tab.Unlock()
+	h := newHandle()
+	m[h] = x
+	return h
+}
+
+// get looks h up in m.
+func get[T any](m map[uintptr]T, h uintptr) (T, bool) {
+	tab.RLock()
+	defer tab.RUnlock()
+	x, ok := m[h]
+	return x, ok
+}
+
+// drop removes h from m.
+func drop[T any](m map[uintptr]T, h uintptr) {
+	tab.Lock()
+	defer tab.Unlock()
+	delete(m, h)
+}
+
+// commOf is communicator handle h's object, or the error a call with it
+// raises (on MPI_COMM_SELF's handler, there being no valid object).
+func commOf(call string, h uintptr) (*commH, C.int) {
+	if !initialized() {
+		return nil, notInit(call)
+	}
+	if x, ok := get(tab.comms, h); ok {
+		return x, 0
+	}
+	what := "an invalid communicator"
+	if h == hCommNull {
+		what = "MPI_COMM_NULL"
+	}
+	return nil, raiseSelf(call, fmt.Errorf("%s (handle %#x): %w", what, h, comm.ErrComm))
+}
+
+// winOf is window handle h's object.
+func winOf(call string, h uintptr) (*winH, C.int) {
+	if !initialized() {
+		return nil, notInit(call)
+	}
+	if x, ok := get(tab.wins, h); ok {
+		return x, 0
+	}
+	what := "an invalid window"
+	if h == hWinNull {
+		what = "MPI_WIN_NULL"
+	}
+	return nil, raiseSelf(call, fmt.Errorf("%s (handle %#x): %w", what, h, win.ErrWin))
+}
+
+// raise raises err from call on x's error handler.
+func (x *commH) raise(call string, err error) C.int {
+	tab.RLock()
+	eh := x.errh
+	tab.RUnlock()
+	return raise(call, eh, x.h, err)
+}
+
+// raise raises err from call on x's error handler.
+func (x *winH) raise(call string, err error) C.int {
+	tab.RLock()
+	eh := x.errh
+	tab.RUnlock()
+	return raise(call, eh, x.h, err)
+}
+
+// raiseSelf raises err on MPI_COMM_SELF's handler.
+func raiseSelf(call string, err error) C.int {
+	if x, ok := get(tab.comms, hCommSelf); ok {
+		return x.raise(call, err)
+	}
+	return raise(call, hErrorsAreFatal, hCommSelf, err)
+}
+
+// notInit is the error of a call made before MPI_Init or after
+// MPI_Finalize.
+func notInit(call string) C.int {
+	st := "before MPI_Init"
+	if finalized() {
+		st = "after MPI_Finalize"
+	}
+	return raise(call, hErrorsAreFatal, 0, fmt.Errorf("called %s: %w", st, errNotInit))
+}

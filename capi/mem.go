@@ -1,0 +1,115 @@
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include
+#include <stdlib.h>
+#include "capi.h"
+*/
+import "C"
+
+import "unsafe"
+
+// The library's only unsafe code: C pointers the MPI calls receive, made
+// into Go slices and back. A slice made here aliases the C program's
+// memory: the program owns it for the duration the standard gives (the
+// call, or until a request completes), and the Go collector neither moves
+// nor frees it.
+
+// bytesAt is the n bytes at p (nil for n == 0). p must point to n bytes
+// the caller owns. The C side passes every buffer (a void * of the
+// standard) as a char *.
+func bytesAt(p *C.char, n int64) []byte {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
+}
+
+// cptr is the C pointer to b's memory, also when b is empty (a window
+// part of size 0 still has an address: where it would start). b must not
+// be Go heap memory: the C program keeps the pointer.
+func cptr(b []byte) *C.char {
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// caddr is p's address (MPI_Get_address, MPI_Aint displacements).
+func caddr(p *C.char) C.MPI_Aint { return C.MPI_Aint(uintptr(unsafe.Pointer(p))) }
+
+// intsAt is the n C ints at p (nil for n <= 0).
+func intsAt(p *C.int, n int) []C.int {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// aintsAt is the n MPI_Aint values at p.
+func aintsAt(p *C.MPI_Aint, n int) []C.MPI_Aint {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// handlesAt is the n handles (pointer-sized words) at p: the C side
+// passes arrays of handles as uintptr_t *.
+func handlesAt(p *C.uintptr_t, n int) []C.uintptr_t {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// statusesAt is the n statuses at p (nil for MPI_STATUSES_IGNORE).
+func statusesAt(p *C.MPI_Status, n int) []C.MPI_Status {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// putString copies s into the C buffer at p of max bytes (including the
+// terminating NUL), truncated if need be, and returns its length.
+func putString(p *C.char, max int, s string) int {
+	if p == nil || max <= 0 {
+		return 0
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(p)), max)
+	n := copy(b[:max-1], s)
+	b[n] = 0
+	return n
+}
+
+// goString is the NUL-terminated C string at p ("" for nil).
+func goString(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+// elemsPtr is the C pointer to v's elements (a runtime buffer handed to a
+// program's reduction function for the call's duration; it holds no Go
+// pointers).
+func elemsPtr[T any](v []T) unsafe.Pointer {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&v[0])
+}
+
+// loadElem reads a T from the start of b (len(b) >= its size; C memory may
+// be unaligned for T, so it is copied).
+func loadElem[T any](b []byte) T {
+	var v T
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), b)
+	return v
+}
+
+// storeElem writes v at the start of b.
+func storeElem[T any](b []byte, v T) {
+	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)))
+}
+
+// freeAttrs frees a window's attribute block.
+func freeAttrs(p *C.shmrun_win_attrs) { C.free(unsafe.Pointer(p)) }

@@ -1,0 +1,747 @@
+/*
+ * mpi.c - the MPI functions shmrun implements, as the standard ABI names
+ * them: each PMPI_ function converts its handles to words and enters the
+ * runtime (the shm* functions of the Go half); MPI_ names are weak aliases
+ * (aliases.h, generated), so tools may wrap them (the profiling interface).
+ * Large-count _c forms share the code of their int forms.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "capi.h"
+#include "_cgo_export.h"
+
+#define H(x) ((uintptr_t)(x))
+#define HP(x) ((uintptr_t *)(x))
+#define B(p) ((char *)(uintptr_t)(p))
+
+/* ---- environment ---------------------------------------------------- */
+
+int PMPI_Init(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return shmInit(MPI_THREAD_SINGLE, NULL, "MPI_Init");
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	(void)argc;
+	(void)argv;
+	return shmInit(required, provided, "MPI_Init_thread");
+}
+
+int PMPI_Finalize(void) { return shmFinalize(); }
+int PMPI_Initialized(int *flag) { return shmInitialized(flag); }
+int PMPI_Finalized(int *flag) { return shmFinalized(flag); }
+int PMPI_Query_thread(int *provided) { return shmQueryThread(provided); }
+int PMPI_Is_thread_main(int *flag) { return shmIsThreadMain(flag); }
+int PMPI_Abort(MPI_Comm comm, int errorcode) { return shmAbort(H(comm), errorcode); }
+double PMPI_Wtime(void) { return shmWtime(); }
+double PMPI_Wtick(void) { return shmWtick(); }
+int PMPI_Get_processor_name(char *name, int *resultlen) { return shmGetProcessorName(name, resultlen); }
+int PMPI_Get_library_version(char *version, int *resultlen) { return shmGetLibraryVersion(version, resultlen); }
+int PMPI_Error_string(int errorcode, char *string, int *resultlen) { return shmErrorString(errorcode, string, resultlen); }
+int PMPI_Error_class(int errorcode, int *errorclass) { return shmErrorClass(errorcode, errorclass); }
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+	*version = MPI_VERSION;
+	*subversion = MPI_SUBVERSION;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+	*abi_major = MPI_ABI_VERSION;
+	*abi_minor = MPI_ABI_SUBVERSION;
+	return MPI_SUCCESS;
+}
+
+int PMPI_Abi_get_info(MPI_Info *info)
+{
+	char v[8];
+	int rc = shmInfoCreate(HP(info));
+	if (rc != MPI_SUCCESS)
+		return rc;
+	snprintf(v, sizeof v, "%d", (int)sizeof(MPI_Aint));
+	shmInfoSet(H(*info), "mpi_aint_size", v);
+	snprintf(v, sizeof v, "%d", (int)sizeof(MPI_Count));
+	shmInfoSet(H(*info), "mpi_count_size", v);
+	snprintf(v, sizeof v, "%d", (int)sizeof(MPI_Offset));
+	shmInfoSet(H(*info), "mpi_offset_size", v);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Abi_get_fortran_info(MPI_Info *info)
+{
+	*info = MPI_INFO_NULL; /* no Fortran here */
+	return MPI_SUCCESS;
+}
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+	*address = (MPI_Aint)(intptr_t)location;
+	return MPI_SUCCESS;
+}
+
+/* ---- communicators and groups ------------------------------------------ */
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank) { return shmCommRank(H(comm), rank); }
+int PMPI_Comm_size(MPI_Comm comm, int *size) { return shmCommSize(H(comm), size); }
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) { return shmCommDup(H(comm), HP(newcomm)); }
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) { return shmCommSplit(H(comm), color, key, HP(newcomm)); }
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	return shmCommSplitType(H(comm), split_type, key, H(info), HP(newcomm));
+}
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) { return shmCommCreate(H(comm), H(group), HP(newcomm)); }
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	return shmCommCreateGroup(H(comm), H(group), tag, HP(newcomm));
+}
+int PMPI_Comm_free(MPI_Comm *comm) { return shmCommFree(HP(comm)); }
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) { return shmCommCompare(H(comm1), H(comm2), result); }
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) { return shmCommGroup(H(comm), HP(group)); }
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) { return shmCommSetName(H(comm), B(comm_name)); }
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) { return shmCommGetName(H(comm), comm_name, resultlen); }
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) { return shmCommSetErrhandler(H(comm), H(errhandler)); }
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) { return shmCommGetErrhandler(H(comm), HP(errhandler)); }
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+	return shmCreateErrhandler(H(fn), 0, HP(errhandler));
+}
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler) { return shmErrhandlerFree(HP(errhandler)); }
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+	return shmCommGetAttr(H(comm), comm_keyval, (int **)attribute_val, flag);
+}
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) { return shmCallErrhandler(H(comm), errorcode, 0); }
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) { return shmCallErrhandler(H(win), errorcode, 1); }
+
+int PMPI_Group_size(MPI_Group group, int *size) { return shmGroupSize(H(group), size); }
+int PMPI_Group_rank(MPI_Group group, int *rank) { return shmGroupRank(H(group), rank); }
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return shmGroupInclExcl(H(group), n, (int *)(uintptr_t)ranks, 0, HP(newgroup));
+}
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+{
+	return shmGroupInclExcl(H(group), n, (int *)(uintptr_t)ranks, 1, HP(newgroup));
+}
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	return shmGroupRange(H(group), n, &ranges[0][0], 0, HP(newgroup));
+}
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+{
+	return shmGroupRange(H(group), n, &ranges[0][0], 1, HP(newgroup));
+}
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) { return shmGroupSetOp(H(group1), H(group2), 0, HP(newgroup)); }
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	return shmGroupSetOp(H(group1), H(group2), 1, HP(newgroup));
+}
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	return shmGroupSetOp(H(group1), H(group2), 2, HP(newgroup));
+}
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
+{
+	return shmGroupTranslateRanks(H(group1), n, (int *)(uintptr_t)ranks1, H(group2), ranks2);
+}
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) { return shmGroupCompare(H(group1), H(group2), result); }
+int PMPI_Group_free(MPI_Group *group) { return shmGroupFree(HP(group)); }
+
+/* ---- info ------------------------------------------------------------- */
+
+int PMPI_Info_create(MPI_Info *info) { return shmInfoCreate(HP(info)); }
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value) { return shmInfoSet(H(info), B(key), B(value)); }
+int PMPI_Info_delete(MPI_Info info, const char *key) { return shmInfoDelete(H(info), B(key)); }
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+{
+	return shmInfoGet(H(info), B(key), valuelen, value, flag);
+}
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+	return shmInfoGetString(H(info), B(key), buflen, value, flag);
+}
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+	return shmInfoGetValuelen(H(info), B(key), valuelen, flag);
+}
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { return shmInfoGetNkeys(H(info), nkeys); }
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { return shmInfoGetNthkey(H(info), n, key); }
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { return shmInfoDup(H(info), HP(newinfo)); }
+int PMPI_Info_free(MPI_Info *info) { return shmInfoFree(HP(info)); }
+
+/* ---- point-to-point ------------------------------------------------------ */
+
+#define SEND(NAME, CT, MODE)                                                                     \
+	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+	{                                                                                        \
+		return shmSend(B(buf), count, H(datatype), dest, tag, H(comm), MODE, "MPI_" #NAME);  \
+	}
+SEND(Send, int, 0)
+SEND(Send_c, MPI_Count, 0)
+SEND(Ssend, int, 1)
+SEND(Ssend_c, MPI_Count, 1)
+/* No buffered or ready mode of its own: a standard send does what both
+ * promise (it never waits for a receive below the eager size, and a ready
+ * send's receive is posted). */
+SEND(Rsend, int, 0)
+SEND(Rsend_c, MPI_Count, 0)
+
+#define ISEND(NAME, CT, MODE)                                                                                  \
+	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
+			MPI_Request *request)                                                                  \
+	{                                                                                                      \
+		return shmIsend(B(buf), count, H(datatype), dest, tag, H(comm), MODE, HP(request), "MPI_" #NAME); \
+	}
+ISEND(Isend, int, 0)
+ISEND(Isend_c, MPI_Count, 0)
+ISEND(Issend, int, 1)
+ISEND(Issend_c, MPI_Count, 1)
+ISEND(Irsend, int, 0)
+ISEND(Irsend_c, MPI_Count, 0)
+
+#define RECV(NAME, CT)                                                                                         \
+	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) \
+	{                                                                                                      \
+		return shmRecv(B(buf), count, H(datatype), source, tag, H(comm), status, "MPI_" #NAME);            \
+	}
+RECV(Recv, int)
+RECV(Recv_c, MPI_Count)
+
+#define IRECV(NAME, CT)                                                                                         \
+	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) \
+	{                                                                                                       \
+		return shmIrecv(B(buf), count, H(datatype), source, tag, H(comm), HP(request), "MPI_" #NAME);       \
+	}
+IRECV(Irecv, int)
+IRECV(Irecv_c, MPI_Count)
+
+#define SENDRECV(NAME, CT)                                                                                           \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,  \
+			CT recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) \
+	{                                                                                                            \
+		return shmSendrecv(B(sendbuf), sendcount, H(sendtype), dest, sendtag, B(recvbuf), recvcount, H(recvtype), \
+				   source, recvtag, H(comm), status, "MPI_" #NAME);                                      \
+	}
+SENDRECV(Sendrecv, int)
+SENDRECV(Sendrecv_c, MPI_Count)
+
+#define SENDRECV_REPLACE(NAME, CT)                                                                             \
+	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, \
+			MPI_Comm comm, MPI_Status *status)                                                     \
+	{                                                                                                      \
+		return shmSendrecvReplace(B(buf), count, H(datatype), dest, sendtag, source, recvtag, H(comm), status, \
+					  "MPI_" #NAME);                                                       \
+	}
+SENDRECV_REPLACE(Sendrecv_replace, int)
+SENDRECV_REPLACE(Sendrecv_replace_c, MPI_Count)
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) { return shmProbe(source, tag, H(comm), 1, NULL, status); }
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	return shmProbe(source, tag, H(comm), 0, flag, status);
+}
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	return shmMprobe(source, tag, H(comm), 1, NULL, HP(message), status);
+}
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	return shmMprobe(source, tag, H(comm), 0, flag, HP(message), status);
+}
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	return shmMrecv(B(buf), count, H(datatype), HP(message), 1, NULL, status);
+}
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	return shmMrecv(B(buf), count, H(datatype), HP(message), 1, NULL, status);
+}
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	return shmMrecv(B(buf), count, H(datatype), HP(message), 0, HP(request), NULL);
+}
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	return shmMrecv(B(buf), count, H(datatype), HP(message), 0, HP(request), NULL);
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status) { return shmWait(HP(request), status); }
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return shmTest(HP(request), flag, status); }
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 1, NULL);
+}
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 0, flag);
+}
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+	return shmWaitany(count, HP(array_of_requests), index, 1, NULL, status);
+}
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+	return shmWaitany(count, HP(array_of_requests), index, 0, flag, status);
+}
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+		  MPI_Status array_of_statuses[])
+{
+	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 1);
+}
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+		  MPI_Status array_of_statuses[])
+{
+	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 0);
+}
+int PMPI_Request_free(MPI_Request *request) { return shmRequestFree(HP(request)); }
+int PMPI_Cancel(MPI_Request *request) { return shmCancel(HP(request)); }
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { return shmTestCancelled((MPI_Status *)(uintptr_t)status, flag); }
+
+static int count_of(const MPI_Status *status, MPI_Datatype datatype, int elements, int *count)
+{
+	int64_t n;
+	int rc = shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), &n, elements);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	*count = n == MPI_UNDEFINED || n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+	return MPI_SUCCESS;
+}
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) { return count_of(status, datatype, 0, count); }
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) { return count_of(status, datatype, 1, count); }
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 0);
+}
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 1);
+}
+int PMPI_Status_set_source(MPI_Status *status, int source) { status->MPI_SOURCE = source; return MPI_SUCCESS; }
+int PMPI_Status_set_tag(MPI_Status *status, int tag) { status->MPI_TAG = tag; return MPI_SUCCESS; }
+int PMPI_Status_set_error(MPI_Status *status, int err) { status->MPI_ERROR = err; return MPI_SUCCESS; }
+int PMPI_Status_get_source(const MPI_Status *status, int *source) { *source = status->MPI_SOURCE; return MPI_SUCCESS; }
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag) { *tag = status->MPI_TAG; return MPI_SUCCESS; }
+int PMPI_Status_get_error(const MPI_Status *status, int *err) { *err = status->MPI_ERROR; return MPI_SUCCESS; }
+
+/* ---- collectives ---------------------------------------------------------- */
+
+int PMPI_Barrier(MPI_Comm comm) { return shmBarrier(H(comm)); }
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return shmIbarrier(H(comm), HP(request)); }
+
+#define BCAST(NAME, CT)                                                                        \
+	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm) \
+	{                                                                                      \
+		return shmBcast(B(buffer), count, H(datatype), root, H(comm));                   \
+	}
+BCAST(Bcast, int)
+BCAST(Bcast_c, MPI_Count)
+
+#define IN_PLACE(p) ((p) == MPI_IN_PLACE)
+
+#define REDUCE(NAME, CT)                                                                                          \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) \
+	{                                                                                                         \
+		return shmReduce(B(sendbuf), B(recvbuf), count, H(datatype), H(op), root, H(comm), 0, IN_PLACE(sendbuf)); \
+	}
+REDUCE(Reduce, int)
+REDUCE(Reduce_c, MPI_Count)
+
+#define REDUCE_ALL(NAME, CT, KIND)                                                                               \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
+	{                                                                                                        \
+		return shmReduce(B(sendbuf), B(recvbuf), count, H(datatype), H(op), 0, H(comm), KIND, IN_PLACE(sendbuf)); \
+	}
+REDUCE_ALL(Allreduce, int, 1)
+REDUCE_ALL(Allreduce_c, MPI_Count, 1)
+REDUCE_ALL(Scan, int, 3)
+REDUCE_ALL(Scan_c, MPI_Count, 3)
+REDUCE_ALL(Exscan, int, 4)
+REDUCE_ALL(Exscan_c, MPI_Count, 4)
+
+#define REDUCE_SCATTER_BLOCK(NAME, CT)                                                                               \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
+	{                                                                                                            \
+		return shmReduce(B(sendbuf), B(recvbuf), recvcount, H(datatype), H(op), 0, H(comm), 2, IN_PLACE(sendbuf)); \
+	}
+REDUCE_SCATTER_BLOCK(Reduce_scatter_block, int)
+REDUCE_SCATTER_BLOCK(Reduce_scatter_block_c, MPI_Count)
+
+#define MOVE_ROOT(NAME, CT, KIND, INPLACE)                                                                      \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,  \
+			MPI_Datatype recvtype, int root, MPI_Comm comm)                                         \
+	{                                                                                                       \
+		return shmMove(B(sendbuf), sendcount, H(sendtype), B(recvbuf), recvcount, H(recvtype), root, H(comm), \
+			       KIND, INPLACE);                                                                  \
+	}
+MOVE_ROOT(Gather, int, 0, IN_PLACE(sendbuf))
+MOVE_ROOT(Gather_c, MPI_Count, 0, IN_PLACE(sendbuf))
+MOVE_ROOT(Scatter, int, 1, IN_PLACE(recvbuf))
+MOVE_ROOT(Scatter_c, MPI_Count, 1, IN_PLACE(recvbuf))
+
+#define MOVE_ALL(NAME, CT, KIND)                                                                               \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
+			MPI_Datatype recvtype, MPI_Comm comm)                                                  \
+	{                                                                                                      \
+		return shmMove(B(sendbuf), sendcount, H(sendtype), B(recvbuf), recvcount, H(recvtype), 0, H(comm), \
+			       KIND, IN_PLACE(sendbuf));                                                       \
+	}
+MOVE_ALL(Allgather, int, 2)
+MOVE_ALL(Allgather_c, MPI_Count, 2)
+MOVE_ALL(Alltoall, int, 3)
+MOVE_ALL(Alltoall_c, MPI_Count, 3)
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) { return shmOpCreate(H(user_fn), commute, HP(op)); }
+int PMPI_Op_free(MPI_Op *op) { return shmOpFree(HP(op)); }
+int PMPI_Op_commutative(MPI_Op op, int *commute) { return shmOpCommutative(H(op), commute); }
+
+/* ---- windows ---------------------------------------------------------------- */
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return shmWinAllocate(size, disp_unit, H(info), H(comm), 0, NULL, (char **)baseptr, HP(win));
+}
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	if (disp_unit > INT32_MAX)
+		disp_unit = -1; /* refused as out of range */
+	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 0, NULL, (char **)baseptr, HP(win));
+}
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	return shmWinAllocate(size, disp_unit, H(info), H(comm), 1, NULL, (char **)baseptr, HP(win));
+}
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	if (disp_unit > INT32_MAX)
+		disp_unit = -1;
+	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 1, NULL, (char **)baseptr, HP(win));
+}
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	return shmWinAllocate(size, disp_unit, H(info), H(comm), 2, B(base), NULL, HP(win));
+}
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	if (disp_unit > INT32_MAX)
+		disp_unit = -1;
+	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 2, B(base), NULL, HP(win));
+}
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	return shmWinAllocate(0, 1, H(info), H(comm), 3, NULL, NULL, HP(win));
+}
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	return shmWinSharedQuery(H(win), rank, size, disp_unit, (char **)baseptr);
+}
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+	int du = 0;
+	int rc = shmWinSharedQuery(H(win), rank, size, &du, (char **)baseptr);
+	if (rc == MPI_SUCCESS)
+		*disp_unit = du;
+	return rc;
+}
+int PMPI_Win_free(MPI_Win *win) { return shmWinFree(HP(win)); }
+
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+	shmrun_win_attrs *a;
+	char *base;
+	int rc = shmWinAttrs(H(win), &a, &base);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	*flag = 1;
+	switch (win_keyval) {
+	case MPI_WIN_BASE:
+		*(void **)attribute_val = base;
+		break;
+	case MPI_WIN_SIZE:
+		*(MPI_Aint **)attribute_val = &a->size;
+		break;
+	case MPI_WIN_DISP_UNIT:
+		*(int **)attribute_val = &a->disp_unit;
+		break;
+	case MPI_WIN_CREATE_FLAVOR:
+		*(int **)attribute_val = &a->flavor;
+		break;
+	case MPI_WIN_MODEL:
+		*(int **)attribute_val = &a->model;
+		break;
+	default:
+		*flag = 0;
+	}
+	return MPI_SUCCESS;
+}
+
+#define SYNC(NAME, ARGS, KIND, ARG, RANK, ASSERT, GROUP) \
+	int PMPI_##NAME ARGS { return shmWinSync(H(win), KIND, ARG, RANK, ASSERT, GROUP, NULL); }
+SYNC(Win_fence, (int assert, MPI_Win win), 0, 0, 0, assert, 0)
+SYNC(Win_lock, (int lock_type, int rank, int assert, MPI_Win win), 1, lock_type, rank, assert, 0)
+SYNC(Win_unlock, (int rank, MPI_Win win), 2, 0, rank, 0, 0)
+SYNC(Win_lock_all, (int assert, MPI_Win win), 3, 0, 0, assert, 0)
+SYNC(Win_unlock_all, (MPI_Win win), 4, 0, 0, 0, 0)
+SYNC(Win_flush, (int rank, MPI_Win win), 5, 0, rank, 0, 0)
+SYNC(Win_flush_all, (MPI_Win win), 6, 0, 0, 0, 0)
+SYNC(Win_flush_local, (int rank, MPI_Win win), 7, 0, rank, 0, 0)
+SYNC(Win_flush_local_all, (MPI_Win win), 8, 0, 0, 0, 0)
+SYNC(Win_sync, (MPI_Win win), 9, 0, 0, 0, 0)
+SYNC(Win_complete, (MPI_Win win), 10, 0, 0, 0, 0)
+SYNC(Win_wait, (MPI_Win win), 11, 0, 0, 0, 0)
+SYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, 0, 0, assert, H(group))
+SYNC(Win_start, (MPI_Group group, int assert, MPI_Win win), 14, 0, 0, assert, H(group))
+int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 0, 0, flag); }
+
+/* RMA: kind 0 Put, 1 Get, 2 Accumulate, 3 Get_accumulate, 4 Fetch_and_op,
+ * 5 Compare_and_swap (shmRMA). */
+#define PUT(NAME, CT, KIND, CONST)                                                                      \
+	int PMPI_##NAME(CONST void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
+			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Win win)  \
+	{                                                                                               \
+		return shmRMA(KIND, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank, \
+			      target_disp, target_count, H(target_datatype), 0, H(win), NULL, NULL);          \
+	}
+#define RPUT(NAME, CT, KIND, CONST)                                                                     \
+	int PMPI_##NAME(CONST void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
+			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Win win,  \
+			MPI_Request *request)                                                           \
+	{                                                                                               \
+		return shmRMA(KIND, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank, \
+			      target_disp, target_count, H(target_datatype), 0, H(win), HP(request), NULL);   \
+	}
+#define NOCONST
+PUT(Put, int, 0, const)
+PUT(Put_c, MPI_Count, 0, const)
+PUT(Get, int, 1, NOCONST)
+PUT(Get_c, MPI_Count, 1, NOCONST)
+RPUT(Rput, int, 0, const)
+RPUT(Rput_c, MPI_Count, 0, const)
+RPUT(Rget, int, 1, NOCONST)
+RPUT(Rget_c, MPI_Count, 1, NOCONST)
+
+#define ACC(NAME, CT)                                                                                      \
+	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
+			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) \
+	{                                                                                                  \
+		return shmRMA(2, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank,        \
+			      target_disp, target_count, H(target_datatype), H(op), H(win), NULL, NULL);         \
+	}
+ACC(Accumulate, int)
+ACC(Accumulate_c, MPI_Count)
+
+#define RACC(NAME, CT)                                                                                     \
+	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
+			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, \
+			MPI_Request *request)                                                              \
+	{                                                                                                  \
+		return shmRMA(2, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank,        \
+			      target_disp, target_count, H(target_datatype), H(op), H(win), HP(request), NULL);  \
+	}
+RACC(Raccumulate, int)
+RACC(Raccumulate_c, MPI_Count)
+
+#define GETACC(NAME, CT, REQP, REQ)                                                                          \
+	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, void *result_addr, \
+			CT result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,     \
+			CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win REQP)              \
+	{                                                                                                    \
+		return shmRMA(3, B(origin_addr), origin_count, H(origin_datatype), B(result_addr), result_count,      \
+			      H(result_datatype), target_rank, target_disp, target_count, H(target_datatype), H(op),  \
+			      H(win), REQ, NULL);                                                                 \
+	}
+#define COMMA_REQ , MPI_Request *request
+GETACC(Get_accumulate, int, , NULL)
+GETACC(Get_accumulate_c, MPI_Count, , NULL)
+GETACC(Rget_accumulate, int, COMMA_REQ, HP(request))
+GETACC(Rget_accumulate_c, MPI_Count, COMMA_REQ, HP(request))
+
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+		      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+	return shmRMA(4, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
+		      H(datatype), H(op), H(win), NULL, NULL);
+}
+
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
+			  int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+	return shmRMA(5, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
+		      H(datatype), 0, H(win), NULL, B(compare_addr));
+}
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { return shmWinSetErrhandler(H(win), H(errhandler)); }
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) { return shmWinGetErrhandler(H(win), HP(errhandler)); }
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+	return shmCreateErrhandler(H(fn), 1, HP(errhandler));
+}
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) { return shmWinGetGroup(H(win), HP(group)); }
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { return shmWinAttach(H(win), B(base), size, 1); }
+int PMPI_Win_detach(MPI_Win win, const void *base) { return shmWinAttach(H(win), B(base), 0, 0); }
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) { return shmWinGetInfo(H(win), HP(info_used)); }
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) { return shmAllocMem(size, H(info), (char **)baseptr); }
+int PMPI_Free_mem(void *base) { return shmFreeMem(B(base)); }
+
+/* Handle serialization (21.4.5): a handle's integer is its value. */
+#define TOINT(KIND, T)                                                       \
+	int PMPI_##KIND##_toint(T h) { return (int)(intptr_t)h; }                \
+	T PMPI_##KIND##_fromint(int i) { return (T)(intptr_t)i; }               \
+	MPI_Fint MPI_##KIND##_c2f(T h) { return (MPI_Fint)(intptr_t)h; }         \
+	T MPI_##KIND##_f2c(MPI_Fint i) { return (T)(intptr_t)i; }
+TOINT(Comm, MPI_Comm)
+TOINT(Errhandler, MPI_Errhandler)
+TOINT(File, MPI_File)
+TOINT(Group, MPI_Group)
+TOINT(Info, MPI_Info)
+TOINT(Message, MPI_Message)
+TOINT(Op, MPI_Op)
+TOINT(Request, MPI_Request)
+TOINT(Session, MPI_Session)
+TOINT(Type, MPI_Datatype)
+TOINT(Win, MPI_Win)
+
+/* ---- datatypes -------------------------------------------------------------- */
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeContiguous(count, H(oldtype), HP(newtype)); }
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeContiguous(count, H(oldtype), HP(newtype)); }
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
+}
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
+}
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype,
+		      MPI_Datatype *newtype)
+{
+	return shmTypeIndexed(count, (int *)(uintptr_t)array_of_blocklengths, 0, (int *)(uintptr_t)array_of_displacements, NULL,
+			      H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+			      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeIndexed(count, (int *)(uintptr_t)array_of_blocklengths, 0, NULL, (MPI_Aint *)(uintptr_t)array_of_displacements,
+			      H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
+				   MPI_Datatype *newtype)
+{
+	return shmTypeIndexed(count, NULL, blocklength, (int *)(uintptr_t)array_of_displacements, NULL, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+				    MPI_Datatype *newtype)
+{
+	return shmTypeIndexed(count, NULL, blocklength, NULL, (MPI_Aint *)(uintptr_t)array_of_displacements, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+			    const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+	return shmTypeStruct(count, (int *)(uintptr_t)array_of_blocklengths, (MPI_Aint *)(uintptr_t)array_of_displacements,
+			     (uintptr_t *)(uintptr_t)array_of_types, HP(newtype));
+}
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[],
+			      int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	return shmTypeSubarray(ndims, (int *)(uintptr_t)array_of_sizes, (int *)(uintptr_t)array_of_subsizes,
+			       (int *)(uintptr_t)array_of_starts, order, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+{
+	return shmTypeResized(H(oldtype), lb, extent, HP(newtype));
+}
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeDup(H(oldtype), HP(newtype)); }
+int PMPI_Type_commit(MPI_Datatype *datatype) { return shmTypeCommit(HP(datatype)); }
+int PMPI_Type_free(MPI_Datatype *datatype) { return shmTypeFree(HP(datatype)); }
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+	int64_t n;
+	int rc = shmTypeExtent(H(datatype), 0, &n, NULL);
+	if (rc == MPI_SUCCESS)
+		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+	return rc;
+}
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) { return shmTypeExtent(H(datatype), 0, (int64_t *)size, NULL); }
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+	return shmTypeExtent(H(datatype), 1, (int64_t *)lb, (int64_t *)extent);
+}
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+	return shmTypeExtent(H(datatype), 1, (int64_t *)lb, (int64_t *)extent);
+}
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+	return shmTypeExtent(H(datatype), 2, (int64_t *)true_lb, (int64_t *)true_extent);
+}
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+	return shmTypeExtent(H(datatype), 2, (int64_t *)true_lb, (int64_t *)true_extent);
+}
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) { return shmTypeGetName(H(datatype), type_name, resultlen); }
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) { return shmTypeSetName(H(datatype), B(type_name)); }
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
+{
+	int64_t pos = *position;
+	(void)comm;
+	int rc = shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, &pos, 1);
+	if (rc == MPI_SUCCESS)
+		*position = (int)pos;
+	return rc;
+}
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position,
+		MPI_Comm comm)
+{
+	(void)comm;
+	return shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, (int64_t *)position, 1);
+}
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+	int64_t pos = *position;
+	(void)comm;
+	int rc = shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, &pos, 0);
+	if (rc == MPI_SUCCESS)
+		*position = (int)pos;
+	return rc;
+}
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype,
+		  MPI_Comm comm)
+{
+	(void)comm;
+	return shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, (int64_t *)position, 0);
+}
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+	int64_t n;
+	(void)comm;
+	int rc = shmPackSize(incount, H(datatype), &n);
+	if (rc == MPI_SUCCESS)
+		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+	return rc;
+}
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+	(void)comm;
+	return shmPackSize(incount, H(datatype), (int64_t *)size);
+}
+
+#include "mpi_aliases.h"

@@ -1,0 +1,351 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+)
+
+// reqOf is request handle h's object (nil for MPI_REQUEST_NULL).
+func reqOf(call string, h C.uintptr_t) (*reqH, C.int) {
+	if !initialized() {
+		return nil, notInit(call)
+	}
+	if h == hRequestNull {
+		return nil, 0
+	}
+	x, ok := get(tab.reqs, uintptr(h))
+	if !ok {
+		return nil, raiseSelf(call, fmt.Errorf("an invalid request (handle %#x): %w", uintptr(h), errRequest))
+	}
+	return x, 0
+}
+
+// complete waits for (block) or tests request x and reports its outcome.
+func (x *reqH) complete(block bool) (comm.Status, bool, error) {
+	if x.done || x.r == nil {
+		return x.st, true, nil
+	}
+	if block {
+		st, err := x.r.Wait()
+		return st, true, err
+	}
+	return x.r.Test()
+}
+
+// errorOf raises a request's error on its communicator's handler.
+func (x *reqH) errorOf(call string, err error) C.int {
+	if errors.Is(err, comm.ErrAborted) || x.c == nil {
+		return raiseSelf(call, err)
+	}
+	return x.c.raise(call, err)
+}
+
+// finish1 completes request *h (block: waits) into status; the handle
+// becomes MPI_REQUEST_NULL once complete.
+func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (bool, C.int) {
+	x, code := reqOf(call, *h)
+	if code != 0 {
+		return false, code
+	}
+	if x == nil {
+		emptyStatus(status)
+		return true, C.MPI_SUCCESS
+	}
+	st, ok, err := x.complete(block)
+	if !ok && err == nil {
+		return false, C.MPI_SUCCESS
+	}
+	drop(tab.reqs, uintptr(*h))
+	*h = hRequestNull
+	if err != nil {
+		code := x.errorOf(call, err)
+		setStatus(status, st, code)
+		return true, code
+	}
+	setStatus(status, st, C.MPI_SUCCESS)
+	return true, C.MPI_SUCCESS
+}
+
+//export shmWait
+func shmWait(h *C.uintptr_t, status *C.MPI_Status) C.int {
+	_, code := finish1("MPI_Wait", h, status, true)
+	return code
+}
+
+//export shmTest
+func shmTest(h *C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int {
+	ok, code := finish1("MPI_Test", h, status, false)
+	*flag = cbool(ok)
+	return code
+}
+
+// shmWaitall is MPI_Waitall (block) and MPI_Testall. A request's error is
+// in its status's MPI_ERROR and the call returns MPI_ERR_IN_STATUS.
+//
+//export shmWaitall
+func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, flag *C.int) C.int {
+	call := "MPI_Testall"
+	if block != 0 {
+		call = "MPI_Waitall"
+	}
+	h := handlesAt(hs, int(n))
+	sts := statusesAt(statuses, int(n))
+	xs := make([]*reqH, len(h))
+	for i := range h {
+		x, code := reqOf(call, h[i])
+		if code != 0 {
+			return code
+		}
+		xs[i] = x
+	}
+	if block == 0 {
+		for _, x := range xs {
+			if x != nil && !x.done && x.r != nil {
+				if _, ok, _ := x.r.Test(); !ok {
+					*flag = 0
+					return C.MPI_SUCCESS
+				}
+			}
+		}
+		*flag = 1
+	}
+	var first error
+	var firstReq *reqH
+	for i, x := range xs {
+		var st *C.MPI_Status
+		if sts != nil {
+			st = &sts[i]
+		}
+		if x == nil {
+			emptyStatus(st)
+			continue
+		}
+		s, _, err := x.complete(true)
+		drop(tab.reqs, uintptr(h[i]))
+		h[i] = hRequestNull
+		code := C.int(C.MPI_SUCCESS)
+		if err != nil {
+			code = classOf(err)
+			if first == nil {
+				first, firstReq = err, x
+			}
+		}
+		setStatus(st, s, code)
+	}
+	if first != nil {
+		return firstReq.errorOf(call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+	}
+	return C.MPI_SUCCESS
+}
+
+// shmWaitany is MPI_Waitany (block) and MPI_Testany.
+//
+//export shmWaitany
+func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int, status *C.MPI_Status) C.int {
+	call := "MPI_Testany"
+	if block != 0 {
+		call = "MPI_Waitany"
+	}
+	h := handlesAt(hs, int(n))
+	for {
+		active := false
+		for i := range h {
+			x, code := reqOf(call, h[i])
+			if code != 0 {
+				return code
+			}
+			if x == nil {
+				continue
+			}
+			active = true
+			s, ok, err := x.complete(false)
+			if !ok && err == nil {
+				continue
+			}
+			drop(tab.reqs, uintptr(h[i]))
+			h[i] = hRequestNull
+			*index = C.int(i)
+			if flag != nil {
+				*flag = 1
+			}
+			if err != nil {
+				code := x.errorOf(call, err)
+				setStatus(status, s, code)
+				return code
+			}
+			setStatus(status, s, C.MPI_SUCCESS)
+			return C.MPI_SUCCESS
+		}
+		if !active {
+			*index = C.MPI_UNDEFINED
+			if flag != nil {
+				*flag = 1
+			}
+			emptyStatus(status)
+			return C.MPI_SUCCESS
+		}
+		if block == 0 {
+			*flag = 0
+			return C.MPI_SUCCESS
+		}
+		if code := waitSome(call, h); code != 0 {
+			return code
+		}
+	}
+}
+
+// waitSome blocks until one of the requests h completes (the runtime's
+// Waitany over a copy; the caller's test then finds and harvests it: a
+// complete request keeps its outcome).
+func waitSome(call string, h []C.uintptr_t) C.int {
+	var rs []*comm.Request
+	for _, hh := range h {
+		if x, ok := get(tab.reqs, uintptr(hh)); ok && x.r != nil && !x.done {
+			rs = append(rs, x.r)
+		}
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	if _, _, err := comm.Waitany(rs); errors.Is(err, comm.ErrAborted) {
+		return raiseSelf(call, err)
+	}
+	return 0
+}
+
+// shmWaitsome is MPI_Waitsome (block) and MPI_Testsome.
+//
+//export shmWaitsome
+func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, statuses *C.MPI_Status, block C.int) C.int {
+	call := "MPI_Testsome"
+	if block != 0 {
+		call = "MPI_Waitsome"
+	}
+	h := handlesAt(hs, int(n))
+	idx := intsAt(indices, int(n))
+	sts := statusesAt(statuses, int(n))
+	for {
+		active, got := false, 0
+		var first error
+		var firstReq *reqH
+		for i := range h {
+			x, code := reqOf(call, h[i])
+			if code != 0 {
+				return code
+			}
+			if x == nil {
+				continue
+			}
+			active = true
+			s, ok, err := x.complete(false)
+			if !ok && err == nil {
+				continue
+			}
+			drop(tab.reqs, uintptr(h[i]))
+			h[i] = hRequestNull
+			idx[got] = C.int(i)
+			var st *C.MPI_Status
+			if sts != nil {
+				st = &sts[got]
+			}
+			code = C.MPI_SUCCESS
+			if err != nil {
+				code = classOf(err)
+				if first == nil {
+					first, firstReq = err, x
+				}
+			}
+			setStatus(st, s, code)
+			got++
+		}
+		if !active {
+			*outcount = C.MPI_UNDEFINED
+			return C.MPI_SUCCESS
+		}
+		if got > 0 || block == 0 {
+			*outcount = C.int(got)
+			if first != nil {
+				return firstReq.errorOf(call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+			}
+			return C.MPI_SUCCESS
+		}
+		if code := waitSome(call, h); code != 0 {
+			return code
+		}
+	}
+}
+
+//export shmRequestFree
+func shmRequestFree(h *C.uintptr_t) C.int {
+	x, code := reqOf("MPI_Request_free", *h)
+	if code != 0 {
+		return code
+	}
+	if x == nil {
+		return raiseSelf("MPI_Request_free", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
+	}
+	// The operation goes on; nothing will ask for its outcome.
+	drop(tab.reqs, uintptr(*h))
+	*h = hRequestNull
+	return C.MPI_SUCCESS
+}
+
+//export shmCancel
+func shmCancel(h *C.uintptr_t) C.int {
+	x, code := reqOf("MPI_Cancel", *h)
+	if code != 0 {
+		return code
+	}
+	if x == nil {
+		return raiseSelf("MPI_Cancel", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
+	}
+	if x.r != nil {
+		if err := x.r.Cancel(); err != nil {
+			return x.errorOf("MPI_Cancel", err)
+		}
+	}
+	return C.MPI_SUCCESS
+}
+
+//export shmGetCount
+func shmGetCount(status *C.MPI_Status, dt C.uintptr_t, count *C.int64_t, elements C.int) C.int {
+	call := "MPI_Get_count"
+	if elements != 0 {
+		call = "MPI_Get_elements"
+	}
+	t, err := typeOf(uintptr(dt))
+	if err != nil {
+		return raiseSelf(call, err)
+	}
+	n := statusBytes(status)
+	size := t.t.Size()
+	if elements != 0 {
+		// Basic elements: the message's bytes over the size of the type's
+		// element when it is made of one basic type.
+		if e, ok := t.t.Elem(); ok {
+			size = int64(e.Size())
+		}
+	}
+	switch {
+	case size == 0 && n == 0:
+		*count = 0
+	case size == 0 || n%size != 0:
+		*count = C.MPI_UNDEFINED
+	default:
+		*count = C.int64_t(n / size)
+	}
+	return C.MPI_SUCCESS
+}
+
+//export shmTestCancelled
+func shmTestCancelled(status *C.MPI_Status, flag *C.int) C.int {
+	*flag = cbool(status.MPI_internal[2] != 0)
+	return C.MPI_SUCCESS
+}

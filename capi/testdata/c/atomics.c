@@ -1,0 +1,134 @@
+/* ranks: 4
+ * Atomics and signalling on windows: a fetch-and-op work counter, an MCS
+ * lock built from compare-and-swap and fetch-and-op guarding a plain
+ * counter, and Send/Recv signalling around Win_sync on a shared window. */
+#include "check.h"
+
+#define TASKS 200
+#define ROUNDS 50
+
+int main(int argc, char **argv)
+{
+	int rank, size;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+	/* Work counter: rank 0's word hands out task numbers; every task is
+	 * taken exactly once. */
+	MPI_Win cw;
+	long *ctr;
+	MPI_Win_allocate(sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &ctr, &cw);
+	*ctr = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	int *taken = calloc(TASKS, sizeof(int));
+	long one = 1, task;
+	MPI_Win_lock_all(0, cw);
+	for (;;) {
+		MPI_Fetch_and_op(&one, &task, MPI_LONG, 0, 0, MPI_SUM, cw);
+		MPI_Win_flush(0, cw);
+		if (task >= TASKS)
+			break;
+		taken[task]++;
+	}
+	MPI_Win_unlock_all(cw);
+	int *all = calloc(TASKS, sizeof(int));
+	MPI_Reduce(taken, all, TASKS, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank == 0)
+		for (int t = 0; t < TASKS; t++)
+			CHECK(all[t] == 1, "task %d taken %d times", t, all[t]);
+	report("fetch-and-op work counter");
+
+	/* MCS lock: rank 0 holds the tail; each rank's window holds its
+	 * "next" and "locked" words. The guarded counter is a plain long in
+	 * rank 0's window, updated by Get + Put inside the critical section. */
+	enum { NEXT, LOCKED, TAIL, COUNT, WORDS };
+	MPI_Win lw;
+	long *w;
+	MPI_Win_allocate(WORDS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &w, &lw);
+	w[NEXT] = -1, w[LOCKED] = 0, w[TAIL] = -1, w[COUNT] = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, lw);
+	for (int i = 0; i < ROUNDS; i++) {
+		long me = rank, minus1 = -1, pred, zero = 0, one1 = 1, val;
+		/* acquire */
+		MPI_Put(&minus1, 1, MPI_LONG, rank, NEXT, 1, MPI_LONG, lw);
+		MPI_Put(&one1, 1, MPI_LONG, rank, LOCKED, 1, MPI_LONG, lw);
+		MPI_Win_flush(rank, lw);
+		MPI_Fetch_and_op(&me, &pred, MPI_LONG, 0, TAIL, MPI_REPLACE, lw);
+		MPI_Win_flush(0, lw);
+		if (pred != -1) {
+			MPI_Accumulate(&me, 1, MPI_LONG, (int)pred, NEXT, 1, MPI_LONG, MPI_REPLACE, lw);
+			MPI_Win_flush((int)pred, lw);
+			do {
+				MPI_Fetch_and_op(NULL, &val, MPI_LONG, rank, LOCKED, MPI_NO_OP, lw);
+				MPI_Win_flush(rank, lw);
+			} while (val != 0);
+		}
+		/* critical section: a plain read-modify-write */
+		long c;
+		MPI_Get(&c, 1, MPI_LONG, 0, COUNT, 1, MPI_LONG, lw);
+		MPI_Win_flush(0, lw);
+		c++;
+		MPI_Put(&c, 1, MPI_LONG, 0, COUNT, 1, MPI_LONG, lw);
+		MPI_Win_flush(0, lw);
+		/* release */
+		long old;
+		MPI_Compare_and_swap(&minus1, &me, &old, MPI_LONG, 0, TAIL, lw);
+		MPI_Win_flush(0, lw);
+		if (old != me) {
+			long next;
+			do {
+				MPI_Fetch_and_op(NULL, &next, MPI_LONG, rank, NEXT, MPI_NO_OP, lw);
+				MPI_Win_flush(rank, lw);
+			} while (next == -1);
+			MPI_Accumulate(&zero, 1, MPI_LONG, (int)next, LOCKED, 1, MPI_LONG, MPI_REPLACE, lw);
+			MPI_Win_flush((int)next, lw);
+		}
+	}
+	MPI_Win_unlock_all(lw);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(w[COUNT] == (long)ROUNDS * size, "the guarded counter is %ld, want %ld", w[COUNT], (long)ROUNDS * size);
+	report("MCS lock from compare-and-swap");
+
+	/* Send/Recv signalling around Win_sync: rank 0 stores into its part of
+	 * a shared window, syncs, and sends a message; the receiver syncs and
+	 * loads. */
+	MPI_Win sw;
+	int *sb;
+	MPI_Win_allocate_shared(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sb, &sw);
+	int *p0;
+	MPI_Aint sz;
+	int du;
+	MPI_Win_shared_query(sw, 0, &sz, &du, &p0);
+	MPI_Win_lock_all(0, sw);
+	for (int round = 0; round < 20; round++) {
+		if (rank == 0) {
+			for (int i = 0; i < 64; i++)
+				p0[i] = round * 1000 + i;
+			MPI_Win_sync(sw);
+			for (int q = 1; q < size; q++)
+				MPI_Send(&round, 1, MPI_INT, q, 1, MPI_COMM_WORLD);
+			for (int q = 1; q < size; q++)
+				MPI_Recv(NULL, 0, MPI_INT, q, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			int r;
+			MPI_Recv(&r, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Win_sync(sw);
+			for (int i = 0; i < 64; i++)
+				CHECK(p0[i] == r * 1000 + i, "round %d element %d is %d", r, i, p0[i]);
+			MPI_Send(NULL, 0, MPI_INT, 0, 2, MPI_COMM_WORLD);
+		}
+	}
+	MPI_Win_unlock_all(sw);
+	report("Send/Recv signalling around Win_sync");
+
+	MPI_Win_free(&sw);
+	MPI_Win_free(&lw);
+	MPI_Win_free(&cw);
+	free(taken);
+	free(all);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* ranks: 4
+ * Shared windows as textbooks use them: the contiguous layout's address
+ * arithmetic, a zero-size rank, MPI_PROC_NULL queries, lock_all + Win_sync +
+ * Barrier with plain loads, fence epochs with asserts, the attributes. */
+#include <stdint.h>
+#include "check.h"
+
+int main(int argc, char **argv)
+{
+	int rank, size;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+	/* Rank r holds r+1 doubles, except rank 2, which holds none. */
+	MPI_Aint mysize = rank == 2 ? 0 : (MPI_Aint)(rank + 1) * sizeof(double);
+	double *base;
+	MPI_Win win;
+	MPI_Win_allocate_shared(mysize, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+
+	double *b0;
+	MPI_Aint sz;
+	int du;
+	MPI_Win_shared_query(win, 0, &sz, &du, &b0);
+	MPI_Aint off = 0;
+	for (int q = 0; q < size; q++) {
+		double *bq;
+		MPI_Win_shared_query(win, q, &sz, &du, &bq);
+		CHECK(du == sizeof(double), "rank %d's disp unit %d", q, du);
+		CHECK(sz == (q == 2 ? 0 : (MPI_Aint)(q + 1) * (MPI_Aint)sizeof(double)), "rank %d's size %ld", q, (long)sz);
+		if (sz > 0)
+			CHECK((char *)bq == (char *)b0 + off, "rank %d's part is not where the contiguous layout puts it", q);
+		off += sz;
+	}
+	report("contiguous layout");
+
+	double *bn;
+	MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &bn);
+	CHECK(bn == b0 && sz == (MPI_Aint)sizeof(double), "MPI_PROC_NULL gives %p size %ld, want rank 0's part", (void *)bn, (long)sz);
+	report("MPI_PROC_NULL query");
+
+	MPI_Win_lock_all(0, win);
+	for (int i = 0; i < (int)(mysize / sizeof(double)); i++)
+		base[i] = rank * 100 + i;
+	MPI_Win_sync(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_sync(win);
+	for (int q = 0; q < size; q++) {
+		double *bq;
+		MPI_Win_shared_query(win, q, &sz, &du, &bq);
+		for (int i = 0; i < (int)(sz / sizeof(double)); i++)
+			CHECK(bq[i] == q * 100 + i, "rank %d's element %d is %g", q, i, bq[i]);
+	}
+	MPI_Win_unlock_all(win);
+	report("lock_all, Win_sync, Barrier, loads");
+
+	/* Fence epochs: each rank puts 1000+rank into the first element of
+	 * the next rank that has one (the zero-size rank 2 is skipped; rank 1
+	 * puts nothing, its right neighbour being rank 2). */
+	int right = (rank + 1) % size;
+	if (right == 2)
+		right = 3;
+	MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+	double v = 1000 + rank;
+	if (rank != 1) /* rank 1's right neighbour would be the empty rank 2 */
+		MPI_Put(&v, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, win);
+	MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOSUCCEED, win);
+	if (rank == 0)
+		CHECK(base[0] == 1003, "rank 0 got %g from rank 3", base[0]);
+	if (rank == 3)
+		CHECK(base[0] == 1002, "rank 3 got %g from rank 2", base[0]);
+	if (rank == 1)
+		CHECK(base[0] == 1000, "rank 1 got %g from rank 0", base[0]);
+	report("fence with asserts");
+
+	int *flavor, *model, *dup;
+	MPI_Aint *wsize;
+	void *wbase;
+	int flag;
+	MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+	CHECK(flag && *flavor == MPI_WIN_FLAVOR_SHARED, "flavor");
+	MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+	CHECK(flag && *model == MPI_WIN_UNIFIED, "model");
+	MPI_Win_get_attr(win, MPI_WIN_SIZE, &wsize, &flag);
+	CHECK(flag && *wsize == mysize, "size %ld, want %ld", (long)*wsize, (long)mysize);
+	MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &dup, &flag);
+	CHECK(flag && *dup == sizeof(double), "disp unit");
+	MPI_Win_get_attr(win, MPI_WIN_BASE, &wbase, &flag);
+	CHECK(flag && (mysize == 0 || wbase == base), "base");
+	report("window attributes");
+
+	MPI_Win_free(&win);
+	CHECK(win == MPI_WIN_NULL, "Win_free leaves the handle");
+	report("Win_free");
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,195 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// A typeH is a datatype handle's object.
+type typeH struct {
+	t    *dtype.Type
+	name string
+	pre  bool // predefined: Type_free refuses it
+}
+
+// predefined datatypes on this platform (Linux, LP64): the standard's
+// handle value, the name, the element (0 for types the reductions and
+// accumulates do not take) and the size in bytes.
+var predefTypes = []struct {
+	h    uintptr
+	name string
+	elem atomics.Type
+	size int
+}{
+	{0x201, "MPI_AINT", atomics.Int64, 8},
+	{0x202, "MPI_COUNT", atomics.Int64, 8},
+	{0x203, "MPI_OFFSET", atomics.Int64, 8},
+	{0x207, "MPI_PACKED", 0, 1},
+	{0x208, "MPI_SHORT", atomics.Int16, 2},
+	{0x209, "MPI_INT", atomics.Int32, 4},
+	{0x20a, "MPI_LONG", atomics.Int64, 8},
+	{0x20b, "MPI_LONG_LONG", atomics.Int64, 8},
+	{0x20c, "MPI_UNSIGNED_SHORT", atomics.Uint16, 2},
+	{0x20d, "MPI_UNSIGNED", atomics.Uint32, 4},
+	{0x20e, "MPI_UNSIGNED_LONG", atomics.Uint64, 8},
+	{0x20f, "MPI_UNSIGNED_LONG_LONG", atomics.Uint64, 8},
+	{0x210, "MPI_FLOAT", atomics.Float32, 4},
+	{0x212, "MPI_C_FLOAT_COMPLEX", atomics.Complex64, 8},
+	{0x213, "MPI_CXX_FLOAT_COMPLEX", atomics.Complex64, 8},
+	{0x214, "MPI_DOUBLE", atomics.Float64, 8},
+	{0x216, "MPI_C_DOUBLE_COMPLEX", atomics.Complex128, 16},
+	{0x217, "MPI_CXX_DOUBLE_COMPLEX", atomics.Complex128, 16},
+	{0x218, "MPI_LOGICAL", atomics.Int32, 4},
+	{0x219, "MPI_INTEGER", atomics.Int32, 4},
+	{0x21a, "MPI_REAL", atomics.Float32, 4},
+	{0x21b, "MPI_COMPLEX", atomics.Complex64, 8},
+	{0x21c, "MPI_DOUBLE_PRECISION", atomics.Float64, 8},
+	{0x21d, "MPI_DOUBLE_COMPLEX", atomics.Complex128, 16},
+	{0x21e, "MPI_CHARACTER", atomics.Uint8, 1},
+	{0x220, "MPI_LONG_DOUBLE", 0, 16},
+	{0x224, "MPI_C_LONG_DOUBLE_COMPLEX", 0, 32},
+	{0x225, "MPI_CXX_LONG_DOUBLE_COMPLEX", 0, 32},
+	{0x228, "MPI_FLOAT_INT", atomics.FloatIntT, 8},
+	{0x229, "MPI_DOUBLE_INT", atomics.DoubleIntT, 16},
+	{0x22a, "MPI_LONG_INT", atomics.LongIntT, 16},
+	{0x22b, "MPI_2INT", atomics.TwoIntT, 8},
+	{0x22c, "MPI_SHORT_INT", atomics.ShortIntT, 8},
+	{0x22d, "MPI_LONG_DOUBLE_INT", 0, 32},
+	{0x230, "MPI_2REAL", 0, 8},
+	{0x231, "MPI_2DOUBLE_PRECISION", 0, 16},
+	{0x232, "MPI_2INTEGER", atomics.TwoIntT, 8},
+	{0x238, "MPI_C_BOOL", atomics.Uint8, 1},
+	{0x239, "MPI_CXX_BOOL", atomics.Uint8, 1},
+	{0x23c, "MPI_WCHAR", atomics.Int32, 4},
+	{0x240, "MPI_INT8_T", atomics.Int8, 1},
+	{0x241, "MPI_UINT8_T", atomics.Uint8, 1},
+	{0x243, "MPI_CHAR", atomics.Int8, 1},
+	{0x244, "MPI_SIGNED_CHAR", atomics.Int8, 1},
+	{0x245, "MPI_UNSIGNED_CHAR", atomics.Uint8, 1},
+	{0x247, "MPI_BYTE", 0, 1},
+	{0x248, "MPI_INT16_T", atomics.Int16, 2},
+	{0x249, "MPI_UINT16_T", atomics.Uint16, 2},
+	{0x250, "MPI_INT32_T", atomics.Int32, 4},
+	{0x251, "MPI_UINT32_T", atomics.Uint32, 4},
+	{0x258, "MPI_INT64_T", atomics.Int64, 8},
+	{0x259, "MPI_UINT64_T", atomics.Uint64, 8},
+	{0x2c0, "MPI_LOGICAL1", atomics.Int8, 1},
+	{0x2c1, "MPI_INTEGER1", atomics.Int8, 1},
+	{0x2c8, "MPI_LOGICAL2", atomics.Int16, 2},
+	{0x2c9, "MPI_INTEGER2", atomics.Int16, 2},
+	{0x2ca, "MPI_REAL2", 0, 2},
+	{0x2d0, "MPI_LOGICAL4", atomics.Int32, 4},
+	{0x2d1, "MPI_INTEGER4", atomics.Int32, 4},
+	{0x2d2, "MPI_REAL4", atomics.Float32, 4},
+	{0x2d3, "MPI_COMPLEX4", 0, 4},
+	{0x2d8, "MPI_LOGICAL8", atomics.Int64, 8},
+	{0x2d9, "MPI_INTEGER8", atomics.Int64, 8},
+	{0x2da, "MPI_REAL8", atomics.Float64, 8},
+	{0x2db, "MPI_COMPLEX8", atomics.Complex64, 8},
+	{0x2e0, "MPI_LOGICAL16", 0, 16},
+	{0x2e1, "MPI_INTEGER16", 0, 16},
+	{0x2e2, "MPI_REAL16", 0, 16},
+	{0x2e3, "MPI_COMPLEX16", atomics.Complex128, 16},
+	{0x2eb, "MPI_COMPLEX32", 0, 32},
+}
+
+// registerTypes fills the datatype table with the predefined types.
+// A type with an element is that element's dtype; MPI_BYTE and
+// MPI_PACKED are dtype.Byte; the rest (long double and its kin, 2-byte
+// reals, Fortran pairs of reals) move as opaque bytes of their size and
+// are refused by reductions and accumulates.
+func registerTypes() {
+	for _, p := range predefTypes {
+		var t *dtype.Type
+		switch {
+		case p.elem != 0:
+			t = dtype.Basic(p.elem)
+		case p.size == 1:
+			t = dtype.Byte
+		default:
+			var err error
+			if t, err = dtype.Contiguous(p.size, dtype.Byte); err == nil {
+				err = t.Commit()
+			}
+			if err != nil {
+				panic(fmt.Sprintf("capi: predefined %s: %v", p.name, err))
+			}
+		}
+		tab.types[p.h] = &typeH{t: t, name: p.name, pre: true}
+	}
+}
+
+func init() { registerTypes(); registerOps() }
+
+// typeOf is datatype handle h's object.
+func typeOf(h uintptr) (*typeH, error) {
+	if x, ok := get(tab.types, h); ok {
+		return x, nil
+	}
+	if h == hDatatypeNull {
+		return nil, fmt.Errorf("MPI_DATATYPE_NULL: %w", comm.ErrType)
+	}
+	return nil, fmt.Errorf("an invalid datatype (handle %#x): %w", h, comm.ErrType)
+}
+
+// An opH is an op handle's object.
+type opH struct {
+	op   atomics.Op // a predefined op
+	name string
+	user *userOp // an op made by MPI_Op_create
+}
+
+var predefOps = []struct {
+	h  uintptr
+	op atomics.Op
+}{
+	{0x21, atomics.Sum}, {0x22, atomics.Min}, {0x23, atomics.Max}, {0x24, atomics.Prod},
+	{0x28, atomics.Band}, {0x29, atomics.Bor}, {0x2a, atomics.Bxor},
+	{0x30, atomics.Land}, {0x31, atomics.Lor}, {0x32, atomics.Lxor},
+	{0x38, atomics.MinLoc}, {0x39, atomics.MaxLoc}, {0x3c, atomics.Replace}, {0x3d, atomics.NoOp},
+}
+
+func registerOps() {
+	for _, p := range predefOps {
+		tab.ops[p.h] = &opH{op: p.op, name: p.op.String()}
+	}
+}
+
+// opOf is op handle h's object.
+func opOf(h uintptr) (*opH, error) {
+	if x, ok := get(tab.ops, h); ok {
+		return x, nil
+	}
+	if h == hOpNull {
+		return nil, fmt.Errorf("MPI_OP_NULL: %w", comm.ErrOp)
+	}
+	return nil, fmt.Errorf("an invalid op (handle %#x): %w", h, comm.ErrOp)
+}
+
+// buf is count instances of t at p as the byte slice the runtime's typed
+// calls take: from p to where the instances end. A type reaching before
+// its buffer's start (a negative lower bound) is refused.
+func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
+	if count < 0 {
+		return nil, fmt.Errorf("count %d is negative: %w", count, comm.ErrCount)
+	}
+	lo, hi, err := t.Span(int(count))
+	if err != nil {
+		return nil, err
+	}
+	if lo < 0 {
+		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are not supported): %w", count, t, -lo, errUnsupported)
+	}
+	if hi > 0 && p == nil {
+		return nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for %d × %v: %w", count, t, comm.ErrBuffer)
+	}
+	return bytesAt(p, hi), nil
+}

@@ -1,0 +1,368 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/win"
+)
+
+// winAttrs is a window's attribute block in C memory.
+type winAttrs = *C.shmrun_win_attrs
+
+// goAssert translates MPI_MODE_* bits; bits the standard does not define
+// keep a bit of their own, which the window refuses with ErrAssert.
+func goAssert(a C.int) int {
+	var out int
+	for _, m := range [...]struct {
+		c C.int
+		g int
+	}{{C.MPI_MODE_NOCHECK, win.ModeNoCheck}, {C.MPI_MODE_NOSTORE, win.ModeNoStore}, {C.MPI_MODE_NOPUT, win.ModeNoPut},
+		{C.MPI_MODE_NOPRECEDE, win.ModeNoPrecede}, {C.MPI_MODE_NOSUCCEED, win.ModeNoSucceed}} {
+		if a&m.c != 0 {
+			out |= m.g
+			a &^= m.c
+		}
+	}
+	if a != 0 {
+		out |= 1 << 20
+	}
+	return out
+}
+
+var flavors = map[win.Flavor]C.int{
+	win.FlavorCreate: C.MPI_WIN_FLAVOR_CREATE, win.FlavorAllocate: C.MPI_WIN_FLAVOR_ALLOCATE,
+	win.FlavorDynamic: C.MPI_WIN_FLAVOR_DYNAMIC, win.FlavorShared: C.MPI_WIN_FLAVOR_SHARED,
+}
+
+// newWin registers w made on x and returns its handle.
+func newWin(w *win.Win, x *commH) C.uintptr_t {
+	a := w.Attr()
+	blk := (*C.shmrun_win_attrs)(C.calloc(1, C.sizeof_shmrun_win_attrs))
+	blk.size = C.MPI_Aint(a.Size)
+	blk.disp_unit = C.int(a.DispUnit)
+	blk.flavor = flavors[a.Flavor]
+	blk.model = C.MPI_WIN_UNIFIED
+	tab.Lock()
+	defer tab.Unlock()
+	h := newHandle()
+	tab.wins[h] = &winH{h: h, w: w, errh: hErrorsAreFatal, attrs: blk, comm: x.c}
+	return C.uintptr_t(h)
+}
+
+// Window creation kinds of shmWinAllocate.
+const (
+	wkShared = iota
+	wkAllocate
+	wkCreate
+	wkDynamic
+)
+
+var wkNames = [...]string{"MPI_Win_allocate_shared", "MPI_Win_allocate", "MPI_Win_create", "MPI_Win_create_dynamic"}
+
+//export shmWinAllocate
+func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C.int, mem *C.char, base **C.char, out *C.uintptr_t) C.int {
+	call := wkNames[kind]
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	in, err := infoMap(uintptr(info))
+	if err != nil {
+		return x.raise(call, err)
+	}
+	if size < 0 {
+		return x.raise(call, fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize))
+	}
+	var w *win.Win
+	switch kind {
+	case wkShared:
+		w, err = win.AllocateShared(x.c, int(size), int(dispUnit), win.Info(in))
+	case wkAllocate:
+		w, err = win.Allocate(x.c, int(size), int(dispUnit), win.Info(in))
+	case wkCreate:
+		w, err = win.Create(x.c, bytesAt(mem, int64(size)), int(dispUnit), win.Info(in))
+	default:
+		w, err = win.CreateDynamic(x.c, win.Info(in))
+	}
+	if err != nil {
+		return x.raise(call, err)
+	}
+	if base != nil {
+		*base = cptr(w.Local())
+	}
+	*out = newWin(w, x)
+	return C.MPI_SUCCESS
+}
+
+//export shmWinSharedQuery
+func shmWinSharedQuery(h C.uintptr_t, rank C.int, size *C.MPI_Aint, dispUnit *C.int, base **C.char) C.int {
+	x, code := winOf("MPI_Win_shared_query", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	s, err := x.w.SharedQuery(winRank(rank))
+	if err != nil {
+		return x.raise("MPI_Win_shared_query", err)
+	}
+	*size, *dispUnit, *base = C.MPI_Aint(s.Size), C.int(s.DispUnit), cptr(s.Bytes)
+	return C.MPI_SUCCESS
+}
+
+func winRank(r C.int) int {
+	if r == C.MPI_PROC_NULL {
+		return win.ProcNull
+	}
+	return int(r)
+}
+
+//export shmWinFree
+func shmWinFree(h *C.uintptr_t) C.int {
+	x, code := winOf("MPI_Win_free", uintptr(*h))
+	if code != 0 {
+		return code
+	}
+	if err := x.w.Free(); err != nil {
+		return x.raise("MPI_Win_free", err)
+	}
+	drop(tab.wins, uintptr(*h))
+	freeAttrs(x.attrs)
+	*h = hWinNull
+	return C.MPI_SUCCESS
+}
+
+//export shmWinAttrs
+func shmWinAttrs(h C.uintptr_t, out *winAttrs, base **C.char) C.int {
+	x, code := winOf("MPI_Win_get_attr", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	*out = x.attrs
+	*base = cptr(x.w.Attr().Base)
+	return C.MPI_SUCCESS
+}
+
+// Synchronization calls of shmWinSync.
+const (
+	syFence = iota
+	syLock
+	syUnlock
+	syLockAll
+	syUnlockAll
+	syFlush
+	syFlushAll
+	syFlushLocal
+	syFlushLocalAll
+	sySync
+	syComplete
+	syWait
+	syTest
+	syPost
+	syStart
+)
+
+var syNames = [...]string{"MPI_Win_fence", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all",
+	"MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync",
+	"MPI_Win_complete", "MPI_Win_wait", "MPI_Win_test", "MPI_Win_post", "MPI_Win_start"}
+
+//export shmWinSync
+func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t, flag *C.int) C.int {
+	call := syNames[kind]
+	x, code := winOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	w := x.w
+	var err error
+	switch kind {
+	case syFence:
+		err = w.Fence(goAssert(assert))
+	case syLock:
+		lt := win.LockType(0)
+		switch arg {
+		case C.MPI_LOCK_EXCLUSIVE:
+			lt = win.Exclusive
+		case C.MPI_LOCK_SHARED:
+			lt = win.Shared
+		}
+		err = w.Lock(lt, winRank(rank), goAssert(assert))
+	case syUnlock:
+		err = w.Unlock(winRank(rank))
+	case syLockAll:
+		err = w.LockAll(goAssert(assert))
+	case syUnlockAll:
+		err = w.UnlockAll()
+	case syFlush:
+		err = w.Flush(winRank(rank))
+	case syFlushAll:
+		err = w.FlushAll()
+	case syFlushLocal:
+		err = w.FlushLocal(winRank(rank))
+	case syFlushLocalAll:
+		err = w.FlushLocalAll()
+	case sySync:
+		err = w.Sync()
+	case syComplete:
+		err = w.Complete()
+	case syWait:
+		err = w.Wait()
+	case syTest:
+		var ok bool
+		ok, err = w.Test()
+		*flag = cbool(ok)
+	case syPost, syStart:
+		var g *comm.Group
+		if g, err = groupOf(uintptr(group)); err == nil {
+			if kind == syPost {
+				err = w.Post(g, goAssert(assert))
+			} else {
+				err = w.Start(g, goAssert(assert))
+			}
+		}
+	}
+	if err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}
+
+// RMA calls of shmRMA.
+const (
+	rmPut = iota
+	rmGet
+	rmAccumulate
+	rmGetAccumulate
+	rmFetchAndOp
+	rmCompareAndSwap
+)
+
+var rmNames = [...]string{"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap"}
+
+// shmRMA is Put, Get, Accumulate, Get_accumulate, Fetch_and_op and
+// Compare_and_swap (and their request forms: req non-NULL gets a request
+// that is complete, RMA being eager here, after the request form's own
+// epoch check).
+//
+//export shmRMA
+func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.char, rcount C.int64_t, rdt C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.int64_t, tdt C.uintptr_t, oph C.uintptr_t, h C.uintptr_t, req *C.uintptr_t, cmp *C.char) C.int {
+	call := rmNames[kind]
+	if req != nil {
+		call = "MPI_R" + call[4:]
+	}
+	x, code := winOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	err := func() error {
+		ot, err := typeOf(uintptr(odt))
+		if err != nil {
+			return err
+		}
+		tt, err := typeOf(uintptr(tdt))
+		if err != nil {
+			return err
+		}
+		var ob, rb []byte
+		var rt *typeH
+		if kind != rmGetAccumulate && kind != rmFetchAndOp || !noOp(oph) {
+			if ob, err = buf(op, int64(ocount), ot.t); err != nil {
+				return err
+			}
+		}
+		if kind == rmGetAccumulate || kind == rmFetchAndOp || kind == rmCompareAndSwap {
+			if rt, err = typeOf(uintptr(rdt)); err != nil {
+				return err
+			}
+			if rb, err = buf(res, int64(rcount), rt.t); err != nil {
+				return err
+			}
+		}
+		var opv atomics.Op
+		if kind == rmAccumulate || kind == rmGetAccumulate || kind == rmFetchAndOp {
+			o, err := opOf(uintptr(oph))
+			if err != nil {
+				return err
+			}
+			if o.user != nil {
+				return fmt.Errorf("a user-defined op in an RMA call (the standard allows only predefined ones): %w", comm.ErrOp)
+			}
+			opv = o.op
+		}
+		t := winRank(target)
+		d := int(disp)
+		if req != nil {
+			// The request forms are allowed only in a passive-target
+			// epoch: a request call of no data makes that check.
+			if _, err := x.w.Rput(nil, t, 0); err != nil {
+				return err
+			}
+		}
+		switch kind {
+		case rmPut:
+			return win.PutType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+		case rmGet:
+			return win.GetType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+		case rmAccumulate:
+			return win.AccumulateType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t, opv)
+		case rmGetAccumulate, rmFetchAndOp:
+			return win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+		default:
+			return compareAndSwap(x.w, ob, bytesAt(cmp, int64(len(ob))), rb, ot.t, t, d)
+		}
+	}()
+	if err != nil {
+		return x.raise(call, err)
+	}
+	if req != nil {
+		*req = C.uintptr_t(add(tab.reqs, &reqH{done: true, st: comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}}))
+	}
+	return C.MPI_SUCCESS
+}
+
+func noOp(h C.uintptr_t) bool {
+	o, err := opOf(uintptr(h))
+	return err == nil && o.user == nil && o.op == atomics.NoOp
+}
+
+// compareAndSwap is MPI_Compare_and_swap on one element of t's type.
+func compareAndSwap(w *win.Win, origin, compare, result []byte, t *dtype.Type, target, disp int) error {
+	e, ok := t.Elem()
+	if !ok || t.Size() != int64(e.Size()) {
+		return fmt.Errorf("%v is not a predefined integer type: %w", t, comm.ErrType)
+	}
+	cas := casOps[e]
+	if cas == nil {
+		return fmt.Errorf("%v: compare-and-swap takes integer types only: %w", t, comm.ErrType)
+	}
+	if len(origin) < e.Size() || len(compare) < e.Size() || len(result) < e.Size() {
+		return fmt.Errorf("a NULL origin, compare or result buffer: %w", comm.ErrBuffer)
+	}
+	return cas(w, origin, compare, result, target, disp)
+}
+
+type casFn func(w *win.Win, origin, compare, result []byte, target, disp int) error
+
+func casOf[T atomics.Integer]() casFn {
+	return func(w *win.Win, origin, compare, result []byte, target, disp int) error {
+		v, c := loadElem[T](origin), loadElem[T](compare)
+		old, err := win.CompareAndSwap(w, v, c, target, disp)
+		if err == nil {
+			storeElem(result, old)
+		}
+		return err
+	}
+}
+
+var casOps = map[atomics.Type]casFn{
+	atomics.Int8: casOf[int8](), atomics.Int16: casOf[int16](), atomics.Int32: casOf[int32](), atomics.Int64: casOf[int64](),
+	atomics.Uint8: casOf[uint8](), atomics.Uint16: casOf[uint16](), atomics.Uint32: casOf[uint32](), atomics.Uint64: casOf[uint64](),
+}
