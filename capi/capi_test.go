@@ -66,7 +66,22 @@ type installError struct {
 
 func (e *installError) Error() string { return e.err.Error() + "\n" + e.out }
 
-var ranksRE = regexp.MustCompile(`(?m)^/\* ranks: (\d+)`)
+var (
+	ranksRE  = regexp.MustCompile(`(?m)^/\* ranks: (\d+)`)
+	cflagsRE = regexp.MustCompile(`(?m)^ \* cflags: (.*)$`)
+)
+
+// cflags is a program's extra compiler flags (a " * cflags: ..." line).
+func cflags(t *testing.T, name string) []string {
+	src, err := os.ReadFile(filepath.Join("testdata", "c", name+".c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := cflagsRE.FindSubmatch(src); m != nil {
+		return strings.Fields(string(m[1]))
+	}
+	return nil
+}
 
 // programs are testdata/c's programs with their rank counts (mixed.c has
 // its own test).
@@ -99,7 +114,7 @@ func programs(t *testing.T) map[string]int {
 func build(t *testing.T, cc []string, name, dir string) string {
 	t.Helper()
 	exe := filepath.Join(dir, name)
-	args := append(cc[1:], "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, filepath.Join("testdata", "c", name+".c"))
+	args := append(append(cc[1:], cflags(t, name)...), "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, filepath.Join("testdata", "c", name+".c"))
 	if out, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cc, " "), err, out)
 	}

@@ -113,3 +113,11 @@ func storeElem[T any](b []byte, v T) {
 
 // freeAttrs frees a window's attribute block.
 func freeAttrs(p *C.shmrun_win_attrs) { C.free(unsafe.Pointer(p)) }
+
+// int64sAt is the n int64 values at p.
+func int64sAt(p *C.int64_t, n int) []C.int64_t {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}

@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "capi.h"
 #include "_cgo_export.h"
@@ -398,6 +399,103 @@ MOVE_ALL(Allgather, int, 2)
 MOVE_ALL(Allgather_c, MPI_Count, 2)
 MOVE_ALL(Alltoall, int, 3)
 MOVE_ALL(Alltoall_c, MPI_Count, 3)
+
+/* The v forms: the int forms widen their counts and displacements into
+ * scratch arrays for the one implementation (shmMoveV). */
+static int widen(MPI_Comm comm, const int *counts, const int *displs, int64_t **c, MPI_Aint **d)
+{
+	int n;
+	*c = NULL, *d = NULL;
+	if (counts == NULL || displs == NULL)
+		return MPI_SUCCESS; /* not used here (a non-root), or an error the call reports */
+	if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+		return MPI_ERR_COMM;
+	*c = malloc((size_t)n * sizeof **c);
+	*d = malloc((size_t)n * sizeof **d);
+	if (*c == NULL || *d == NULL) {
+		free(*c), free(*d);
+		return MPI_ERR_NO_MEM;
+	}
+	for (int i = 0; i < n; i++)
+		(*c)[i] = counts[i], (*d)[i] = displs[i];
+	return MPI_SUCCESS;
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int64_t *c;
+	MPI_Aint *d;
+	int rc = widen(comm, recvcounts, displs, &c, &d);
+	if (rc == MPI_SUCCESS)
+		rc = shmMoveV(B(sendbuf), sendcount, NULL, NULL, H(sendtype), B(recvbuf), 0, c, d, H(recvtype), root, H(comm), 0,
+			      IN_PLACE(sendbuf));
+	free(c), free(d);
+	return rc;
+}
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+		   const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return shmMoveV(B(sendbuf), sendcount, NULL, NULL, H(sendtype), B(recvbuf), 0, (int64_t *)(uintptr_t)recvcounts,
+			(MPI_Aint *)(uintptr_t)displs, H(recvtype), root, H(comm), 0, IN_PLACE(sendbuf));
+}
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+		  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int64_t *c;
+	MPI_Aint *d;
+	int rc = widen(comm, sendcounts, displs, &c, &d);
+	if (rc == MPI_SUCCESS)
+		rc = shmMoveV(B(sendbuf), 0, c, d, H(sendtype), B(recvbuf), recvcount, NULL, NULL, H(recvtype), root, H(comm), 1,
+			      IN_PLACE(recvbuf));
+	free(c), free(d);
+	return rc;
+}
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
+		    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	return shmMoveV(B(sendbuf), 0, (int64_t *)(uintptr_t)sendcounts, (MPI_Aint *)(uintptr_t)displs, H(sendtype), B(recvbuf),
+			recvcount, NULL, NULL, H(recvtype), root, H(comm), 1, IN_PLACE(recvbuf));
+}
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	int64_t *c;
+	MPI_Aint *d;
+	int rc = widen(comm, recvcounts, displs, &c, &d);
+	if (rc == MPI_SUCCESS)
+		rc = shmMoveV(B(sendbuf), sendcount, NULL, NULL, H(sendtype), B(recvbuf), 0, c, d, H(recvtype), 0, H(comm), 2,
+			      IN_PLACE(sendbuf));
+	free(c), free(d);
+	return rc;
+}
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+		      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return shmMoveV(B(sendbuf), sendcount, NULL, NULL, H(sendtype), B(recvbuf), 0, (int64_t *)(uintptr_t)recvcounts,
+			(MPI_Aint *)(uintptr_t)displs, H(recvtype), 0, H(comm), 2, IN_PLACE(sendbuf));
+}
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+		   const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	int64_t *sc = NULL, *rcn;
+	MPI_Aint *sd = NULL, *rd;
+	int rc = widen(comm, recvcounts, rdispls, &rcn, &rd);
+	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
+		rc = widen(comm, sendcounts, sdispls, &sc, &sd);
+	if (rc == MPI_SUCCESS)
+		rc = shmMoveV(B(sendbuf), 0, sc, sd, H(sendtype), B(recvbuf), 0, rcn, rd, H(recvtype), 0, H(comm), 3,
+			      IN_PLACE(sendbuf));
+	free(sc), free(sd), free(rcn), free(rd);
+	return rc;
+}
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+		     void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	return shmMoveV(B(sendbuf), 0, (int64_t *)(uintptr_t)sendcounts, (MPI_Aint *)(uintptr_t)sdispls, H(sendtype), B(recvbuf), 0,
+			(int64_t *)(uintptr_t)recvcounts, (MPI_Aint *)(uintptr_t)rdispls, H(recvtype), 0, H(comm), 3,
+			IN_PLACE(sendbuf));
+}
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) { return shmOpCreate(H(user_fn), commute, HP(op)); }
 int PMPI_Op_free(MPI_Op *op) { return shmOpFree(HP(op)); }

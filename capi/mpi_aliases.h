@@ -12,11 +12,15 @@
 #pragma weak MPI_Aint_diff = PMPI_Aint_diff
 #pragma weak MPI_Allgather = PMPI_Allgather
 #pragma weak MPI_Allgather_c = PMPI_Allgather_c
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
 #pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
 #pragma weak MPI_Allreduce = PMPI_Allreduce
 #pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 #pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
 #pragma weak MPI_Barrier = PMPI_Barrier
 #pragma weak MPI_Bcast = PMPI_Bcast
 #pragma weak MPI_Bcast_c = PMPI_Bcast_c
@@ -56,6 +60,8 @@
 #pragma weak MPI_Free_mem = PMPI_Free_mem
 #pragma weak MPI_Gather = PMPI_Gather
 #pragma weak MPI_Gather_c = PMPI_Gather_c
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
 #pragma weak MPI_Get = PMPI_Get
 #pragma weak MPI_Get_accumulate = PMPI_Get_accumulate
 #pragma weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c
@@ -152,6 +158,8 @@
 #pragma weak MPI_Scan_c = PMPI_Scan_c
 #pragma weak MPI_Scatter = PMPI_Scatter
 #pragma weak MPI_Scatter_c = PMPI_Scatter_c
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
 #pragma weak MPI_Send = PMPI_Send
 #pragma weak MPI_Send_c = PMPI_Send_c
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv

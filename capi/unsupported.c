@@ -423,12 +423,6 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 }
 #pragma weak MPI_Allgather_init = PMPI_Allgather_init
 
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Allgatherv_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
-
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Allgatherv_init_c", 0, (uintptr_t)comm);
@@ -440,12 +434,6 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 	return shmUnsupported("MPI_Allgatherv_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
-
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Allgatherv", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Allgatherv = PMPI_Allgatherv
 
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -471,12 +459,6 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 }
 #pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
 
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Alltoallv_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
-
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Alltoallv_init_c", 0, (uintptr_t)comm);
@@ -488,12 +470,6 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 	return shmUnsupported("MPI_Alltoallv_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
-
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Alltoallv", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Alltoallv = PMPI_Alltoallv
 
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
@@ -561,12 +537,6 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 }
 #pragma weak MPI_Gather_init = PMPI_Gather_init
 
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Gatherv_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
-
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Gatherv_init_c", 0, (uintptr_t)comm);
@@ -578,12 +548,6 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	return shmUnsupported("MPI_Gatherv_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
-
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Gatherv", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Gatherv = PMPI_Gatherv
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -867,12 +831,6 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 }
 #pragma weak MPI_Scatter_init = PMPI_Scatter_init
 
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Scatterv_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
-
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Scatterv_init_c", 0, (uintptr_t)comm);
@@ -884,12 +842,6 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 	return shmUnsupported("MPI_Scatterv_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
-
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Scatterv", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Scatterv = PMPI_Scatterv
 
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
@@ -2542,4 +2494,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 241 functions of the standard ABI are implemented, 416 are not. */
+/* 249 functions of the standard ABI are implemented, 408 are not. */

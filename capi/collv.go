@@ -1,0 +1,167 @@
+package main
+
+/*
+#include "mpi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// The v forms of the data-movement collectives.
+const (
+	mvGatherv = iota
+	mvScatterv
+	mvAllgatherv
+	mvAlltoallv
+)
+
+var mvvNames = [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv"}
+
+// vArrays reads n counts and displacements (instances and extents of a
+// type) and returns them with the instances the buffer must hold.
+func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int) ([]int, []int, int64, error) {
+	c, d := int64sAt(cp, n), aintsAt(dp, n)
+	if c == nil || d == nil {
+		return nil, nil, 0, fmt.Errorf("NULL counts or displacements: %w", comm.ErrArg)
+	}
+	counts, displs := make([]int, n), make([]int, n)
+	var hi int64
+	for q := range n {
+		counts[q], displs[q] = int(c[q]), int(d[q])
+		if c[q] < 0 {
+			return nil, nil, 0, fmt.Errorf("rank %d's count %d is negative: %w", q, int64(c[q]), comm.ErrCount)
+		}
+		if d[q] < 0 {
+			return nil, nil, 0, fmt.Errorf("rank %d's displacement %d is negative: %w", q, int64(d[q]), comm.ErrArg)
+		}
+		if c[q] > 0 {
+			hi = max(hi, int64(d[q])+int64(c[q]))
+		}
+	}
+	return counts, displs, hi, nil
+}
+
+// shmMoveV is Gatherv, Scatterv, Allgatherv and Alltoallv. The counts and
+// displacements come as int64 (the C side widens the int forms'); the
+// fixed side of a rooted form is (p, count, dt).
+//
+//export shmMoveV
+func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_Aint, sdt C.uintptr_t,
+	rp *C.char, rcount C.int64_t, rcounts *C.int64_t, rdispls *C.MPI_Aint, rdt C.uintptr_t,
+	root C.int, h C.uintptr_t, kind, inPlace C.int) C.int {
+	call := mvvNames[kind]
+	x, code := collArgs(call, h)
+	if code != 0 {
+		return code
+	}
+	n := x.c.Size()
+	isRoot := x.c.Rank() == int(root)
+	err := func() error {
+		st, rt := dtype.Byte, dtype.Byte
+		if !(inPlace != 0 && kind != mvScatterv) && (kind != mvScatterv || isRoot) {
+			t, err := typeOf(uintptr(sdt))
+			if err != nil {
+				return err
+			}
+			st = t.t
+		}
+		if !(inPlace != 0 && kind == mvScatterv) && (kind != mvGatherv || isRoot) {
+			t, err := typeOf(uintptr(rdt))
+			if err != nil {
+				return err
+			}
+			rt = t.t
+		}
+		switch kind {
+		case mvGatherv:
+			var counts, displs []int
+			var r []byte
+			if isRoot {
+				var hi int64
+				var err error
+				if counts, displs, hi, err = vArrays(rcounts, rdispls, n); err != nil {
+					return err
+				}
+				if r, err = buf(rp, hi, rt); err != nil {
+					return err
+				}
+			}
+			if inPlace != 0 && isRoot {
+				return comm.GathervTypeInPlace(x.c, r, 0, counts, displs, rt, int(root))
+			}
+			s, err := buf(sp, int64(scount), st)
+			if err != nil {
+				return err
+			}
+			return comm.GathervType(x.c, s, int(scount), st, r, counts, displs, rt, int(root))
+		case mvScatterv:
+			var counts, displs []int
+			var s []byte
+			if isRoot {
+				var hi int64
+				var err error
+				if counts, displs, hi, err = vArrays(scounts, sdispls, n); err != nil {
+					return err
+				}
+				if s, err = buf(sp, hi, st); err != nil {
+					return err
+				}
+			}
+			if inPlace != 0 && isRoot {
+				return comm.ScattervTypeInPlace(x.c, s, 0, counts, displs, st, int(root))
+			}
+			r, err := buf(rp, int64(rcount), rt)
+			if err != nil {
+				return err
+			}
+			return comm.ScattervType(x.c, s, counts, displs, st, r, int(rcount), rt, int(root))
+		case mvAllgatherv:
+			counts, displs, hi, err := vArrays(rcounts, rdispls, n)
+			if err != nil {
+				return err
+			}
+			r, err := buf(rp, hi, rt)
+			if err != nil {
+				return err
+			}
+			if inPlace != 0 {
+				return comm.AllgathervTypeInPlace(x.c, r, counts, displs, rt)
+			}
+			s, err := buf(sp, int64(scount), st)
+			if err != nil {
+				return err
+			}
+			return comm.AllgathervType(x.c, s, int(scount), st, r, counts, displs, rt)
+		default:
+			rc, rd, rhi, err := vArrays(rcounts, rdispls, n)
+			if err != nil {
+				return err
+			}
+			r, err := buf(rp, rhi, rt)
+			if err != nil {
+				return err
+			}
+			if inPlace != 0 {
+				return comm.AlltoallvTypeInPlace(x.c, r, rc, rd, rt)
+			}
+			sc, sd, shi, err := vArrays(scounts, sdispls, n)
+			if err != nil {
+				return err
+			}
+			s, err := buf(sp, shi, st)
+			if err != nil {
+				return err
+			}
+			return comm.AlltoallvType(x.c, s, sc, sd, st, r, rc, rd, rt)
+		}
+	}()
+	if err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}

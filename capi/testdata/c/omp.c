@@ -1,0 +1,52 @@
+/* ranks: 2
+ * cflags: -fopenmp
+ * C ranks with OpenMP threads under MPI_THREAD_MULTIPLE: every thread of
+ * each rank exchanges messages with its twin thread on the other rank (tag
+ * = thread number) and adds to a counter in rank 0's window, at once. */
+#include <omp.h>
+#include "check.h"
+
+#define THREADS 4
+#define ITERS 200
+
+int main(int argc, char **argv)
+{
+	int rank, size, provided;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+	int main_thread;
+	MPI_Is_thread_main(&main_thread);
+	CHECK(main_thread, "the initializing thread is not the main thread");
+
+	MPI_Win w;
+	long *ctr;
+	MPI_Win_allocate(sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &ctr, &w);
+	*ctr = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, w);
+	int bad = 0, other = 1 - rank;
+#pragma omp parallel num_threads(THREADS) reduction(+ : bad)
+	{
+		int t = omp_get_thread_num();
+		long one = 1;
+		for (int i = 0; i < ITERS; i++) {
+			int out = rank * 100000 + t * 1000 + i, in = -1;
+			MPI_Sendrecv(&out, 1, MPI_INT, other, t, &in, 1, MPI_INT, other, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (in != other * 100000 + t * 1000 + i)
+				bad++;
+			MPI_Accumulate(&one, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, w);
+			MPI_Win_flush(0, w);
+		}
+	}
+	MPI_Win_unlock_all(w);
+	CHECK(bad == 0, "%d messages reached the wrong thread", bad);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(*ctr == (long)size * THREADS * ITERS, "counter %ld, want %ld", *ctr, (long)size * THREADS * ITERS);
+	report("OpenMP threads under MPI_THREAD_MULTIPLE");
+	MPI_Win_free(&w);
+	MPI_Finalize();
+	return 0;
+}
