@@ -1,7 +1,7 @@
 package main
 
 /*
-#include "mpi.h"
+#include "capi.h"
 */
 import "C"
 
@@ -60,6 +60,7 @@ type winH struct {
 	name  string
 	attrs winAttrs // C memory for MPI_Win_get_attr's answers
 	comm  *comm.Comm
+	desc  *C.shmrun_win_desc // the C fast path's descriptor, or nil
 }
 
 // A reqH is a request handle's object: a point-to-point or collective

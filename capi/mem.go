@@ -121,3 +121,17 @@ func int64sAt(p *C.int64_t, n int) []C.int64_t {
 	}
 	return unsafe.Slice(p, n)
 }
+
+// ptrSize is the size of a C pointer.
+const ptrSize = unsafe.Sizeof(uintptr(0))
+
+// charPtrsAt is the n char pointers at p.
+func charPtrsAt(p **C.char, n int) []*C.char {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// freeC frees C memory.
+func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "capi.h"
 #include "_cgo_export.h"
+#include "mpi_fast.h"
 
 #define H(x) ((uintptr_t)(x))
 #define HP(x) ((uintptr_t *)(x))
@@ -588,11 +589,20 @@ SYNC(Win_lock, (int lock_type, int rank, int assert, MPI_Win win), 1, lock_type,
 SYNC(Win_unlock, (int rank, MPI_Win win), 2, 0, rank, 0, 0)
 SYNC(Win_lock_all, (int assert, MPI_Win win), 3, 0, 0, assert, 0)
 SYNC(Win_unlock_all, (MPI_Win win), 4, 0, 0, 0, 0)
-SYNC(Win_flush, (int rank, MPI_Win win), 5, 0, rank, 0, 0)
-SYNC(Win_flush_all, (MPI_Win win), 6, 0, 0, 0, 0)
-SYNC(Win_flush_local, (int rank, MPI_Win win), 7, 0, rank, 0, 0)
-SYNC(Win_flush_local_all, (MPI_Win win), 8, 0, 0, 0, 0)
-SYNC(Win_sync, (MPI_Win win), 9, 0, 0, 0, 0)
+/* Flushes and Win_sync are a fence in C when the descriptor shows the
+ * passive-target epoch they need. */
+#define FSYNC(NAME, ARGS, KIND, RANK, FAST)                         \
+	int PMPI_##NAME ARGS                                       \
+	{                                                          \
+		if ((FAST) == 0)                                   \
+			return MPI_SUCCESS;                        \
+		return shmWinSync(H(win), KIND, 0, RANK, 0, 0, NULL); \
+	}
+FSYNC(Win_flush, (int rank, MPI_Win win), 5, rank, shmrun_fast_flush(win, rank))
+FSYNC(Win_flush_all, (MPI_Win win), 6, 0, shmrun_fast_flush_all(win))
+FSYNC(Win_flush_local, (int rank, MPI_Win win), 7, rank, shmrun_fast_flush(win, rank))
+FSYNC(Win_flush_local_all, (MPI_Win win), 8, 0, shmrun_fast_flush_all(win))
+FSYNC(Win_sync, (MPI_Win win), 9, 0, shmrun_fast_flush_all(win))
 SYNC(Win_complete, (MPI_Win win), 10, 0, 0, 0, 0)
 SYNC(Win_wait, (MPI_Win win), 11, 0, 0, 0, 0)
 SYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, 0, 0, assert, H(group))
@@ -605,6 +615,9 @@ int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 
 	int PMPI_##NAME(CONST void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Win win)  \
 	{                                                                                               \
+		if (shmrun_fast_copy(win, KIND == 0, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype, \
+				     target_rank, target_disp, target_count, target_datatype) == 0)           \
+			return MPI_SUCCESS;                                                             \
 		return shmRMA(KIND, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank, \
 			      target_disp, target_count, H(target_datatype), 0, H(win), NULL, NULL);          \
 	}
@@ -630,6 +643,9 @@ RPUT(Rget_c, MPI_Count, 1, NOCONST)
 	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) \
 	{                                                                                                  \
+		if (shmrun_fast_acc(win, origin_addr, origin_count, origin_datatype, NULL, 0, NULL, target_rank,  \
+				    target_disp, target_count, target_datatype, op, 0) == 0)                    \
+			return MPI_SUCCESS;                                                                \
 		return shmRMA(2, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank,        \
 			      target_disp, target_count, H(target_datatype), H(op), H(win), NULL, NULL);         \
 	}
@@ -652,6 +668,10 @@ RACC(Raccumulate_c, MPI_Count)
 			CT result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,     \
 			CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win REQP)              \
 	{                                                                                                    \
+		if ((REQ) == NULL && shmrun_fast_acc(win, origin_addr, origin_count, origin_datatype, result_addr,    \
+						 result_count, result_datatype, target_rank, target_disp, target_count, \
+						 target_datatype, op, 1) == 0)                                         \
+			return MPI_SUCCESS;                                                                  \
 		return shmRMA(3, B(origin_addr), origin_count, H(origin_datatype), B(result_addr), result_count,      \
 			      H(result_datatype), target_rank, target_disp, target_count, H(target_datatype), H(op),  \
 			      H(win), REQ, NULL);                                                                 \
@@ -665,6 +685,8 @@ GETACC(Rget_accumulate_c, MPI_Count, COMMA_REQ, HP(request))
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
 		      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+	if (shmrun_fast_acc(win, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, 1) == 0)
+		return MPI_SUCCESS;
 	return shmRMA(4, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
 		      H(datatype), H(op), H(win), NULL, NULL);
 }
@@ -672,6 +694,8 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
 			  int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
+	if (shmrun_fast_cas(win, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp) == 0)
+		return MPI_SUCCESS;
 	return shmRMA(5, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
 		      H(datatype), 0, H(win), NULL, B(compare_addr));
 }

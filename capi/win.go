@@ -3,6 +3,10 @@ package main
 /*
 #include <stdlib.h>
 #include "capi.h"
+
+static void shmrun_set_win(int slot, shmrun_win_desc *d) {
+	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
+}
 */
 import "C"
 
@@ -51,10 +55,14 @@ func newWin(w *win.Win, x *commH) C.uintptr_t {
 	blk.disp_unit = C.int(a.DispUnit)
 	blk.flavor = flavors[a.Flavor]
 	blk.model = C.MPI_WIN_UNIFIED
+	d := newDesc(w)
 	tab.Lock()
 	defer tab.Unlock()
-	h := newHandle()
-	tab.wins[h] = &winH{h: h, w: w, errh: hErrorsAreFatal, attrs: blk, comm: x.c}
+	h, slot := newWinHandle()
+	tab.wins[h] = &winH{h: h, w: w, errh: hErrorsAreFatal, attrs: blk, comm: x.c, desc: d}
+	if slot >= 0 && d != nil {
+		C.shmrun_set_win(C.int(slot), d)
+	}
 	return C.uintptr_t(h)
 }
 
@@ -133,7 +141,11 @@ func shmWinFree(h *C.uintptr_t) C.int {
 	if err := x.w.Free(); err != nil {
 		return x.raise("MPI_Win_free", err)
 	}
-	drop(tab.wins, uintptr(*h))
+	tab.Lock()
+	delete(tab.wins, uintptr(*h))
+	freeWinHandle(uintptr(*h))
+	tab.Unlock()
+	freeDesc(x.desc)
 	freeAttrs(x.attrs)
 	*h = hWinNull
 	return C.MPI_SUCCESS
@@ -231,6 +243,7 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 	if err != nil {
 		return x.raise(call, err)
 	}
+	x.noteEpoch(int(kind), int(rank))
 	return C.MPI_SUCCESS
 }
 

@@ -89,6 +89,30 @@ int main(int argc, char **argv)
 	CHECK(flag && (mysize == 0 || wbase == base), "base");
 	report("window attributes");
 
+#ifdef MPI_ABI_VERSION
+	/* shmrun checks every RMA call: outside an epoch, or past the target's
+	 * part, a Put is an error, returned here under MPI_ERRORS_RETURN, and
+	 * nothing is written. */
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+	double z = 5;
+	int err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, win), class;
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RMA_SYNC, "Put outside an epoch: class %d", class);
+	MPI_Win_lock_all(0, win);
+	err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, win); /* rank 0 holds one double */
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RMA_RANGE, "Put past the part: class %d", class);
+	err = MPI_Accumulate(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_BAND, win);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_OP, "MPI_BAND on doubles: class %d", class);
+	MPI_Win_unlock_all(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		CHECK(base[0] == 1003, "a refused call wrote: %g", base[0]);
+	MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL);
+#endif
+	report("RMA errors");
+
 	MPI_Win_free(&win);
 	CHECK(win == MPI_WIN_NULL, "Win_free leaves the handle");
 	report("Win_free");
