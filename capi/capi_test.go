@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,5 +200,41 @@ func TestMixedJob(t *testing.T) {
 		if got != want {
 			t.Errorf("%s first: printed\n%s\nwant\n%s", filepath.Base(order[0]), got, want)
 		}
+	}
+}
+
+// TestCRankCrash: a C rank that dies of a signal ends the job like a Go
+// rank: shmrun exits with 128+signal, and the other ranks (waiting in a
+// barrier) are ended, not left hanging.
+func TestCRankCrash(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "crash.c")
+	prog := `#include <mpi.h>
+#include <signal.h>
+int main(int argc, char **argv) {
+	int rank;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 1)
+		raise(SIGSEGV);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(tmp, "crash")
+	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("shmcc: %v\n%s", err, out)
+	}
+	start := time.Now()
+	cmd := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "3", "--oversubscribe", "--timeout", "60s", exe)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+11 {
+		t.Fatalf("shmrun exited %v after %v, want status %d (SIGSEGV)\n%s", err, time.Since(start), 128+11, out)
 	}
 }

@@ -1,5 +1,5 @@
 // Command capi is libmpi_abi.so: the MPI C interface on the MPI 5.0
-// standard ABI (include/mpi.h), over the same runtime as the Go packages.
+// standard ABI (include/abi/mpi.h), over the same runtime as the Go packages.
 // It is built with go build -buildmode=c-shared (go run
 // ./cmd/shmrun-install DIR builds and installs it with mpi.h and shmcc);
 // C programs compiled against mpi.h link it, and run under shmrun beside Go

@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shmrun/shmrun/comm"
@@ -30,17 +33,13 @@ const (
 	stateDone
 )
 
-func initialized() bool {
-	env.Lock()
-	defer env.Unlock()
-	return env.state == stateInit
-}
+// envState mirrors env.state for the checks every call makes (an atomic
+// load, not the mutex).
+var envState atomic.Int32
 
-func finalized() bool {
-	env.Lock()
-	defer env.Unlock()
-	return env.state == stateDone
-}
+func initialized() bool { return envState.Load() == stateInit }
+
+func finalized() bool { return envState.Load() == stateDone }
 
 // worldRank is this process's world rank, -1 before Init.
 func worldRank() int {
@@ -86,9 +85,11 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 	tab.Lock()
 	tab.comms[hCommWorld] = &commH{h: hCommWorld, c: w, errh: hErrorsAreFatal, name: "MPI_COMM_WORLD", attr: newAttrBlock(w)}
 	tab.comms[hCommSelf] = &commH{h: hCommSelf, c: self, errh: hErrorsAreFatal, name: "MPI_COMM_SELF"}
+	tab.infos[hInfoEnv] = envInfo(w)
 	tab.Unlock()
 	env.Lock()
 	env.world, env.state, env.thread = w, stateInit, C.MPI_THREAD_MULTIPLE
+	envState.Store(stateInit)
 	env.main = osThread()
 	env.Unlock()
 	if provided != nil {
@@ -106,6 +107,7 @@ func shmFinalize() C.int {
 	err := comm.Finalize()
 	env.Lock()
 	env.state = stateDone
+	envState.Store(stateDone)
 	env.Unlock()
 	if err != nil {
 		return raise("MPI_Finalize", hErrorsAreFatal, 0, err)
@@ -215,4 +217,28 @@ func cbool(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// envInfo is MPI_INFO_ENV: how this process was started (the standard's
+// reserved keys that apply).
+func envInfo(w *comm.Comm) *infoH {
+	x := &infoH{vals: map[string]string{}}
+	set := func(k, v string) {
+		x.keys = append(x.keys, k)
+		x.vals[k] = v
+	}
+	if len(os.Args) > 0 {
+		set("command", os.Args[0])
+		set("argv", strings.Join(os.Args[1:], " "))
+	}
+	set("maxprocs", strconv.Itoa(w.Size()))
+	if host, err := os.Hostname(); err == nil {
+		set("host", host)
+	}
+	set("arch", runtime.GOOS+"/"+runtime.GOARCH)
+	if wd, err := os.Getwd(); err == nil {
+		set("wdir", wd)
+	}
+	set("thread_level", "MPI_THREAD_MULTIPLE")
+	return x
 }

@@ -9,8 +9,6 @@ shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
 static void shmrun_set_win(int slot, shmrun_win_desc *d) {
 	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
 }
-static void shmrun_set_lockall(shmrun_win_desc *d, int v) { __atomic_store_n(&d->lockall, v, __ATOMIC_RELAXED); }
-static void shmrun_set_locked(shmrun_win_desc *d, int t, int v) { __atomic_store_n(&d->locked[t], v, __ATOMIC_RELAXED); }
 */
 import "C"
 
@@ -96,18 +94,20 @@ func (x *winH) noteEpoch(kind, rank int) {
 	if d == nil {
 		return
 	}
+	// Stored from Go (atomically: C threads read them), not by a call
+	// into C, which costs more than the rest of a Lock.
 	switch kind {
 	case syLockAll:
-		C.shmrun_set_lockall(d, 1)
+		storeInt(&d.lockall, 1)
 	case syUnlockAll:
-		C.shmrun_set_lockall(d, 0)
+		storeInt(&d.lockall, 0)
 	case syLock, syUnlock:
 		if rank >= 0 && rank < int(d.n) {
-			v := C.int(0)
+			v := int32(0)
 			if kind == syLock {
 				v = 1
 			}
-			C.shmrun_set_locked(d, C.int(rank), v)
+			storeInt(&intsAt(d.locked, int(d.n))[rank], v)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/shmrun/shmrun/win"
 )
 
-// Predefined handle values (the standard's, include/mpi.h).
+// Predefined handle values (the standard's, include/abi/mpi.h).
 const (
 	hCommNull  = 0x100
 	hCommWorld = 0x101

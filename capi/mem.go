@@ -1,13 +1,16 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
+#cgo CFLAGS: -I${SRCDIR}/../include/abi
 #include <stdlib.h>
 #include "capi.h"
 */
 import "C"
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // The library's only unsafe code: C pointers the MPI calls receive, made
 // into Go slices and back. A slice made here aliases the C program's
@@ -135,3 +138,7 @@ func charPtrsAt(p **C.char, n int) []*C.char {
 
 // freeC frees C memory.
 func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
+
+// storeInt stores v into the C int at p atomically (C threads read it with
+// __atomic loads).
+func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p)), v) }

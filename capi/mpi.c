@@ -710,6 +710,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) { return shmWinGetGroup(H(
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { return shmWinAttach(H(win), B(base), size, 1); }
 int PMPI_Win_detach(MPI_Win win, const void *base) { return shmWinAttach(H(win), B(base), 0, 0); }
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) { return shmWinGetInfo(H(win), HP(info_used)); }
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) { return shmWinSetInfo(H(win), H(info)); }
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) { return shmAllocMem(size, H(info), (char **)baseptr); }
 int PMPI_Free_mem(void *base) { return shmFreeMem(B(base)); }

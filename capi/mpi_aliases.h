@@ -240,6 +240,7 @@
 #pragma weak MPI_Win_lock_all = PMPI_Win_lock_all
 #pragma weak MPI_Win_post = PMPI_Win_post
 #pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
+#pragma weak MPI_Win_set_info = PMPI_Win_set_info
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
 #pragma weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c
 #pragma weak MPI_Win_start = PMPI_Win_start

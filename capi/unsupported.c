@@ -1521,12 +1521,6 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 }
 #pragma weak MPI_Unpublish_name = PMPI_Unpublish_name
 
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
-{
-	return shmUnsupported("MPI_Win_set_info", 1, (uintptr_t)win);
-}
-#pragma weak MPI_Win_set_info = PMPI_Win_set_info
-
 int PMPI_Grequest_complete(MPI_Request request)
 {
 	return shmUnsupported("MPI_Grequest_complete", 0, 0);
@@ -2494,4 +2488,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 249 functions of the standard ABI are implemented, 408 are not. */
+/* 250 functions of the standard ABI are implemented, 407 are not. */

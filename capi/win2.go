@@ -156,3 +156,19 @@ func shmFreeMem(base *C.char) C.int {
 	}
 	return C.MPI_SUCCESS
 }
+
+// shmWinSetInfo is MPI_Win_set_info: the hints are checked as an info
+// object and not taken (the standard lets an implementation ignore hints;
+// MPI_Win_get_info keeps reporting the hints in effect).
+//
+//export shmWinSetInfo
+func shmWinSetInfo(h, info C.uintptr_t) C.int {
+	x, code := winOf("MPI_Win_set_info", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if _, err := infoMap(uintptr(info)); err != nil {
+		return x.raise("MPI_Win_set_info", err)
+	}
+	return C.MPI_SUCCESS
+}

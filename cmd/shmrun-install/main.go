@@ -70,7 +70,7 @@ func install(dir string) error {
 	if err := relink(filepath.Join(lib, "libmpi_abi.so"), soname); err != nil {
 		return err
 	}
-	if err := copyFile(filepath.Join(inc, "mpi.h"), filepath.Join(root, "include", "mpi.h"), 0o644); err != nil {
+	if err := copyFile(filepath.Join(inc, "mpi.h"), filepath.Join(root, "include", "abi", "mpi.h"), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("installed shmrun into %s: bin/shmrun, bin/shmcc (and mpicc_abi), lib/%s, include/mpi.h\n", dir, soname)

@@ -1,4 +1,4 @@
-// Command capigen writes the C library's generated files from include/mpi.h
+// Command capigen writes the C library's generated files from include/abi/mpi.h
 // and capi/mpi.c: capi/mpi_aliases.h (the weak MPI_ alias of every PMPI_
 // function mpi.c defines) and capi/unsupported.c (every other function of
 // the standard ABI, returning MPI_ERR_UNSUPPORTED_OPERATION through the
@@ -61,7 +61,7 @@ var protoRE = regexp.MustCompile(`^(int|double|MPI_[A-Za-z]+) (MPI_[A-Za-z0-9_]+
 var deprecated = []string{"MPI_Attr_delete", "MPI_Attr_get", "MPI_Attr_put", "MPI_Keyval_create", "MPI_Keyval_free"}
 
 func generate(root string) (map[string][]byte, error) {
-	h, err := os.ReadFile(filepath.Join(root, "include", "mpi.h"))
+	h, err := os.ReadFile(filepath.Join(root, "include", "abi", "mpi.h"))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func generate(root string) (map[string][]byte, error) {
 		protos = append(protos, proto{m[1], m[2], m[3]})
 	}
 	if len(protos) < 600 {
-		return nil, fmt.Errorf("include/mpi.h declares %d MPI functions: its prototypes were not found", len(protos))
+		return nil, fmt.Errorf("include/abi/mpi.h declares %d MPI functions: its prototypes were not found", len(protos))
 	}
 	src, err := os.ReadFile(filepath.Join(root, "capi", "mpi.c"))
 	if err != nil {
@@ -88,7 +88,7 @@ func generate(root string) (map[string][]byte, error) {
 	var names []string
 	for n := range impl {
 		if !declared["MPI_"+n] {
-			return nil, fmt.Errorf("capi/mpi.c defines PMPI_%s, which include/mpi.h does not declare", n)
+			return nil, fmt.Errorf("capi/mpi.c defines PMPI_%s, which include/abi/mpi.h does not declare", n)
 		}
 		names = append(names, n)
 	}

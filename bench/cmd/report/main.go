@@ -291,6 +291,50 @@ func writeTable(b *strings.Builder, r *results, ls []line) {
 	}
 }
 
+// writeCTable writes the C twin's rows beside the Go API's and the MPIs'.
+func writeCTable(b *strings.Builder, r *results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("| measurement | shmrun from C | shmrun from Go | Open MPI | MPICH | C ÷ Open MPI | C ÷ Go |\n")
+	p("|---|---|---|---|---|---|---|\n")
+	for _, l := range append(append([]line{}, lines...), p2pLines...) {
+		c, cok := r.get("shmrunc", l.name)
+		if !cok {
+			continue
+		}
+		g, gok := r.get("shmrun", l.name)
+		o, ook := r.get("openmpi", l.name)
+		m, mok := r.get("mpich", l.name)
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", l.label, fmtNS(c, cok), fmtNS(g, gok), fmtNS(o, ook), fmtNS(m, mok),
+			ratio(c, o, cok, ook), ratio(c, g, cok, gok))
+	}
+}
+
+// cTwinTargets are issue 18's goals for the C twin of each small-op row:
+// at most 0.5× Open MPI (with the C-limit rule), and at most 1.2× the Go
+// API's row.
+func cTwinTargets() []target {
+	var ts []target
+	for _, l := range append(append([]line{}, lines...), p2pLines...) {
+		if !cTwinRows[l.name] {
+			continue
+		}
+		n := l.name
+		t := target{text: "C twin: " + l.label + " ≤ 0.5× Open MPI (issue 18)", limit: 0.5,
+			eval: over("shmrunc", n, "openmpi", n)}
+		if l.limit != "" {
+			t.floor, t.cLimit = over("climit", l.limit, "openmpi", n), over("shmrunc", n, "climit", l.limit)
+		}
+		ts = append(ts, t, target{text: "C twin: " + l.label + " ≤ 1.2× the Go API's row (issue 18)", limit: 1.2,
+			eval: over("shmrunc", n, "shmrun", n)})
+	}
+	return ts
+}
+
+// cTwinRows are the rows bench/run measures for the C twin (its capi_rows).
+var cTwinRows = map[string]bool{"put8_flush": true, "get8_flush": true, "acc_sum_i64": true, "fetch_and_op_i64": true,
+	"cas_i64": true, "get_acc_sum_i64": true, "lock_unlock_excl": true, "lockall_unlockall": true, "barrier": true,
+	"fence": true, "pscw_put8": true, "allreduce_8": true, "bcast_8": true, "reduce_8": true, "pingpong_8": true, "msgrate_8": true}
+
 func (r *results) get(rt, name string) (row, bool) {
 	x, ok := r.rows[rt][name]
 	return x, ok
@@ -356,12 +400,19 @@ func write(r *results, dir, cmd string) error {
 	p("a shared slot below 64 KiB (two memcpys), by process_vm_readv from the sender's private\n")
 	p("buffer from 64 KiB on (one copy).\n\n")
 	writeTable(&b, r, p2pLines)
+	if len(r.rows["shmrunc"]) > 0 {
+		p("\n## C programs on shmrun (libmpi_abi, the MPI 5.0 standard ABI)\n\n")
+		p("bench/c/rmabench.c — the very source of the Open MPI and MPICH columns — built\n")
+		p("with shmcc against shmrun's libmpi_abi and run under shmrun: what a C program gets\n")
+		p("(issue 18). The Go column is the Go API's row of the same name.\n\n")
+		writeCTable(&b, r)
+	}
 	p("\n## Targets from the issues, checked against this run\n\n")
 	p("The last column is the same ratio with the plain-C limit in shmrun's place: what a\n")
 	p("runtime with no overhead at all over the hardware would score. A target below it\n")
 	p("cannot be met on this machine by any implementation of the same work.\n\n")
 	p("| target | measured | met | C limit would score |\n|---|---|---|---|\n")
-	for _, tg := range targets {
+	for _, tg := range append(append([]target{}, targets...), cTwinTargets()...) {
 		floor := "—"
 		if tg.floor != nil {
 			if f, ok := tg.floor(r); ok {
