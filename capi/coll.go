@@ -73,6 +73,7 @@ var redNames = [...]string{"MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter_bl
 type reducer func(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *opH, dt C.uintptr_t, root int, inPlace bool) error
 
 func reducerOf[T atomics.Elem]() reducer {
+	basic := dtype.Basic(atomics.TypeOf[T]())
 	return func(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *opH, dt C.uintptr_t, root int, inPlace bool) error {
 		if op.user != nil {
 			u, err := comm.OpCreate(func(in, inout []T) {
@@ -83,7 +84,47 @@ func reducerOf[T atomics.Elem]() reducer {
 			}
 			return reduceAs[T](kind, c, s, r, n, t, u, root, inPlace)
 		}
+		if t == basic {
+			// A predefined type: the generic call on views of the
+			// buffers, no packing (the typed forms copy).
+			sv, sok := viewOf[T](s, n)
+			rv, rok := viewOf[T](r, len(r)/max(1, int(t.Extent())))
+			if (sok || s == nil) && (rok || r == nil) {
+				return reduceDirect(kind, c, sv, rv, op.op, root, inPlace)
+			}
+		}
 		return reduceAs[T](kind, c, s, r, n, t, op.op, root, inPlace)
+	}
+}
+
+// reduceDirect is reduceAs on element slices (predefined types, aligned).
+func reduceDirect[T atomics.Elem](kind int, c *comm.Comm, s, r []T, op atomics.Op, root int, inPlace bool) error {
+	switch kind {
+	case redReduce:
+		if inPlace {
+			return comm.ReduceInPlace(c, r, op, root)
+		}
+		return comm.Reduce(c, s, r, op, root)
+	case redAllreduce:
+		if inPlace {
+			return comm.AllreduceInPlace(c, r, op)
+		}
+		return comm.Allreduce(c, s, r, op)
+	case redScatterBlock:
+		if inPlace {
+			return comm.ReduceScatterBlockInPlace(c, r, op)
+		}
+		return comm.ReduceScatterBlock(c, s, r, op)
+	case redScan:
+		if inPlace {
+			return comm.ScanInPlace(c, r, op)
+		}
+		return comm.Scan(c, s, r, op)
+	default:
+		if inPlace {
+			return comm.ExscanInPlace(c, r, op)
+		}
+		return comm.Exscan(c, s, r, op)
 	}
 }
 

@@ -86,6 +86,7 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 	tab.comms[hCommWorld] = &commH{h: hCommWorld, c: w, errh: hErrorsAreFatal, name: "MPI_COMM_WORLD", attr: newAttrBlock(w)}
 	tab.comms[hCommSelf] = &commH{h: hCommSelf, c: self, errh: hErrorsAreFatal, name: "MPI_COMM_SELF"}
 	tab.infos[hInfoEnv] = envInfo(w)
+	worldH.Store(tab.comms[hCommWorld])
 	tab.Unlock()
 	env.Lock()
 	env.world, env.state, env.thread = w, stateInit, C.MPI_THREAD_MULTIPLE

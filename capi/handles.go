@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/win"
@@ -137,6 +138,11 @@ func commOf(call string, h uintptr) (*commH, C.int) {
 	if !initialized() {
 		return nil, notInit(call)
 	}
+	if h == hCommWorld {
+		if x := worldH.Load(); x != nil {
+			return x, 0
+		}
+	}
 	if x, ok := get(tab.comms, h); ok {
 		return x, 0
 	}
@@ -146,6 +152,9 @@ func commOf(call string, h uintptr) (*commH, C.int) {
 	}
 	return nil, raiseSelf(call, fmt.Errorf("%s (handle %#x): %w", what, h, comm.ErrComm))
 }
+
+// worldH is MPI_COMM_WORLD's object, looked up without the tables' lock.
+var worldH atomic.Pointer[commH]
 
 // winOf is window handle h's object.
 func winOf(call string, h uintptr) (*winH, C.int) {

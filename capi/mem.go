@@ -142,3 +142,17 @@ func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
 // storeInt stores v into the C int at p atomically (C threads read it with
 // __atomic loads).
 func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p)), v) }
+
+// viewOf is b as n elements of T, in place, when b is aligned for T and
+// holds them (false otherwise: the caller takes the copying path).
+func viewOf[T any](b []byte, n int) ([]T, bool) {
+	var zero T
+	size, align := int(unsafe.Sizeof(zero)), uintptr(unsafe.Alignof(zero))
+	if n == 0 {
+		return []T{}, true
+	}
+	if n < 0 || len(b) < n*size || uintptr(unsafe.Pointer(&b[0]))%align != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), true
+}

@@ -123,14 +123,26 @@ func registerTypes() {
 				panic(fmt.Sprintf("capi: predefined %s: %v", p.name, err))
 			}
 		}
-		tab.types[p.h] = &typeH{t: t, name: p.name, pre: true}
+		x := &typeH{t: t, name: p.name, pre: true}
+		tab.types[p.h] = x
+		predefTypeArr[p.h-hDatatypeNull] = x
 	}
 }
+
+// The predefined types and ops by handle value: looked up without the
+// tables' lock (they never change).
+var (
+	predefTypeArr [0x100]*typeH // handle - hDatatypeNull
+	predefOpArr   [0x20]*opH    // handle - hOpNull
+)
 
 func init() { registerTypes(); registerOps() }
 
 // typeOf is datatype handle h's object.
 func typeOf(h uintptr) (*typeH, error) {
+	if i := h - hDatatypeNull; i < uintptr(len(predefTypeArr)) && predefTypeArr[i] != nil {
+		return predefTypeArr[i], nil
+	}
 	if x, ok := get(tab.types, h); ok {
 		return x, nil
 	}
@@ -159,12 +171,17 @@ var predefOps = []struct {
 
 func registerOps() {
 	for _, p := range predefOps {
-		tab.ops[p.h] = &opH{op: p.op, name: p.op.String()}
+		x := &opH{op: p.op, name: p.op.String()}
+		tab.ops[p.h] = x
+		predefOpArr[p.h-hOpNull] = x
 	}
 }
 
 // opOf is op handle h's object.
 func opOf(h uintptr) (*opH, error) {
+	if i := h - hOpNull; i < uintptr(len(predefOpArr)) && predefOpArr[i] != nil {
+		return predefOpArr[i], nil
+	}
 	if x, ok := get(tab.ops, h); ok {
 		return x, nil
 	}
