@@ -67,10 +67,11 @@ type winH struct {
 // A reqH is a request handle's object: a point-to-point or collective
 // request of the runtime, or one complete from the start (done, st).
 type reqH struct {
-	r    *comm.Request
-	c    *commH // whose error handler its errors go to
-	done bool
-	st   comm.Status
+	r       *comm.Request
+	c       *commH // whose error handler its errors go to
+	done    bool
+	st      comm.Status
+	persist *persistent // a persistent request's arguments (inactive while r is nil)
 }
 
 // The handle tables. One lock guards them all: lookups take it for

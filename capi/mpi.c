@@ -276,6 +276,37 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 	return shmMrecv(B(buf), count, H(datatype), HP(message), 0, HP(request), NULL);
 }
 
+#define SEND_INIT(NAME, CT, MODE)                                                                               \
+	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
+			MPI_Request *request)                                                                  \
+	{                                                                                                      \
+		return shmPersistInit(B(buf), count, H(datatype), dest, tag, H(comm), 1, MODE, HP(request), "MPI_" #NAME); \
+	}
+SEND_INIT(Send_init, int, 0)
+SEND_INIT(Send_init_c, MPI_Count, 0)
+SEND_INIT(Ssend_init, int, 1)
+SEND_INIT(Ssend_init_c, MPI_Count, 1)
+SEND_INIT(Rsend_init, int, 0)
+SEND_INIT(Rsend_init_c, MPI_Count, 0)
+#define RECV_INIT(NAME, CT)                                                                                      \
+	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,                \
+			MPI_Request *request)                                                                    \
+	{                                                                                                        \
+		return shmPersistInit(B(buf), count, H(datatype), source, tag, H(comm), 0, 0, HP(request), "MPI_" #NAME); \
+	}
+RECV_INIT(Recv_init, int)
+RECV_INIT(Recv_init_c, MPI_Count)
+int PMPI_Start(MPI_Request *request) { return shmStart(HP(request)); }
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+	for (int i = 0; i < count; i++) {
+		int rc = shmStart(HP(&array_of_requests[i]));
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	return MPI_SUCCESS;
+}
+
 int PMPI_Wait(MPI_Request *request, MPI_Status *status) { return shmWait(HP(request), status); }
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return shmTest(HP(request), flag, status); }
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])

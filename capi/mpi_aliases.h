@@ -139,6 +139,8 @@
 #pragma weak MPI_Raccumulate_c = PMPI_Raccumulate_c
 #pragma weak MPI_Recv = PMPI_Recv
 #pragma weak MPI_Recv_c = PMPI_Recv_c
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
 #pragma weak MPI_Reduce = PMPI_Reduce
 #pragma weak MPI_Reduce_c = PMPI_Reduce_c
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
@@ -154,6 +156,8 @@
 #pragma weak MPI_Rput_c = PMPI_Rput_c
 #pragma weak MPI_Rsend = PMPI_Rsend
 #pragma weak MPI_Rsend_c = PMPI_Rsend_c
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
 #pragma weak MPI_Scan = PMPI_Scan
 #pragma weak MPI_Scan_c = PMPI_Scan_c
 #pragma weak MPI_Scatter = PMPI_Scatter
@@ -162,6 +166,8 @@
 #pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
 #pragma weak MPI_Send = PMPI_Send
 #pragma weak MPI_Send_c = PMPI_Send_c
+#pragma weak MPI_Send_init = PMPI_Send_init
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
 #pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
@@ -170,6 +176,10 @@
 #pragma weak MPI_Session_toint = PMPI_Session_toint
 #pragma weak MPI_Ssend = PMPI_Ssend
 #pragma weak MPI_Ssend_c = PMPI_Ssend_c
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+#pragma weak MPI_Start = PMPI_Start
+#pragma weak MPI_Startall = PMPI_Startall
 #pragma weak MPI_Status_get_error = PMPI_Status_get_error
 #pragma weak MPI_Status_get_source = PMPI_Status_get_source
 #pragma weak MPI_Status_get_tag = PMPI_Status_get_tag

@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "mpi.h"
 */
 import "C"
@@ -27,6 +28,29 @@ func reqOf(call string, h C.uintptr_t) (*reqH, C.int) {
 	return x, 0
 }
 
+// reqActive is reqOf for the completion calls: an inactive persistent
+// request counts as MPI_REQUEST_NULL (nil), as the standard says.
+func reqActive(call string, h C.uintptr_t) (*reqH, C.int) {
+	x, code := reqOf(call, h)
+	if x != nil && x.persist != nil && x.r == nil {
+		return nil, code
+	}
+	return x, code
+}
+
+// retire ends request x's operation: a persistent request becomes
+// inactive and keeps its handle; any other is freed and *h nulled.
+func retire(x *reqH, h *C.uintptr_t) {
+	if x.persist != nil {
+		tab.Lock()
+		x.r = nil
+		tab.Unlock()
+		return
+	}
+	drop(tab.reqs, uintptr(*h))
+	*h = hRequestNull
+}
+
 // complete waits for (block) or tests request x and reports its outcome.
 func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 	if x.done || x.r == nil {
@@ -50,7 +74,7 @@ func (x *reqH) errorOf(call string, err error) C.int {
 // finish1 completes request *h (block: waits) into status; the handle
 // becomes MPI_REQUEST_NULL once complete.
 func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (bool, C.int) {
-	x, code := reqOf(call, *h)
+	x, code := reqActive(call, *h)
 	if code != 0 {
 		return false, code
 	}
@@ -62,8 +86,7 @@ func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (boo
 	if !ok && err == nil {
 		return false, C.MPI_SUCCESS
 	}
-	drop(tab.reqs, uintptr(*h))
-	*h = hRequestNull
+	retire(x, h)
 	if err != nil {
 		code := x.errorOf(call, err)
 		setStatus(status, st, code)
@@ -99,7 +122,7 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 	sts := statusesAt(statuses, int(n))
 	xs := make([]*reqH, len(h))
 	for i := range h {
-		x, code := reqOf(call, h[i])
+		x, code := reqActive(call, h[i])
 		if code != 0 {
 			return code
 		}
@@ -128,8 +151,7 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 			continue
 		}
 		s, _, err := x.complete(true)
-		drop(tab.reqs, uintptr(h[i]))
-		h[i] = hRequestNull
+		retire(x, &h[i])
 		code := C.int(C.MPI_SUCCESS)
 		if err != nil {
 			code = classOf(err)
@@ -157,7 +179,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 	for {
 		active := false
 		for i := range h {
-			x, code := reqOf(call, h[i])
+			x, code := reqActive(call, h[i])
 			if code != 0 {
 				return code
 			}
@@ -169,8 +191,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			if !ok && err == nil {
 				continue
 			}
-			drop(tab.reqs, uintptr(h[i]))
-			h[i] = hRequestNull
+			retire(x, &h[i])
 			*index = C.int(i)
 			if flag != nil {
 				*flag = 1
@@ -236,7 +257,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 		var first error
 		var firstReq *reqH
 		for i := range h {
-			x, code := reqOf(call, h[i])
+			x, code := reqActive(call, h[i])
 			if code != 0 {
 				return code
 			}
@@ -248,8 +269,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if !ok && err == nil {
 				continue
 			}
-			drop(tab.reqs, uintptr(h[i]))
-			h[i] = hRequestNull
+			retire(x, &h[i])
 			idx[got] = C.int(i)
 			var st *C.MPI_Status
 			if sts != nil {
@@ -293,6 +313,9 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 	}
 	// The operation goes on; nothing will ask for its outcome.
 	drop(tab.reqs, uintptr(*h))
+	if x.persist != nil {
+		freeC(x.persist.name)
+	}
 	*h = hRequestNull
 	return C.MPI_SUCCESS
 }
@@ -347,5 +370,68 @@ func shmGetCount(status *C.MPI_Status, dt C.uintptr_t, count *C.int64_t, element
 //export shmTestCancelled
 func shmTestCancelled(status *C.MPI_Status, flag *C.int) C.int {
 	*flag = cbool(status.MPI_internal[2] != 0)
+	return C.MPI_SUCCESS
+}
+
+// A persistent request's arguments (MPI_Send_init and its kin): each
+// MPI_Start starts the operation anew from them.
+type persistent struct {
+	send      bool
+	mode      C.int // a send's: modeStandard or modeSync
+	buf       *C.char
+	count     C.int64_t
+	dt        C.uintptr_t
+	peer, tag C.int
+	comm      C.uintptr_t
+	name      *C.char // the init call's name, for errors (C memory, freed with the request)
+}
+
+// shmPersistInit is MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init and
+// MPI_Recv_init (and their _c forms): an inactive request, the arguments
+// checked as the operation would check them.
+//
+//export shmPersistInit
+func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int, h C.uintptr_t, send, mode C.int, req *C.uintptr_t, call *C.char) C.int {
+	name := goString(call)
+	x, _, _, code := p2pArgs(name, h, dt, p, count)
+	if code != 0 {
+		return code
+	}
+	pr := &persistent{send: send != 0, mode: mode, buf: p, count: count, dt: dt, peer: peer, tag: tag, comm: h, name: C.CString(name)}
+	*req = C.uintptr_t(add(tab.reqs, &reqH{c: x, persist: pr}))
+	return C.MPI_SUCCESS
+}
+
+// shmStart is MPI_Start: an inactive persistent request starts its
+// operation.
+//
+//export shmStart
+func shmStart(h *C.uintptr_t) C.int {
+	x, code := reqOf("MPI_Start", *h)
+	if code != 0 {
+		return code
+	}
+	if x == nil || x.persist == nil {
+		return raiseSelf("MPI_Start", fmt.Errorf("not a persistent request (handle %#x): %w", uintptr(*h), errRequest))
+	}
+	if x.r != nil {
+		return x.errorOf("MPI_Start", fmt.Errorf("the persistent request of %s is active (started and not completed): %w", goString(x.persist.name), errRequest))
+	}
+	pr := x.persist
+	var tmp C.uintptr_t
+	if pr.send {
+		code = shmIsend(pr.buf, pr.count, pr.dt, pr.peer, pr.tag, pr.comm, pr.mode, &tmp, pr.name)
+	} else {
+		code = shmIrecv(pr.buf, pr.count, pr.dt, pr.peer, pr.tag, pr.comm, &tmp, pr.name)
+	}
+	if code != 0 {
+		return code
+	}
+	started, _ := get(tab.reqs, uintptr(tmp))
+	drop(tab.reqs, uintptr(tmp))
+	tab.Lock()
+	x.r = started.r
+	x.done, x.st = started.done, started.st
+	tab.Unlock()
 	return C.MPI_SUCCESS
 }

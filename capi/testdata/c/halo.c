@@ -45,9 +45,41 @@ int main(int argc, char **argv)
 		CHECK(a[i][0] == left * 1000 + i * 10 + NY, "row %d left ghost %g", i, a[i][0]);
 		CHECK(a[i][NY + 1] == right * 1000 + i * 10 + 1, "row %d right ghost %g", i, a[i][NY + 1]);
 	}
+	report("strided halo with a vector type");
+
+	/* The same exchange with persistent requests, started three times;
+	 * between the rounds the requests are inactive and waiting on them
+	 * returns at once. */
+	MPI_Request pr[4];
+	MPI_Send_init(&a[0][NY], 1, col, right, 7, MPI_COMM_WORLD, &pr[0]);
+	MPI_Recv_init(&a[0][0], 1, col, left, 7, MPI_COMM_WORLD, &pr[1]);
+	MPI_Send_init(&a[0][1], 1, col, left, 8, MPI_COMM_WORLD, &pr[2]);
+	MPI_Recv_init(&a[0][NY + 1], 1, col, right, 8, MPI_COMM_WORLD, &pr[3]);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < NX; i++) {
+			a[i][1] = round * 100000 + rank * 1000 + i * 10 + 1;
+			a[i][NY] = round * 100000 + rank * 1000 + i * 10 + NY;
+			a[i][0] = a[i][NY + 1] = -1;
+		}
+		MPI_Startall(4, pr);
+		MPI_Status st[4];
+		MPI_Waitall(4, pr, st);
+		CHECK(pr[0] != MPI_REQUEST_NULL, "a completed persistent request was freed");
+		for (int i = 0; i < NX; i++) {
+			CHECK(a[i][0] == round * 100000 + left * 1000 + i * 10 + NY, "round %d row %d left ghost %g", round, i, a[i][0]);
+			CHECK(a[i][NY + 1] == round * 100000 + right * 1000 + i * 10 + 1, "round %d row %d right ghost %g", round, i, a[i][NY + 1]);
+		}
+		CHECK(st[1].MPI_SOURCE == left && st[1].MPI_TAG == 7, "status %d %d", st[1].MPI_SOURCE, st[1].MPI_TAG);
+		MPI_Status idle;
+		MPI_Wait(&pr[1], &idle); /* inactive: returns at once, empty status */
+		CHECK(idle.MPI_SOURCE == MPI_ANY_SOURCE && idle.MPI_TAG == MPI_ANY_TAG, "inactive request's status");
+	}
+	for (int i = 0; i < 4; i++)
+		MPI_Request_free(&pr[i]);
+	CHECK(pr[0] == MPI_REQUEST_NULL, "Request_free leaves the handle");
 	MPI_Type_free(&col);
 	CHECK(col == MPI_DATATYPE_NULL, "Type_free leaves the handle");
-	report("strided halo with a vector type");
+	report("persistent requests");
 
 	/* Collectives. */
 	long v = rank + 1, sum = 0;
