@@ -78,8 +78,20 @@ var (
 	errNotInit     = errors.New("MPI_ERR_OTHER: MPI is not initialized")
 )
 
+// classError is an error of a given class raised by the C half.
+type classError struct {
+	class C.int
+	msg   string
+}
+
+func (e *classError) Error() string { return e.msg }
+
 // classOf is err's MPI error class.
 func classOf(err error) C.int {
+	var ce *classError
+	if errors.As(err, &ce) {
+		return ce.class
+	}
 	for _, c := range classes {
 		if errors.Is(err, c.err) {
 			return c.class
@@ -192,4 +204,16 @@ func shmUnsupported(name *C.char, kind C.int, obj C.uintptr_t) C.int {
 		}
 	}
 	return raiseSelf(call, err)
+}
+
+// shmRaise raises an error of class with message msg from call (the C
+// half's own checks) on communicator h's handler.
+//
+//export shmRaise
+func shmRaise(call, msg *C.char, class C.int, h C.uintptr_t) C.int {
+	err := &classError{class: class, msg: goString(msg)}
+	if x, ok := get(tab.comms, uintptr(h)); ok {
+		return x.raise(goString(call), err)
+	}
+	return raiseSelf(goString(call), err)
 }

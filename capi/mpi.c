@@ -440,13 +440,15 @@ static int widen(MPI_Comm comm, const int *counts, const int *displs, int64_t **
 	*c = NULL, *d = NULL;
 	if (counts == NULL || displs == NULL)
 		return MPI_SUCCESS; /* not used here (a non-root), or an error the call reports */
-	if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
-		return MPI_ERR_COMM;
+	int rc = PMPI_Comm_size(comm, &n);
+	if (rc != MPI_SUCCESS)
+		return rc; /* raised there */
 	*c = malloc((size_t)n * sizeof **c);
 	*d = malloc((size_t)n * sizeof **d);
 	if (*c == NULL || *d == NULL) {
 		free(*c), free(*d);
-		return MPI_ERR_NO_MEM;
+		*c = NULL, *d = NULL;
+		return shmRaise("a v collective", "no memory for the counts", MPI_ERR_NO_MEM, H(comm));
 	}
 	for (int i = 0; i < n; i++)
 		(*c)[i] = counts[i], (*d)[i] = displs[i];
@@ -527,6 +529,71 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	return shmMoveV(B(sendbuf), 0, (int64_t *)(uintptr_t)sendcounts, (MPI_Aint *)(uintptr_t)sdispls, H(sendtype), B(recvbuf), 0,
 			(int64_t *)(uintptr_t)recvcounts, (MPI_Aint *)(uintptr_t)rdispls, H(recvtype), 0, H(comm), 3,
 			IN_PLACE(sendbuf));
+}
+
+/* Reduce_scatter: an Allreduce of every block, then this rank's block
+ * moved into place by Pack and Unpack (which keep a derived type's holes
+ * untouched). Correct for any type; it moves n times the data a direct
+ * algorithm would, which is what the v form's rare use here is worth. */
+static int reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count *counts, MPI_Datatype datatype, MPI_Op op,
+			  MPI_Comm comm)
+{
+	int n, me, rc;
+	MPI_Count total = 0, off = 0, lb, ext, psize;
+	if ((rc = PMPI_Comm_size(comm, &n)) != MPI_SUCCESS || (rc = PMPI_Comm_rank(comm, &me)) != MPI_SUCCESS)
+		return rc;
+	if (counts == NULL)
+		return shmRaise("MPI_Reduce_scatter", "recvcounts is NULL", MPI_ERR_ARG, H(comm));
+	for (int q = 0; q < n; q++) {
+		if (q < me)
+			off += counts[q];
+		total += counts[q];
+	}
+	if ((rc = PMPI_Type_get_extent_c(datatype, &lb, &ext)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = PMPI_Pack_size_c(counts[me], datatype, comm, &psize)) != MPI_SUCCESS)
+		return rc;
+	char *all = malloc((size_t)(total * ext + (total > 0 ? 0 : 1)));
+	char *packed = malloc((size_t)psize + 1);
+	if (all == NULL || packed == NULL) {
+		free(all), free(packed);
+		return shmRaise("MPI_Reduce_scatter", "no memory for the reduction's scratch", MPI_ERR_NO_MEM, H(comm));
+	}
+	char *tmp = all - lb;
+	if (IN_PLACE(sendbuf))
+		rc = PMPI_Allreduce_c(MPI_IN_PLACE, recvbuf, total, datatype, op, comm);
+	else
+		rc = PMPI_Allreduce_c(sendbuf, tmp, total, datatype, op, comm);
+	if (rc == MPI_SUCCESS) {
+		char *src = IN_PLACE(sendbuf) ? (char *)recvbuf : tmp;
+		MPI_Count pos = 0;
+		rc = PMPI_Pack_c(src + off * ext, counts[me], datatype, packed, psize, &pos, comm);
+		pos = 0;
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Unpack_c(packed, psize, &pos, recvbuf, counts[me], datatype, comm);
+	}
+	free(all), free(packed);
+	return rc;
+}
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+			MPI_Comm comm)
+{
+	int n, rc = PMPI_Comm_size(comm, &n);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	MPI_Count *c = malloc((size_t)n * sizeof *c);
+	if (c == NULL)
+		return shmRaise("MPI_Reduce_scatter", "no memory for the counts", MPI_ERR_NO_MEM, H(comm));
+	for (int q = 0; q < n && recvcounts != NULL; q++)
+		c[q] = recvcounts[q];
+	rc = reduce_scatter(sendbuf, recvbuf, recvcounts ? c : NULL, datatype, op, comm);
+	free(c);
+	return rc;
+}
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+			  MPI_Comm comm)
+{
+	return reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) { return shmOpCreate(H(user_fn), commute, HP(op)); }

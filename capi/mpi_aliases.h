@@ -143,8 +143,10 @@
 #pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
 #pragma weak MPI_Reduce = PMPI_Reduce
 #pragma weak MPI_Reduce_c = PMPI_Reduce_c
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 #pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+#pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
 #pragma weak MPI_Request_free = PMPI_Request_free
 #pragma weak MPI_Request_fromint = PMPI_Request_fromint
 #pragma weak MPI_Request_toint = PMPI_Request_toint

@@ -58,6 +58,28 @@ int main(int argc, char **argv)
 			CHECK(rb[rd[q] + i] == q * 100 + rank, "alltoallv from %d: %d", q, rb[rd[q] + i]);
 	report("alltoallv");
 
+	/* Reduce_scatter: block q has q % 3 + 1 ints; element i of the sum
+	 * over ranks of (r + i) is size*i + size*(size-1)/2. */
+	int rcnt[MAXN], tot = 0, off2 = 0;
+	for (int q = 0; q < size; q++) {
+		rcnt[q] = q % 3 + 1;
+		if (q < rank)
+			off2 += rcnt[q];
+		tot += rcnt[q];
+	}
+	int in[64], outb[4] = {-1, -1, -1, -1};
+	for (int i = 0; i < tot; i++)
+		in[i] = rank + i;
+	MPI_Reduce_scatter(in, outb, rcnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	for (int i = 0; i < rcnt[rank]; i++)
+		CHECK(outb[i] == size * (off2 + i) + size * (size - 1) / 2, "reduce_scatter element %d: %d", i, outb[i]);
+	for (int i = 0; i < tot; i++)
+		in[i] = rank + i;
+	MPI_Reduce_scatter(MPI_IN_PLACE, in, rcnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	for (int i = 0; i < rcnt[rank]; i++)
+		CHECK(in[i] == size * (off2 + i) + size * (size - 1) / 2, "in-place reduce_scatter element %d: %d", i, in[i]);
+	report("reduce_scatter, also in place");
+
 	/* A struct type: {int id; double v;} gathered at rank 0. */
 	struct rec {
 		int id;
