@@ -271,13 +271,7 @@ func shmCommSetErrhandler(h, eh C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
-	if err := checkErrhandler(uintptr(eh), errhComm); err != nil {
-		return x.raise("MPI_Comm_set_errhandler", err)
-	}
-	tab.Lock()
-	x.errh = uintptr(eh)
-	tab.Unlock()
-	return C.MPI_SUCCESS
+	return setErrhandler("MPI_Comm_set_errhandler", uintptr(eh), errhComm, &x.errh, x)
 }
 
 //export shmCommGetErrhandler
@@ -286,9 +280,7 @@ func shmCommGetErrhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
-	tab.RLock()
-	*eh = C.uintptr_t(x.errh)
-	tab.RUnlock()
+	getErrhandler(&x.errh, eh)
 	return C.MPI_SUCCESS
 }
 

@@ -131,3 +131,27 @@ func shmCallErrhandler(h C.uintptr_t, code C.int, kind C.int) C.int {
 	}
 	return C.MPI_SUCCESS
 }
+
+// raiser is an object errors are raised on (a communicator or a window).
+type raiser interface {
+	raise(call string, err error) C.int
+}
+
+// setErrhandler sets *field, an object's error handler, to eh after
+// checking it fits the object's kind (the error goes to the old handler).
+func setErrhandler(call string, eh uintptr, kind int, field *uintptr, x raiser) C.int {
+	if err := checkErrhandler(eh, kind); err != nil {
+		return x.raise(call, err)
+	}
+	tab.Lock()
+	*field = eh
+	tab.Unlock()
+	return C.MPI_SUCCESS
+}
+
+// getErrhandler reads an object's error handler.
+func getErrhandler(field *uintptr, out *C.uintptr_t) {
+	tab.RLock()
+	*out = C.uintptr_t(*field)
+	tab.RUnlock()
+}

@@ -18,13 +18,7 @@ func shmWinSetErrhandler(h, eh C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
-	if err := checkErrhandler(uintptr(eh), errhWin); err != nil {
-		return x.raise("MPI_Win_set_errhandler", err)
-	}
-	tab.Lock()
-	x.errh = uintptr(eh)
-	tab.Unlock()
-	return C.MPI_SUCCESS
+	return setErrhandler("MPI_Win_set_errhandler", uintptr(eh), errhWin, &x.errh, x)
 }
 
 //export shmWinGetErrhandler
@@ -33,9 +27,7 @@ func shmWinGetErrhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
-	tab.RLock()
-	*eh = C.uintptr_t(x.errh)
-	tab.RUnlock()
+	getErrhandler(&x.errh, eh)
 	return C.MPI_SUCCESS
 }
 
