@@ -336,6 +336,10 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 0);
 }
 int PMPI_Request_free(MPI_Request *request) { return shmRequestFree(HP(request)); }
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	return shmRequestGetStatus(H(request), flag, status);
+}
 int PMPI_Cancel(MPI_Request *request) { return shmCancel(HP(request)); }
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { return shmTestCancelled((MPI_Status *)(uintptr_t)status, flag); }
 

@@ -149,6 +149,7 @@
 #pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
 #pragma weak MPI_Request_free = PMPI_Request_free
 #pragma weak MPI_Request_fromint = PMPI_Request_fromint
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
 #pragma weak MPI_Request_toint = PMPI_Request_toint
 #pragma weak MPI_Rget = PMPI_Rget
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate

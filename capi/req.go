@@ -435,3 +435,31 @@ func shmStart(h *C.uintptr_t) C.int {
 	tab.Unlock()
 	return C.MPI_SUCCESS
 }
+
+// shmRequestGetStatus is MPI_Request_get_status: Test without freeing or
+// deactivating the request (a null or inactive one is complete, with an
+// empty status).
+//
+//export shmRequestGetStatus
+func shmRequestGetStatus(h C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int {
+	x, code := reqActive("MPI_Request_get_status", h)
+	if code != 0 {
+		return code
+	}
+	if x == nil {
+		*flag = 1
+		emptyStatus(status)
+		return C.MPI_SUCCESS
+	}
+	st, ok, err := x.complete(false)
+	*flag = cbool(ok || err != nil)
+	if err != nil {
+		code := x.errorOf("MPI_Request_get_status", err)
+		setStatus(status, st, code)
+		return code
+	}
+	if ok {
+		setStatus(status, st, C.MPI_SUCCESS)
+	}
+	return C.MPI_SUCCESS
+}

@@ -62,6 +62,11 @@ int main(int argc, char **argv)
 			a[i][0] = a[i][NY + 1] = -1;
 		}
 		MPI_Startall(4, pr);
+		int done = 0;
+		MPI_Status peek;
+		while (!done) /* get_status leaves the request as it is */
+			MPI_Request_get_status(pr[1], &done, &peek);
+		CHECK(peek.MPI_SOURCE == left && peek.MPI_TAG == 7, "get_status %d %d", peek.MPI_SOURCE, peek.MPI_TAG);
 		MPI_Status st[4];
 		MPI_Waitall(4, pr, st);
 		CHECK(pr[0] != MPI_REQUEST_NULL, "a completed persistent request was freed");
