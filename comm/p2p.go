@@ -196,17 +196,15 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 
 // irecv posts a receive and returns its request.
 func (c *Comm) irecv(call string, buf []byte, src, tag int, f form) (*Request, error) {
-	fresh := getOp()
-	e, o, err := c.newRecv(fresh, call, buf, src, tag, f)
+	e, o, err := c.newRecv(new(op), call, buf, src, tag, f)
 	if o == nil {
-		putOp(fresh)
 		if err != nil {
 			return nil, err
 		}
 		return doneRequest(procNullStatus), nil
 	}
 	e.startRecv(o)
-	return &Request{eng: e, op: o, call: call}, nil
+	return &Request{eng: e, op: o, recv: o, call: call}, nil
 }
 
 // Send sends buf to rank dest of c with tag (MPI_Send). Blocking, not
@@ -405,11 +403,10 @@ func (msg *Message) irecv(call string, buf []byte, f form) (*Request, error) {
 	if msg.m == nil {
 		return doneRequest(procNullStatus), nil
 	}
-	o := getOp()
-	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf = true, msg.c, msg.m.ctx, msg.m.src, msg.m.tag, buf
+	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf}
 	f.set(o)
 	msg.e.recvMessage(o, msg.m)
-	return &Request{eng: msg.e, op: o, call: "Message." + call}, nil
+	return &Request{eng: msg.e, op: o, recv: o, call: "Message." + call}, nil
 }
 
 func wait1Status(r *Request, err error) (Status, error) {

@@ -804,3 +804,36 @@ func TestP2PRankDies(t *testing.T) {
 		t.Errorf("the launcher does not name rank 1; stderr:\n%s", res.Stderr)
 	}
 }
+
+// TestCancelWhileWaiting: a receive one goroutine waits on is cancelled
+// from another; the Wait returns with Cancelled (Cancel must not wait for
+// the Wait to end).
+func TestCancelWhileWaiting(t *testing.T) {
+	world, err := comm.NewLocalWorld(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := world[0]
+	defer c.Finalize()
+	r, err := c.Irecv(make([]byte, 8), 0, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan comm.Status, 1)
+	go func() {
+		st, _ := r.Wait()
+		done <- st
+	}()
+	time.Sleep(20 * time.Millisecond) // let the Wait block (no timing is asserted)
+	if err := r.Cancel(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case st := <-done:
+		if !st.Cancelled {
+			t.Fatalf("Wait returned %+v, want Cancelled", st)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait did not return after Cancel")
+	}
+}

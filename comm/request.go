@@ -26,7 +26,8 @@ type Request struct {
 	st   Status
 	err  error
 	eng  *engine // point-to-point: the engine, and the operation until the
-	op   *op     // request completes (then it goes back to opPool)
+	op   *op     // request completes (then a send's goes back to opPool)
+	recv *op     // a receive's operation, never recycled: Cancel reads it without mu
 	call string
 	ext  *requestExt // what few requests need
 }
@@ -43,13 +44,16 @@ type requestExt struct {
 // doneRequest is a request complete from the start (ProcNull's).
 func doneRequest(st Status) *Request { return &Request{done: true, st: st} }
 
-// harvest records a completed operation's outcome in r and gives the
+// harvest records a completed operation's outcome in r and gives a send's
 // operation back to the pool: nothing references it once it is complete
-// (as for the blocking calls' operations). r.mu is held.
+// (as for the blocking calls' operations). A receive's stays: Cancel may
+// look at it from another goroutine while a Wait holds r.mu. r.mu is held.
 func (r *Request) harvest() {
 	o := r.op
 	r.st, r.err, r.done, r.op = o.st, o.err, true, nil
-	putOp(o)
+	if r.recv == nil {
+		putOp(o)
+	}
 	r.finish()
 }
 
@@ -130,10 +134,9 @@ func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.op != nil && r.op.recv && !r.op.isDone() {
-		r.eng.cancel(r.op)
+	// Not under r.mu: a Wait for this very receive may hold it.
+	if o := r.recv; o != nil && !o.isDone() {
+		r.eng.cancel(o)
 	}
 	return nil
 }
