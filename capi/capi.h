@@ -1,6 +1,7 @@
 /* capi.h - what the library's C and Go halves share (not installed). */
 #ifndef SHMRUN_CAPI_H
 #define SHMRUN_CAPI_H
+#include <stdint.h>
 #include "mpi.h"
 
 /* A window's predefined attributes, in C memory (MPI_Win_get_attr hands out
@@ -12,20 +13,59 @@ typedef struct shmrun_win_attrs {
 	int model;
 } shmrun_win_attrs;
 
-/* A window's descriptor, in C memory, for the RMA calls that never leave
- * C (mpi_fast.h): the parts of every rank as this process maps them, and
- * the passive-target epochs open on it. The Go half writes it (at creation,
- * after each Lock, Unlock, Lock_all, Unlock_all, and at Free); C reads it.
- * Only windows whose every part is mapped here (MPI_Win_allocate_shared,
- * MPI_Win_allocate) have one. */
+/* A rank's epoch state on one window (internal/winc.Epoch, the same
+ * layout: capi's tests compare the offsets and the bits). The Go and the C
+ * synchronization calls both read and write it, so an epoch opened by
+ * either is the one both check. It is written by synchronization calls,
+ * ordered by the program, and read by RMA calls on any thread. */
+typedef struct shmrun_epoch {
+	uint8_t gate;       /* SHMRUN_GATE_* bits: zero when Lock and Lock_all may take their fast paths */
+	uint8_t access_all; /* RMA to every target is allowed (fence epoch or Lock_all) */
+	uint8_t lock_all;   /* a Lock_all epoch is open */
+	uint8_t all_check;  /* that Lock_all took the window's Lock_all count */
+	uint8_t fence_open; /* a fence opened a (possible) epoch */
+	uint8_t pad[3];
+	uint32_t fence_used; /* atomic: an RMA call was made since that fence */
+	int32_t nlocks;      /* targets with a SHMRUN_TGT_LOCKED bit */
+	uint64_t flush_any;  /* ranks while lock_all, else 0 */
+} shmrun_epoch;
+
+/* Bits of a target's byte (winc.Tgt*). */
+#define SHMRUN_TGT_ACCESS 1
+#define SHMRUN_TGT_EXCLUSIVE 2
+#define SHMRUN_TGT_SHARED 4
+#define SHMRUN_TGT_NOCHECK 8
+#define SHMRUN_TGT_CHECK 16
+#define SHMRUN_TGT_LOCKED (SHMRUN_TGT_EXCLUSIVE | SHMRUN_TGT_SHARED)
+/* Bits of shmrun_epoch.gate (winc.Gate*). */
+#define SHMRUN_GATE_LOCKALL 1
+#define SHMRUN_GATE_START 2
+#define SHMRUN_GATE_FENCE 4
+#define SHMRUN_GATE_NOLOCKS 8
+#define SHMRUN_GATE_FREED 16
+#define SHMRUN_GATE_CHECK 32
+/* Where the bytes per target start, after the struct (winc.TgtOff). */
+#define SHMRUN_EPOCH_TGT_OFF 64
+
+/* A window's descriptor, in C memory, for the synchronization and RMA
+ * calls that never leave C (mpi_fast.h): the parts of every rank as this
+ * process maps them, the lock words, and the epoch state the Go half uses
+ * too. Made at the window's creation (only for windows whose every part is
+ * mapped here: MPI_Win_allocate_shared and MPI_Win_allocate), freed at
+ * MPI_Win_free; the pointers it holds are into the window's segment and
+ * the epoch state's mapping, neither of them Go's heap. */
 typedef struct shmrun_win_desc {
-	int n;          /* ranks */
-	int lockall;    /* a Lock_all epoch is open (relaxed atomic) */
-	int *locked;    /* per target: a Lock epoch is open (relaxed atomic) */
-	char **base;    /* per target: its part */
-	MPI_Aint *size; /* per target: bytes */
-	int *disp;      /* per target: the disp unit */
+	int n;             /* ranks */
+	shmrun_epoch *ep;  /* this rank's epoch state */
+	uint8_t *tgt;      /* per target: SHMRUN_TGT_* bits */
+	char **base;       /* per target: its part */
+	MPI_Aint *size;    /* per target: bytes */
+	int *disp;         /* per target: the disp unit */
 	MPI_Aint *maxdisp; /* per target: size / disp unit, the largest displacement */
+	uint64_t **lockw;  /* per target: its lock word (FORMAT.md's lock line) */
+	uint32_t **lsleep; /* per target: the lock word's sleepers */
+	uint64_t *global;  /* the window's Lock_all count */
+	uint32_t *gsleep;  /* its event's sleepers */
 	/* A word of this process alone, on lines of its own: a locked add on
 	 * it is the full fence of Flush (cheaper than MFENCE, as the Go side
 	 * does it). */
@@ -38,5 +78,10 @@ typedef struct shmrun_win_desc {
 #define SHMRUN_WIN_SLOTS 4096
 #define SHMRUN_WIN_BASE ((uintptr_t)0x20000000)
 extern shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
+
+static inline void shmrun_set_win(int slot, shmrun_win_desc *d)
+{
+	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
+}
 
 #endif

@@ -3,16 +3,11 @@ package main
 /*
 #include <stdlib.h>
 #include "capi.h"
-
-shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
-
-static void shmrun_set_win(int slot, shmrun_win_desc *d) {
-	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
-}
 */
 import "C"
 
 import (
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -46,68 +41,102 @@ func freeWinHandle(h uintptr) {
 }
 
 // newDesc builds w's descriptor (nil for flavors whose parts are not all
-// mapped here).
-func newDesc(w *win.Win) *C.shmrun_win_desc {
+// mapped here) and returns it with the Go slow paths its C calls hand over
+// to.
+func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	if f := w.Attr().Flavor; f != win.FlavorShared && f != win.FlavorAllocate {
-		return nil
+		return nil, nil
+	}
+	st := winc.Of(w)
+	if st == nil {
+		return nil, nil
 	}
 	n := w.Size()
 	d := (*C.shmrun_win_desc)(C.calloc(1, C.sizeof_shmrun_win_desc))
 	d.n = C.int(n)
-	d.locked = (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
+	d.ep = cword[winc.Epoch, C.shmrun_epoch](st.Epoch)
+	if n > 0 {
+		d.tgt = cword[uint8, C.uint8_t](&st.Tgt[0])
+	}
+	d.global = cword[uint64, C.uint64_t](st.Global)
+	d.gsleep = cword[uint32, C.uint32_t](st.GlobalSleepers)
 	d.base = (**C.char)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	d.size = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
 	d.disp = (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
 	d.maxdisp = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
+	d.lockw = (**C.uint64_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
+	d.lsleep = (**C.uint32_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	bases, sizes, disps, maxd := charPtrsAt(d.base, n), aintsAt(d.size, n), intsAt(d.disp, n), aintsAt(d.maxdisp, n)
+	lockw, lsleep := cwordsAt(d.lockw, n), cwordsAt(d.lsleep, n)
 	for q := range n {
 		s, err := w.SharedQuery(q)
 		if err != nil {
 			freeDesc(d)
-			return nil
+			return nil, nil
 		}
 		bases[q], sizes[q], disps[q] = cptr(s.Bytes), C.MPI_Aint(s.Size), C.int(s.DispUnit)
 		maxd[q] = -1 // no displacement is inside a part of disp unit 0
 		if s.DispUnit > 0 {
 			maxd[q] = C.MPI_Aint(s.Size / s.DispUnit)
 		}
+		lockw[q] = cword[uint64, C.uint64_t](st.LockWords[q])
+		lsleep[q] = cword[uint32, C.uint32_t](st.LockSleepers[q])
 	}
-	return d
+	return d, st
 }
 
 func freeDesc(d *C.shmrun_win_desc) {
 	if d == nil {
 		return
 	}
-	freeC(d.locked)
 	freeC(d.base)
 	freeC(d.size)
 	freeC(d.disp)
 	freeC(d.maxdisp)
+	freeC(d.lockw)
+	freeC(d.lsleep)
 	freeC(d)
 }
 
-// noteEpoch records a passive-target epoch opened or closed by a
-// synchronization call that succeeded.
-func (x *winH) noteEpoch(kind, rank int) {
-	d := x.desc
-	if d == nil {
-		return
+// The slow paths of the C synchronization calls (mpi_fast.h): the C side
+// made the first add on a lock word or the Lock_all count, and Go finishes
+// the call by the protocol of package win.
+
+//export shmWinLockAfter
+func shmWinLockAfter(h C.uintptr_t, shared, rank C.int, v C.uint64_t) C.int {
+	x, code := winOf("MPI_Win_lock", uintptr(h))
+	if code != 0 {
+		return code
 	}
-	// Stored from Go (atomically: C threads read them), not by a call
-	// into C, which costs more than the rest of a Lock.
-	switch kind {
-	case syLockAll:
-		storeInt(&d.lockall, 1)
-	case syUnlockAll:
-		storeInt(&d.lockall, 0)
-	case syLock, syUnlock:
-		if rank >= 0 && rank < int(d.n) {
-			v := int32(0)
-			if kind == syLock {
-				v = 1
-			}
-			storeInt(&intsAt(d.locked, int(d.n))[rank], v)
+	after := x.fast.LockAfter
+	if shared != 0 {
+		after = x.fast.SharedAfter
+	}
+	if err := after(int(rank), uint64(v)); err != nil {
+		return x.raise("MPI_Win_lock", err)
+	}
+	return C.MPI_SUCCESS
+}
+
+//export shmWinWake
+func shmWinWake(h C.uintptr_t, rank C.int, v C.uint64_t) {
+	if x, code := winOf("MPI_Win_unlock", uintptr(h)); code == 0 {
+		if rank < 0 {
+			x.fast.NotifyAll()
+		} else {
+			x.fast.UnlockAfter(int(rank), uint64(v))
 		}
 	}
+}
+
+//export shmWinLockAllRetry
+func shmWinLockAllRetry(h C.uintptr_t) C.int {
+	x, code := winOf("MPI_Win_lock_all", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if err := x.fast.LockAllRetry(); err != nil {
+		return x.raise("MPI_Win_lock_all", err)
+	}
+	return C.MPI_SUCCESS
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -62,6 +63,7 @@ type winH struct {
 	attrs winAttrs // C memory for MPI_Win_get_attr's answers
 	comm  *comm.Comm
 	desc  *C.shmrun_win_desc // the C fast path's descriptor, or nil
+	fast  *winc.State        // its Go slow paths (nil with desc)
 }
 
 // A reqH is a request handle's object: a point-to-point or collective

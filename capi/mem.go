@@ -1,7 +1,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include/abi
+#cgo CFLAGS: -I${SRCDIR}/../include/abi -I${SRCDIR}/../include
 #include <stdlib.h>
 #include "capi.h"
 */
@@ -143,6 +143,18 @@ func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
 // __atomic loads).
 func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p)), v) }
 
+// cword is p as a C pointer. p must point outside the Go heap (a window's
+// segment, the epoch state's mapping): the C side keeps it.
+func cword[T, C any](p *T) *C { return (*C)(unsafe.Pointer(p)) }
+
+// cwordsAt is the array of n C pointers at p.
+func cwordsAt[C any](p **C, n int) []*C {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
 // viewOf is b as n elements of T, in place, when b is aligned for T and
 // holds them (false otherwise: the caller takes the copying path).
 func viewOf[T any](b []byte, n int) ([]T, bool) {
@@ -155,4 +167,23 @@ func viewOf[T any](b []byte, n int) ([]T, bool) {
 		return nil, false
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), true
+}
+
+// epochLayout is capi.h's shmrun_epoch as the C compiler lays it out, and
+// its bits, for the test that holds them to internal/winc.
+func epochLayout() map[string]uintptr {
+	var e C.shmrun_epoch
+	return map[string]uintptr{
+		"gate": unsafe.Offsetof(e.gate), "access_all": unsafe.Offsetof(e.access_all),
+		"lock_all": unsafe.Offsetof(e.lock_all), "all_check": unsafe.Offsetof(e.all_check),
+		"fence_open": unsafe.Offsetof(e.fence_open), "fence_used": unsafe.Offsetof(e.fence_used),
+		"nlocks": unsafe.Offsetof(e.nlocks), "flush_any": unsafe.Offsetof(e.flush_any),
+		"sizeof": unsafe.Sizeof(e), "tgt_off": C.SHMRUN_EPOCH_TGT_OFF,
+		"TGT_ACCESS": C.SHMRUN_TGT_ACCESS, "TGT_EXCLUSIVE": C.SHMRUN_TGT_EXCLUSIVE,
+		"TGT_SHARED": C.SHMRUN_TGT_SHARED, "TGT_NOCHECK": C.SHMRUN_TGT_NOCHECK,
+		"TGT_CHECK": C.SHMRUN_TGT_CHECK, "TGT_LOCKED": C.SHMRUN_TGT_LOCKED,
+		"GATE_LOCKALL": C.SHMRUN_GATE_LOCKALL, "GATE_START": C.SHMRUN_GATE_START,
+		"GATE_FENCE": C.SHMRUN_GATE_FENCE, "GATE_NOLOCKS": C.SHMRUN_GATE_NOLOCKS,
+		"GATE_FREED": C.SHMRUN_GATE_FREED, "GATE_CHECK": C.SHMRUN_GATE_CHECK,
+	}
 }

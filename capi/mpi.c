@@ -13,6 +13,8 @@
 #include "_cgo_export.h"
 #include "mpi_fast.h"
 
+shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
+
 #define H(x) ((uintptr_t)(x))
 #define HP(x) ((uintptr_t *)(x))
 #define B(p) ((char *)(uintptr_t)(p))
@@ -687,12 +689,45 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 #define SYNC(NAME, ARGS, KIND, ARG, RANK, ASSERT, GROUP) \
 	int PMPI_##NAME ARGS { return shmWinSync(H(win), KIND, ARG, RANK, ASSERT, GROUP, NULL); }
 SYNC(Win_fence, (int assert, MPI_Win win), 0, 0, 0, assert, 0)
-SYNC(Win_lock, (int lock_type, int rank, int assert, MPI_Win win), 1, lock_type, rank, assert, 0)
-SYNC(Win_unlock, (int rank, MPI_Win win), 2, 0, rank, 0, 0)
-SYNC(Win_lock_all, (int assert, MPI_Win win), 3, 0, 0, assert, 0)
-SYNC(Win_unlock_all, (MPI_Win win), 4, 0, 0, 0, 0)
-/* Flushes and Win_sync are a fence in C when the descriptor shows the
- * passive-target epoch they need. */
+/* The passive-target calls run in C over the window's descriptor in their
+ * common cases (mpi_fast.h); 1 means the C side made its add and Go
+ * finishes the call, -1 that Go makes the whole call. */
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+	uint64_t v;
+	switch (shmrun_fast_lock(win, lock_type, rank, assert, &v)) {
+	case 0:
+		return MPI_SUCCESS;
+	case 1:
+		return shmWinLockAfter(H(win), lock_type == MPI_LOCK_SHARED, rank, v);
+	}
+	return shmWinSync(H(win), 1, lock_type, rank, assert, 0, NULL);
+}
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+	if (shmrun_fast_unlock(win, rank) == 0)
+		return MPI_SUCCESS;
+	return shmWinSync(H(win), 2, 0, rank, 0, 0, NULL);
+}
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+	switch (shmrun_fast_lock_all(win, assert)) {
+	case 0:
+		return MPI_SUCCESS;
+	case 1:
+		return shmWinLockAllRetry(H(win));
+	}
+	return shmWinSync(H(win), 3, 0, 0, assert, 0, NULL);
+}
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+	if (shmrun_fast_unlock_all(win) == 0)
+		return MPI_SUCCESS;
+	return shmWinSync(H(win), 4, 0, 0, 0, 0, NULL);
+}
+/* Flushes and Win_sync are a fence in C (the local flushes not even that:
+ * RMA completes eagerly) when the epoch state shows the passive-target
+ * epoch they need. */
 #define FSYNC(NAME, ARGS, KIND, RANK, FAST)                         \
 	int PMPI_##NAME ARGS                                       \
 	{                                                          \
@@ -700,11 +735,11 @@ SYNC(Win_unlock_all, (MPI_Win win), 4, 0, 0, 0, 0)
 			return MPI_SUCCESS;                        \
 		return shmWinSync(H(win), KIND, 0, RANK, 0, 0, NULL); \
 	}
-FSYNC(Win_flush, (int rank, MPI_Win win), 5, rank, shmrun_fast_flush(win, rank))
-FSYNC(Win_flush_all, (MPI_Win win), 6, 0, shmrun_fast_flush_all(win))
-FSYNC(Win_flush_local, (int rank, MPI_Win win), 7, rank, shmrun_fast_flush(win, rank))
-FSYNC(Win_flush_local_all, (MPI_Win win), 8, 0, shmrun_fast_flush_all(win))
-FSYNC(Win_sync, (MPI_Win win), 9, 0, shmrun_fast_flush_all(win))
+FSYNC(Win_flush, (int rank, MPI_Win win), 5, rank, shmrun_fast_flush(win, rank, 1))
+FSYNC(Win_flush_all, (MPI_Win win), 6, 0, shmrun_fast_flush_all(win, 1))
+FSYNC(Win_flush_local, (int rank, MPI_Win win), 7, rank, shmrun_fast_flush(win, rank, 0))
+FSYNC(Win_flush_local_all, (MPI_Win win), 8, 0, shmrun_fast_flush_all(win, 0))
+FSYNC(Win_sync, (MPI_Win win), 9, 0, shmrun_fast_flush_all(win, 1))
 SYNC(Win_complete, (MPI_Win win), 10, 0, 0, 0, 0)
 SYNC(Win_wait, (MPI_Win win), 11, 0, 0, 0, 0)
 SYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, 0, 0, assert, H(group))

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "capi.h"
+#include "shmrun/format.h"
 
 static inline __attribute__((always_inline)) shmrun_win_desc *shmrun_desc(MPI_Win win)
 {
@@ -69,10 +70,21 @@ static inline __attribute__((always_inline)) int shmrun_elem(MPI_Datatype t, int
 	return 0;
 }
 
+/* shmrun_open is the RMA calls' epoch check (win's canAccess): a fence
+ * or Lock_all epoch, or an access epoch to t (a lock, or t in the Start
+ * group). The first RMA call of a fence epoch records that the epoch was
+ * used. */
 static inline __attribute__((always_inline)) int shmrun_open(const shmrun_win_desc *d, int t)
 {
-	return (unsigned)t < (unsigned)d->n &&
-	       (__atomic_load_n(&d->lockall, __ATOMIC_RELAXED) || __atomic_load_n(&d->locked[t], __ATOMIC_RELAXED));
+	if ((unsigned)t >= (unsigned)d->n)
+		return 0;
+	shmrun_epoch *e = d->ep;
+	if (e->access_all) {
+		if (e->fence_open && !__atomic_load_n(&e->fence_used, __ATOMIC_RELAXED))
+			__atomic_store_n(&e->fence_used, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return d->tgt[t] & SHMRUN_TGT_ACCESS;
 }
 
 /* shmrun_target is the address of n bytes at disp in target t's part, or
@@ -116,21 +128,134 @@ static inline __attribute__((always_inline)) void shmrun_full_fence(shmrun_win_d
 	__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
 }
 
-static inline __attribute__((always_inline)) int shmrun_fast_flush(MPI_Win win, int t)
+/* Flush and Flush_local: inside Lock_all, or a lock on t. */
+static inline __attribute__((always_inline)) int shmrun_fast_flush(MPI_Win win, int t, int fence)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || !shmrun_open(d, t))
+	if (d == NULL || !((uint64_t)(unsigned)t < d->ep->flush_any ||
+			   ((unsigned)t < (unsigned)d->n && (d->tgt[t] & SHMRUN_TGT_LOCKED) != 0)))
 		return -1;
-	shmrun_full_fence(d);
+	if (fence)
+		shmrun_full_fence(d);
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int shmrun_fast_flush_all(MPI_Win win)
+/* Flush_all, Flush_local_all and Win_sync: inside a passive-target epoch. */
+static inline __attribute__((always_inline)) int shmrun_fast_flush_all(MPI_Win win, int fence)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || !__atomic_load_n(&d->lockall, __ATOMIC_RELAXED))
+	if (d == NULL || !(d->ep->lock_all || d->ep->nlocks > 0))
 		return -1;
-	shmrun_full_fence(d);
+	if (fence)
+		shmrun_full_fence(d);
+	return 0;
+}
+
+/* The passive-target synchronization calls, by win's protocol (lock.go,
+ * FORMAT.md's lock words): the common cases here, one or two atomic adds;
+ * every other case, waiting and every error in Go. Each returns 0 when the
+ * call is done, -1 when the whole call goes to Go, and 1 when the C side
+ * made an add that Go must finish (shmWinLockAfter, shmWinLockAllRetry). */
+
+/* shmrun_lock_add adds a to a lock word and clears a carry guard the add
+ * set; it returns the word after the add. */
+static inline __attribute__((always_inline)) uint64_t shmrun_lock_add(uint64_t *w, uint64_t a)
+{
+	uint64_t v = __atomic_add_fetch(w, a, __ATOMIC_SEQ_CST);
+	if (v & SHMRUN_LOCK_GUARDS)
+		__atomic_fetch_and(w, ~(uint64_t)SHMRUN_LOCK_GUARDS, __ATOMIC_SEQ_CST);
+	return v;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_lock(MPI_Win win, int lt, int t, int assert, uint64_t *v)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || assert != 0 || (unsigned)t >= (unsigned)d->n || (d->tgt[t] | d->ep->gate) != 0)
+		return -1;
+	if (lt == MPI_LOCK_EXCLUSIVE) {
+		uint64_t x = shmrun_lock_add(d->lockw[t], SHMRUN_LOCK_EXCLUSIVE);
+		if (shmrun_lock_w(x) != shmrun_lock_ticket(x) || __atomic_load_n(d->global, __ATOMIC_SEQ_CST) != 0) {
+			*v = x & ~(uint64_t)SHMRUN_LOCK_GUARDS; /* not our turn yet, or a Lock_all holds: Go waits */
+			return 1;
+		}
+		d->tgt[t] = SHMRUN_TGT_ACCESS | SHMRUN_TGT_EXCLUSIVE;
+	} else if (lt == MPI_LOCK_SHARED) {
+		uint64_t x = shmrun_lock_add(d->lockw[t], SHMRUN_LOCK_SHARED);
+		if (shmrun_lock_r(x) != shmrun_lock_ticket(x)) {
+			*v = x & ~(uint64_t)SHMRUN_LOCK_GUARDS;
+			return 1;
+		}
+		/* Admit the next reader; Go wakes it if it sleeps. */
+		x = __atomic_add_fetch(d->lockw[t], SHMRUN_LOCK_ONE_R, __ATOMIC_SEQ_CST);
+		if ((x & SHMRUN_LOCK_GUARDS) || __atomic_load_n(d->lsleep[t], __ATOMIC_SEQ_CST) != 0)
+			shmWinWake((uintptr_t)win, t, x);
+		d->tgt[t] = SHMRUN_TGT_ACCESS | SHMRUN_TGT_SHARED;
+	} else
+		return -1;
+	d->ep->nlocks++;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_unlock(MPI_Win win, int t)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || (unsigned)t >= (unsigned)d->n)
+		return -1;
+	uint8_t b = d->tgt[t];
+	uint64_t x;
+	if (b == (SHMRUN_TGT_ACCESS | SHMRUN_TGT_EXCLUSIVE)) {
+		d->tgt[t] = 0;
+		d->ep->nlocks--;
+		x = __atomic_add_fetch(d->lockw[t], SHMRUN_LOCK_EXCLUSIVE_UNLOCK, __ATOMIC_SEQ_CST);
+	} else if (b == (SHMRUN_TGT_ACCESS | SHMRUN_TGT_SHARED)) {
+		d->tgt[t] = 0;
+		d->ep->nlocks--;
+		x = __atomic_add_fetch(d->lockw[t], SHMRUN_LOCK_SHARED_UNLOCK, __ATOMIC_SEQ_CST);
+	} else
+		return -1;
+	if ((x & SHMRUN_LOCK_GUARDS) || __atomic_load_n(d->lsleep[t], __ATOMIC_SEQ_CST) != 0)
+		shmWinWake((uintptr_t)win, t, x);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) void shmrun_set_lock_all(shmrun_win_desc *d, int on)
+{
+	shmrun_epoch *e = d->ep;
+	e->lock_all = e->access_all = (uint8_t)on;
+	e->flush_any = on ? (uint64_t)d->n : 0;
+	if (on)
+		e->gate |= SHMRUN_GATE_LOCKALL;
+	else
+		e->gate &= (uint8_t)~SHMRUN_GATE_LOCKALL;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_lock_all(MPI_Win win, int assert)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || assert != 0 || d->ep->gate != 0 || d->ep->nlocks != 0)
+		return -1;
+	__atomic_add_fetch(d->global, 1, __ATOMIC_SEQ_CST);
+	for (int t = 0; t < d->n; t++)
+		if (shmrun_lock_x(__atomic_load_n(d->lockw[t], __ATOMIC_SEQ_CST)) != 0)
+			return 1; /* an exclusive locker holds or waits: Go backs off and waits */
+	d->ep->all_check = 1;
+	shmrun_set_lock_all(d, 1);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win win)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || !d->ep->lock_all || (d->ep->gate & SHMRUN_GATE_FREED) != 0)
+		return -1;
+	shmrun_set_lock_all(d, 0);
+	if (!d->ep->all_check)
+		shmrun_full_fence(d);
+	else {
+		__atomic_sub_fetch(d->global, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(d->gsleep, __ATOMIC_SEQ_CST) != 0)
+			shmWinWake((uintptr_t)win, -1, 0);
+	}
 	return 0;
 }
 

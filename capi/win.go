@@ -3,10 +3,6 @@ package main
 /*
 #include <stdlib.h>
 #include "capi.h"
-
-static void shmrun_set_win(int slot, shmrun_win_desc *d) {
-	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
-}
 */
 import "C"
 
@@ -55,11 +51,11 @@ func newWin(w *win.Win, x *commH) C.uintptr_t {
 	blk.disp_unit = C.int(a.DispUnit)
 	blk.flavor = flavors[a.Flavor]
 	blk.model = C.MPI_WIN_UNIFIED
-	d := newDesc(w)
+	d, fast := newDesc(w)
 	tab.Lock()
 	defer tab.Unlock()
 	h, slot := newWinHandle()
-	tab.wins[h] = &winH{h: h, w: w, errh: hErrorsAreFatal, attrs: blk, comm: x.c, desc: d}
+	tab.wins[h] = &winH{h: h, w: w, errh: hErrorsAreFatal, attrs: blk, comm: x.c, desc: d, fast: fast}
 	if slot >= 0 && d != nil {
 		C.shmrun_set_win(C.int(slot), d)
 	}
@@ -243,7 +239,6 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 	if err != nil {
 		return x.raise(call, err)
 	}
-	x.noteEpoch(int(kind), int(rank))
 	return C.MPI_SUCCESS
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -59,7 +60,7 @@ const (
 	slotOnly         = slotSameSize | slotSameDispUnit
 )
 
-func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (*Win, error) {
+func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (w *Win, err error) {
 	call := map[Flavor]string{FlavorShared: "AllocateShared", FlavorAllocate: "Allocate", FlavorCreate: "Create", FlavorDynamic: "CreateDynamic"}[flavor]
 	t, err := team.OfComm(c, call)
 	if err != nil {
@@ -72,6 +73,22 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	if err == nil && dispUnit <= 0 {
 		err = errorf(ErrArg, "%s on rank %d: disp unit %d must be positive", call, t.Rank(), dispUnit)
 	}
+	// The epoch state is mapped before round 1, so that a failure is agreed
+	// on like any other; it is unmapped when the window is unreachable.
+	var ep epochState
+	if err == nil {
+		if err = ep.init(t.Size(), t.Check()); err != nil {
+			err = errorf(ErrNoMem, "%s on rank %d: %v", call, t.Rank(), err)
+		}
+	}
+	defer func() {
+		switch {
+		case w != nil:
+			runtime.AddCleanup(w, func(release func()) { release() }, ep.release)
+		case ep.release != nil:
+			ep.release()
+		}
+	}()
 	// Round 1: sizes, disp units and hints.
 	var flags uint32
 	if cfg.noncontig {
@@ -130,7 +147,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		return nil, err
 	}
 	sp := segmentSpec{flavor: flavor, flags: flags, layout: layout, dispUnits: units}
-	w := &Win{c: c, t: t, rank: t.Rank(), size: n, flavor: flavor, cfg: cfg, layout: layout, sl: sl}
+	w = &Win{c: c, t: t, rank: t.Rank(), size: n, flavor: flavor, cfg: cfg, layout: layout, sl: sl, ep: ep, hot: ep.h}
 	if t.Local() {
 		err = w.mapLocal(sp)
 	} else {
@@ -418,6 +435,5 @@ func (w *Win) bind(units []int64) {
 		}
 		w.parts[r] = part{data: data, amem: w.mem, off: off, dispUnit: units[r], maxDisp: uint(size / units[r])}
 	}
-	w.ep.init(w.size, w.t.Check())
 	w.ep.setGate(gateNoLocks, w.cfg.noLocks)
 }

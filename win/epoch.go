@@ -2,8 +2,8 @@ package win
 
 import (
 	"fmt"
+	"github.com/shmrun/shmrun/internal/winc"
 	"slices"
-	"sync/atomic"
 )
 
 // Assert flags for synchronization calls (MPI_MODE_*).
@@ -36,29 +36,15 @@ func (l LockType) String() string {
 
 // epochState is one rank's view of its open epochs. It is written only by
 // synchronization calls (ordered by the program) and read by RMA calls, which
-// may run on several goroutines inside an epoch.
+// may run on several goroutines inside an epoch. What the hot paths read (h
+// and tgt) lives outside the Go heap, where the C interface's fast path of
+// the same process reads and writes it too (internal/winc); the rest is Go's.
 type epochState struct {
-	// accessAll: RMA to every target is allowed (a fence epoch or LockAll).
-	accessAll bool
+	h *winc.Epoch
 	// tgt[t]: this rank's epoch to target t, tgt* bits. One byte per
 	// target keeps the hot paths (RMA, Lock, Unlock, Flush) to one load.
-	tgt []uint8
-
-	fenceOpen bool        // a Fence opened a (possible) epoch
-	fenceUsed atomic.Bool // an RMA call was made since that Fence
-
-	lockAll bool
-	// flushAny is the number of targets while lockAll, else 0: Flush's
-	// inlined fast path is the one test uint(rank) < flushAny.
-	flushAny uint
-	nLocks   int  // targets with tgtLocked set
-	allCheck bool // LockAll took the lock word (no ModeNoCheck)
-
-	// gate is zero when Lock and LockAll may take their fast paths: its
-	// bits mirror a LockAll, Start or fence epoch being open, no_locks and
-	// a freed window, so those paths test one byte, not five fields. Only
-	// the setters below (and init, Free) write it.
-	gate uint8
+	tgt     []uint8
+	release func() // unmaps h and tgt
 
 	startGroup []int // window ranks of the open access epoch (nil: none)
 	postGroup  []int // window ranks of the open exposure epoch (nil: none)
@@ -66,42 +52,38 @@ type epochState struct {
 	postsTo    []uint32
 }
 
-// Bits of epochState.tgt.
+// Bits of epochState.tgt (internal/winc has their meaning).
 const (
-	tgtAccess    = 1 << iota // RMA to the target is allowed (locked, or in the Start group)
-	tgtExclusive             // an exclusive lock is held
-	tgtShared                // a shared lock is held
-	tgtNoCheck               // locked with ModeNoCheck: no lock word was taken
-	// tgtCheck is set on every target of a window that checks its epoch
-	// invariants (the goroutine test mode): the Lock and Unlock fast paths
-	// compare the whole byte, so they take the slow paths, which check.
-	tgtCheck
-
-	tgtLocked = tgtExclusive | tgtShared
+	tgtAccess    = winc.TgtAccess
+	tgtExclusive = winc.TgtExclusive
+	tgtShared    = winc.TgtShared
+	tgtNoCheck   = winc.TgtNoCheck
+	tgtCheck     = winc.TgtCheck
+	tgtLocked    = winc.TgtLocked
 )
 
-// Bits of epochState.gate.
+// Bits of epochState.h.Gate.
 const (
-	gateLockAll = 1 << iota // lockAll
-	gateStart               // startGroup != nil
-	gateFence               // fenceOpen
-	gateNoLocks             // the window has info no_locks=true
-	gateFreed               // the window is freed
-	gateCheck               // the window checks its epoch invariants (see tgtCheck)
+	gateLockAll = winc.GateLockAll
+	gateStart   = winc.GateStart
+	gateFence   = winc.GateFence
+	gateNoLocks = winc.GateNoLocks
+	gateFreed   = winc.GateFreed
+	gateCheck   = winc.GateCheck
 )
 
 // setGate sets or clears gate bits.
 func (e *epochState) setGate(bits uint8, on bool) {
 	if on {
-		e.gate |= bits
+		e.h.Gate |= bits
 	} else {
-		e.gate &^= bits
+		e.h.Gate &^= bits
 	}
 }
 
 // setFence opens or closes a fence epoch in the epoch state.
 func (e *epochState) setFence(open bool) {
-	e.fenceOpen, e.accessAll = open, open
+	e.h.FenceOpen, e.h.AccessAll = open, open
 	e.setGate(gateFence, open)
 }
 
@@ -111,8 +93,12 @@ func (e *epochState) setStart(group []int) {
 	e.setGate(gateStart, group != nil)
 }
 
-func (e *epochState) init(n int, check bool) {
-	e.tgt = make([]uint8, n)
+func (e *epochState) init(n int, check bool) error {
+	h, tgt, release, err := winc.New(n)
+	if err != nil {
+		return err
+	}
+	e.h, e.tgt, e.release = h, tgt, release
 	e.startsFrom = make([]uint32, n)
 	e.postsTo = make([]uint32, n)
 	if check {
@@ -121,6 +107,7 @@ func (e *epochState) init(n int, check bool) {
 			e.tgt[t] = tgtCheck
 		}
 	}
+	return nil
 }
 
 // setTgt sets target t's epoch bits, keeping tgtCheck.
@@ -130,7 +117,7 @@ func (e *epochState) setTgt(t int, bits uint8) { e.tgt[t] = bits | e.tgt[t]&tgtC
 // the fields that mirror one fact (accessAll, flushAny, nLocks, the gate
 // bits, the tgt bytes) must agree. freed and noLocks are the window's.
 func (e *epochState) check(freed, noLocks bool) error {
-	bit := func(b uint8) bool { return e.gate&b != 0 }
+	bit := func(b uint8) bool { return e.h.Gate&b != 0 }
 	locks, check := 0, bit(gateCheck)
 	for t, b := range e.tgt {
 		locked := b&tgtLocked != 0
@@ -149,22 +136,22 @@ func (e *epochState) check(freed, noLocks bool) error {
 		}
 	}
 	want := uint(0)
-	if e.lockAll {
+	if e.h.LockAll {
 		want = uint(len(e.tgt))
 	}
 	switch {
-	case locks != e.nLocks:
-		return fmt.Errorf("nLocks %d, but %d targets locked", e.nLocks, locks)
-	case e.accessAll != (e.lockAll || e.fenceOpen):
-		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.accessAll, e.lockAll, e.fenceOpen)
-	case e.flushAny != want:
-		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.flushAny, want, e.lockAll)
-	case e.lockAll && (e.nLocks > 0 || e.startGroup != nil):
-		return fmt.Errorf("LockAll with %d locks and Start group %v", e.nLocks, e.startGroup)
-	case bit(gateLockAll) != e.lockAll, bit(gateStart) != (e.startGroup != nil), bit(gateFence) != e.fenceOpen,
+	case locks != int(e.h.NLocks):
+		return fmt.Errorf("nLocks %d, but %d targets locked", e.h.NLocks, locks)
+	case e.h.AccessAll != (e.h.LockAll || e.h.FenceOpen):
+		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.h.AccessAll, e.h.LockAll, e.h.FenceOpen)
+	case e.h.FlushAny != want:
+		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.h.FlushAny, want, e.h.LockAll)
+	case e.h.LockAll && (e.h.NLocks > 0 || e.startGroup != nil):
+		return fmt.Errorf("LockAll with %d locks and Start group %v", e.h.NLocks, e.startGroup)
+	case bit(gateLockAll) != e.h.LockAll, bit(gateStart) != (e.startGroup != nil), bit(gateFence) != e.h.FenceOpen,
 		bit(gateNoLocks) != noLocks, bit(gateFreed) != freed:
 		return fmt.Errorf("gate %#x disagrees: lockAll %v, Start group %v, fenceOpen %v, no_locks %v, freed %v",
-			e.gate, e.lockAll, e.startGroup != nil, e.fenceOpen, noLocks, freed)
+			e.h.Gate, e.h.LockAll, e.startGroup != nil, e.h.FenceOpen, noLocks, freed)
 	}
 	return nil
 }
@@ -172,9 +159,9 @@ func (e *epochState) check(freed, noLocks bool) error {
 // canAccess is the RMA epoch check: one load in a LockAll epoch, two in a
 // fence epoch (which must remember that RMA happened), two otherwise.
 func (e *epochState) canAccess(target int) bool {
-	if e.accessAll {
-		if e.fenceOpen && !e.fenceUsed.Load() {
-			e.fenceUsed.Store(true)
+	if e.h.AccessAll {
+		if e.h.FenceOpen && !e.h.FenceUsed.Load() {
+			e.h.FenceUsed.Store(true)
 		}
 		return true
 	}
@@ -183,9 +170,9 @@ func (e *epochState) canAccess(target int) bool {
 
 // setLockAll opens or closes a LockAll epoch in the epoch state.
 func (e *epochState) setLockAll(on bool) {
-	e.lockAll, e.accessAll, e.flushAny = on, on, 0
+	e.h.LockAll, e.h.AccessAll, e.h.FlushAny = on, on, 0
 	if on {
-		e.flushAny = uint(len(e.tgt))
+		e.h.FlushAny = uint(len(e.tgt))
 	}
 	e.setGate(gateLockAll, on)
 }
@@ -208,11 +195,11 @@ func (e *epochState) lockedTo(target int) bool {
 
 // passive reports a passive-target epoch to target (-1: to any target).
 func (e *epochState) passive(target int) bool {
-	if e.lockAll {
+	if e.h.LockAll {
 		return true
 	}
 	if target < 0 {
-		return e.nLocks > 0
+		return e.h.NLocks > 0
 	}
 	return e.tgt[target]&tgtLocked != 0
 }
@@ -220,9 +207,9 @@ func (e *epochState) passive(target int) bool {
 // describeOpen names an open epoch, or returns "".
 func (e *epochState) describeOpen() string {
 	switch {
-	case e.lockAll:
+	case e.h.LockAll:
 		return "a LockAll epoch"
-	case e.nLocks > 0:
+	case e.h.NLocks > 0:
 		for t := range e.tgt {
 			if l := e.lockOf(t); l != 0 {
 				return fmt.Sprintf("a %s lock on rank %d", l, t)
@@ -232,7 +219,7 @@ func (e *epochState) describeOpen() string {
 		return "an access epoch (Start without Complete)"
 	case e.postGroup != nil:
 		return "an exposure epoch (Post without Wait)"
-	case e.fenceOpen && e.fenceUsed.Load():
+	case e.h.FenceOpen && e.h.FenceUsed.Load():
 		return "a fence epoch with RMA calls (end it with Fence(ModeNoSucceed))"
 	}
 	return ""

@@ -17,14 +17,14 @@ func TestEpochCheck(t *testing.T) {
 	}
 	breaks := map[string]func(e *epochState){
 		"nLocks":           func(e *epochState) { e.setTgt(1, tgtAccess|tgtExclusive) },
-		"both locks":       func(e *epochState) { e.setTgt(1, tgtAccess|tgtLocked); e.nLocks++ },
+		"both locks":       func(e *epochState) { e.setTgt(1, tgtAccess|tgtLocked); e.h.NLocks++ },
 		"access bit":       func(e *epochState) { e.setTgt(2, tgtAccess) },
 		"ModeNoCheck":      func(e *epochState) { e.setTgt(2, tgtNoCheck) },
 		"check bit":        func(e *epochState) { e.tgt[3] = 0 },
-		"accessAll":        func(e *epochState) { e.accessAll = true },
-		"flushAny":         func(e *epochState) { e.setLockAll(true); e.flushAny = 1 },
-		"gate":             func(e *epochState) { e.lockAll, e.accessAll, e.flushAny = true, true, 4 },
-		"LockAll and Lock": func(e *epochState) { e.setLockAll(true); e.setTgt(0, tgtAccess|tgtShared); e.nLocks++ },
+		"accessAll":        func(e *epochState) { e.h.AccessAll = true },
+		"flushAny":         func(e *epochState) { e.setLockAll(true); e.h.FlushAny = 1 },
+		"gate":             func(e *epochState) { e.h.LockAll, e.h.AccessAll, e.h.FlushAny = true, true, 4 },
+		"LockAll and Lock": func(e *epochState) { e.setLockAll(true); e.setTgt(0, tgtAccess|tgtShared); e.h.NLocks++ },
 		"freed":            func(e *epochState) {},
 	}
 	for name, f := range breaks {
@@ -45,7 +45,7 @@ func TestEpochCheck(t *testing.T) {
 	// checkEpoch turns a broken state into a panic naming the call.
 	w := &Win{rank: 2}
 	w.ep.init(4, true)
-	w.ep.accessAll = true
+	w.ep.h.AccessAll = true
 	defer func() {
 		if r, _ := recover().(string); !strings.Contains(r, "Fence on rank 2") || !strings.Contains(r, "accessAll") {
 			t.Errorf("checkEpoch panicked with %q", r)

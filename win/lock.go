@@ -79,7 +79,7 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 		}
 	}
 	w.ep.setTgt(rank, tgtAccess|tgtExclusive)
-	w.ep.nLocks++
+	w.ep.h.NLocks++
 	return nil
 }
 
@@ -94,8 +94,14 @@ func (w *Win) unlockAfter(rank int, v uint64) {
 }
 
 func (w *Win) acquireShared(target int) error {
+	return w.acquireSharedAfter(target, addLock(w.locks[target].word, format.LockShared))
+}
+
+// acquireSharedAfter finishes a shared lock whose first add (the carry
+// guard it set already cleared) left v in the lock word: it waits for the
+// turn, then admits the next reader.
+func (w *Win) acquireSharedAfter(target int, v uint64) error {
 	l := &w.locks[target]
-	v := addLock(l.word, format.LockShared)
 	if t := ticketOf(v); lwR(v) != t {
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err
@@ -161,11 +167,11 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	// The common case first, in this frame: an exclusive lock with no other
 	// epoch open, granted by the one add that draws the ticket. Waiting is
 	// lockExclusiveAfter's; every other case and every error is lockSlow's.
-	if w != nil && lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.gate == 0 {
+	if w != nil && lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.h.Gate == 0 {
 		v := atomic.AddUint64(w.locks[rank].word, format.LockExclusive)
 		if v&format.LockGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
 			w.ep.tgt[rank] = tgtAccess | tgtExclusive
-			w.ep.nLocks++
+			w.ep.h.NLocks++
 			return nil
 		}
 		return w.lockExclusiveAfter(rank, v)
@@ -206,9 +212,9 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 		return errorf(ErrRMASync, "Lock on rank %d: the window was created with info no_locks=true", w.rank)
 	case w.ep.lockOf(rank) != 0:
 		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%s)", w.rank, rank, w.ep.lockOf(rank))
-	case w.ep.lockAll, w.ep.startGroup != nil:
+	case w.ep.h.LockAll, w.ep.startGroup != nil:
 		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
-	case w.ep.fenceOpen && w.ep.fenceUsed.Load():
+	case w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		return errorf(ErrRMASync, "Lock on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
 	}
 	w.closeFenceEpoch()
@@ -224,7 +230,7 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 		}
 	}
 	w.ep.setTgt(rank, tgtAccess|bit)
-	w.ep.nLocks++
+	w.ep.h.NLocks++
 	return nil
 }
 
@@ -237,7 +243,7 @@ func (w *Win) Unlock(rank int) error {
 	// R++ and X--; unlockAfter clears a carry guard or wakes sleepers.
 	if w != nil && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank] == tgtAccess|tgtExclusive {
 		w.ep.tgt[rank] = 0
-		w.ep.nLocks--
+		w.ep.h.NLocks--
 		l := &w.locks[rank]
 		if v := atomic.AddUint64(l.word, format.LockExclusiveUnlock); v&format.LockGuards != 0 || atomic.LoadUint32(l.ev.Sleepers) != 0 {
 			w.unlockAfter(rank, v)
@@ -264,7 +270,7 @@ func (w *Win) unlockSlow(rank int) error {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
 	w.ep.setTgt(rank, 0)
-	w.ep.nLocks--
+	w.ep.h.NLocks--
 	switch {
 	case st&tgtNoCheck != 0:
 		w.fullFence()
@@ -283,13 +289,13 @@ func (w *Win) unlockSlow(rank int) error {
 // ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
-	if w != nil && assert == 0 && w.ep.gate == 0 && w.ep.nLocks == 0 {
+	if w != nil && assert == 0 && w.ep.h.Gate == 0 && w.ep.h.NLocks == 0 {
 		atomic.AddUint64(w.global, 1)
 		if w.exclusiveBusy() >= 0 {
 			w.releaseAll()
 			return w.lockAllSlow(assert)
 		}
-		w.ep.allCheck = true
+		w.ep.h.AllCheck = true
 		w.ep.setLockAll(true)
 		return nil
 	}
@@ -308,9 +314,9 @@ func (w *Win) lockAllSlow(assert int) error {
 	switch {
 	case w.cfg.noLocks:
 		return errorf(ErrRMASync, "LockAll on rank %d: the window was created with info no_locks=true", w.rank)
-	case w.ep.lockAll || w.ep.nLocks > 0 || w.ep.startGroup != nil:
+	case w.ep.h.LockAll || w.ep.h.NLocks > 0 || w.ep.startGroup != nil:
 		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
-	case w.ep.fenceOpen && w.ep.fenceUsed.Load():
+	case w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
 	}
 	w.closeFenceEpoch()
@@ -319,7 +325,7 @@ func (w *Win) lockAllSlow(assert int) error {
 	} else if err := w.acquireAll(); err != nil {
 		return errorf(ErrAborted, "LockAll on rank %d: %v", w.rank, err)
 	}
-	w.ep.allCheck = assert&ModeNoCheck == 0
+	w.ep.h.AllCheck = assert&ModeNoCheck == 0
 	w.ep.setLockAll(true)
 	return nil
 }
@@ -329,9 +335,9 @@ func (w *Win) lockAllSlow(assert int) error {
 // then the shared locks are released. Local. UnlockAll without LockAll is
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
-	if w != nil && w.ep.lockAll && !w.freed.Load() {
+	if w != nil && w.ep.h.LockAll && !w.freed.Load() {
 		w.ep.setLockAll(false) // checked by the next call (checkEpoch)
-		if w.ep.allCheck {
+		if w.ep.h.AllCheck {
 			w.releaseAll()
 		} else {
 			w.fullFence()
@@ -354,7 +360,7 @@ func (w *Win) Flush(rank int) error {
 	// Inlined into the caller, at the inlining budget exactly
 	// (TestIntendedInlining guards it): inside LockAll, the nil check, one
 	// compare, then the fence, so X + Flush makes one call, not two.
-	if w != nil && uint(rank) < w.ep.flushAny {
+	if w != nil && uint(rank) < w.hot.FlushAny {
 		atomic.AddUint64(&w.fenceWord, 1) // w.fullFence(), spelled out for the inline budget
 		return nil
 	}
@@ -373,7 +379,7 @@ func (w *Win) flushTarget(rank int) error {
 // FlushAll completes every RMA call of this rank to every target
 // (MPI_Win_flush_all). Local. Only inside a passive-target epoch.
 func (w *Win) FlushAll() error {
-	if w != nil && (w.ep.lockAll || w.ep.nLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
 		w.fullFence()
 		return nil
 	}
@@ -384,7 +390,7 @@ func (w *Win) FlushAll() error {
 // (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
 // so it only checks the epoch. Local.
 func (w *Win) FlushLocal(rank int) error {
-	if w != nil && (uint(rank) < w.ep.flushAny || w.ep.lockedTo(rank)) {
+	if w != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank)) {
 		return nil
 	}
 	return w.flushSlow("FlushLocal", rank)
@@ -393,7 +399,7 @@ func (w *Win) FlushLocal(rank int) error {
 // FlushLocalAll is FlushLocal to every target (MPI_Win_flush_local_all).
 // Local.
 func (w *Win) FlushLocalAll() error {
-	if w != nil && (w.ep.lockAll || w.ep.nLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
 		return nil
 	}
 	return w.flushSlow("FlushLocalAll", -1)
@@ -404,7 +410,7 @@ func (w *Win) FlushLocalAll() error {
 // their own Sync or a synchronization that ordered them. Local. Only inside a
 // passive-target epoch, as the standard says of every flush and sync call.
 func (w *Win) Sync() error {
-	if w != nil && (w.ep.lockAll || w.ep.nLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
 		w.fullFence()
 		return nil
 	}

@@ -42,7 +42,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	if w.ep.postGroup != nil {
 		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
 	}
-	if w.ep.lockAll || w.ep.nLocks > 0 {
+	if w.ep.h.LockAll || w.ep.h.NLocks > 0 {
 		return errorf(ErrRMASync, "Post on rank %d: %s (a window cannot be exposed while this rank holds its locks)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()
@@ -70,7 +70,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if err != nil {
 		return err
 	}
-	if w.ep.startGroup != nil || w.ep.lockAll || w.ep.nLocks > 0 {
+	if w.ep.startGroup != nil || w.ep.h.LockAll || w.ep.h.NLocks > 0 {
 		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()
@@ -180,7 +180,7 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 	if g == nil {
 		return nil, errorf(comm.ErrGroup, "%s on rank %d: nil group", call, w.rank)
 	}
-	if w.ep.fenceOpen && w.ep.fenceUsed.Load() {
+	if w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load() {
 		return nil, errorf(ErrRMASync, "%s on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", call, w.rank)
 	}
 	// Groups are immutable: the translation of the last two groups seen
@@ -210,7 +210,7 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 // closeFenceEpoch ends a fence epoch that had no RMA calls: Lock, Start and
 // Post may follow such a Fence.
 func (w *Win) closeFenceEpoch() {
-	if w.ep.fenceOpen {
+	if w.ep.h.FenceOpen {
 		w.ep.setFence(false)
 	}
 }

@@ -106,7 +106,7 @@ var doneRequest = &Request{}
 // rmaRequest checks that a request-based call is inside a passive-target
 // epoch, as the standard requires of MPI_Rput and its kin.
 func (w *Win) rmaRequest(call string, target int) error {
-	if w != nil && (w.ep.lockAll || w.ep.lockedTo(target)) {
+	if w != nil && (w.ep.h.LockAll || w.ep.lockedTo(target)) {
 		return nil
 	}
 	if err := w.live(call); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // ProcNull is a valid target of every RMA communication call (MPI_PROC_NULL):
@@ -120,6 +121,7 @@ type Win struct {
 	stripes  *atomics.Stripes
 
 	ep         epochState
+	hot        *winc.Epoch   // ep.h, one load nearer for Flush's inlined path
 	groupCache [2]groupRanks // last groups given to Post and Start
 	freed      atomic.Bool
 
@@ -155,7 +157,7 @@ func (w *Win) live(call string) error {
 // UnlockAll, Flush and the RMA calls do not: the next call's check sees
 // what they left).
 func (w *Win) checkEpoch(call string) {
-	if w == nil || w.ep.gate&gateCheck == 0 {
+	if w == nil || w.ep.h.Gate&gateCheck == 0 {
 		return
 	}
 	if err := w.ep.check(w.freed.Load(), w.cfg.noLocks); err != nil {

@@ -8,7 +8,17 @@
 #define WORDS 8
 #define ADDS 1000
 #define ACCS 200
-#define LOCKED 50
+#define LOCKED 300
+#define PAIRS 200
+
+/* cls is the error class of an MPI call's return code. */
+static int cls(int rc)
+{
+	int c = rc;
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &c);
+	return c;
+}
 
 int main(int argc, char **argv)
 {
@@ -37,9 +47,69 @@ int main(int argc, char **argv)
 	MPI_Win_unlock_all(w);
 	report("loads of every rank's part");
 
+	/* Fence and PSCW epochs across languages: each rank puts into the
+	 * next rank's part (word 0 under fence, word 1 under PSCW). */
+	int peer = (me + 1) % n, prev = (me + n - 1) % n;
+	int64_t x = me * 10 + 1;
+	MPI_Win_fence(MPI_MODE_NOPRECEDE, w);
+	MPI_Put(&x, 1, MPI_INT64_T, peer, 0, 1, MPI_INT64_T, w);
+	MPI_Win_fence(MPI_MODE_NOSUCCEED, w);
+	CHECK(mine[0] == prev * 10 + 1, "fence: word 0 is %ld, want %d", (long)mine[0], prev * 10 + 1);
+	MPI_Group wg, from, to;
+	MPI_Win_get_group(w, &wg);
+	MPI_Group_incl(wg, 1, &prev, &from);
+	MPI_Group_incl(wg, 1, &peer, &to);
+	MPI_Win_post(from, 0, w);
+	MPI_Win_start(to, 0, w);
+	x = me * 10 + 2;
+	MPI_Put(&x, 1, MPI_INT64_T, peer, 1, 1, MPI_INT64_T, w);
+	MPI_Win_complete(w);
+	MPI_Win_wait(w);
+	CHECK(mine[1] == prev * 10 + 2, "PSCW: word 1 is %ld, want %d", (long)mine[1], prev * 10 + 2);
+	MPI_Group_free(&from);
+	MPI_Group_free(&to);
+	MPI_Group_free(&wg);
+	report("fence and PSCW epochs across languages");
+
+	/* One epoch state for the C and the Go halves of this library: an
+	 * epoch opened by a call that ran in C is the one the calls that run
+	 * in Go check, and the other way round. */
+	MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+	MPI_Datatype two;
+	MPI_Type_vector(2, 1, 2, MPI_INT64_T, &two);
+	MPI_Type_commit(&two);
+	int64_t src[3] = {me, -1, me};
+	x = 42;
+	CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, peer, 0, w) == MPI_SUCCESS, "lock");
+	CHECK(cls(MPI_Win_lock_all(0, w)) == MPI_ERR_RMA_SYNC, "lock_all inside a lock");
+	CHECK(cls(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w)) == MPI_ERR_RMA_SYNC, "lock twice");
+	CHECK(MPI_Put(src, 1, two, peer, 4, 1, two, w) == MPI_SUCCESS, "strided put in a lock epoch");
+	CHECK(cls(MPI_Win_fence(0, w)) == MPI_ERR_RMA_SYNC, "fence inside a lock");
+	CHECK(MPI_Win_unlock(peer, w) == MPI_SUCCESS, "unlock");
+	CHECK(cls(MPI_Win_unlock(peer, w)) == MPI_ERR_RMA_SYNC, "unlock twice");
+	CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, MPI_MODE_NOCHECK, w) == MPI_SUCCESS, "nocheck lock");
+	CHECK(MPI_Put(&x, 1, MPI_INT64_T, peer, 7, 1, MPI_INT64_T, w) == MPI_SUCCESS, "put in a nocheck epoch");
+	CHECK(MPI_Win_unlock(peer, w) == MPI_SUCCESS, "nocheck unlock");
+	CHECK(cls(MPI_Put(&x, 1, MPI_INT64_T, peer, 7, 1, MPI_INT64_T, w)) == MPI_ERR_RMA_SYNC, "put outside an epoch");
+	CHECK(MPI_Win_lock_all(0, w) == MPI_SUCCESS, "lock_all");
+	CHECK(cls(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, peer, 0, w)) == MPI_ERR_RMA_SYNC, "lock inside lock_all");
+	CHECK(MPI_Put(src, 1, two, peer, 4, 1, two, w) == MPI_SUCCESS, "strided put in lock_all");
+	CHECK(MPI_Win_flush(peer, w) == MPI_SUCCESS, "flush in lock_all");
+	CHECK(MPI_Win_unlock_all(w) == MPI_SUCCESS, "unlock_all");
+	CHECK(cls(MPI_Win_unlock_all(w)) == MPI_ERR_RMA_SYNC, "unlock_all twice");
+	CHECK(cls(MPI_Win_flush(peer, w)) == MPI_ERR_RMA_SYNC, "flush outside an epoch");
+	CHECK(MPI_Win_fence(0, w) == MPI_SUCCESS, "fence");
+	CHECK(MPI_Put(&x, 1, MPI_INT64_T, peer, 7, 1, MPI_INT64_T, w) == MPI_SUCCESS, "put in a fence epoch");
+	CHECK(cls(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w)) == MPI_ERR_RMA_SYNC, "lock in a used fence epoch");
+	CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, w) == MPI_SUCCESS, "closing fence");
+	CHECK(mine[4] == prev && mine[5] == me * 100 + 5 && mine[6] == prev && mine[7] == 42, "words 4..7: %ld %ld %ld %ld",
+	      (long)mine[4], (long)mine[5], (long)mine[6], (long)mine[7]);
+	MPI_Type_free(&two);
+	report("one epoch state for calls in C and in Go");
+
 	MPI_Win cw;
 	int64_t *unused, *ctr;
-	MPI_Win_allocate_shared(me == 0 ? 3 * 8 : 0, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &unused, &cw);
+	MPI_Win_allocate_shared(me == 0 ? 5 * 8 : 0, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &unused, &cw);
 	MPI_Aint sz;
 	int du;
 	MPI_Win_shared_query(cw, 0, &sz, &du, &ctr);
@@ -61,6 +131,24 @@ int main(int argc, char **argv)
 		v++;
 		MPI_Put(&v, 1, MPI_INT64_T, 0, 2, 1, MPI_INT64_T, cw);
 		MPI_Win_unlock(0, cw);
+	}
+	/* Readers under shared locks never see a pair half written by a
+	 * writer under an exclusive lock, whichever language either is. */
+	for (int i = 0; i < PAIRS; i++) {
+		int64_t p[2];
+		if (i % 4 == me % 4) {
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, cw);
+			p[0] = me * 1000 + i;
+			MPI_Put(&p[0], 1, MPI_INT64_T, 0, 3, 1, MPI_INT64_T, cw);
+			MPI_Win_flush(0, cw);
+			MPI_Put(&p[0], 1, MPI_INT64_T, 0, 4, 1, MPI_INT64_T, cw);
+			MPI_Win_unlock(0, cw);
+		} else {
+			MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, cw);
+			MPI_Get(p, 2, MPI_INT64_T, 0, 3, 2, MPI_INT64_T, cw);
+			MPI_Win_unlock(0, cw);
+			CHECK(p[0] == p[1], "a shared lock saw a half-written pair: %ld %ld", (long)p[0], (long)p[1]);
+		}
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	report("atomics, accumulates and locks of both languages");

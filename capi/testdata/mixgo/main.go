@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -18,7 +19,8 @@ const (
 	words   = 8
 	adds    = 1000
 	accs    = 200
-	locked  = 50
+	locked  = 300
+	pairs   = 200
 	program = "go"
 )
 
@@ -105,12 +107,15 @@ func run() error {
 	if err := report(world, "loads of every rank's part"); err != nil {
 		return err
 	}
+	if err := epochs(world, w, mine); err != nil {
+		return err
+	}
 
 	// One counter window in rank 0: [0] atomic adds by load/store,
 	// [1] accumulates, [2] a plain count under an exclusive lock.
 	size := 0
 	if me == 0 {
-		size = 3 * 8
+		size = 5 * 8
 	}
 	cw, err := win.AllocateShared(world, size, 8, nil)
 	if err != nil {
@@ -163,6 +168,38 @@ func run() error {
 			return err
 		}
 	}
+	for i := range pairs {
+		p := []int64{0, 0}
+		if i%4 == me%4 {
+			if err := cw.Lock(win.Exclusive, 0, 0); err != nil {
+				return err
+			}
+			p[0] = int64(me*1000 + i)
+			if err := win.PutT(cw, p[:1], 0, 3); err != nil {
+				return err
+			}
+			if err := cw.Flush(0); err != nil {
+				return err
+			}
+			if err := win.PutT(cw, p[:1], 0, 4); err != nil {
+				return err
+			}
+			if err := cw.Unlock(0); err != nil {
+				return err
+			}
+		} else {
+			if err := cw.Lock(win.Shared, 0, 0); err != nil {
+				return err
+			}
+			if err := win.GetT(cw, p, 0, 3); err != nil {
+				return err
+			}
+			if err := cw.Unlock(0); err != nil {
+				return err
+			}
+			check(p[0] == p[1], "a shared lock saw a half-written pair: %d %d", p[0], p[1])
+		}
+	}
 	if err := world.Barrier(); err != nil {
 		return err
 	}
@@ -211,4 +248,86 @@ func run() error {
 		return err
 	}
 	return comm.Finalize()
+}
+
+// epochs mirrors mixed.c's fence, PSCW and epoch-state sections call for
+// call (the collective ones must match; the C side checks that its C and
+// Go paths share one epoch state, this side the same rules in Go).
+func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
+	me, n := world.Rank(), world.Size()
+	peer, prev := (me+1)%n, (me+n-1)%n
+	if err := w.Fence(win.ModeNoPrecede); err != nil {
+		return err
+	}
+	if err := win.PutT(w, []int64{int64(me*10 + 1)}, peer, 0); err != nil {
+		return err
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	check(mine[0] == int64(prev*10+1), "fence: word 0 is %d, want %d", mine[0], prev*10+1)
+	from, err := w.Group().Incl(prev)
+	if err != nil {
+		return err
+	}
+	to, err := w.Group().Incl(peer)
+	if err != nil {
+		return err
+	}
+	if err := w.Post(from, 0); err != nil {
+		return err
+	}
+	if err := w.Start(to, 0); err != nil {
+		return err
+	}
+	if err := win.PutT(w, []int64{int64(me*10 + 2)}, peer, 1); err != nil {
+		return err
+	}
+	if err := w.Complete(); err != nil {
+		return err
+	}
+	if err := w.Wait(); err != nil {
+		return err
+	}
+	check(mine[1] == int64(prev*10+2), "PSCW: word 1 is %d, want %d", mine[1], prev*10+2)
+	if err := report(world, "fence and PSCW epochs across languages"); err != nil {
+		return err
+	}
+
+	ok := func(err error, what string) { check(err == nil, "%s: %v", what, err) }
+	sync := func(err error, what string) {
+		check(errors.Is(err, win.ErrRMASync), "%s: %v, want ErrRMASync", what, err)
+	}
+	put := func(v int64, disp int) error { return win.PutT(w, []int64{v}, peer, disp) }
+	strided := func() error {
+		if err := put(int64(me), 4); err != nil {
+			return err
+		}
+		return put(int64(me), 6)
+	}
+	ok(w.Lock(win.Exclusive, peer, 0), "lock")
+	sync(w.LockAll(0), "LockAll inside a lock")
+	sync(w.Lock(win.Shared, peer, 0), "lock twice")
+	ok(strided(), "strided put in a lock epoch")
+	sync(w.Fence(0), "fence inside a lock")
+	ok(w.Unlock(peer), "unlock")
+	sync(w.Unlock(peer), "unlock twice")
+	ok(w.Lock(win.Shared, peer, win.ModeNoCheck), "nocheck lock")
+	ok(put(42, 7), "put in a nocheck epoch")
+	ok(w.Unlock(peer), "nocheck unlock")
+	sync(put(42, 7), "put outside an epoch")
+	ok(w.LockAll(0), "LockAll")
+	sync(w.Lock(win.Exclusive, peer, 0), "lock inside LockAll")
+	ok(strided(), "strided put in LockAll")
+	ok(w.Flush(peer), "flush in LockAll")
+	ok(w.UnlockAll(), "UnlockAll")
+	sync(w.UnlockAll(), "UnlockAll twice")
+	sync(w.Flush(peer), "flush outside an epoch")
+	ok(w.Fence(0), "fence")
+	ok(put(42, 7), "put in a fence epoch")
+	sync(w.Lock(win.Shared, peer, 0), "lock in a used fence epoch")
+	ok(w.Fence(win.ModeNoSucceed), "closing fence")
+	check(mine[4] == int64(prev) && mine[5] == int64(me*100+5) && mine[6] == int64(prev) && mine[7] == 42,
+		"words 4..7: %v", mine[4:8])
+	return report(world, "one epoch state for calls in C and in Go")
 }

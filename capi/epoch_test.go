@@ -1,0 +1,35 @@
+//go:build cgo
+
+package main
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/shmrun/shmrun/internal/winc"
+)
+
+// TestEpochLayout holds capi.h's epoch state (which the C fast path reads
+// and writes) to internal/winc's, which package win reads and writes: one
+// layout, one set of bits.
+func TestEpochLayout(t *testing.T) {
+	var e winc.Epoch
+	want := map[string]uintptr{
+		"gate": winc.OffGate, "access_all": winc.OffAccessAll, "lock_all": winc.OffLockAll,
+		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "fence_used": winc.OffFenceUsed,
+		"nlocks": winc.OffNLocks, "flush_any": winc.OffFlushAny, "sizeof": unsafe.Sizeof(e), "tgt_off": winc.TgtOff,
+		"TGT_ACCESS": winc.TgtAccess, "TGT_EXCLUSIVE": winc.TgtExclusive, "TGT_SHARED": winc.TgtShared,
+		"TGT_NOCHECK": winc.TgtNoCheck, "TGT_CHECK": winc.TgtCheck, "TGT_LOCKED": winc.TgtLocked,
+		"GATE_LOCKALL": winc.GateLockAll, "GATE_START": winc.GateStart, "GATE_FENCE": winc.GateFence,
+		"GATE_NOLOCKS": winc.GateNoLocks, "GATE_FREED": winc.GateFreed, "GATE_CHECK": winc.GateCheck,
+	}
+	got := epochLayout()
+	if len(got) != len(want) {
+		t.Fatalf("capi.h has %d layout entries, the test %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: capi.h %d, internal/winc %d", k, got[k], v)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+/* ranks: 8
+ * Passive-target locks under contention, oversubscribed: exclusive locks
+ * serialize a read-modify-write by Get and Put, shared locks never see a
+ * pair half written, and Lock_all epochs exclude exclusive lockers, with
+ * every rank mixing the three. Counted invariants, checked at the end.
+ * (_POSIX_C_SOURCE for nanosleep under -std=c11.) */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <time.h>
+#include "check.h"
+
+#define ROUNDS 400
+
+int main(int argc, char **argv)
+{
+	int me, n;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	MPI_Comm_size(MPI_COMM_WORLD, &n);
+
+	/* Each rank's part: [0] a count, [1..2] a pair. */
+	MPI_Win w;
+	int64_t *mine;
+	MPI_Win_allocate(3 * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &w);
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, w);
+	mine[0] = mine[1] = mine[2] = 0;
+	MPI_Win_unlock(me, w);
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	int64_t torn = 0, mine_adds = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		int t = (me + i) % n;
+		int64_t v[2];
+		switch ((me + i) % 3) {
+		case 0: /* exclusive: count += 1, pair := (count, count) */
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w);
+			MPI_Get(v, 1, MPI_INT64_T, t, 0, 1, MPI_INT64_T, w);
+			MPI_Win_flush(t, w);
+			v[0]++;
+			v[1] = v[0];
+			MPI_Put(v, 1, MPI_INT64_T, t, 0, 1, MPI_INT64_T, w);
+			MPI_Put(&v[0], 1, MPI_INT64_T, t, 1, 1, MPI_INT64_T, w);
+			MPI_Win_flush(t, w);
+			/* Hold the lock with the pair half written for a while, so
+			 * that a reader let in would see it. */
+			nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
+			MPI_Put(&v[1], 1, MPI_INT64_T, t, 2, 1, MPI_INT64_T, w);
+			MPI_Win_unlock(t, w);
+			mine_adds++;
+			break;
+		case 1: /* shared: the pair is whole */
+			MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w);
+			MPI_Get(v, 2, MPI_INT64_T, t, 1, 2, MPI_INT64_T, w);
+			MPI_Win_unlock(t, w);
+			torn += v[0] != v[1];
+			break;
+		default: /* lock_all: every pair is whole */
+			MPI_Win_lock_all(0, w);
+			for (int q = 0; q < n; q++) {
+				MPI_Get(v, 2, MPI_INT64_T, q, 1, 2, MPI_INT64_T, w);
+				MPI_Win_flush(q, w);
+				torn += v[0] != v[1];
+			}
+			MPI_Win_unlock_all(w);
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	int64_t adds = 0, total = 0, torn_all = 0;
+	MPI_Allreduce(&mine_adds, &adds, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, me, 0, w);
+	int64_t c = mine[0];
+	CHECK(mine[1] == c && mine[2] == c, "rank %d's pair %ld %ld, count %ld", me, (long)mine[1], (long)mine[2], (long)c);
+	MPI_Win_unlock(me, w);
+	MPI_Allreduce(&c, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&torn, &torn_all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+	CHECK(total == adds, "counts sum to %ld, %ld increments were made", (long)total, (long)adds);
+	CHECK(torn_all == 0, "%ld torn pairs seen", (long)torn_all);
+	report("exclusive, shared and lock_all epochs under contention");
+
+	MPI_Win_free(&w);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,137 @@
+// Package winc is what package win shares with the C interface (capi) in
+// one process: the layout of a rank's epoch state, which the Go and the C
+// synchronization and RMA calls both read and write, and the slow paths the
+// C side hands to Go.
+//
+// capi.h declares the same struct (shmrun_epoch) and the same bits; capi's
+// tests hold them to the constants here. The state lives outside the Go
+// heap (New maps it), so C code may keep pointers to it; it holds no Go
+// pointers.
+package winc
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Epoch is a rank's view of its open epochs on one window, the part the
+// hot paths read: Lock, Unlock, LockAll, UnlockAll, the flushes, Sync and
+// the RMA calls' epoch check. It is written only by synchronization calls
+// (ordered by the program) and read by RMA calls, which may run on several
+// threads inside an epoch. The byte per target (Tgt* bits) follows it in
+// the same mapping, at offset TgtOff.
+type Epoch struct {
+	// Gate is zero when Lock and LockAll may take their fast paths: its
+	// Gate* bits mirror a LockAll, Start or fence epoch being open,
+	// no_locks, a freed window and the check mode, so those paths test one
+	// byte, not five fields.
+	Gate uint8
+	// AccessAll: RMA to every target is allowed (a fence epoch or LockAll).
+	AccessAll bool
+	LockAll   bool
+	// AllCheck: the LockAll took the window's LockAll count (no
+	// ModeNoCheck), so UnlockAll gives it back.
+	AllCheck bool
+	// FenceOpen: a Fence opened a (possible) epoch.
+	FenceOpen bool
+	_         [3]uint8
+	// FenceUsed: an RMA call was made since that Fence.
+	FenceUsed atomic.Bool
+	// NLocks is the number of targets with a TgtLocked bit.
+	NLocks int32
+	// FlushAny is the number of targets while LockAll, else 0: Flush's
+	// fast path is the one test uint(rank) < FlushAny.
+	FlushAny uint
+}
+
+// Layout of the mapping New makes; capi.h's shmrun_epoch has the same
+// offsets (capi's tests compare them).
+const (
+	OffGate      = 0
+	OffAccessAll = 1
+	OffLockAll   = 2
+	OffAllCheck  = 3
+	OffFenceOpen = 4
+	OffFenceUsed = 8  // uint32
+	OffNLocks    = 12 // int32
+	OffFlushAny  = 16 // uint64
+	TgtOff       = 64 // the bytes per target start here
+)
+
+// Bits of a target's byte.
+const (
+	TgtAccess    = 1 << iota // RMA to the target is allowed (locked, or in the Start group)
+	TgtExclusive             // an exclusive lock is held
+	TgtShared                // a shared lock is held
+	TgtNoCheck               // locked with ModeNoCheck: no lock word was taken
+	// TgtCheck is set on every target of a window that checks its epoch
+	// invariants (the goroutine test mode): the Lock and Unlock fast paths
+	// compare the whole byte, so they take the slow paths, which check.
+	TgtCheck
+
+	TgtLocked = TgtExclusive | TgtShared
+)
+
+// Bits of Epoch.Gate.
+const (
+	GateLockAll = 1 << iota // LockAll
+	GateStart               // a Start epoch is open
+	GateFence               // FenceOpen
+	GateNoLocks             // the window has info no_locks=true
+	GateFreed               // the window is freed
+	GateCheck               // the window checks its epoch invariants (see TgtCheck)
+)
+
+// New maps the epoch state of a window of n ranks, zeroed: no epoch open.
+// Release unmaps it; nothing may use it after.
+func New(n int) (*Epoch, []uint8, func(), error) {
+	size := (TgtOff + n + unix.Getpagesize() - 1) &^ (unix.Getpagesize() - 1)
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("mapping the epoch state of %d ranks: %w", n, err)
+	}
+	e := &raw.Elems[Epoch](mem[:TgtOff])[0]
+	return e, mem[TgtOff : TgtOff+n : TgtOff+n], func() { _ = unix.Munmap(mem) }, nil
+}
+
+// State is what the C fast path of one window needs: the epoch state, the
+// lock words it takes, and the Go slow paths it hands a call to. Package
+// win makes it (Of); the closures are bound to the window.
+type State struct {
+	Epoch *Epoch
+	Tgt   []uint8
+	// LockWords[r] is target r's lock word in the segment and
+	// LockSleepers[r] the count of its sleepers (FORMAT.md's lock line);
+	// Global is the window's LockAll count and GlobalSleepers its event's
+	// sleepers.
+	LockWords      []*uint64
+	LockSleepers   []*uint32
+	Global         *uint64
+	GlobalSleepers *uint32
+
+	// LockAfter finishes an exclusive Lock of rank whose add (done in C)
+	// left v in the lock word: it waits for the turn and records the epoch.
+	LockAfter func(rank int, v uint64) error
+	// SharedAfter finishes a shared Lock of rank whose first add left v (a
+	// carry guard it set cleared already): it waits for the turn, admits the
+	// next reader and records the epoch.
+	SharedAfter func(rank int, v uint64) error
+	// UnlockAfter clears a carry guard an add that left v set
+	// and wakes the lock word's sleepers (after an unlock, or the add that
+	// admits the next reader).
+	UnlockAfter func(rank int, v uint64)
+	// LockAllRetry gives back the LockAll count the C fast path took when it
+	// found an exclusive locker, and runs the slow LockAll.
+	LockAllRetry func() error
+	// NotifyAll wakes the waiters of the LockAll count after UnlockAll gave
+	// it back.
+	NotifyAll func()
+}
+
+// Of returns the C fast path's state of w, a *win.Win, or nil where the
+// fast path does not apply. Package win sets it at init.
+var Of func(w any) *State

@@ -1,0 +1,45 @@
+package win
+
+import "github.com/shmrun/shmrun/internal/winc"
+
+// The C interface's fast path (capi) runs Lock, Unlock, LockAll, UnlockAll,
+// the flushes and the RMA calls in C over this package's epoch state and
+// lock words, by the same protocol as the methods of lock.go; winc.Of gives
+// it those and the slow paths, which stay here.
+func init() {
+	winc.Of = func(x any) *winc.State {
+		w, ok := x.(*Win)
+		if !ok || w == nil || w.freed.Load() || w.ep.h == nil {
+			return nil
+		}
+		s := &winc.State{
+			Epoch:          w.ep.h,
+			Tgt:            w.ep.tgt,
+			LockWords:      make([]*uint64, len(w.locks)),
+			LockSleepers:   make([]*uint32, len(w.locks)),
+			Global:         w.global,
+			GlobalSleepers: w.globalEv.Sleepers,
+			LockAfter: func(rank int, v uint64) error {
+				return w.lockExclusiveAfter(rank, v)
+			},
+			SharedAfter: func(rank int, v uint64) error {
+				if err := w.acquireSharedAfter(rank, v); err != nil {
+					return w.lockAborted(err)
+				}
+				w.ep.setTgt(rank, tgtAccess|tgtShared)
+				w.ep.h.NLocks++
+				return nil
+			},
+			UnlockAfter: w.unlockAfter,
+			LockAllRetry: func() error {
+				w.releaseAll()
+				return w.lockAllSlow(0)
+			},
+			NotifyAll: w.globalEv.Notify,
+		}
+		for r := range w.locks {
+			s.LockWords[r], s.LockSleepers[r] = w.locks[r].word, w.locks[r].ev.Sleepers
+		}
+		return s
+	}
+}
