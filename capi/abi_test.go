@@ -69,12 +69,23 @@ func standard(t *testing.T) []abiConst {
 
 // TestHeaderAgainstStandard compiles a program that prints every
 // constant of the table as mpi.h defines it, the status layout and the
-// integer types' sizes, and compares.
+// integer types' sizes, and compares. It does the same with the MPI
+// Forum's published ABI header (testdata/abi-stubs, from
+// mpi-forum/mpi-abi-stubs), which checks the table's transcription too.
 func TestHeaderAgainstStandard(t *testing.T) {
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler")
 	}
 	consts := standard(t)
+	for _, h := range []struct{ name, dir string }{
+		{"mpi.h", filepath.Join("..", "include", "abi")},
+		{"mpi-abi-stubs", filepath.Join("testdata", "abi-stubs")},
+	} {
+		t.Run(h.name, func(t *testing.T) { headerAgainst(t, consts, h.dir) })
+	}
+}
+
+func headerAgainst(t *testing.T, consts []abiConst, incdir string) {
 	var src strings.Builder
 	src.WriteString("#include <mpi.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n")
 	for _, c := range consts {
@@ -93,7 +104,7 @@ func TestHeaderAgainstStandard(t *testing.T) {
 	if err := os.WriteFile(cfile, []byte(src.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", filepath.Join("..", "include", "abi"), "-o", exe, cfile).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", incdir, "-o", exe, cfile).CombinedOutput(); err != nil {
 		t.Fatalf("compiling against mpi.h: %v\n%s", err, out)
 	}
 	out, err := exec.Command(exe).Output()
@@ -108,7 +119,7 @@ func TestHeaderAgainstStandard(t *testing.T) {
 	}
 	for _, c := range consts {
 		if got[c.name] != c.value {
-			t.Errorf("%s is %d in mpi.h; the standard says %d", c.name, got[c.name], c.value)
+			t.Errorf("%s is %d in %s/mpi.h; the standard says %d", c.name, got[c.name], incdir, c.value)
 		}
 	}
 	for e, want := range map[string]int64{

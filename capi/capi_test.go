@@ -111,11 +111,13 @@ func programs(t *testing.T) map[string]int {
 	return out
 }
 
-// build compiles testdata/c/NAME.c with cc (a wrapper) into dir.
-func build(t *testing.T, cc []string, name, dir string) string {
+// build compiles testdata/c/NAME.c with cc (a wrapper) into dir; libs
+// come after the source.
+func build(t *testing.T, cc []string, name, dir string, libs ...string) string {
 	t.Helper()
 	exe := filepath.Join(dir, name)
 	args := append(append(cc[1:], cflags(t, name)...), "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, filepath.Join("testdata", "c", name+".c"))
+	args = append(args, libs...)
 	if out, err := exec.Command(cc[0], args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cc, " "), err, out)
 	}
@@ -178,6 +180,30 @@ func TestCProgramsOpenMPI(t *testing.T) {
 			got := run(t, env, "timeout", "120", "mpirun.openmpi", "--mca", "osc", "sm", "-n", strconv.Itoa(n), exe)
 			if want := golden(t, name); got != want {
 				t.Errorf("%s under Open MPI printed\n%s\nwant\n%s", name, got, want)
+			}
+		})
+	}
+}
+
+// TestCProgramsStubsHeader builds the programs against the MPI Forum's
+// published ABI header (testdata/abi-stubs/mpi.h, from
+// mpi-forum/mpi-abi-stubs) instead of ours, links them with this library as
+// any ABI library would be linked, and runs them under shmrun: a binary
+// built for the standard ABI elsewhere runs here.
+func TestCProgramsStubsHeader(t *testing.T) {
+	dir := install(t)
+	lib := filepath.Join(dir, "lib")
+	cc := []string{"cc", "-std=c11", "-I", filepath.Join("testdata", "abi-stubs"), "-L", lib, "-Wl,-rpath," + lib}
+	tmp := t.TempDir()
+	for name, n := range programs(t) {
+		t.Run(name, func(t *testing.T) {
+			exe := build(t, cc, name, tmp, "-lmpi_abi")
+			if out, err := exec.Command("sh", "-c", `ldd "$1" | grep -q libmpi_abi`, "sh", exe).CombinedOutput(); err != nil {
+				t.Fatalf("%s does not link libmpi_abi: %v\n%s", exe, err, out)
+			}
+			got := run(t, nil, filepath.Join(dir, "bin", "shmrun"), "-n", strconv.Itoa(n), "--oversubscribe", "--timeout", "120s", exe)
+			if want := golden(t, name); got != want {
+				t.Errorf("%s built against mpi-abi-stubs' mpi.h printed\n%s\nwant\n%s", name, got, want)
 			}
 		})
 	}
