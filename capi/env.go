@@ -65,7 +65,7 @@ func abortJob(code int) {
 
 //export shmInit
 func shmInit(required C.int, provided *C.int, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	env.Lock()
 	if env.state != stateNew {
 		st := env.state

@@ -213,7 +213,7 @@ func shmUnsupported(name *C.char, kind C.int, obj C.uintptr_t) C.int {
 func shmRaise(call, msg *C.char, class C.int, h C.uintptr_t) C.int {
 	err := &classError{class: class, msg: goString(msg)}
 	if x, ok := get(tab.comms, uintptr(h)); ok {
-		return x.raise(goString(call), err)
+		return x.raise(callName(call), err)
 	}
-	return raiseSelf(goString(call), err)
+	return raiseSelf(callName(call), err)
 }

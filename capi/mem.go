@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -89,6 +90,22 @@ func goString(p *C.char) string {
 		return ""
 	}
 	return C.GoString(p)
+}
+
+// callNames caches callName's strings by address.
+var callNames sync.Map // uintptr -> string
+
+// callName is the name of the MPI call a C wrapper passes: one of mpi.c's
+// string literals, whose address never changes, so the string is made
+// once per call site rather than once per call.
+func callName(p *C.char) string {
+	a := uintptr(unsafe.Pointer(p))
+	if s, ok := callNames.Load(a); ok {
+		return s.(string)
+	}
+	s := goString(p)
+	callNames.Store(a, s)
+	return s
 }
 
 // elemsPtr is the C pointer to v's elements (a runtime buffer handed to a

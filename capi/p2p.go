@@ -66,7 +66,7 @@ const (
 
 //export shmSend
 func shmSend(p *C.char, count C.int64_t, dt C.uintptr_t, dest, tag C.int, h C.uintptr_t, mode C.int, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code
@@ -85,7 +85,7 @@ func shmSend(p *C.char, count C.int64_t, dt C.uintptr_t, dest, tag C.int, h C.ui
 
 //export shmRecv
 func shmRecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.uintptr_t, status *C.MPI_Status, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code
@@ -102,7 +102,7 @@ func shmRecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.uin
 
 //export shmIsend
 func shmIsend(p *C.char, count C.int64_t, dt C.uintptr_t, dest, tag C.int, h C.uintptr_t, mode C.int, req *C.uintptr_t, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code
@@ -123,7 +123,7 @@ func shmIsend(p *C.char, count C.int64_t, dt C.uintptr_t, dest, tag C.int, h C.u
 
 //export shmIrecv
 func shmIrecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.uintptr_t, req *C.uintptr_t, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code
@@ -139,7 +139,7 @@ func shmIrecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.ui
 //export shmSendrecv
 func shmSendrecv(sp *C.char, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int,
 	rp *C.char, rcount C.int64_t, rdt C.uintptr_t, src, rtag C.int, h C.uintptr_t, status *C.MPI_Status, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, st, sb, code := p2pArgs(name, h, sdt, sp, scount)
 	if code != 0 {
 		return code
@@ -160,7 +160,7 @@ func shmSendrecv(sp *C.char, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int
 
 //export shmSendrecvReplace
 func shmSendrecvReplace(p *C.char, count C.int64_t, dt C.uintptr_t, dest, stag, src, rtag C.int, h C.uintptr_t, status *C.MPI_Status, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code

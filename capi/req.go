@@ -392,7 +392,7 @@ type persistent struct {
 //
 //export shmPersistInit
 func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int, h C.uintptr_t, send, mode C.int, req *C.uintptr_t, call *C.char) C.int {
-	name := goString(call)
+	name := callName(call)
 	x, _, _, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code

@@ -62,10 +62,39 @@ func (c *Comm) typeError(call string, err error) error {
 	return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, class)
 }
 
+// simpleData is the fast case of typedOut and typedIn: count > 0
+// instances of a type of one basic type (a predefined datatype, or a
+// contiguous run of one), or of dtype.Byte, that are one run from the
+// buffer's first byte travel as the generic forms' data do, with the
+// basic type's code as their digest (what typesig would compute for them)
+// and nothing to scatter on the way in. false: take the general path,
+// which also names any error.
+func simpleData(buf []byte, count int, t *dtype.Type) ([]byte, form, bool) {
+	if count <= 0 {
+		return nil, form{}, false
+	}
+	off, n, ok := t.Contig(count)
+	if !ok || off != 0 || n > int64(len(buf)) {
+		return nil, form{}, false
+	}
+	f := form{elem: instanceSize(t)}
+	if t != dtype.Byte {
+		k, ok := t.Elem()
+		if !ok {
+			return nil, form{}, false
+		}
+		f.sig = typesig.Kind(k)
+	}
+	return buf[:n:n], f, true
+}
+
 // typedOut makes count instances of t in buf ready to send: the bytes
 // that travel (a slice of buf if they are one run, else a packed copy)
 // and their form.
 func (c *Comm) typedOut(call string, buf []byte, count int, t *dtype.Type) ([]byte, form, error) {
+	if wire, f, ok := simpleData(buf, count, t); ok {
+		return wire, f, nil
+	}
 	sig, err := t.Signature()
 	if err != nil {
 		return nil, form{}, c.typeError(call, err)
@@ -99,6 +128,9 @@ type typedIn struct {
 }
 
 func (c *Comm) typedIn(call string, buf []byte, count int, t *dtype.Type) (*typedIn, error) {
+	if wire, f, ok := simpleData(buf, count, t); ok {
+		return &typedIn{wire: wire, f: f}, nil
+	}
 	if _, err := t.Signature(); err != nil {
 		return nil, c.typeError(call, err)
 	}
@@ -192,6 +224,9 @@ func (c *Comm) IssendType(buf []byte, count int, t *dtype.Type, dest, tag int) (
 // and GetElements tell more); a message longer than the data is
 // ErrTruncate, one of another type signature ErrType.
 func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Status, error) {
+	if wire, f, ok := simpleData(buf, count, t); ok {
+		return c.recv("RecvType", wire, src, tag, f)
+	}
 	in, err := c.typedIn("RecvType", buf, count, t)
 	if err != nil {
 		return Status{}, err
@@ -203,6 +238,9 @@ func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Sta
 // with a datatype). Local; buf is written by the time the request
 // completes.
 func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
+	if wire, f, ok := simpleData(buf, count, t); ok {
+		return c.irecv("IrecvType", wire, src, tag, f)
+	}
 	in, err := c.typedIn("IrecvType", buf, count, t)
 	if err != nil {
 		return nil, err
