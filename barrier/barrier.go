@@ -139,15 +139,10 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 			}
 		}
 		if gen == old {
-			p := b.policy
-			p.Spin = 0
-			if err := b.ev.Await(b.abort, p, func() bool {
-				return uint32(atomic.LoadUint64(b.state)>>32) != old
-			}); err != nil {
+			var err error
+			if gen, err = b.WaitPast(old); err != nil {
 				return 0, err
 			}
-			// G cannot move again before this rank arrives once more.
-			gen = uint32(atomic.LoadUint64(b.state) >> 32)
 		}
 	}
 	if gen&1 == 0 {
@@ -155,3 +150,40 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 	}
 	return atomic.LoadUint32(fail), nil
 }
+
+// Words returns the barrier's state word and its sleepers word, for C
+// code in this process that arrives by the same protocol (the C
+// interface's MPI_Win_fence), the failure words of even and odd rounds,
+// the number of ranks and the spins before the futex phase.
+func (b *Barrier) Words() (state *uint64, sleepers *uint32, fail [2]*uint32, n uint32, spin int) {
+	return b.state, b.ev.Sleepers, b.fail, b.n, b.policy.Spin
+}
+
+// WaitPast is the waiting half of a non-last arrival whose add saw
+// generation old and whose spin phase has passed: it yields, then sleeps on
+// the futex, until the generation moves, and returns the new one. It fails
+// when the job is aborted.
+func (b *Barrier) WaitPast(old uint32) (uint32, error) {
+	p := b.policy
+	p.Spin = 0
+	if err := b.ev.Await(b.abort, p, func() bool {
+		return uint32(atomic.LoadUint64(b.state)>>32) != old
+	}); err != nil {
+		return 0, err
+	}
+	// G cannot move again before this rank arrives once more.
+	return uint32(atomic.LoadUint64(b.state) >> 32), nil
+}
+
+// Failure is the failure code of the round that ended with generation gen
+// (0 if it had none).
+func (b *Barrier) Failure(gen uint32) uint32 {
+	if gen&1 == 0 {
+		return 0
+	}
+	return atomic.LoadUint32(b.fail[(gen>>1-1)&1])
+}
+
+// Wake wakes the barrier's sleepers (after a release add; call it when the
+// sleepers word is nonzero).
+func (b *Barrier) Wake() { raw.WakeAll(b.ev.Seq) }

@@ -24,7 +24,8 @@ typedef struct shmrun_epoch {
 	uint8_t lock_all;   /* a Lock_all epoch is open */
 	uint8_t all_check;  /* that Lock_all took the window's Lock_all count */
 	uint8_t fence_open; /* a fence opened a (possible) epoch */
-	uint8_t pad[3];
+	uint8_t post_open;  /* an exposure epoch (Post without Wait) is open */
+	uint8_t pad[2];
 	uint32_t fence_used; /* atomic: an RMA call was made since that fence */
 	int32_t nlocks;      /* targets with a SHMRUN_TGT_LOCKED bit */
 	uint64_t flush_any;  /* ranks while lock_all, else 0 */
@@ -66,6 +67,14 @@ typedef struct shmrun_win_desc {
 	uint32_t **lsleep; /* per target: the lock word's sleepers */
 	uint64_t *global;  /* the window's Lock_all count */
 	uint32_t *gsleep;  /* its event's sleepers */
+	/* The window's fence barrier (FORMAT.md's barrier line): the state
+	 * word, its sleepers, the failure words of even and odd rounds, the
+	 * ranks, and the spins before Go's futex phase. */
+	uint64_t *fstate;
+	uint32_t *fsleep;
+	uint32_t *ffail[2];
+	uint32_t fn;
+	int spin;
 	/* A word of this process alone, on lines of its own: a locked add on
 	 * it is the full fence of Flush (cheaper than MFENCE, as the Go side
 	 * does it). */

@@ -16,7 +16,7 @@ func TestEpochLayout(t *testing.T) {
 	var e winc.Epoch
 	want := map[string]uintptr{
 		"gate": winc.OffGate, "access_all": winc.OffAccessAll, "lock_all": winc.OffLockAll,
-		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "fence_used": winc.OffFenceUsed,
+		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "post_open": winc.OffPostOpen, "fence_used": winc.OffFenceUsed,
 		"nlocks": winc.OffNLocks, "flush_any": winc.OffFlushAny, "sizeof": unsafe.Sizeof(e), "tgt_off": winc.TgtOff,
 		"TGT_ACCESS": winc.TgtAccess, "TGT_EXCLUSIVE": winc.TgtExclusive, "TGT_SHARED": winc.TgtShared,
 		"TGT_NOCHECK": winc.TgtNoCheck, "TGT_CHECK": winc.TgtCheck, "TGT_LOCKED": winc.TgtLocked,

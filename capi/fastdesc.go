@@ -7,6 +7,8 @@ package main
 import "C"
 
 import (
+	"fmt"
+
 	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
@@ -60,6 +62,12 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	}
 	d.global = cword[uint64, C.uint64_t](st.Global)
 	d.gsleep = cword[uint32, C.uint32_t](st.GlobalSleepers)
+	d.fstate = cword[uint64, C.uint64_t](st.FenceState)
+	d.fsleep = cword[uint32, C.uint32_t](st.FenceSleepers)
+	d.ffail[0] = cword[uint32, C.uint32_t](st.FenceFail[0])
+	d.ffail[1] = cword[uint32, C.uint32_t](st.FenceFail[1])
+	d.fn = C.uint32_t(st.FenceN)
+	d.spin = C.int(st.Spin)
 	d.base = (**C.char)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	d.size = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
 	d.disp = (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
@@ -137,6 +145,45 @@ func shmWinLockAllRetry(h C.uintptr_t) C.int {
 	}
 	if err := x.fast.LockAllRetry(); err != nil {
 		return x.raise("MPI_Win_lock_all", err)
+	}
+	return C.MPI_SUCCESS
+}
+
+// The slow paths of MPI_Win_fence in C: waiting past the spin phase, waking
+// sleepers, and the error of a round another rank failed.
+
+//export shmWinFenceWait
+func shmWinFenceWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
+	x, code := winOf("MPI_Win_fence", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	g, err := x.fast.FenceWait(uint32(old))
+	if err != nil {
+		return x.raise("MPI_Win_fence", err)
+	}
+	*gen = C.uint32_t(g)
+	return C.MPI_SUCCESS
+}
+
+//export shmWinFenceWake
+func shmWinFenceWake(h C.uintptr_t) {
+	if x, code := winOf("MPI_Win_fence", uintptr(h)); code == 0 {
+		x.fast.FenceWake()
+	}
+}
+
+//export shmWinFenceFailed
+func shmWinFenceFailed(h C.uintptr_t, gen C.uint32_t, corrupt C.int) C.int {
+	x, code := winOf("MPI_Win_fence", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if corrupt != 0 {
+		return x.raise("MPI_Win_fence", fmt.Errorf("MPI_Win_fence: more arrivals than ranks at the window's fence barrier: its line in the segment is corrupt: %w", win.ErrOther))
+	}
+	if err := x.fast.FenceFailed(uint32(gen)); err != nil {
+		return x.raise("MPI_Win_fence", err)
 	}
 	return C.MPI_SUCCESS
 }

@@ -193,7 +193,7 @@ func epochLayout() map[string]uintptr {
 	return map[string]uintptr{
 		"gate": unsafe.Offsetof(e.gate), "access_all": unsafe.Offsetof(e.access_all),
 		"lock_all": unsafe.Offsetof(e.lock_all), "all_check": unsafe.Offsetof(e.all_check),
-		"fence_open": unsafe.Offsetof(e.fence_open), "fence_used": unsafe.Offsetof(e.fence_used),
+		"fence_open": unsafe.Offsetof(e.fence_open), "post_open": unsafe.Offsetof(e.post_open), "fence_used": unsafe.Offsetof(e.fence_used),
 		"nlocks": unsafe.Offsetof(e.nlocks), "flush_any": unsafe.Offsetof(e.flush_any),
 		"sizeof": unsafe.Sizeof(e), "tgt_off": C.SHMRUN_EPOCH_TGT_OFF,
 		"TGT_ACCESS": C.SHMRUN_TGT_ACCESS, "TGT_EXCLUSIVE": C.SHMRUN_TGT_EXCLUSIVE,

@@ -259,6 +259,81 @@ static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win 
 	return 0;
 }
 
+static inline __attribute__((always_inline)) void shmrun_set_fence(shmrun_epoch *e, int open)
+{
+	e->fence_open = e->access_all = (uint8_t)open;
+	if (open)
+		e->gate |= SHMRUN_GATE_FENCE;
+	else
+		e->gate &= (uint8_t)~SHMRUN_GATE_FENCE;
+}
+
+/* shmrun_fast_fence is MPI_Win_fence when no other epoch is open and the
+ * assert is valid: a full fence alone for NOPRECEDE|NOSUCCEED, else an
+ * arrival at the window's fence barrier by package barrier's protocol (the
+ * last arrival releases the round with one add), spinning as Go does
+ * before it hands the wait to Go's futex phase. A round another rank
+ * failed, and every local error, go to Go. */
+static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, int assert, int *rc)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	const int allowed = MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
+	if (d == NULL)
+		return -1;
+	shmrun_epoch *e = d->ep;
+	if ((assert & ~allowed) != 0 || (e->gate & ~(SHMRUN_GATE_FENCE | SHMRUN_GATE_NOLOCKS)) != 0 || e->nlocks != 0 ||
+	    e->post_open)
+		return -1;
+	int used = e->fence_open && __atomic_load_n(&e->fence_used, __ATOMIC_RELAXED);
+	if ((assert & MPI_MODE_NOPRECEDE) && used)
+		return -1; /* Go names the error */
+	if ((assert & (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) == (MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)) {
+		shmrun_full_fence(d);
+		shmrun_set_fence(e, 0);
+		*rc = MPI_SUCCESS;
+		return 0;
+	}
+	uint64_t v = __atomic_add_fetch(d->fstate, 1, __ATOMIC_SEQ_CST);
+	uint32_t gen = (uint32_t)(v >> 32), round = gen >> 1, cnt = (uint32_t)v & SHMRUN_BARRIER_COUNT_MASK;
+	if (cnt == d->fn) {
+		/* Last: clear the next round's failure word if the round before
+		 * failed, then release with one add. */
+		if (gen & 1)
+			__atomic_store_n(d->ffail[(round + 1) & 1], 0, __ATOMIC_SEQ_CST);
+		uint32_t next = (round + 1) << 1 | (uint32_t)((v & SHMRUN_BARRIER_FAILED_BIT) >> 31);
+		uint64_t delta = ((uint64_t)(next - gen) << 32) - d->fn - (v & SHMRUN_BARRIER_FAILED_BIT);
+		gen = (uint32_t)(__atomic_add_fetch(d->fstate, delta, __ATOMIC_SEQ_CST) >> 32);
+		if (__atomic_load_n(d->fsleep, __ATOMIC_SEQ_CST) != 0)
+			shmWinFenceWake((uintptr_t)win);
+	} else if (cnt > d->fn) {
+		*rc = shmWinFenceFailed((uintptr_t)win, gen, 1); /* the barrier line is corrupt */
+		return 0;
+	} else {
+		uint32_t old = gen;
+		for (int i = 0; i < d->spin; i++) {
+			uint32_t g = (uint32_t)(__atomic_load_n(d->fstate, __ATOMIC_SEQ_CST) >> 32);
+			if (g != old) {
+				gen = g;
+				break;
+			}
+		}
+		if (gen == old && (*rc = shmWinFenceWait((uintptr_t)win, old, &gen)) != MPI_SUCCESS)
+			return 0;
+	}
+	if (gen & 1) {
+		*rc = shmWinFenceFailed((uintptr_t)win, gen, 0);
+		return 0;
+	}
+	if (assert & MPI_MODE_NOSUCCEED)
+		shmrun_set_fence(e, 0);
+	else {
+		__atomic_store_n(&e->fence_used, 0, __ATOMIC_RELAXED);
+		shmrun_set_fence(e, 1);
+	}
+	*rc = MPI_SUCCESS;
+	return 0;
+}
+
 /* shmrun_rmw does op on the aligned element of sz bytes at p: the origin
  * value at v (unused for MPI_NO_OP), the old value to res if res. kind is
  * shmrun_elem's. -1: an op (or type) the fast path leaves to Go. */

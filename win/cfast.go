@@ -36,7 +36,19 @@ func init() {
 				return w.lockAllSlow(0)
 			},
 			NotifyAll: w.globalEv.Notify,
+			FenceWait: func(old uint32) (uint32, error) {
+				g, err := w.fence.WaitPast(old)
+				if err != nil {
+					return 0, errorf(ErrAborted, "Fence on rank %d: %v", w.rank, err)
+				}
+				return g, nil
+			},
+			FenceWake: w.fence.Wake,
+			FenceFailed: func(gen uint32) error {
+				return w.fenceVerdict(nil, w.fence.Failure(gen), "Fence")
+			},
 		}
+		s.FenceState, s.FenceSleepers, s.FenceFail, s.FenceN, s.Spin = w.fence.Words()
 		for r := range w.locks {
 			s.LockWords[r], s.LockSleepers[r] = w.locks[r].word, w.locks[r].ev.Sleepers
 		}

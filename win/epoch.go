@@ -87,6 +87,12 @@ func (e *epochState) setFence(open bool) {
 	e.setGate(gateFence, open)
 }
 
+// setPost records the group of an open Post epoch (nil: none).
+func (e *epochState) setPost(group []int) {
+	e.postGroup = group
+	e.h.PostOpen = group != nil
+}
+
 // setStart records the group of an open Start epoch (nil: none).
 func (e *epochState) setStart(group []int) {
 	e.startGroup = group
@@ -146,6 +152,8 @@ func (e *epochState) check(freed, noLocks bool) error {
 		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.h.AccessAll, e.h.LockAll, e.h.FenceOpen)
 	case e.h.FlushAny != want:
 		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.h.FlushAny, want, e.h.LockAll)
+	case e.h.PostOpen != (e.postGroup != nil):
+		return fmt.Errorf("PostOpen %v, Post group %v", e.h.PostOpen, e.postGroup)
 	case e.h.LockAll && (e.h.NLocks > 0 || e.startGroup != nil):
 		return fmt.Errorf("LockAll with %d locks and Start group %v", e.h.NLocks, e.startGroup)
 	case bit(gateLockAll) != e.h.LockAll, bit(gateStart) != (e.startGroup != nil), bit(gateFence) != e.h.FenceOpen,

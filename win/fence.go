@@ -60,6 +60,12 @@ func (w *Win) agreeFence(local error, call string) error {
 	if err != nil {
 		return errorf(ErrAborted, "%s on rank %d: %v", call, w.rank, err)
 	}
+	return w.fenceVerdict(local, got, call)
+}
+
+// fenceVerdict is the error of a fence round whose agreed failure code is
+// got (0: none); local is this rank's own failure.
+func (w *Win) fenceVerdict(local error, got uint32, call string) error {
 	if got == 0 {
 		return nil
 	}

@@ -55,7 +55,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	for _, o := range origins {
 		w.bells[o].Notify()
 	}
-	w.ep.postGroup = origins
+	w.ep.setPost(origins)
 	return nil
 }
 
@@ -136,7 +136,7 @@ func (w *Win) Wait() error {
 	if err := w.bells[w.rank].Await(w.t.Abort(), w.t.Policy(), w.completed); err != nil {
 		return errorf(ErrAborted, "Wait on rank %d: %v", w.rank, err)
 	}
-	w.ep.postGroup = nil
+	w.ep.setPost(nil)
 	return nil
 }
 
@@ -154,7 +154,7 @@ func (w *Win) Test() (bool, error) {
 	if !w.completed() {
 		return false, nil
 	}
-	w.ep.postGroup = nil
+	w.ep.setPost(nil)
 	return true, nil
 }
 

@@ -38,7 +38,9 @@ type Epoch struct {
 	AllCheck bool
 	// FenceOpen: a Fence opened a (possible) epoch.
 	FenceOpen bool
-	_         [3]uint8
+	// PostOpen: an exposure epoch (Post without Wait) is open.
+	PostOpen bool
+	_        [2]uint8
 	// FenceUsed: an RMA call was made since that Fence.
 	FenceUsed atomic.Bool
 	// NLocks is the number of targets with a TgtLocked bit.
@@ -56,6 +58,7 @@ const (
 	OffLockAll   = 2
 	OffAllCheck  = 3
 	OffFenceOpen = 4
+	OffPostOpen  = 5
 	OffFenceUsed = 8  // uint32
 	OffNLocks    = 12 // int32
 	OffFlushAny  = 16 // uint64
@@ -130,6 +133,24 @@ type State struct {
 	// NotifyAll wakes the waiters of the LockAll count after UnlockAll gave
 	// it back.
 	NotifyAll func()
+
+	// The window's fence barrier (package barrier's protocol): its state,
+	// sleepers and failure words, its ranks and the spins before the
+	// futex phase.
+	FenceState    *uint64
+	FenceSleepers *uint32
+	FenceFail     [2]*uint32
+	FenceN        uint32
+	Spin          int
+	// FenceWait waits, after the spin phase, until the barrier's
+	// generation moves past old, and returns the new one.
+	FenceWait func(old uint32) (uint32, error)
+	// FenceWake wakes the barrier's sleepers after a release.
+	FenceWake func()
+	// FenceFailed is the error of a Fence whose round ended with
+	// generation gen, which has its failure bit: another rank's Fence
+	// failed.
+	FenceFailed func(gen uint32) error
 }
 
 // Of returns the C fast path's state of w, a *win.Win, or nil where the

@@ -17,6 +17,7 @@ func TestLayout(t *testing.T) {
 		{"LockAll", unsafe.Offsetof(e.LockAll), OffLockAll},
 		{"AllCheck", unsafe.Offsetof(e.AllCheck), OffAllCheck},
 		{"FenceOpen", unsafe.Offsetof(e.FenceOpen), OffFenceOpen},
+		{"PostOpen", unsafe.Offsetof(e.PostOpen), OffPostOpen},
 		{"FenceUsed", unsafe.Offsetof(e.FenceUsed), OffFenceUsed},
 		{"NLocks", unsafe.Offsetof(e.NLocks), OffNLocks},
 		{"FlushAny", unsafe.Offsetof(e.FlushAny), OffFlushAny},

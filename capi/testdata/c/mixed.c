@@ -98,6 +98,13 @@ int main(int argc, char **argv)
 	CHECK(MPI_Win_unlock_all(w) == MPI_SUCCESS, "unlock_all");
 	CHECK(cls(MPI_Win_unlock_all(w)) == MPI_ERR_RMA_SYNC, "unlock_all twice");
 	CHECK(cls(MPI_Win_flush(peer, w)) == MPI_ERR_RMA_SYNC, "flush outside an epoch");
+	/* A fence that fails on the odd ranks (an epoch is open there) fails
+	 * on every rank, whichever path the even ranks' fence took. */
+	if (me % 2)
+		CHECK(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w) == MPI_SUCCESS, "lock before a failing fence");
+	CHECK(cls(MPI_Win_fence(0, w)) == MPI_ERR_RMA_SYNC, "fence that fails elsewhere");
+	if (me % 2)
+		CHECK(MPI_Win_unlock(peer, w) == MPI_SUCCESS, "unlock after a failing fence");
 	CHECK(MPI_Win_fence(0, w) == MPI_SUCCESS, "fence");
 	CHECK(MPI_Put(&x, 1, MPI_INT64_T, peer, 7, 1, MPI_INT64_T, w) == MPI_SUCCESS, "put in a fence epoch");
 	CHECK(cls(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w)) == MPI_ERR_RMA_SYNC, "lock in a used fence epoch");

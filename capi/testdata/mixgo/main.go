@@ -323,6 +323,13 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	ok(w.UnlockAll(), "UnlockAll")
 	sync(w.UnlockAll(), "UnlockAll twice")
 	sync(w.Flush(peer), "flush outside an epoch")
+	if me%2 == 1 {
+		ok(w.Lock(win.Shared, peer, 0), "lock before a failing fence")
+	}
+	sync(w.Fence(0), "fence that fails elsewhere")
+	if me%2 == 1 {
+		ok(w.Unlock(peer), "unlock after a failing fence")
+	}
 	ok(w.Fence(0), "fence")
 	ok(put(42, 7), "put in a fence epoch")
 	sync(w.Lock(win.Shared, peer, 0), "lock in a used fence epoch")
