@@ -82,6 +82,52 @@ typedef struct shmrun_win_desc {
 	char pad[56];
 } shmrun_win_desc;
 
+/* A rank's round counters of a communicator's collective area
+ * (internal/winc.Coll: the same layout, held to it by capi's tests). */
+typedef struct shmrun_coll {
+	uint32_t round;  /* rounds this rank has published */
+	uint32_t seen;   /* every rank has published through this round */
+	uint8_t pending; /* parities published without waking their sleepers */
+	uint8_t pad[7];
+} shmrun_coll;
+
+/* A communicator's descriptor for MPI_Barrier in C (mpi_fast.h), made by
+ * the Go half once the communicator has its collective area, freed with
+ * the communicator. The pointers are into the area's segment and the
+ * round counters' mapping. */
+typedef struct shmrun_comm_desc {
+	uintptr_t handle;
+	shmrun_coll *h;
+	uint64_t sig[2];        /* the Barrier signature's words */
+	uint64_t *meta[2];      /* per parity: this rank's signature words */
+	uint32_t *seq[2];       /* per parity: this rank's round word */
+	uint32_t *sleepers[2];  /* per parity: that line's sleepers */
+	uint64_t *bstate;       /* the area's barrier line */
+	uint32_t *bsleep;
+	uint32_t *bfail[2];
+	uint32_t n;
+	int spin;
+} shmrun_comm_desc;
+
+/* Communicator descriptors are cached by handle in a small table; a
+ * collision leaves one of the two to the Go path. */
+#define SHMRUN_COMM_SLOTS 64
+#define SHMRUN_COMM_SLOT(h) ((((h) >> 4) ^ (h)) & (SHMRUN_COMM_SLOTS - 1))
+extern shmrun_comm_desc *shmrun_comms[SHMRUN_COMM_SLOTS];
+
+static inline void shmrun_set_comm(uintptr_t h, shmrun_comm_desc *d)
+{
+	__atomic_store_n(&shmrun_comms[SHMRUN_COMM_SLOT(h)], d, __ATOMIC_RELEASE);
+}
+
+/* shmrun_unset_comm uncaches d if its slot holds it. */
+static inline void shmrun_unset_comm(shmrun_comm_desc *d)
+{
+	shmrun_comm_desc *want = d;
+	__atomic_compare_exchange_n(&shmrun_comms[SHMRUN_COMM_SLOT(d->handle)], &want, NULL, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+}
+
 /* Window handles are SHMRUN_WIN_BASE + 16 * slot; slot indexes
  * shmrun_wins, which holds the descriptor (NULL: the Go path only). */
 #define SHMRUN_WIN_SLOTS 4096

@@ -249,6 +249,7 @@ func shmBarrier(h C.uintptr_t) C.int {
 	if err := x.c.Barrier(); err != nil {
 		return x.raise("MPI_Barrier", err)
 	}
+	installCommDesc(x) // the next MPI_Barrier runs in C
 	return C.MPI_SUCCESS
 }
 

@@ -204,6 +204,9 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	if *h == hCommWorld || *h == hCommSelf {
 		return x.raise("MPI_Comm_free", fmt.Errorf("%s is predefined and cannot be freed: %w", x.name, comm.ErrComm))
 	}
+	tab.Lock()
+	dropCommDesc(x) // before the free: a failed free keeps the Go path
+	tab.Unlock()
 	if err := x.c.Free(); err != nil {
 		return x.raise("MPI_Comm_free", err)
 	}

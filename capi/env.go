@@ -105,6 +105,7 @@ func shmFinalize() C.int {
 	if !initialized() {
 		return notInit("MPI_Finalize")
 	}
+	dropAllCommDescs()
 	err := comm.Finalize()
 	env.Lock()
 	env.state = stateDone

@@ -9,12 +9,14 @@ import (
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
-// TestEpochLayout holds capi.h's epoch state (which the C fast path reads
-// and writes) to internal/winc's, which package win reads and writes: one
-// layout, one set of bits.
+// TestEpochLayout holds capi.h's epoch state and round counters (which
+// the C fast path reads and writes) to internal/winc's, which packages win
+// and comm read and write: one layout, one set of bits.
 func TestEpochLayout(t *testing.T) {
 	var e winc.Epoch
+	var k winc.Coll
 	want := map[string]uintptr{
+		"coll.round": winc.OffRound, "coll.seen": winc.OffSeen, "coll.pending": winc.OffPending, "coll.sizeof": unsafe.Sizeof(k),
 		"gate": winc.OffGate, "access_all": winc.OffAccessAll, "lock_all": winc.OffLockAll,
 		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "post_open": winc.OffPostOpen, "fence_used": winc.OffFenceUsed,
 		"nlocks": winc.OffNLocks, "flush_any": winc.OffFlushAny, "sizeof": unsafe.Sizeof(e), "tgt_off": winc.TgtOff,

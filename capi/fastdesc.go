@@ -7,8 +7,6 @@ package main
 import "C"
 
 import (
-	"fmt"
-
 	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
@@ -152,7 +150,6 @@ func shmWinLockAllRetry(h C.uintptr_t) C.int {
 // The slow paths of MPI_Win_fence in C: waiting past the spin phase, waking
 // sleepers, and the error of a round another rank failed.
 
-//export shmWinFenceWait
 func shmWinFenceWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
 	x, code := winOf("MPI_Win_fence", uintptr(h))
 	if code != 0 {
@@ -166,7 +163,6 @@ func shmWinFenceWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
 	return C.MPI_SUCCESS
 }
 
-//export shmWinFenceWake
 func shmWinFenceWake(h C.uintptr_t) {
 	if x, code := winOf("MPI_Win_fence", uintptr(h)); code == 0 {
 		x.fast.FenceWake()
@@ -174,13 +170,10 @@ func shmWinFenceWake(h C.uintptr_t) {
 }
 
 //export shmWinFenceFailed
-func shmWinFenceFailed(h C.uintptr_t, gen C.uint32_t, corrupt C.int) C.int {
+func shmWinFenceFailed(h C.uintptr_t, gen C.uint32_t) C.int {
 	x, code := winOf("MPI_Win_fence", uintptr(h))
 	if code != 0 {
 		return code
-	}
-	if corrupt != 0 {
-		return x.raise("MPI_Win_fence", fmt.Errorf("MPI_Win_fence: more arrivals than ranks at the window's fence barrier: its line in the segment is corrupt: %w", win.ErrOther))
 	}
 	if err := x.fast.FenceFailed(uint32(gen)); err != nil {
 		return x.raise("MPI_Win_fence", err)

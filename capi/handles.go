@@ -52,6 +52,7 @@ type commH struct {
 	errh uintptr
 	name string
 	attr *attrBlock // C memory for MPI_Comm_get_attr's answers (world only)
+	fast *commFast  // the C barrier's descriptor, once made
 }
 
 // A winH is a window handle's object.

@@ -186,11 +186,14 @@ func viewOf[T any](b []byte, n int) ([]T, bool) {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), true
 }
 
-// epochLayout is capi.h's shmrun_epoch as the C compiler lays it out, and
-// its bits, for the test that holds them to internal/winc.
+// epochLayout is capi.h's shmrun_epoch and shmrun_coll as the C compiler
+// lays them out, and the epoch's bits, for the test that holds them to internal/winc.
 func epochLayout() map[string]uintptr {
 	var e C.shmrun_epoch
+	var k C.shmrun_coll
 	return map[string]uintptr{
+		"coll.round": unsafe.Offsetof(k.round), "coll.seen": unsafe.Offsetof(k.seen),
+		"coll.pending": unsafe.Offsetof(k.pending), "coll.sizeof": unsafe.Sizeof(k),
 		"gate": unsafe.Offsetof(e.gate), "access_all": unsafe.Offsetof(e.access_all),
 		"lock_all": unsafe.Offsetof(e.lock_all), "all_check": unsafe.Offsetof(e.all_check),
 		"fence_open": unsafe.Offsetof(e.fence_open), "post_open": unsafe.Offsetof(e.post_open), "fence_used": unsafe.Offsetof(e.fence_used),

@@ -14,6 +14,7 @@
 #include "mpi_fast.h"
 
 shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
+shmrun_comm_desc *shmrun_comms[SHMRUN_COMM_SLOTS];
 
 #define H(x) ((uintptr_t)(x))
 #define HP(x) ((uintptr_t *)(x))
@@ -373,7 +374,13 @@ int PMPI_Status_get_error(const MPI_Status *status, int *err) { *err = status->M
 
 /* ---- collectives ---------------------------------------------------------- */
 
-int PMPI_Barrier(MPI_Comm comm) { return shmBarrier(H(comm)); }
+int PMPI_Barrier(MPI_Comm comm)
+{
+	int rc;
+	if (shmrun_fast_barrier(comm, &rc) == 0)
+		return rc;
+	return shmBarrier(H(comm));
+}
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return shmIbarrier(H(comm), HP(request)); }
 
 #define BCAST(NAME, CT)                                                                        \

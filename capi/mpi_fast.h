@@ -259,6 +259,49 @@ static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win 
 	return 0;
 }
 
+/* shmrun_bar_arrive arrives at a barrier line by package barrier's
+ * protocol with no failure of its own: one add; the last arrival clears
+ * the next round's failure word if the round before failed and releases
+ * the round with one more add; the others spin as Go does, then hand the
+ * wait to Go's futex phase (kind 0: a window's fence barrier, 1: a
+ * communicator's). *gen is the generation that ended the round. A
+ * corrupt line, and a failed wait (the job is ending), return the error
+ * Go raised. */
+static inline __attribute__((always_inline)) int shmrun_bar_arrive(uint64_t *state, uint32_t *sleepers, uint32_t **fail,
+								   uint32_t n, int spin, int kind, uintptr_t h,
+								   uint32_t *gen_out)
+{
+	uint64_t v = __atomic_add_fetch(state, 1, __ATOMIC_SEQ_CST);
+	uint32_t gen = (uint32_t)(v >> 32), round = gen >> 1, cnt = (uint32_t)v & SHMRUN_BARRIER_COUNT_MASK;
+	if (cnt == n) {
+		if (gen & 1)
+			__atomic_store_n(fail[(round + 1) & 1], 0, __ATOMIC_SEQ_CST);
+		uint32_t next = (round + 1) << 1 | (uint32_t)((v & SHMRUN_BARRIER_FAILED_BIT) >> 31);
+		uint64_t delta = ((uint64_t)(next - gen) << 32) - n - (v & SHMRUN_BARRIER_FAILED_BIT);
+		gen = (uint32_t)(__atomic_add_fetch(state, delta, __ATOMIC_SEQ_CST) >> 32);
+		if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST) != 0)
+			shmBarrierWake(kind, h);
+	} else if (cnt > n) {
+		return shmBarrierCorrupt(kind, h);
+	} else {
+		uint32_t old = gen;
+		for (int i = 0; i < spin; i++) {
+			uint32_t g = (uint32_t)(__atomic_load_n(state, __ATOMIC_SEQ_CST) >> 32);
+			if (g != old) {
+				gen = g;
+				break;
+			}
+		}
+		if (gen == old) {
+			int rc = shmBarrierWait(kind, h, old, &gen);
+			if (rc != MPI_SUCCESS)
+				return rc;
+		}
+	}
+	*gen_out = gen;
+	return MPI_SUCCESS;
+}
+
 static inline __attribute__((always_inline)) void shmrun_set_fence(shmrun_epoch *e, int open)
 {
 	e->fence_open = e->access_all = (uint8_t)open;
@@ -293,35 +336,11 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 		*rc = MPI_SUCCESS;
 		return 0;
 	}
-	uint64_t v = __atomic_add_fetch(d->fstate, 1, __ATOMIC_SEQ_CST);
-	uint32_t gen = (uint32_t)(v >> 32), round = gen >> 1, cnt = (uint32_t)v & SHMRUN_BARRIER_COUNT_MASK;
-	if (cnt == d->fn) {
-		/* Last: clear the next round's failure word if the round before
-		 * failed, then release with one add. */
-		if (gen & 1)
-			__atomic_store_n(d->ffail[(round + 1) & 1], 0, __ATOMIC_SEQ_CST);
-		uint32_t next = (round + 1) << 1 | (uint32_t)((v & SHMRUN_BARRIER_FAILED_BIT) >> 31);
-		uint64_t delta = ((uint64_t)(next - gen) << 32) - d->fn - (v & SHMRUN_BARRIER_FAILED_BIT);
-		gen = (uint32_t)(__atomic_add_fetch(d->fstate, delta, __ATOMIC_SEQ_CST) >> 32);
-		if (__atomic_load_n(d->fsleep, __ATOMIC_SEQ_CST) != 0)
-			shmWinFenceWake((uintptr_t)win);
-	} else if (cnt > d->fn) {
-		*rc = shmWinFenceFailed((uintptr_t)win, gen, 1); /* the barrier line is corrupt */
+	uint32_t gen;
+	if ((*rc = shmrun_bar_arrive(d->fstate, d->fsleep, d->ffail, d->fn, d->spin, 0, (uintptr_t)win, &gen)) != MPI_SUCCESS)
 		return 0;
-	} else {
-		uint32_t old = gen;
-		for (int i = 0; i < d->spin; i++) {
-			uint32_t g = (uint32_t)(__atomic_load_n(d->fstate, __ATOMIC_SEQ_CST) >> 32);
-			if (g != old) {
-				gen = g;
-				break;
-			}
-		}
-		if (gen == old && (*rc = shmWinFenceWait((uintptr_t)win, old, &gen)) != MPI_SUCCESS)
-			return 0;
-	}
 	if (gen & 1) {
-		*rc = shmWinFenceFailed((uintptr_t)win, gen, 0);
+		*rc = shmWinFenceFailed((uintptr_t)win, gen);
 		return 0;
 	}
 	if (assert & MPI_MODE_NOSUCCEED)
@@ -331,6 +350,53 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 		shmrun_set_fence(e, 1);
 	}
 	*rc = MPI_SUCCESS;
+	return 0;
+}
+
+/* shmrun_comm_of is comm's descriptor, or NULL. */
+static inline __attribute__((always_inline)) shmrun_comm_desc *shmrun_comm_of(MPI_Comm comm)
+{
+	uintptr_t h = (uintptr_t)comm;
+	shmrun_comm_desc *d = __atomic_load_n(&shmrun_comms[SHMRUN_COMM_SLOT(h)], __ATOMIC_ACQUIRE);
+	return d != NULL && d->handle == h ? d : NULL;
+}
+
+/* shmrun_fast_barrier is MPI_Barrier by package comm's protocol
+ * (call.barrier) when the previous round is complete: publish the Barrier
+ * signature and the round on this rank's flag line, arrive at the area's
+ * barrier, wake the line's sleepers (in Go, only if there are any),
+ * record the round as seen. A failed round (a rank was in another call)
+ * gets Go's verdict. */
+static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm comm, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	if (d == NULL)
+		return -1;
+	shmrun_coll *h = d->h;
+	uint32_t r = h->round + 1;
+	if (h->seen != r - 1 && r > 1)
+		return -1; /* Go waits for the round before */
+	int p = (int)(r & 1);
+	d->meta[p][0] = d->sig[0];
+	d->meta[p][1] = d->sig[1];
+	__atomic_store_n(d->seq[p], r, __ATOMIC_RELEASE);
+	h->round = r;
+	h->pending |= (uint8_t)(1 << p);
+	uint32_t gen;
+	int err = shmrun_bar_arrive(d->bstate, d->bsleep, d->bfail, d->n, d->spin, 1, (uintptr_t)comm, &gen);
+	/* The barrier's add was a full fence after the round's store. */
+	if ((h->pending & 1 && __atomic_load_n(d->sleepers[0], __ATOMIC_SEQ_CST) != 0) ||
+	    (h->pending & 2 && __atomic_load_n(d->sleepers[1], __ATOMIC_SEQ_CST) != 0))
+		shmCommWakeLines((uintptr_t)comm);
+	else
+		h->pending = 0;
+	if (err != MPI_SUCCESS) {
+		*rc = err;
+		return 0;
+	}
+	if ((int32_t)(r - h->seen) > 0)
+		h->seen = r;
+	*rc = (gen & 1) ? shmCommBarrierVerdict((uintptr_t)comm, r) : MPI_SUCCESS;
 	return 0;
 }
 

@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -29,11 +31,14 @@ import (
 
 // collArea is one rank's view of a communicator's collective area.
 type collArea struct {
-	mem      []byte
-	l        format.CollLayout
-	n, me    int
-	round    uint32 // rounds this rank has published
-	seen     uint32 // every rank has published through this round
+	mem   []byte
+	l     format.CollLayout
+	n, me int
+	// h holds the rounds this rank has published (Round), the round
+	// through which every rank has (Seen) and the parities published
+	// without their wake-up (Pending, see post). It is mapped outside the
+	// Go heap: the C interface's MPI_Barrier advances it too.
+	h        *winc.Coll
 	lines    [][2]flagLine
 	stage    [][2][]byte
 	ibar     []barrier.Event
@@ -42,7 +47,6 @@ type collArea struct {
 	abort    *uint32
 	policy   barrier.Policy
 	fence    *uint64 // a word on a line of this rank's own (see post)
-	pending  uint8   // parities published without their wake-up (see post)
 	bar      *barrier.Barrier
 	single   bool   // large payloads move by single copy (single.go)
 	scratch  []byte // private working memory of single-copy calls
@@ -158,9 +162,13 @@ func checkCollHeader(mem []byte, l format.CollLayout) error {
 }
 
 func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) (*collArea, error) {
-	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w,
+	h, release, err := winc.NewColl()
+	if err != nil {
+		return nil, err
+	}
+	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h,
 		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
-	var err error
+	runtime.AddCleanup(a, func(release func()) { release() }, release)
 	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
 		return nil, err
 	}
@@ -196,8 +204,8 @@ func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r
 // before that round may reuse round r-2's line and buffer, every rank must
 // have published round r-1.
 func (a *collArea) open() (uint32, int, error) {
-	r := a.round + 1
-	if a.seen != r-1 && r > 1 {
+	r := a.h.Round + 1
+	if a.h.Seen != r-1 && r > 1 {
 		if err := a.waitRange(r-1, 0, a.n); err != nil {
 			return 0, 0, err
 		}
@@ -217,14 +225,14 @@ func (a *collArea) open() (uint32, int, error) {
 // latest when this rank stops spinning or finishes its call.
 func (a *collArea) post(r uint32) {
 	atomics.StoreRelease32(a.lines[a.me][r&1].ev.Seq, r)
-	a.round = r
-	a.pending |= 1 << (r & 1)
+	a.h.Round = r
+	a.h.Pending |= 1 << (r & 1)
 }
 
 // flush wakes the sleepers of the rounds this rank published since the
 // last flush.
 func (a *collArea) flush() {
-	if a.pending == 0 {
+	if a.h.Pending == 0 {
 		return
 	}
 	a.fullFence()
@@ -234,11 +242,11 @@ func (a *collArea) flush() {
 // wake is flush after a locked instruction that followed the stores.
 func (a *collArea) wake() {
 	for p := range 2 {
-		if a.pending&(1<<p) != 0 {
+		if a.h.Pending&(1<<p) != 0 {
 			a.lines[a.me][p].ev.Notify()
 		}
 	}
-	a.pending = 0
+	a.h.Pending = 0
 }
 
 // fullFence orders this rank's earlier stores before its later loads.
@@ -275,8 +283,8 @@ func (a *collArea) waitRange(r uint32, lo, hi int) error {
 			return err
 		}
 	}
-	if lo == 0 && hi == a.n && int32(r-a.seen) > 0 {
-		a.seen = r
+	if lo == 0 && hi == a.n && int32(r-a.h.Seen) > 0 {
+		a.h.Seen = r
 	}
 	return nil
 }
@@ -448,8 +456,8 @@ func (k *call) barrier() error {
 	if err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
-	if int32(k.r-a.seen) > 0 {
-		a.seen = k.r
+	if int32(k.r-a.h.Seen) > 0 {
+		a.h.Seen = k.r
 	}
 	if code == 0 {
 		return nil

@@ -1,7 +1,7 @@
-// Package winc is what package win shares with the C interface (capi) in
-// one process: the layout of a rank's epoch state, which the Go and the C
-// synchronization and RMA calls both read and write, and the slow paths the
-// C side hands to Go.
+// Package winc is what packages win and comm share with the C interface
+// (capi) in one process: the layout of a rank's epoch state on a window and
+// of its round counters on a communicator, which the Go and the C calls
+// both read and write, and the slow paths the C side hands to Go.
 //
 // capi.h declares the same struct (shmrun_epoch) and the same bits; capi's
 // tests hold them to the constants here. The state lives outside the Go
@@ -156,3 +156,70 @@ type State struct {
 // Of returns the C fast path's state of w, a *win.Win, or nil where the
 // fast path does not apply. Package win sets it at init.
 var Of func(w any) *State
+
+// Coll is a rank's round counters of one communicator's collective area
+// (package comm's collArea), which the C interface's MPI_Barrier advances
+// too. Written only by this rank's collective calls, which the program
+// orders.
+type Coll struct {
+	// Round is the rounds this rank has published.
+	Round uint32
+	// Seen: every rank has published through this round.
+	Seen uint32
+	// Pending has bit p set when a round of parity p was published
+	// without waking its line's sleepers.
+	Pending uint8
+	_       [7]uint8
+}
+
+// Offsets of Coll's fields (capi.h's shmrun_coll repeats them).
+const (
+	OffRound   = 0
+	OffSeen    = 4
+	OffPending = 8
+)
+
+// NewColl maps a communicator's round counters, zeroed. Release unmaps
+// them.
+func NewColl() (*Coll, func(), error) {
+	mem, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mapping a communicator's round counters: %w", err)
+	}
+	return &raw.Elems[Coll](mem[:16])[0], func() { _ = unix.Munmap(mem) }, nil
+}
+
+// Barrier is what the C interface's MPI_Barrier needs of one
+// communicator: its round counters, this rank's flag lines, the words of
+// the collective area's barrier, and the slow paths. Package comm makes it
+// (BarrierOf), once the communicator has its collective area.
+type Barrier struct {
+	Coll *Coll
+	// Sig is the signature words Barrier publishes; Meta[p] points to
+	// this rank's signature words of parity p, Seq[p] to its round word
+	// and Sleepers[p] to that line's sleepers.
+	Sig      [2]uint64
+	Meta     [2]*uint64
+	Seq      [2]*uint32
+	Sleepers [2]*uint32
+	// The area's barrier (package barrier's protocol).
+	State      *uint64
+	BarSleeper *uint32
+	Fail       [2]*uint32
+	N          uint32
+	Spin       int
+	// Wait waits past the spin phase until the barrier's generation moves
+	// past old and returns the new one; Wake wakes its sleepers.
+	Wait func(old uint32) (uint32, error)
+	Wake func()
+	// WakeLines wakes the sleepers of this rank's lines published without
+	// a wake-up (Coll.Pending) and clears Pending.
+	WakeLines func()
+	// Verdict is the error of Barrier's round r whose barrier round
+	// failed: a rank was in another call.
+	Verdict func(r uint32) error
+}
+
+// BarrierOf returns c's Barrier (c a *comm.Comm), or nil when c has no
+// collective area yet or cannot take the fast path. Package comm sets it.
+var BarrierOf func(c any) *Barrier

@@ -27,6 +27,10 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s at %d, want %d", c.name, c.got, c.want)
 		}
 	}
+	var k Coll
+	if unsafe.Offsetof(k.Round) != OffRound || unsafe.Offsetof(k.Seen) != OffSeen || unsafe.Offsetof(k.Pending) != OffPending || unsafe.Sizeof(k) != 16 {
+		t.Errorf("Coll: Round at %d, Seen at %d, Pending at %d, %d bytes", unsafe.Offsetof(k.Round), unsafe.Offsetof(k.Seen), unsafe.Offsetof(k.Pending), unsafe.Sizeof(k))
+	}
 	if unsafe.Sizeof(e) > TgtOff {
 		t.Errorf("Epoch is %d bytes, more than TgtOff %d", unsafe.Sizeof(e), TgtOff)
 	}

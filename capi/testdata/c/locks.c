@@ -1,8 +1,10 @@
 /* ranks: 8
- * Passive-target locks under contention, oversubscribed: exclusive locks
+ * Synchronization under contention, oversubscribed: exclusive locks
  * serialize a read-modify-write by Get and Put, shared locks never see a
  * pair half written, and Lock_all epochs exclude exclusive lockers, with
- * every rank mixing the three. Counted invariants, checked at the end.
+ * every rank mixing the three; then barriers and fences, each round
+ * counted by atomic adds that no rank may see short or ahead. Counted
+ * invariants.
  * (_POSIX_C_SOURCE for nanosleep under -std=c11.) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include "check.h"
 
 #define ROUNDS 400
+#define SYNCS 300
 
 int main(int argc, char **argv)
 {
@@ -76,6 +79,37 @@ int main(int argc, char **argv)
 	CHECK(total == adds, "counts sum to %ld, %ld increments were made", (long)total, (long)adds);
 	CHECK(torn_all == 0, "%ld torn pairs seen", (long)torn_all);
 	report("exclusive, shared and lock_all epochs under contention");
+
+	/* Between two barriers (or fences) every rank adds 1 to a word of rank
+	 * 0's part: after the i-th, each rank sees between n*i and n*(i+1). */
+	MPI_Win cw;
+	int64_t *cbase, *ctr;
+	MPI_Aint csz;
+	int cdu;
+	MPI_Win_allocate_shared(me == 0 ? 16 : 0, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &cbase, &cw);
+	MPI_Win_shared_query(cw, 0, &csz, &cdu, &ctr);
+	if (me == 0)
+		ctr[0] = ctr[1] = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	long bad = 0;
+	for (int64_t i = 1; i <= SYNCS; i++) {
+		__atomic_fetch_add(&ctr[0], 1, __ATOMIC_SEQ_CST);
+		MPI_Barrier(MPI_COMM_WORLD);
+		int64_t v = __atomic_load_n(&ctr[0], __ATOMIC_SEQ_CST);
+		bad += v < n * i || v > n * (i + 1);
+	}
+	CHECK(bad == 0, "%ld barriers let a rank through early", bad);
+	MPI_Win_fence(0, cw);
+	for (int64_t i = 1; i <= SYNCS; i++) {
+		__atomic_fetch_add(&ctr[1], 1, __ATOMIC_SEQ_CST);
+		MPI_Win_fence(0, cw);
+		int64_t v = __atomic_load_n(&ctr[1], __ATOMIC_SEQ_CST);
+		bad += v < n * i || v > n * (i + 1);
+	}
+	MPI_Win_fence(MPI_MODE_NOSUCCEED, cw);
+	CHECK(bad == 0, "%ld fences let a rank through early", bad);
+	MPI_Win_free(&cw);
+	report("barriers and fences under contention");
 
 	MPI_Win_free(&w);
 	MPI_Finalize();

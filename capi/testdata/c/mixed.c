@@ -114,6 +114,28 @@ int main(int argc, char **argv)
 	MPI_Type_free(&two);
 	report("one epoch state for calls in C and in Go");
 
+	/* A mismatched collective (Barrier here, Bcast there) fails on every
+	 * rank, whether its Barrier ran in C or in Go, and the communicator
+	 * works after it. A dup's second Barrier runs in C too. */
+	MPI_Comm dup;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "first barrier");
+	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "second barrier");
+	int v = 7, rc;
+	if (me % 2 == 0)
+		rc = MPI_Barrier(dup);
+	else
+		rc = MPI_Bcast(&v, 1, MPI_INT, 0, dup);
+	CHECK(rc != MPI_SUCCESS, "a Barrier matched with a Bcast succeeded");
+	for (int i = 0; i < 3; i++)
+		CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier %d after the mismatch", i);
+	v = me;
+	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, dup) == MPI_SUCCESS && v == 1, "bcast after the mismatch: %d", v);
+	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier after a bcast");
+	MPI_Comm_free(&dup);
+	report("a mismatched collective fails everywhere, then the communicator works");
+
 	MPI_Win cw;
 	int64_t *unused, *ctr;
 	MPI_Win_allocate_shared(me == 0 ? 5 * 8 : 0, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &unused, &cw);

@@ -336,5 +336,31 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	ok(w.Fence(win.ModeNoSucceed), "closing fence")
 	check(mine[4] == int64(prev) && mine[5] == int64(me*100+5) && mine[6] == int64(prev) && mine[7] == 42,
 		"words 4..7: %v", mine[4:8])
-	return report(world, "one epoch state for calls in C and in Go")
+	if err := report(world, "one epoch state for calls in C and in Go"); err != nil {
+		return err
+	}
+
+	dup, err := world.Dup()
+	if err != nil {
+		return err
+	}
+	ok(dup.Barrier(), "first barrier")
+	ok(dup.Barrier(), "second barrier")
+	if me%2 == 0 {
+		err = dup.Barrier()
+	} else {
+		err = comm.Bcast(dup, []int32{7}, 0)
+	}
+	check(err != nil, "a Barrier matched with a Bcast succeeded")
+	for range 3 {
+		ok(dup.Barrier(), "barrier after the mismatch")
+	}
+	v := []int32{int32(me)}
+	ok(comm.Bcast(dup, v, 1), "bcast after the mismatch")
+	check(v[0] == 1, "bcast after the mismatch: %d", v[0])
+	ok(dup.Barrier(), "barrier after a bcast")
+	if err := dup.Free(); err != nil {
+		return err
+	}
+	return report(world, "a mismatched collective fails everywhere, then the communicator works")
 }

@@ -1,0 +1,159 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/winc"
+)
+
+// MPI_Barrier runs in C (mpi_fast.h) over a communicator's descriptor,
+// made after the first MPI_Barrier on it that went through Go (which makes
+// the collective area) and cached by handle in shmrun_comms.
+
+// commFast is a communicator's descriptor and the Go slow paths its C
+// barrier hands over to; commH.fast holds it.
+type commFast struct {
+	d *C.shmrun_comm_desc
+	b *winc.Barrier
+}
+
+// installCommDesc makes x's descriptor if it has none and the
+// communicator has its collective area, and caches it.
+func installCommDesc(x *commH) {
+	tab.Lock()
+	defer tab.Unlock()
+	if x.fast != nil {
+		setCommSlot(x.fast.d)
+		return
+	}
+	b := winc.BarrierOf(x.c)
+	if b == nil {
+		return
+	}
+	d := (*C.shmrun_comm_desc)(C.calloc(1, C.sizeof_shmrun_comm_desc))
+	d.handle = C.uintptr_t(x.h)
+	d.h = cword[winc.Coll, C.shmrun_coll](b.Coll)
+	for p := range 2 {
+		d.sig[p] = C.uint64_t(b.Sig[p])
+		d.meta[p] = cword[uint64, C.uint64_t](b.Meta[p])
+		d.seq[p] = cword[uint32, C.uint32_t](b.Seq[p])
+		d.sleepers[p] = cword[uint32, C.uint32_t](b.Sleepers[p])
+		d.bfail[p] = cword[uint32, C.uint32_t](b.Fail[p])
+	}
+	d.bstate = cword[uint64, C.uint64_t](b.State)
+	d.bsleep = cword[uint32, C.uint32_t](b.BarSleeper)
+	d.n, d.spin = C.uint32_t(b.N), C.int(b.Spin)
+	x.fast = &commFast{d: d, b: b}
+	setCommSlot(d)
+}
+
+// setCommSlot caches d under its handle.
+func setCommSlot(d *C.shmrun_comm_desc) { C.shmrun_set_comm(d.handle, d) }
+
+// dropCommDesc uncaches and frees x's descriptor; tab is locked for
+// writing, and no C call may be using the communicator (it is being
+// freed, or the library finalized).
+func dropCommDesc(x *commH) {
+	if x.fast == nil {
+		return
+	}
+	C.shmrun_unset_comm(x.fast.d)
+	freeC(x.fast.d)
+	x.fast = nil
+}
+
+// dropAllCommDescs is dropCommDesc of every communicator (MPI_Finalize:
+// later calls take the Go path, which names the error).
+func dropAllCommDescs() {
+	tab.Lock()
+	defer tab.Unlock()
+	for _, x := range tab.comms {
+		dropCommDesc(x)
+	}
+}
+
+// commFastOf is h's communicator's descriptor state, for the slow paths.
+func commFastOf(h C.uintptr_t) (*commH, *commFast, C.int) {
+	x, code := commOf("MPI_Barrier", uintptr(h))
+	if code != 0 {
+		return nil, nil, code
+	}
+	if x.fast == nil {
+		return x, nil, x.raise("MPI_Barrier", fmt.Errorf("the communicator has no C barrier descriptor: %w", comm.ErrOther))
+	}
+	return x, x.fast, 0
+}
+
+// The barriers' slow paths (mpi_fast.h's shmrun_bar_arrive): kind 0 is a
+// window's fence barrier, 1 a communicator's barrier.
+
+//export shmBarrierWait
+func shmBarrierWait(kind C.int, h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
+	if kind == 0 {
+		return shmWinFenceWait(h, old, gen)
+	}
+	x, f, code := commFastOf(h)
+	if code != 0 {
+		return code
+	}
+	g, err := f.b.Wait(uint32(old))
+	if err != nil {
+		return x.raise("MPI_Barrier", err)
+	}
+	*gen = C.uint32_t(g)
+	return C.MPI_SUCCESS
+}
+
+//export shmBarrierWake
+func shmBarrierWake(kind C.int, h C.uintptr_t) {
+	if kind == 0 {
+		shmWinFenceWake(h)
+		return
+	}
+	if _, f, code := commFastOf(h); code == 0 {
+		f.b.Wake()
+	}
+}
+
+//export shmBarrierCorrupt
+func shmBarrierCorrupt(kind C.int, h C.uintptr_t) C.int {
+	err := fmt.Errorf("more arrivals than ranks at a barrier: its line in the segment is corrupt: %w", comm.ErrOther)
+	if kind == 0 {
+		x, code := winOf("MPI_Win_fence", uintptr(h))
+		if code != 0 {
+			return code
+		}
+		return x.raise("MPI_Win_fence", err)
+	}
+	x, code := commOf("MPI_Barrier", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	return x.raise("MPI_Barrier", err)
+}
+
+//export shmCommWakeLines
+func shmCommWakeLines(h C.uintptr_t) {
+	if _, f, code := commFastOf(h); code == 0 {
+		f.b.WakeLines()
+	}
+}
+
+//export shmCommBarrierVerdict
+func shmCommBarrierVerdict(h C.uintptr_t, r C.uint32_t) C.int {
+	x, f, code := commFastOf(h)
+	if code != 0 {
+		return code
+	}
+	if err := f.b.Verdict(uint32(r)); err != nil {
+		return x.raise("MPI_Barrier", err)
+	}
+	return C.MPI_SUCCESS
+}

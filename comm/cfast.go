@@ -1,0 +1,47 @@
+package comm
+
+import (
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/winc"
+)
+
+// The C interface (capi) runs MPI_Barrier in C over the communicator's
+// collective area, by the protocol of call.barrier (coll.go): publish the
+// Barrier signature and the round, arrive at the area's barrier, wake the
+// lines' sleepers, record the round as seen. winc.BarrierOf gives it the
+// words and the slow paths, which stay here.
+func init() {
+	winc.BarrierOf = func(x any) *winc.Barrier {
+		c, ok := x.(*Comm)
+		if !ok || c.check("Barrier") != nil || c.coll == nil {
+			return nil
+		}
+		a := c.coll
+		s := mkSig(format.CollBarrier, 0, 0, -1, 0)
+		b := &winc.Barrier{
+			Coll: a.h,
+			Sig:  [2]uint64{s.w0, s.w1},
+			Wait: func(old uint32) (uint32, error) {
+				g, err := a.bar.WaitPast(old)
+				if err != nil {
+					return 0, c.wrapWait("Barrier", err)
+				}
+				return g, nil
+			},
+			Wake:      a.bar.Wake,
+			WakeLines: a.wake,
+			Verdict: func(r uint32) error {
+				k := call{c: c, a: a, name: "Barrier", r: r, p: int(r & 1)}
+				return k.verdict(0)
+			},
+		}
+		for p := range 2 {
+			l := a.lines[a.me][p]
+			b.Meta[p] = raw.Uint64At(l.meta, metaSig)
+			b.Seq[p], b.Sleepers[p] = l.ev.Seq, l.ev.Sleepers
+		}
+		b.State, b.BarSleeper, b.Fail, b.N, b.Spin = a.bar.Words()
+		return b
+	}
+}
