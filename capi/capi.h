@@ -29,6 +29,8 @@ typedef struct shmrun_epoch {
 	uint32_t fence_used; /* atomic: an RMA call was made since that fence */
 	int32_t nlocks;      /* targets with a SHMRUN_TGT_LOCKED bit */
 	uint64_t flush_any;  /* ranks while lock_all, else 0 */
+	int32_t start_n;     /* the open Start group's size, -1: none */
+	int32_t post_n;      /* the open Post group's size, -1: none */
 } shmrun_epoch;
 
 /* Bits of a target's byte (winc.Tgt*). */
@@ -75,6 +77,20 @@ typedef struct shmrun_win_desc {
 	uint32_t *ffail[2];
 	uint32_t fn;
 	int spin;
+	/* PSCW (FORMAT.md), per rank r: postw[r] is post[r][me],
+	 * completew[r] complete[r][me], startw[r] post[me][r], waitw[r]
+	 * complete[me][r], bellsleep[r] r's doorbell's sleepers; the counters
+	 * and the open groups' window ranks are the epoch state's. */
+	uint32_t **postw, **completew, **startw, **waitw, **bellsleep;
+	uint32_t *starts_from, *posts_to;
+	int32_t *start_group, *post_group;
+	/* The last two groups Post or Start took, as window ranks (C memory,
+	 * filled by Go after a call it made). */
+	struct shmrun_group_ranks {
+		uintptr_t handle; /* 0: empty */
+		int n;
+		int32_t *ranks;
+	} groups[2];
 	/* A word of this process alone, on lines of its own: a locked add on
 	 * it is the full fence of Flush (cheaper than MFENCE, as the Go side
 	 * does it). */

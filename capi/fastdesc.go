@@ -66,6 +66,22 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	d.ffail[1] = cword[uint32, C.uint32_t](st.FenceFail[1])
 	d.fn = C.uint32_t(st.FenceN)
 	d.spin = C.int(st.Spin)
+	if n > 0 {
+		d.starts_from = cword[uint32, C.uint32_t](&st.StartsFrom[0])
+		d.posts_to = cword[uint32, C.uint32_t](&st.PostsTo[0])
+		d.start_group = cword[int32, C.int32_t](&st.StartGroup[0])
+		d.post_group = cword[int32, C.int32_t](&st.PostGroup[0])
+	}
+	words := func(src []*uint32) **C.uint32_t {
+		p := (**C.uint32_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
+		dst := cwordsAt(p, n)
+		for r := range dst {
+			dst[r] = cword[uint32, C.uint32_t](src[r])
+		}
+		return p
+	}
+	d.postw, d.completew, d.startw, d.waitw = words(st.PostWord), words(st.CompleteWord), words(st.StartWord), words(st.WaitWord)
+	d.bellsleep = words(st.BellSleepers)
 	d.base = (**C.char)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	d.size = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
 	d.disp = (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
@@ -101,6 +117,12 @@ func freeDesc(d *C.shmrun_win_desc) {
 	freeC(d.maxdisp)
 	freeC(d.lockw)
 	freeC(d.lsleep)
+	for _, p := range []**C.uint32_t{d.postw, d.completew, d.startw, d.waitw, d.bellsleep} {
+		freeC(p)
+	}
+	for i := range d.groups {
+		freeC(d.groups[i].ranks)
+	}
 	freeC(d)
 }
 
@@ -179,4 +201,35 @@ func shmWinFenceFailed(h C.uintptr_t, gen C.uint32_t) C.int {
 		return x.raise("MPI_Win_fence", err)
 	}
 	return C.MPI_SUCCESS
+}
+
+// noteGroup caches, after a Post or Start the Go path made, the window
+// ranks of its group (now the epoch state's open group) under the group's
+// handle, for the C fast path's next Post or Start with it.
+func (x *winH) noteGroup(g uintptr, start bool) {
+	d, st := x.desc, x.fast
+	if d == nil || g == 0 {
+		return
+	}
+	n, src := st.Epoch.PostN, st.PostGroup
+	if start {
+		n, src = st.Epoch.StartN, st.StartGroup
+	}
+	if n < 0 || d.groups[0].handle == C.uintptr_t(g) || d.groups[1].handle == C.uintptr_t(g) {
+		return
+	}
+	freeC(d.groups[1].ranks)
+	d.groups[1] = d.groups[0]
+	ranks := (*C.int32_t)(C.calloc(C.size_t(max(n, 1)), 4))
+	for i, r := range src[:n] {
+		int32sAt(ranks, int(n))[i] = C.int32_t(r)
+	}
+	d.groups[0].handle, d.groups[0].n, d.groups[0].ranks = C.uintptr_t(g), C.int(n), ranks
+}
+
+//export shmWinBell
+func shmWinBell(h C.uintptr_t, r C.int) {
+	if x, code := winOf("MPI_Win_post", uintptr(h)); code == 0 {
+		x.fast.BellNotify(int(r))
+	}
 }

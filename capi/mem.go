@@ -164,6 +164,14 @@ func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p))
 // segment, the epoch state's mapping): the C side keeps it.
 func cword[T, C any](p *T) *C { return (*C)(unsafe.Pointer(p)) }
 
+// int32sAt is the array of n C int32s at p.
+func int32sAt(p *C.int32_t, n int) []C.int32_t {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
 // cwordsAt is the array of n C pointers at p.
 func cwordsAt[C any](p **C, n int) []*C {
 	if n <= 0 || p == nil {
@@ -198,6 +206,7 @@ func epochLayout() map[string]uintptr {
 		"lock_all": unsafe.Offsetof(e.lock_all), "all_check": unsafe.Offsetof(e.all_check),
 		"fence_open": unsafe.Offsetof(e.fence_open), "post_open": unsafe.Offsetof(e.post_open), "fence_used": unsafe.Offsetof(e.fence_used),
 		"nlocks": unsafe.Offsetof(e.nlocks), "flush_any": unsafe.Offsetof(e.flush_any),
+		"start_n": unsafe.Offsetof(e.start_n), "post_n": unsafe.Offsetof(e.post_n),
 		"sizeof": unsafe.Sizeof(e), "tgt_off": C.SHMRUN_EPOCH_TGT_OFF,
 		"TGT_ACCESS": C.SHMRUN_TGT_ACCESS, "TGT_EXCLUSIVE": C.SHMRUN_TGT_EXCLUSIVE,
 		"TGT_SHARED": C.SHMRUN_TGT_SHARED, "TGT_NOCHECK": C.SHMRUN_TGT_NOCHECK,

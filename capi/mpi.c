@@ -693,8 +693,6 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 	return MPI_SUCCESS;
 }
 
-#define SYNC(NAME, ARGS, KIND, ARG, RANK, ASSERT, GROUP) \
-	int PMPI_##NAME ARGS { return shmWinSync(H(win), KIND, ARG, RANK, ASSERT, GROUP, NULL); }
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
 	int rc;
@@ -753,10 +751,18 @@ FSYNC(Win_flush_all, (MPI_Win win), 6, 0, shmrun_fast_flush_all(win, 1))
 FSYNC(Win_flush_local, (int rank, MPI_Win win), 7, rank, shmrun_fast_flush(win, rank, 0))
 FSYNC(Win_flush_local_all, (MPI_Win win), 8, 0, shmrun_fast_flush_all(win, 0))
 FSYNC(Win_sync, (MPI_Win win), 9, 0, shmrun_fast_flush_all(win, 1))
-SYNC(Win_complete, (MPI_Win win), 10, 0, 0, 0, 0)
-SYNC(Win_wait, (MPI_Win win), 11, 0, 0, 0, 0)
-SYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, 0, 0, assert, H(group))
-SYNC(Win_start, (MPI_Group group, int assert, MPI_Win win), 14, 0, 0, assert, H(group))
+/* PSCW: C in the common cases (mpi_fast.h), else Go. */
+#define PSYNC(NAME, ARGS, KIND, ASSERT, GROUP, FAST)                     \
+	int PMPI_##NAME ARGS                                            \
+	{                                                               \
+		if ((FAST) == 0)                                        \
+			return MPI_SUCCESS;                             \
+		return shmWinSync(H(win), KIND, 0, 0, ASSERT, GROUP, NULL); \
+	}
+PSYNC(Win_complete, (MPI_Win win), 10, 0, 0, shmrun_fast_complete(win))
+PSYNC(Win_wait, (MPI_Win win), 11, 0, 0, shmrun_fast_wait(win))
+PSYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, assert, H(group), shmrun_fast_post(group, assert, win))
+PSYNC(Win_start, (MPI_Group group, int assert, MPI_Win win), 14, assert, H(group), shmrun_fast_start(group, assert, win))
 int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 0, 0, flag); }
 
 /* RMA: kind 0 Put, 1 Get, 2 Accumulate, 3 Get_accumulate, 4 Fetch_and_op,

@@ -353,6 +353,144 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 	return 0;
 }
 
+/* PSCW (win's pscw.go, FORMAT.md's post and complete counters): the
+ * common cases in C; a group not among the last two Go saw, a Start whose
+ * targets have not all posted within the spin phase, a Wait whose origins
+ * have not all completed within it, and every error take the Go path. No
+ * state changes before a fast path commits to its call. */
+
+/* shmrun_group_of is group's window ranks from the descriptor's cache. */
+static inline __attribute__((always_inline)) const struct shmrun_group_ranks *shmrun_group_of(shmrun_win_desc *d,
+												 MPI_Group group)
+{
+	uintptr_t g = (uintptr_t)group;
+	if (g == 0)
+		return NULL;
+	if (d->groups[0].handle == g)
+		return &d->groups[0];
+	if (d->groups[1].handle == g)
+		return &d->groups[1];
+	return NULL;
+}
+
+/* shmrun_pscw_ok: no epoch a Post or Start refuses; a fence epoch without
+ * RMA calls is closed. */
+static inline __attribute__((always_inline)) int shmrun_pscw_ok(shmrun_epoch *e)
+{
+	if ((e->gate & (SHMRUN_GATE_FREED | SHMRUN_GATE_CHECK | SHMRUN_GATE_LOCKALL)) != 0 || e->nlocks != 0 ||
+	    (e->fence_open && __atomic_load_n(&e->fence_used, __ATOMIC_RELAXED)))
+		return 0;
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void shmrun_ring(MPI_Win win, shmrun_win_desc *d, const int32_t *ranks, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (__atomic_load_n(d->bellsleep[ranks[i]], __ATOMIC_SEQ_CST) != 0)
+			shmWinBell((uintptr_t)win, ranks[i]);
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_post(MPI_Group group, int assert, MPI_Win win)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)) != 0)
+		return -1;
+	shmrun_epoch *e = d->ep;
+	const struct shmrun_group_ranks *g;
+	if (!shmrun_pscw_ok(e) || e->post_open || (g = shmrun_group_of(d, group)) == NULL)
+		return -1;
+	if (e->fence_open)
+		shmrun_set_fence(e, 0);
+	for (int i = 0; i < g->n; i++) {
+		int o = g->ranks[i];
+		__atomic_store_n(d->postw[o], ++d->posts_to[o], __ATOMIC_RELEASE);
+	}
+	shmrun_full_fence(d);
+	shmrun_ring(win, d, g->ranks, g->n);
+	memcpy(d->post_group, g->ranks, (size_t)g->n * sizeof(int32_t));
+	e->post_n = g->n;
+	e->post_open = 1;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_start(MPI_Group group, int assert, MPI_Win win)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL || (assert & ~MPI_MODE_NOCHECK) != 0)
+		return -1;
+	shmrun_epoch *e = d->ep;
+	const struct shmrun_group_ranks *g;
+	if (!shmrun_pscw_ok(e) || (e->gate & SHMRUN_GATE_START) != 0 || (g = shmrun_group_of(d, group)) == NULL)
+		return -1;
+	if (!(assert & MPI_MODE_NOCHECK)) {
+		int ready = 0;
+		for (int k = 0; k <= d->spin && !ready; k++) {
+			ready = 1;
+			for (int i = 0; i < g->n && ready; i++) {
+				int t = g->ranks[i];
+				ready = (int32_t)(__atomic_load_n(d->startw[t], __ATOMIC_ACQUIRE) - (d->starts_from[t] + 1)) >= 0;
+			}
+		}
+		if (!ready)
+			return -1; /* Go waits on the doorbell */
+	}
+	if (e->fence_open)
+		shmrun_set_fence(e, 0);
+	for (int i = 0; i < g->n; i++) {
+		int t = g->ranks[i];
+		d->starts_from[t]++;
+		d->tgt[t] |= SHMRUN_TGT_ACCESS;
+	}
+	memcpy(d->start_group, g->ranks, (size_t)g->n * sizeof(int32_t));
+	e->start_n = g->n;
+	e->gate |= SHMRUN_GATE_START;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_complete(MPI_Win win)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL)
+		return -1;
+	shmrun_epoch *e = d->ep;
+	if ((e->gate & SHMRUN_GATE_START) == 0 || (e->gate & (SHMRUN_GATE_FREED | SHMRUN_GATE_CHECK)) != 0)
+		return -1;
+	int n = e->start_n;
+	for (int i = 0; i < n; i++) {
+		int t = d->start_group[i];
+		d->tgt[t] &= (uint8_t)~SHMRUN_TGT_ACCESS;
+		__atomic_store_n(d->completew[t], d->starts_from[t], __ATOMIC_RELEASE);
+	}
+	shmrun_full_fence(d);
+	shmrun_ring(win, d, d->start_group, n);
+	e->start_n = -1;
+	e->gate &= (uint8_t)~SHMRUN_GATE_START;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int shmrun_fast_wait(MPI_Win win)
+{
+	shmrun_win_desc *d = shmrun_desc(win);
+	if (d == NULL)
+		return -1;
+	shmrun_epoch *e = d->ep;
+	if (!e->post_open || (e->gate & (SHMRUN_GATE_FREED | SHMRUN_GATE_CHECK)) != 0)
+		return -1;
+	int done = 0;
+	for (int k = 0; k <= d->spin && !done; k++) {
+		done = 1;
+		for (int i = 0; i < e->post_n && done; i++) {
+			int o = d->post_group[i];
+			done = (int32_t)(__atomic_load_n(d->waitw[o], __ATOMIC_ACQUIRE) - d->posts_to[o]) >= 0;
+		}
+	}
+	if (!done)
+		return -1; /* Go waits on the doorbell */
+	e->post_n = -1;
+	e->post_open = 0;
+	return 0;
+}
+
 /* shmrun_comm_of is comm's descriptor, or NULL. */
 static inline __attribute__((always_inline)) shmrun_comm_desc *shmrun_comm_of(MPI_Comm comm)
 {

@@ -239,6 +239,9 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 	if err != nil {
 		return x.raise(call, err)
 	}
+	if kind == syPost || kind == syStart {
+		x.noteGroup(uintptr(group), kind == syStart)
+	}
 	return C.MPI_SUCCESS
 }
 

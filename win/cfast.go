@@ -1,6 +1,9 @@
 package win
 
-import "github.com/shmrun/shmrun/internal/winc"
+import (
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/winc"
+)
 
 // The C interface's fast path (capi) runs Lock, Unlock, LockAll, UnlockAll,
 // the flushes and the RMA calls in C over this package's epoch state and
@@ -52,6 +55,18 @@ func init() {
 		for r := range w.locks {
 			s.LockWords[r], s.LockSleepers[r] = w.locks[r].word, w.locks[r].ev.Sleepers
 		}
+		sync, n := w.sync(), w.size
+		s.PostWord, s.CompleteWord = make([]*uint32, n), make([]*uint32, n)
+		s.StartWord, s.WaitWord, s.BellSleepers = make([]*uint32, n), make([]*uint32, n), make([]*uint32, n)
+		for r := range n {
+			s.PostWord[r] = raw.Uint32At(sync, w.sl.PostOff(r, w.rank))
+			s.CompleteWord[r] = raw.Uint32At(sync, w.sl.CompleteOff(r, w.rank))
+			s.StartWord[r] = raw.Uint32At(sync, w.sl.PostOff(w.rank, r))
+			s.WaitWord[r] = raw.Uint32At(sync, w.sl.CompleteOff(w.rank, r))
+			s.BellSleepers[r] = w.bells[r].Sleepers
+		}
+		s.BellNotify = func(r int) { w.bells[r].Notify() }
+		s.StartsFrom, s.PostsTo, s.StartGroup, s.PostGroup = w.ep.startsFrom, w.ep.postsTo, w.ep.startG, w.ep.postG
 		return s
 	}
 }

@@ -36,20 +36,21 @@ func (l LockType) String() string {
 
 // epochState is one rank's view of its open epochs. It is written only by
 // synchronization calls (ordered by the program) and read by RMA calls, which
-// may run on several goroutines inside an epoch. What the hot paths read (h
-// and tgt) lives outside the Go heap, where the C interface's fast path of
-// the same process reads and writes it too (internal/winc); the rest is Go's.
+// may run on several goroutines inside an epoch. It all lives outside the Go
+// heap, where the C interface's fast path of the same process reads and
+// writes it too (internal/winc).
 type epochState struct {
 	h *winc.Epoch
 	// tgt[t]: this rank's epoch to target t, tgt* bits. One byte per
 	// target keeps the hot paths (RMA, Lock, Unlock, Flush) to one load.
 	tgt     []uint8
-	release func() // unmaps h and tgt
+	release func() // unmaps the state
 
-	startGroup []int // window ranks of the open access epoch (nil: none)
-	postGroup  []int // window ranks of the open exposure epoch (nil: none)
-	startsFrom []uint32
-	postsTo    []uint32
+	// The window ranks of the open Start and Post groups: the first
+	// h.StartN and h.PostN words (startList, postList).
+	startG, postG []int32
+	startsFrom    []uint32 // per target: the Starts this rank made toward it
+	postsTo       []uint32 // per origin: the Posts this rank made to it
 }
 
 // Bits of epochState.tgt (internal/winc has their meaning).
@@ -89,24 +90,51 @@ func (e *epochState) setFence(open bool) {
 
 // setPost records the group of an open Post epoch (nil: none).
 func (e *epochState) setPost(group []int) {
-	e.postGroup = group
+	e.h.PostN = setGroup(e.postG, group)
 	e.h.PostOpen = group != nil
 }
 
 // setStart records the group of an open Start epoch (nil: none).
 func (e *epochState) setStart(group []int) {
-	e.startGroup = group
+	e.h.StartN = setGroup(e.startG, group)
 	e.setGate(gateStart, group != nil)
 }
 
+// setGroup copies group into dst and returns its size, -1 for nil.
+func setGroup(dst []int32, group []int) int32 {
+	if group == nil {
+		return -1
+	}
+	for i, r := range group {
+		dst[i] = int32(r)
+	}
+	return int32(len(group))
+}
+
+// startOpen and postOpen report an open Start and Post epoch; startList
+// and postList are their groups' window ranks (nil: none).
+func (e *epochState) startOpen() bool { return e.h.StartN >= 0 }
+func (e *epochState) postOpen() bool  { return e.h.PostN >= 0 }
+func (e *epochState) startList() []int32 {
+	if e.h.StartN < 0 {
+		return nil
+	}
+	return e.startG[:e.h.StartN]
+}
+func (e *epochState) postList() []int32 {
+	if e.h.PostN < 0 {
+		return nil
+	}
+	return e.postG[:e.h.PostN]
+}
+
 func (e *epochState) init(n int, check bool) error {
-	h, tgt, release, err := winc.New(n)
+	m, err := winc.New(n)
 	if err != nil {
 		return err
 	}
-	e.h, e.tgt, e.release = h, tgt, release
-	e.startsFrom = make([]uint32, n)
-	e.postsTo = make([]uint32, n)
+	e.h, e.tgt, e.release = m.Epoch, m.Tgt, m.Release
+	e.startG, e.postG, e.startsFrom, e.postsTo = m.StartGroup, m.PostGroup, m.StartsFrom, m.PostsTo
 	if check {
 		e.setGate(gateCheck, true)
 		for t := range e.tgt {
@@ -137,8 +165,8 @@ func (e *epochState) check(freed, noLocks bool) error {
 			return fmt.Errorf("target %d: ModeNoCheck without a lock", t)
 		case (b&tgtCheck != 0) != check:
 			return fmt.Errorf("target %d: check bit %v, gate's %v", t, b&tgtCheck != 0, check)
-		case (b&tgtAccess != 0) != (locked || slices.Contains(e.startGroup, t)):
-			return fmt.Errorf("target %d: access bit %v, but locked %v and in the Start group %v", t, b&tgtAccess != 0, locked, slices.Contains(e.startGroup, t))
+		case (b&tgtAccess != 0) != (locked || slices.Contains(e.startList(), int32(t))):
+			return fmt.Errorf("target %d: access bit %v, but locked %v and in the Start group %v", t, b&tgtAccess != 0, locked, slices.Contains(e.startList(), int32(t)))
 		}
 	}
 	want := uint(0)
@@ -152,14 +180,14 @@ func (e *epochState) check(freed, noLocks bool) error {
 		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.h.AccessAll, e.h.LockAll, e.h.FenceOpen)
 	case e.h.FlushAny != want:
 		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.h.FlushAny, want, e.h.LockAll)
-	case e.h.PostOpen != (e.postGroup != nil):
-		return fmt.Errorf("PostOpen %v, Post group %v", e.h.PostOpen, e.postGroup)
-	case e.h.LockAll && (e.h.NLocks > 0 || e.startGroup != nil):
-		return fmt.Errorf("LockAll with %d locks and Start group %v", e.h.NLocks, e.startGroup)
-	case bit(gateLockAll) != e.h.LockAll, bit(gateStart) != (e.startGroup != nil), bit(gateFence) != e.h.FenceOpen,
+	case e.h.PostOpen != e.postOpen():
+		return fmt.Errorf("PostOpen %v, Post group %v", e.h.PostOpen, e.postList())
+	case e.h.LockAll && (e.h.NLocks > 0 || e.startOpen()):
+		return fmt.Errorf("LockAll with %d locks and Start group %v", e.h.NLocks, e.startList())
+	case bit(gateLockAll) != e.h.LockAll, bit(gateStart) != e.startOpen(), bit(gateFence) != e.h.FenceOpen,
 		bit(gateNoLocks) != noLocks, bit(gateFreed) != freed:
 		return fmt.Errorf("gate %#x disagrees: lockAll %v, Start group %v, fenceOpen %v, no_locks %v, freed %v",
-			e.h.Gate, e.h.LockAll, e.startGroup != nil, e.h.FenceOpen, noLocks, freed)
+			e.h.Gate, e.h.LockAll, e.startList(), e.h.FenceOpen, noLocks, freed)
 	}
 	return nil
 }
@@ -223,9 +251,9 @@ func (e *epochState) describeOpen() string {
 				return fmt.Sprintf("a %s lock on rank %d", l, t)
 			}
 		}
-	case e.startGroup != nil:
+	case e.startOpen():
 		return "an access epoch (Start without Complete)"
-	case e.postGroup != nil:
+	case e.postOpen():
 		return "an exposure epoch (Post without Wait)"
 	case e.h.FenceOpen && e.h.FenceUsed.Load():
 		return "a fence epoch with RMA calls (end it with Fence(ModeNoSucceed))"

@@ -212,7 +212,7 @@ func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
 		return errorf(ErrRMASync, "Lock on rank %d: the window was created with info no_locks=true", w.rank)
 	case w.ep.lockOf(rank) != 0:
 		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%s)", w.rank, rank, w.ep.lockOf(rank))
-	case w.ep.h.LockAll, w.ep.startGroup != nil:
+	case w.ep.h.LockAll, w.ep.startOpen():
 		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	case w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		return errorf(ErrRMASync, "Lock on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
@@ -314,7 +314,7 @@ func (w *Win) lockAllSlow(assert int) error {
 	switch {
 	case w.cfg.noLocks:
 		return errorf(ErrRMASync, "LockAll on rank %d: the window was created with info no_locks=true", w.rank)
-	case w.ep.h.LockAll || w.ep.h.NLocks > 0 || w.ep.startGroup != nil:
+	case w.ep.h.LockAll || w.ep.h.NLocks > 0 || w.ep.startOpen():
 		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	case w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)

@@ -39,7 +39,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	if err != nil {
 		return err
 	}
-	if w.ep.postGroup != nil {
+	if w.ep.postOpen() {
 		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
 	}
 	if w.ep.h.LockAll || w.ep.h.NLocks > 0 {
@@ -70,7 +70,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if err != nil {
 		return err
 	}
-	if w.ep.startGroup != nil || w.ep.h.LockAll || w.ep.h.NLocks > 0 {
+	if w.ep.startOpen() || w.ep.h.LockAll || w.ep.h.NLocks > 0 {
 		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()
@@ -105,16 +105,16 @@ func (w *Win) Complete() error {
 	if err := w.live("Complete"); err != nil {
 		return err
 	}
-	if w.ep.startGroup == nil {
+	if !w.ep.startOpen() {
 		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
 	}
 	sync := w.sync()
-	for _, t := range w.ep.startGroup {
+	for _, t := range w.ep.startList() {
 		w.ep.tgt[t] &^= tgtAccess
-		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.CompleteOff(t, w.rank)), w.ep.startsFrom[t])
+		atomics.StoreRelease32(raw.Uint32At(sync, w.sl.CompleteOff(int(t), w.rank)), w.ep.startsFrom[t])
 	}
 	w.fullFence()
-	for _, t := range w.ep.startGroup {
+	for _, t := range w.ep.startList() {
 		w.bells[t].Notify()
 	}
 	w.ep.setStart(nil)
@@ -130,7 +130,7 @@ func (w *Win) Wait() error {
 	if err := w.live("Wait"); err != nil {
 		return err
 	}
-	if w.ep.postGroup == nil {
+	if !w.ep.postOpen() {
 		return errorf(ErrRMASync, "Wait on rank %d: no exposure epoch (Wait without Post)", w.rank)
 	}
 	if err := w.bells[w.rank].Await(w.t.Abort(), w.t.Policy(), w.completed); err != nil {
@@ -148,7 +148,7 @@ func (w *Win) Test() (bool, error) {
 	if err := w.live("Test"); err != nil {
 		return false, err
 	}
-	if w.ep.postGroup == nil {
+	if !w.ep.postOpen() {
 		return false, errorf(ErrRMASync, "Test on rank %d: no exposure epoch (Test without Post)", w.rank)
 	}
 	if !w.completed() {
@@ -160,8 +160,8 @@ func (w *Win) Test() (bool, error) {
 
 func (w *Win) completed() bool {
 	sync := w.sync()
-	for _, o := range w.ep.postGroup {
-		if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.CompleteOff(w.rank, o)))-w.ep.postsTo[o]) < 0 {
+	for _, o := range w.ep.postList() {
+		if int32(atomic.LoadUint32(raw.Uint32At(sync, w.sl.CompleteOff(w.rank, int(o))))-w.ep.postsTo[o]) < 0 {
 			return false
 		}
 	}

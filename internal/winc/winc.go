@@ -48,6 +48,11 @@ type Epoch struct {
 	// FlushAny is the number of targets while LockAll, else 0: Flush's
 	// fast path is the one test uint(rank) < FlushAny.
 	FlushAny uint
+	// StartN and PostN are the sizes of the open Start and Post groups,
+	// whose window ranks are in the mapping's StartGroup and PostGroup
+	// arrays (Layout); -1: no such epoch.
+	StartN int32
+	PostN  int32
 }
 
 // Layout of the mapping New makes; capi.h's shmrun_epoch has the same
@@ -62,8 +67,32 @@ const (
 	OffFenceUsed = 8  // uint32
 	OffNLocks    = 12 // int32
 	OffFlushAny  = 16 // uint64
+	OffStartN    = 24 // int32
+	OffPostN     = 28 // int32
 	TgtOff       = 64 // the bytes per target start here
 )
+
+// Arrays is where the per-target arrays of a state of n ranks start in
+// its mapping, after the bytes per target: PSCW's counters (startsFrom[t],
+// the Starts this rank made toward t; postsTo[o], its Posts to o) and the
+// window ranks of the open Start and Post groups, each n 32-bit words.
+type Arrays struct{ StartsFrom, PostsTo, StartGroup, PostGroup int }
+
+// Layout returns the arrays' offsets and the mapping's length for n ranks.
+func Layout(n int) (Arrays, int) {
+	off := (TgtOff + n + 3) &^ 3
+	a := Arrays{StartsFrom: off, PostsTo: off + 4*n, StartGroup: off + 8*n, PostGroup: off + 12*n}
+	return a, off + 16*n
+}
+
+// Mapped is a rank's epoch state on one window as New maps it.
+type Mapped struct {
+	Epoch                 *Epoch
+	Tgt                   []uint8
+	StartsFrom, PostsTo   []uint32
+	StartGroup, PostGroup []int32
+	Release               func() // unmaps it; nothing may use it after
+}
 
 // Bits of a target's byte.
 const (
@@ -89,16 +118,25 @@ const (
 	GateCheck               // the window checks its epoch invariants (see TgtCheck)
 )
 
-// New maps the epoch state of a window of n ranks, zeroed: no epoch open.
-// Release unmaps it; nothing may use it after.
-func New(n int) (*Epoch, []uint8, func(), error) {
-	size := (TgtOff + n + unix.Getpagesize() - 1) &^ (unix.Getpagesize() - 1)
+// New maps the epoch state of a window of n ranks, with no epoch open.
+func New(n int) (Mapped, error) {
+	a, size := Layout(n)
+	size = (size + unix.Getpagesize() - 1) &^ (unix.Getpagesize() - 1)
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("mapping the epoch state of %d ranks: %w", n, err)
+		return Mapped{}, fmt.Errorf("mapping the epoch state of %d ranks: %w", n, err)
 	}
-	e := &raw.Elems[Epoch](mem[:TgtOff])[0]
-	return e, mem[TgtOff : TgtOff+n : TgtOff+n], func() { _ = unix.Munmap(mem) }, nil
+	words := func(off int) []uint32 { return raw.Elems[uint32](mem[off : off+4*n : off+4*n]) }
+	ranks := func(off int) []int32 { return raw.Elems[int32](mem[off : off+4*n : off+4*n]) }
+	m := Mapped{
+		Epoch:      &raw.Elems[Epoch](mem[:TgtOff])[0],
+		Tgt:        mem[TgtOff : TgtOff+n : TgtOff+n],
+		StartsFrom: words(a.StartsFrom), PostsTo: words(a.PostsTo),
+		StartGroup: ranks(a.StartGroup), PostGroup: ranks(a.PostGroup),
+		Release: func() { _ = unix.Munmap(mem) },
+	}
+	m.Epoch.StartN, m.Epoch.PostN = -1, -1
+	return m, nil
 }
 
 // State is what the C fast path of one window needs: the epoch state, the
@@ -151,6 +189,18 @@ type State struct {
 	// generation gen, which has its failure bit: another rank's Fence
 	// failed.
 	FenceFailed func(gen uint32) error
+
+	// PSCW (FORMAT.md): per rank r, PostWord[r] is post[r][me] (this
+	// rank's Posts to origin r), CompleteWord[r] complete[r][me] (its
+	// Completes toward target r), StartWord[r] post[me][r] (r's Posts to
+	// this rank) and WaitWord[r] complete[me][r] (r's Completes toward
+	// it); BellSleepers[r] is r's doorbell's sleepers and BellNotify(r)
+	// rings it. The counters and groups are the mapping's.
+	PostWord, CompleteWord, StartWord, WaitWord []*uint32
+	BellSleepers                                []*uint32
+	BellNotify                                  func(r int)
+	StartsFrom, PostsTo                         []uint32
+	StartGroup, PostGroup                       []int32
 }
 
 // Of returns the C fast path's state of w, a *win.Win, or nil where the

@@ -21,7 +21,9 @@ func TestLayout(t *testing.T) {
 		{"FenceUsed", unsafe.Offsetof(e.FenceUsed), OffFenceUsed},
 		{"NLocks", unsafe.Offsetof(e.NLocks), OffNLocks},
 		{"FlushAny", unsafe.Offsetof(e.FlushAny), OffFlushAny},
-		{"size", unsafe.Sizeof(e), OffFlushAny + 8},
+		{"StartN", unsafe.Offsetof(e.StartN), OffStartN},
+		{"PostN", unsafe.Offsetof(e.PostN), OffPostN},
+		{"size", unsafe.Sizeof(e), OffPostN + 4},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, want %d", c.name, c.got, c.want)
@@ -36,28 +38,36 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// TestNew maps a state, checks it is zeroed and sized, and unmaps it.
+// TestNew maps a state, checks it is sized, zeroed with no epoch open,
+// and that its arrays do not overlap, and unmaps it.
 func TestNew(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 5000} {
-		e, tgt, release, err := New(n)
+		m, err := New(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tgt) != n || cap(tgt) != n {
-			t.Errorf("n=%d: %d target bytes (cap %d)", n, len(tgt), cap(tgt))
+		if len(m.Tgt) != n || cap(m.Tgt) != n || len(m.StartsFrom) != n || len(m.PostsTo) != n || len(m.StartGroup) != n || len(m.PostGroup) != n {
+			t.Errorf("n=%d: lengths %d %d %d %d %d", n, len(m.Tgt), len(m.StartsFrom), len(m.PostsTo), len(m.StartGroup), len(m.PostGroup))
 		}
-		for i, b := range tgt {
-			if b != 0 {
-				t.Fatalf("n=%d: target %d starts at %#x", n, i, b)
+		e := m.Epoch
+		if e.Gate != 0 || e.NLocks != 0 || e.FlushAny != 0 || e.FenceUsed.Load() || e.StartN != -1 || e.PostN != -1 {
+			t.Errorf("n=%d: state not empty: gate %d, %d locks, StartN %d, PostN %d", n, e.Gate, e.NLocks, e.StartN, e.PostN)
+		}
+		// Fill each array with its own value; none may change another's.
+		for i := range n {
+			m.Tgt[i] = 0xAA
+			m.StartsFrom[i], m.PostsTo[i] = 1, 2
+			m.StartGroup[i], m.PostGroup[i] = 3, 4
+		}
+		e.FlushAny, e.StartN, e.PostN = 9, 5, 6
+		for i := range n {
+			if m.Tgt[i] != 0xAA || m.StartsFrom[i] != 1 || m.PostsTo[i] != 2 || m.StartGroup[i] != 3 || m.PostGroup[i] != 4 {
+				t.Fatalf("n=%d: element %d overwritten: %#x %d %d %d %d", n, i, m.Tgt[i], m.StartsFrom[i], m.PostsTo[i], m.StartGroup[i], m.PostGroup[i])
 			}
 		}
-		if e.Gate != 0 || e.NLocks != 0 || e.FlushAny != 0 || e.FenceUsed.Load() {
-			t.Errorf("n=%d: state not zeroed: %+v", n, e)
+		if e.FlushAny != 9 || e.StartN != 5 || e.PostN != 6 {
+			t.Fatalf("n=%d: header overwritten", n)
 		}
-		e.NLocks, e.FlushAny = 3, uint(n)
-		for i := range tgt {
-			tgt[i] = TgtAccess
-		}
-		release()
+		m.Release()
 	}
 }

@@ -3,8 +3,9 @@
  * serialize a read-modify-write by Get and Put, shared locks never see a
  * pair half written, and Lock_all epochs exclude exclusive lockers, with
  * every rank mixing the three; then barriers and fences, each round
- * counted by atomic adds that no rank may see short or ahead. Counted
- * invariants.
+ * counted by atomic adds that no rank may see short or ahead; then PSCW
+ * epochs in blocks of three shapes (ring, all to all, reverse ring), each
+ * checked by what it delivered. Counted invariants.
  * (_POSIX_C_SOURCE for nanosleep under -std=c11.) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -110,6 +111,52 @@ int main(int argc, char **argv)
 	CHECK(bad == 0, "%ld fences let a rank through early", bad);
 	MPI_Win_free(&cw);
 	report("barriers and fences under contention");
+
+	/* PSCW: word q of my part is written by origin q in its epochs. */
+	MPI_Win pw;
+	int64_t *pb;
+	MPI_Win_allocate((MPI_Aint)n * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &pb, &pw);
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, pw);
+	for (int q = 0; q < n; q++)
+		pb[q] = -1;
+	MPI_Win_unlock(me, pw);
+	MPI_Barrier(MPI_COMM_WORLD);
+	int next = (me + 1) % n, prev = (me + n - 1) % n, others[64], no = 0;
+	for (int q = 0; q < n; q++)
+		if (q != me)
+			others[no++] = q;
+	MPI_Group wg, g_next, g_prev, g_others;
+	MPI_Win_get_group(pw, &wg);
+	MPI_Group_incl(wg, 1, &next, &g_next);
+	MPI_Group_incl(wg, 1, &prev, &g_prev);
+	MPI_Group_incl(wg, no, others, &g_others);
+	bad = 0;
+	for (int64_t i = 0; i < SYNCS; i++) {
+		int shape = (int)(i / 50) % 3;
+		MPI_Group from = shape == 0 ? g_prev : shape == 1 ? g_others : g_next;
+		MPI_Group to = shape == 0 ? g_next : shape == 1 ? g_others : g_prev;
+		MPI_Win_post(from, 0, pw);
+		MPI_Win_start(to, 0, pw);
+		if (shape == 1)
+			for (int k = 0; k < no; k++)
+				MPI_Put(&i, 1, MPI_INT64_T, others[k], me, 1, MPI_INT64_T, pw);
+		else
+			MPI_Put(&i, 1, MPI_INT64_T, shape == 0 ? next : prev, me, 1, MPI_INT64_T, pw);
+		MPI_Win_complete(pw);
+		MPI_Win_wait(pw);
+		if (shape == 1) {
+			for (int k = 0; k < no; k++)
+				bad += pb[others[k]] != i;
+		} else
+			bad += pb[shape == 0 ? prev : next] != i;
+	}
+	CHECK(bad == 0, "%ld PSCW epochs delivered the wrong value", bad);
+	MPI_Group_free(&g_next);
+	MPI_Group_free(&g_prev);
+	MPI_Group_free(&g_others);
+	MPI_Group_free(&wg);
+	MPI_Win_free(&pw);
+	report("PSCW epochs of three shapes under contention");
 
 	MPI_Win_free(&w);
 	MPI_Finalize();

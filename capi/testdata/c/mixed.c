@@ -59,13 +59,16 @@ int main(int argc, char **argv)
 	MPI_Win_get_group(w, &wg);
 	MPI_Group_incl(wg, 1, &prev, &from);
 	MPI_Group_incl(wg, 1, &peer, &to);
-	MPI_Win_post(from, 0, w);
-	MPI_Win_start(to, 0, w);
-	x = me * 10 + 2;
-	MPI_Put(&x, 1, MPI_INT64_T, peer, 1, 1, MPI_INT64_T, w);
-	MPI_Win_complete(w);
-	MPI_Win_wait(w);
-	CHECK(mine[1] == prev * 10 + 2, "PSCW: word 1 is %ld, want %d", (long)mine[1], prev * 10 + 2);
+	for (int i = 0; i < 20; i++) { /* the first epoch in Go, the others in C */
+		MPI_Win_post(from, 0, w);
+		MPI_Win_start(to, 0, w);
+		x = me * 10 + 2 + i * 1000;
+		MPI_Put(&x, 1, MPI_INT64_T, peer, 1, 1, MPI_INT64_T, w);
+		MPI_Win_complete(w);
+		MPI_Win_wait(w);
+		CHECK(mine[1] == prev * 10 + 2 + i * 1000, "PSCW: word 1 is %ld, want %d", (long)mine[1],
+		      prev * 10 + 2 + i * 1000);
+	}
 	MPI_Group_free(&from);
 	MPI_Group_free(&to);
 	MPI_Group_free(&wg);

@@ -274,22 +274,24 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Post(from, 0); err != nil {
-		return err
+	for i := range 20 {
+		if err := w.Post(from, 0); err != nil {
+			return err
+		}
+		if err := w.Start(to, 0); err != nil {
+			return err
+		}
+		if err := win.PutT(w, []int64{int64(me*10 + 2 + i*1000)}, peer, 1); err != nil {
+			return err
+		}
+		if err := w.Complete(); err != nil {
+			return err
+		}
+		if err := w.Wait(); err != nil {
+			return err
+		}
+		check(mine[1] == int64(prev*10+2+i*1000), "PSCW: word 1 is %d, want %d", mine[1], prev*10+2+i*1000)
 	}
-	if err := w.Start(to, 0); err != nil {
-		return err
-	}
-	if err := win.PutT(w, []int64{int64(me*10 + 2)}, peer, 1); err != nil {
-		return err
-	}
-	if err := w.Complete(); err != nil {
-		return err
-	}
-	if err := w.Wait(); err != nil {
-		return err
-	}
-	check(mine[1] == int64(prev*10+2), "PSCW: word 1 is %d, want %d", mine[1], prev*10+2)
 	if err := report(world, "fence and PSCW epochs across languages"); err != nil {
 		return err
 	}
