@@ -2,6 +2,8 @@
 #ifndef SHMRUN_CAPI_H
 #define SHMRUN_CAPI_H
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "mpi.h"
 
 /* A window's predefined attributes, in C memory (MPI_Win_get_attr hands out
@@ -93,9 +95,12 @@ typedef struct shmrun_win_desc {
 	} groups[2];
 	/* A word of this process alone, on lines of its own: a locked add on
 	 * it is the full fence of Flush (cheaper than MFENCE, as the Go side
-	 * does it). */
-	_Alignas(64) uint64_t fence;
-	char pad[56];
+	 * does it). The descriptor is allocated 128-byte aligned
+	 * (shmrun_new_win_desc), so no other allocation's data, which another
+	 * thread may write, shares the word's line or the pair of lines the
+	 * prefetcher moves together. */
+	_Alignas(128) uint64_t fence;
+	char pad[120];
 } shmrun_win_desc;
 
 /* A rank's round counters of a communicator's collective area
@@ -149,6 +154,17 @@ static inline void shmrun_unset_comm(shmrun_comm_desc *d)
 #define SHMRUN_WIN_SLOTS 4096
 #define SHMRUN_WIN_BASE ((uintptr_t)0x20000000)
 extern shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
+
+/* shmrun_new_win_desc allocates a zeroed descriptor on its own 128-byte
+ * lines (sizeof is a multiple of 128: the fence word's alignment). */
+static inline shmrun_win_desc *shmrun_new_win_desc(void)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 128, sizeof(shmrun_win_desc)) != 0)
+		return NULL;
+	memset(p, 0, sizeof(shmrun_win_desc));
+	return p;
+}
 
 static inline void shmrun_set_win(int slot, shmrun_win_desc *d)
 {

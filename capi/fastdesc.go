@@ -52,7 +52,10 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 		return nil, nil
 	}
 	n := w.Size()
-	d := (*C.shmrun_win_desc)(C.calloc(1, C.sizeof_shmrun_win_desc))
+	d := C.shmrun_new_win_desc()
+	if d == nil {
+		return nil, nil // no memory: the window works through Go
+	}
 	d.n = C.int(n)
 	d.ep = cword[winc.Epoch, C.shmrun_epoch](st.Epoch)
 	if n > 0 {
