@@ -27,47 +27,44 @@ static inline __attribute__((always_inline)) shmrun_win_desc *shmrun_desc(MPI_Wi
 
 /* shmrun_elem is a predefined datatype's element: its size, and whether
  * it is an integer (1), a float (2) or neither (0). 0 size: not a type the
- * fast path knows. */
+ * fast path knows. One load from a table indexed by the handle (the
+ * standard's predefined datatypes are 0x200..0x2ff), no branch per type. */
+#define SHMRUN_E(size, kind) ((uint8_t)((size) | (kind) << 4))
+#define SHMRUN_DT(t) ((uintptr_t)(t) - (uintptr_t)MPI_DATATYPE_NULL)
+static const uint8_t shmrun_elems[256] = {
+	[SHMRUN_DT(MPI_INT)] = SHMRUN_E(4, 1),
+	[SHMRUN_DT(MPI_UNSIGNED)] = SHMRUN_E(4, 1),
+	[SHMRUN_DT(MPI_INT32_T)] = SHMRUN_E(4, 1),
+	[SHMRUN_DT(MPI_UINT32_T)] = SHMRUN_E(4, 1),
+	[SHMRUN_DT(MPI_LONG)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_UNSIGNED_LONG)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_LONG_LONG)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_UNSIGNED_LONG_LONG)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_INT64_T)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_UINT64_T)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_AINT)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_COUNT)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_OFFSET)] = SHMRUN_E(8, 1),
+	[SHMRUN_DT(MPI_FLOAT)] = SHMRUN_E(4, 2),
+	[SHMRUN_DT(MPI_DOUBLE)] = SHMRUN_E(8, 2),
+	[SHMRUN_DT(MPI_BYTE)] = SHMRUN_E(1, 0),
+	[SHMRUN_DT(MPI_CHAR)] = SHMRUN_E(1, 0),
+	[SHMRUN_DT(MPI_UNSIGNED_CHAR)] = SHMRUN_E(1, 0),
+	[SHMRUN_DT(MPI_INT8_T)] = SHMRUN_E(1, 0),
+	[SHMRUN_DT(MPI_UINT8_T)] = SHMRUN_E(1, 0),
+	[SHMRUN_DT(MPI_SHORT)] = SHMRUN_E(2, 0),
+	[SHMRUN_DT(MPI_INT16_T)] = SHMRUN_E(2, 0),
+	[SHMRUN_DT(MPI_UINT16_T)] = SHMRUN_E(2, 0),
+};
+
 static inline __attribute__((always_inline)) int shmrun_elem(MPI_Datatype t, int *kind)
 {
-	uintptr_t v = (uintptr_t)t;
-	*kind = 1;
-	switch (v) {
-	case (uintptr_t)MPI_INT:
-	case (uintptr_t)MPI_UNSIGNED:
-	case (uintptr_t)MPI_INT32_T:
-	case (uintptr_t)MPI_UINT32_T:
-		return 4;
-	case (uintptr_t)MPI_LONG:
-	case (uintptr_t)MPI_UNSIGNED_LONG:
-	case (uintptr_t)MPI_LONG_LONG:
-	case (uintptr_t)MPI_UNSIGNED_LONG_LONG:
-	case (uintptr_t)MPI_INT64_T:
-	case (uintptr_t)MPI_UINT64_T:
-	case (uintptr_t)MPI_AINT:
-	case (uintptr_t)MPI_COUNT:
-	case (uintptr_t)MPI_OFFSET:
-		return 8;
-	case (uintptr_t)MPI_FLOAT:
-		*kind = 2;
-		return 4;
-	case (uintptr_t)MPI_DOUBLE:
-		*kind = 2;
-		return 8;
-	case (uintptr_t)MPI_BYTE:
-	case (uintptr_t)MPI_CHAR:
-	case (uintptr_t)MPI_UNSIGNED_CHAR:
-	case (uintptr_t)MPI_INT8_T:
-	case (uintptr_t)MPI_UINT8_T:
-		*kind = 0;
-		return 1;
-	case (uintptr_t)MPI_SHORT:
-	case (uintptr_t)MPI_INT16_T:
-	case (uintptr_t)MPI_UINT16_T:
-		*kind = 0;
-		return 2;
-	}
-	return 0;
+	uintptr_t i = SHMRUN_DT(t);
+	if (i >= sizeof shmrun_elems)
+		return 0;
+	uint8_t e = shmrun_elems[i];
+	*kind = e >> 4;
+	return e & 15;
 }
 
 /* shmrun_open is the RMA calls' epoch check (win's canAccess): a fence

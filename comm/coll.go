@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -39,6 +38,7 @@ type collArea struct {
 	// without their wake-up (Pending, see post). It is mapped outside the
 	// Go heap: the C interface's MPI_Barrier advances it too.
 	h        *winc.Coll
+	releaseH func() // gives h back (Free)
 	lines    [][2]flagLine
 	stage    [][2][]byte
 	ibar     []barrier.Event
@@ -166,9 +166,8 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	if err != nil {
 		return nil, err
 	}
-	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h,
+	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
 		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
-	runtime.AddCleanup(a, func(release func()) { release() }, release)
 	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
 		return nil, err
 	}
@@ -186,6 +185,19 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		a.ibar[q] = barrier.Event{Seq: raw.Uint32At(mem, off+format.IbarSeq), Sleepers: raw.Uint32At(mem, off+format.IbarSleepers)}
 	}
 	return a, nil
+}
+
+// deadColl stands in for a freed communicator's round counters, which
+// another communicator may reuse: no call of a freed communicator gets
+// as far as them, but a stray one must not touch another's.
+var deadColl winc.Coll
+
+// release gives the round counters back (the communicator is freed).
+func (a *collArea) release() {
+	if a.releaseH != nil {
+		a.releaseH()
+		a.releaseH, a.h = nil, &deadColl
+	}
 }
 
 // scratchFor returns at least size bytes of this rank's private working

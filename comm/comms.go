@@ -181,6 +181,7 @@ func (c *Comm) Free() error {
 	c.freed.Store(true)
 	if c.coll != nil {
 		c.coll.freed.Store(true)
+		c.coll.release()
 	}
 	c.t.Release()
 	return nil

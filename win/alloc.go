@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -74,7 +73,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		err = errorf(ErrArg, "%s on rank %d: disp unit %d must be positive", call, t.Rank(), dispUnit)
 	}
 	// The epoch state is mapped before round 1, so that a failure is agreed
-	// on like any other; it is unmapped when the window is unreachable.
+	// on like any other; Free unmaps it (dispose), a failed creation here.
 	var ep epochState
 	if err == nil {
 		if err = ep.init(t.Size(), t.Check()); err != nil {
@@ -82,11 +81,8 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		}
 	}
 	defer func() {
-		switch {
-		case w != nil:
-			runtime.AddCleanup(w, func(release func()) { release() }, ep.release)
-		case ep.release != nil:
-			ep.release()
+		if w == nil {
+			ep.drop()
 		}
 	}()
 	// Round 1: sizes, disp units and hints.

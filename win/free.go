@@ -29,7 +29,8 @@ func (w *Win) Free() error {
 // agreed has failed): it lets go of the memory and the team.
 func (w *Win) dispose() error {
 	w.freed.Store(true)
-	w.ep.setGate(gateFreed, true)
+	w.ep.drop()
+	w.hot = w.ep.h
 	w.t.Release() // after the window's last collective on the team
 	var err error
 	if w.ext != nil {

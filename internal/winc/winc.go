@@ -11,6 +11,7 @@ package winc
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -229,14 +230,40 @@ const (
 	OffPending = 8
 )
 
-// NewColl maps a communicator's round counters, zeroed. Release unmaps
-// them.
+// NewColl returns a communicator's round counters, zeroed, and the
+// function that gives them back (when the communicator is freed; nothing
+// may use them after). They come from process-wide mappings of many
+// counters each, reused once given back, so communicators made and freed
+// in a loop map nothing new.
 func NewColl() (*Coll, func(), error) {
-	mem, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mapping a communicator's round counters: %w", err)
+	colls.Lock()
+	defer colls.Unlock()
+	if len(colls.free) == 0 {
+		const chunk = 1 << 16
+		mem, err := unix.Mmap(-1, 0, chunk, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mapping communicators' round counters: %w", err)
+		}
+		all := raw.Elems[Coll](mem)
+		for i := range all {
+			colls.free = append(colls.free, &all[i])
+		}
 	}
-	return &raw.Elems[Coll](mem[:16])[0], func() { _ = unix.Munmap(mem) }, nil
+	k := colls.free[len(colls.free)-1]
+	colls.free = colls.free[:len(colls.free)-1]
+	*k = Coll{}
+	return k, func() {
+		colls.Lock()
+		defer colls.Unlock()
+		colls.free = append(colls.free, k)
+	}, nil
+}
+
+// colls is NewColl's pool: counters not in use (pointers into mappings
+// that are never unmapped).
+var colls struct {
+	sync.Mutex
+	free []*Coll
 }
 
 // Barrier is what the C interface's MPI_Barrier needs of one
