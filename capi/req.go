@@ -313,9 +313,6 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 	}
 	// The operation goes on; nothing will ask for its outcome.
 	drop(tab.reqs, uintptr(*h))
-	if x.persist != nil {
-		freeC(x.persist.name)
-	}
 	*h = hRequestNull
 	return C.MPI_SUCCESS
 }
@@ -383,7 +380,7 @@ type persistent struct {
 	dt        C.uintptr_t
 	peer, tag C.int
 	comm      C.uintptr_t
-	name      *C.char // the init call's name, for errors (C memory, freed with the request)
+	name      *C.char // the init call's name: mpi.c's literal (static; callName caches by address)
 }
 
 // shmPersistInit is MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init and
@@ -397,7 +394,7 @@ func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int,
 	if code != 0 {
 		return code
 	}
-	pr := &persistent{send: send != 0, mode: mode, buf: p, count: count, dt: dt, peer: peer, tag: tag, comm: h, name: C.CString(name)}
+	pr := &persistent{send: send != 0, mode: mode, buf: p, count: count, dt: dt, peer: peer, tag: tag, comm: h, name: call}
 	*req = C.uintptr_t(add(tab.reqs, &reqH{c: x, persist: pr}))
 	return C.MPI_SUCCESS
 }

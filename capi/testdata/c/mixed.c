@@ -137,6 +137,21 @@ int main(int argc, char **argv)
 	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, dup) == MPI_SUCCESS && v == 1, "bcast after the mismatch: %d", v);
 	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier after a bcast");
 	MPI_Comm_free(&dup);
+	/* A freed request's handle names nothing, not the request that
+	 * reuses its slot. */
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+	MPI_Request rq, stale, rq2;
+	int a = 5, b = 0;
+	MPI_Irecv(&b, 1, MPI_INT, 0, 5, MPI_COMM_SELF, &rq);
+	stale = rq;
+	MPI_Send(&a, 1, MPI_INT, 0, 5, MPI_COMM_SELF);
+	CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE) == MPI_SUCCESS && b == 5 && rq == MPI_REQUEST_NULL, "self message");
+	MPI_Irecv(&b, 1, MPI_INT, 0, 6, MPI_COMM_SELF, &rq2);
+	CHECK(cls(MPI_Wait(&stale, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST, "Wait on a freed request's handle");
+	a = 6;
+	MPI_Send(&a, 1, MPI_INT, 0, 6, MPI_COMM_SELF);
+	CHECK(MPI_Wait(&rq2, MPI_STATUS_IGNORE) == MPI_SUCCESS && b == 6, "the request in the reused slot");
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 	report("a mismatched collective fails everywhere, then the communicator works");
 
 	MPI_Win cw;
