@@ -244,37 +244,54 @@ func TestMixedJob(t *testing.T) {
 }
 
 // TestCRankCrash: a C rank that dies of a signal ends the job like a Go
-// rank: shmrun exits with 128+signal, and the other ranks (waiting in a
-// barrier) are ended, not left hanging.
+// rank: shmrun exits with 128+signal, and the other ranks are ended, not
+// left hanging: waiting in a barrier (which C arrives at, Go sleeps in),
+// or for an exclusive lock the dead rank took in C and holds.
 func TestCRankCrash(t *testing.T) {
 	dir := install(t)
 	tmp := t.TempDir()
-	src := filepath.Join(tmp, "crash.c")
-	prog := `#include <mpi.h>
-#include <signal.h>
-int main(int argc, char **argv) {
-	int rank;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	for _, c := range []struct{ name, body string }{
+		{"barrier", `
 	if (rank == 1)
 		raise(SIGSEGV);
 	MPI_Barrier(MPI_COMM_WORLD);
-	MPI_Finalize();
-	return 0;
-}
-`
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
+	MPI_Barrier(MPI_COMM_WORLD);`},
+		{"lock-holder", `
+	MPI_Win w;
+	char *base;
+	MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Barrier(MPI_COMM_WORLD); /* the second one runs in C */
+	if (rank == 1) {
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+		MPI_Barrier(MPI_COMM_WORLD);
+		raise(SIGSEGV);
 	}
-	exe := filepath.Join(tmp, "crash")
-	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("shmcc: %v\n%s", err, out)
-	}
-	start := time.Now()
-	cmd := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "3", "--oversubscribe", "--timeout", "60s", exe)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 128+11 {
-		t.Fatalf("shmrun exited %v after %v, want status %d (SIGSEGV)\n%s", err, time.Since(start), 128+11, out)
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w); /* rank 1 holds it */
+	MPI_Win_unlock(0, w);`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := filepath.Join(tmp, c.name+".c")
+			prog := "#include <mpi.h>\n#include <signal.h>\nint main(int argc, char **argv) {\n\tint rank;\n" +
+				"\tMPI_Init(&argc, &argv);\n\tMPI_Comm_rank(MPI_COMM_WORLD, &rank);" + c.body + "\n\tMPI_Finalize();\n\treturn 0;\n}\n"
+			if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			exe := filepath.Join(tmp, c.name)
+			if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
+				t.Fatalf("shmcc: %v\n%s", err, out)
+			}
+			start := time.Now()
+			cmd := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "3", "--oversubscribe", "--timeout", "60s", exe)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+11 {
+				t.Fatalf("shmrun exited %v after %v, want status %d (SIGSEGV)\n%s", err, time.Since(start), 128+11, out)
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the job took %v to end", took)
+			}
+		})
 	}
 }
