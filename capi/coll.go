@@ -8,6 +8,32 @@ static void shmrun_call_user_op(uintptr_t fn, void *in, void *inout, int len, ui
 	MPI_Datatype t = (MPI_Datatype)dt;
 	((MPI_User_function *)fn)(in, inout, &len, &t);
 }
+
+// The predefined ops on MPI_LONG_DOUBLE, which the runtime has no element
+// type for: C functions the Go side runs as user functions over 16-byte
+// units, one long double each (inout = in op inout, as MPI says).
+#define SHMRUN_LD_OP(NAME, EXPR)                                                        \
+	static void shmrun_ld_##NAME(void *in, void *inout, int *len, MPI_Datatype *dt) \
+	{                                                                              \
+		(void)dt;                                                              \
+		const long double *a = in;                                             \
+		long double *b = inout;                                                \
+		for (int i = 0; i < *len; i++)                                         \
+			b[i] = (EXPR);                                                 \
+	}
+SHMRUN_LD_OP(sum, a[i] + b[i])
+SHMRUN_LD_OP(prod, a[i] * b[i])
+SHMRUN_LD_OP(min, a[i] < b[i] ? a[i] : b[i])
+SHMRUN_LD_OP(max, a[i] > b[i] ? a[i] : b[i])
+
+// shmrun_ld_op is the function of predefined op (a handle), or 0.
+static uintptr_t shmrun_ld_op(uintptr_t op) {
+	if (op == (uintptr_t)MPI_SUM) return (uintptr_t)shmrun_ld_sum;
+	if (op == (uintptr_t)MPI_PROD) return (uintptr_t)shmrun_ld_prod;
+	if (op == (uintptr_t)MPI_MIN) return (uintptr_t)shmrun_ld_min;
+	if (op == (uintptr_t)MPI_MAX) return (uintptr_t)shmrun_ld_max;
+	return 0;
+}
 */
 import "C"
 
@@ -18,6 +44,12 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 )
+
+// hLongDouble is MPI_LONG_DOUBLE's handle; ldUnits the type its reductions
+// run over (16-byte units).
+const hLongDouble = 0x220
+
+var ldUnits = &typeH{t: dtype.Basic(atomics.Complex128)}
 
 // A userOp is an op made by MPI_Op_create.
 type userOp struct {
@@ -205,6 +237,16 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			return err
 		}
 		e, ok := t.t.Elem()
+		if uintptr(dt) == hLongDouble && t.t.Size() == 16 {
+			// long double: its ops in C over 16-byte units (complex128's
+			// size; its arithmetic is never used).
+			fn := C.shmrun_ld_op(oph)
+			if fn == 0 {
+				return fmt.Errorf("%s does not apply to MPI_LONG_DOUBLE (SUM, PROD, MIN and MAX do): %w", op.name, comm.ErrOp)
+			}
+			op = &opH{name: op.name, user: &userOp{fn: fn, commute: true}}
+			e, ok, t = atomics.Complex128, true, ldUnits
+		}
 		red := reducers[e]
 		if !ok || red == nil {
 			return fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType)

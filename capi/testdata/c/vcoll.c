@@ -1,6 +1,8 @@
 /* ranks: 5
  * The v forms of the collectives, with zero counts on some ranks and
- * MPI_IN_PLACE, and a struct datatype in a gather. */
+ * MPI_IN_PLACE, a struct datatype in a gather, and the predefined ops on
+ * the pair types, long double, complex and bool. */
+#include <complex.h>
 #include <stddef.h>
 #include "check.h"
 
@@ -98,6 +100,40 @@ int main(int argc, char **argv)
 	MPI_Type_free(&rtr);
 	MPI_Type_free(&rt);
 	report("struct datatype in a gather");
+
+	/* MINLOC and MAXLOC on every pair type (ties go to the lower index),
+	 * and the ops on long double, double complex and C bool. */
+	{
+		int n = size, me = rank;
+		struct { double v; int i; } di = {(me * 7) % 3, me}, dr;
+		MPI_Allreduce(&di, &dr, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+		CHECK(dr.v == 0 && dr.i == 0, "DOUBLE_INT MINLOC: %g at %d", dr.v, dr.i);
+		struct { int v, i; } ii = {me % 2, me}, ir;
+		MPI_Allreduce(&ii, &ir, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+		CHECK(ir.v == 1 && ir.i == 1, "2INT MAXLOC: %d at %d", ir.v, ir.i);
+		struct { float v; int i; } fi = {(float)me, me}, fr = {0, -1};
+		MPI_Reduce(&fi, &fr, 1, MPI_FLOAT_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+		CHECK(me != 0 || (fr.v == n - 1 && fr.i == n - 1), "FLOAT_INT MAXLOC: %g at %d", fr.v, fr.i);
+		struct { long v; int i; } li = {-me, me}, lr;
+		MPI_Allreduce(&li, &lr, 1, MPI_LONG_INT, MPI_MINLOC, MPI_COMM_WORLD);
+		CHECK(lr.v == -(n - 1) && lr.i == n - 1, "LONG_INT MINLOC: %ld at %d", lr.v, lr.i);
+		struct { short v; int i; } si = {3, me}, sr;
+		MPI_Allreduce(&si, &sr, 1, MPI_SHORT_INT, MPI_MINLOC, MPI_COMM_WORLD);
+		CHECK(sr.v == 3 && sr.i == 0, "SHORT_INT MINLOC: %d at %d", sr.v, sr.i);
+		long double ld[2] = {me + 0.5L, -me}, lds[2] = {0, 0}, ldm = 0;
+		MPI_Allreduce(ld, lds, 2, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(lds[0] == n * (n - 1) / 2 + n * 0.5L && lds[1] == -(long double)(n * (n - 1) / 2),
+		      "LONG_DOUBLE SUM: %Lg %Lg", lds[0], lds[1]);
+		MPI_Allreduce(&ld[0], &ldm, 1, MPI_LONG_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		CHECK(ldm == n - 0.5L, "LONG_DOUBLE MAX: %Lg", ldm);
+		double complex z = me + 1.0 * I, zs = 0;
+		MPI_Allreduce(&z, &zs, 1, MPI_C_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(creal(zs) == n * (n - 1) / 2 && cimag(zs) == n, "C_DOUBLE_COMPLEX SUM: %g%+gi", creal(zs), cimag(zs));
+		_Bool b = me == 1, bo = 0;
+		MPI_Allreduce(&b, &bo, 1, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD);
+		CHECK(bo == 1, "C_BOOL LOR: %d", bo);
+	}
+	report("MINLOC/MAXLOC on pair types; long double, complex and bool ops");
 	MPI_Finalize();
 	return 0;
 }
