@@ -26,6 +26,7 @@
 #include <shmrun/format.h>
 
 #include "benchutil.h"
+#include "forkwatch.h"
 
 #define CL 64
 
@@ -532,11 +533,15 @@ int main(int argc, char **argv)
 	       p->rounds, p->batches, (long long)p->batch_ns);
 	fflush(stdout); /* nothing buffered may be printed twice after fork */
 
+	pid_t parent = getpid();
+	fork_watch_parent();
 	child = fork();
 	if (child < 0) {
 		perror("fork");
 		return 1;
 	}
+	if (child == 0)
+		fork_watch_child(parent);
 	role = child == 0;
 	peer = child;
 	if (pin(cpus[role]) != 0) {

@@ -48,6 +48,7 @@
 #include <shmrun/format.h>
 
 #include "benchutil.h"
+#include "forkwatch.h"
 #include "collrows.h"
 
 #define PAGE 4096
@@ -637,6 +638,8 @@ int main(int argc, char **argv)
 	fflush(stdout); /* nothing buffered may be printed twice after fork */
 
 	me = 0;
+	pid_t parent = getpid();
+	fork_watch_parent();
 	for (int q = 1; q < n; q++) {
 		pid_t pid = fork();
 		if (pid < 0) {
@@ -644,6 +647,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
+			fork_watch_child(parent);
 			me = q;
 			break;
 		}

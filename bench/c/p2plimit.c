@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
+#include "forkwatch.h"
 #include "p2prows.h"
 
 #define CL 64
@@ -429,6 +430,8 @@ int main(int argc, char **argv)
 	fflush(stdout); /* nothing buffered may be printed twice after fork */
 
 	me = 0;
+	pid_t parent = getpid();
+	fork_watch_parent();
 	for (int q = 1; q < n; q++) {
 		pid_t pid = fork();
 		if (pid < 0) {
@@ -436,6 +439,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid == 0) {
+			fork_watch_child(parent);
 			me = q;
 			break;
 		}
