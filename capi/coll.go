@@ -190,7 +190,16 @@ func reduceAs[T atomics.Elem, O comm.Operation[T]](kind int, c *comm.Comm, s, r 
 	}
 }
 
-var reducers = map[atomics.Type]reducer{
+// reducers holds each element type's reducer, indexed by the type (a
+// lookup with no map hash on every reduction).
+var reducers = func() (r [256]reducer) {
+	for e, f := range reducerMap {
+		r[e] = f
+	}
+	return r
+}()
+
+var reducerMap = map[atomics.Type]reducer{
 	atomics.Int8: reducerOf[int8](), atomics.Int16: reducerOf[int16](), atomics.Int32: reducerOf[int32](), atomics.Int64: reducerOf[int64](),
 	atomics.Uint8: reducerOf[uint8](), atomics.Uint16: reducerOf[uint16](), atomics.Uint32: reducerOf[uint32](), atomics.Uint64: reducerOf[uint64](),
 	atomics.Float32: reducerOf[float32](), atomics.Float64: reducerOf[float64](),
