@@ -52,6 +52,15 @@ typedef struct shmrun_epoch {
 /* Where the bytes per target start, after the struct (winc.TgtOff). */
 #define SHMRUN_EPOCH_TGT_OFF 64
 
+/* One target's part of a window, as this process maps it: what an RMA
+ * call's bounds check and address need, on one line. */
+struct shmrun_part {
+	char *base;       /* its first byte */
+	MPI_Aint size;    /* bytes */
+	MPI_Aint maxdisp; /* size / disp unit, the largest displacement; -1 for disp unit 0 */
+	MPI_Aint disp;    /* the disp unit */
+};
+
 /* A window's descriptor, in C memory, for the synchronization and RMA
  * calls that never leave C (mpi_fast.h): the parts of every rank as this
  * process maps them, the lock words, and the epoch state the Go half uses
@@ -63,10 +72,7 @@ typedef struct shmrun_win_desc {
 	int n;             /* ranks */
 	shmrun_epoch *ep;  /* this rank's epoch state */
 	uint8_t *tgt;      /* per target: SHMRUN_TGT_* bits */
-	char **base;       /* per target: its part */
-	MPI_Aint *size;    /* per target: bytes */
-	int *disp;         /* per target: the disp unit */
-	MPI_Aint *maxdisp; /* per target: size / disp unit, the largest displacement */
+	struct shmrun_part *parts; /* per target: its part as mapped here */
 	uint64_t **lockw;  /* per target: its lock word (FORMAT.md's lock line) */
 	uint32_t **lsleep; /* per target: the lock word's sleepers */
 	uint64_t *global;  /* the window's Lock_all count */

@@ -85,13 +85,10 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	}
 	d.postw, d.completew, d.startw, d.waitw = words(st.PostWord), words(st.CompleteWord), words(st.StartWord), words(st.WaitWord)
 	d.bellsleep = words(st.BellSleepers)
-	d.base = (**C.char)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
-	d.size = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
-	d.disp = (*C.int)(C.calloc(C.size_t(n), C.sizeof_int))
-	d.maxdisp = (*C.MPI_Aint)(C.calloc(C.size_t(n), C.sizeof_MPI_Aint))
+	d.parts = (*C.struct_shmrun_part)(C.calloc(C.size_t(n), C.sizeof_struct_shmrun_part))
 	d.lockw = (**C.uint64_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	d.lsleep = (**C.uint32_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
-	bases, sizes, disps, maxd := charPtrsAt(d.base, n), aintsAt(d.size, n), intsAt(d.disp, n), aintsAt(d.maxdisp, n)
+	parts := partsAt(d.parts, n)
 	lockw, lsleep := cwordsAt(d.lockw, n), cwordsAt(d.lsleep, n)
 	for q := range n {
 		s, err := w.SharedQuery(q)
@@ -99,10 +96,11 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 			freeDesc(d)
 			return nil, nil
 		}
-		bases[q], sizes[q], disps[q] = cptr(s.Bytes), C.MPI_Aint(s.Size), C.int(s.DispUnit)
-		maxd[q] = -1 // no displacement is inside a part of disp unit 0
+		p := &parts[q]
+		p.base, p.size, p.disp = cptr(s.Bytes), C.MPI_Aint(s.Size), C.MPI_Aint(s.DispUnit)
+		p.maxdisp = -1 // no displacement is inside a part of disp unit 0
 		if s.DispUnit > 0 {
-			maxd[q] = C.MPI_Aint(s.Size / s.DispUnit)
+			p.maxdisp = C.MPI_Aint(s.Size / s.DispUnit)
 		}
 		lockw[q] = cword[uint64, C.uint64_t](st.LockWords[q])
 		lsleep[q] = cword[uint32, C.uint32_t](st.LockSleepers[q])
@@ -114,10 +112,7 @@ func freeDesc(d *C.shmrun_win_desc) {
 	if d == nil {
 		return
 	}
-	freeC(d.base)
-	freeC(d.size)
-	freeC(d.disp)
-	freeC(d.maxdisp)
+	freeC(d.parts)
 	freeC(d.lockw)
 	freeC(d.lsleep)
 	for _, p := range []**C.uint32_t{d.postw, d.completew, d.startw, d.waitw, d.bellsleep} {

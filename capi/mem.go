@@ -171,6 +171,14 @@ func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p))
 // segment, the epoch state's mapping): the C side keeps it.
 func cword[T, C any](p *T) *C { return (*C)(unsafe.Pointer(p)) }
 
+// partsAt is the array of n window parts at p.
+func partsAt(p *C.struct_shmrun_part, n int) []C.struct_shmrun_part {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
 // int32sAt is the array of n C int32s at p.
 func int32sAt(p *C.int32_t, n int) []C.int32_t {
 	if n <= 0 || p == nil {

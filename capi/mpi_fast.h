@@ -88,13 +88,14 @@ static inline __attribute__((always_inline)) int shmrun_open(const shmrun_win_de
  * NULL when they are not all inside it. */
 static inline __attribute__((always_inline)) char *shmrun_target(const shmrun_win_desc *d, int t, MPI_Aint disp, size_t n)
 {
-	MPI_Aint du = d->disp[t], size = d->size[t];
-	if (disp < 0 || disp > d->maxdisp[t]) /* no division here: it costs more than the copy */
+	const struct shmrun_part *p = &d->parts[t];
+	MPI_Aint du = p->disp, size = p->size;
+	if (disp < 0 || disp > p->maxdisp) /* no division here: it costs more than the copy */
 		return NULL;
 	MPI_Aint off = disp * du;
 	if (n > (size_t)(size - off))
 		return NULL;
-	return d->base[t] + off;
+	return p->base + off;
 }
 
 static inline __attribute__((always_inline)) int shmrun_fast_copy(MPI_Win win, int put, void *origin, MPI_Count ocount, MPI_Datatype otype, int t,
