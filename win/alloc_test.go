@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
@@ -326,8 +327,15 @@ func TestFreeTwice(t *testing.T) {
 		if err := w.Free(); err != nil {
 			return err
 		}
+		// (Free unmaps the epoch state; every call after it must find the
+		// freed window's stand-in, not that memory.)
+		g := w.Group()
+		_, testErr := w.Test()
 		for _, err := range []error{w.Free(), w.Fence(0), w.Lock(win.Shared, 0, 0), w.Lock(win.Exclusive, 1, 0),
-			w.Unlock(1), w.LockAll(0), w.UnlockAll(), w.Put([]byte{1}, 0, 0)} {
+			w.Unlock(1), w.LockAll(0), w.UnlockAll(), w.Put([]byte{1}, 0, 0), w.Get(make([]byte, 1), 1, 0),
+			w.Flush(0), w.FlushAll(), w.FlushLocal(1), w.FlushLocalAll(), w.Sync(),
+			w.Post(g, 0), w.Start(g, 0), w.Complete(), w.Wait(), testErr,
+			win.Accumulate(w, []int64{1}, 0, 0, atomics.Sum)} {
 			if !errors.Is(err, win.ErrWin) {
 				return fmt.Errorf("after Free: %v, want ErrWin", err)
 			}
