@@ -536,75 +536,56 @@ static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm co
 	return 0;
 }
 
-/* shmrun_rmw does op on the aligned element of sz bytes at p: the origin
- * value at v (unused for MPI_NO_OP), the old value to res if res. kind is
- * shmrun_elem's. -1: an op (or type) the fast path leaves to Go. */
+/* SHMRUN_RMW defines shmrun_rmw<BITS>: op on the aligned word of UT at p,
+ * whose float kind is FT (kind 2), with the origin value at v (unused for
+ * MPI_NO_OP) and the old value to res if res. -1: an op (or type) the
+ * fast path leaves to Go. */
+#define SHMRUN_RMW(BITS, UT, FT)                                                                              \
+	static inline __attribute__((always_inline)) int shmrun_rmw##BITS(void *p, const void *v, void *res,    \
+									    MPI_Op op, int kind)                 \
+	{                                                                                                     \
+		UT *w = p, x = 0, old;                                                                        \
+		if (op != MPI_NO_OP)                                                                          \
+			memcpy(&x, v, sizeof x);                                                              \
+		if (op == MPI_NO_OP)                                                                          \
+			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);                                           \
+		else if (op == MPI_REPLACE)                                                                   \
+			old = __atomic_exchange_n(w, x, __ATOMIC_SEQ_CST);                                    \
+		else if (kind == 1 && op == MPI_SUM)                                                          \
+			old = __atomic_fetch_add(w, x, __ATOMIC_SEQ_CST);                                     \
+		else if (kind == 1 && op == MPI_BAND)                                                         \
+			old = __atomic_fetch_and(w, x, __ATOMIC_SEQ_CST);                                     \
+		else if (kind == 1 && op == MPI_BOR)                                                          \
+			old = __atomic_fetch_or(w, x, __ATOMIC_SEQ_CST);                                      \
+		else if (kind == 1 && op == MPI_BXOR)                                                         \
+			old = __atomic_fetch_xor(w, x, __ATOMIC_SEQ_CST);                                     \
+		else if (kind == 2 && op == MPI_SUM) {                                                        \
+			FT a, b;                                                                              \
+			UT nw;                                                                                \
+			memcpy(&b, &x, sizeof b);                                                             \
+			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);                                           \
+			do {                                                                                  \
+				memcpy(&a, &old, sizeof a);                                                   \
+				a += b;                                                                       \
+				memcpy(&nw, &a, sizeof nw);                                                   \
+			} while (!__atomic_compare_exchange_n(w, &old, nw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)); \
+		} else                                                                                        \
+			return -1;                                                                            \
+		if (res)                                                                                      \
+			memcpy(res, &old, sizeof old);                                                        \
+		return 0;                                                                                     \
+	}
+SHMRUN_RMW(64, uint64_t, double)
+SHMRUN_RMW(32, uint32_t, float)
+
+/* shmrun_rmw does op on the aligned element of sz bytes at p (kind is
+ * shmrun_elem's): shmrun_rmw64 or shmrun_rmw32. */
 static inline __attribute__((always_inline)) int shmrun_rmw(void *p, const void *v, void *res, MPI_Op op, int sz, int kind)
 {
-	if (sz == 8) {
-		uint64_t *w = p, x = 0, old;
-		if (op != MPI_NO_OP)
-			memcpy(&x, v, 8);
-		if (op == MPI_NO_OP)
-			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);
-		else if (op == MPI_REPLACE)
-			old = __atomic_exchange_n(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_SUM)
-			old = __atomic_fetch_add(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BAND)
-			old = __atomic_fetch_and(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BOR)
-			old = __atomic_fetch_or(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BXOR)
-			old = __atomic_fetch_xor(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 2 && op == MPI_SUM) {
-			double a, b;
-			uint64_t nw;
-			memcpy(&b, &x, 8);
-			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);
-			do {
-				memcpy(&a, &old, 8);
-				a += b;
-				memcpy(&nw, &a, 8);
-			} while (!__atomic_compare_exchange_n(w, &old, nw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
-		} else
-			return -1;
-		if (res)
-			memcpy(res, &old, 8);
-		return 0;
-	}
-	if (sz == 4) {
-		uint32_t *w = p, x = 0, old;
-		if (op != MPI_NO_OP)
-			memcpy(&x, v, 4);
-		if (op == MPI_NO_OP)
-			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);
-		else if (op == MPI_REPLACE)
-			old = __atomic_exchange_n(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_SUM)
-			old = __atomic_fetch_add(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BAND)
-			old = __atomic_fetch_and(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BOR)
-			old = __atomic_fetch_or(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 1 && op == MPI_BXOR)
-			old = __atomic_fetch_xor(w, x, __ATOMIC_SEQ_CST);
-		else if (kind == 2 && op == MPI_SUM) {
-			float a, b;
-			uint32_t nw;
-			memcpy(&b, &x, 4);
-			old = __atomic_load_n(w, __ATOMIC_SEQ_CST);
-			do {
-				memcpy(&a, &old, 4);
-				a += b;
-				memcpy(&nw, &a, 4);
-			} while (!__atomic_compare_exchange_n(w, &old, nw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
-		} else
-			return -1;
-		if (res)
-			memcpy(res, &old, 4);
-		return 0;
-	}
+	if (sz == 8)
+		return shmrun_rmw64(p, v, res, op, kind);
+	if (sz == 4)
+		return shmrun_rmw32(p, v, res, op, kind);
 	return -1;
 }
 
