@@ -32,7 +32,7 @@ const (
 
 func newAttrBlock(w *comm.Comm) *attrBlock {
 	p := (*C.int)(C.calloc(attrCount, C.sizeof_int))
-	v := intsAt(p, attrCount)
+	v := cArray(p, attrCount)
 	v[attrTagUB] = C.int(comm.TagUB)
 	v[attrHost] = C.MPI_PROC_NULL     // no host process
 	v[attrIO] = C.MPI_ANY_SOURCE      // every rank may do I/O
@@ -47,7 +47,7 @@ func (a *attrBlock) lookup(key C.int) (*C.int, bool) {
 	if a == nil {
 		return nil, false
 	}
-	v := intsAt(a.vals, attrCount)
+	v := cArray(a.vals, attrCount)
 	switch key {
 	case C.MPI_TAG_UB:
 		return &v[attrTagUB], true

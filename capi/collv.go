@@ -25,7 +25,7 @@ var mvvNames = [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI
 // vArrays reads n counts and displacements (instances and extents of a
 // type) and returns them with the instances the buffer must hold.
 func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int) ([]int, []int, int64, error) {
-	c, d := int64sAt(cp, n), aintsAt(dp, n)
+	c, d := cArray(cp, n), cArray(dp, n)
 	if c == nil || d == nil {
 		return nil, nil, 0, fmt.Errorf("NULL counts or displacements: %w", comm.ErrArg)
 	}

@@ -78,7 +78,7 @@ func shmTypeVector(count, blocklen, stride C.int64_t, bytes C.int, old C.uintptr
 }
 
 func ints(p *C.int, n C.int64_t) []int {
-	v := intsAt(p, int(n))
+	v := cArray(p, int(n))
 	out := make([]int, len(v))
 	for i, x := range v {
 		out[i] = int(x)
@@ -87,7 +87,7 @@ func ints(p *C.int, n C.int64_t) []int {
 }
 
 func aints(p *C.MPI_Aint, n C.int64_t) []int64 {
-	v := aintsAt(p, int(n))
+	v := cArray(p, int(n))
 	out := make([]int64, len(v))
 	for i, x := range v {
 		out[i] = int64(x)
@@ -132,7 +132,7 @@ func shmTypeStruct(count C.int64_t, blocklens *C.int, displs *C.MPI_Aint, types 
 		if count < 0 {
 			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
 		}
-		hs := handlesAt(types, int(count))
+		hs := cArray(types, int(count))
 		ts := make([]*dtype.Type, len(hs))
 		for i, h := range hs {
 			t, err := typeArg(h)

@@ -77,7 +77,7 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	}
 	words := func(src []*uint32) **C.uint32_t {
 		p := (**C.uint32_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
-		dst := cwordsAt(p, n)
+		dst := cArray(p, n)
 		for r := range dst {
 			dst[r] = cword[uint32, C.uint32_t](src[r])
 		}
@@ -88,8 +88,8 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	d.parts = (*C.struct_shmrun_part)(C.calloc(C.size_t(n), C.sizeof_struct_shmrun_part))
 	d.lockw = (**C.uint64_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
 	d.lsleep = (**C.uint32_t)(C.calloc(C.size_t(n), C.size_t(ptrSize)))
-	parts := partsAt(d.parts, n)
-	lockw, lsleep := cwordsAt(d.lockw, n), cwordsAt(d.lsleep, n)
+	parts := cArray(d.parts, n)
+	lockw, lsleep := cArray(d.lockw, n), cArray(d.lsleep, n)
 	for q := range n {
 		s, err := w.SharedQuery(q)
 		if err != nil {
@@ -220,7 +220,7 @@ func (x *winH) noteGroup(g uintptr, start bool) {
 	d.groups[1] = d.groups[0]
 	ranks := (*C.int32_t)(C.calloc(C.size_t(max(n, 1)), 4))
 	for i, r := range src[:n] {
-		int32sAt(ranks, int(n))[i] = C.int32_t(r)
+		cArray(ranks, int(n))[i] = C.int32_t(r)
 	}
 	d.groups[0].handle, d.groups[0].n, d.groups[0].ranks = C.uintptr_t(g), C.int(n), ranks
 }

@@ -82,7 +82,7 @@ func shmGroupRank(g C.uintptr_t, rank *C.int) C.int {
 }
 
 func goInts(p *C.int, n C.int) []int {
-	v := intsAt(p, int(n))
+	v := cArray(p, int(n))
 	out := make([]int, len(v))
 	for i, x := range v {
 		out[i] = int(x)
@@ -182,7 +182,7 @@ func shmGroupTranslateRanks(a C.uintptr_t, n C.int, ranks *C.int, b C.uintptr_t,
 		if err != nil {
 			return err
 		}
-		o := intsAt(out, int(n))
+		o := cArray(out, int(n))
 		for i, r := range got {
 			o[i] = cRank(r)
 		}

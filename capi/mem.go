@@ -38,33 +38,11 @@ func cptr(b []byte) *C.char {
 // caddr is p's address (MPI_Get_address, MPI_Aint displacements).
 func caddr(p *C.char) C.MPI_Aint { return C.MPI_Aint(uintptr(unsafe.Pointer(p))) }
 
-// intsAt is the n C ints at p (nil for n <= 0).
-func intsAt(p *C.int, n int) []C.int {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
-// aintsAt is the n MPI_Aint values at p.
-func aintsAt(p *C.MPI_Aint, n int) []C.MPI_Aint {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
-// handlesAt is the n handles (pointer-sized words) at p: the C side
-// passes arrays of handles as uintptr_t *.
-func handlesAt(p *C.uintptr_t, n int) []C.uintptr_t {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
-// statusesAt is the n statuses at p (nil for MPI_STATUSES_IGNORE).
-func statusesAt(p *C.MPI_Status, n int) []C.MPI_Status {
+// cArray is the C array of n elements at p (nil for n <= 0 or a NULL p:
+// MPI_STATUSES_IGNORE and the like). p must point to n elements the
+// caller owns: the program's arrays (ints, MPI_Aint, handles, statuses)
+// for the call's duration, or the library's own C memory.
+func cArray[T any](p *T, n int) []T {
 	if n <= 0 || p == nil {
 		return nil
 	}
@@ -141,24 +119,8 @@ func storeElem[T any](b []byte, v T) {
 // freeAttrs frees a window's attribute block.
 func freeAttrs(p *C.shmrun_win_attrs) { C.free(unsafe.Pointer(p)) }
 
-// int64sAt is the n int64 values at p.
-func int64sAt(p *C.int64_t, n int) []C.int64_t {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
 // ptrSize is the size of a C pointer.
 const ptrSize = unsafe.Sizeof(uintptr(0))
-
-// charPtrsAt is the n char pointers at p.
-func charPtrsAt(p **C.char, n int) []*C.char {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
 
 // freeC frees C memory.
 func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
@@ -170,30 +132,6 @@ func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p))
 // cword is p as a C pointer. p must point outside the Go heap (a window's
 // segment, the epoch state's mapping): the C side keeps it.
 func cword[T, C any](p *T) *C { return (*C)(unsafe.Pointer(p)) }
-
-// partsAt is the array of n window parts at p.
-func partsAt(p *C.struct_shmrun_part, n int) []C.struct_shmrun_part {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
-// int32sAt is the array of n C int32s at p.
-func int32sAt(p *C.int32_t, n int) []C.int32_t {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
-
-// cwordsAt is the array of n C pointers at p.
-func cwordsAt[C any](p **C, n int) []*C {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return unsafe.Slice(p, n)
-}
 
 // viewOf is b as n elements of T, in place, when b is aligned for T and
 // holds them (false otherwise: the caller takes the copying path).

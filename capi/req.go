@@ -118,8 +118,8 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 	if block != 0 {
 		call = "MPI_Waitall"
 	}
-	h := handlesAt(hs, int(n))
-	sts := statusesAt(statuses, int(n))
+	h := cArray(hs, int(n))
+	sts := cArray(statuses, int(n))
 	xs := make([]*reqH, len(h))
 	for i := range h {
 		x, code := reqActive(call, h[i])
@@ -175,7 +175,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 	if block != 0 {
 		call = "MPI_Waitany"
 	}
-	h := handlesAt(hs, int(n))
+	h := cArray(hs, int(n))
 	for {
 		active := false
 		for i := range h {
@@ -249,9 +249,9 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 	if block != 0 {
 		call = "MPI_Waitsome"
 	}
-	h := handlesAt(hs, int(n))
-	idx := intsAt(indices, int(n))
-	sts := statusesAt(statuses, int(n))
+	h := cArray(hs, int(n))
+	idx := cArray(indices, int(n))
+	sts := cArray(statuses, int(n))
 	for {
 		active, got := false, 0
 		var first error
