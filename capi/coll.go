@@ -3,35 +3,58 @@ package main
 /*
 #include "mpi.h"
 
-// Calling a program's reduction function (MPI_User_function).
-static void shmrun_call_user_op(uintptr_t fn, void *in, void *inout, int len, uintptr_t dt) {
-	MPI_Datatype t = (MPI_Datatype)dt;
-	((MPI_User_function *)fn)(in, inout, &len, &t);
-}
-
-// The predefined ops on MPI_LONG_DOUBLE, which the runtime has no element
-// type for: C functions the Go side runs as user functions over 16-byte
-// units, one long double each (inout = in op inout, as MPI says).
-#define SHMRUN_LD_OP(NAME, EXPR)                                                        \
-	static void shmrun_ld_##NAME(void *in, void *inout, int *len, MPI_Datatype *dt) \
+// The predefined ops on the predefined types the runtime has no element
+// type for (long double and its kin, the Fortran pairs of reals): C
+// functions the Go side runs as it runs a program's user functions
+// (inout = in op inout, as MPI says).
+#define SHMRUN_OPAQUE_OP(NAME, T, EXPR)                                                 \
+	static void shmrun_op_##NAME(void *in, void *inout, int *len, MPI_Datatype *dt) \
 	{                                                                              \
 		(void)dt;                                                              \
-		const long double *a = in;                                             \
-		long double *b = inout;                                                \
+		const T *a = in;                                                       \
+		T *b = inout;                                                          \
 		for (int i = 0; i < *len; i++)                                         \
 			b[i] = (EXPR);                                                 \
 	}
-SHMRUN_LD_OP(sum, a[i] + b[i])
-SHMRUN_LD_OP(prod, a[i] * b[i])
-SHMRUN_LD_OP(min, a[i] < b[i] ? a[i] : b[i])
-SHMRUN_LD_OP(max, a[i] > b[i] ? a[i] : b[i])
+SHMRUN_OPAQUE_OP(ld_sum, long double, a[i] + b[i])
+SHMRUN_OPAQUE_OP(ld_prod, long double, a[i] * b[i])
+SHMRUN_OPAQUE_OP(ld_min, long double, a[i] < b[i] ? a[i] : b[i])
+SHMRUN_OPAQUE_OP(ld_max, long double, a[i] > b[i] ? a[i] : b[i])
+SHMRUN_OPAQUE_OP(ldc_sum, long double _Complex, a[i] + b[i])
+SHMRUN_OPAQUE_OP(ldc_prod, long double _Complex, a[i] * b[i])
 
-// shmrun_ld_op is the function of predefined op (a handle), or 0.
-static uintptr_t shmrun_ld_op(uintptr_t op) {
-	if (op == (uintptr_t)MPI_SUM) return (uintptr_t)shmrun_ld_sum;
-	if (op == (uintptr_t)MPI_PROD) return (uintptr_t)shmrun_ld_prod;
-	if (op == (uintptr_t)MPI_MIN) return (uintptr_t)shmrun_ld_min;
-	if (op == (uintptr_t)MPI_MAX) return (uintptr_t)shmrun_ld_max;
+// MINLOC and MAXLOC: the lower index on a tie (MPI's definition).
+#define SHMRUN_LOC_OPS(NAME, VT, IT)                                                                  \
+	typedef struct {                                                                             \
+		VT v;                                                                                \
+		IT i;                                                                                \
+	} shmrun_pair_##NAME;                                                                        \
+	SHMRUN_OPAQUE_OP(NAME##_minloc, shmrun_pair_##NAME,                                          \
+			 a[i].v < b[i].v || (a[i].v == b[i].v && a[i].i < b[i].i) ? a[i] : b[i])     \
+	SHMRUN_OPAQUE_OP(NAME##_maxloc, shmrun_pair_##NAME,                                          \
+			 a[i].v > b[i].v || (a[i].v == b[i].v && a[i].i < b[i].i) ? a[i] : b[i])
+SHMRUN_LOC_OPS(ldi, long double, int)
+SHMRUN_LOC_OPS(r2, float, float)
+SHMRUN_LOC_OPS(d2, double, double)
+
+// shmrun_opaque_op is the function of predefined op on opaque predefined
+// type dt (handles), or 0 when the op does not apply to it.
+static uintptr_t shmrun_opaque_op(uintptr_t dt, uintptr_t op) {
+	MPI_Op o = (MPI_Op)op;
+	switch (dt) {
+	case (uintptr_t)MPI_LONG_DOUBLE:
+		return o == MPI_SUM ? (uintptr_t)shmrun_op_ld_sum : o == MPI_PROD ? (uintptr_t)shmrun_op_ld_prod
+		     : o == MPI_MIN ? (uintptr_t)shmrun_op_ld_min : o == MPI_MAX ? (uintptr_t)shmrun_op_ld_max : 0;
+	case (uintptr_t)MPI_C_LONG_DOUBLE_COMPLEX:
+	case (uintptr_t)MPI_CXX_LONG_DOUBLE_COMPLEX:
+		return o == MPI_SUM ? (uintptr_t)shmrun_op_ldc_sum : o == MPI_PROD ? (uintptr_t)shmrun_op_ldc_prod : 0;
+	case (uintptr_t)MPI_LONG_DOUBLE_INT:
+		return o == MPI_MINLOC ? (uintptr_t)shmrun_op_ldi_minloc : o == MPI_MAXLOC ? (uintptr_t)shmrun_op_ldi_maxloc : 0;
+	case (uintptr_t)MPI_2REAL:
+		return o == MPI_MINLOC ? (uintptr_t)shmrun_op_r2_minloc : o == MPI_MAXLOC ? (uintptr_t)shmrun_op_r2_maxloc : 0;
+	case (uintptr_t)MPI_2DOUBLE_PRECISION:
+		return o == MPI_MINLOC ? (uintptr_t)shmrun_op_d2_minloc : o == MPI_MAXLOC ? (uintptr_t)shmrun_op_d2_maxloc : 0;
+	}
 	return 0;
 }
 */
@@ -44,12 +67,6 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 )
-
-// hLongDouble is MPI_LONG_DOUBLE's handle; ldUnits the type its reductions
-// run over (16-byte units).
-const hLongDouble = 0x220
-
-var ldUnits = &typeH{t: dtype.Basic(atomics.Complex128)}
 
 // A userOp is an op made by MPI_Op_create.
 type userOp struct {
@@ -109,7 +126,7 @@ func reducerOf[T atomics.Elem]() reducer {
 	return func(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *opH, dt C.uintptr_t, root int, inPlace bool) error {
 		if op.user != nil {
 			u, err := comm.OpCreate(func(in, inout []T) {
-				C.shmrun_call_user_op(op.user.fn, elemsPtr(in), elemsPtr(inout), C.int(len(in)), basicHandle[T](dt, t))
+				callUserOp(op.user.fn, in, inout, len(in), dt, 0)
 			}, op.user.commute)
 			if err != nil {
 				return err
@@ -129,8 +146,9 @@ func reducerOf[T atomics.Elem]() reducer {
 	}
 }
 
-// reduceDirect is reduceAs on element slices (predefined types, aligned).
-func reduceDirect[T atomics.Elem](kind int, c *comm.Comm, s, r []T, op atomics.Op, root int, inPlace bool) error {
+// reduceDirect is reduceAs on element slices (predefined types, aligned;
+// and reduceBytes's buffers).
+func reduceDirect[T atomics.Elem, O comm.Operation[T]](kind int, c *comm.Comm, s, r []T, op O, root int, inPlace bool) error {
 	switch kind {
 	case redReduce:
 		if inPlace {
@@ -209,21 +227,6 @@ var reducerMap = map[atomics.Type]reducer{
 	atomics.ShortIntT: reducerOf[atomics.ShortInt](),
 }
 
-// basicHandle is the datatype handle a user op is called with: the call's
-// own when it is predefined, else the predefined type of its element.
-func basicHandle[T atomics.Elem](dt C.uintptr_t, t *dtype.Type) C.uintptr_t {
-	if x, ok := get(tab.types, uintptr(dt)); ok && x.pre {
-		return dt
-	}
-	e := atomics.TypeOf[T]()
-	for _, p := range predefTypes {
-		if p.elem == e {
-			return C.uintptr_t(p.h)
-		}
-	}
-	return dt
-}
-
 // collArgs resolves a collective's communicator.
 func collArgs(call string, h C.uintptr_t) (*commH, C.int) {
 	return commOf(call, uintptr(h))
@@ -246,18 +249,26 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			return err
 		}
 		e, ok := t.t.Elem()
-		if uintptr(dt) == hLongDouble && t.t.Size() == 16 {
-			// long double: its ops in C over 16-byte units (complex128's
-			// size; its arithmetic is never used).
-			fn := C.shmrun_ld_op(oph)
+		switch {
+		case uintptr(dt) == hByte && op.user == nil:
+			// MPI_BYTE takes the bitwise ops (MPI's "Byte" class).
+			if op.op != atomics.Band && op.op != atomics.Bor && op.op != atomics.Bxor {
+				return fmt.Errorf("%s does not apply to MPI_BYTE (MPI_BAND, MPI_BOR and MPI_BXOR do): %w", op.name, comm.ErrOp)
+			}
+			e, ok, t = atomics.Uint8, true, &typeH{t: dtype.Basic(atomics.Uint8), name: t.name, pre: true}
+		case t.pre && !ok && op.user == nil:
+			// long double and its kin: their ops are C functions.
+			fn := C.shmrun_opaque_op(dt, oph)
 			if fn == 0 {
-				return fmt.Errorf("%s does not apply to MPI_LONG_DOUBLE (SUM, PROD, MIN and MAX do): %w", op.name, comm.ErrOp)
+				return fmt.Errorf("%s does not apply to %s: %w", op.name, t.name, comm.ErrOp)
 			}
 			op = &opH{name: op.name, user: &userOp{fn: fn, commute: true}}
-			e, ok, t = atomics.Complex128, true, ldUnits
 		}
+		// A C function's op (a program's on any type but a predefined one
+		// of an element; long double's) runs over whole instances.
+		bytes := op.user != nil && (!t.pre || !ok)
 		red := reducers[e]
-		if !ok || red == nil {
+		if !bytes && (!ok || red == nil) {
 			return fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType)
 		}
 		// Reduce_scatter_block's send (or in-place) buffer holds a block
@@ -282,6 +293,9 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			if r, err = buf(rp, n, t.t); err != nil {
 				return err
 			}
+		}
+		if bytes {
+			return reduceBytes(int(kind), x.c, s, r, int(n), t.t, op.user, dt, int(root), inPlace != 0)
 		}
 		return red(int(kind), x.c, s, r, int(n), t.t, op, dt, int(root), inPlace != 0)
 	}()

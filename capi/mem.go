@@ -103,6 +103,20 @@ func elemsPtr[T any](v []T) unsafe.Pointer {
 	return unsafe.Pointer(&v[0])
 }
 
+// maxAlign is the strictest alignment a C type has here (long double's,
+// and the SSE moves a C compiler makes for it and for structs holding it).
+const maxAlign = 16
+
+// aligned reports whether b starts on a maxAlign boundary.
+func aligned(b []byte) bool { return uintptr(elemsPtr(b))%maxAlign == 0 }
+
+// alignedBytes is n zero bytes starting on a maxAlign boundary.
+func alignedBytes(n int) []byte {
+	b := make([]byte, n+maxAlign)
+	off := (maxAlign - int(uintptr(elemsPtr(b))%maxAlign)) % maxAlign
+	return b[off : off+n : off+n]
+}
+
 // loadElem reads a T from the start of b (len(b) >= its size; C memory may
 // be unaligned for T, so it is copied).
 func loadElem[T any](b []byte) T {

@@ -82,11 +82,17 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 	s := raw.SizeOf[T]()
 	b := m * s
 	sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
-	if kind == format.CollAllreduce && k.a.single && b >= format.SingleAllreduce {
+	single := kind == format.CollAllreduce && k.a.single && b >= format.SingleAllreduce
+	inline := b <= format.InlineLen
+	if k.err == nil {
+		if err := red.unitErr(m, k.a.l.Chunk, s, !single && !inline && n*b > redundantMax); err != nil {
+			k.err = k.errorf(ErrType, "%v", err)
+		}
+	}
+	if single {
 		return allreduceSingle(&k, red, send, recv, sg)
 	}
 	st, in := k.stage()
-	inline := b <= format.InlineLen
 	if k.err == nil {
 		if inline {
 			copy(in, raw.Bytes(send))
@@ -117,9 +123,9 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 		}
 		return nil
 	}
-	mc := k.a.l.Chunk / int64(s)
-	for base := 0; base < m; base += int(mc) {
-		cm := min(int(mc), m-base)
+	mc := red.chunk(k.a.l.Chunk, s)
+	for base := 0; base < m; base += mc {
+		cm := min(mc, m-base)
 		if base > 0 {
 			// Round A of this chunk: every rank stages its part.
 			if err := k.next(); err != nil {
@@ -136,7 +142,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 		if err := k.next(); err != nil {
 			return err
 		}
-		lo, hi := me*cm/n, (me+1)*cm/n
+		lo, hi := red.share(me, cm, n)
 		if hi > lo {
 			dst := raw.Elems[T](k.staging(me)[:cm*s])[lo:hi]
 			fold(red, dst, func(q int) []T { return raw.Elems[T](k.a.stage[q][pa][:cm*s])[lo:hi] }, 0, n)
@@ -149,7 +155,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 			return err
 		}
 		for q := range n {
-			ql, qh := q*cm/n, (q+1)*cm/n
+			ql, qh := red.share(q, cm, n)
 			copy(recv[base+ql:base+qh], raw.Elems[T](k.staging(q)[:cm*s])[ql:qh])
 		}
 	}
@@ -179,8 +185,8 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 		bufs[q] = getRemoteBuf(k.inline(q))
 	}
 	// My share, a piece at a time: the accumulator and the piece read.
-	lo, hi := me*m/n, (me+1)*m/n
-	piece := max(1, min(hi-lo, singlePiece/s))
+	lo, hi := red.share(me, m, n)
+	piece := max(red.unit, min(hi-lo, red.chunk(singlePiece, s)))
 	scratch := k.a.scratchFor(2 * piece * s)
 	acc, x := raw.Elems[T](scratch[:piece*s]), raw.Elems[T](scratch[piece*s:2*piece*s])
 	var rerr error
@@ -207,7 +213,7 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 		return err
 	}
 	for q := 0; q < n && rerr == nil; q++ {
-		ql, qh := q*m/n, (q+1)*m/n
+		ql, qh := red.share(q, m, n)
 		if q != me && qh > ql {
 			rerr = readRemote(bufs[q].pid, raw.Bytes(recv[ql:qh]), bufs[q].recv+uint64(ql*s))
 		}
@@ -268,10 +274,15 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 	}
 	s := raw.SizeOf[T]()
 	// Each round moves a piece of every block: pm elements a block.
-	pm := int(k.a.l.Chunk) / n / s
+	pm := red.chunk(k.a.l.Chunk/int64(n), s)
 	inline := n*m*s <= format.InlineLen
 	if inline {
 		pm = max(m, 1)
+	}
+	if k.err == nil {
+		if err := red.unitErr(m, k.a.l.Chunk/int64(n), s, !inline); err != nil {
+			k.err = k.errorf(ErrType, "%v", err)
+		}
 	}
 	stageBlocks := func(dst []byte, base int) {
 		for j := range n {
@@ -367,9 +378,14 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 	s := raw.SizeOf[T]()
 	b := m * s
 	inline := b <= format.InlineLen
-	chunk := int(k.a.l.Chunk) / s
+	chunk := red.chunk(k.a.l.Chunk, s)
 	if inline {
 		chunk = max(m, 1)
+	}
+	if k.err == nil {
+		if err := red.unitErr(m, k.a.l.Chunk, s, !inline); err != nil {
+			k.err = k.errorf(ErrType, "%v", err)
+		}
 	}
 	st, in := k.stage()
 	if k.err == nil {

@@ -8,11 +8,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -840,4 +842,148 @@ func TestCallMismatches(t *testing.T) {
 			})
 		})
 	}
+}
+
+// unitData is rank me's data for the unit tests: m = 3·units int64s, each
+// 3·payload + its position in its unit, so an op that is handed a slice
+// beginning inside a unit sees the wrong positions.
+func unitData(me, m int) []int64 {
+	x := make([]int64, m)
+	for j := range x {
+		x[j] = int64(3*(me+1+j%5) + j%3)
+	}
+	return x
+}
+
+// unitSum is a user op over units of 3 int64s: it sums the payloads and
+// records, in bad, a slice that is not whole units from a unit's start.
+func unitSum(bad *atomic.Bool) func(in, inout []int64) {
+	return func(in, inout []int64) {
+		if len(in)%3 != 0 || len(inout) != len(in) {
+			bad.Store(true)
+		}
+		for j := range in {
+			k := int64(j % 3)
+			if in[j]%3 != k || inout[j]%3 != k {
+				bad.Store(true)
+			}
+			inout[j] = (in[j]/3+inout[j]/3)*3 + k
+		}
+	}
+}
+
+// checkUnits runs every reducing call with a user op in units of 3 (made
+// by InUnits, and by a typed form over a 3-element datatype) at sizes
+// from one unit to past a chunk and the single-copy threshold.
+func checkUnits(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	var bad atomic.Bool
+	plain, err := comm.OpCreate(unitSum(&bad), true)
+	if err != nil {
+		return err
+	}
+	if _, err := plain.InUnits(0); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("InUnits(0) = %v, want ErrArg", err)
+	}
+	op, err := plain.InUnits(3)
+	if err != nil {
+		return err
+	}
+	// want is the fold over ranks [lo, hi) of element j.
+	want := func(j, lo, hi int) int64 {
+		var p int64
+		for q := lo; q < hi; q++ {
+			p += int64(q + 1 + j%5)
+		}
+		return 3*p + int64(j%3)
+	}
+	check := func(what string, got []int64, base, lo, hi int) error {
+		if bad.Load() {
+			return fmt.Errorf("%s: the op was handed a slice that is not whole units", what)
+		}
+		for j, v := range got {
+			if w := want(base+j, lo, hi); v != w {
+				return fmt.Errorf("%s: element %d = %d, want %d", what, base+j, v, w)
+			}
+		}
+		return nil
+	}
+	vec3, err := dtype.Contiguous(3, dtype.Basic(atomics.Int64))
+	if err == nil {
+		err = vec3.Commit()
+	}
+	if err != nil {
+		return err
+	}
+	for _, units := range []int{1, 5, 3000, format.SingleAllreduce/24 + 7} {
+		m := 3 * units
+		what := func(call string) string { return fmt.Sprintf("%s of %d units on %d ranks", call, units, n) }
+		send, recv := unitData(me, m), make([]int64, m)
+		if err := comm.Allreduce(c, send, recv, op); err != nil {
+			return err
+		}
+		if err := check(what("Allreduce"), recv, 0, 0, n); err != nil {
+			return err
+		}
+		clear(recv)
+		if err := comm.Reduce(c, send, recv, op, n-1); err != nil {
+			return err
+		}
+		if me == n-1 {
+			if err := check(what("Reduce"), recv, 0, 0, n); err != nil {
+				return err
+			}
+		}
+		if err := comm.Scan(c, send, recv, op); err != nil {
+			return err
+		}
+		if err := check(what("Scan"), recv, 0, 0, me+1); err != nil {
+			return err
+		}
+		if err := comm.Exscan(c, send, recv, op); err != nil {
+			return err
+		}
+		if me > 0 {
+			if err := check(what("Exscan"), recv, 0, 0, me); err != nil {
+				return err
+			}
+		}
+		if units <= 3000 {
+			// Every block of rank me's send is unitData(me, m).
+			all := make([]int64, 0, n*m)
+			for range n {
+				all = append(all, send...)
+			}
+			if err := comm.ReduceScatterBlock(c, all, recv, op); err != nil {
+				return err
+			}
+			if err := check(what("ReduceScatterBlock"), recv, 0, 0, n); err != nil {
+				return err
+			}
+		}
+		// The typed form over 3-element instances, with the op made
+		// without units: it applies it to whole instances by itself.
+		got := make([]byte, 8*m)
+		if err := comm.AllreduceType[int64](c, raw.Bytes(send), got, units, vec3, plain); err != nil {
+			return err
+		}
+		if err := check(what("AllreduceType"), raw.Elems[int64](got), 0, 0, n); err != nil {
+			return err
+		}
+	}
+	// Data that is not whole units: an error on every rank.
+	x := unitData(me, 4)
+	if err := wantAll(comm.ErrType, comm.AllreduceInPlace(c, x, op), "Allreduce of 4 elements in units of 3"); err != nil {
+		return err
+	}
+	return stillWorks(c)
+}
+
+func init() { ranktest.Register("units", checkUnits) }
+
+func TestUserOpUnits(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		ranktest.RunLocal(t, n, checkUnits)
+	}
+	ranktest.Run(t, 3, "units")
 }

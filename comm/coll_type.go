@@ -500,6 +500,31 @@ func storeElems[T atomics.Elem](d tdata, v []T) {
 	dtype.Unpack(b, d.buf, d.count, d.t)
 }
 
+// typedOp is op as the typed forms over t apply it: a user op to whole
+// instances of t (MPI calls a user function with whole instances of the
+// call's datatype), so its function gets a multiple of the instance's
+// elements of T; a predefined op as it is.
+func typedOp[T atomics.Elem, O Operation[T]](op O, t *dtype.Type) O {
+	u, ok := any(op).(*UserOp[T])
+	if !ok || u == nil || u.fn == nil || t == nil {
+		return op
+	}
+	k := int(t.Size() / max(1, dtype.Basic(atomics.TypeOf[T]()).Size()))
+	if k <= 1 {
+		return op
+	}
+	uu := max(1, u.unit)
+	a, b := uu, k
+	for b != 0 {
+		a, b = b, a%b
+	}
+	v, err := u.InUnits(k / a * uu) // the lcm of k and u's unit
+	if err != nil {
+		return op
+	}
+	return any(v).(O)
+}
+
 // typedReduce runs a reduction on typed data: the send data and the
 // receive data as slices of T.
 func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receives, inPlace bool,
@@ -532,6 +557,7 @@ func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receive
 // into root's recv (MPI_Reduce with a datatype); t must be made of T's
 // basic type alone. Collective; recv is used at the root only.
 func ReduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O, root int) error {
+	op = typedOp[T](op, t)
 	return typedReduce(c, "ReduceType", tdata{send, count, t}, tdata{recv, count, t}, c.Rank() == root, false,
 		func(s, r []T, bad error) error {
 			return reduce(c, "ReduceType", format.CollReduce, s, r, op, root, false, bad)
@@ -541,6 +567,7 @@ func ReduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, coun
 // ReduceTypeInPlace is ReduceType with MPI_IN_PLACE at the root: buf is
 // the root's contribution and result. Collective.
 func ReduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O, root int) error {
+	op = typedOp[T](op, t)
 	d := tdata{buf, count, t}
 	return typedReduce(c, "ReduceTypeInPlace", d, d, c.Rank() == root, true,
 		func(s, r []T, bad error) error {
@@ -551,6 +578,7 @@ func ReduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, coun
 // AllreduceType reduces count instances of t from every rank's send with
 // op into every rank's recv (MPI_Allreduce with a datatype). Collective.
 func AllreduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	return typedReduce(c, "AllreduceType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
 		func(s, r []T, bad error) error {
 			return reduce(c, "AllreduceType", format.CollAllreduce, s, r, op, -1, false, bad)
@@ -559,6 +587,7 @@ func AllreduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, c
 
 // AllreduceTypeInPlace is AllreduceType with MPI_IN_PLACE. Collective.
 func AllreduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	d := tdata{buf, count, t}
 	return typedReduce(c, "AllreduceTypeInPlace", d, d, true, true,
 		func(s, r []T, bad error) error {
@@ -570,6 +599,7 @@ func AllreduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, c
 // send with op and leaves block q, count instances, in rank q's recv
 // (MPI_Reduce_scatter_block with a datatype). Collective.
 func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	return typedReduce(c, "ReduceScatterBlockType", tdata{send, count * c.Size(), t}, tdata{recv, count, t}, true, false,
 		func(s, r []T, bad error) error {
 			return reduceScatter(c, "ReduceScatterBlockType", s, r, op, false, bad)
@@ -579,6 +609,7 @@ func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv 
 // ScanType is Scan over count instances of t (MPI_Scan with a datatype):
 // rank r's recv gets the reduction of ranks 0..r's send. Collective.
 func ScanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	return typedReduce(c, "ScanType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
 		func(s, r []T, bad error) error {
 			return scan(c, "ScanType", format.CollScan, s, r, op, false, bad)
@@ -589,6 +620,7 @@ func ScanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count 
 // datatype): rank r's recv gets the reduction of ranks 0..r-1's send;
 // rank 0's recv is left as it was. Collective.
 func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	return typedReduce(c, "ExscanType", tdata{send, count, t}, tdata{recv, count, t}, true, false,
 		func(s, r []T, bad error) error {
 			return scan(c, "ExscanType", format.CollExscan, s, r, op, false, bad)
@@ -681,6 +713,7 @@ func AlltoallvTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Ty
 // MPI_IN_PLACE: buf holds n blocks of count instances of t, and on return
 // its first block is this rank's block of the result. Collective.
 func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	const call = "ReduceScatterBlockTypeInPlace"
 	all := tdata{buf, count * c.Size(), t}
 	s, err := elemsOf[T](c, call, all)
@@ -694,6 +727,7 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 // ScanTypeInPlace is ScanType with MPI_IN_PLACE: buf is the contribution
 // and the result. Collective.
 func ScanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	d := tdata{buf, count, t}
 	return typedReduce(c, "ScanTypeInPlace", d, d, true, true,
 		func(s, r []T, bad error) error {
@@ -705,6 +739,7 @@ func ScanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count 
 // contribution and, on return, the prefix reduction over the lower ranks
 // (rank 0's buf is left as it was). Collective.
 func ExscanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
+	op = typedOp[T](op, t)
 	d := tdata{buf, count, t}
 	return typedReduce(c, "ExscanTypeInPlace", d, d, true, true,
 		func(s, r []T, bad error) error {

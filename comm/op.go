@@ -22,6 +22,7 @@ type Operation[T atomics.Elem] interface {
 type UserOp[T atomics.Elem] struct {
 	fn      func(in, inout []T)
 	commute bool
+	unit    int // elements fn takes as one (InUnits); 0 means 1
 }
 
 // OpCreate makes a user-defined reduction op (MPI_Op_create). Local. fn
@@ -38,6 +39,28 @@ func OpCreate[T atomics.Elem](fn func(in, inout []T), commute bool) (*UserOp[T],
 	return &UserOp[T]{fn: fn, commute: commute}, nil
 }
 
+// InUnits returns op applied to whole units of n elements: every call of
+// its function gets in and inout slices of a multiple of n elements that
+// begin at a unit's first element, as MPI calls a user function with
+// whole instances of the call's datatype (an op over 3-vectors of float64
+// stored flat is OpCreate's function over triples, InUnits(3)). Local;
+// op itself is unchanged. The typed forms (ReduceType and its kind) apply
+// a user op to whole instances of their datatype by themselves. The
+// reducing calls refuse, with ErrType on every rank, data of more than
+// one chunk of the collective area that is not a multiple of n elements,
+// and units larger than a chunk (the staging buffers; 4 KiB or more).
+func (o *UserOp[T]) InUnits(n int) (*UserOp[T], error) {
+	if o == nil || o.fn == nil {
+		return nil, fmt.Errorf("comm: InUnits: nil user op: %w", ErrOp)
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("comm: InUnits: %d elements a unit: %w", n, ErrArg)
+	}
+	cp := *o
+	cp.unit = n
+	return &cp, nil
+}
+
 // Commutative reports whether the op was created as commutative
 // (MPI_Op_commutative). Local. A nil op is not.
 func (o *UserOp[T]) Commutative() bool { return o != nil && o.commute }
@@ -47,6 +70,7 @@ func (o *UserOp[T]) Commutative() bool { return o != nil && o.commute }
 type reducer[T atomics.Elem] struct {
 	pre  atomics.Op
 	user *UserOp[T]
+	unit int // elements applied as one: 1, or a user op's InUnits
 }
 
 // resolve checks op for T (typ is atomics.TypeOf[T], which the caller has
@@ -60,14 +84,42 @@ func resolve[T atomics.Elem, O Operation[T]](op O, typ atomics.Type) (reducer[T]
 		if err := atomics.Check(o, typ, false); err != nil {
 			return reducer[T]{}, 0, fmt.Errorf("%v: %w", err, ErrOp)
 		}
-		return reducer[T]{pre: o}, uint8(o), nil
+		return reducer[T]{pre: o, unit: 1}, uint8(o), nil
 	case *UserOp[T]:
 		if o == nil || o.fn == nil {
 			return reducer[T]{}, 0, fmt.Errorf("nil user op: %w", ErrOp)
 		}
-		return reducer[T]{user: o}, format.OpUser, nil
+		return reducer[T]{user: o, unit: max(1, o.unit)}, format.OpUser, nil
 	}
 	return reducer[T]{}, 0, fmt.Errorf("unknown op: %w", ErrOp)
+}
+
+// share is rank q's share [lo, hi) of m elements (a multiple of the
+// unit) split among n ranks in whole units.
+func (r reducer[T]) share(q, m, n int) (int, int) {
+	mu := m / r.unit
+	return q * mu / n * r.unit, (q + 1) * mu / n * r.unit
+}
+
+// chunk is the most elements of size s a buffer of b bytes holds in whole
+// units (0 if not one unit).
+func (r reducer[T]) chunk(b int64, s int) int {
+	return int(b) / s / r.unit * r.unit
+}
+
+// unitErr is the argument error, or nil, of a reduction of m elements of
+// s bytes by r: not whole units, or (large: the call moves its data a
+// chunk of chunkBytes at a time) a unit larger than a chunk.
+func (r reducer[T]) unitErr(m int, chunkBytes int64, s int, large bool) error {
+	switch {
+	case r.unit <= 1:
+		return nil
+	case m%r.unit != 0:
+		return fmt.Errorf("%d elements are not whole units of %d (the user op's InUnits): %w", m, r.unit, ErrType)
+	case large && r.chunk(chunkBytes, s) == 0:
+		return fmt.Errorf("a user op over units of %d bytes: the call moves at most %d bytes at a time: %w", r.unit*s, chunkBytes, ErrType)
+	}
+	return nil
 }
 
 // apply sets inout[i] = in[i] ∘ inout[i].

@@ -1,12 +1,56 @@
 /* ranks: 5
  * The v forms of the collectives, with zero counts on some ranks and
- * MPI_IN_PLACE, a struct datatype in a gather, and the predefined ops on
- * the pair types, long double, complex and bool. */
+ * MPI_IN_PLACE, a struct datatype in a gather, the predefined ops on
+ * the pair types, long double, complex, bool and bytes, and user ops on
+ * derived datatypes (whole instances, in their layout, holes kept). */
 #include <complex.h>
 #include <stddef.h>
 #include "check.h"
 
 #define MAXN 16
+
+/* vadd adds 3-vectors; it checks that it is given the call's datatype. */
+typedef struct {
+	double x, y, z;
+} vec3_t;
+static int vadd_bad;
+static void vadd(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	int sz;
+	MPI_Type_size(*dt, &sz);
+	vadd_bad += sz != (int)sizeof(vec3_t);
+	vec3_t *a = in, *b = inout;
+	for (int i = 0; i < *len; i++) {
+		b[i].x += a[i].x;
+		b[i].y += a[i].y;
+		b[i].z += a[i].z;
+	}
+}
+
+/* viminloc is MINLOC over a padded {double, int} struct. */
+static void viminloc(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	struct vi {
+		double v;
+		int i;
+	} *a = in, *b = inout;
+	for (int k = 0; k < *len; k++)
+		if (a[k].v < b[k].v || (a[k].v == b[k].v && a[k].i < b[k].i))
+			b[k] = a[k];
+}
+
+/* imax is MAX over the ints of a type with stride 2 (one instance of
+ * MPI_Type_vector(4, 1, 2, MPI_INT) a call). */
+static void imax(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	int *a = in, *b = inout;
+	for (int k = 0; k < *len; k++)
+		for (int j = 0; j < 8; j += 2)
+			if (a[8 * k + j] > b[8 * k + j])
+				b[8 * k + j] = a[8 * k + j];
+}
 
 int main(int argc, char **argv)
 {
@@ -134,6 +178,81 @@ int main(int argc, char **argv)
 		CHECK(bo == 1, "C_BOOL LOR: %d", bo);
 	}
 	report("MINLOC/MAXLOC on pair types; long double, complex and bool ops");
+
+	/* The pairs and complex types of long double, and bytes. */
+	{
+		int n = size, me = rank;
+		struct { long double v; int i; } ldi = {(me * 7) % 3, me}, ldr = {0, -1};
+		MPI_Allreduce(&ldi, &ldr, 1, MPI_LONG_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+		CHECK(ldr.v == 0 && ldr.i == 0, "LONG_DOUBLE_INT MINLOC: %Lg at %d", ldr.v, ldr.i);
+		MPI_Allreduce(&ldi, &ldr, 1, MPI_LONG_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+		CHECK(ldr.v == 2 && ldr.i == 2, "LONG_DOUBLE_INT MAXLOC: %Lg at %d", ldr.v, ldr.i);
+		long double _Complex lz[2] = {me + 1.0L * I, 1.0L * I}, lzs[2] = {0, 0};
+		MPI_Allreduce(lz, lzs, 2, MPI_C_LONG_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(creall(lzs[0]) == n * (n - 1) / 2 && cimagl(lzs[0]) == n, "C_LONG_DOUBLE_COMPLEX SUM: %Lg%+Lgi",
+		      creall(lzs[0]), cimagl(lzs[0]));
+		MPI_Allreduce(&lz[1], &lzs[1], 1, MPI_C_LONG_DOUBLE_COMPLEX, MPI_PROD, MPI_COMM_WORLD);
+		/* i^5 = i */
+		CHECK(creall(lzs[1]) == 0 && cimagl(lzs[1]) == 1, "C_LONG_DOUBLE_COMPLEX PROD: %Lg%+Lgi", creall(lzs[1]),
+		      cimagl(lzs[1]));
+		unsigned char by[2] = {(unsigned char)(1 << me), 0xff}, bx[2] = {0, 0};
+		MPI_Allreduce(by, bx, 2, MPI_BYTE, MPI_BXOR, MPI_COMM_WORLD);
+		CHECK(bx[0] == (1 << n) - 1 && bx[1] == (n % 2 ? 0xff : 0), "BYTE BXOR: %#x %#x", bx[0], bx[1]);
+	}
+	report("long double pairs and complex, bytes");
+
+	/* User ops on derived datatypes: a 3-vector of doubles, enough of
+	 * them to move in many pieces; a padded struct; a vector with holes
+	 * in the receive buffer that must stay as they are. */
+	{
+		MPI_Datatype vec3;
+		MPI_Type_contiguous(3, MPI_DOUBLE, &vec3);
+		MPI_Type_commit(&vec3);
+		MPI_Op op;
+		MPI_Op_create(vadd, 1, &op);
+		enum { NV = 20000 };
+		static vec3_t s[NV], r[NV];
+		for (int i = 0; i < NV; i++)
+			s[i] = (vec3_t){rank, 1, i % 7};
+		MPI_Allreduce(s, r, NV, vec3, op, MPI_COMM_WORLD);
+		int bad = 0;
+		for (int i = 0; i < NV; i++)
+			bad += r[i].x != size * (size - 1) / 2 || r[i].y != size || r[i].z != (double)size * (i % 7);
+		CHECK(bad == 0 && vadd_bad == 0, "vec3 user op: %d wrong, %d calls with the wrong datatype", bad, vadd_bad);
+		MPI_Scan(s, r, 2, vec3, op, MPI_COMM_WORLD);
+		CHECK(r[1].x == rank * (rank + 1) / 2 && r[1].y == rank + 1 && vadd_bad == 0, "vec3 scan: %g %g", r[1].x, r[1].y);
+		MPI_Op_free(&op);
+		MPI_Type_free(&vec3);
+
+		struct vi { double v; int i; } a = {(rank * 5) % 4, rank}, b = {-1, -1};
+		int bl[2] = {1, 1};
+		MPI_Aint dis[2] = {offsetof(struct vi, v), offsetof(struct vi, i)};
+		MPI_Datatype ts[2] = {MPI_DOUBLE, MPI_INT}, st, vit;
+		MPI_Type_create_struct(2, bl, dis, ts, &st);
+		MPI_Type_create_resized(st, 0, sizeof(struct vi), &vit);
+		MPI_Type_commit(&vit);
+		MPI_Op_create(viminloc, 1, &op);
+		MPI_Reduce(&a, &b, 1, vit, op, 0, MPI_COMM_WORLD);
+		CHECK(rank != 0 || (b.v == 0 && b.i == 0), "struct user op: %g at %d", b.v, b.i);
+		MPI_Op_free(&op);
+		MPI_Type_free(&vit);
+		MPI_Type_free(&st);
+
+		/* Every other int of 8: the holes of the result keep -7. */
+		MPI_Datatype every2;
+		MPI_Type_vector(4, 1, 2, MPI_INT, &every2);
+		MPI_Type_commit(&every2);
+		MPI_Op_create(imax, 1, &op);
+		int v8[8], o8[8];
+		for (int i = 0; i < 8; i++)
+			v8[i] = rank * 10 + i, o8[i] = -7;
+		MPI_Allreduce(v8, o8, 1, every2, op, MPI_COMM_WORLD);
+		for (int i = 0; i < 8; i++)
+			CHECK(o8[i] == (i % 2 ? -7 : (size - 1) * 10 + i), "vector user op: [%d] = %d", i, o8[i]);
+		MPI_Op_free(&op);
+		MPI_Type_free(&every2);
+	}
+	report("user ops on derived datatypes");
 	MPI_Finalize();
 	return 0;
 }

@@ -1,0 +1,117 @@
+package main
+
+/*
+#include "mpi.h"
+
+// Calling a program's reduction function (MPI_User_function) on len
+// instances of dt at in and inout, which are shift bytes (the datatype's
+// true lower bound) past the instances' origin.
+static void shmrun_call_user_op(uintptr_t fn, void *in, void *inout, int len, uintptr_t dt, intptr_t shift) {
+	MPI_Datatype t = (MPI_Datatype)dt;
+	((MPI_User_function *)fn)((char *)in - shift, (char *)inout - shift, &len, &t);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// hByte is MPI_BYTE's handle.
+const hByte = 0x247
+
+// callUserOp calls a program's reduction function fn on n instances of
+// datatype dt at in and inout, shift bytes past the instances' origin.
+func callUserOp[T any](fn C.uintptr_t, in, inout []T, n int, dt C.uintptr_t, shift int64) {
+	C.shmrun_call_user_op(fn, elemsPtr(in), elemsPtr(inout), C.int(n), dt, C.intptr_t(shift))
+}
+
+// reduceBytes runs a reduction whose op is a C function called on whole
+// instances of t as they lie in memory: a program's user op on a derived
+// datatype (MPI calls it with instances of the call's datatype, in that
+// datatype's layout, and the datatype itself) or on an opaque predefined
+// type, and the predefined ops on long double and its kin (C functions
+// of shmrun_opaque_op). Each buffer's instances are copied into a
+// contiguous buffer of one extent an instance, reduced as bytes in units
+// of an extent, and the result is copied back through the type map, so
+// the holes of recv are left as they were. s and r are the call's
+// buffers as shmReduce made them (r nil where the rank receives nothing).
+func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *userOp, dt C.uintptr_t, root int, inPlace bool) error {
+	e, tl := t.Extent(), t.TrueLB()
+	if e <= 0 || tl < 0 || t.TrueExtent() > e {
+		return fmt.Errorf("a reduction over %v, whose instances overlap or run backwards (extent %d, true extent %d): %w",
+			t, e, t.TrueExtent(), comm.ErrType)
+	}
+	unit := int(e)
+	// The function gets its instances aligned as the C compiler aligns
+	// them: a piece of the runtime's buffers that is not (the inline bytes
+	// of a small call, 8 past a boundary) is copied.
+	var scratch [2][]byte
+	alignedFor := func(i int, b []byte) []byte {
+		if aligned(b) || len(b) == 0 {
+			return b
+		}
+		if len(scratch[i]) < len(b) {
+			scratch[i] = alignedBytes(len(b))
+		}
+		c := scratch[i][:len(b)]
+		copy(c, b)
+		return c
+	}
+	u, err := comm.OpCreate(func(in, inout []byte) {
+		a, b := alignedFor(0, in), alignedFor(1, inout)
+		callUserOp(op.fn, a, b, len(in)/unit, dt, tl)
+		if len(inout) > 0 && &b[0] != &inout[0] {
+			copy(inout, b)
+		}
+	}, op.commute)
+	if err == nil {
+		u, err = u.InUnits(unit)
+	}
+	if err != nil {
+		return err
+	}
+	// gather copies count instances of b into one extent an instance;
+	// scatter copies them back.
+	gather := func(b []byte, count int) []byte {
+		tmp := alignedBytes(count * unit)
+		if b != nil {
+			t.Each(count, func(off, l int64) bool {
+				copy(tmp[off-tl:off-tl+l], b[off:off+l])
+				return true
+			})
+		}
+		return tmp
+	}
+	scatter := func(tmp, b []byte, count int) {
+		t.Each(count, func(off, l int64) bool {
+			copy(b[off:off+l], tmp[off-tl:off-tl+l])
+			return true
+		})
+	}
+	sn := n
+	if kind == redScatterBlock {
+		sn = n * c.Size()
+	}
+	var ss, rr []byte
+	switch {
+	case inPlace:
+		rr = gather(r, sn)
+		ss = rr
+	default:
+		ss = gather(s, sn)
+		if r != nil {
+			rr = gather(nil, n)
+		}
+	}
+	if err := reduceDirect(kind, c, ss, rr, u, root, inPlace); err != nil {
+		return err
+	}
+	if r != nil && (kind != redExscan || c.Rank() > 0) {
+		scatter(rr, r, n)
+	}
+	return nil
+}
