@@ -134,7 +134,28 @@ typedef struct shmrun_comm_desc {
 	uint32_t *bfail[2];
 	uint32_t n;
 	int spin;
+	/* The small collectives (mpi_fast.h's shmrun_fast_round): rank 0's
+	 * flag line of parity 0, where the flag lines begin (rank q's line of
+	 * parity p is 2q+p lines on), this rank, and a private word whose
+	 * locked add is the full fence before the wake-up check. */
+	char *lines;
+	uint32_t me;
+	uint64_t fence;
 } shmrun_comm_desc;
+
+/* What the small collectives know of the predefined datatypes and ops,
+ * filled by the Go side when the library loads (a zero entry: not
+ * known, the call takes the Go path): a datatype's element type (package
+ * atomics' code, as signatures record it), size and class; a predefined
+ * op's code (by handle - MPI_OP_NULL); and, by element type, the ops
+ * that apply to it (bit code). */
+enum { SHMRUN_CLS_SIGNED = 1, SHMRUN_CLS_UNSIGNED, SHMRUN_CLS_FLOAT, SHMRUN_CLS_OTHER };
+typedef struct {
+	uint8_t typ, size, cls;
+} shmrun_ctype;
+extern shmrun_ctype shmrun_ctypes[256];
+extern uint8_t shmrun_cops[32];
+extern uint32_t shmrun_copok[32];
 
 /* Communicator descriptors are cached by handle in a small table; a
  * collision leaves one of the two to the Go path. */

@@ -9,13 +9,53 @@ import "C"
 import (
 	"fmt"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // MPI_Barrier runs in C (mpi_fast.h) over a communicator's descriptor,
 // made after the first MPI_Barrier on it that went through Go (which makes
-// the collective area) and cached by handle in shmrun_comms.
+// the collective area) and cached by handle in shmrun_comms; so do
+// MPI_Bcast, MPI_Reduce and MPI_Allreduce of data that fits a flag line,
+// for the datatypes and ops of the tables filled here.
+
+func init() { fillCollTables() }
+
+// fillCollTables fills capi.h's tables of the predefined datatypes and
+// ops the C small collectives take, from predefTypes and predefOps: the
+// signature they publish is the one the Go path would (comm's typed
+// wire: the element type when its basic type has the element's size).
+func fillCollTables() {
+	for _, p := range predefTypes {
+		e := p.elem
+		if e == 0 || dtype.Basic(e).Size() != int64(e.Size()) || e.Size() != p.size {
+			continue
+		}
+		cls := C.SHMRUN_CLS_OTHER
+		switch e {
+		case atomics.Int8, atomics.Int16, atomics.Int32, atomics.Int64:
+			cls = C.SHMRUN_CLS_SIGNED
+		case atomics.Uint8, atomics.Uint16, atomics.Uint32, atomics.Uint64:
+			cls = C.SHMRUN_CLS_UNSIGNED
+		case atomics.Float32, atomics.Float64:
+			cls = C.SHMRUN_CLS_FLOAT
+		}
+		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls)}
+		for _, o := range predefOps {
+			if o.op != atomics.Replace && o.op != atomics.NoOp && atomics.Check(o.op, e, false) == nil {
+				C.shmrun_copok[e] |= 1 << uint(o.op)
+			}
+		}
+	}
+	for _, o := range predefOps {
+		if o.op != atomics.Replace && o.op != atomics.NoOp {
+			C.shmrun_cops[o.h-hOpNull] = C.uint8_t(o.op)
+		}
+	}
+}
 
 // commFast is a communicator's descriptor and the Go slow paths its C
 // barrier hands over to; commH.fast holds it.
@@ -50,6 +90,7 @@ func installCommDesc(x *commH) {
 	d.bstate = cword[uint64, C.uint64_t](b.State)
 	d.bsleep = cword[uint32, C.uint32_t](b.BarSleeper)
 	d.n, d.spin = C.uint32_t(b.N), C.int(b.Spin)
+	d.lines, d.me = cword[uint32, C.char](b.Lines), C.uint32_t(b.Me)
 	x.fast = &commFast{d: d, b: b}
 	setCommSlot(d)
 }
@@ -156,4 +197,36 @@ func shmCommBarrierVerdict(h C.uintptr_t, r C.uint32_t) C.int {
 		return x.raise("MPI_Barrier", err)
 	}
 	return C.MPI_SUCCESS
+}
+
+// collCallNames are the C names of the small collectives' kinds.
+var collCallNames = map[C.uint8_t]string{format.CollBcast: "MPI_Bcast", format.CollReduce: "MPI_Reduce", format.CollAllreduce: "MPI_Allreduce"}
+
+//export shmCommWaitRound
+func shmCommWaitRound(h C.uintptr_t, r C.uint32_t, kind C.uint8_t) C.int {
+	call := collCallNames[kind]
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if x.fast == nil {
+		return x.raise(call, fmt.Errorf("the communicator has no C collective descriptor: %w", comm.ErrOther))
+	}
+	if err := x.fast.b.WaitRound(uint32(r), uint8(kind)); err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}
+
+//export shmCommMismatch
+func shmCommMismatch(h C.uintptr_t, r C.uint32_t, kind, same C.uint8_t) C.int {
+	call := collCallNames[kind]
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if x.fast == nil {
+		return x.raise(call, fmt.Errorf("the communicator has no C collective descriptor: %w", comm.ErrOther))
+	}
+	return x.raise(call, x.fast.b.Mismatch(uint32(r), uint8(kind), uint8(same)))
 }

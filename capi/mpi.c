@@ -15,6 +15,9 @@
 
 shmrun_win_desc *shmrun_wins[SHMRUN_WIN_SLOTS];
 shmrun_comm_desc *shmrun_comms[SHMRUN_COMM_SLOTS];
+shmrun_ctype shmrun_ctypes[256];
+uint8_t shmrun_cops[32];
+uint32_t shmrun_copok[32];
 
 #define H(x) ((uintptr_t)(x))
 #define HP(x) ((uintptr_t *)(x))
@@ -386,6 +389,9 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return shmIbarrier(H(co
 #define BCAST(NAME, CT)                                                                        \
 	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm) \
 	{                                                                                      \
+		int rc;                                                                        \
+		if (shmrun_fast_bcast(buffer, count, datatype, root, comm, &rc) == 0)          \
+			return rc;                                                             \
 		return shmBcast(B(buffer), count, H(datatype), root, H(comm));                   \
 	}
 BCAST(Bcast, int)
@@ -396,6 +402,9 @@ BCAST(Bcast_c, MPI_Count)
 #define REDUCE(NAME, CT)                                                                                          \
 	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) \
 	{                                                                                                         \
+		int rc;                                                                                           \
+		if (shmrun_fast_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, SHMRUN_COLL_REDUCE, &rc) == 0) \
+			return rc;                                                                                \
 		return shmReduce(B(sendbuf), B(recvbuf), count, H(datatype), H(op), root, H(comm), 0, IN_PLACE(sendbuf)); \
 	}
 REDUCE(Reduce, int)
@@ -404,6 +413,9 @@ REDUCE(Reduce_c, MPI_Count)
 #define REDUCE_ALL(NAME, CT, KIND)                                                                               \
 	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
 	{                                                                                                        \
+		int rc;                                                                                          \
+		if (KIND == 1 && shmrun_fast_reduce(sendbuf, recvbuf, count, datatype, op, -1, comm, SHMRUN_COLL_ALLREDUCE, &rc) == 0) \
+			return rc;                                                                               \
 		return shmReduce(B(sendbuf), B(recvbuf), count, H(datatype), H(op), 0, H(comm), KIND, IN_PLACE(sendbuf)); \
 	}
 REDUCE_ALL(Allreduce, int, 1)

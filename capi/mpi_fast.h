@@ -647,3 +647,267 @@ static inline __attribute__((always_inline)) int shmrun_fast_cas(MPI_Win win, co
 	}
 	return 0;
 }
+
+/* ---- The small collectives ------------------------------------------------
+ * MPI_Bcast, MPI_Reduce and MPI_Allreduce whose data fits a flag line's
+ * inline bytes, on a communicator with a descriptor, for a predefined
+ * datatype (and op) the tables of capi.h know: package comm's one-round
+ * protocol (call.agree, and the inline paths of bcast and reduce), which
+ * Go ranks of the same job run on the same lines. */
+
+/* SHMRUN_FLINE is rank q's flag line of parity p. */
+#define SHMRUN_FLINE(d, q, p) ((d)->lines + (size_t)(2 * (uint32_t)(q) + (uint32_t)(p)) * SHMRUN_LINE)
+
+/* shmrun_coll_flush wakes the sleepers of the rounds this rank published
+ * without a wake-up (comm's collArea.flush): a full fence, then the
+ * lines' sleeper words; Go wakes them if there are any. */
+static inline __attribute__((always_inline)) void shmrun_coll_flush(shmrun_comm_desc *d, uintptr_t comm)
+{
+	shmrun_coll *h = d->h;
+	if (h->pending == 0)
+		return;
+	__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
+	int wake = 0;
+	for (int p = 0; p < 2; p++)
+		if (h->pending & (1 << p))
+			wake |= __atomic_load_n((uint32_t *)(SHMRUN_FLINE(d, d->me, p) + SHMRUN_FLAG_SLEEPERS), __ATOMIC_SEQ_CST) != 0;
+	if (wake)
+		shmCommWakeLines(comm);
+	else
+		h->pending = 0;
+}
+
+/* shmrun_fast_round runs the one round of a small collective of kind:
+ * publish this rank's signature (w0, w1: comm's sig words, no failure of
+ * its own) and nb inline bytes of data, wait for every rank's, check that
+ * they agree on what same names. -1: not taken (the round before is not
+ * known complete: Go waits for it), nothing published. 0: the round ran;
+ * *rc is MPI_SUCCESS and *parity the round's parity, or the error Go
+ * raised (a rank in another call, arguments refused elsewhere, the job
+ * ending). The caller reads the others' lines, then flushes. */
+static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_desc *d, uintptr_t comm, uint8_t kind, uint64_t w0,
+								   uint64_t w1, const void *data, size_t nb, uint8_t same,
+								   int *parity, int *rc)
+{
+	shmrun_coll *h = d->h;
+	uint32_t r = h->round + 1;
+	if (h->seen != r - 1 && r > 1)
+		return -1;
+	int p = (int)(r & 1);
+	char *own = SHMRUN_FLINE(d, d->me, p);
+	if (nb > 0)
+		memcpy(own + SHMRUN_FLAG_INLINE, data, nb);
+	uint64_t sig[2] = {w0, w1};
+	memcpy(own + SHMRUN_FLAG_KIND, sig, sizeof sig);
+	__atomic_store_n((uint32_t *)(own + SHMRUN_FLAG_SEQ), r, __ATOMIC_RELEASE);
+	h->round = r;
+	h->pending |= (uint8_t)(1 << p);
+	*rc = MPI_SUCCESS;
+	for (uint32_t q = 0; q < d->n; q++) {
+		uint32_t *seq = (uint32_t *)(SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_SEQ);
+		int k = 0;
+		while ((int32_t)(__atomic_load_n(seq, __ATOMIC_ACQUIRE) - r) < 0) {
+			if (k++ == d->spin) {
+				/* Go's futex phase for the ranks left. */
+				if ((*rc = shmCommWaitRound(comm, r, kind)) != MPI_SUCCESS)
+					return 0;
+				q = d->n;
+				break;
+			}
+		}
+	}
+	if ((int32_t)(r - h->seen) > 0)
+		h->seen = r;
+	uint64_t mask = 0xffffu | (uint64_t)0xff << 24;
+	if (same & SHMRUN_SAME_OP)
+		mask |= (uint64_t)0xff << 16;
+	if (same & SHMRUN_SAME_ROOT)
+		mask |= (uint64_t)0xffffffffu << 32;
+	for (uint32_t q = 0; q < d->n; q++) {
+		uint64_t m[2];
+		memcpy(m, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_KIND, sizeof m);
+		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1)) {
+			*rc = shmCommMismatch(comm, r, kind, same);
+			return 0;
+		}
+	}
+	*parity = p;
+	return 0;
+}
+
+/* shmrun_sig0 is a signature's first word (comm's mkSig). */
+static inline __attribute__((always_inline)) uint64_t shmrun_sig0(uint8_t kind, uint8_t typ, uint8_t op, int32_t root)
+{
+	return (uint64_t)kind << 8 * (SHMRUN_FLAG_KIND - 8) | (uint64_t)typ << 8 * (SHMRUN_FLAG_TYPE - 8) |
+	       (uint64_t)op << 8 * (SHMRUN_FLAG_OP - 8) | (uint64_t)(uint32_t)root << 8 * (SHMRUN_FLAG_ROOT - 8);
+}
+
+/* shmrun_ctype_of is datatype dt's entry, or NULL. */
+static inline __attribute__((always_inline)) const shmrun_ctype *shmrun_ctype_of(MPI_Datatype dt)
+{
+	uintptr_t i = SHMRUN_DT(dt);
+	return i < 256 && shmrun_ctypes[i].cls != 0 ? &shmrun_ctypes[i] : NULL;
+}
+
+/* shmrun_fast_bcast is MPI_Bcast of up to SHMRUN_INLINE_LEN bytes
+ * (comm's bcast, inline): the root's data rides in its line. */
+static inline __attribute__((always_inline)) int shmrun_fast_bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root,
+								   MPI_Comm comm, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	const shmrun_ctype *ct = shmrun_ctype_of(dt);
+	if (d == NULL || ct == NULL || count < 0 || count > SHMRUN_INLINE_LEN / ct->size || root < 0 ||
+	    (uint32_t)root >= d->n)
+		return -1;
+	size_t nb = (size_t)count * ct->size;
+	if (nb > 0 && buf == NULL)
+		return -1;
+	int me = (int)d->me == root, p;
+	if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BCAST, shmrun_sig0(SHMRUN_COLL_BCAST, ct->typ, 0, root),
+			      (uint64_t)count, buf, me ? nb : 0, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT, &p, rc) != 0)
+		return -1;
+	if (*rc == MPI_SUCCESS && !me && nb > 0)
+		memcpy(buf, SHMRUN_FLINE(d, root, p) + SHMRUN_FLAG_INLINE, nb);
+	shmrun_coll_flush(d, (uintptr_t)comm);
+	return 0;
+}
+
+/* The folds of the reductions: acc = x_0 op (x_1 op (... op x_{n-1})),
+ * as comm folds them (acc starts as x_{n-1}; each step is
+ * acc = acc op x_q, package atomics' ReduceLocal with inout = acc), bit
+ * for bit: integer sums and products wrap, Max and Min on floats are Go's
+ * math.Max and math.Min (an infinity of the op's sign wins, then NaN,
+ * then +0 over -0), float32 through float64. */
+static inline double shmrun_go_nan(void)
+{
+	uint64_t b = 0x7FF8000000000001ull; /* Go's math.NaN() */
+	double x;
+	memcpy(&x, &b, sizeof x);
+	return x;
+}
+static inline double shmrun_go_max(double x, double y)
+{
+	if (__builtin_isinf_sign(x) > 0 || __builtin_isinf_sign(y) > 0)
+		return __builtin_inf();
+	if (x != x || y != y)
+		return shmrun_go_nan();
+	if (x == 0 && x == y)
+		return __builtin_signbit(x) ? y : x;
+	return x > y ? x : y;
+}
+static inline double shmrun_go_min(double x, double y)
+{
+	if (__builtin_isinf_sign(x) < 0 || __builtin_isinf_sign(y) < 0)
+		return -__builtin_inf();
+	if (x != x || y != y)
+		return shmrun_go_nan();
+	if (x == 0 && x == y)
+		return __builtin_signbit(x) ? x : y;
+	return x < y ? x : y;
+}
+
+#define SHMRUN_FOLD_INT(NAME, T)                                                                           \
+	static void NAME(T *acc, const T *x, int m, MPI_Op op)                                             \
+	{                                                                                                  \
+		for (int i = 0; i < m; i++) {                                                              \
+			T a = acc[i], b = x[i];                                                            \
+			if (op == MPI_SUM)                                                                 \
+				a = (T)((uint64_t)a + (uint64_t)b);                                        \
+			else if (op == MPI_PROD)                                                           \
+				a = (T)((uint64_t)a * (uint64_t)b);                                        \
+			else if (op == MPI_MAX)                                                            \
+				a = a > b ? a : b;                                                         \
+			else if (op == MPI_MIN)                                                            \
+				a = a < b ? a : b;                                                         \
+			else if (op == MPI_BAND)                                                           \
+				a &= b;                                                                    \
+			else if (op == MPI_BOR)                                                            \
+				a |= b;                                                                    \
+			else if (op == MPI_BXOR)                                                           \
+				a ^= b;                                                                    \
+			else if (op == MPI_LAND)                                                           \
+				a = a != 0 && b != 0;                                                      \
+			else if (op == MPI_LOR)                                                            \
+				a = a != 0 || b != 0;                                                      \
+			else                                                                               \
+				a = (a != 0) != (b != 0);                                                  \
+			acc[i] = a;                                                                        \
+		}                                                                                          \
+	}
+SHMRUN_FOLD_INT(shmrun_fold_i8, int8_t)
+SHMRUN_FOLD_INT(shmrun_fold_i16, int16_t)
+SHMRUN_FOLD_INT(shmrun_fold_i32, int32_t)
+SHMRUN_FOLD_INT(shmrun_fold_i64, int64_t)
+SHMRUN_FOLD_INT(shmrun_fold_u8, uint8_t)
+SHMRUN_FOLD_INT(shmrun_fold_u16, uint16_t)
+SHMRUN_FOLD_INT(shmrun_fold_u32, uint32_t)
+SHMRUN_FOLD_INT(shmrun_fold_u64, uint64_t)
+
+#define SHMRUN_FOLD_FLOAT(NAME, T)                                                      \
+	static void NAME(T *acc, const T *x, int m, MPI_Op op)                          \
+	{                                                                               \
+		for (int i = 0; i < m; i++) {                                           \
+			if (op == MPI_SUM)                                              \
+				acc[i] = acc[i] + x[i];                                 \
+			else if (op == MPI_PROD)                                        \
+				acc[i] = acc[i] * x[i];                                 \
+			else if (op == MPI_MAX)                                         \
+				acc[i] = (T)shmrun_go_max(acc[i], x[i]);                \
+			else                                                            \
+				acc[i] = (T)shmrun_go_min(acc[i], x[i]);                \
+		}                                                                       \
+	}
+SHMRUN_FOLD_FLOAT(shmrun_fold_f32, float)
+SHMRUN_FOLD_FLOAT(shmrun_fold_f64, double)
+
+/* shmrun_fold_step is acc = acc op x over m elements of type ct. */
+static inline void shmrun_fold_step(void *acc, const void *x, int m, const shmrun_ctype *ct, MPI_Op op)
+{
+	switch (ct->cls << 4 | ct->size) {
+	case SHMRUN_CLS_SIGNED << 4 | 1: shmrun_fold_i8(acc, x, m, op); break;
+	case SHMRUN_CLS_SIGNED << 4 | 2: shmrun_fold_i16(acc, x, m, op); break;
+	case SHMRUN_CLS_SIGNED << 4 | 4: shmrun_fold_i32(acc, x, m, op); break;
+	case SHMRUN_CLS_SIGNED << 4 | 8: shmrun_fold_i64(acc, x, m, op); break;
+	case SHMRUN_CLS_UNSIGNED << 4 | 1: shmrun_fold_u8(acc, x, m, op); break;
+	case SHMRUN_CLS_UNSIGNED << 4 | 2: shmrun_fold_u16(acc, x, m, op); break;
+	case SHMRUN_CLS_UNSIGNED << 4 | 4: shmrun_fold_u32(acc, x, m, op); break;
+	case SHMRUN_CLS_UNSIGNED << 4 | 8: shmrun_fold_u64(acc, x, m, op); break;
+	case SHMRUN_CLS_FLOAT << 4 | 4: shmrun_fold_f32(acc, x, m, op); break;
+	case SHMRUN_CLS_FLOAT << 4 | 8: shmrun_fold_f64(acc, x, m, op); break;
+	}
+}
+
+/* shmrun_fast_reduce is MPI_Reduce (kind SHMRUN_COLL_REDUCE) and
+ * MPI_Allreduce (SHMRUN_COLL_ALLREDUCE, root -1) of up to
+ * SHMRUN_INLINE_LEN bytes of integers or floats with a predefined op
+ * (comm's reduce, inline): every rank's data rides in its line, and each
+ * receiving rank folds them all in rank order. */
+static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *sendbuf, void *recvbuf, MPI_Count count,
+								    MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+								    uint8_t kind, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	const shmrun_ctype *ct = shmrun_ctype_of(dt);
+	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
+	if (d == NULL || ct == NULL || ct->cls > SHMRUN_CLS_FLOAT || oi >= 32 || shmrun_cops[oi] == 0 ||
+	    ((shmrun_copok[ct->typ & 31] >> shmrun_cops[oi]) & 1) == 0 || count < 0 ||
+	    count > SHMRUN_INLINE_LEN / ct->size || (kind == SHMRUN_COLL_REDUCE && (root < 0 || (uint32_t)root >= d->n)))
+		return -1;
+	size_t nb = (size_t)count * ct->size;
+	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	int receives = kind == SHMRUN_COLL_ALLREDUCE || (uint32_t)root == d->me, p;
+	if (nb > 0 && (src == NULL || (receives && recvbuf == NULL)))
+		return -1;
+	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, shmrun_cops[oi], root), (uint64_t)count, src,
+			      nb, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT | SHMRUN_SAME_OP, &p, rc) != 0)
+		return -1;
+	if (*rc == MPI_SUCCESS && receives && nb > 0) {
+		uint64_t acc[SHMRUN_INLINE_LEN / 8 + 1];
+		memcpy(acc, SHMRUN_FLINE(d, d->n - 1, p) + SHMRUN_FLAG_INLINE, nb);
+		for (int q = (int)d->n - 2; q >= 0; q--)
+			shmrun_fold_step(acc, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, (int)count, ct, op);
+		memcpy(recvbuf, acc, nb);
+	}
+	shmrun_coll_flush(d, (uintptr_t)comm);
+	return 0;
+}

@@ -9,8 +9,11 @@ import (
 // The C interface (capi) runs MPI_Barrier in C over the communicator's
 // collective area, by the protocol of call.barrier (coll.go): publish the
 // Barrier signature and the round, arrive at the area's barrier, wake the
-// lines' sleepers, record the round as seen. winc.BarrierOf gives it the
-// words and the slow paths, which stay here.
+// lines' sleepers, record the round as seen; and the one-round calls
+// whose data rides in the flag lines (Bcast, Reduce and Allreduce of up
+// to format.InlineLen bytes) by the protocol of call.agree and the inline
+// paths of bcast and reduce. winc.BarrierOf gives it the words and the
+// slow paths, which stay here.
 func init() {
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)
@@ -35,6 +38,24 @@ func init() {
 				k := call{c: c, a: a, name: "Barrier", r: r, p: int(r & 1)}
 				return k.verdict(0)
 			},
+		}
+		b.Lines, b.Me = a.lines[0][0].ev.Seq, uint32(a.me)
+		b.WaitRound = func(r uint32, kind uint8) error {
+			if err := a.waitRange(r, 0, a.n); err != nil {
+				return c.wrapWait(kindName(kind), err)
+			}
+			return nil
+		}
+		b.Mismatch = func(r uint32, kind, same uint8) error {
+			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & 1)}
+			// As agree does: a rank in Barrier waits on the barrier line.
+			if k.anyBarrier() {
+				a.flush()
+				if _, err := a.bar.AgreeCode(1); err != nil {
+					return c.wrapWait(k.name, err)
+				}
+			}
+			return k.verdict(sameFields(same))
 		}
 		for p := range 2 {
 			l := a.lines[a.me][p]

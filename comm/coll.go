@@ -501,9 +501,9 @@ func (k *call) verdict(same sameFields) error {
 type sameFields uint8
 
 const (
-	sameCount sameFields = 1 << iota
-	sameRoot
-	sameOp
+	sameCount sameFields = format.SameCount
+	sameRoot  sameFields = format.SameRoot
+	sameOp    sameFields = format.SameOp
 )
 
 func mismatch(s0, sq sigFields, q int, same sameFields) string {

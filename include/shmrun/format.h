@@ -160,6 +160,9 @@
 #define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
 #define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
 #define SHMRUN_OP_USER 255 /* a user-defined op in a signature */
+#define SHMRUN_SAME_COUNT 1 /* the ranks must agree on the count */
+#define SHMRUN_SAME_ROOT 2 /* the ranks must agree on the root */
+#define SHMRUN_SAME_OP 4 /* the ranks must agree on the op */
 #define SHMRUN_COLL_BARRIER 1
 #define SHMRUN_COLL_BCAST 2
 #define SHMRUN_COLL_REDUCE 3

@@ -69,6 +69,15 @@ const (
 // function cannot be compared across processes, only its presence.
 const OpUser = 0xff
 
+// The signature fields a call's ranks must agree on, besides the kind
+// and the type (which always must): bits of the C interface's small
+// collectives' mismatch path (package comm's sameFields).
+const (
+	SameCount = 1 << iota // the count
+	SameRoot              // the root
+	SameOp                // the op
+)
+
 // Collective kinds as recorded in FlagKind.
 const (
 	CollBarrier = 1 + iota

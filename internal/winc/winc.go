@@ -295,6 +295,21 @@ type Barrier struct {
 	// Verdict is the error of Barrier's round r whose barrier round
 	// failed: a rank was in another call.
 	Verdict func(r uint32) error
+
+	// The small collectives (a call whose data rides in the flag lines,
+	// one round): Lines is rank 0's round word of parity 0, where the
+	// flag lines begin (rank q's line of parity p is (2q+p) lines on);
+	// Me is this rank.
+	Lines *uint32
+	Me    uint32
+	// WaitRound waits past the spin phase for every rank to publish round
+	// r of call kind (a format.Coll* kind, for the error's name) and
+	// records the round as seen.
+	WaitRound func(r uint32, kind uint8) error
+	// Mismatch is the error of round r of call kind whose signatures
+	// differ in the fields same says must match (package comm's
+	// sameFields): every rank reaches the same one.
+	Mismatch func(r uint32, kind, same uint8) error
 }
 
 // BarrierOf returns c's Barrier (c a *comm.Comm), or nil when c has no

@@ -3,6 +3,7 @@
  * mirrors call for call. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include "check.h"
 
 #define WORDS 8
@@ -18,6 +19,66 @@ static int cls(int rc)
 	if (rc != MPI_SUCCESS)
 		MPI_Error_class(rc, &c);
 	return c;
+}
+
+/* small_colls runs Allreduce, Reduce and Bcast of a few bytes, which C
+ * ranks fold in C (the small collectives' fast path) and Go ranks in Go,
+ * on values where a fold could differ (signed zeros, NaNs, infinities,
+ * rounding, integer overflow), and checks that every rank, whatever its
+ * language, got the same bits. */
+static void small_colls(int me, int n)
+{
+	uint64_t nanb = 0x7FF8000000000123ull, r[25] = {0}, all[25 * 64];
+	double d[4] = {me == 0 ? -0.0 : 0.0, me + 0.25, me == n - 1 ? -1.0 / 0.0 : me * 1.5, 0.1 * (me + 1)};
+	if (me == 1)
+		memcpy(&d[1], &nanb, 8);
+	double sum[4], mn[4], mx[4], red[4];
+	MPI_Allreduce(d, sum, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(d, mn, 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+	memcpy(mx, d, sizeof d);
+	MPI_Allreduce(MPI_IN_PLACE, mx, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	uint32_t fnan = 0x7FC00123u;
+	float f = (float)me - 0.5f, fs, fm;
+	if (me == 1)
+		memcpy(&f, &fnan, 4);
+	MPI_Allreduce(&f, &fs, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&f, &fm, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+	int32_t p = (me + 1) * 100000, pr, lx = me % 2, lr[3];
+	int8_t s8 = 100, s8r;
+	uint16_t u = (uint16_t)(300 + me), ur;
+	MPI_Allreduce(&p, &pr, 1, MPI_INT32_T, MPI_PROD, MPI_COMM_WORLD);
+	MPI_Allreduce(&s8, &s8r, 1, MPI_INT8_T, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&u, &ur, 1, MPI_UINT16_T, MPI_PROD, MPI_COMM_WORLD);
+	MPI_Allreduce(&lx, &lr[0], 1, MPI_INT32_T, MPI_LXOR, MPI_COMM_WORLD);
+	lx = me != 1;
+	MPI_Allreduce(&lx, &lr[1], 1, MPI_INT32_T, MPI_LAND, MPI_COMM_WORLD);
+	MPI_Allreduce(&lx, &lr[2], 1, MPI_INT32_T, MPI_LOR, MPI_COMM_WORLD);
+	memcpy(red, d, sizeof d);
+	MPI_Reduce(me == n - 1 ? MPI_IN_PLACE : (void *)d, red, 4, MPI_DOUBLE, MPI_SUM, n - 1, MPI_COMM_WORLD);
+	if (me == n - 1)
+		CHECK(memcmp(red, sum, sizeof sum) == 0, "Reduce and Allreduce differ");
+	int64_t bc[5];
+	for (int i = 0; i < 5; i++)
+		bc[i] = me == 1 % n ? -(int64_t)i * 1000003 : 0;
+	MPI_Bcast(bc, 5, MPI_INT64_T, 1 % n, MPI_COMM_WORLD);
+	memcpy(&r[0], sum, 32);
+	memcpy(&r[4], mn, 32);
+	memcpy(&r[8], mx, 32);
+	memcpy(&r[12], &fs, 4);
+	memcpy(&r[13], &fm, 4);
+	r[14] = (uint32_t)pr, r[15] = (uint8_t)s8r, r[16] = ur;
+	for (int i = 0; i < 3; i++)
+		r[17 + i] = (uint32_t)lr[i];
+	memcpy(&r[20], bc, 40);
+	CHECK(__builtin_signbit(mn[0]) && !__builtin_signbit(mx[0]), "signed zeros: min %g max %g", mn[0], mx[0]);
+	CHECK(r[5] == 0x7FF8000000000001ull && r[9] == r[5], "min, max with a NaN: %#llx %#llx", (unsigned long long)r[5],
+	      (unsigned long long)r[9]);
+	CHECK(s8r == (int8_t)(100 * n) && bc[4] == -4000012, "int8 sum %d, bcast %ld", s8r, (long)bc[4]);
+	MPI_Allgather(r, 25, MPI_UINT64_T, all, 25, MPI_UINT64_T, MPI_COMM_WORLD);
+	for (int q = 0; q < n; q++)
+		for (int i = 0; i < 25; i++)
+			CHECK(all[q * 25 + i] == r[i], "rank %d's result %d: %#llx, mine %#llx", q, i,
+			      (unsigned long long)all[q * 25 + i], (unsigned long long)r[i]);
 }
 
 int main(int argc, char **argv)
@@ -214,6 +275,8 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&d, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	CHECK(sum == n * (n - 1) / 2, "allreduce %g", sum);
 	report("messages and a reduction across languages");
+	small_colls(me, n);
+	report("small collectives folded in C and in Go give the same bits");
 	MPI_Win_free(&cw);
 	MPI_Win_free(&w);
 	MPI_Finalize();

@@ -7,7 +7,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -241,6 +243,12 @@ func run() error {
 	if err := report(world, "messages and a reduction across languages"); err != nil {
 		return err
 	}
+	if err := smallColls(world); err != nil {
+		return err
+	}
+	if err := report(world, "small collectives folded in C and in Go give the same bits"); err != nil {
+		return err
+	}
 	if err := cw.Free(); err != nil {
 		return err
 	}
@@ -365,4 +373,95 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 		return err
 	}
 	return report(world, "a mismatched collective fails everywhere, then the communicator works")
+}
+
+// smallColls mirrors mixed.c's small_colls: the same calls, the same
+// values, the same results gathered and compared bit for bit.
+func smallColls(world *comm.Comm) error {
+	me, n := world.Rank(), world.Size()
+	d := []float64{0, float64(me) + 0.25, float64(me) * 1.5, 0.1 * float64(me+1)}
+	if me == 0 {
+		d[0] = math.Copysign(0, -1)
+	}
+	if me == 1 {
+		d[1] = math.Float64frombits(0x7FF8000000000123)
+	}
+	if me == n-1 {
+		d[2] = math.Inf(-1)
+	}
+	sum, mn, mx, red := make([]float64, 4), make([]float64, 4), slices.Clone(d), slices.Clone(d)
+	steps := []error{
+		comm.Allreduce(world, d, sum, atomics.Sum),
+		comm.Allreduce(world, d, mn, atomics.Min),
+		comm.AllreduceInPlace(world, mx, atomics.Max),
+	}
+	f := []float32{float32(me) - 0.5}
+	if me == 1 {
+		f[0] = math.Float32frombits(0x7FC00123)
+	}
+	fs, fm := []float32{0}, []float32{0}
+	steps = append(steps, comm.Allreduce(world, f, fs, atomics.Sum), comm.Allreduce(world, f, fm, atomics.Max))
+	pr, s8r, ur, lr := []int32{0}, []int8{0}, []uint16{0}, make([]int32, 3)
+	lx := []int32{int32(me % 2)}
+	steps = append(steps,
+		comm.Allreduce(world, []int32{int32(me+1) * 100000}, pr, atomics.Prod),
+		comm.Allreduce(world, []int8{100}, s8r, atomics.Sum),
+		comm.Allreduce(world, []uint16{uint16(300 + me)}, ur, atomics.Prod),
+		comm.Allreduce(world, lx, lr[0:1], atomics.Lxor))
+	lx[0] = 0
+	if me != 1 {
+		lx[0] = 1
+	}
+	steps = append(steps, comm.Allreduce(world, lx, lr[1:2], atomics.Land), comm.Allreduce(world, lx, lr[2:3], atomics.Lor))
+	if me == n-1 {
+		steps = append(steps, comm.ReduceInPlace(world, red, atomics.Sum, n-1))
+	} else {
+		steps = append(steps, comm.Reduce(world, d, red, atomics.Sum, n-1))
+	}
+	bc := make([]int64, 5)
+	if me == 1%n {
+		for i := range bc {
+			bc[i] = -int64(i) * 1000003
+		}
+	}
+	steps = append(steps, comm.Bcast(world, bc, 1%n))
+	if err := errors.Join(steps...); err != nil {
+		return err
+	}
+	if me == n-1 {
+		check(slices.Equal(bits(red), bits(sum)), "Reduce and Allreduce differ")
+	}
+	r := make([]uint64, 25)
+	copy(r[0:], bits(sum))
+	copy(r[4:], bits(mn))
+	copy(r[8:], bits(mx))
+	r[12], r[13] = uint64(math.Float32bits(fs[0])), uint64(math.Float32bits(fm[0]))
+	r[14], r[15], r[16] = uint64(uint32(pr[0])), uint64(uint8(s8r[0])), uint64(ur[0])
+	for i := range 3 {
+		r[17+i] = uint64(uint32(lr[i]))
+	}
+	for i, v := range bc {
+		r[20+i] = uint64(v)
+	}
+	check(math.Signbit(mn[0]) && !math.Signbit(mx[0]), "signed zeros: min %g max %g", mn[0], mx[0])
+	check(r[5] == 0x7FF8000000000001 && r[9] == r[5], "min, max with a NaN: %#x %#x", r[5], r[9])
+	check(s8r[0] == int8(100*n) && bc[4] == -4000012, "int8 sum %d, bcast %d", s8r[0], bc[4])
+	all := make([]uint64, 25*n)
+	if err := comm.Allgather(world, r, all); err != nil {
+		return err
+	}
+	for q := range n {
+		for i := range 25 {
+			check(all[q*25+i] == r[i], "rank %d's result %d: %#x, mine %#x", q, i, all[q*25+i], r[i])
+		}
+	}
+	return nil
+}
+
+func bits(v []float64) []uint64 {
+	b := make([]uint64, len(v))
+	for i, x := range v {
+		b[i] = math.Float64bits(x)
+	}
+	return b
 }
