@@ -52,7 +52,7 @@ func (c *Comm) tcheck(call string, d tdata) (int, error) {
 	if w, _, ok := simpleData(d.buf, d.count, d.t); ok {
 		return len(w), nil // one run of one basic type: nothing to check further
 	}
-	if _, err := d.t.Signature(); err != nil {
+	if err := d.t.CheckCommitted(); err != nil {
 		return 0, c.typeError(call, err)
 	}
 	if err := d.t.Fits(d.count, len(d.buf)); err != nil {
@@ -468,7 +468,7 @@ func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dt
 // then empty).
 func elemsOf[T atomics.Elem](c *Comm, call string, d tdata) ([]T, error) {
 	e, ok := d.t.Elem()
-	if _, err := d.t.Signature(); err != nil {
+	if err := d.t.CheckCommitted(); err != nil {
 		return nil, c.typeError(call, err)
 	}
 	if !ok && d.t.Size() > 0 || ok && e != atomics.TypeOf[T]() {

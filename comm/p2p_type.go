@@ -131,7 +131,7 @@ func (c *Comm) typedIn(call string, buf []byte, count int, t *dtype.Type) (*type
 	if wire, f, ok := simpleData(buf, count, t); ok {
 		return &typedIn{wire: wire, f: f}, nil
 	}
-	if _, err := t.Signature(); err != nil {
+	if err := t.CheckCommitted(); err != nil {
 		return nil, c.typeError(call, err)
 	}
 	if err := t.Fits(count, len(buf)); err != nil {
@@ -305,7 +305,7 @@ func (msg *Message) IrecvType(buf []byte, count int, t *dtype.Type) (*Request, e
 // holds (MPI_Get_count with a datatype), or Undefined if its bytes are
 // not a whole number of instances. Local.
 func GetCountType(st Status, t *dtype.Type) (int, error) {
-	if _, err := t.Signature(); err != nil {
+	if err := t.CheckCommitted(); err != nil {
 		return 0, fmt.Errorf("comm: GetCountType: %v: %w", err, ErrType)
 	}
 	size := int(t.Size())

@@ -123,6 +123,14 @@ func (t *Type) Runs() ([]Run, error) {
 	return append([]Run(nil), r...), err
 }
 
+// CheckCommitted is nil if t is a committed type, ready for communication,
+// else ErrType naming why (nil, freed, not committed). Local; it never
+// allocates.
+func (t *Type) CheckCommitted() error {
+	_, _, err := t.committedForm("CheckCommitted")
+	return err
+}
+
 // Signature returns a committed type's signature for one instance, runs
 // of one basic type compressed (a copy).
 func (t *Type) Signature() ([]SigRun, error) {
