@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -293,5 +294,93 @@ func TestCRankCrash(t *testing.T) {
 				t.Errorf("the job took %v to end", took)
 			}
 		})
+	}
+}
+
+// TestCStats runs a C program under shmrun --stats-json: calls that run in
+// C otherwise (the RMA calls, Lock, Barrier, a small Allreduce) take the Go
+// paths of an observed job and are all counted.
+func TestCStats(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	src, exe, stats := filepath.Join(tmp, "stats.c"), filepath.Join(tmp, "stats"), filepath.Join(tmp, "stats.json")
+	prog := `#include <mpi.h>
+int main(int argc, char **argv) {
+	int rank, size;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Win w;
+	long *base, v = 1, r = 0;
+	MPI_Win_allocate_shared(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+	for (int i = 0; i < 3; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, w);
+	for (int i = 0; i < 12; i++) {
+		MPI_Put(&v, 1, MPI_LONG, (rank + 1) % size, 0, 1, MPI_LONG, w);
+		MPI_Win_flush((rank + 1) % size, w);
+	}
+	MPI_Fetch_and_op(&v, &r, MPI_LONG, 0, 1, MPI_SUM, w);
+	MPI_Win_unlock_all(w);
+	for (int i = 0; i < 5; i++) {
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+		MPI_Get(&r, 1, MPI_LONG, 0, 1, 1, MPI_LONG, w);
+		MPI_Win_unlock(0, w);
+	}
+	for (int i = 0; i < 2; i++)
+		MPI_Allreduce(&v, &r, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Win_free(&w);
+	MPI_Finalize();
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-O2", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("shmcc: %v\n%s", err, out)
+	}
+	run(t, nil, filepath.Join(dir, "bin", "shmrun"), "-n", "2", "--oversubscribe", "--stats-json", stats, exe)
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Ranks []struct {
+			Windows []struct {
+				Calls map[string]struct{ Count, Bytes int64 }
+				Sync  map[string]struct{ Count int64 }
+			}
+			Waits map[string]struct{ Count int64 }
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Ranks) != 2 {
+		t.Fatalf("%d ranks in %s", len(s.Ranks), b)
+	}
+	for i, r := range s.Ranks {
+		if len(r.Windows) != 1 {
+			t.Fatalf("rank %d: %d windows", i, len(r.Windows))
+		}
+		w := r.Windows[0]
+		// MPI_Fetch_and_op is a one-element Get_accumulate (and counted
+		// as one).
+		for name, want := range map[string]int64{"Put": 12, "Get": 5, "GetAccumulate": 1} {
+			if c := w.Calls[name]; c.Count != want || c.Bytes != 8*want {
+				t.Errorf("rank %d: %s %+v, want %d calls", i, name, c, want)
+			}
+		}
+		for name, want := range map[string]int64{"Lock": 5, "Unlock": 5, "LockAll": 1} {
+			if c := w.Sync[name]; c.Count != want {
+				t.Errorf("rank %d: %s %d, want %d", i, name, c.Count, want)
+			}
+		}
+		for name, want := range map[string]int64{"Barrier": 3, "Allreduce": 2} {
+			if c := r.Waits[name]; c.Count != want {
+				t.Errorf("rank %d: %s %d, want %d", i, name, c.Count, want)
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 func init() {
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)
-		if !ok || c.check("Barrier") != nil || c.coll == nil {
+		if !ok || c.check("Barrier") != nil || c.coll == nil || rec != nil {
 			return nil
 		}
 		a := c.coll

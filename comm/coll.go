@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
@@ -319,10 +321,26 @@ type call struct {
 	c    *Comm
 	a    *collArea
 	name string
-	r    uint32 // the current round
-	p    int    // its parity
-	err  error  // this rank's own argument error (published as failed)
-	bad  error  // an argument error found before the call began (typed forms)
+	r    uint32    // the current round
+	p    int       // its parity
+	err  error     // this rank's own argument error (published as failed)
+	bad  error     // an argument error found before the call began (typed forms)
+	t0   time.Time // when the call began (only with --stats or --trace)
+}
+
+// end is a call's deferred last step: wake the sleepers of the rounds it
+// published, and record its time (--stats, --trace) under its MPI name.
+func (k *call) end() {
+	k.a.flush()
+	if rec != nil {
+		rec.Wait(statName(k.name), k.t0)
+	}
+}
+
+// statName is a call's name in the statistics: the typed and in-place
+// forms count as the call they are.
+func statName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, "InPlace"), "Type")
 }
 
 // agreeCall is the first thing a collective call over c that is not one of
@@ -338,7 +356,7 @@ func (c *Comm) agreeCall(name string, kind uint8) error {
 	if err := c.begin(&k, name); err != nil {
 		return err
 	}
-	defer k.a.flush()
+	defer k.end()
 	return k.agree(mkSig(kind, 0, 0, -1, 0), 0)
 }
 
@@ -353,6 +371,9 @@ func (c *Comm) begin(k *call, name string) error {
 		return err
 	}
 	k.c, k.a, k.name = c, a, name
+	if rec != nil {
+		k.t0 = time.Now()
+	}
 	if k.r, k.p, err = a.open(); err != nil {
 		return c.wrapWait(name, err)
 	}

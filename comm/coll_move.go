@@ -27,7 +27,7 @@ func (c *Comm) Barrier() error {
 	if err != nil {
 		return err
 	}
-	defer k.a.flush()
+	defer k.end()
 	return k.barrier()
 }
 
@@ -60,7 +60,7 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) error {
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me := c.Size(), c.Rank()
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
@@ -236,7 +236,7 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, nr := len(send)/s, len(recv)/s
 	if root < 0 || root >= n {
@@ -286,7 +286,7 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	m := len(send) / s
 	var rcv blocks
@@ -421,7 +421,7 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) er
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, nr := len(send)/s, len(recv)/s
 	mine := send
@@ -459,7 +459,7 @@ func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, i
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	me, s := c.Rank(), w.size
 	m := len(send) / s
 	rcv, verr := k.vblocks(counts, displs, len(recv)/s, s, "recv")

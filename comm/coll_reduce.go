@@ -65,7 +65,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 		return err
 	}
 	k.bad = bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, m := c.Size(), c.Rank(), len(send)
 	typ := atomics.TypeOf[T]()
 	red, code, err := resolve[T](op, typ)
@@ -256,7 +256,7 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 		return err
 	}
 	k.bad = bad
-	defer k.a.flush()
+	defer k.end()
 	n, me := c.Size(), c.Rank()
 	m := len(recv)
 	if inPlace {
@@ -361,7 +361,7 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 		return err
 	}
 	k.bad = bad
-	defer k.a.flush()
+	defer k.end()
 	me, m := c.Rank(), len(send)
 	hi := me + 1 // the ranks folded: [0, hi)
 	if kind == format.CollExscan {

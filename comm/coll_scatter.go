@@ -37,7 +37,7 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, ns := len(recv)/s, len(send)/s
 	var snd blocks
@@ -82,7 +82,7 @@ func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []by
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	m := len(recv) / s
 	var snd blocks
@@ -191,7 +191,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) err
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, s := c.Size(), w.size
 	ns := len(send) / s
 	m := ns / n
@@ -229,7 +229,7 @@ func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, 
 		return err
 	}
 	k.bad = w.bad
-	defer k.a.flush()
+	defer k.end()
 	n, me, s := c.Size(), c.Rank(), w.size
 	snd, err := k.vblocks(sendCounts, sendDispls, len(send)/s, s, "send")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/obs"
 	"github.com/shmrun/shmrun/internal/team"
 )
 
@@ -52,8 +53,13 @@ func Init() (*Comm, error) {
 		return nil, err
 	}
 	process.world = c
+	rec = obs.Start(c.Rank(), c.Size())
 	return c, nil
 }
+
+// rec is this process's record for shmrun --stats and --trace (nil when
+// neither is on: every hook is then one nil test off the fast paths).
+var rec *obs.Rank
 
 func initFromEnv(get func(string) string) (*Comm, error) {
 	e, err := parseEnv(get)
@@ -142,6 +148,9 @@ func Finalize() error {
 	err := w.Finalize()
 	if w.finalized.Load() { // not when the ranks disagreed on the call
 		process.world, process.self, process.done = nil, nil, true
+		if ferr := rec.Finish(); ferr != nil && err == nil {
+			err = fmt.Errorf("comm: Finalize on rank %d: writing its statistics or trace: %v: %w", w.Rank(), ferr, ErrOther)
+		}
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
@@ -578,6 +579,9 @@ func (o *op) matches(m *inMsg) bool {
 // bytes (in the ring or in m.data). m may be on the caller's stack: only
 // a copy is kept.
 func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
+	if rec != nil {
+		rec.Message(m.src, m.size, false)
+	}
 	o.trunc = m.size > len(o.buf)
 	if m.kind != format.PktRTS {
 		copy(o.buf, payload)
@@ -667,6 +671,9 @@ func (e *engine) startSend(o *op) error {
 		return err
 	}
 	o.id = e.newID()
+	if rec != nil {
+		rec.Message(o.peer, len(o.buf), true)
+	}
 	kind := uint8(format.PktEager)
 	switch {
 	case len(o.buf) > e.eager:
@@ -747,6 +754,9 @@ func (e *engine) cancel(o *op) {
 // waitOp waits for o to complete: a short spin of progress first (no
 // allocation on this common path), then waitFor.
 func (e *engine) waitOp(o *op) error {
+	if rec != nil && !o.isDone() {
+		defer recordWait(o, time.Now())
+	}
 	// Oversubscribed, the peer needs this core: spin only as the policy
 	// says before yielding it.
 	for range min(64, e.policy.Spin) {
@@ -759,6 +769,15 @@ func (e *engine) waitOp(o *op) error {
 		}
 	}
 	return e.waitFor(e.policy, o.waiting(), o.isDone)
+}
+
+// recordWait records the time a wait for o blocked (--stats, --trace).
+func recordWait(o *op, t0 time.Time) {
+	if o.recv {
+		rec.Wait("Recv", t0)
+	} else {
+		rec.Wait("Send", t0)
+	}
 }
 
 // waiting describes a wait for o to the deadlock watch.

@@ -65,7 +65,16 @@ type Config struct {
 	// in a wait inside shmrun for this long with nothing moving: none of
 	// them can be completed by another (0: DefaultDeadlockAfter; negative:
 	// never). A rank that computes is not asleep in a wait.
-	DeadlockAfter  time.Duration
+	DeadlockAfter time.Duration
+	// Stats prints each rank's statistics (RMA calls per window, time in
+	// synchronization and collectives, lock contention, messages per peer)
+	// as a table on Stderr when the job ends; StatsJSON writes them to that
+	// file as JSON (docs/STATS.md); Trace writes the job's timeline to that
+	// file in the Chrome trace-event format. Ranks record only when one of
+	// them is set, and only what reaches Finalize is reported.
+	Stats          bool
+	StatsJSON      string
+	Trace          string
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr

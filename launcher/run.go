@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,7 @@ type job struct {
 	oversubscribed bool           // more ranks than CPUs in shmrun's affinity set
 	backing        format.Backing // Config.Shm, parsed
 	topo           *topo.Topology // nil: unknown (ranks run unbound)
+	obs            *observer      // --stats, --trace: nil when off
 	bindings       []topo.Binding // rank i's place, from Config.place
 }
 
@@ -86,11 +88,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	j.oversubscribed = cfg.Ranks() > len(cpus)
+	if j.obs, err = newObserver(cfg); err != nil {
+		return Result{}, err
+	}
+	defer j.obs.close()
 	exits, err := j.start(progs, cpus)
 	if err != nil {
 		return Result{}, err
 	}
-	return j.supervise(ctx, exits), nil
+	res := j.supervise(ctx, exits)
+	if err := j.obs.report(cfg, cfg.Ranks(), j.stderr); err != nil {
+		fmt.Fprintf(j.stderr, "shmrun: %v\n", err)
+		if res.ExitCode == 0 {
+			res = Result{ExitCode: 1, Reason: err.Error()}
+		}
+	}
+	return res, nil
+}
+
+// writeIndented writes v to f as indented JSON.
+func writeIndented(f *os.File, v any) error {
+	enc := json.NewEncoder(f)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // lockJob makes the job id and its lock file, held for the job's life so

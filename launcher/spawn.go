@@ -36,6 +36,7 @@ func (j *job) rankEnv(rank, size int) []string {
 		}
 	}
 	env = append(env, j.cfg.Env...)
+	env = append(env, j.obs.env()...)
 	if j.oversubscribed && !j.userWait() {
 		// More ranks than CPUs: spin briefly, then yield (barrier package).
 		env = append(env, EnvWait+"=oversubscribed")

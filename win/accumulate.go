@@ -54,8 +54,8 @@ func opError(call string, w *Win, target int, err error) error {
 // epochs, ranges and ProcNull as for Put. An op the standard does not define
 // on T (a bit op on a float, say) is ErrOp.
 func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
 				if _, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -81,8 +81,8 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if op != atomics.NoOp && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.Rank(), len(src), len(result))
 	}
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
 			if op == atomics.Sum && len(src) == 1 {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -103,8 +103,8 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 // with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
 // Replace (atomic swap). On the common types it is one atomic instruction.
 func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if op == atomics.Sum {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), v); ok {
@@ -125,8 +125,8 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 // compare, and returns the element it found (MPI_Compare_and_swap),
 // atomically. Integer types only: a float does not compile.
 func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if raw.SwapIfWord(p.amem, p.off+int64(o), v, compare) {
 				return compare, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -11,6 +12,7 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/heap"
+	"github.com/shmrun/shmrun/internal/obs"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
@@ -153,8 +155,37 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		return nil, err
 	}
 	w.bind(units)
+	w.observe(sizes)
 	t.Hold() // the window keeps its communicator's team until its own Free
 	return w, nil
+}
+
+// observe starts the window's record when the job records (shmrun
+// --stats, --trace): its calls then all take the slow paths, which record
+// them. Otherwise the fast paths get the parts.
+func (w *Win) observe(sizes []int64) {
+	rec := obs.Self()
+	if rec == nil {
+		w.fast = w.parts
+		return
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	layout := "contiguous"
+	switch {
+	case w.flavor == FlavorCreate:
+		layout = "own memory"
+	case w.flavor == FlavorDynamic:
+		layout = "dynamic"
+	case w.cfg.noncontig:
+		layout = "noncontig"
+	}
+	flavor := strings.ToLower(strings.TrimPrefix(w.flavor.String(), "MPI_WIN_FLAVOR_"))
+	w.obs = rec.NewWin(obs.WinDesc{Flavor: flavor, Ranks: w.size, Size: sizes[w.rank], Total: total,
+		DispUnit: w.parts[w.rank].dispUnit, Layout: layout})
+	w.ep.observe()
 }
 
 // checkSame enforces the same_size and same_disp_unit assertions, as agreed

@@ -84,6 +84,9 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if err != nil {
 		return err
 	}
+	if w.obs != nil {
+		w.obs.RMA("Put", target, int(ttype.Size())*tcount)
+	}
 	if oo, on, ok := otype.Contig(ocount); ok {
 		if to, tn, ok := ttype.Contig(tcount); ok && on == tn && to >= 0 {
 			// Plain bytes on both sides: Put's paths (to ≥ 0 so that
@@ -141,6 +144,9 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 	lo, hi, err := typedRange(call, w, result, rcount, rtype, tcount, ttype)
 	if err != nil {
 		return err
+	}
+	if w.obs != nil {
+		w.obs.RMA("Get", target, int(ttype.Size())*tcount)
 	}
 	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
 	if !run {
@@ -212,7 +218,7 @@ func appendPiece(ps []shm.Piece, p shm.Piece) []shm.Piece {
 // putAt is Put of src at byte off past disp: the fast path of Put where
 // the target part is mapped, else resolveRange's.
 func (w *Win) putAt(call string, src []byte, target, disp int, off int64) error {
-	if off == 0 {
+	if off == 0 && w.obs == nil { // observed, PutType counted the call
 		return w.Put(src, target, disp)
 	}
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {

@@ -1,6 +1,8 @@
 package win
 
 import (
+	"strings"
+
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -52,6 +54,9 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	}
 	if err := atomics.Check(op, e, fetch); err != nil {
 		return opError(call, w, target, err)
+	}
+	if w.obs != nil {
+		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, int(ttype.Size())*tcount)
 	}
 	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
 	if !run {

@@ -71,6 +71,7 @@ const (
 	gateNoLocks = winc.GateNoLocks
 	gateFreed   = winc.GateFreed
 	gateCheck   = winc.GateCheck
+	gateObserve = winc.GateObserve
 )
 
 // setGate sets or clears gate bits.
@@ -160,6 +161,15 @@ func (e *epochState) init(n int, check bool) error {
 	return nil
 }
 
+// observe sends every fast path of the window to its slow path, which
+// records the call (shmrun --stats, --trace).
+func (e *epochState) observe() {
+	e.setGate(gateObserve, true)
+	for t := range e.tgt {
+		e.tgt[t] |= tgtCheck
+	}
+}
+
 // setTgt sets target t's epoch bits, keeping tgtCheck.
 func (e *epochState) setTgt(t int, bits uint8) { e.tgt[t] = bits | e.tgt[t]&tgtCheck }
 
@@ -168,7 +178,7 @@ func (e *epochState) setTgt(t int, bits uint8) { e.tgt[t] = bits | e.tgt[t]&tgtC
 // bits, the tgt bytes) must agree. freed and noLocks are the window's.
 func (e *epochState) check(freed, noLocks bool) error {
 	bit := func(b uint8) bool { return e.h.Gate&b != 0 }
-	locks, check := 0, bit(gateCheck)
+	locks, check := 0, bit(gateCheck) || bit(gateObserve)
 	for t, b := range e.tgt {
 		locked := b&tgtLocked != 0
 		if locked {

@@ -1,5 +1,7 @@
 package win
 
+import "time"
+
 // Fence synchronizes the window's group (MPI_Win_fence): collective. It
 // closes the fence epoch before it (every put of that epoch is visible to
 // every rank after the Fence) and opens the next unless ModeNoSucceed is
@@ -12,6 +14,9 @@ package win
 // A Fence while a Lock, LockAll, Start or Post epoch is open is ErrRMASync;
 // a failure on any rank fails the Fence on every rank, and no epoch changes.
 func (w *Win) Fence(assert int) error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Fence", time.Now())
+	}
 	defer w.checkEpoch("Fence")
 	if err := w.live("Fence"); err != nil {
 		return err

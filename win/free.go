@@ -52,6 +52,7 @@ func (w *Win) dispose() error {
 			err = errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
 		}
 	}
-	w.mem, w.parts = nil, nil
+	w.mem, w.parts, w.fast = nil, nil, nil
+	w.obs.Free()
 	return err
 }

@@ -2,6 +2,7 @@ package win
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -69,11 +70,13 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 	}
 	t := ticketOf(v)
 	if lwW(atomic.LoadUint64(l.word)) != t {
+		atomic.AddInt64(&w.lockWaits, 1)
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwW(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return w.lockAborted(err) // the job is ending; the lock word no longer matters
 		}
 	}
 	if atomic.LoadUint64(w.global) != 0 {
+		atomic.AddInt64(&w.lockWaits, 1)
 		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global) == 0 }); err != nil {
 			return w.lockAborted(err)
 		}
@@ -103,6 +106,7 @@ func (w *Win) acquireShared(target int) error {
 func (w *Win) acquireSharedAfter(target int, v uint64) error {
 	l := &w.locks[target]
 	if t := ticketOf(v); lwR(v) != t {
+		atomic.AddInt64(&w.lockWaits, 1)
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwR(atomic.LoadUint64(l.word)) == t }); err != nil {
 			return err
 		}
@@ -128,6 +132,7 @@ func (w *Win) acquireAll() error {
 			return nil
 		}
 		w.releaseAll() // back off: an exclusive locker of busy may wait for A == 0
+		atomic.AddInt64(&w.lockWaits, 1)
 		l := &w.locks[busy]
 		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 }); err != nil {
 			return err
@@ -183,7 +188,22 @@ func (w *Win) lockAborted(err error) error {
 	return errorf(ErrAborted, "Lock on rank %d: %v", w.rank, err)
 }
 
+// lockSlow is Lock's slow path, recording the call on an observed window.
 func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
+	if w == nil || w.obs == nil {
+		return w.lockChecked(lt, rank, assert)
+	}
+	t0, waits := time.Now(), atomic.LoadInt64(&w.lockWaits)
+	err := w.lockChecked(lt, rank, assert)
+	w.obs.Sync("Lock", t0)
+	if err == nil {
+		w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+	}
+	return err
+}
+
+// lockChecked is Lock with every check: the slow path.
+func (w *Win) lockChecked(lt LockType, rank int, assert int) error {
 	w.checkEpoch("before Lock")
 	defer w.checkEpoch("Lock")
 	if err := w.live("Lock"); err != nil {
@@ -253,7 +273,17 @@ func (w *Win) Unlock(rank int) error {
 	return w.unlockSlow(rank)
 }
 
+// unlockSlow is Unlock's slow path, recording the call on an observed
+// window.
 func (w *Win) unlockSlow(rank int) error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Unlock", time.Now())
+	}
+	return w.unlockChecked(rank)
+}
+
+// unlockChecked is Unlock with every check: the slow path.
+func (w *Win) unlockChecked(rank int) error {
 	w.checkEpoch("before Unlock")
 	defer w.checkEpoch("Unlock")
 	if err := w.live("Unlock"); err != nil {
@@ -302,7 +332,23 @@ func (w *Win) LockAll(assert int) error {
 	return w.lockAllSlow(assert)
 }
 
+// lockAllSlow is LockAll's slow path, recording the call on an observed
+// window.
 func (w *Win) lockAllSlow(assert int) error {
+	if w == nil || w.obs == nil {
+		return w.lockAllChecked(assert)
+	}
+	t0, waits := time.Now(), atomic.LoadInt64(&w.lockWaits)
+	err := w.lockAllChecked(assert)
+	w.obs.Sync("LockAll", t0)
+	if err == nil {
+		w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+	}
+	return err
+}
+
+// lockAllChecked is LockAll with every check: the slow path.
+func (w *Win) lockAllChecked(assert int) error {
 	w.checkEpoch("before LockAll")
 	defer w.checkEpoch("LockAll")
 	if err := w.live("LockAll"); err != nil {

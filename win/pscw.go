@@ -2,6 +2,7 @@ package win
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -34,6 +35,9 @@ import (
 // Post while this rank holds a lock on the window, and a Post right after a
 // Fence epoch with RMA calls are ErrRMASync.
 func (w *Win) Post(g *comm.Group, assert int) error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Post", time.Now())
+	}
 	defer w.checkEpoch("Post")
 	origins, err := w.checkPSCW("Post", g, assert, ModeNoCheck|ModeNoStore|ModeNoPut)
 	if err != nil {
@@ -65,6 +69,9 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 // stores before their Post are visible after Start. A Start while an access
 // epoch is open is ErrRMASync.
 func (w *Win) Start(g *comm.Group, assert int) error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Start", time.Now())
+	}
 	defer w.checkEpoch("Start")
 	targets, err := w.checkPSCW("Start", g, assert, ModeNoCheck)
 	if err != nil {
@@ -101,6 +108,9 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 // is complete and visible to a target whose Wait returns. Complete without
 // Start is ErrRMASync.
 func (w *Win) Complete() error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Complete", time.Now())
+	}
 	defer w.checkEpoch("Complete")
 	if err := w.live("Complete"); err != nil {
 		return err
@@ -126,6 +136,9 @@ func (w *Win) Complete() error {
 // their RMA calls are visible to this rank's loads after Wait. Wait without
 // Post is ErrRMASync.
 func (w *Win) Wait() error {
+	if w != nil && w.obs != nil {
+		defer w.obs.Sync("Wait", time.Now())
+	}
 	defer w.checkEpoch("Wait")
 	if err := w.live("Wait"); err != nil {
 		return err

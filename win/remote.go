@@ -33,7 +33,11 @@ func privateKey(target int) int64 { return int64(target+1) << 20 }
 // resolve checks an RMA call of n bytes at disp on target and finds them,
 // or says why not.
 func (w *Win) resolve(call string, target, disp, n int) (where, error) {
-	return w.resolveRange(call, target, disp, 0, int64(n))
+	wh, err := w.resolveRange(call, target, disp, 0, int64(n))
+	if w != nil && w.obs != nil && err == nil {
+		w.obs.RMA(call, target, n)
+	}
+	return wh, err
 }
 
 // resolveRange is resolve for the n bytes that start lo bytes from disp

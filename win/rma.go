@@ -26,8 +26,8 @@ func (p *part) span(disp, n int) (int, bool) {
 // target's own part (ErrRMARange: a neighbour's bytes are never touched).
 // ProcNull is a no-op inside any open access epoch (ErrRMASync outside).
 func (w *Win) Put(src []byte, target, disp int) error {
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if off, ok := p.span(disp, len(src)); ok {
 			if len(src) == 8 { // one move instead of a memmove call
 				binary.LittleEndian.PutUint64(p.data[off:], binary.LittleEndian.Uint64(src))
@@ -54,8 +54,8 @@ func (w *Win) Put(src []byte, target, disp int) error {
 // Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
 // As Put for epochs, ranges and ProcNull; dst may be read once Get returns.
 func (w *Win) Get(dst []byte, target, disp int) error {
-	if w != nil && uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {
-		p := &w.parts[target]
+	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
+		p := &w.fast[target]
 		if off, ok := p.span(disp, len(dst)); ok {
 			if len(dst) == 8 {
 				binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.data[off:]))

@@ -8,6 +8,7 @@ import (
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/obs"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/internal/winc"
 )
@@ -112,6 +113,14 @@ type Win struct {
 	layout format.WindowLayout
 	sl     format.SyncLayout
 	parts  []part
+	// fast is parts for the RMA fast paths, nil on an observed window
+	// (obs: shmrun --stats or --trace), whose calls all take the slow
+	// paths, which record them.
+	fast []part
+	obs  *obs.Win
+	// lockWaits counts the waits of Lock and LockAll for another rank
+	// (lock contention, recorded on an observed window).
+	lockWaits int64
 
 	fence    *barrier.Barrier
 	global   *uint64

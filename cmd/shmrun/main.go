@@ -43,6 +43,7 @@ Examples:
   shmrun -n 2 --bind-to core --report-bindings ./bench/cmd/rmabench
   shmrun -n 1 ./server : -n 3 ./client
   shmrun --timeout 30s -x GODEBUG=gctrace=1 -n 2 ./prog
+  shmrun -n 4 --stats --trace job.trace.json ./prog
 
 Flags:
 `
@@ -73,6 +74,9 @@ type options struct {
 	cleanup        bool
 	noSingleCopy   bool
 	deadlock       string
+	stats          bool
+	statsJSON      string
+	trace          string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -92,6 +96,9 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.shm, "shm", "auto", "where windows live: dir (the shm directory), memfd (no name, not counted against the directory's mount), or auto (dir when it has room, else memfd)")
 	fs.BoolVar(&o.noSingleCopy, "no-single-copy", false, "ranks do not let each other read their memory (PR_SET_PTRACER, which lets any process of your user attach to them): large messages go through shared memory, in two copies")
 	fs.StringVar(&o.deadlock, "deadlock-after", "5s", "end the job (exit 125) when every rank has waited inside shmrun this long with nothing moving, naming who waits for whom; 0 turns the watch off")
+	fs.BoolVar(&o.stats, "stats", false, "print each rank's statistics when the job ends: RMA calls and bytes per window, time in Fence, Lock, PSCW, Barrier and each collective, lock contention, messages per peer")
+	fs.StringVar(&o.statsJSON, "stats-json", "", "write the statistics to FILE as JSON (schema: docs/STATS.md)")
+	fs.StringVar(&o.trace, "trace", "", "write the job's timeline to FILE in the Chrome trace-event format (open it in ui.perfetto.dev or chrome://tracing)")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
@@ -204,6 +211,9 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		ShmDir:         o.shmDir,
 		Shm:            o.shm,
 		NoSingleCopy:   o.noSingleCopy,
+		Stats:          o.stats,
+		StatsJSON:      o.statsJSON,
+		Trace:          o.trace,
 	}
 	if o.deadlock == "0" {
 		cfg.DeadlockAfter = -1

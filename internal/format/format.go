@@ -314,6 +314,11 @@ const (
 	// their memory (no PR_SET_PTRACER at Init): large messages then go
 	// through shared memory. Unset or "on": they do.
 	EnvSingleCopy = "SHMRUN_SINGLE_COPY"
+	// EnvStats and EnvTrace are directories (shmrun --stats, --trace)
+	// where the rank writes its statistics and its trace at Finalize
+	// (internal/obs); unset: it records nothing.
+	EnvStats = "SHMRUN_STATS"
+	EnvTrace = "SHMRUN_TRACE"
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy): the one SHMRUN_
 	// variable a user sets.
 	EnvWait = "SHMRUN_WAIT"

@@ -117,6 +117,10 @@ const (
 	GateNoLocks             // the window has info no_locks=true
 	GateFreed               // the window is freed
 	GateCheck               // the window checks its epoch invariants (see TgtCheck)
+	// GateObserve is set on a window that records its calls (shmrun
+	// --stats, --trace): every fast path takes the slow one, which
+	// records (its targets carry TgtCheck for the same reason).
+	GateObserve
 )
 
 // New maps the epoch state of a window of n ranks, with no epoch open.
@@ -205,7 +209,9 @@ type State struct {
 }
 
 // Of returns the C fast path's state of w, a *win.Win, or nil where the
-// fast path does not apply. Package win sets it at init.
+// fast path does not apply (a freed window, or an observed one: shmrun
+// --stats or --trace records its calls on the Go paths). Package win sets
+// it at init.
 var Of func(w any) *State
 
 // Coll is a rank's round counters of one communicator's collective area
@@ -313,5 +319,6 @@ type Barrier struct {
 }
 
 // BarrierOf returns c's Barrier (c a *comm.Comm), or nil when c has no
-// collective area yet or cannot take the fast path. Package comm sets it.
+// collective area yet or cannot take the fast path (the job is observed:
+// shmrun --stats or --trace). Package comm sets it.
 var BarrierOf func(c any) *Barrier

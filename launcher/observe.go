@@ -1,0 +1,121 @@
+package launcher
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/obs"
+)
+
+// observer is the launcher's side of --stats, --stats-json and --trace:
+// the directories the ranks write their records into at Finalize, and the
+// files the merged records go to, created before any rank starts (a path
+// that cannot be written fails the job's start, not its end).
+type observer struct {
+	statsDir, traceDir string
+	statsJSON, trace   *os.File
+}
+
+// newObserver sets up what cfg asks for; nil when it asks for nothing.
+func newObserver(cfg Config) (*observer, error) {
+	if !cfg.Stats && cfg.StatsJSON == "" && cfg.Trace == "" {
+		return nil, nil
+	}
+	o := &observer{}
+	var err error
+	create := func(path, flag string) *os.File {
+		if err != nil || path == "" {
+			return nil
+		}
+		var f *os.File
+		if f, err = os.Create(path); err != nil {
+			err = fmt.Errorf("%s %s: %v: %w", flag, path, err, ErrUsage)
+		}
+		return f
+	}
+	mkdir := func(want bool, pattern string) string {
+		if err != nil || !want {
+			return ""
+		}
+		var d string
+		d, err = os.MkdirTemp("", pattern)
+		return d
+	}
+	o.statsJSON = create(cfg.StatsJSON, "--stats-json")
+	o.trace = create(cfg.Trace, "--trace")
+	o.statsDir = mkdir(cfg.Stats || cfg.StatsJSON != "", "shmrun-stats-")
+	o.traceDir = mkdir(cfg.Trace != "", "shmrun-trace-")
+	if err != nil {
+		o.close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// env is what the ranks' environment gets.
+func (o *observer) env() []string {
+	var env []string
+	if o == nil {
+		return nil
+	}
+	if o.statsDir != "" {
+		env = append(env, format.EnvStats+"="+o.statsDir)
+	}
+	if o.traceDir != "" {
+		env = append(env, format.EnvTrace+"="+o.traceDir)
+	}
+	return env
+}
+
+// report merges the n ranks' records into the table, the JSON file and
+// the trace file, once every rank is reaped.
+func (o *observer) report(cfg Config, n int, stderr interface{ Write([]byte) (int, error) }) error {
+	if o == nil {
+		return nil
+	}
+	if o.statsDir != "" {
+		s, err := obs.ReadStats(o.statsDir, n)
+		if err != nil {
+			return fmt.Errorf("--stats: %v", err)
+		}
+		if cfg.Stats {
+			fmt.Fprintf(stderr, "shmrun: statistics of %d rank(s)\n", len(s.Ranks))
+			if err := s.Table(stderr); err != nil {
+				return err
+			}
+		}
+		if o.statsJSON != nil {
+			if err := writeIndented(o.statsJSON, s); err != nil {
+				return fmt.Errorf("--stats-json %s: %v", o.statsJSON.Name(), err)
+			}
+		}
+	}
+	if o.trace != nil {
+		missing, err := obs.WriteTrace(o.traceDir, n, o.trace)
+		if err != nil {
+			return fmt.Errorf("--trace %s: %v", o.trace.Name(), err)
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(stderr, "shmrun: --trace: rank(s) %v wrote no trace (they did not reach Finalize)\n", missing)
+		}
+	}
+	return nil
+}
+
+// close removes the ranks' directories and closes the files.
+func (o *observer) close() {
+	if o == nil {
+		return
+	}
+	for _, d := range []string{o.statsDir, o.traceDir} {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
+	}
+	for _, f := range []*os.File{o.statsJSON, o.trace} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
