@@ -384,3 +384,49 @@ int main(int argc, char **argv) {
 		}
 	}
 }
+
+// TestCCheck runs a racy C program and a race-free one under shmrun
+// --check: the C calls go through the checker as Go's do.
+func TestCCheck(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		racy       bool
+	}{
+		{"racy", "MPI_Put(&v, 1, MPI_LONG, 0, 2, 1, MPI_LONG, w);", true},
+		{"disjoint", "MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, w);\n\tMPI_Accumulate(&v, 1, MPI_LONG, 0, 3, 1, MPI_LONG, MPI_SUM, w);", false},
+	} {
+		src, exe := filepath.Join(tmp, c.name+".c"), filepath.Join(tmp, c.name)
+		prog := `#include <mpi.h>
+int main(int argc, char **argv) {
+	int rank;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Win w;
+	long *base, v = rank;
+	MPI_Win_allocate_shared(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+	MPI_Win_fence(0, w);
+	` + c.body + `
+	MPI_Win_fence(0, w);
+	MPI_Win_free(&w);
+	MPI_Finalize();
+	return 0;
+}
+`
+		if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
+			t.Fatalf("shmcc: %v\n%s", err, out)
+		}
+		out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check", "-n", "2", "--oversubscribe", exe).CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case c.racy && (!errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "Put at a C program")):
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		case !c.racy && err != nil:
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package comm
 import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -14,10 +15,21 @@ import (
 // to format.InlineLen bytes) by the protocol of call.agree and the inline
 // paths of bcast and reduce. winc.BarrierOf gives it the words and the
 // slow paths, which stay here.
+// rmacheck.WorldOf gives package win a communicator's world ranks (for
+// shmrun --check's windows).
+func init() {
+	rmacheck.WorldOf = func(x any) []int {
+		if c, ok := x.(*Comm); ok && c != nil {
+			return c.members
+		}
+		return nil
+	}
+}
+
 func init() {
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)
-		if !ok || c.check("Barrier") != nil || c.coll == nil || rec != nil {
+		if !ok || c.check("Barrier") != nil || c.coll == nil || rec != nil || chk != nil {
 			return nil
 		}
 		a := c.coll

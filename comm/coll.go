@@ -12,6 +12,7 @@ import (
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -142,6 +143,17 @@ func (c *Comm) area(call string) (*collArea, error) {
 	}
 	if !c.t.Local() && c.world != c {
 		c.t.OnRelease(func() { shm.Unmap(mem) })
+	}
+	if chk != nil {
+		// shmrun --check: the members' clocks, one more collective area.
+		cm, err := c.t.Area(rmacheck.ClockAreaLen(2, c.Size(), c.world.Size()), "shmrun-check-clocks", func([]byte) error { return nil }, func([]byte) error { return nil })
+		if err != nil {
+			return nil, fmt.Errorf("comm: %s on rank %d: shmrun --check's clocks: %v: %w", call, c.Rank(), err, ErrOther)
+		}
+		if !c.t.Local() && c.world != c {
+			c.t.OnRelease(func() { shm.Unmap(cm) })
+		}
+		c.clocks = chk.NewClocks(cm, 2, c.members, c.Rank())
 	}
 	c.coll = a
 	return a, nil
@@ -326,12 +338,16 @@ type call struct {
 	err  error     // this rank's own argument error (published as failed)
 	bad  error     // an argument error found before the call began (typed forms)
 	t0   time.Time // when the call began (only with --stats or --trace)
+	slot int       // shmrun --check: the call's clock slot
 }
 
 // end is a call's deferred last step: wake the sleepers of the rounds it
 // published, and record its time (--stats, --trace) under its MPI name.
 func (k *call) end() {
 	k.a.flush()
+	if k.c.clocks != nil {
+		k.c.clocks.Acquire(k.slot, nil) // shmrun --check: what every member did before it
+	}
 	if rec != nil {
 		rec.Wait(statName(k.name), k.t0)
 	}
@@ -373,6 +389,12 @@ func (c *Comm) begin(k *call, name string) error {
 	k.c, k.a, k.name = c, a, name
 	if rec != nil {
 		k.t0 = time.Now()
+	}
+	if c.clocks != nil {
+		// shmrun --check: what this rank did before the call.
+		k.slot = int(c.calls & 1)
+		c.calls++
+		c.clocks.Release(k.slot)
 	}
 	if k.r, k.p, err = a.open(); err != nil {
 		return c.wrapWait(name, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/obs"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/team"
 )
 
@@ -21,14 +22,16 @@ type Comm struct {
 	t         *team.Team
 	members   []int // world rank of each comm rank
 	exit      func(code int)
-	finalized atomic.Bool // on the world: Finalize was called
-	world     *Comm       // the world this communicator was made from (itself for the world)
-	freed     atomic.Bool // Free was called (never on the world)
-	self      bool        // Self's communicator: only this process
-	topoState             // on the world: this process's place in the hardware
-	coll      *collArea   // the collective area, made by the first collective call
-	eng       *engine     // on the world: the point-to-point engine
-	pt        p2pInfo     // message context and rank map, made on first use
+	finalized atomic.Bool      // on the world: Finalize was called
+	world     *Comm            // the world this communicator was made from (itself for the world)
+	freed     atomic.Bool      // Free was called (never on the world)
+	self      bool             // Self's communicator: only this process
+	topoState                  // on the world: this process's place in the hardware
+	coll      *collArea        // the collective area, made by the first collective call
+	eng       *engine          // on the world: the point-to-point engine
+	pt        p2pInfo          // message context and rank map, made on first use
+	clocks    *rmacheck.Clocks // shmrun --check: the members' published clocks (with coll)
+	calls     uint64           // shmrun --check: collective calls so far (their clock slots alternate)
 }
 
 var process struct {
@@ -54,8 +57,22 @@ func Init() (*Comm, error) {
 	}
 	process.world = c
 	rec = obs.Start(c.Rank(), c.Size())
+	if rmacheck.On() && !c.t.Local() {
+		// The world's message clocks: a collective area, made while every
+		// rank is in Init.
+		mem, err := c.t.Area(rmacheck.MsgAreaLen(c.Size()), "shmrun-check-messages", func([]byte) error { return nil }, func([]byte) error { return nil })
+		if err == nil {
+			chk, err = rmacheck.Start(c.Rank(), c.Size(), mem)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("comm: Init: shmrun --check: %v: %w", err, ErrInit)
+		}
+	}
 	return c, nil
 }
+
+// chk is this process's checker (shmrun --check), nil when off.
+var chk *rmacheck.Proc
 
 // rec is this process's record for shmrun --stats and --trace (nil when
 // neither is on: every hook is then one nil test off the fast paths).

@@ -582,6 +582,9 @@ func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
 	if rec != nil {
 		rec.Message(m.src, m.size, false)
 	}
+	if chk != nil {
+		chk.Recv(m.src)
+	}
 	o.trunc = m.size > len(o.buf)
 	if m.kind != format.PktRTS {
 		copy(o.buf, payload)
@@ -673,6 +676,9 @@ func (e *engine) startSend(o *op) error {
 	o.id = e.newID()
 	if rec != nil {
 		rec.Message(o.peer, len(o.buf), true)
+	}
+	if chk != nil {
+		chk.Send(o.peer)
 	}
 	kind := uint8(format.PktEager)
 	switch {

@@ -72,9 +72,14 @@ type Config struct {
 	// file as JSON (docs/STATS.md); Trace writes the job's timeline to that
 	// file in the Chrome trace-event format. Ranks record only when one of
 	// them is set, and only what reaches Finalize is reported.
-	Stats          bool
-	StatsJSON      string
-	Trace          string
+	Stats     bool
+	StatsJSON string
+	Trace     string
+	// Check turns on the RMA conflict checker (shmrun --check): "error"
+	// prints the conflicting access pairs found when the job ends and
+	// makes its exit status 1 if it would have been 0; "warn" only prints
+	// them; "" (the default) checks nothing.
+	Check          string
 	Grace          time.Duration    // SIGTERM to SIGKILL; 0 means 2s
 	Stdin          io.Reader        // nil: os.Stdin
 	Stdout, Stderr io.Writer        // nil: os.Stdout, os.Stderr
@@ -151,6 +156,9 @@ func ParseEnvSpec(spec string, lookup func(string) (string, bool)) (string, erro
 func (c *Config) Validate(cpus int) error {
 	if len(c.Parts) == 0 {
 		return fmt.Errorf("no program given: %w", ErrUsage)
+	}
+	if c.Check != "" && c.Check != "error" && c.Check != "warn" {
+		return fmt.Errorf("--check=%s: want error or warn: %w", c.Check, ErrUsage)
 	}
 	n := 0
 	for i, p := range c.Parts {

@@ -1,8 +1,12 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/obs"
@@ -13,13 +17,13 @@ import (
 // files the merged records go to, created before any rank starts (a path
 // that cannot be written fails the job's start, not its end).
 type observer struct {
-	statsDir, traceDir string
-	statsJSON, trace   *os.File
+	statsDir, traceDir, checkDir string
+	statsJSON, trace             *os.File
 }
 
 // newObserver sets up what cfg asks for; nil when it asks for nothing.
 func newObserver(cfg Config) (*observer, error) {
-	if !cfg.Stats && cfg.StatsJSON == "" && cfg.Trace == "" {
+	if !cfg.Stats && cfg.StatsJSON == "" && cfg.Trace == "" && cfg.Check == "" {
 		return nil, nil
 	}
 	o := &observer{}
@@ -46,6 +50,7 @@ func newObserver(cfg Config) (*observer, error) {
 	o.trace = create(cfg.Trace, "--trace")
 	o.statsDir = mkdir(cfg.Stats || cfg.StatsJSON != "", "shmrun-stats-")
 	o.traceDir = mkdir(cfg.Trace != "", "shmrun-trace-")
+	o.checkDir = mkdir(cfg.Check != "", "shmrun-check-")
 	if err != nil {
 		o.close()
 		return nil, err
@@ -64,6 +69,9 @@ func (o *observer) env() []string {
 	}
 	if o.traceDir != "" {
 		env = append(env, format.EnvTrace+"="+o.traceDir)
+	}
+	if o.checkDir != "" {
+		env = append(env, format.EnvCheck+"="+o.checkDir)
 	}
 	return env
 }
@@ -103,12 +111,40 @@ func (o *observer) report(cfg Config, n int, stderr interface{ Write([]byte) (in
 	return nil
 }
 
+// conflicts reads the conflicting access pairs the n ranks found, each
+// distinct pair once, in rank order.
+func (o *observer) conflicts(n int) ([]string, error) {
+	if o == nil || o.checkDir == "" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for r := range n {
+		b, err := os.ReadFile(filepath.Join(o.checkDir, fmt.Sprintf("rank-%d.txt", r)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			key, text, ok := strings.Cut(line, "\t")
+			if !ok || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, text)
+		}
+	}
+	return out, nil
+}
+
 // close removes the ranks' directories and closes the files.
 func (o *observer) close() {
 	if o == nil {
 		return
 	}
-	for _, d := range []string{o.statsDir, o.traceDir} {
+	for _, d := range []string{o.statsDir, o.traceDir, o.checkDir} {
 		if d != "" {
 			_ = os.RemoveAll(d)
 		}

@@ -103,6 +103,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			res = Result{ExitCode: 1, Reason: err.Error()}
 		}
 	}
+	found, err := j.obs.conflicts(cfg.Ranks())
+	if err != nil {
+		fmt.Fprintf(j.stderr, "shmrun: --check: %v\n", err)
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(j.stderr, "shmrun --check: %d pair(s) of conflicting accesses:\n", len(found))
+		for _, f := range found {
+			fmt.Fprintf(j.stderr, "  %s\n", f)
+		}
+		if cfg.Check != "warn" && res.ExitCode == 0 {
+			res = Result{ExitCode: 1, Reason: fmt.Sprintf("--check found %d pair(s) of conflicting accesses", len(found))}
+		}
+	}
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -14,6 +15,7 @@ import (
 	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/internal/obs"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -155,19 +157,35 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		return nil, err
 	}
 	w.bind(units)
-	w.observe(sizes)
 	t.Hold() // the window keeps its communicator's team until its own Free
+	if err := w.observe(call, sizes); err != nil {
+		_ = w.dispose()
+		return nil, err
+	}
 	return w, nil
 }
+
+// checked counts the windows this process made under shmrun --check (their
+// numbers in its reports).
+var checked atomic.Int64
 
 // observe starts the window's record when the job records (shmrun
 // --stats, --trace): its calls then all take the slow paths, which record
 // them. Otherwise the fast paths get the parts.
-func (w *Win) observe(sizes []int64) {
+func (w *Win) observe(call string, sizes []int64) error {
+	if p := rmacheck.Self(); p != nil {
+		if err := w.checkLog(p, call); err != nil {
+			return err
+		}
+	}
 	rec := obs.Self()
 	if rec == nil {
 		w.fast = w.parts
-		return
+		if w.chk != nil {
+			w.fast = nil
+			w.ep.observe()
+		}
+		return nil
 	}
 	var total int64
 	for _, s := range sizes {
@@ -186,6 +204,25 @@ func (w *Win) observe(sizes []int64) {
 	w.obs = rec.NewWin(obs.WinDesc{Flavor: flavor, Ranks: w.size, Size: sizes[w.rank], Total: total,
 		DispUnit: w.parts[w.rank].dispUnit, Layout: layout})
 	w.ep.observe()
+	return nil
+}
+
+// checkLog makes the window's log for shmrun --check: a collective area
+// of every rank's latest accesses (rmacheck).
+func (w *Win) checkLog(p *rmacheck.Proc, call string) error {
+	world := rmacheck.WorldOf(w.c)
+	if len(world) != w.size {
+		return errorf(ErrOther, "%s on rank %d: shmrun --check: the communicator's world ranks are unknown", call, w.rank)
+	}
+	nop := func([]byte) error { return nil }
+	mem, err := w.t.Area(rmacheck.LogAreaLen(w.size, p.WorldSize()), "shmrun-check", nop, nop)
+	if err != nil {
+		return errorf(ErrNoMem, "%s on rank %d: shmrun --check's log: %v", call, w.rank, err)
+	}
+	w.chkMem = mem
+	w.chk = p.NewLog(mem, world, w.rank, int(checked.Add(1)-1), w.cfg.sameOp)
+	w.clocks = w.chk.Clocks()
+	return nil
 }
 
 // checkSame enforces the same_size and same_disp_unit assertions, as agreed

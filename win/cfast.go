@@ -12,7 +12,7 @@ import (
 func init() {
 	winc.Of = func(x any) *winc.State {
 		w, ok := x.(*Win)
-		if !ok || w == nil || w.freed.Load() || w.ep.h == nil || w.obs != nil {
+		if !ok || w == nil || w.freed.Load() || w.ep.h == nil || w.obs != nil || w.chk != nil {
 			return nil
 		}
 		s := &winc.State{

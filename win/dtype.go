@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -87,6 +88,7 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if w.obs != nil {
 		w.obs.RMA("Put", target, int(ttype.Size())*tcount)
 	}
+	w.checkTyped("Put", target, disp, tcount, ttype, rmacheck.Write, 0, 0)
 	if oo, on, ok := otype.Contig(ocount); ok {
 		if to, tn, ok := ttype.Contig(tcount); ok && on == tn && to >= 0 {
 			// Plain bytes on both sides: Put's paths (to ≥ 0 so that
@@ -148,6 +150,7 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 	if w.obs != nil {
 		w.obs.RMA("Get", target, int(ttype.Size())*tcount)
 	}
+	w.checkTyped("Get", target, disp, tcount, ttype, rmacheck.Read, 0, 0)
 	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
 	if !run {
 		return err
@@ -218,7 +221,7 @@ func appendPiece(ps []shm.Piece, p shm.Piece) []shm.Piece {
 // putAt is Put of src at byte off past disp: the fast path of Put where
 // the target part is mapped, else resolveRange's.
 func (w *Win) putAt(call string, src []byte, target, disp int, off int64) error {
-	if off == 0 && w.obs == nil { // observed, PutType counted the call
+	if off == 0 && w.obs == nil && w.chk == nil { // observed, PutType counted the call
 		return w.Put(src, target, disp)
 	}
 	if uint(target) < uint(len(w.parts)) && w.ep.canAccess(target) {

@@ -6,6 +6,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -58,6 +59,7 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if w.obs != nil {
 		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, int(ttype.Size())*tcount)
 	}
+	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), uint8(e))
 	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
 	if !run {
 		return err

@@ -196,7 +196,7 @@ func (e *epochState) check(freed, noLocks bool) error {
 		}
 	}
 	want := uint(0)
-	if e.h.LockAll {
+	if e.h.LockAll && e.h.Gate&gateObserve == 0 {
 		want = uint(len(e.tgt))
 	}
 	switch {
@@ -233,7 +233,7 @@ func (e *epochState) canAccess(target int) bool {
 // setLockAll opens or closes a LockAll epoch in the epoch state.
 func (e *epochState) setLockAll(on bool) {
 	e.h.LockAll, e.h.AccessAll, e.h.FlushAny = on, on, 0
-	if on {
+	if on && e.h.Gate&gateObserve == 0 {
 		e.h.FlushAny = uint(len(e.tgt))
 	}
 	e.setGate(gateLockAll, on)

@@ -1,6 +1,10 @@
 package win
 
-import "time"
+import (
+	"time"
+
+	"github.com/shmrun/shmrun/internal/rmacheck"
+)
 
 // Fence synchronizes the window's group (MPI_Win_fence): collective. It
 // closes the fence epoch before it (every put of that epoch is visible to
@@ -16,6 +20,15 @@ import "time"
 func (w *Win) Fence(assert int) error {
 	if w != nil && w.obs != nil {
 		defer w.obs.Sync("Fence", time.Now())
+	}
+	if w != nil && w.chk != nil {
+		// shmrun --check: the epoch's calls are complete; the fence is a
+		// release and an acquire among the window's ranks.
+		slot := rmacheck.SlotFence + int(w.fences&1)
+		w.fences++
+		w.chk.Complete(-1)
+		w.clocks.Release(slot)
+		defer w.clocks.Acquire(slot, nil)
 	}
 	defer w.checkEpoch("Fence")
 	if err := w.live("Fence"); err != nil {

@@ -52,7 +52,10 @@ func (w *Win) dispose() error {
 			err = errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
 		}
 	}
-	w.mem, w.parts, w.fast = nil, nil, nil
+	if w.chkMem != nil && !w.t.Local() {
+		shm.Unmap(w.chkMem)
+	}
+	w.mem, w.parts, w.fast, w.chk, w.chkMem = nil, nil, nil, nil, nil
 	w.obs.Free()
 	return err
 }

@@ -43,17 +43,32 @@ func handleCalls(c *comm.Comm) map[string]handleCall {
 	buf8 := func() []byte { return make([]byte, 8) }
 	f64t := dtype.Basic(atomics.Float64)
 	g := c.Group()
+	// checked runs f on a Checked of rank 0's part when the window gives
+	// one (a nil or freed window does not: NewChecked's ErrWin).
+	checked := func(f func(c win.Checked[int64])) handleCall {
+		return value(func(w *win.Win) {
+			if c, err := win.NewChecked[int64](w, 0); err == nil && c.Len() > 1 {
+				f(c)
+			}
+		})
+	}
 	return map[string]handleCall{
-		"AllocateShared":  notHandle,
-		"Allocate":        notHandle,
-		"Create":          notHandle, // on bad communicators below
-		"CreateDynamic":   notHandle,
-		"View":            notHandle, // works on slices, never on a handle
-		"Flavor.String":   notHandle,
-		"Model.String":    notHandle,
-		"LockType.String": notHandle,
-		"Request.Wait":    notHandle, // a request is complete when returned
-		"Request.Test":    notHandle,
+		"NewChecked":         {call: func(w *win.Win) error { _, err := win.NewChecked[int64](w, 0); return err }},
+		"Checked.Len":        checked(func(c win.Checked[int64]) { _ = c.Len() }),
+		"Checked.Load":       checked(func(c win.Checked[int64]) { _ = c.Load(0) }),
+		"Checked.Store":      checked(func(c win.Checked[int64]) { c.Store(0, c.Load(0)) }),
+		"Checked.LoadSlice":  checked(func(c win.Checked[int64]) { c.LoadSlice(make([]int64, 2), 0) }),
+		"Checked.StoreSlice": checked(func(c win.Checked[int64]) { c.StoreSlice(0, []int64{c.Load(0), c.Load(1)}) }),
+		"AllocateShared":     notHandle,
+		"Allocate":           notHandle,
+		"Create":             notHandle, // on bad communicators below
+		"CreateDynamic":      notHandle,
+		"View":               notHandle, // works on slices, never on a handle
+		"Flavor.String":      notHandle,
+		"Model.String":       notHandle,
+		"LockType.String":    notHandle,
+		"Request.Wait":       notHandle, // a request is complete when returned
+		"Request.Test":       notHandle,
 
 		"Win.Put":  {call: func(w *win.Win) error { return w.Put(buf8(), 0, 0) }, idle: win.ErrRMASync},
 		"Win.Get":  {call: func(w *win.Win) error { return w.Get(buf8(), 0, 0) }, idle: win.ErrRMASync},

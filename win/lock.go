@@ -190,14 +190,19 @@ func (w *Win) lockAborted(err error) error {
 
 // lockSlow is Lock's slow path, recording the call on an observed window.
 func (w *Win) lockSlow(lt LockType, rank int, assert int) error {
-	if w == nil || w.obs == nil {
+	if w == nil || w.obs == nil && w.chk == nil {
 		return w.lockChecked(lt, rank, assert)
 	}
 	t0, waits := time.Now(), atomic.LoadInt64(&w.lockWaits)
 	err := w.lockChecked(lt, rank, assert)
-	w.obs.Sync("Lock", t0)
+	if w.obs != nil {
+		w.obs.Sync("Lock", t0)
+		if err == nil {
+			w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+		}
+	}
 	if err == nil {
-		w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+		w.chk.Lock(rank, lt == Exclusive)
 	}
 	return err
 }
@@ -279,6 +284,14 @@ func (w *Win) unlockSlow(rank int) error {
 	if w != nil && w.obs != nil {
 		defer w.obs.Sync("Unlock", time.Now())
 	}
+	if w != nil && w.chk != nil && uint(rank) < uint(w.size) && !w.freed.Load() {
+		if lt := w.ep.lockOf(rank); lt != 0 {
+			// shmrun --check: the epoch's calls are complete, then released
+			// to the target's later lockers.
+			w.chk.Complete(rank)
+			w.chk.Unlock(rank, lt == Exclusive)
+		}
+	}
 	return w.unlockChecked(rank)
 }
 
@@ -335,14 +348,19 @@ func (w *Win) LockAll(assert int) error {
 // lockAllSlow is LockAll's slow path, recording the call on an observed
 // window.
 func (w *Win) lockAllSlow(assert int) error {
-	if w == nil || w.obs == nil {
+	if w == nil || w.obs == nil && w.chk == nil {
 		return w.lockAllChecked(assert)
 	}
 	t0, waits := time.Now(), atomic.LoadInt64(&w.lockWaits)
 	err := w.lockAllChecked(assert)
-	w.obs.Sync("LockAll", t0)
+	if w.obs != nil {
+		w.obs.Sync("LockAll", t0)
+		if err == nil {
+			w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+		}
+	}
 	if err == nil {
-		w.obs.Lock(t0, atomic.LoadInt64(&w.lockWaits) != waits)
+		w.chk.LockAll()
 	}
 	return err
 }
@@ -382,6 +400,10 @@ func (w *Win) lockAllChecked(assert int) error {
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
 	if w != nil && w.ep.h.LockAll && !w.freed.Load() {
+		if w.chk != nil {
+			w.chk.Complete(-1) // shmrun --check: complete, then released
+			w.chk.UnlockAll()
+		}
 		w.ep.setLockAll(false) // checked by the next call (checkEpoch)
 		if w.ep.h.AllCheck {
 			w.releaseAll()
@@ -415,7 +437,12 @@ func (w *Win) Flush(rank int) error {
 
 // flushTarget is Flush outside LockAll: a Lock epoch to rank, or an error.
 func (w *Win) flushTarget(rank int) error {
-	if w != nil && w.ep.lockedTo(rank) {
+	// An observed window (shmrun --stats, --check) leaves FlushAny 0, so
+	// its flushes come here, LockAll's too.
+	if w != nil && (w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
+		if w.chk != nil {
+			w.chk.Complete(rank)
+		}
 		w.fullFence()
 		return nil
 	}
@@ -426,6 +453,9 @@ func (w *Win) flushTarget(rank int) error {
 // (MPI_Win_flush_all). Local. Only inside a passive-target epoch.
 func (w *Win) FlushAll() error {
 	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
+		if w.chk != nil {
+			w.chk.Complete(-1)
+		}
 		w.fullFence()
 		return nil
 	}
@@ -436,7 +466,7 @@ func (w *Win) FlushAll() error {
 // (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
 // so it only checks the epoch. Local.
 func (w *Win) FlushLocal(rank int) error {
-	if w != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank)) {
+	if w != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
 		return nil
 	}
 	return w.flushSlow("FlushLocal", rank)

@@ -1,6 +1,7 @@
 package win
 
 import (
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +51,9 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 		return errorf(ErrRMASync, "Post on rank %d: %s (a window cannot be exposed while this rank holds its locks)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()
+	if w.chk != nil {
+		w.clocks.Release(rmacheck.SlotPSCW) // shmrun --check: to the origins' Start
+	}
 	sync := w.sync()
 	for _, o := range origins {
 		w.ep.postsTo[o]++
@@ -100,6 +104,9 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 		w.ep.tgt[t] |= tgtAccess
 	}
 	w.ep.setStart(targets)
+	if w.chk != nil {
+		w.clocks.Acquire(rmacheck.SlotPSCW, targets) // shmrun --check: what the targets did before Post
+	}
 	return nil
 }
 
@@ -117,6 +124,10 @@ func (w *Win) Complete() error {
 	}
 	if !w.ep.startOpen() {
 		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
+	}
+	if w.chk != nil {
+		w.chk.Complete(-1)
+		w.clocks.Release(rmacheck.SlotPSCW) // shmrun --check: to the targets' Wait
 	}
 	sync := w.sync()
 	for _, t := range w.ep.startList() {
@@ -149,8 +160,25 @@ func (w *Win) Wait() error {
 	if err := w.bells[w.rank].Await(w.t.Abort(), w.t.Policy(), w.completed); err != nil {
 		return errorf(ErrAborted, "Wait on rank %d: %v", w.rank, err)
 	}
+	w.acquirePosted()
 	w.ep.setPost(nil)
 	return nil
+}
+
+// acquirePosted is shmrun --check's acquire of a closing exposure epoch:
+// what the origins did before their Complete.
+func (w *Win) acquirePosted() {
+	if w.chk != nil {
+		w.clocks.Acquire(rmacheck.SlotPSCW, int32s(w.ep.postList()))
+	}
+}
+
+func int32s(v []int32) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
 }
 
 // Test is the non-blocking Wait (MPI_Win_test): it reports whether every
@@ -167,6 +195,7 @@ func (w *Win) Test() (bool, error) {
 	if !w.completed() {
 		return false, nil
 	}
+	w.acquirePosted()
 	w.ep.setPost(nil)
 	return true, nil
 }

@@ -3,6 +3,7 @@ package win
 import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -109,6 +110,9 @@ func (w *Win) putSlow(src []byte, target, disp int) error {
 	if err != nil || wh.noop {
 		return err
 	}
+	if w.chk != nil {
+		w.checkRMA("Put", target, disp, len(src), rmacheck.Write, 0, 0)
+	}
 	defer w.leave(&wh)
 	if wh.data == nil {
 		return w.remoteErr("Put", &wh, shm.WriteProcess(wh.pid, wh.addr, src))
@@ -121,6 +125,9 @@ func (w *Win) getSlow(dst []byte, target, disp int) error {
 	wh, err := w.resolve("Get", target, disp, len(dst))
 	if err != nil || wh.noop {
 		return err
+	}
+	if w.chk != nil {
+		w.checkRMA("Get", target, disp, len(dst), rmacheck.Read, 0, 0)
 	}
 	defer w.leave(&wh)
 	if wh.data == nil {
@@ -176,6 +183,9 @@ func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomic
 	if err != nil || wh.noop {
 		return err
 	}
+	if w.chk != nil {
+		w.checkRMA(call, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), false); err != nil {
 		return opError(call, w, target, err)
@@ -197,6 +207,9 @@ func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int
 	wh, err := w.resolve(call, target, disp, len(result)*atomics.SizeOf[T]())
 	if err != nil || wh.noop {
 		return err
+	}
+	if w.chk != nil {
+		w.checkRMA(call, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
@@ -221,6 +234,9 @@ func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op
 	wh, err := w.resolve(call, target, disp, atomics.SizeOf[T]())
 	if err != nil || wh.noop {
 		return old, err
+	}
+	if w.chk != nil {
+		w.checkRMA(call, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
@@ -247,6 +263,9 @@ func compareAndSwapSlow[T atomics.Integer](w *Win, v, compare T, target, disp in
 	wh, err := w.resolve(call, target, disp, atomics.SizeOf[T]())
 	if err != nil || wh.noop {
 		return old, err
+	}
+	if w.chk != nil {
+		w.checkRMA(call, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if !wh.priv {

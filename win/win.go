@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/obs"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/internal/winc"
 )
@@ -114,13 +115,9 @@ type Win struct {
 	sl     format.SyncLayout
 	parts  []part
 	// fast is parts for the RMA fast paths, nil on an observed window
-	// (obs: shmrun --stats or --trace), whose calls all take the slow
-	// paths, which record them.
+	// (obs: shmrun --stats or --trace; chk: --check), whose calls all
+	// take the slow paths, which record them.
 	fast []part
-	obs  *obs.Win
-	// lockWaits counts the waits of Lock and LockAll for another rank
-	// (lock contention, recorded on an observed window).
-	lockWaits int64
 
 	fence    *barrier.Barrier
 	global   *uint64
@@ -133,6 +130,17 @@ type Win struct {
 	hot        *winc.Epoch   // ep.h, one load nearer for Flush's inlined path
 	groupCache [2]groupRanks // last groups given to Post and Start
 	freed      atomic.Bool
+
+	obs *obs.Win
+	// chk is the window's log for shmrun --check (nil when off), over
+	// chkMem, one more collective area; clocks are its communicator's.
+	chk    *rmacheck.Log
+	chkMem []byte
+	clocks *rmacheck.Clocks
+	fences uint64 // Fences so far: their clock slots alternate
+	// lockWaits counts the waits of Lock and LockAll for another rank
+	// (lock contention, recorded on an observed window).
+	lockWaits int64
 
 	regID uint64   // this process's registration of the segment (heap), 0 if none
 	ext   *extern  // Create windows: the ranks' own memory

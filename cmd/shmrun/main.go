@@ -77,6 +77,7 @@ type options struct {
 	stats          bool
 	statsJSON      string
 	trace          string
+	check          string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
@@ -98,6 +99,8 @@ func newFlagSet(o *options, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.deadlock, "deadlock-after", "5s", "end the job (exit 125) when every rank has waited inside shmrun this long with nothing moving, naming who waits for whom; 0 turns the watch off")
 	fs.BoolVar(&o.stats, "stats", false, "print each rank's statistics when the job ends: RMA calls and bytes per window, time in Fence, Lock, PSCW, Barrier and each collective, lock contention, messages per peer")
 	fs.StringVar(&o.statsJSON, "stats-json", "", "write the statistics to FILE as JSON (schema: docs/STATS.md)")
+	fs.StringVar(&o.check, "check", "", "find conflicting RMA accesses (and checked loads and stores, win.Checked): error (the default with --check: report them and exit 1) or warn (only report); also SHMRUN_CHECK=1 in shmrun's environment")
+	fs.Lookup("check").NoOptDefVal = "error"
 	fs.StringVar(&o.trace, "trace", "", "write the job's timeline to FILE in the Chrome trace-event format (open it in ui.perfetto.dev or chrome://tracing)")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove segments (and build directories) of jobs whose shmrun is gone, list them and the jobs skipped and why, and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -214,6 +217,18 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		Stats:          o.stats,
 		StatsJSON:      o.statsJSON,
 		Trace:          o.trace,
+		Check:          o.check,
+	}
+	if cfg.Check == "" {
+		switch v := os.Getenv("SHMRUN_CHECK"); v {
+		case "":
+		case "1", "error":
+			cfg.Check = "error"
+		case "warn":
+			cfg.Check = "warn"
+		default:
+			return cfg, fmt.Errorf("SHMRUN_CHECK=%q: want 1, error or warn: %w", v, launcher.ErrUsage)
+		}
 	}
 	if o.deadlock == "0" {
 		cfg.DeadlockAfter = -1

@@ -319,6 +319,10 @@ const (
 	// (internal/obs); unset: it records nothing.
 	EnvStats = "SHMRUN_STATS"
 	EnvTrace = "SHMRUN_TRACE"
+	// EnvCheck is a directory (shmrun --check) where the rank writes the
+	// conflicting accesses it finds (internal/rmacheck); unset: it checks
+	// nothing.
+	EnvCheck = "SHMRUN_CHECK"
 	// EnvWait tunes how ranks wait (barrier.ParsePolicy): the one SHMRUN_
 	// variable a user sets.
 	EnvWait = "SHMRUN_WAIT"

@@ -1,0 +1,316 @@
+package rmacheck
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// RingLen is how many of a target's latest accesses its ring keeps.
+const RingLen = 256
+
+// A record of the ring: word0 is id<<32 | the origin's clock at the
+// access's completion (0: not complete yet); the id is written last and
+// re-read after the fields, so a record being rewritten is skipped.
+const (
+	recWord0   = 0  // uint64
+	recOrigin  = 8  // uint32 world rank
+	recTeam    = 12 // uint16 window rank
+	recKind    = 14 // uint8
+	recOp      = 15 // uint8
+	recTyp     = 16 // uint8
+	recLocal   = 17 // uint8
+	recLo      = 24 // uint64
+	recHi      = 32 // uint64
+	recSite    = 40 // [56]byte "call at site"
+	recEpoch   = 96 // [32]byte
+	recLen     = 128
+	siteLen    = recEpoch - recSite
+	epochLen   = recLen - recEpoch
+	headLen    = 64
+	clockAlign = 64
+)
+
+// targetLen is the bytes of one target's part of a window's area: its
+// ring's head, its locks' and atomics' clocks, its ring.
+func targetLen(n int) int64 {
+	c := (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign
+	return headLen + 3*c + RingLen*recLen
+}
+
+// Slots of a window's clocks (Log.Clocks).
+const (
+	SlotFence = 0 // and 1: alternate fences
+	SlotPSCW  = 2
+	winSlots  = 3
+)
+
+// LogAreaLen is the size of the area of a window of m ranks in a world of
+// n: the targets' parts, then the window's clocks.
+func LogAreaLen(m, n int) int64 { return int64(m)*targetLen(n) + ClockAreaLen(winSlots, m, n) }
+
+// Log is this rank's view of a window's area.
+type Log struct {
+	p       *Proc
+	mem     []byte
+	world   []int // window rank → world rank
+	me      int   // window rank
+	id      int   // the window's number, for reports
+	sameOp  bool  // accumulate_ops=same_op
+	tlen    int64
+	clen    int64
+	pending [][]pend // per target: this rank's accesses not complete yet
+	clocks  *Clocks  // the window's fence and PSCW clocks
+}
+
+type pend struct {
+	off int64 // the record's offset in mem
+	id  uint32
+}
+
+// NewLog is a window's log over mem (a collective area of LogAreaLen
+// bytes, zeroed); world maps window ranks to world ranks; me is this
+// rank's window rank; id numbers the window in reports; sameOp is its
+// accumulate_ops=same_op info. nil when not checking.
+func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
+	if p == nil {
+		return nil
+	}
+	n, m := p.n, len(world)
+	return &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
+		tlen: targetLen(n), clen: (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m),
+		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me)}
+}
+
+// Clocks is the window's clocks: slots SlotFence, SlotFence+1 and
+// SlotPSCW.
+func (l *Log) Clocks() *Clocks {
+	if l == nil {
+		return nil
+	}
+	return l.clocks
+}
+
+func (l *Log) base(t int) int64 { return int64(t) * l.tlen }
+
+// clock is target t's clock k: 0 exclusive locks' releases, 1 shared
+// locks', 2 atomic updates'.
+func (l *Log) clock(t, k int) []uint32 {
+	off := l.base(t) + headLen + int64(k)*l.clen
+	return raw.Elems[uint32](l.mem[off : off+int64(l.p.n)*4])
+}
+
+// Access records a and checks it against target a.Target's ring.
+func (l *Log) Access(a Access) {
+	if l == nil || a.Target < 0 || a.Target >= len(l.world) || a.Hi <= a.Lo {
+		return
+	}
+	s := site()
+	p := l.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	write := a.Kind == Atomic && a.Op != OpNoOp
+	if a.Kind == Atomic {
+		p.acquireFrom(l.clock(a.Target, 2))
+	}
+	head := raw.Uint64At(l.mem, l.base(a.Target))
+	var id uint32
+	for id == 0 {
+		id = uint32(atomic.AddUint64(head, 1))
+	}
+	off := l.base(a.Target) + headLen + 3*l.clen + int64((id-1)%RingLen)*recLen
+	rec := l.mem[off : off+recLen]
+	w0 := raw.Uint64At(rec, recWord0)
+	atomic.StoreUint64(w0, 0)
+	binary.LittleEndian.PutUint32(rec[recOrigin:], uint32(p.me))
+	binary.LittleEndian.PutUint16(rec[recTeam:], uint16(l.me))
+	rec[recKind], rec[recOp], rec[recTyp] = byte(a.Kind), a.Op, a.Typ
+	rec[recLocal] = 0
+	if a.Local {
+		rec[recLocal] = 1
+	}
+	binary.LittleEndian.PutUint64(rec[recLo:], a.Lo)
+	binary.LittleEndian.PutUint64(rec[recHi:], a.Hi)
+	n := copy(rec[recSite:recSite+siteLen], a.Call)
+	n += copy(rec[recSite+n:recSite+siteLen], " at ")
+	putString(rec[recSite+n:recSite+siteLen], s)
+	putString(rec[recEpoch:recEpoch+epochLen], a.Epoch)
+	var c uint32
+	if a.Local {
+		c = p.vc[p.me] // a load or store is complete at once
+	} else {
+		l.pending[a.Target] = append(l.pending[a.Target], pend{off, id})
+	}
+	atomic.StoreUint64(w0, uint64(id)<<32|uint64(c))
+	if write {
+		p.releaseInto(l.clock(a.Target, 2))
+	}
+	l.scan(a, id, s)
+}
+
+func putString(dst []byte, s string) {
+	n := copy(dst, s)
+	clear(dst[n:])
+}
+
+func getString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// scan checks access b (record id) against every other record of its
+// target's ring. p.mu is held.
+func (l *Log) scan(b Access, id uint32, bsite string) {
+	p := l.p
+	ring := l.base(b.Target) + headLen + 3*l.clen
+	for i := range int64(RingLen) {
+		rec := l.mem[ring+i*recLen : ring+(i+1)*recLen]
+		w0 := raw.Uint64At(rec, recWord0)
+		v1 := atomic.LoadUint64(w0)
+		aid := uint32(v1 >> 32)
+		if aid == 0 || aid == id {
+			continue
+		}
+		a := Access{Target: b.Target, Lo: binary.LittleEndian.Uint64(rec[recLo:]), Hi: binary.LittleEndian.Uint64(rec[recHi:])}
+		if a.Hi <= b.Lo || b.Hi <= a.Lo {
+			continue // the common case: elsewhere
+		}
+		a.Kind, a.Op, a.Typ, a.Local = Kind(rec[recKind]), rec[recOp], rec[recTyp], rec[recLocal] != 0
+		origin := int(binary.LittleEndian.Uint32(rec[recOrigin:]))
+		if origin < 0 || origin >= p.n || !l.conflict(a, b, origin) {
+			continue
+		}
+		if c := uint32(v1); c != 0 && p.vc[origin] >= c {
+			continue // a is complete and this rank knows it: a happened before b
+		}
+		team := int(binary.LittleEndian.Uint16(rec[recTeam:]))
+		asite, aepoch := getString(rec[recSite:recSite+siteLen]), getString(rec[recEpoch:recEpoch+epochLen])
+		v2 := atomic.LoadUint64(w0)
+		if uint32(v2>>32) != aid || uint32(v2) != uint32(v1) && uint32(v2) != 0 && p.vc[origin] >= uint32(v2) {
+			continue // rewritten meanwhile, or completed and known now
+		}
+		bdesc := b.Call + " at " + bsite
+		lo, hi := max(a.Lo, b.Lo), min(a.Hi, b.Hi)
+		pair := []string{asite, bdesc}
+		sort.Strings(pair)
+		key := fmt.Sprintf("%d|%s|%s", l.id, pair[0], pair[1])
+		p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d (%s) and %s by rank %d (%s) are not ordered by any synchronization",
+			l.id, b.Target, lo, hi, asite, team, orNone(aepoch), bdesc, l.me, orNone(b.Epoch)))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no epoch"
+	}
+	return s
+}
+
+// conflict reports whether a (by world rank origin) and b (by this rank)
+// may not run concurrently: one of them writes, and they are not both
+// atomics the window's accumulate_ops lets run together, nor two atomics
+// or two loads and stores of one rank (MPI orders a rank's accumulates to
+// one target; a rank's loads and stores are in program order).
+func (l *Log) conflict(a, b Access, origin int) bool {
+	same := origin == l.p.me
+	switch {
+	case a.Kind == Read && b.Kind == Read:
+		return false
+	case same && a.Local && b.Local:
+		return false
+	case a.Kind == Atomic && b.Kind == Atomic:
+		if same {
+			return false
+		}
+		if a.Typ != b.Typ {
+			return true
+		}
+		if a.Op == b.Op {
+			return false
+		}
+		if !l.sameOp && (a.Op == OpNoOp || b.Op == OpNoOp) {
+			return false
+		}
+		swap := func(op uint8) bool { return op == OpCAS || op == OpReplace }
+		return l.sameOp || !swap(a.Op) || !swap(b.Op)
+	case a.Kind == Atomic && a.Op == OpNoOp && b.Kind == Read, b.Kind == Atomic && b.Op == OpNoOp && a.Kind == Read:
+		return false
+	}
+	return true
+}
+
+// Complete marks this rank's accesses to target (-1: every target) complete
+// at its current clock (Flush, Unlock, UnlockAll, Fence, Complete).
+func (l *Log) Complete(target int) {
+	if l == nil {
+		return
+	}
+	p := l.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t := range l.pending {
+		if target >= 0 && t != target {
+			continue
+		}
+		for _, pd := range l.pending[t] {
+			w0 := raw.Uint64At(l.mem, pd.off+recWord0)
+			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.me]))
+		}
+		l.pending[t] = l.pending[t][:0]
+	}
+}
+
+// Lock joins what earlier holders of target's lock released: an exclusive
+// lock every earlier holder's, a shared one the exclusive holders'.
+func (l *Log) Lock(target int, exclusive bool) {
+	if l == nil || target < 0 || target >= len(l.world) {
+		return
+	}
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	l.p.acquireFrom(l.clock(target, 0))
+	if exclusive {
+		l.p.acquireFrom(l.clock(target, 1))
+	}
+}
+
+// Unlock releases this rank's clock to target's later lockers (call
+// Complete first).
+func (l *Log) Unlock(target int, exclusive bool) {
+	if l == nil || target < 0 || target >= len(l.world) {
+		return
+	}
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	k := 1
+	if exclusive {
+		k = 0
+	}
+	l.p.releaseInto(l.clock(target, k))
+}
+
+// LockAll is a shared Lock of every target; UnlockAll its Unlock.
+func (l *Log) LockAll() {
+	if l == nil {
+		return
+	}
+	for t := range l.pending {
+		l.Lock(t, false)
+	}
+}
+
+// UnlockAll is UnlockAll's release (call Complete(-1) first).
+func (l *Log) UnlockAll() {
+	if l == nil {
+		return
+	}
+	for t := range l.pending {
+		l.Unlock(t, false)
+	}
+}

@@ -1,0 +1,317 @@
+// Package rmacheck is shmrun --check: it finds conflicting accesses to
+// window memory — two RMA calls, or an RMA call and a checked load or store
+// (win.Checked), that touch overlapping bytes, are not both reads or
+// compatible atomics, and are not ordered by the synchronization the MPI
+// standard counts.
+//
+// Order is happens-before over vector clocks, one entry per world rank:
+// every synchronization that orders ranks carries the releasing rank's
+// clock to the acquiring one — a collective or Barrier (every member's to
+// every member), a window's Fence (likewise), Post to Start and Complete
+// to Wait, an Unlock to the next Lock (an exclusive lock's to every later
+// lock of the target, a shared lock's to later exclusive ones), a message
+// from its send to its receive, and an atomic update of a target's window
+// memory to later atomic reads there. An RMA call is complete at the next
+// Flush, Unlock, UnlockAll, Fence or Complete of its origin (RMA completes
+// there; before that, even a second call of the same origin may overtake
+// it, except the accumulates, which MPI orders); a load or store at once.
+// Access a happens before access b when a is complete and b's origin has
+// learned a's origin's clock at a's completion.
+//
+// Each window has an area of shared memory (one more collective object
+// made at its creation) holding, per target, a ring of the latest
+// accesses and the locks' and atomics' clocks. Each access is recorded in
+// its target's ring and checked against the records there; of two
+// conflicting accesses the one recorded second finds the other. A record
+// the ring has dropped (more than RingLen accesses later) is not checked
+// again: races that far apart go unseen.
+//
+// Reports go to a file per rank in the directory the launcher names
+// (format.EnvCheck); the launcher prints each distinct pair of call sites
+// once.
+package rmacheck
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+var (
+	dir = os.Getenv(format.EnvCheck)
+	on  = dir != ""
+)
+
+// On reports whether this process checks.
+func On() bool { return on }
+
+// Kind is what an access does to the bytes.
+type Kind uint8
+
+const (
+	Read   Kind = 1 + iota // Get, a load
+	Write                  // Put, a store
+	Atomic                 // the accumulate family, FetchAndOp, CompareAndSwap: Op and Typ say which
+)
+
+// The ops of an Access: package atomics' (NoOp is an atomic read), and
+// OpCAS for CompareAndSwap.
+const (
+	OpNoOp    = uint8(atomics.NoOp)
+	OpReplace = uint8(atomics.Replace)
+	OpCAS     = 0xfe
+)
+
+// Access is one access to check.
+type Access struct {
+	Target int    // the memory's owner, a rank of the window
+	Lo, Hi uint64 // bytes [Lo, Hi) of the target's part (dynamic windows: addresses)
+	Kind   Kind
+	Op     uint8 // Atomic: the op (OpNoOp: an atomic read; OpCAS)
+	Typ    uint8 // Atomic: the element type
+	Local  bool  // a load or store (win.Checked), not an RMA call
+	Call   string
+	Epoch  string // what epoch it is in, for the report
+}
+
+// Proc is this process's clock and reports.
+type Proc struct {
+	mu    sync.Mutex
+	me, n int
+	vc    []uint32
+	msg   []uint32 // messages: the clock sent from s to r at (s*n+r)*n
+	out   *os.File
+	seen  map[string]bool
+}
+
+var (
+	selfMu sync.Mutex
+	self   *Proc
+)
+
+// MsgAreaLen is the size of the world's message clocks for n ranks.
+func MsgAreaLen(n int) int64 { return int64(n) * int64(n) * int64(n) * 4 }
+
+// Start begins this rank's checking (comm.Init): me of n world ranks, with
+// the world's message clocks in msg (a collective area). nil when off.
+func Start(me, n int, msg []byte) (*Proc, error) {
+	if !on {
+		return nil, nil
+	}
+	selfMu.Lock()
+	defer selfMu.Unlock()
+	if self != nil {
+		return self, nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("rank-%d.txt", me)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("rmacheck: %v", err)
+	}
+	p := &Proc{me: me, n: n, vc: make([]uint32, n), msg: raw.Elems[uint32](msg[:MsgAreaLen(n)]), out: f, seen: map[string]bool{}}
+	p.vc[me] = 1
+	self = p
+	return p, nil
+}
+
+// Self is this process's Proc, or nil.
+func Self() *Proc {
+	if !on {
+		return nil
+	}
+	selfMu.Lock()
+	defer selfMu.Unlock()
+	return self
+}
+
+// atomicMax raises *p to v.
+func atomicMax(p *uint32, v uint32) {
+	for {
+		old := atomic.LoadUint32(p)
+		if old >= v || atomic.CompareAndSwapUint32(p, old, v) {
+			return
+		}
+	}
+}
+
+// releaseInto raises dst to this rank's clock, then ticks the clock:
+// what this rank does next is not covered by the release. p.mu is held.
+func (p *Proc) releaseInto(dst []uint32) {
+	for i, v := range p.vc {
+		atomicMax(&dst[i], v)
+	}
+	p.vc[p.me]++
+}
+
+// acquireFrom joins src into this rank's clock. p.mu is held.
+func (p *Proc) acquireFrom(src []uint32) {
+	for i := range p.vc {
+		if v := atomic.LoadUint32(&src[i]); v > p.vc[i] {
+			p.vc[i] = v
+		}
+	}
+}
+
+// Send is a message's release to world rank to.
+func (p *Proc) Send(to int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.releaseInto(p.msg[(p.me*p.n+to)*p.n : (p.me*p.n+to+1)*p.n])
+}
+
+// Recv is a message's acquire from world rank from.
+func (p *Proc) Recv(from int) {
+	if p == nil || from < 0 || from >= p.n {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acquireFrom(p.msg[(from*p.n+p.me)*p.n : (from*p.n+p.me+1)*p.n])
+}
+
+// WorldOf returns a communicator's world ranks (c a *comm.Comm), for
+// windows; package comm sets it.
+var WorldOf func(c any) []int
+
+// Clocks is a team's published clocks: for each of a few slots, a row
+// per member written by that member only. A member overwrites its row of
+// a slot when it releases through it, so a slot must not be released into
+// again before every member has acquired from it: comm alternates two
+// slots between consecutive collectives (a member can be one collective
+// ahead of another, never two: each collective waits for every member);
+// a window has two for alternate fences and one for PSCW (a target posts
+// again only after its Wait, which follows the origins' Start).
+type Clocks struct {
+	p     *Proc
+	rows  []uint32
+	n     int   // world ranks: a row's length
+	world []int // team rank → world rank
+	me    int
+}
+
+// ClockAreaLen is the size of slots slots of clocks of a team of m members
+// in a world of n ranks.
+func ClockAreaLen(slots, m, n int) int64 { return int64(slots) * int64(m) * int64(n) * 4 }
+
+// NewClocks is the team's clocks over mem (a collective area of
+// ClockAreaLen bytes); world maps team ranks to world ranks; me is this
+// rank's team rank.
+func (p *Proc) NewClocks(mem []byte, slots int, world []int, me int) *Clocks {
+	if p == nil {
+		return nil
+	}
+	return &Clocks{p: p, rows: raw.Elems[uint32](mem[:ClockAreaLen(slots, len(world), p.n)]), n: p.n, world: world, me: me}
+}
+
+// World maps the team's ranks to world ranks.
+func (c *Clocks) World() []int { return c.world }
+
+// WorldSize is the number of world ranks.
+func (p *Proc) WorldSize() int { return p.n }
+
+func (c *Clocks) row(slot, q int) []uint32 {
+	o := (slot*len(c.world) + q) * c.n
+	return c.rows[o : o+c.n]
+}
+
+// Release publishes this rank's clock in slot (before a collective, a
+// Fence, a Post or a Complete), then ticks it.
+func (c *Clocks) Release(slot int) {
+	if c == nil {
+		return
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	row := c.row(slot, c.me)
+	for i, v := range c.p.vc {
+		atomic.StoreUint32(&row[i], v)
+	}
+	c.p.vc[c.p.me]++
+}
+
+// Acquire joins the clocks the members (team ranks; nil: all) published
+// in slot (after a collective, a Fence, a Start or a Wait).
+func (c *Clocks) Acquire(slot int, members []int) {
+	if c == nil {
+		return
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if members == nil {
+		for q := range c.world {
+			c.p.acquireFrom(c.row(slot, q))
+		}
+		return
+	}
+	for _, q := range members {
+		if q >= 0 && q < len(c.world) {
+			c.p.acquireFrom(c.row(slot, q))
+		}
+	}
+}
+
+// site is the program's line that made the current call: the first frame
+// outside shmrun's packages, or "a C program" for calls from C.
+func site() string {
+	var pcs [24]uintptr
+	n := runtime.Callers(3, pcs[:])
+	key := pcs
+	siteMu.Lock()
+	s, ok := sites[key]
+	siteMu.Unlock()
+	if ok {
+		return s
+	}
+	s = locate(pcs[:n])
+	siteMu.Lock()
+	sites[key] = s
+	siteMu.Unlock()
+	return s
+}
+
+// sites caches site by call stack (the stack's PCs locate a line once).
+var (
+	siteMu sync.Mutex
+	sites  = map[[24]uintptr]string{}
+)
+
+func locate(pcs []uintptr) string {
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		fn := f.Function
+		switch {
+		case strings.HasPrefix(fn, "github.com/shmrun/shmrun/") && !strings.Contains(fn, "/testdata/") && !strings.Contains(fn, "/examples/"):
+		case strings.HasPrefix(fn, "runtime."):
+		case strings.HasPrefix(fn, "main.shm") || strings.HasPrefix(fn, "_cgoexp_"):
+			return "a C program (no line: C calls are not located)"
+		default:
+			if fn == "" {
+				return "?"
+			}
+			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)), f.Line)
+		}
+		if !more {
+			return "?"
+		}
+	}
+}
+
+// report writes a conflict once per pair of (call, site).
+func (p *Proc) report(key, text string) {
+	if p.seen[key] {
+		return
+	}
+	p.seen[key] = true
+	fmt.Fprintf(p.out, "%s\t%s\n", key, text)
+}

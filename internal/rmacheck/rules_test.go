@@ -1,0 +1,54 @@
+package rmacheck
+
+import (
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+)
+
+// TestConflictRules holds the compatibility table: which two accesses to
+// the same bytes may run concurrently.
+func TestConflictRules(t *testing.T) {
+	i64, f64 := uint8(atomics.Int64), uint8(atomics.Float64)
+	sum, max_, rep := uint8(atomics.Sum), uint8(atomics.Max), uint8(atomics.Replace)
+	acc := func(op, typ uint8) Access { return Access{Kind: Atomic, Op: op, Typ: typ} }
+	read, write := Access{Kind: Read}, Access{Kind: Write}
+	load, store := Access{Kind: Read, Local: true}, Access{Kind: Write, Local: true}
+	for _, c := range []struct {
+		name       string
+		a, b       Access
+		sameOrigin bool
+		sameOp     bool // accumulate_ops=same_op
+		want       bool
+	}{
+		{"get/get", read, read, false, false, false},
+		{"put/get", write, read, false, false, true},
+		{"put/put", write, write, false, false, true},
+		{"put/put, one origin, one epoch", write, write, true, false, true},
+		{"store/store, one rank", store, store, true, false, false},
+		{"load/put", load, write, false, false, true},
+		{"sum/sum", acc(sum, i64), acc(sum, i64), false, false, false},
+		{"sum/max", acc(sum, i64), acc(max_, i64), false, false, true},
+		{"sum int64/sum float64", acc(sum, i64), acc(sum, f64), false, false, true},
+		{"sum/no_op", acc(sum, i64), acc(OpNoOp, i64), false, false, false},
+		{"sum/no_op, same_op", acc(sum, i64), acc(OpNoOp, i64), false, true, true},
+		{"replace/cas", acc(rep, i64), acc(OpCAS, i64), false, false, false},
+		{"replace/cas, same_op", acc(rep, i64), acc(OpCAS, i64), false, true, true},
+		{"sum/max, one origin", acc(sum, i64), acc(max_, i64), true, false, false},
+		{"sum/put", acc(sum, i64), write, false, false, true},
+		{"no_op/get", acc(OpNoOp, i64), read, false, false, false},
+		{"sum/get", acc(sum, i64), read, false, false, true},
+	} {
+		l := &Log{p: &Proc{me: 0, n: 2}, sameOp: c.sameOp}
+		origin := 1
+		if c.sameOrigin {
+			origin = 0
+		}
+		if got := l.conflict(c.a, c.b, origin); got != c.want {
+			t.Errorf("%s: conflict %v, want %v", c.name, got, c.want)
+		}
+		if got := l.conflict(c.b, c.a, origin); got != c.want {
+			t.Errorf("%s (swapped): conflict %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package win
+
+import (
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/rmacheck"
+)
+
+// shmrun --check's hooks (internal/rmacheck): a checked window has no fast
+// parts (w.fast is nil), so its RMA calls reach the slow paths, which call
+// checkRMA; its synchronization calls carry the clocks (fence.go, lock.go,
+// pscw.go); Checked records loads and stores.
+
+// epochOf names the epoch a call of this rank to target is in, for the
+// checker's reports.
+func (w *Win) epochOf(target int) string {
+	switch {
+	case w.ep.h.LockAll:
+		return "lock_all epoch"
+	case target >= 0 && target < w.size && w.ep.lockOf(target) == Exclusive:
+		return "exclusive lock epoch"
+	case target >= 0 && target < w.size && w.ep.lockOf(target) == Shared:
+		return "shared lock epoch"
+	case w.ep.startOpen() && w.ep.postOpen():
+		return "PSCW access and exposure epochs"
+	case w.ep.startOpen():
+		return "PSCW access epoch"
+	case w.ep.postOpen():
+		return "PSCW exposure epoch"
+	case w.ep.h.FenceOpen:
+		return "fence epoch"
+	}
+	return ""
+}
+
+// lo is where disp starts in target's part (a dynamic window: the
+// address).
+func (w *Win) lo(target, disp int) uint64 {
+	if w.dyn != nil {
+		return uint64(disp)
+	}
+	return uint64(disp) * uint64(w.parts[target].dispUnit)
+}
+
+// checkRMA records an RMA call's n bytes at disp on target.
+func (w *Win) checkRMA(call string, target, disp, n int, kind rmacheck.Kind, op, typ uint8) {
+	if target == ProcNull || n <= 0 {
+		return
+	}
+	lo := w.lo(target, disp)
+	w.chk.Access(rmacheck.Access{Target: target, Lo: lo, Hi: lo + uint64(n), Kind: kind, Op: op, Typ: typ, Call: call, Epoch: w.epochOf(target)})
+}
+
+// checkTyped records a typed RMA call's target runs: tcount instances of
+// ttype at disp on target, one record per run.
+func (w *Win) checkTyped(call string, target, disp, tcount int, ttype *dtype.Type, kind rmacheck.Kind, op, typ uint8) {
+	if target == ProcNull || w.chk == nil || uint(target) >= uint(w.size) || !w.ep.canAccess(target) {
+		return // an error the call returns
+	}
+	base, epoch := int64(w.lo(target, disp)), w.epochOf(target)
+	_ = ttype.Each(tcount, func(off, n int64) bool {
+		w.chk.Access(rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
+			Call: call, Epoch: epoch})
+		return true
+	})
+}
+
+// Checked is checked load/store access to one rank's part of a window
+// (shmrun --check): the loads and stores it makes are checked against the
+// RMA calls and the other ranks' checked accesses to the same bytes, as
+// RMA calls are against each other. Plain slices (Local, SharedQuery,
+// View) cannot be checked: the checker sees nothing of them. Off (the
+// default), each method costs one branch more than a slice access. Like
+// a View, it aliases the window's memory: not to be used after Free; an
+// index out of range panics as a slice's does.
+type Checked[T atomics.Elem] struct {
+	w      *Win
+	target int
+	s      []T
+}
+
+// NewChecked returns checked access to rank target's part of w (this
+// rank's own, or another's mapped here: a shared window's). Local. Errors
+// as SharedQuery's and View's.
+func NewChecked[T atomics.Elem](w *Win, target int) (Checked[T], error) {
+	seg, err := w.SharedQuery(target)
+	if err != nil {
+		return Checked[T]{}, err
+	}
+	if target == ProcNull {
+		target = -1
+		for r := range w.size {
+			if w.segment(r).Size > 0 {
+				target = r
+				break
+			}
+		}
+		target = max(target, 0)
+	}
+	s, err := View[T](seg)
+	if err != nil {
+		return Checked[T]{}, err
+	}
+	return Checked[T]{w: w, target: target, s: s}, nil
+}
+
+// Len is the number of elements.
+func (c Checked[T]) Len() int { return len(c.s) }
+
+// Load returns element i (a load: checked against RMA calls and other
+// ranks' stores to it).
+func (c Checked[T]) Load(i int) T {
+	if c.w != nil && c.w.chk != nil {
+		c.record("Load", i, 1, rmacheck.Read)
+	}
+	return c.s[i]
+}
+
+// Store sets element i (a store: checked against RMA calls and other
+// ranks' loads and stores of it).
+func (c Checked[T]) Store(i int, v T) {
+	if c.w != nil && c.w.chk != nil {
+		c.record("Store", i, 1, rmacheck.Write)
+	}
+	c.s[i] = v
+}
+
+// LoadSlice copies elements [i, i+len(dst)) into dst (one checked load
+// of them all).
+func (c Checked[T]) LoadSlice(dst []T, i int) {
+	if c.w != nil && c.w.chk != nil {
+		c.record("LoadSlice", i, len(dst), rmacheck.Read)
+	}
+	copy(dst, c.s[i:i+len(dst)])
+}
+
+// StoreSlice copies src into elements [i, i+len(src)) (one checked
+// store of them all).
+func (c Checked[T]) StoreSlice(i int, src []T) {
+	if c.w != nil && c.w.chk != nil {
+		c.record("StoreSlice", i, len(src), rmacheck.Write)
+	}
+	copy(c.s[i:i+len(src)], src)
+}
+
+func (c Checked[T]) record(call string, i, n int, kind rmacheck.Kind) {
+	if i < 0 || n <= 0 || i+n > len(c.s) {
+		return // the access itself panics with the index
+	}
+	size := uint64(atomics.SizeOf[T]())
+	lo := uint64(i) * size
+	c.w.chk.Access(rmacheck.Access{Target: c.target, Lo: lo, Hi: lo + uint64(n)*size, Kind: kind, Local: true, Call: call,
+		Epoch: c.w.epochOf(c.target)})
+}
