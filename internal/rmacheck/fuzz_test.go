@@ -1,0 +1,35 @@
+package rmacheck
+
+import (
+	"os"
+	"testing"
+)
+
+// FuzzRing: a window's rings hold whatever other processes wrote; checking
+// an access against records of any bytes must not panic, and reports of
+// them must stay one line each.
+func FuzzRing(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint64(0), uint64(8))
+	f.Add(make([]byte, recLen*4), uint64(16), uint64(24))
+	f.Fuzz(func(t *testing.T, junk []byte, lo, hi uint64) {
+		n := 2
+		out, err := os.CreateTemp(t.TempDir(), "reports")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		p := &Proc{me: 0, n: n, vc: []uint32{1, 0}, out: out, seen: map[string]bool{}}
+		mem := make([]byte, LogAreaLen(n, n))
+		for i := 0; i < len(mem) && len(junk) > 0; i++ {
+			mem[i] = junk[i%len(junk)]
+		}
+		l := p.NewLog(mem, []int{0, 1}, 0, 0, false)
+		for _, k := range []Kind{Read, Write, Atomic} {
+			l.Access(Access{Target: 1, Lo: lo, Hi: hi, Kind: k, Call: "Put"})
+			l.Access(Access{Target: 0, Lo: lo, Hi: hi, Kind: k, Local: true, Call: "Store"})
+		}
+		l.Complete(-1)
+		l.LockAll()
+		l.UnlockAll()
+	})
+}
