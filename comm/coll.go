@@ -146,14 +146,14 @@ func (c *Comm) area(call string) (*collArea, error) {
 	}
 	if chk != nil {
 		// shmrun --check: the members' clocks, one more collective area.
-		cm, err := c.t.Area(rmacheck.ClockAreaLen(2, c.Size(), c.world.Size()), "shmrun-check-clocks", func([]byte) error { return nil }, func([]byte) error { return nil })
+		cm, err := c.t.Area(rmacheck.ClockAreaLen(clockSlots, c.Size(), c.world.Size()), "shmrun-check-clocks", func([]byte) error { return nil }, func([]byte) error { return nil })
 		if err != nil {
 			return nil, fmt.Errorf("comm: %s on rank %d: shmrun --check's clocks: %v: %w", call, c.Rank(), err, ErrOther)
 		}
 		if !c.t.Local() && c.world != c {
 			c.t.OnRelease(func() { shm.Unmap(cm) })
 		}
-		c.clocks = chk.NewClocks(cm, 2, c.members, c.Rank())
+		c.clocks = chk.NewClocks(cm, clockSlots, c.members, c.Rank())
 	}
 	c.coll = a
 	return a, nil
@@ -200,6 +200,14 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	}
 	return a, nil
 }
+
+// A communicator's clock slots (shmrun --check): two that alternate
+// between collective calls, one for Ibarrier (monotone: a rank may start
+// several before another starts the first; that only over-synchronizes).
+const (
+	clockIbarrier = 2
+	clockSlots    = 3
+)
 
 // deadColl stands in for a freed communicator's round counters, which
 // another communicator may reuse: no call of a freed communicator gets

@@ -156,6 +156,9 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	}
 	a.ibarN++
 	j := a.ibarN
+	if c.clocks != nil {
+		c.clocks.Release(clockIbarrier) // shmrun --check: before this rank's arrival
+	}
 	me := a.ibar[a.me]
 	atomics.StoreRelease32(me.Seq, j)
 	a.fullFence()
@@ -176,6 +179,9 @@ func (c *Comm) Ibarrier() (*Request, error) {
 			if err := ev.Await(a.abort, a.policy, func() bool { return reached(ev.Seq, j) }); err != nil {
 				return false, c.wrapWait("Ibarrier", err)
 			}
+		}
+		if c.clocks != nil {
+			c.clocks.Acquire(clockIbarrier, nil) // shmrun --check: every member arrived
 		}
 		return true, nil
 	}}}, nil

@@ -191,6 +191,10 @@ var lines = []line{
 	{"barrier_n2_sleeponly", "Barrier, 2 ranks, futex sleep only (SHMRUN_WAIT=spin=0,yield=0)", "", 0},
 	{"barrier_n8_noyield", "Barrier, 8 ranks on 2 cores, without the yield phase", "", 0},
 	{"barrier_n8_sleeponly", "Barrier, 8 ranks on 2 cores, futex sleep only", "", 0},
+	{"put8_flush_check", "Put 8 B + Flush under shmrun --check", "", 0},
+	{"fetch_and_op_i64_check", "FetchAndOp(Sum, int64) + Flush under shmrun --check", "", 0},
+	{"put8_flush_stats", "Put 8 B + Flush under shmrun --stats", "", 0},
+	{"fetch_and_op_i64_stats", "FetchAndOp(Sum, int64) + Flush under shmrun --stats", "", 0},
 	{"allreduce_8", "Allreduce 8 B (sum of one double), 2 ranks, loop", "allreduce_8", 0},
 	{"allreduce_8_sync", "Allreduce 8 B, 2 ranks, barrier-separated", "allreduce_8_sync", 0},
 	{"bcast_8", "Bcast 8 B, 2 ranks, loop", "bcast_8", 0},
@@ -627,6 +631,8 @@ func overBestMPI(name string) func(*results) (float64, bool) {
 }
 
 var targets = []target{
+	{"Put 8 B + Flush under --check ≤ 3× the row without it (issue 19)", 3, over("shmrun", "put8_flush_check", "shmrun", "put8_flush"), nil, nil},
+	{"FetchAndOp + Flush under --check ≤ 3× the row without it (issue 19)", 3, over("shmrun", "fetch_and_op_i64_check", "shmrun", "fetch_and_op_i64"), nil, nil},
 	{"Put 8 B + Flush ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "put8_flush", "openmpi", "put8_flush"), over("climit", "atomic_fetch_add_fence", "openmpi", "put8_flush"), nil},
 	{"Get 8 B + Flush ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "get8_flush", "openmpi", "get8_flush"), over("climit", "atomic_fetch_add_fence", "openmpi", "get8_flush"), nil},
 	{"Lock(exclusive) + Unlock ≤ 0.5× Open MPI (issue 3)", 0.5, over("shmrun", "lock_unlock_excl", "openmpi", "lock_unlock_excl"), over("climit", "lock_unlock_excl", "openmpi", "lock_unlock_excl"), nil},

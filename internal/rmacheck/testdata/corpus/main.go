@@ -40,6 +40,7 @@ var cases = map[string]func(e *env) error{
 	"atomics_mcs":         atomicsMCS,
 	"message_ordered":     messageOrdered,
 	"loadstore_barrier":   loadStoreBarrier,
+	"loadstore_ibarrier":  loadStoreIbarrier,
 	"loadstore_unordered": loadStoreUnordered,
 }
 
@@ -313,6 +314,24 @@ func loadStoreUnordered(e *env) error {
 		e.mine.Store(4, 1) // race
 	} else {
 		_ = e.rank0.Load(4) // race
+	}
+	return nil
+}
+
+// The same ordered by Ibarrier and Wait.
+func loadStoreIbarrier(e *env) error {
+	if e.me == 0 {
+		e.mine.Store(4, 1)
+	}
+	r, err := e.c.Ibarrier()
+	if err != nil {
+		return err
+	}
+	if _, err := r.Wait(); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		_ = e.rank0.Load(4)
 	}
 	return nil
 }
