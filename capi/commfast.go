@@ -202,15 +202,25 @@ func shmCommBarrierVerdict(h C.uintptr_t, r C.uint32_t) C.int {
 // collCallNames are the C names of the small collectives' kinds.
 var collCallNames = map[C.uint8_t]string{format.CollBcast: "MPI_Bcast", format.CollReduce: "MPI_Reduce", format.CollAllreduce: "MPI_Allreduce"}
 
-//export shmCommWaitRound
-func shmCommWaitRound(h C.uintptr_t, r C.uint32_t, kind C.uint8_t) C.int {
+// smallColl is the communicator of handle h and the C name of kind for
+// the small collectives' slow paths, or the error code to return.
+func smallColl(h C.uintptr_t, kind C.uint8_t) (*commH, string, C.int) {
 	call := collCallNames[kind]
 	x, code := commOf(call, uintptr(h))
 	if code != 0 {
-		return code
+		return nil, call, code
 	}
 	if x.fast == nil {
-		return x.raise(call, fmt.Errorf("the communicator has no C collective descriptor: %w", comm.ErrOther))
+		return nil, call, x.raise(call, fmt.Errorf("the communicator has no C collective descriptor: %w", comm.ErrOther))
+	}
+	return x, call, 0
+}
+
+//export shmCommWaitRound
+func shmCommWaitRound(h C.uintptr_t, r C.uint32_t, kind C.uint8_t) C.int {
+	x, call, code := smallColl(h, kind)
+	if code != 0 {
+		return code
 	}
 	if err := x.fast.b.WaitRound(uint32(r), uint8(kind)); err != nil {
 		return x.raise(call, err)
@@ -220,13 +230,9 @@ func shmCommWaitRound(h C.uintptr_t, r C.uint32_t, kind C.uint8_t) C.int {
 
 //export shmCommMismatch
 func shmCommMismatch(h C.uintptr_t, r C.uint32_t, kind, same C.uint8_t) C.int {
-	call := collCallNames[kind]
-	x, code := commOf(call, uintptr(h))
+	x, call, code := smallColl(h, kind)
 	if code != 0 {
 		return code
-	}
-	if x.fast == nil {
-		return x.raise(call, fmt.Errorf("the communicator has no C collective descriptor: %w", comm.ErrOther))
 	}
 	return x.raise(call, x.fast.b.Mismatch(uint32(r), uint8(kind), uint8(same)))
 }
