@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +187,36 @@ func TestUnwritableOutput(t *testing.T) {
 		if _, err := launcher.Run(context.Background(), cfg); !errors.Is(err, launcher.ErrUsage) || !strings.Contains(err.Error(), "no-such-dir") {
 			t.Errorf("%+v: %v, want a usage error naming the path", cfg, err)
 		}
+	}
+}
+
+// TestRankDies: a rank that exits before Finalize writes no record; the
+// job's status is its failure, and the statistics of the ranks that
+// finalized (if any did before the job ended) are still written, with the
+// dead rank listed as missing.
+func TestRankDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a job")
+	}
+	statsFile := filepath.Join(t.TempDir(), "stats.json")
+	var stdout, stderr bytes.Buffer
+	res, err := launcher.Run(context.Background(), launcher.Config{
+		Parts:     []launcher.Part{{N: 3, Prog: "./testdata/dies"}},
+		StatsJSON: statsFile, Oversubscribe: true, Timeout: time.Minute,
+		Stdout: &stdout, Stderr: &stderr,
+	})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("job: %v, exit %d, want 3\n%s", err, res.ExitCode, stderr.String())
+	}
+	b, err := os.ReadFile(statsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s obs.Stats
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("the stats of a failed job are not JSON: %v\n%s", err, b)
+	}
+	if !slices.Contains(s.Missing, 1) || len(s.Ranks)+len(s.Missing) != 3 {
+		t.Errorf("ranks %d, missing %v: want rank 1 missing and every rank accounted for", len(s.Ranks), s.Missing)
 	}
 }
