@@ -56,7 +56,7 @@ func Init() (*Comm, error) {
 		return nil, err
 	}
 	process.world = c
-	rec = obs.Start(c.Rank(), c.Size())
+	rec = obs.Start(c.Rank())
 	if rmacheck.On() && !c.t.Local() {
 		// The world's message clocks: a collective area, made while every
 		// rank is in Init.

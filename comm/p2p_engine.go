@@ -678,7 +678,7 @@ func (e *engine) startSend(o *op) error {
 		rec.Message(o.peer, len(o.buf), true)
 	}
 	if chk != nil {
-		chk.Send(o.peer)
+		chk.Send()
 	}
 	kind := uint8(format.PktEager)
 	switch {

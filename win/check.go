@@ -87,16 +87,7 @@ func NewChecked[T atomics.Elem](w *Win, target int) (Checked[T], error) {
 	if err != nil {
 		return Checked[T]{}, err
 	}
-	if target == ProcNull {
-		target = -1
-		for r := range w.size {
-			if w.segment(r).Size > 0 {
-				target = r
-				break
-			}
-		}
-		target = max(target, 0)
-	}
+	target = w.queryRank(target)
 	s, err := View[T](seg)
 	if err != nil {
 		return Checked[T]{}, err

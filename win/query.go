@@ -39,21 +39,25 @@ func (w *Win) SharedQuery(rank int) (Segment, error) {
 	if w.dyn != nil {
 		return Segment{}, errorf(ErrRMAFlavor, "SharedQuery on rank %d: a dynamic window has no memory of its own to query", w.rank)
 	}
-	if rank == ProcNull {
-		for r := range w.size {
-			if w.segment(r).Size > 0 {
-				rank = r
-				break
-			}
-		}
-		if rank == ProcNull {
-			rank = 0
-		}
-	}
+	rank = w.queryRank(rank)
 	if rank < 0 || rank >= w.size {
 		return Segment{}, errorf(ErrRank, "SharedQuery on rank %d: rank %d outside a window of %d ranks", w.rank, rank, w.size)
 	}
 	return w.segment(rank), nil
+}
+
+// queryRank is the rank SharedQuery(rank) answers for: ProcNull is the
+// lowest rank whose part is not empty (rank 0 when all are).
+func (w *Win) queryRank(rank int) int {
+	if rank != ProcNull {
+		return rank
+	}
+	for r := range w.size {
+		if w.segment(r).Size > 0 {
+			return r
+		}
+	}
+	return 0
 }
 
 func (w *Win) segment(rank int) Segment {

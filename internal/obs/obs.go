@@ -38,7 +38,6 @@ func On() bool { return on }
 type Rank struct {
 	mu       sync.Mutex
 	rank     int
-	size     int
 	pid      int
 	start    time.Time
 	wins     []*Win
@@ -56,14 +55,14 @@ var (
 
 // Start begins this rank's record (comm.Init, once the rank knows its
 // place); nil when not observing.
-func Start(rank, size int) *Rank {
+func Start(rank int) *Rank {
 	if !on {
 		return nil
 	}
 	selfMu.Lock()
 	defer selfMu.Unlock()
 	if self == nil {
-		self = &Rank{rank: rank, size: size, pid: os.Getpid(), start: time.Now(),
+		self = &Rank{rank: rank, pid: os.Getpid(), start: time.Now(),
 			waits: map[string]*Timing{}, sent: map[int]*Count{}, received: map[int]*Count{}}
 		if traceDir != "" {
 			self.trace = newRing(TraceEvents)
@@ -186,10 +185,11 @@ func (w *Win) Sync(call string, t0 time.Time) {
 	if w == nil {
 		return
 	}
-	w.r.timed(w.sync, call, "sync", w.id, t0)
+	d := time.Since(t0)
 	w.r.mu.Lock()
-	w.lastRMA = -1
-	w.r.mu.Unlock()
+	defer w.r.mu.Unlock()
+	w.r.timedLocked(w.sync, call, "sync", w.id, t0, d)
+	w.lastRMA = -1 // the next RMA call starts a burst
 }
 
 // Lock records an acquisition of a lock (Lock or LockAll) that began at
@@ -237,6 +237,11 @@ func (r *Rank) timed(m map[string]*Timing, call, cat string, win int, t0 time.Ti
 	d := time.Since(t0)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.timedLocked(m, call, cat, win, t0, d)
+}
+
+// timedLocked records a call of d that began at t0; r.mu is held.
+func (r *Rank) timedLocked(m map[string]*Timing, call, cat string, win int, t0 time.Time, d time.Duration) {
 	t := m[call]
 	if t == nil {
 		t = &Timing{}

@@ -49,7 +49,7 @@ func equal(a, b []int64) bool {
 
 // newTestRank is a Rank recording a trace, as Start makes one.
 func newTestRank() *Rank {
-	return &Rank{rank: 0, size: 1, start: time.Now(), waits: map[string]*Timing{}, sent: map[int]*Count{}, received: map[int]*Count{}, trace: newRing(64)}
+	return &Rank{rank: 0, start: time.Now(), waits: map[string]*Timing{}, sent: map[int]*Count{}, received: map[int]*Count{}, trace: newRing(64)}
 }
 
 func TestRecordAndBursts(t *testing.T) {

@@ -87,7 +87,7 @@ type Proc struct {
 	mu    sync.Mutex
 	me, n int
 	vc    []uint32
-	msg   []uint32 // messages: the clock sent from s to r at (s*n+r)*n
+	msg   []uint32 // messages: rank s's clock at its latest send, at s*n
 	out   *os.File
 	seen  map[string]bool
 }
@@ -97,8 +97,12 @@ var (
 	self   *Proc
 )
 
-// MsgAreaLen is the size of the world's message clocks for n ranks.
-func MsgAreaLen(n int) int64 { return int64(n) * int64(n) * int64(n) * 4 }
+// MsgAreaLen is the size of the world's message clocks for n ranks: one
+// row per sender, not per pair (n² words, not n³: a receiver joins the
+// sender's clock at its latest send, to anyone, which may be later than
+// the message it received — more order than there was, so a race can go
+// unseen, never one invented).
+func MsgAreaLen(n int) int64 { return int64(n) * int64(n) * 4 }
 
 // Start begins this rank's checking (comm.Init): me of n world ranks, with
 // the world's message clocks in msg (a collective area). nil when off.
@@ -159,14 +163,14 @@ func (p *Proc) acquireFrom(src []uint32) {
 	}
 }
 
-// Send is a message's release to world rank to.
-func (p *Proc) Send(to int) {
+// Send is a message's release (to any world rank).
+func (p *Proc) Send() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.releaseInto(p.msg[(p.me*p.n+to)*p.n : (p.me*p.n+to+1)*p.n])
+	p.releaseInto(p.msg[p.me*p.n : (p.me+1)*p.n])
 }
 
 // Recv is a message's acquire from world rank from.
@@ -176,7 +180,7 @@ func (p *Proc) Recv(from int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.acquireFrom(p.msg[(from*p.n+p.me)*p.n : (from*p.n+p.me+1)*p.n])
+	p.acquireFrom(p.msg[from*p.n : (from+1)*p.n])
 }
 
 // WorldOf returns a communicator's world ranks (c a *comm.Comm), for
@@ -212,9 +216,6 @@ func (p *Proc) NewClocks(mem []byte, slots int, world []int, me int) *Clocks {
 	}
 	return &Clocks{p: p, rows: raw.Elems[uint32](mem[:ClockAreaLen(slots, len(world), p.n)]), n: p.n, world: world, me: me}
 }
-
-// World maps the team's ranks to world ranks.
-func (c *Clocks) World() []int { return c.world }
 
 // WorldSize is the number of world ranks.
 func (p *Proc) WorldSize() int { return p.n }
