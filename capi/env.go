@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 )
 
 // The process's MPI state: Init and Finalize move it on, once each.
@@ -77,6 +78,7 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 		return raise(name, hErrorsAreFatal, 0, fmt.Errorf("MPI initialized %s: %w", what, errNotInit))
 	}
 	env.Unlock()
+	rmacheck.CallsFromC() // --check: this process's calls come from C, with no Go line to show
 	w, err := comm.Init()
 	if err != nil {
 		return raise(name, hErrorsAreFatal, 0, err)

@@ -1,6 +1,7 @@
 // Package raw holds the module's unsafe code: word pointers into mapped
 // memory for sync/atomic, typed views of mapped bytes, bit casts between
-// element types and their bit patterns, the futex calls on shared words, and
+// element types and their bit patterns, the futex calls on shared words, the
+// frame-pointer walk the checker keys source lines by, and
 // the one-instruction hot paths built on them that other packages inline.
 //
 // Every function here states its invariant above it. Callers own the

@@ -1,6 +1,8 @@
 package raw_test
 
 import (
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -40,4 +42,42 @@ func TestWordAt(t *testing.T) {
 	if raw.Addr(nil) != 0 {
 		t.Error("Addr(nil) != 0")
 	}
+}
+
+// TestFrameReturns: the frame-pointer walk gives the goroutine's physical
+// frames, innermost first, down to its first.
+func TestFrameReturns(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("frame pointers are walked on amd64 only")
+	}
+	names := func(pcs []uintptr) []string {
+		var out []string
+		for _, pc := range pcs {
+			f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+			out = append(out, f.Function)
+		}
+		return out
+	}
+	got := names(frameWalk())
+	want := []string{"raw_test.frameWalk", "raw_test.TestFrameReturns", "testing.tRunner", "runtime.goexit"}
+	j := 0
+	for _, fn := range got {
+		if j < len(want) && strings.HasSuffix(fn, want[j]) {
+			j++
+		}
+	}
+	if j < len(want) || !strings.HasSuffix(got[0], want[0]) || !strings.HasSuffix(got[len(got)-1], "runtime.goexit") {
+		t.Fatalf("walked %q, want the frames %q in order, innermost first", got, want)
+	}
+	done := make(chan []string)
+	go func() { done <- names(frameWalk()) }()
+	if g := <-done; len(g) != 3 || !strings.HasSuffix(g[0], want[0]) || !strings.HasSuffix(g[2], "runtime.goexit") {
+		t.Errorf("a new goroutine's walk is %q", g)
+	}
+}
+
+//go:noinline
+func frameWalk() []uintptr {
+	var a [64]uintptr
+	return a[:raw.FrameReturns(a[:])]
 }

@@ -64,6 +64,7 @@ type Log struct {
 	tlen    int64
 	clen    int64
 	pending [][]pend // per target: this rank's accesses not complete yet
+	from    []uint32 // per target: records before this id happened before this rank, or were dropped
 	clocks  *Clocks  // the window's fence and PSCW clocks
 }
 
@@ -82,7 +83,7 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 	}
 	n, m := p.n, len(world)
 	return &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
-		tlen: targetLen(n), clen: (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m),
+		tlen: targetLen(n), clen: (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m),
 		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me)}
 }
 
@@ -164,17 +165,58 @@ func getString(b []byte) string {
 	return string(b)
 }
 
-// scan checks access b (record id) against every other record of its
-// target's ring. p.mu is held.
+// scan checks access b (record id) against the other records of its
+// target's ring that may not have happened before this rank: those from
+// l.from[target] on. The records before it are known to happen before
+// this rank's clock, which only grows, so they cannot conflict with any
+// later access of this rank either; scan moves l.from past the leading
+// records that are known now (complete, and their origin's clock at
+// completion joined here) or dropped from the ring. In a loop of RMA
+// calls each followed by its Flush, that leaves one or two records to
+// look at instead of the ring's RingLen. p.mu is held.
 func (l *Log) scan(b Access, id uint32, bsite string) {
 	p := l.p
 	ring := l.base(b.Target) + headLen + 3*l.clen
-	for i := range int64(RingLen) {
-		rec := l.mem[ring+i*recLen : ring+(i+1)*recLen]
+	head := uint32(atomic.LoadUint64(raw.Uint64At(l.mem, l.base(b.Target))))
+	from := l.from[b.Target]
+	switch {
+	case head < RingLen:
+		from = max(from, 1)
+	case from == 0 || head-from >= RingLen:
+		from = head - RingLen + 1 // older ids are gone from the ring
+	}
+	advance := true
+	for aid := from; aid != head+1; aid++ {
+		if aid == 0 {
+			continue // ids skip 0
+		}
+		rec := l.mem[ring+int64((aid-1)%RingLen)*recLen:][:recLen]
 		w0 := raw.Uint64At(rec, recWord0)
 		v1 := atomic.LoadUint64(w0)
-		aid := uint32(v1 >> 32)
-		if aid == 0 || aid == id {
+		switch got := uint32(v1 >> 32); {
+		case got == aid:
+		case got != 0 && int32(got-aid) > 0:
+			if advance {
+				l.from[b.Target] = aid + 1 // dropped: overwritten by a later record
+			}
+			continue
+		default:
+			advance = false // not written yet: its writer checks it against this one
+			continue
+		}
+		origin := int(binary.LittleEndian.Uint32(rec[recOrigin:]))
+		if origin < 0 || origin >= p.n {
+			advance = false
+			continue
+		}
+		if c := uint32(v1); c != 0 && p.vc[origin] >= c {
+			if advance {
+				l.from[b.Target] = aid + 1
+			}
+			continue // a is complete and this rank knows it: a happened before b
+		}
+		advance = false
+		if aid == id {
 			continue
 		}
 		a := Access{Target: b.Target, Lo: binary.LittleEndian.Uint64(rec[recLo:]), Hi: binary.LittleEndian.Uint64(rec[recHi:])}
@@ -182,12 +224,8 @@ func (l *Log) scan(b Access, id uint32, bsite string) {
 			continue // the common case: elsewhere
 		}
 		a.Kind, a.Op, a.Typ, a.Local = Kind(rec[recKind]), rec[recOp], rec[recTyp], rec[recLocal] != 0
-		origin := int(binary.LittleEndian.Uint32(rec[recOrigin:]))
-		if origin < 0 || origin >= p.n || !l.conflict(a, b, origin) {
+		if !l.conflict(a, b, origin) {
 			continue
-		}
-		if c := uint32(v1); c != 0 && p.vc[origin] >= c {
-			continue // a is complete and this rank knows it: a happened before b
 		}
 		team := int(binary.LittleEndian.Uint16(rec[recTeam:]))
 		asite, aepoch := getString(rec[recSite:recSite+siteLen]), getString(rec[recEpoch:recEpoch+epochLen])

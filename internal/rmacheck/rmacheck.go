@@ -263,30 +263,76 @@ func (c *Clocks) Acquire(slot int, members []int) {
 
 // site is the program's line that made the current call: the first frame
 // outside shmrun's packages, or "a C program" for calls from C.
+//
+// It is on every checked access's path, so the line is cached by the
+// return addresses of the goroutine's frames (raw.FrameReturns: a few loads
+// each), and runtime.Callers, which costs about a microsecond, runs on a
+// miss only. A key stands for its line when it holds the whole stack, or
+// when the line's frame is among the frames it holds; a deeper stack
+// whose line is beyond them is cached as unresolved (two calls from
+// different lines could share its key) and always takes runtime.Callers.
 func site() string {
-	var pcs [24]uintptr
-	n := runtime.Callers(3, pcs[:])
-	key := pcs
+	if fromC.Load() {
+		return cSite
+	}
+	var key siteKey
+	n := raw.FrameReturns(key[:])
+	if n == 0 {
+		return slowSite(nil, true)
+	}
 	siteMu.Lock()
 	s, ok := sites[key]
 	siteMu.Unlock()
-	if ok {
+	if ok && s != "" {
 		return s
 	}
-	s = locate(pcs[:n])
+	if ok {
+		return slowSite(nil, true)
+	}
+	s = slowSite(key[:n], n < len(key))
 	siteMu.Lock()
 	sites[key] = s
 	siteMu.Unlock()
 	return s
 }
 
-// sites caches site by call stack (the stack's PCs locate a line once).
+// siteKey is the return addresses of a call's frames, innermost first.
+type siteKey [16]uintptr
+
 var (
 	siteMu sync.Mutex
-	sites  = map[[24]uintptr]string{}
+	sites  = map[siteKey]string{}
+	fromC  atomic.Bool
 )
 
-func locate(pcs []uintptr) string {
+const cSite = "a C program (no line: C calls are not located)"
+
+// CallsFromC says that this process's calls come from C (package capi's
+// library): every site is cSite, without looking at the stack.
+func CallsFromC() { fromC.Store(true) }
+
+// slowSite locates the current call by runtime.Callers. Unless whole
+// (key holds the whole stack), it returns "" when the line's frame is not
+// one of key's return addresses.
+func slowSite(key []uintptr, whole bool) string {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:])
+	s, pc := locate(pcs[:n])
+	if whole {
+		return s
+	}
+	for _, k := range key {
+		if k == pc && pc != 0 {
+			return s
+		}
+	}
+	return ""
+}
+
+// locate returns the first frame of pcs outside shmrun's packages, as
+// "dir/file.go:line", and the return address (a pcs entry) of the
+// physical frame it is in (0 when none is).
+func locate(pcs []uintptr) (string, uintptr) {
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
@@ -295,15 +341,15 @@ func locate(pcs []uintptr) string {
 		case strings.HasPrefix(fn, "github.com/shmrun/shmrun/") && !strings.Contains(fn, "/testdata/") && !strings.Contains(fn, "/examples/"):
 		case strings.HasPrefix(fn, "runtime."):
 		case strings.HasPrefix(fn, "main.shm") || strings.HasPrefix(fn, "_cgoexp_"):
-			return "a C program (no line: C calls are not located)"
+			return cSite, 0
 		default:
 			if fn == "" {
-				return "?"
+				return "?", 0
 			}
-			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)), f.Line)
+			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)), f.Line), f.PC + 1
 		}
 		if !more {
-			return "?"
+			return "?", 0
 		}
 	}
 }

@@ -42,6 +42,9 @@ var cases = map[string]func(e *env) error{
 	"loadstore_barrier":   loadStoreBarrier,
 	"loadstore_ibarrier":  loadStoreIbarrier,
 	"loadstore_unordered": loadStoreUnordered,
+	"ring_far":            ringFar,
+	"deep_stack":          deepStack,
+	"ring_pending":        ringPending,
 }
 
 func main() {
@@ -334,4 +337,82 @@ func loadStoreIbarrier(e *env) error {
 		_ = e.rank0.Load(4)
 	}
 	return nil
+}
+
+// Rank 1 puts and flushes 3×RingLen times (ordered: its ring's records
+// are known to every rank after the barrier), then both ranks put to rank
+// 0's word 5 in the same lock_all epoch: the race is found past the
+// records the checker has learned to skip.
+func ringFar(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 768 {
+			if err := do(win.PutT(e.w, []int64{int64(i)}, 0, i%4), e.w.Flush(0)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if err := win.PutT(e.w, []int64{int64(e.me)}, 0, 5); err != nil { // race
+		return err
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	return e.w.UnlockAll()
+}
+
+// Both ranks put to rank 0's word 4 from deep in a recursion (a stack
+// deeper than the frames the checker caches a line by), from two lines.
+func deepStack(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	err := deep(40, func() error {
+		if e.me == 0 {
+			return win.PutT(e.w, []int64{1}, 0, 4) // race
+		}
+		return win.PutT(e.w, []int64{2}, 0, 4) // race
+	})
+	if err := do(err, e.c.Barrier()); err != nil {
+		return err
+	}
+	return e.w.UnlockAll()
+}
+
+//go:noinline
+func deep(n int, f func() error) error {
+	if n == 0 {
+		return f()
+	}
+	return deep(n-1, f)
+}
+
+// Rank 1's put to rank 0's word 6 is not complete at the barrier; rank 0
+// loads word 0 (elsewhere: no race), then word 6: the first check must
+// not skip the pending record for later ones.
+func ringPending(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		if err := win.PutT(e.w, []int64{6}, 0, 6); err != nil { // race
+			return err
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(0)
+		_ = e.mine.Load(6) // race
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	return e.w.UnlockAll()
 }
