@@ -198,4 +198,30 @@ static inline void shmrun_set_win(int slot, shmrun_win_desc *d)
 	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
 }
 
+/* shmcc --check (tsan.c): the kinds of the ranges the hooks compare
+ * loads and stores with, and the Go half's calls that keep the table. */
+enum {
+	SHMRUN_CHK_WIN = 1,            /* window memory mapped here */
+	SHMRUN_CHK_READ_BY_RMA = 2,    /* a pending call's origin buffer: not to be written */
+	SHMRUN_CHK_WRITTEN_BY_RMA = 3, /* a pending call's result buffer: not to be touched */
+};
+int shmrun_chk_add(uintptr_t lo, uintptr_t hi, uint32_t kind, uint32_t id, uintptr_t win, int32_t target);
+void shmrun_chk_del(uint32_t mask, uintptr_t win, int32_t target, uint32_t id);
+uint32_t shmrun_chk_count(void);
+int shmrun_where(uintptr_t pc, const char **fname, uintptr_t *fbase);
+/* A run of a thread's loads or stores of window memory (tsan.c). */
+typedef struct {
+	uintptr_t lo, hi, pc;
+	uint32_t id;
+	int32_t write;
+} shmrun_chk_run;
+int shmrun_chk_drain(shmrun_chk_run *out, int max);
+extern uint32_t shmrun_chk_buffered;
+static inline uint32_t shmrun_chk_any(void) { return __atomic_load_n(&shmrun_chk_buffered, __ATOMIC_SEQ_CST); }
+
+/* shmrun_call_pc is the return address of this thread's latest RMA call
+ * (the line --check names for it). */
+extern __thread uintptr_t shmrun_call_pc __attribute__((tls_model("initial-exec")));
+static inline uintptr_t shmrun_get_call_pc(void) { return shmrun_call_pc; }
+
 #endif

@@ -280,7 +280,7 @@ func TestCRankCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			exe := filepath.Join(tmp, c.name)
-			if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
+			if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-g", "-o", exe, src).CombinedOutput(); err != nil {
 				t.Fatalf("shmcc: %v\n%s", err, out)
 			}
 			start := time.Now()
@@ -386,7 +386,8 @@ int main(int argc, char **argv) {
 }
 
 // TestCCheck runs a racy C program and a race-free one under shmrun
-// --check: the C calls go through the checker as Go's do.
+// --check: the C calls go through the checker as Go's do, and the report
+// names the C line of each (the program is compiled with -g).
 func TestCCheck(t *testing.T) {
 	dir := install(t)
 	tmp := t.TempDir()
@@ -417,13 +418,13 @@ int main(int argc, char **argv) {
 		if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
+		if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-g", "-o", exe, src).CombinedOutput(); err != nil {
 			t.Fatalf("shmcc: %v\n%s", err, out)
 		}
 		out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check", "-n", "2", "--oversubscribe", exe).CombinedOutput()
 		var ee *exec.ExitError
 		switch {
-		case c.racy && (!errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "Put at a C program")):
+		case c.racy && (!errors.As(err, &ee) || ee.ExitCode() != 1 || !regexp.MustCompile(`Put at [^ ]*racy\.c:10 `).Match(out)):
 			t.Errorf("%s: %v\n%s", c.name, err, out)
 		case !c.racy && err != nil:
 			t.Errorf("%s: %v\n%s", c.name, err, out)

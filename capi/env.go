@@ -78,7 +78,10 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 		return raise(name, hErrorsAreFatal, 0, fmt.Errorf("MPI initialized %s: %w", what, errNotInit))
 	}
 	env.Unlock()
-	rmacheck.CallsFromC() // --check: this process's calls come from C, with no Go line to show
+	rmacheck.CallsFromC(callSite) // --check: this process's calls come from C: their lines are C's
+	if chkOn {
+		rmacheck.BeforeClock = chkFlush
+	}
 	w, err := comm.Init()
 	if err != nil {
 		return raise(name, hErrorsAreFatal, 0, err)

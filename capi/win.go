@@ -59,6 +59,7 @@ func newWin(w *win.Win, x *commH) C.uintptr_t {
 	if slot >= 0 && d != nil {
 		C.shmrun_set_win(C.int(slot), d)
 	}
+	chkWindow(h, w)
 	return C.uintptr_t(h)
 }
 
@@ -134,9 +135,13 @@ func shmWinFree(h *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
+	if chkOn {
+		chkFlush() // the window's loads and stores, while its checker is there
+	}
 	if err := x.w.Free(); err != nil {
 		return x.raise("MPI_Win_free", err)
 	}
+	chkFree(x.h)
 	tab.Lock()
 	delete(tab.wins, uintptr(*h))
 	freeWinHandle(uintptr(*h))
@@ -242,6 +247,12 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 	if kind == syPost || kind == syStart {
 		x.noteGroup(uintptr(group), kind == syStart)
 	}
+	switch kind { // the calls that complete RMA calls: their buffers are the program's again
+	case syUnlock, syFlush, syFlushLocal:
+		chkComplete(x.h, winRank(rank))
+	case syFence, syUnlockAll, syFlushAll, syFlushLocalAll, syComplete:
+		chkComplete(x.h, -1)
+	}
 	return C.MPI_SUCCESS
 }
 
@@ -317,18 +328,37 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 				return err
 			}
 		}
+		var err2 error
+		origin := chkBuffer{b: ob, count: int64(ocount), t: ot.t, what: "origin"}
 		switch kind {
 		case rmPut:
-			return win.PutType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+			err2 = win.PutType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
 		case rmGet:
-			return win.GetType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+			err2 = win.GetType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+			origin.result = true
 		case rmAccumulate:
-			return win.AccumulateType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t, opv)
+			err2 = win.AccumulateType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t, opv)
 		case rmGetAccumulate, rmFetchAndOp:
-			return win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 		default:
-			return compareAndSwap(x.w, ob, bytesAt(cmp, int64(len(ob))), rb, ot.t, t, d)
+			compare := bytesAt(cmp, int64(len(ob)))
+			err2 = compareAndSwap(x.w, ob, compare, rb, ot.t, t, d)
+			origin.t = nil
+			if err2 == nil && req == nil {
+				chkRMA(x.h, x.w, call, t, origin, chkBuffer{b: compare, what: "compare"}, chkBuffer{b: rb, result: true, what: "result"})
+			}
+			return err2
 		}
+		// The request forms' buffers are not entered: their request,
+		// complete at once here, ends the call for the program.
+		if err2 == nil && req == nil {
+			var res chkBuffer
+			if rt != nil {
+				res = chkBuffer{b: rb, count: int64(rcount), t: rt.t, result: true, what: "result"}
+			}
+			chkRMA(x.h, x.w, call, t, origin, res)
+		}
+		return err2
 	}()
 	if err != nil {
 		return x.raise(call, err)

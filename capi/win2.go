@@ -71,6 +71,7 @@ func shmWinAttach(h C.uintptr_t, base *C.char, size C.MPI_Aint, attach C.int) C.
 		}
 		err = x.w.Attach(bytesAt(base, int64(size)))
 		if err == nil {
+			chkAttach(x.h, x.w, bytesAt(base, int64(size)), true)
 			tab.Lock()
 			attached[attachKey{x.h, caddr(base)}] = int64(size)
 			tab.Unlock()
@@ -84,6 +85,9 @@ func shmWinAttach(h C.uintptr_t, base *C.char, size C.MPI_Aint, attach C.int) C.
 			return x.raise(call, fmt.Errorf("no region attached at %#x: %w", uintptr(caddr(base)), win.ErrRMAAttach))
 		}
 		err = x.w.Detach(bytesAt(base, n))
+		if err == nil {
+			chkAttach(x.h, x.w, bytesAt(base, n), false)
+		}
 	}
 	if err != nil {
 		return x.raise(call, err)

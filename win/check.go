@@ -11,6 +11,28 @@ import (
 // checkRMA; its synchronization calls carry the clocks (fence.go, lock.go,
 // pscw.go); Checked records loads and stores.
 
+func init() {
+	rmacheck.LocalAccess = func(w any, target int, lo, n uint64, write bool, site string) {
+		x, ok := w.(*Win)
+		if !ok || x.chk == nil || n == 0 {
+			return
+		}
+		kind, call := rmacheck.Read, "load"
+		if write {
+			kind, call = rmacheck.Write, "store"
+		}
+		x.chk.Access(rmacheck.Access{Target: target, Lo: lo, Hi: lo + n, Kind: kind, Local: true, Call: call,
+			Epoch: x.epochOf(target), Site: site})
+	}
+	rmacheck.WindowOf = func(w any, target int) (int, string) {
+		x, ok := w.(*Win)
+		if !ok {
+			return -1, ""
+		}
+		return x.chk.ID(), x.epochOf(target)
+	}
+}
+
 // epochOf names the epoch a call of this rank to target is in, for the
 // checker's reports.
 func (w *Win) epochOf(target int) string {

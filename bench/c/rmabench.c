@@ -86,6 +86,7 @@ struct ctx {
 	MPI_Aint xdisp;    /* the displacement of rank 1's first byte */
 	MPI_Datatype dt;   /* datatype rows: the type, */
 	double *dmat;      /* rank 0's private matrix */
+	double *sl, *sr;   /* stencil row: the neighbors' parts (NULL at the ends) */
 };
 
 struct meas {
@@ -455,6 +456,66 @@ static void put8_touched(struct ctx *c, const struct meas *m, int64_t k)
 			__atomic_store_n(ack, v, __ATOMIC_RELEASE);
 		}
 	}
+}
+
+/* ---- a textbook shared-window program ---------------------------------- */
+
+/*
+ * stencil_4k: one sweep of a 1-D three-point Jacobi over 4096 doubles per
+ * rank in a shared window, each rank reading its neighbors' edge values
+ * by load from their parts (MPI_Win_shared_query), then MPI_Win_sync,
+ * MPI_Barrier, MPI_Win_sync under a lock_all epoch: the textbook shape of
+ * a shared-memory MPI code. A sweep is 3 × 4096 loads and 4096 stores of
+ * window memory, which is what shmcc --check's hooks see (bench/run times
+ * it built with and without --check).
+ */
+#define STENCIL_N 4096
+
+static void stencil_setup(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	MPI_Aint size;
+	int unit;
+	CHECK(MPI_Win_allocate_shared(2 * STENCIL_N * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+				      &c->xmem, &c->xwin));
+	double *a = (double *)c->xmem;
+	for (int i = 0; i < 2 * STENCIL_N; i++)
+		a[i] = c->rank + i % 7;
+	c->sl = c->sr = NULL;
+	if (c->rank > 0)
+		CHECK(MPI_Win_shared_query(c->xwin, c->rank - 1, &size, &unit, &c->sl));
+	if (c->rank < c->size - 1)
+		CHECK(MPI_Win_shared_query(c->xwin, c->rank + 1, &size, &unit, &c->sr));
+	c->seq = 0;
+	CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, c->xwin));
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+static void stencil(struct ctx *c, const struct meas *m, int64_t k)
+{
+	(void)m;
+	for (int64_t it = 0; it < k; it++) {
+		int cur = (int)(c->seq & 1) * STENCIL_N, nxt = STENCIL_N - cur;
+		const double *a = (const double *)c->xmem + cur;
+		double *b = (double *)c->xmem + nxt;
+		double lv = c->sl ? c->sl[cur + STENCIL_N - 1] : a[0];
+		double rv = c->sr ? c->sr[cur] : a[STENCIL_N - 1];
+		b[0] = (lv + a[0] + a[1]) / 3;
+		for (int i = 1; i < STENCIL_N - 1; i++)
+			b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3;
+		b[STENCIL_N - 1] = (a[STENCIL_N - 2] + a[STENCIL_N - 1] + rv) / 3;
+		MPI_Win_sync(c->xwin);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_sync(c->xwin);
+		c->seq++;
+	}
+}
+
+static void stencil_teardown(struct ctx *c, const struct meas *m)
+{
+	(void)m;
+	CHECK(MPI_Win_unlock_all(c->xwin));
+	CHECK(MPI_Win_free(&c->xwin));
 }
 
 /* ---- table ------------------------------------------------------------- */
@@ -1020,6 +1081,7 @@ static const struct meas table[] = {
 	{"barrier", ALL, 0, 0, 0, NULL, barrier, NULL},
 	{"fence", ALL, 0, 0, 0, fence_open, fence, fence_close},
 	{"pscw_put8", ALL, 1, 0, 0, NULL, pscw_put8, NULL},
+	{"stencil_4k", ALL, 0, 0, 0, stencil_setup, stencil, stencil_teardown},
 	{"alloc_free_1m", ALL, 0, 0, 1 * MiB, NULL, alloc_free_plain, NULL},
 	{"alloc_free_256m", ALL, 0, 0, 256 * MiB, NULL, alloc_free_plain, NULL},
 	{"alloc_touch_free_1m", ALL, 0, 0, 1 * MiB, NULL, alloc_free_touch, NULL},

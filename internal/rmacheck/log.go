@@ -87,6 +87,14 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me)}
 }
 
+// ID is the window's number in reports.
+func (l *Log) ID() int {
+	if l == nil {
+		return -1
+	}
+	return l.id
+}
+
 // Clocks is the window's clocks: slots SlotFence, SlotFence+1 and
 // SlotPSCW.
 func (l *Log) Clocks() *Clocks {
@@ -110,7 +118,13 @@ func (l *Log) Access(a Access) {
 	if l == nil || a.Target < 0 || a.Target >= len(l.world) || a.Hi <= a.Lo {
 		return
 	}
-	s := site()
+	s := a.Site
+	if s == "" {
+		s = site()
+	}
+	if a.Kind == Atomic {
+		beforeClock() // an atomic access joins or ticks the clock
+	}
 	p := l.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -310,6 +324,7 @@ func (l *Log) Lock(target int, exclusive bool) {
 	if l == nil || target < 0 || target >= len(l.world) {
 		return
 	}
+	beforeClock()
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
 	l.p.acquireFrom(l.clock(target, 0))
@@ -324,6 +339,7 @@ func (l *Log) Unlock(target int, exclusive bool) {
 	if l == nil || target < 0 || target >= len(l.world) {
 		return
 	}
+	beforeClock()
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
 	k := 1

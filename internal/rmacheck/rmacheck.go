@@ -80,6 +80,7 @@ type Access struct {
 	Local  bool  // a load or store (win.Checked), not an RMA call
 	Call   string
 	Epoch  string // what epoch it is in, for the report
+	Site   string // where the call is ("" : the calling goroutine's line, found by site)
 }
 
 // Proc is this process's clock and reports.
@@ -168,6 +169,7 @@ func (p *Proc) Send() {
 	if p == nil {
 		return
 	}
+	beforeClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.releaseInto(p.msg[p.me*p.n : (p.me+1)*p.n])
@@ -178,6 +180,7 @@ func (p *Proc) Recv(from int) {
 	if p == nil || from < 0 || from >= p.n {
 		return
 	}
+	beforeClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acquireFrom(p.msg[from*p.n : (from+1)*p.n])
@@ -231,6 +234,7 @@ func (c *Clocks) Release(slot int) {
 	if c == nil {
 		return
 	}
+	beforeClock()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	row := c.row(slot, c.me)
@@ -246,6 +250,7 @@ func (c *Clocks) Acquire(slot int, members []int) {
 	if c == nil {
 		return
 	}
+	beforeClock()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	if members == nil {
@@ -273,6 +278,9 @@ func (c *Clocks) Acquire(slot int, members []int) {
 // different lines could share its key) and always takes runtime.Callers.
 func site() string {
 	if fromC.Load() {
+		if f := cSiteOf.Load(); f != nil {
+			return (*f)()
+		}
 		return cSite
 	}
 	var key siteKey
@@ -300,16 +308,54 @@ func site() string {
 type siteKey [16]uintptr
 
 var (
-	siteMu sync.Mutex
-	sites  = map[siteKey]string{}
-	fromC  atomic.Bool
+	siteMu  sync.Mutex
+	sites   = map[siteKey]string{}
+	fromC   atomic.Bool
+	cSiteOf atomic.Pointer[func() string]
 )
 
 const cSite = "a C program (no line: C calls are not located)"
 
 // CallsFromC says that this process's calls come from C (package capi's
-// library): every site is cSite, without looking at the stack.
-func CallsFromC() { fromC.Store(true) }
+// library): every site is where(), without looking at the Go stack.
+func CallsFromC(where func() string) {
+	cSiteOf.Store(&where)
+	fromC.Store(true)
+}
+
+// Hooks package win sets, through which package capi checks a C
+// program's own loads and stores (shmcc --check).
+var (
+	// LocalAccess checks a load (or a store: write) of n bytes at lo of
+	// rank target's part of window w (a *win.Win; a dynamic window's lo
+	// is the address) made at site, as win.Checked's are.
+	LocalAccess func(w any, target int, lo, n uint64, write bool, site string)
+	// WindowOf is window w's number in reports and the epoch its rank is
+	// in towards target.
+	WindowOf func(w any, target int) (id int, epoch string)
+)
+
+// BeforeClock, when set (package capi, for the loads and stores a C
+// program's hooks gather), runs before this process's clock changes —
+// outside the checker's lock, so it may record accesses — so that what it
+// records gets the clock the accesses were made at.
+var BeforeClock func()
+
+func beforeClock() {
+	if f := BeforeClock; f != nil {
+		f()
+	}
+}
+
+// Report writes a conflict this package did not find itself (package
+// capi's, about a pending call's buffer), once per key.
+func Report(key, text string) {
+	if p := Self(); p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.report(key, text)
+	}
+}
 
 // slowSite locates the current call by runtime.Callers. Unless whole
 // (key holds the whole stack), it returns "" when the line's frame is not

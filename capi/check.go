@@ -1,0 +1,372 @@
+package main
+
+/*
+#include <stdint.h>
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
+	"github.com/shmrun/shmrun/win"
+)
+
+// shmcc --check's Go half. A program compiled by shmcc --check calls
+// tsan.c's hooks on its loads and stores; they compare each with the
+// table of ranges kept here: window memory mapped in this process
+// (checked against RMA by the window's checker, as win.Checked's loads
+// and stores are) and the buffers of this process's RMA calls that have
+// not completed (MPI: an origin buffer is not to be written, nor a result
+// buffer touched, until the call completes at a flush, unlock, fence or
+// complete). A program built without --check never calls the hooks; with
+// --check off (no shmrun --check), the table stays empty.
+
+var chkOn = rmacheck.On()
+
+type chkPart struct {
+	h       uintptr // the window's handle
+	w       *win.Win
+	target  int
+	base    uintptr
+	dynamic bool // a dynamic window's region: the checker's offsets are addresses
+}
+
+type chkOp struct {
+	id                uint32
+	h                 uintptr
+	call, site, epoch string
+	winID, target     int
+	result            bool   // the call writes the buffer (Get's origin, a result buffer)
+	what              string // "origin", "result", "compare"
+}
+
+var chk struct {
+	sync.Mutex
+	next  uint32
+	parts map[uint32]chkPart
+	ops   []chkOp // pending calls, oldest first
+	full  bool
+}
+
+// chkAdd puts [lo, lo+n) of kind in the table. chk is locked.
+func chkAdd(lo uintptr, n int64, kind C.uint32_t, id uint32, h uintptr, target int) {
+	if n <= 0 {
+		return
+	}
+	if C.shmrun_chk_add(C.uintptr_t(lo), C.uintptr_t(lo+uintptr(n)), kind, C.uint32_t(id), C.uintptr_t(h), C.int32_t(target)) != 0 && !chk.full {
+		chk.full = true
+		fmt.Fprintln(os.Stderr, "shmrun --check: more buffers pending and window parts mapped than the C checker's table holds; some loads and stores are not checked")
+	}
+}
+
+// chkNewID is a fresh record number (never 0). chk is locked.
+func chkNewID() uint32 {
+	chk.next++
+	if chk.next == 0 {
+		chk.next++
+	}
+	return chk.next
+}
+
+// chkWindow puts the memory of window w (handle h) mapped here in the
+// table: every rank's part of a shared window, this rank's of the others
+// (a dynamic window's regions at attach).
+func chkWindow(h uintptr, w *win.Win) {
+	if !chkOn {
+		return
+	}
+	chk.Lock()
+	defer chk.Unlock()
+	if chk.parts == nil {
+		chk.parts = map[uint32]chkPart{}
+	}
+	add := func(target int, b []byte, dynamic bool) {
+		if len(b) == 0 {
+			return
+		}
+		id := chkNewID()
+		chk.parts[id] = chkPart{h: h, w: w, target: target, base: raw.Addr(b), dynamic: dynamic}
+		chkAdd(raw.Addr(b), int64(len(b)), C.SHMRUN_CHK_WIN, id, h, target)
+	}
+	switch w.Attr().Flavor {
+	case win.FlavorDynamic:
+	case win.FlavorShared:
+		for r := range w.Size() {
+			if s, err := w.SharedQuery(r); err == nil {
+				add(r, s.Bytes, false)
+			}
+		}
+	default:
+		add(w.Rank(), w.Local(), false)
+	}
+}
+
+// chkAttach puts a dynamic window's attached region in the table, or
+// drops it (detach).
+func chkAttach(h uintptr, w *win.Win, b []byte, attach bool) {
+	if !chkOn || len(b) == 0 {
+		return
+	}
+	chk.Lock()
+	defer chk.Unlock()
+	if attach {
+		id := chkNewID()
+		chk.parts[id] = chkPart{h: h, w: w, target: w.Rank(), base: raw.Addr(b), dynamic: true}
+		chkAdd(raw.Addr(b), int64(len(b)), C.SHMRUN_CHK_WIN, id, h, w.Rank())
+		return
+	}
+	for id, p := range chk.parts {
+		if p.h == h && p.base == raw.Addr(b) {
+			C.shmrun_chk_del(0, 0, 0, C.uint32_t(id))
+			delete(chk.parts, id)
+		}
+	}
+}
+
+// chkFlush records the runs of loads and stores of window memory the
+// hooks have gathered (rmacheck.BeforeClock: before this process's clock
+// changes, and before MPI_Win_free frees a window).
+func chkFlush() {
+	if C.shmrun_chk_any() == 0 {
+		return
+	}
+	drain.Lock()
+	defer drain.Unlock()
+	if drain.runs == nil {
+		drain.runs = cArray((*C.shmrun_chk_run)(C.calloc(64, C.sizeof_shmrun_chk_run)), 64)
+	}
+	for {
+		n := int(C.shmrun_chk_drain(&drain.runs[0], C.int(len(drain.runs))))
+		for _, r := range drain.runs[:n] {
+			shmCheckLocal(r.id, r.lo, r.hi-r.lo, C.int(r.write), r.pc)
+		}
+		if n < len(drain.runs) {
+			return
+		}
+	}
+}
+
+// drain is chkFlush's buffer, in C memory (passed to C on every drain).
+var drain struct {
+	sync.Mutex
+	runs []C.shmrun_chk_run
+}
+
+// chkFree drops everything of window h (MPI_Win_free).
+func chkFree(h uintptr) {
+	if !chkOn {
+		return
+	}
+	chk.Lock()
+	defer chk.Unlock()
+	C.shmrun_chk_del(1<<C.SHMRUN_CHK_WIN|1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), -1, 0)
+	for id, p := range chk.parts {
+		if p.h == h {
+			delete(chk.parts, id)
+		}
+	}
+	chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.h == h })
+}
+
+// chkComplete drops the buffers of window h's calls to target (-1: every
+// target): they completed (a flush, unlock, fence, complete).
+func chkComplete(h uintptr, target int) {
+	if !chkOn {
+		return
+	}
+	chk.Lock()
+	defer chk.Unlock()
+	if len(chk.ops) == 0 {
+		return
+	}
+	C.shmrun_chk_del(1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), C.int32_t(target), 0)
+	chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) })
+}
+
+// chkBuffer is one buffer of an RMA call: count instances of t at b.
+type chkBuffer struct {
+	b      []byte
+	count  int64
+	t      *dtype.Type
+	result bool   // the call writes it
+	what   string // "origin", "result", "compare"
+}
+
+// chkRMA puts the buffers of an RMA call of window h to target in the
+// table until the call completes.
+func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) {
+	if !chkOn || target == win.ProcNull {
+		return
+	}
+	id, epoch := rmacheck.WindowOf(w, target)
+	site := callSite()
+	chk.Lock()
+	defer chk.Unlock()
+	for _, b := range bufs {
+		if len(b.b) == 0 {
+			continue
+		}
+		kind := C.uint32_t(C.SHMRUN_CHK_READ_BY_RMA)
+		if b.result {
+			kind = C.SHMRUN_CHK_WRITTEN_BY_RMA
+		}
+		op := chkNewID()
+		chk.ops = append(chk.ops, chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what})
+		base := raw.Addr(b.b)
+		if b.t == nil {
+			chkAdd(base, int64(len(b.b)), kind, op, h, target)
+			continue
+		}
+		_ = b.t.Each(int(b.count), func(off, n int64) bool {
+			chkAdd(base+uintptr(off), n, kind, op, h, target)
+			return true
+		})
+	}
+}
+
+// shmCheckLocal is a load or store of window memory the hooks saw: n
+// bytes at addr, in the table's part id, by the instruction before pc.
+//
+//export shmCheckLocal
+func shmCheckLocal(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintptr_t) {
+	chk.Lock()
+	p, ok := chk.parts[uint32(id)]
+	chk.Unlock()
+	if !ok {
+		return
+	}
+	lo := uint64(addr)
+	if !p.dynamic {
+		lo -= uint64(p.base)
+	}
+	rmacheck.LocalAccess(p.w, p.target, lo, uint64(n), write != 0, siteAt(uintptr(pc)))
+}
+
+// shmCheckOrigin is a load or store the hooks saw of a pending call's
+// buffer (a store to an origin buffer; any access to a result buffer).
+//
+//export shmCheckOrigin
+func shmCheckOrigin(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintptr_t) {
+	chk.Lock()
+	i := slices.IndexFunc(chk.ops, func(o chkOp) bool { return o.id == uint32(id) })
+	var o chkOp
+	if i >= 0 {
+		o = chk.ops[i]
+	}
+	chk.Unlock()
+	if i < 0 {
+		return
+	}
+	did := "written"
+	if o.result && write == 0 {
+		did = "read"
+	}
+	access := "load"
+	if write != 0 {
+		access = "store"
+	}
+	at := siteAt(uintptr(pc))
+	call := o.call + " at " + o.site
+	pair := []string{call, access + " at " + at}
+	sort.Strings(pair)
+	epoch := o.epoch
+	if epoch == "" {
+		epoch = "no epoch"
+	}
+	rmacheck.Report(fmt.Sprintf("%d|%s|%s", o.winID, pair[0], pair[1]),
+		fmt.Sprintf("window %d: bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
+			o.winID, uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at))
+}
+
+// callSite is the line of this thread's latest RMA call (mpi.c notes its
+// caller), for the checker's reports.
+func callSite() string { return siteAt(uintptr(C.shmrun_get_call_pc())) }
+
+var sites struct {
+	sync.Mutex
+	at   map[uintptr]string
+	objs map[string]*dwarf.Data
+}
+
+// siteAt names the C source line of return address pc ("dir/file.c:line",
+// from the object's DWARF line table: compile with -g, as shmcc --check
+// does), or the object and offset when it has no line table.
+func siteAt(pc uintptr) string {
+	if pc == 0 {
+		return "a C program (no return address)"
+	}
+	sites.Lock()
+	defer sites.Unlock()
+	if s, ok := sites.at[pc]; ok {
+		return s
+	}
+	if sites.at == nil {
+		sites.at, sites.objs = map[uintptr]string{}, map[string]*dwarf.Data{}
+	}
+	s := resolve(pc)
+	sites.at[pc] = s
+	return s
+}
+
+func resolve(pc uintptr) string {
+	var fname *C.char
+	var fbase C.uintptr_t
+	if C.shmrun_where(C.uintptr_t(pc-1), &fname, &fbase) == 0 {
+		return fmt.Sprintf("%#x (in no object)", pc)
+	}
+	path := C.GoString(fname)
+	if path == "" {
+		path = "/proc/self/exe"
+	}
+	d, ok := sites.objs[path]
+	rel := uint64(pc - 1 - uintptr(fbase))
+	if !ok {
+		d = nil
+		if f, err := elf.Open(path); err == nil {
+			if f.Type == elf.ET_EXEC {
+				rel = uint64(pc - 1)
+			}
+			d, _ = f.DWARF()
+			f.Close()
+		}
+		sites.objs[path] = d
+	}
+	if d != nil {
+		if s, ok := lineOf(d, rel); ok {
+			return s
+		}
+		if s, ok := lineOf(d, uint64(pc-1)); ok { // a non-PIE executable
+			return s
+		}
+	}
+	return fmt.Sprintf("%s+%#x (no line: compile with -g)", filepath.Base(path), rel)
+}
+
+// lineOf looks pc up in d's line tables.
+func lineOf(d *dwarf.Data, pc uint64) (string, bool) {
+	r := d.Reader()
+	cu, err := r.SeekPC(pc)
+	if err != nil || cu == nil {
+		return "", false
+	}
+	lr, err := d.LineReader(cu)
+	if err != nil || lr == nil {
+		return "", false
+	}
+	var e dwarf.LineEntry
+	if lr.SeekPC(pc, &e) != nil || e.File == nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(e.File.Name)), filepath.Base(e.File.Name)), e.Line), true
+}

@@ -1,0 +1,145 @@
+//go:build cgo
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCLocalCheck builds testdata/check/local.c with shmcc --check and
+// runs each of its cases under shmrun --check=warn: a racy case must be
+// reported naming exactly the two lines it marks (an RMA call and the
+// program's own load or store, or two stores of two ranks), a race-free
+// case not at all. Then the same binary runs without --check (no report,
+// the hooks idle) and one racy case under --check (exit status 1).
+func TestCLocalCheck(t *testing.T) {
+	dir := install(t)
+	shmcc, shmrun := filepath.Join(dir, "bin", "shmcc"), filepath.Join(dir, "bin", "shmrun")
+	srcPath := filepath.Join("testdata", "check", "local.c")
+	src, err := os.ReadFile(srcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := cCases(t, string(src))
+	if len(cases) < 15 {
+		t.Fatalf("%d cases parsed", len(cases))
+	}
+	tmp := t.TempDir()
+	exe := filepath.Join(tmp, "local")
+	if out, err := exec.Command(shmcc, "--check", "-O1", "-fopenmp", "-Wall", "-Werror", srcPath, "-o", exe).CombinedOutput(); err != nil {
+		t.Fatalf("shmcc --check: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "OMP_NUM_THREADS=2")
+	job := func(flag, name string) (string, int) {
+		args := []string{"--oversubscribe", "--timeout", "60s", "-n", "2", exe, name}
+		if flag != "" {
+			args = append([]string{flag}, args...)
+		}
+		cmd := exec.Command(shmrun, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return string(out), 0
+	}
+	lineRE := regexp.MustCompile(`check/local\.c:(\d+)`)
+	for name, marked := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, code := job("--check=warn", name)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			var reports []string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "are not ordered by any synchronization") || strings.Contains(l, "before the call completes") {
+					reports = append(reports, l)
+				}
+			}
+			if len(marked) == 0 {
+				if len(reports) > 0 {
+					t.Errorf("a race-free case reported:\n%s", strings.Join(reports, "\n"))
+				}
+				return
+			}
+			if len(reports) == 0 {
+				t.Fatalf("no report; want lines %v\n%s", marked, out)
+			}
+			for _, r := range reports {
+				var lines []int
+				for _, m := range lineRE.FindAllStringSubmatch(r, -1) {
+					var l int
+					fmt.Sscan(m[1], &l)
+					lines = append(lines, l)
+				}
+				slices.Sort(lines)
+				lines = slices.Compact(lines)
+				if !slices.Equal(lines, marked) {
+					t.Errorf("report names lines %v, want %v:\n%s", lines, marked, r)
+				}
+			}
+		})
+	}
+	if out, code := job("", "fence_origin"); code != 0 || strings.Contains(out, "conflicting") {
+		t.Errorf("without --check: exit %d\n%s", code, out)
+	}
+	if out, code := job("--check", "omp_window"); code != 1 || !strings.Contains(out, "conflicting accesses") {
+		t.Errorf("--check: exit %d\n%s", code, out)
+	}
+}
+
+// cCases maps each case of local.c (a function c_NAME) to the sorted
+// lines it marks with a race comment.
+func cCases(t *testing.T, src string) map[string][]int {
+	t.Helper()
+	fn := regexp.MustCompile(`^static void (c_\w+|\w+)\(`)
+	table := regexp.MustCompile(`^\s+\{"(\w+)", c_(\w+)\},$`)
+	out := map[string][]int{}
+	lines := strings.Split(src, "\n")
+	for _, l := range lines {
+		if m := table.FindStringSubmatch(l); m != nil {
+			if m[1] != m[2] {
+				t.Fatalf("case %s runs c_%s", m[1], m[2])
+			}
+			out[m[1]] = []int{}
+		}
+	}
+	// A case's marks are in its function, or in the helper it calls with
+	// an argument (pscw, lockall_barrier): those mark the racy variant,
+	// which is the case whose function passes 0.
+	cur := ""
+	helper := map[string][]int{}
+	for i, l := range lines {
+		if m := fn.FindStringSubmatch(l); m != nil {
+			cur = strings.TrimPrefix(m[1], "c_")
+			if !strings.HasPrefix(m[1], "c_") {
+				cur = "helper:" + m[1]
+			}
+		}
+		if cur != "" && strings.HasSuffix(strings.TrimSpace(l), "/* race */") {
+			if strings.HasPrefix(cur, "helper:") {
+				helper[cur] = append(helper[cur], i+1)
+			} else {
+				out[cur] = append(out[cur], i+1)
+			}
+		}
+	}
+	call := regexp.MustCompile(`^static void c_(\w+)\(void\) \{ (\w+)\(0\); \}$`)
+	for _, l := range lines {
+		if m := call.FindStringSubmatch(l); m != nil {
+			out[m[1]] = helper["helper:"+m[2]]
+		}
+	}
+	return out
+}

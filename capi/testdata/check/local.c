@@ -1,0 +1,334 @@
+/*
+ * local.c - labelled cases for shmcc --check: a C program's own loads and
+ * stores against RMA. Each case is a function c_NAME run by both ranks
+ * (./local NAME); a racy case marks the two lines of its race with a
+ * race comment, which TestCLocalCheck expects the report to name; a
+ * race-free case marks none and must get no report.
+ */
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank;
+static MPI_Win win;
+static long *mine;  /* this rank's part of the shared window */
+static long *part0; /* rank 0's part */
+static long buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+static volatile size_t eight = 8; /* keeps memcpy a libc call */
+
+/* Origin buffers: written while a Put is pending, under each epoch. */
+static void c_fence_origin(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1) {
+		MPI_Put(buf, 2, MPI_LONG, 0, 0, 2, MPI_LONG, win); /* race */
+		buf[1] = 20;                                       /* race */
+	}
+	MPI_Win_fence(0, win);
+}
+
+static void c_fence_origin_after(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 2, MPI_LONG, 0, 0, 2, MPI_LONG, win);
+	MPI_Win_fence(0, win);
+	buf[1] = 20;
+}
+
+static void c_lock_origin(void)
+{
+	if (rank == 1) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Put(buf, 1, MPI_LONG, 0, 1, 1, MPI_LONG, win); /* race */
+		buf[0] = 10;                                       /* race */
+		MPI_Win_unlock(0, win);
+	}
+}
+
+static void c_lock_origin_flush(void)
+{
+	if (rank == 1) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Put(buf, 1, MPI_LONG, 0, 1, 1, MPI_LONG, win);
+		MPI_Win_flush(0, win);
+		buf[0] = 10;
+		MPI_Win_unlock(0, win);
+	}
+}
+
+static void pscw(int after)
+{
+	MPI_Group world, peer;
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	int other = 1 - rank;
+	MPI_Group_incl(world, 1, &other, &peer);
+	if (rank == 0) {
+		MPI_Win_post(peer, 0, win);
+		MPI_Win_wait(win);
+	} else {
+		MPI_Win_start(peer, 0, win);
+		if (after) {
+			MPI_Put(buf, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+			MPI_Win_complete(win);
+			buf[0] = 11;
+		} else {
+			MPI_Put(buf, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win); /* race */
+			buf[0] = 11;                                       /* race */
+			MPI_Win_complete(win);
+		}
+	}
+	MPI_Group_free(&peer);
+	MPI_Group_free(&world);
+}
+
+static void c_pscw_origin(void) { pscw(0); }
+static void c_pscw_origin_complete(void) { pscw(1); }
+
+/* A Get's origin buffer read before the flush; then after it. */
+static void c_get_origin(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long got[2];
+		MPI_Get(got, 2, MPI_LONG, 0, 2, 2, MPI_LONG, win); /* race */
+		printf("%ld\n", got[0]);                           /* race */
+		MPI_Win_flush(0, win);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+static void c_get_origin_flush(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long got[2];
+		MPI_Get(got, 2, MPI_LONG, 0, 2, 2, MPI_LONG, win);
+		MPI_Win_flush(0, win);
+		printf("%ld\n", got[0]);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+/* An Accumulate's origin buffer overwritten by memcpy before the flush. */
+static void c_acc_memcpy(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long other[1] = {99};
+		MPI_Accumulate(buf, 1, MPI_LONG, 0, 3, 1, MPI_LONG, MPI_SUM, win); /* race */
+		memcpy(buf, other, eight);                                         /* race */
+	}
+	MPI_Win_unlock_all(win);
+}
+
+/* A Fetch_and_op's result read before the flush. */
+static void c_fetch_result(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long one = 1, old = 0;
+		MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 4, MPI_SUM, win); /* race */
+		if (old < 0)                                                /* race */
+			abort();
+		MPI_Win_flush(0, win);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+/* Window memory: a local store against a remote Put in one fence epoch. */
+static void c_fence_local(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 1, MPI_LONG, 0, 6, 1, MPI_LONG, win); /* race */
+	else
+		mine[6] = 42; /* race */
+	MPI_Win_fence(0, win);
+}
+
+static void c_fence_local_ordered(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 1, MPI_LONG, 0, 6, 1, MPI_LONG, win);
+	MPI_Win_fence(0, win);
+	if (rank == 0)
+		mine[6] += 1;
+	MPI_Win_fence(0, win);
+}
+
+/* A Put flushed before a barrier, read after Win_sync: ordered. Without
+ * the flush: not. */
+static void lockall_barrier(int flush)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		if (flush) {
+			MPI_Put(buf, 1, MPI_LONG, 0, 7, 1, MPI_LONG, win);
+			MPI_Win_flush(0, win);
+		} else {
+			MPI_Put(buf, 1, MPI_LONG, 0, 7, 1, MPI_LONG, win); /* race */
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		MPI_Win_sync(win);
+		if (flush)
+			printf("%ld\n", mine[7]);
+		else
+			printf("%ld\n", mine[7]); /* race */
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_unlock_all(win);
+}
+
+static void c_sync_barrier(void) { lockall_barrier(1); }
+static void c_sync_noflush(void) { lockall_barrier(0); }
+
+/* Load/store between ranks through the shared window. */
+static void c_shared_stores(void)
+{
+	if (rank == 1)
+		part0[8] = 1; /* race */
+	else
+		mine[8] = 2; /* race */
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void c_shared_barrier(void)
+{
+	MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+	if (rank == 1)
+		part0[8] = 1;
+	MPI_Win_sync(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_sync(win);
+	if (rank == 0)
+		printf("%ld\n", mine[8]);
+	MPI_Win_unlock_all(win);
+}
+
+/* OpenMP threads of rank 0 store to window memory rank 1 puts to. */
+static void c_omp_window(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1) {
+		MPI_Put(buf, 1, MPI_LONG, 0, 9, 1, MPI_LONG, win); /* race */
+	} else {
+#pragma omp parallel
+		mine[9] = omp_get_thread_num(); /* race */
+	}
+	MPI_Win_fence(0, win);
+}
+
+/* OpenMP threads of rank 1 write the origin buffer of a pending Put. */
+static void c_omp_origin(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1) {
+		MPI_Put(buf, 4, MPI_LONG, 0, 10, 4, MPI_LONG, win); /* race */
+#pragma omp parallel
+		buf[omp_get_thread_num() % 4] = 0; /* race */
+	}
+	MPI_Win_fence(0, win);
+}
+
+/* OpenMP threads read what the fence made visible: ordered. */
+static void c_omp_ordered(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 4, MPI_LONG, 0, 10, 4, MPI_LONG, win);
+	MPI_Win_fence(0, win);
+	long sum = 0;
+	if (rank == 0) {
+#pragma omp parallel for reduction(+ : sum)
+		for (int i = 10; i < 14; i++)
+			sum += mine[i];
+		printf("%ld\n", sum);
+	}
+	MPI_Win_fence(0, win);
+}
+
+/* A loop of stores over rank 0's part (gathered into one run) against a
+ * Put to one of its words; then the loop and the Put in separate epochs. */
+static void c_loop_local(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 1) {
+		MPI_Put(buf, 1, MPI_LONG, 0, 12, 1, MPI_LONG, win); /* race */
+	} else {
+		for (int i = 0; i < 16; i++)
+			mine[i] = i; /* race */
+	}
+	MPI_Win_fence(0, win);
+}
+
+static void c_loop_ordered(void)
+{
+	MPI_Win_fence(0, win);
+	if (rank == 0)
+		for (int i = 0; i < 16; i++)
+			mine[i] = i;
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 1, MPI_LONG, 0, 12, 1, MPI_LONG, win);
+	MPI_Win_fence(0, win);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{"fence_origin", c_fence_origin},
+	{"fence_origin_after", c_fence_origin_after},
+	{"lock_origin", c_lock_origin},
+	{"lock_origin_flush", c_lock_origin_flush},
+	{"pscw_origin", c_pscw_origin},
+	{"pscw_origin_complete", c_pscw_origin_complete},
+	{"get_origin", c_get_origin},
+	{"get_origin_flush", c_get_origin_flush},
+	{"acc_memcpy", c_acc_memcpy},
+	{"fetch_result", c_fetch_result},
+	{"fence_local", c_fence_local},
+	{"fence_local_ordered", c_fence_local_ordered},
+	{"sync_barrier", c_sync_barrier},
+	{"sync_noflush", c_sync_noflush},
+	{"shared_stores", c_shared_stores},
+	{"shared_barrier", c_shared_barrier},
+	{"omp_window", c_omp_window},
+	{"omp_origin", c_omp_origin},
+	{"omp_ordered", c_omp_ordered},
+	{"loop_local", c_loop_local},
+	{"loop_ordered", c_loop_ordered},
+};
+
+int main(int argc, char **argv)
+{
+	int provided;
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Win_allocate_shared(16 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win);
+	MPI_Aint size;
+	int unit;
+	MPI_Win_shared_query(win, 0, &size, &unit, &part0);
+	MPI_Barrier(MPI_COMM_WORLD);
+	int found = 0;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (argc > 1 && strcmp(argv[1], cases[i].name) == 0) {
+			cases[i].fn();
+			found = 1;
+		}
+	}
+	if (!found) {
+		fprintf(stderr, "local: no case %s\n", argc > 1 ? argv[1] : "(none)");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_free(&win);
+	MPI_Finalize();
+	return 0;
+}
