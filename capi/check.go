@@ -285,8 +285,8 @@ func shmCheckOrigin(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintpt
 		epoch = "no epoch"
 	}
 	rmacheck.Report(fmt.Sprintf("%d|%s|%s", o.winID, pair[0], pair[1]),
-		fmt.Sprintf("window %d: bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
-			o.winID, uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at))
+		fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
+			o.winID, rmacheck.Self().Rank(), uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at))
 }
 
 // callSite is the line of this thread's latest RMA call (mpi.c notes its

@@ -220,6 +220,9 @@ func (p *Proc) NewClocks(mem []byte, slots int, world []int, me int) *Clocks {
 	return &Clocks{p: p, rows: raw.Elems[uint32](mem[:ClockAreaLen(slots, len(world), p.n)]), n: p.n, world: world, me: me}
 }
 
+// Rank is this process's world rank.
+func (p *Proc) Rank() int { return p.me }
+
 // WorldSize is the number of world ranks.
 func (p *Proc) WorldSize() int { return p.n }
 

@@ -170,6 +170,7 @@ var lines = []line{
 	{"barrier", "Barrier, 2 ranks", "spin_barrier_2", 0},
 	{"fence", "Fence, 2 ranks", "spin_barrier_2", 0},
 	{"pscw_put8", "PSCW epoch with one 8 B Put", "flag_handoff_put8", 0},
+	{"stencil_4k", "Shared-window stencil sweep: 4096 doubles per rank by load/store, Win_sync + Barrier (C only)", "", 0},
 	{"put_bw_4096", "Put 4 KiB + Flush", "memcpy_4096", 4096},
 	{"put_bw_65536", "Put 64 KiB + Flush", "memcpy_65536", 65536},
 	{"put_bw_1048576", "Put 1 MiB + Flush", "memcpy_1048576", 1 << 20},
@@ -313,6 +314,23 @@ func writeCTable(b *strings.Builder, r *results) {
 	}
 }
 
+// writeCCheckTable writes the plain C rows beside the instrumented ones.
+func writeCCheckTable(b *strings.Builder, r *results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("| measurement | plain (shmcc) | shmcc --check, run without --check | ÷ plain | under shmrun --check | ÷ plain |\n")
+	p("|---|---|---|---|---|---|\n")
+	for _, l := range lines {
+		i, iok := r.get("shmrunc", l.name+"_instr")
+		if !iok {
+			continue
+		}
+		c, cok := r.get("shmrunc", l.name)
+		k, kok := r.get("shmrunc", l.name+"_ccheck")
+		p("| %s | %s | %s | %s | %s | %s |\n", l.label, fmtNS(c, cok), fmtNS(i, iok), ratio(i, c, iok, cok),
+			fmtNS(k, kok), ratio(k, c, kok, cok))
+	}
+}
+
 // cTwinTargets are issue 18's goals for the C twin of each small-op row:
 // at most 0.5× Open MPI (with the C-limit rule), and at most 1.2× the Go
 // API's row.
@@ -410,6 +428,15 @@ func write(r *results, dir, cmd string) error {
 		p("with shmcc against shmrun's libmpi_abi and run under shmrun: what a C program gets\n")
 		p("(issue 18). The Go column is the Go API's row of the same name.\n\n")
 		writeCTable(&b, r)
+	}
+	if _, ok := r.get("shmrunc", "put8_flush_instr"); ok {
+		p("\n## shmcc --check: C loads and stores checked against RMA\n\n")
+		p("The same bench/c/rmabench.c built with `shmcc --check` (issue 20): every load and\n")
+		p("store of the program calls libmpi_abi's hooks. Run under shmrun without --check, the\n")
+		p("hooks only test an empty table (the instrumentation's own cost); under `shmrun\n")
+		p("--check=warn`, accesses to window memory are gathered into runs and checked, and every\n")
+		p("RMA call's buffers are entered until the call completes.\n\n")
+		writeCCheckTable(&b, r)
 	}
 	p("\n## Targets from the issues, checked against this run\n\n")
 	p("The last column is the same ratio with the plain-C limit in shmrun's place: what a\n")
