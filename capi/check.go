@@ -204,10 +204,11 @@ type chkBuffer struct {
 }
 
 // chkRMA puts the buffers of an RMA call of window h to target in the
-// table until the call completes.
-func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) {
+// table until the call completes, and returns their records' numbers
+// (consecutive: first, n) for a request form's completion (chkDone).
+func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) (first uint32, n int) {
 	if !chkOn || target == win.ProcNull {
-		return
+		return 0, 0
 	}
 	id, epoch := rmacheck.WindowOf(w, target)
 	site := callSite()
@@ -222,6 +223,10 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) {
 			kind = C.SHMRUN_CHK_WRITTEN_BY_RMA
 		}
 		op := chkNewID()
+		if n == 0 {
+			first = op
+		}
+		n++
 		chk.ops = append(chk.ops, chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what})
 		base := raw.Addr(b.b)
 		if b.t == nil {
@@ -232,6 +237,22 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) {
 			chkAdd(base+uintptr(off), n, kind, op, h, target)
 			return true
 		})
+	}
+	return first, n
+}
+
+// chkDone drops the records first..first+n-1 (a request form's buffers,
+// at its request's completion: the program may use them again).
+func chkDone(first uint32, n int) {
+	if !chkOn || n == 0 {
+		return
+	}
+	chk.Lock()
+	defer chk.Unlock()
+	for i := range n {
+		id := first + uint32(i)
+		C.shmrun_chk_del(0, 0, 0, C.uint32_t(id))
+		chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.id == id })
 	}
 }
 

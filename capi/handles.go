@@ -75,6 +75,10 @@ type reqH struct {
 	done    bool
 	st      comm.Status
 	persist *persistent // a persistent request's arguments (inactive while r is nil)
+	// An RMA request form's buffers in shmcc --check's table (chkRMA),
+	// dropped when the request completes.
+	chkFirst uint32
+	chkN     int
 }
 
 // The handle tables. One lock guards them all: lookups take it for

@@ -49,6 +49,7 @@ func retire(x *reqH, h *C.uintptr_t) {
 	}
 	drop(tab.reqs, uintptr(*h))
 	*h = hRequestNull
+	chkDone(x.chkFirst, x.chkN)
 }
 
 // complete waits for (block) or tests request x and reports its outcome.

@@ -284,6 +284,8 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 	if code != 0 {
 		return code
 	}
+	var chkFirst uint32
+	var chkN int
 	err := func() error {
 		ot, err := typeOf(uintptr(odt))
 		if err != nil {
@@ -344,19 +346,19 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			compare := bytesAt(cmp, int64(len(ob)))
 			err2 = compareAndSwap(x.w, ob, compare, rb, ot.t, t, d)
 			origin.t = nil
-			if err2 == nil && req == nil {
+			if err2 == nil {
 				chkRMA(x.h, x.w, call, t, origin, chkBuffer{b: compare, what: "compare"}, chkBuffer{b: rb, result: true, what: "result"})
 			}
 			return err2
 		}
-		// The request forms' buffers are not entered: their request,
-		// complete at once here, ends the call for the program.
-		if err2 == nil && req == nil {
+		if err2 == nil {
 			var res chkBuffer
 			if rt != nil {
 				res = chkBuffer{b: rb, count: int64(rcount), t: rt.t, result: true, what: "result"}
 			}
-			chkRMA(x.h, x.w, call, t, origin, res)
+			// A request form's buffers are the program's again at its
+			// request's completion (or the window's synchronization).
+			chkFirst, chkN = chkRMA(x.h, x.w, call, t, origin, res)
 		}
 		return err2
 	}()
@@ -364,7 +366,8 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		return x.raise(call, err)
 	}
 	if req != nil {
-		*req = C.uintptr_t(add(tab.reqs, &reqH{done: true, st: comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}}))
+		*req = C.uintptr_t(add(tab.reqs, &reqH{done: true, st: comm.Status{Source: comm.AnySource, Tag: comm.AnyTag},
+			chkFirst: chkFirst, chkN: chkN}))
 	}
 	return C.MPI_SUCCESS
 }

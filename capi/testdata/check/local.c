@@ -279,6 +279,32 @@ static void c_loop_ordered(void)
 	MPI_Win_fence(0, win);
 }
 
+/* MPI_Rput's origin buffer: written before the request completes, then
+ * after MPI_Wait (the buffer is the program's again, no flush needed). */
+static void c_rput_origin(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		MPI_Request r;
+		MPI_Rput(buf, 1, MPI_LONG, 0, 13, 1, MPI_LONG, win, &r); /* race */
+		buf[0] = 30;                                             /* race */
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+static void c_rput_wait(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		MPI_Request r;
+		MPI_Rput(buf, 1, MPI_LONG, 0, 13, 1, MPI_LONG, win, &r);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		buf[0] = 30;
+	}
+	MPI_Win_unlock_all(win);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -304,6 +330,8 @@ static const struct {
 	{"omp_ordered", c_omp_ordered},
 	{"loop_local", c_loop_local},
 	{"loop_ordered", c_loop_ordered},
+	{"rput_origin", c_rput_origin},
+	{"rput_wait", c_rput_wait},
 };
 
 int main(int argc, char **argv)
