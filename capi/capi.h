@@ -198,7 +198,7 @@ static inline void shmrun_set_win(int slot, shmrun_win_desc *d)
 	__atomic_store_n(&shmrun_wins[slot], d, __ATOMIC_RELEASE);
 }
 
-/* shmcc --check (tsan.c): the kinds of the ranges the hooks compare
+/* shmcc --check (chk.c): the kinds of the ranges the hooks compare
  * loads and stores with, and the Go half's calls that keep the table. */
 enum {
 	SHMRUN_CHK_WIN = 1,            /* window memory mapped here */
@@ -208,8 +208,10 @@ enum {
 int shmrun_chk_add(uintptr_t lo, uintptr_t hi, uint32_t kind, uint32_t id, uintptr_t win, int32_t target);
 void shmrun_chk_del(uint32_t mask, uintptr_t win, int32_t target, uint32_t id);
 uint32_t shmrun_chk_count(void);
+extern uint32_t shmrun_chk_n; /* ranges in the table (0: the hooks return at once) */
+void shmrun_chk_slow(uintptr_t a, uintptr_t n, int write, void *pc);
 int shmrun_where(uintptr_t pc, const char **fname, uintptr_t *fbase);
-/* A run of a thread's loads or stores of window memory (tsan.c). */
+/* A run of a thread's loads or stores of window memory (chk.c). */
 typedef struct {
 	uintptr_t lo, hi, pc;
 	uint32_t id;

@@ -23,7 +23,7 @@ import (
 )
 
 // shmcc --check's Go half. A program compiled by shmcc --check calls
-// tsan.c's hooks on its loads and stores; they compare each with the
+// tsanhooks.c's hooks on its loads and stores; they compare each with the
 // table of ranges kept here: window memory mapped in this process
 // (checked against RMA by the window's checker, as win.Checked's loads
 // and stores are) and the buffers of this process's RMA calls that have

@@ -7,6 +7,8 @@
  */
 #include <mpi.h>
 #include <omp.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +307,46 @@ static void c_rput_wait(void)
 	MPI_Win_unlock_all(win);
 }
 
+/* The atomic entry points perform the atomics: OpenMP threads add to
+ * counters of every size (16 bytes too) with fetch_add, compare-exchange
+ * loops and exchange, and the totals must come out exact. No report: the
+ * checker does not check atomics. */
+static _Atomic int8_t a8;
+static _Atomic int16_t a16;
+static _Atomic int32_t a32;
+static _Atomic int64_t a64;
+static _Atomic __int128 a128;
+static _Atomic int64_t xchg;
+
+static void c_atomics_exact(void)
+{
+	enum { ITERS = 2000 };
+	int threads = 0;
+#pragma omp parallel
+	{
+#pragma omp single
+		threads = omp_get_num_threads();
+		for (int i = 0; i < ITERS; i++) {
+			atomic_fetch_add(&a8, 1);
+			atomic_fetch_add(&a16, 1);
+			atomic_fetch_add(&a32, 1);
+			int64_t e = atomic_load(&a64);
+			while (!atomic_compare_exchange_weak(&a64, &e, e + 1))
+				;
+			atomic_fetch_add(&a128, (__int128)1 << 64);
+			atomic_fetch_sub(&a128, 1);
+			(void)atomic_exchange(&xchg, i);
+		}
+	}
+	long n = (long)threads * ITERS;
+	__int128 want128 = ((__int128)n << 64) - n;
+	if (atomic_load(&a8) != (int8_t)n || atomic_load(&a16) != (int16_t)n || atomic_load(&a32) != (int32_t)n ||
+	    atomic_load(&a64) != n || atomic_load(&a128) != want128 || atomic_load(&xchg) != ITERS - 1) {
+		fprintf(stderr, "atomics: wrong totals after %ld additions\n", n);
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -332,6 +374,7 @@ static const struct {
 	{"loop_ordered", c_loop_ordered},
 	{"rput_origin", c_rput_origin},
 	{"rput_wait", c_rput_wait},
+	{"atomics_exact", c_atomics_exact},
 };
 
 int main(int argc, char **argv)
