@@ -163,6 +163,20 @@ var drain struct {
 	runs []C.shmrun_chk_run
 }
 
+// chkFinalize records what the hooks gathered and empties the table
+// (MPI_Finalize): windows left unfreed go with the runtime, and the hooks
+// must not hand their memory to a checker that is gone.
+func chkFinalize() {
+	if !chkOn {
+		return
+	}
+	chkFlush()
+	chk.Lock()
+	defer chk.Unlock()
+	C.shmrun_chk_del(1<<C.SHMRUN_CHK_WIN|1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, 0, -1, 0)
+	chk.parts, chk.ops = map[uint32]chkPart{}, nil
+}
+
 // chkFree drops everything of window h (MPI_Win_free).
 func chkFree(h uintptr) {
 	if !chkOn {

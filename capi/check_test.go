@@ -67,6 +67,9 @@ func TestCLocalCheck(t *testing.T) {
 					reports = append(reports, l)
 				}
 			}
+			if full := strings.Contains(out, "some loads and stores are not checked"); full != (name == "table_full") {
+				t.Errorf("the table-full warning: %v\n%s", full, out)
+			}
 			if len(marked) == 0 {
 				if len(reports) > 0 {
 					t.Errorf("a race-free case reported:\n%s", strings.Join(reports, "\n"))

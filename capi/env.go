@@ -111,6 +111,7 @@ func shmFinalize() C.int {
 		return notInit("MPI_Finalize")
 	}
 	dropAllCommDescs()
+	chkFinalize()
 	err := comm.Finalize()
 	env.Lock()
 	env.state = stateDone

@@ -347,6 +347,39 @@ static void c_atomics_exact(void)
 	}
 }
 
+/* More pending buffers than the table holds (4096 ranges): the job says
+ * some accesses go unchecked, and nothing else changes. */
+static long many[5000];
+
+static void c_table_full(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		for (int i = 0; i < 5000; i++) {
+			many[i] = i;
+			MPI_Accumulate(&many[i], 1, MPI_LONG, 0, i % 16, 1, MPI_LONG, MPI_SUM, win);
+		}
+		MPI_Win_flush(0, win);
+		many[0] = -1;
+	}
+	MPI_Win_unlock_all(win);
+}
+
+/* A window left unfreed at MPI_Finalize, its memory touched after it:
+ * the checker has gone with the runtime, and nothing breaks. */
+static void c_unfreed(void)
+{
+	MPI_Win w2;
+	long *m2;
+	MPI_Win_allocate_shared(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &m2, &w2);
+	m2[0] = rank;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_free(&win);
+	MPI_Finalize();
+	m2[1] = 2; /* after MPI_Finalize: not checked, and no crash */
+	exit(0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -375,6 +408,8 @@ static const struct {
 	{"rput_origin", c_rput_origin},
 	{"rput_wait", c_rput_wait},
 	{"atomics_exact", c_atomics_exact},
+	{"table_full", c_table_full},
+	{"unfreed", c_unfreed},
 };
 
 int main(int argc, char **argv)
