@@ -57,26 +57,28 @@ void __tsan_ignore_thread_end(void) {}
 
 /* The copies the compiler leaves as libc calls: shmcc --check links with
  * --wrap=memcpy (and memmove, memset), which sends the program's calls
- * here; the library's own go straight to libc. */
-void *__wrap_memcpy(void *d, const void *s, size_t n)
-{
-	chk(s, n, 0, RA);
-	chk(d, n, 1, RA);
-	return memcpy(d, s, n);
-}
+ * here; the library's own go straight to libc. clang instruments the
+ * copies it expands itself through __tsan_memcpy and its kin. */
+#define COPY(NAME, FN)                                      \
+	void *NAME(void *d, const void *s, size_t n)        \
+	{                                                   \
+		chk(s, n, 0, RA);                           \
+		chk(d, n, 1, RA);                           \
+		return FN(d, s, n);                         \
+	}
+COPY(__wrap_memcpy, memcpy)
+COPY(__wrap_memmove, memmove)
+COPY(__tsan_memcpy, memcpy)
+COPY(__tsan_memmove, memmove)
 
-void *__wrap_memmove(void *d, const void *s, size_t n)
-{
-	chk(s, n, 0, RA);
-	chk(d, n, 1, RA);
-	return memmove(d, s, n);
-}
-
-void *__wrap_memset(void *d, int c, size_t n)
-{
-	chk(d, n, 1, RA);
-	return memset(d, c, n);
-}
+#define SET(NAME)                                           \
+	void *NAME(void *d, int c, size_t n)                \
+	{                                                   \
+		chk(d, n, 1, RA);                           \
+		return memset(d, c, n);                     \
+	}
+SET(__wrap_memset)
+SET(__tsan_memset)
 
 /* The atomic entry points: performed, not checked. */
 #define SC __ATOMIC_SEQ_CST
