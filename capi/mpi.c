@@ -23,7 +23,8 @@ __thread uintptr_t shmrun_call_pc __attribute__((tls_model("initial-exec")));
 #define H(x) ((uintptr_t)(x))
 #define HP(x) ((uintptr_t *)(x))
 /* The RMA calls note their caller for --check's reports (a store to this
- * thread's variable). */
+ * thread's variable), on their Go path only: a checked window has no C
+ * fast path, so the fast paths need not pay for it. */
 #define SHMRUN_CALL_PC() (shmrun_call_pc = (uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
 #define B(p) ((char *)(uintptr_t)(p))
 
@@ -787,10 +788,10 @@ int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 
 	int PMPI_##NAME(CONST void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Win win)  \
 	{                                                                                               \
-		SHMRUN_CALL_PC();                                                                       \
 		if (shmrun_fast_copy(win, KIND == 0, (void *)(uintptr_t)origin_addr, origin_count, origin_datatype, \
 				     target_rank, target_disp, target_count, target_datatype) == 0)           \
 			return MPI_SUCCESS;                                                             \
+		SHMRUN_CALL_PC();                                                                       \
 		return shmRMA(KIND, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank, \
 			      target_disp, target_count, H(target_datatype), 0, H(win), NULL, NULL);          \
 	}
@@ -817,10 +818,10 @@ RPUT(Rget_c, MPI_Count, 1, NOCONST)
 	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, int target_rank, \
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) \
 	{                                                                                                  \
-		SHMRUN_CALL_PC();                                                                          \
 		if (shmrun_fast_acc(win, origin_addr, origin_count, origin_datatype, NULL, 0, NULL, target_rank,  \
 				    target_disp, target_count, target_datatype, op, 0) == 0)                    \
 			return MPI_SUCCESS;                                                                \
+		SHMRUN_CALL_PC();                                                                          \
 		return shmRMA(2, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank,        \
 			      target_disp, target_count, H(target_datatype), H(op), H(win), NULL, NULL);         \
 	}
@@ -844,11 +845,11 @@ RACC(Raccumulate_c, MPI_Count)
 			CT result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,     \
 			CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win REQP)              \
 	{                                                                                                    \
-		SHMRUN_CALL_PC();                                                                            \
 		if ((REQ) == NULL && shmrun_fast_acc(win, origin_addr, origin_count, origin_datatype, result_addr,    \
 						 result_count, result_datatype, target_rank, target_disp, target_count, \
 						 target_datatype, op, 1) == 0)                                         \
 			return MPI_SUCCESS;                                                                  \
+		SHMRUN_CALL_PC();                                                                            \
 		return shmRMA(3, B(origin_addr), origin_count, H(origin_datatype), B(result_addr), result_count,      \
 			      H(result_datatype), target_rank, target_disp, target_count, H(target_datatype), H(op),  \
 			      H(win), REQ, NULL);                                                                 \
@@ -862,9 +863,9 @@ GETACC(Rget_accumulate_c, MPI_Count, COMMA_REQ, HP(request))
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
 		      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-	SHMRUN_CALL_PC();
 	if (shmrun_fast_acc(win, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, 1) == 0)
 		return MPI_SUCCESS;
+	SHMRUN_CALL_PC();
 	return shmRMA(4, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
 		      H(datatype), H(op), H(win), NULL, NULL);
 }
@@ -872,9 +873,9 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
 			  int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-	SHMRUN_CALL_PC();
 	if (shmrun_fast_cas(win, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp) == 0)
 		return MPI_SUCCESS;
+	SHMRUN_CALL_PC();
 	return shmRMA(5, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
 		      H(datatype), 0, H(win), NULL, B(compare_addr));
 }
