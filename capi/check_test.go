@@ -4,14 +4,14 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shmrun/shmrun/internal/rmacheck"
 )
 
 // TestCLocalCheck builds testdata/check/local.c with shmcc --check and
@@ -54,43 +54,17 @@ func TestCLocalCheck(t *testing.T) {
 		}
 		return string(out), 0
 	}
-	lineRE := regexp.MustCompile(`check/local\.c:(\d+)`)
 	for name, marked := range cases {
 		t.Run(name, func(t *testing.T) {
 			out, code := job("--check=warn", name)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
-			var reports []string
-			for _, l := range strings.Split(out, "\n") {
-				if strings.Contains(l, "are not ordered by any synchronization") || strings.Contains(l, "before the call completes") {
-					reports = append(reports, l)
-				}
-			}
 			if full := strings.Contains(out, "some loads and stores are not checked"); full != (name == "table_full") {
 				t.Errorf("the table-full warning: %v\n%s", full, out)
 			}
-			if len(marked) == 0 {
-				if len(reports) > 0 {
-					t.Errorf("a race-free case reported:\n%s", strings.Join(reports, "\n"))
-				}
-				return
-			}
-			if len(reports) == 0 {
-				t.Fatalf("no report; want lines %v\n%s", marked, out)
-			}
-			for _, r := range reports {
-				var lines []int
-				for _, m := range lineRE.FindAllStringSubmatch(r, -1) {
-					var l int
-					fmt.Sscan(m[1], &l)
-					lines = append(lines, l)
-				}
-				slices.Sort(lines)
-				lines = slices.Compact(lines)
-				if !slices.Equal(lines, marked) {
-					t.Errorf("report names lines %v, want %v:\n%s", lines, marked, r)
-				}
+			if msg := rmacheck.Verdict(out, "check/local.c", marked); msg != "" {
+				t.Error(msg)
 			}
 		})
 	}

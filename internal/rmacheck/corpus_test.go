@@ -3,14 +3,13 @@ package rmacheck_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/launcher"
 )
 
@@ -29,7 +28,6 @@ func TestCorpus(t *testing.T) {
 	if len(cases) < 10 {
 		t.Fatalf("%d cases parsed", len(cases))
 	}
-	siteRE := regexp.MustCompile(`corpus/main\.go:(\d+)`)
 	for name, marked := range cases {
 		t.Run(name, func(t *testing.T) {
 			n := 2
@@ -40,33 +38,8 @@ func TestCorpus(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
-			var reports []string
-			for _, l := range strings.Split(out, "\n") {
-				if strings.Contains(l, "are not ordered by any synchronization") {
-					reports = append(reports, l)
-				}
-			}
-			if len(marked) == 0 {
-				if len(reports) > 0 {
-					t.Errorf("a race-free case reported:\n%s", strings.Join(reports, "\n"))
-				}
-				return
-			}
-			if len(reports) == 0 {
-				t.Fatalf("no report; want lines %v\n%s", marked, out)
-			}
-			for _, r := range reports {
-				var lines []int
-				for _, m := range siteRE.FindAllStringSubmatch(r, -1) {
-					var l int
-					fmt.Sscan(m[1], &l)
-					lines = append(lines, l)
-				}
-				slices.Sort(lines)
-				lines = slices.Compact(lines)
-				if !slices.Equal(lines, marked) {
-					t.Errorf("report names lines %v, want %v:\n%s", lines, marked, r)
-				}
+			if msg := rmacheck.Verdict(out, "corpus/main.go", marked); msg != "" {
+				t.Error(msg)
 			}
 		})
 	}
