@@ -207,7 +207,6 @@ enum {
 };
 int shmrun_chk_add(uintptr_t lo, uintptr_t hi, uint32_t kind, uint32_t id, uintptr_t win, int32_t target);
 void shmrun_chk_del(uint32_t mask, uintptr_t win, int32_t target, uint32_t id);
-uint32_t shmrun_chk_count(void);
 extern uint32_t shmrun_chk_n; /* ranges in the table (0: the hooks return at once) */
 void shmrun_chk_slow(uintptr_t a, uintptr_t n, int write, void *pc);
 int shmrun_where(uintptr_t pc, const char **fname, uintptr_t *fbase);

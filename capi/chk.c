@@ -105,8 +105,6 @@ void shmrun_chk_del(uint32_t mask, uintptr_t win, int32_t target, uint32_t id)
 	chk_end();
 }
 
-/* shmrun_chk_count is the number of ranges (tests). */
-uint32_t shmrun_chk_count(void) { return __atomic_load_n(&shmrun_chk_n, __ATOMIC_RELAXED); }
 
 /* shmrun_where fills what dladdr knows of pc: the object's path and load
  * address (0: pc is in no object). */
