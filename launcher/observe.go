@@ -112,12 +112,14 @@ func (o *observer) report(cfg Config, n int, stderr interface{ Write([]byte) (in
 }
 
 // conflicts reads the conflicting access pairs the n ranks found, each
-// distinct pair once, in rank order.
+// distinct pair once, in rank order. A rank's file that cannot be read is
+// named in the error, and the other ranks' pairs are still returned.
 func (o *observer) conflicts(n int) ([]string, error) {
 	if o == nil || o.checkDir == "" {
 		return nil, nil
 	}
 	var out []string
+	var errs []error
 	seen := map[string]bool{}
 	for r := range n {
 		b, err := os.ReadFile(filepath.Join(o.checkDir, fmt.Sprintf("rank-%d.txt", r)))
@@ -125,7 +127,8 @@ func (o *observer) conflicts(n int) ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return out, err
+			errs = append(errs, fmt.Errorf("rank %d's reports: %v", r, err))
+			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
 			key, text, ok := strings.Cut(line, "\t")
@@ -136,7 +139,7 @@ func (o *observer) conflicts(n int) ([]string, error) {
 			out = append(out, text)
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // close removes the ranks' directories and closes the files.

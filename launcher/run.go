@@ -105,7 +105,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	found, err := j.obs.conflicts(cfg.Ranks())
 	if err != nil {
+		// A rank's verdict is unknown: under --check (not warn) the job
+		// cannot be called race-free.
 		fmt.Fprintf(j.stderr, "shmrun: --check: %v\n", err)
+		if cfg.Check != "warn" && res.ExitCode == 0 {
+			res = Result{ExitCode: 1, Reason: "--check could not read every rank's reports"}
+		}
 	}
 	if len(found) > 0 {
 		fmt.Fprintf(j.stderr, "shmrun --check: %d pair(s) of conflicting accesses:\n", len(found))
