@@ -340,7 +340,16 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			origin.result = true
 		case rmAccumulate:
 			err2 = win.AccumulateType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t, opv)
-		case rmGetAccumulate, rmFetchAndOp:
+		case rmFetchAndOp:
+			// One element of a predefined type: win.FetchAndOp itself (so
+			// --stats and --check name it); others, e.g. long double, as
+			// the one-element Get_accumulate it is.
+			if fop := fopOps[elemOf(ot.t)]; fop != nil && len(rb) >= int(ot.t.Size()) && (len(ob) >= int(ot.t.Size()) || noOp(oph)) {
+				err2 = fop(x.w, ob, rb, t, d, opv)
+			} else {
+				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+			}
+		case rmGetAccumulate:
 			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 		default:
 			compare := bytesAt(cmp, int64(len(ob)))
@@ -391,6 +400,41 @@ func compareAndSwap(w *win.Win, origin, compare, result []byte, t *dtype.Type, t
 		return fmt.Errorf("a NULL origin, compare or result buffer: %w", comm.ErrBuffer)
 	}
 	return cas(w, origin, compare, result, target, disp)
+}
+
+// elemOf is t's element type when t is one predefined element (0 if not).
+func elemOf(t *dtype.Type) atomics.Type {
+	e, ok := t.Elem()
+	if !ok || t.Size() != int64(e.Size()) {
+		return 0
+	}
+	return e
+}
+
+type fopFn func(w *win.Win, origin, result []byte, target, disp int, op atomics.Op) error
+
+// fopOf is MPI_Fetch_and_op on one T (origin unread for MPI_NO_OP).
+func fopOf[T atomics.Elem]() fopFn {
+	return func(w *win.Win, origin, result []byte, target, disp int, op atomics.Op) error {
+		var v T
+		if len(origin) > 0 {
+			v = loadElem[T](origin)
+		}
+		old, err := win.FetchAndOp(w, v, target, disp, op)
+		if err == nil {
+			storeElem(result, old)
+		}
+		return err
+	}
+}
+
+var fopOps = map[atomics.Type]fopFn{
+	atomics.Int8: fopOf[int8](), atomics.Int16: fopOf[int16](), atomics.Int32: fopOf[int32](), atomics.Int64: fopOf[int64](),
+	atomics.Uint8: fopOf[uint8](), atomics.Uint16: fopOf[uint16](), atomics.Uint32: fopOf[uint32](), atomics.Uint64: fopOf[uint64](),
+	atomics.Float32: fopOf[float32](), atomics.Float64: fopOf[float64](),
+	atomics.Complex64: fopOf[complex64](), atomics.Complex128: fopOf[complex128](),
+	atomics.FloatIntT: fopOf[atomics.FloatInt](), atomics.DoubleIntT: fopOf[atomics.DoubleInt](),
+	atomics.LongIntT: fopOf[atomics.LongInt](), atomics.TwoIntT: fopOf[atomics.TwoInt](), atomics.ShortIntT: fopOf[atomics.ShortInt](),
 }
 
 type casFn func(w *win.Win, origin, compare, result []byte, target, disp int) error
