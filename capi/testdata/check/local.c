@@ -380,6 +380,138 @@ static void c_unfreed(void)
 	exit(0);
 }
 
+/* Get's and Accumulate's origin buffers under each kind of epoch: rank 1
+ * is the origin, rank 0 the target (ep_open/ep_close open and close the
+ * epoch on both). */
+enum { FENCE, LOCK, PSCW };
+static MPI_Group peer_group;
+
+static void ep_open(int kind)
+{
+	MPI_Group world;
+	int other = 1 - rank;
+	switch (kind) {
+	case FENCE:
+		MPI_Win_fence(0, win);
+		break;
+	case LOCK:
+		if (rank == 1)
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+		break;
+	case PSCW:
+		MPI_Comm_group(MPI_COMM_WORLD, &world);
+		MPI_Group_incl(world, 1, &other, &peer_group);
+		MPI_Group_free(&world);
+		if (rank == 0)
+			MPI_Win_post(peer_group, 0, win);
+		else
+			MPI_Win_start(peer_group, 0, win);
+		break;
+	}
+}
+
+static void ep_close(int kind)
+{
+	switch (kind) {
+	case FENCE:
+		MPI_Win_fence(0, win);
+		break;
+	case LOCK:
+		if (rank == 1)
+			MPI_Win_unlock(0, win);
+		break;
+	case PSCW:
+		if (rank == 0)
+			MPI_Win_wait(win);
+		else
+			MPI_Win_complete(win);
+		MPI_Group_free(&peer_group);
+		break;
+	}
+}
+
+static void c_get_fence(void)
+{
+	long got[1] = {0};
+	ep_open(FENCE);
+	if (rank == 1) {
+		MPI_Get(got, 1, MPI_LONG, 0, 14, 1, MPI_LONG, win); /* race */
+		got[0] = 5;                                         /* race */
+	}
+	ep_close(FENCE);
+}
+
+static void c_get_fence_after(void)
+{
+	long got[1] = {0};
+	ep_open(FENCE);
+	if (rank == 1)
+		MPI_Get(got, 1, MPI_LONG, 0, 14, 1, MPI_LONG, win);
+	ep_close(FENCE);
+	printf("%ld\n", got[0]);
+}
+
+static void c_get_lock(void)
+{
+	long got[1] = {0};
+	ep_open(LOCK);
+	if (rank == 1) {
+		MPI_Get(got, 1, MPI_LONG, 0, 14, 1, MPI_LONG, win); /* race */
+		printf("%ld\n", got[0]);                            /* race */
+	}
+	ep_close(LOCK);
+}
+
+static void c_get_pscw(void)
+{
+	long got[1] = {0};
+	ep_open(PSCW);
+	if (rank == 1) {
+		MPI_Get(got, 1, MPI_LONG, 0, 14, 1, MPI_LONG, win); /* race */
+		printf("%ld\n", got[0]);                            /* race */
+	}
+	ep_close(PSCW);
+}
+
+static void c_acc_fence(void)
+{
+	ep_open(FENCE);
+	if (rank == 1) {
+		MPI_Accumulate(buf, 1, MPI_LONG, 0, 15, 1, MPI_LONG, MPI_SUM, win); /* race */
+		buf[0]++;                                                           /* race */
+	}
+	ep_close(FENCE);
+}
+
+static void c_acc_lock(void)
+{
+	ep_open(LOCK);
+	if (rank == 1) {
+		MPI_Accumulate(buf, 1, MPI_LONG, 0, 15, 1, MPI_LONG, MPI_SUM, win); /* race */
+		buf[0]++;                                                           /* race */
+	}
+	ep_close(LOCK);
+}
+
+static void c_acc_pscw(void)
+{
+	ep_open(PSCW);
+	if (rank == 1) {
+		MPI_Accumulate(buf, 1, MPI_LONG, 0, 15, 1, MPI_LONG, MPI_SUM, win); /* race */
+		buf[0]++;                                                           /* race */
+	}
+	ep_close(PSCW);
+}
+
+static void c_acc_pscw_after(void)
+{
+	ep_open(PSCW);
+	if (rank == 1)
+		MPI_Accumulate(buf, 1, MPI_LONG, 0, 15, 1, MPI_LONG, MPI_SUM, win);
+	ep_close(PSCW);
+	buf[0]++;
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -410,6 +542,14 @@ static const struct {
 	{"atomics_exact", c_atomics_exact},
 	{"table_full", c_table_full},
 	{"unfreed", c_unfreed},
+	{"get_fence", c_get_fence},
+	{"get_fence_after", c_get_fence_after},
+	{"get_lock", c_get_lock},
+	{"get_pscw", c_get_pscw},
+	{"acc_fence", c_acc_fence},
+	{"acc_lock", c_acc_lock},
+	{"acc_pscw", c_acc_pscw},
+	{"acc_pscw_after", c_acc_pscw_after},
 };
 
 int main(int argc, char **argv)
