@@ -287,9 +287,15 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 	var chkFirst uint32
 	var chkN int
 	err := func() error {
-		ot, err := typeOf(uintptr(odt))
-		if err != nil {
-			return err
+		// With MPI_NO_OP a fetching call ignores its origin buffer, count
+		// and datatype (MPI_DATATYPE_NULL is common there).
+		var ot *dtype.Type
+		if kind != rmGetAccumulate && kind != rmFetchAndOp || !noOp(oph) {
+			oh, err := typeOf(uintptr(odt))
+			if err != nil {
+				return err
+			}
+			ot = oh.t
 		}
 		tt, err := typeOf(uintptr(tdt))
 		if err != nil {
@@ -297,8 +303,8 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		}
 		var ob, rb []byte
 		var rt *typeH
-		if kind != rmGetAccumulate && kind != rmFetchAndOp || !noOp(oph) {
-			if ob, err = buf(op, int64(ocount), ot.t); err != nil {
+		if ot != nil {
+			if ob, err = buf(op, int64(ocount), ot); err != nil {
 				return err
 			}
 		}
@@ -331,29 +337,29 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			}
 		}
 		var err2 error
-		origin := chkBuffer{b: ob, count: int64(ocount), t: ot.t, what: "origin"}
+		origin := chkBuffer{b: ob, count: int64(ocount), t: ot, what: "origin"}
 		switch kind {
 		case rmPut:
-			err2 = win.PutType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+			err2 = win.PutType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t)
 		case rmGet:
-			err2 = win.GetType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t)
+			err2 = win.GetType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t)
 			origin.result = true
 		case rmAccumulate:
-			err2 = win.AccumulateType(x.w, ob, int(ocount), ot.t, t, d, int(tcount), tt.t, opv)
+			err2 = win.AccumulateType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t, opv)
 		case rmFetchAndOp:
 			// One element of a predefined type: win.FetchAndOp itself (so
 			// --stats and --check name it); others, e.g. long double, as
 			// the one-element Get_accumulate it is.
-			if fop := fopOps[elemOf(ot.t)]; fop != nil && len(rb) >= int(ot.t.Size()) && (len(ob) >= int(ot.t.Size()) || noOp(oph)) {
+			if fop := fopOps[elemOf(rt.t)]; fop != nil && len(rb) >= int(rt.t.Size()) && (len(ob) >= int(rt.t.Size()) || noOp(oph)) {
 				err2 = fop(x.w, ob, rb, t, d, opv)
 			} else {
-				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 			}
 		case rmGetAccumulate:
-			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot.t, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 		default:
 			compare := bytesAt(cmp, int64(len(ob)))
-			err2 = compareAndSwap(x.w, ob, compare, rb, ot.t, t, d)
+			err2 = compareAndSwap(x.w, ob, compare, rb, ot, t, d)
 			origin.t = nil
 			if err2 == nil {
 				chkRMA(x.h, x.w, call, t, origin, chkBuffer{b: compare, what: "compare"}, chkBuffer{b: rb, result: true, what: "result"})

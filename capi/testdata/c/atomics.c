@@ -124,6 +124,25 @@ int main(int argc, char **argv)
 	MPI_Win_unlock_all(sw);
 	report("Send/Recv signalling around Win_sync");
 
+	/* With MPI_NO_OP the origin is ignored: NULL, 0 and MPI_DATATYPE_NULL
+	 * are what programs pass there (MPI 4.1, 12.3.4). */
+	MPI_Win_fence(0, sw);
+	if (rank == 0)
+		p0[1] = 77;
+	MPI_Win_fence(0, sw);
+	int got = -1;
+	long lgot = -1;
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, sw);
+	MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &got, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_NO_OP, sw);
+	MPI_Win_unlock(0, sw);
+	CHECK(got == 77, "Get_accumulate(MPI_NO_OP) read %d, want 77", got);
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, lw);
+	MPI_Fetch_and_op(NULL, &lgot, MPI_LONG, 0, LOCKED, MPI_NO_OP, lw);
+	MPI_Win_unlock(0, lw);
+	CHECK(lgot >= 0, "Fetch_and_op(MPI_NO_OP) read %ld", lgot);
+	MPI_Barrier(MPI_COMM_WORLD);
+	report("MPI_NO_OP with a NULL origin and MPI_DATATYPE_NULL");
+
 	MPI_Win_free(&sw);
 	MPI_Win_free(&lw);
 	MPI_Win_free(&cw);
