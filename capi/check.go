@@ -49,6 +49,7 @@ type chkOp struct {
 	winID, target     int
 	result            bool   // the call writes the buffer (Get's origin, a result buffer)
 	what              string // "origin", "result", "compare"
+	runs              [][2]uintptr
 }
 
 var chk struct {
@@ -241,18 +242,63 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) (
 			first = op
 		}
 		n++
-		chk.ops = append(chk.ops, chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what})
+		o := chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what}
 		base := raw.Addr(b.b)
 		if b.t == nil {
-			chkAdd(base, int64(len(b.b)), kind, op, h, target)
-			continue
+			o.runs = [][2]uintptr{{base, base + uintptr(len(b.b))}}
+		} else {
+			_ = b.t.Each(int(b.count), func(off, n int64) bool {
+				if n > 0 {
+					o.runs = append(o.runs, [2]uintptr{base + uintptr(off), base + uintptr(off+n)})
+				}
+				return true
+			})
 		}
-		_ = b.t.Each(int(b.count), func(off, n int64) bool {
-			chkAdd(base+uintptr(off), n, kind, op, h, target)
-			return true
-		})
+		chkPending(o)
+		for _, r := range o.runs {
+			chkAdd(r[0], int64(r[1]-r[0]), kind, op, h, target)
+		}
+		chk.ops = append(chk.ops, o)
 	}
 	return first, n
+}
+
+// chkPending reports where the buffer of call o overlaps a pending call's
+// buffer and one of the two writes it (two Gets into one buffer, a Put
+// from a Get's): the second call uses bytes the first has not finished
+// with. chk is locked.
+func chkPending(o chkOp) {
+	for _, p := range chk.ops {
+		if !p.result && !o.result {
+			continue // both read
+		}
+		for _, a := range p.runs {
+			for _, b := range o.runs {
+				lo, hi := max(a[0], b[0]), min(a[1], b[1])
+				if lo >= hi {
+					continue
+				}
+				did := "read"
+				if o.result {
+					did = "written"
+				}
+				first, second := p.call+" at "+p.site, o.call+" at "+o.site
+				pair := []string{first, second}
+				sort.Strings(pair)
+				rmacheck.Report(fmt.Sprintf("%d|%s|%s", p.winID, pair[0], pair[1]),
+					fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by %s (its %s buffer) before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
+						p.winID, rmacheck.Self().Rank(), lo, hi, p.what, first, p.target, orNone(p.epoch), did, second, o.what))
+				return
+			}
+		}
+	}
+}
+
+func orNone(epoch string) string {
+	if epoch == "" {
+		return "no epoch"
+	}
+	return epoch
 }
 
 // chkDone drops the records first..first+n-1 (a request form's buffers,
@@ -315,10 +361,7 @@ func shmCheckOrigin(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintpt
 	call := o.call + " at " + o.site
 	pair := []string{call, access + " at " + at}
 	sort.Strings(pair)
-	epoch := o.epoch
-	if epoch == "" {
-		epoch = "no epoch"
-	}
+	epoch := orNone(o.epoch)
 	rmacheck.Report(fmt.Sprintf("%d|%s|%s", o.winID, pair[0], pair[1]),
 		fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
 			o.winID, rmacheck.Self().Rank(), uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at))

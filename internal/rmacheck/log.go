@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
@@ -26,9 +27,9 @@ const (
 	recLocal   = 17 // uint8
 	recLo      = 24 // uint64
 	recHi      = 32 // uint64
-	recSite    = 40 // [56]byte "call at site"
-	recEpoch   = 96 // [32]byte
-	recLen     = 128
+	recSite    = 40  // [184]byte "call at site" (C file names run long)
+	recEpoch   = 224 // [32]byte
+	recLen     = 256
 	siteLen    = recEpoch - recSite
 	epochLen   = recLen - recEpoch
 	headLen    = 64
@@ -167,7 +168,12 @@ func (l *Log) Access(a Access) {
 	l.scan(a, id, s)
 }
 
+// putString writes s into dst, zero-padded; a longer s keeps its end (a
+// site's line number is there) behind "...".
 func putString(dst []byte, s string) {
+	if len(s) > len(dst) && len(dst) > 3 {
+		s = "..." + s[len(s)-(len(dst)-3):]
+	}
 	n := copy(dst, s)
 	clear(dst[n:])
 }
@@ -277,11 +283,15 @@ func (l *Log) conflict(a, b Access, origin int) bool {
 	case same && a.Local && b.Local:
 		return false
 	case a.Kind == Atomic && b.Kind == Atomic:
+		// Atomicity and a rank's ordering of its accumulates hold per
+		// basic datatype and element: two types, or one type over
+		// elements that straddle each other (disp_unit 1), conflict even
+		// from one origin.
+		if a.Typ != b.Typ || !sameGrid(a, b) {
+			return true
+		}
 		if same {
 			return false
-		}
-		if a.Typ != b.Typ {
-			return true
 		}
 		if a.Op == b.Op {
 			return false
@@ -295,6 +305,16 @@ func (l *Log) conflict(a, b Access, origin int) bool {
 		return false
 	}
 	return true
+}
+
+// sameGrid reports whether two accesses of one basic type lay their
+// elements on the same boundaries (their starts differ by whole elements).
+func sameGrid(a, b Access) bool {
+	size := uint64(atomics.Type(a.Typ).Size())
+	if size <= 1 {
+		return true
+	}
+	return (a.Lo%size+size-b.Lo%size)%size == 0
 }
 
 // Complete marks this rank's accesses to target (-1: every target) complete

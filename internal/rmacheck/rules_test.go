@@ -12,6 +12,7 @@ func TestConflictRules(t *testing.T) {
 	i64, f64 := uint8(atomics.Int64), uint8(atomics.Float64)
 	sum, max_, rep := uint8(atomics.Sum), uint8(atomics.Max), uint8(atomics.Replace)
 	acc := func(op, typ uint8) Access { return Access{Kind: Atomic, Op: op, Typ: typ} }
+	at := func(a Access, lo uint64) Access { a.Lo, a.Hi = lo, lo+8; return a }
 	read, write := Access{Kind: Read}, Access{Kind: Write}
 	load, store := Access{Kind: Read, Local: true}, Access{Kind: Write, Local: true}
 	for _, c := range []struct {
@@ -35,6 +36,10 @@ func TestConflictRules(t *testing.T) {
 		{"replace/cas", acc(rep, i64), acc(OpCAS, i64), false, false, false},
 		{"replace/cas, same_op", acc(rep, i64), acc(OpCAS, i64), false, true, true},
 		{"sum/max, one origin", acc(sum, i64), acc(max_, i64), true, false, false},
+		{"sum int64/sum float64, one origin", acc(sum, i64), acc(sum, f64), true, false, true},
+		{"sum/sum, elements straddling (bytes 0 and 4)", at(acc(sum, i64), 0), at(acc(sum, i64), 4), false, false, true},
+		{"sum/sum, one origin, elements straddling", at(acc(sum, i64), 0), at(acc(sum, i64), 4), true, false, true},
+		{"sum/sum, elements aligned (bytes 0 and 8)", at(acc(sum, i64), 0), at(acc(sum, i64), 8), false, false, false},
 		{"sum/put", acc(sum, i64), write, false, false, true},
 		{"no_op/get", acc(OpNoOp, i64), read, false, false, false},
 		{"sum/get", acc(sum, i64), read, false, false, true},

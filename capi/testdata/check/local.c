@@ -512,6 +512,31 @@ static void c_acc_pscw_after(void)
 	buf[0]++;
 }
 
+/* Two Gets into one buffer before the flush: the second writes what the
+ * first still owns. Two Puts from one buffer only read it: fine. */
+static void c_get_get(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long got[1];
+		MPI_Get(got, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win); /* race */
+		MPI_Get(got, 1, MPI_LONG, 0, 3, 1, MPI_LONG, win); /* race */
+		MPI_Win_flush(0, win);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+static void c_put_put_buffer(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		MPI_Put(buf, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+		MPI_Put(buf, 1, MPI_LONG, 0, 3, 1, MPI_LONG, win);
+		MPI_Win_flush(0, win);
+	}
+	MPI_Win_unlock_all(win);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -550,6 +575,8 @@ static const struct {
 	{"acc_lock", c_acc_lock},
 	{"acc_pscw", c_acc_pscw},
 	{"acc_pscw_after", c_acc_pscw_after},
+	{"get_get", c_get_get},
+	{"put_put_buffer", c_put_put_buffer},
 };
 
 int main(int argc, char **argv)

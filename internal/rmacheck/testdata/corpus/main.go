@@ -24,27 +24,28 @@ type env struct {
 }
 
 var cases = map[string]func(e *env) error{
-	"fence_putput":        fencePutPut,
-	"fence_disjoint":      fenceDisjoint,
-	"fence_local_store":   fenceLocalStore,
-	"fence_same_origin":   fenceSameOrigin,
-	"fence_acc_put":       fenceAccPut,
-	"fence_acc_types":     fenceAccTypes,
-	"fence_acc_same":      fenceAccSame,
-	"lock_shared":         lockShared,
-	"lock_exclusive":      lockExclusive,
-	"lockall_flush":       lockAllFlush,
-	"lockall_noflush":     lockAllNoFlush,
-	"pscw_ordered":        pscwOrdered,
-	"pscw_two_origins3":   pscwTwoOrigins,
-	"atomics_mcs":         atomicsMCS,
-	"message_ordered":     messageOrdered,
-	"loadstore_barrier":   loadStoreBarrier,
-	"loadstore_ibarrier":  loadStoreIbarrier,
-	"loadstore_unordered": loadStoreUnordered,
-	"ring_far":            ringFar,
-	"deep_stack":          deepStack,
-	"ring_pending":        ringPending,
+	"fence_putput":         fencePutPut,
+	"fence_disjoint":       fenceDisjoint,
+	"fence_local_store":    fenceLocalStore,
+	"fence_same_origin":    fenceSameOrigin,
+	"fence_acc_put":        fenceAccPut,
+	"fence_acc_types":      fenceAccTypes,
+	"fence_acc_same":       fenceAccSame,
+	"lock_shared":          lockShared,
+	"lock_exclusive":       lockExclusive,
+	"lockall_flush":        lockAllFlush,
+	"lockall_noflush":      lockAllNoFlush,
+	"pscw_ordered":         pscwOrdered,
+	"pscw_two_origins3":    pscwTwoOrigins,
+	"atomics_mcs":          atomicsMCS,
+	"message_ordered":      messageOrdered,
+	"loadstore_barrier":    loadStoreBarrier,
+	"loadstore_ibarrier":   loadStoreIbarrier,
+	"loadstore_unordered":  loadStoreUnordered,
+	"ring_far":             ringFar,
+	"deep_stack":           deepStack,
+	"ring_pending":         ringPending,
+	"acc_types_one_origin": accTypesOneOrigin,
 }
 
 func main() {
@@ -415,4 +416,22 @@ func ringPending(e *env) error {
 		return err
 	}
 	return e.w.UnlockAll()
+}
+
+// Rank 0 accumulates an int64 and then a float64 into one word in one
+// epoch: MPI orders a rank's accumulates per datatype only, so the two
+// are not ordered.
+func accTypesOneOrigin(e *env) error {
+	if err := e.w.Fence(0); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		if err := win.Accumulate(e.w, []int64{1}, 1, 6, atomics.Sum); err != nil { // race
+			return err
+		}
+		if err := win.Accumulate(e.w, []float64{1}, 1, 6, atomics.Sum); err != nil { // race
+			return err
+		}
+	}
+	return e.w.Fence(win.ModeNoSucceed)
 }
