@@ -18,15 +18,15 @@ const RingLen = 256
 // access's completion (0: not complete yet); the id is written last and
 // re-read after the fields, so a record being rewritten is skipped.
 const (
-	recWord0   = 0  // uint64
-	recOrigin  = 8  // uint32 world rank
-	recTeam    = 12 // uint16 window rank
-	recKind    = 14 // uint8
-	recOp      = 15 // uint8
-	recTyp     = 16 // uint8
-	recLocal   = 17 // uint8
-	recLo      = 24 // uint64
-	recHi      = 32 // uint64
+	recWord0   = 0   // uint64
+	recOrigin  = 8   // uint32 world rank
+	recTeam    = 12  // uint16 window rank
+	recKind    = 14  // uint8
+	recOp      = 15  // uint8
+	recTyp     = 16  // uint8
+	recLocal   = 17  // uint8
+	recLo      = 24  // uint64
+	recHi      = 32  // uint64
 	recSite    = 40  // [184]byte "call at site" (C file names run long)
 	recEpoch   = 224 // [32]byte
 	recLen     = 256
