@@ -46,6 +46,7 @@ type Rank struct {
 	received map[int]*Count
 	trace    *ring
 	done     bool
+	clock    func() time.Time // nil: time.Now (tests set a clock bursts can be judged by)
 }
 
 var (
@@ -168,7 +169,7 @@ func (w *Win) RMA(call string, target, n int) {
 	if r.trace == nil {
 		return
 	}
-	now := r.since(time.Now())
+	now := r.since(r.now())
 	if e := r.trace.at(w.lastRMA); e != nil && w.lastCall == call && now-e.end() < int64(BurstGap) {
 		e.Dur = now - e.Ts
 		e.N++
@@ -276,6 +277,13 @@ func (r *Rank) Message(peer, n int, send bool) {
 
 // since is t in nanoseconds from the rank's start.
 func (r *Rank) since(t time.Time) int64 { return int64(t.Sub(r.start)) }
+
+func (r *Rank) now() time.Time {
+	if r.clock != nil {
+		return r.clock()
+	}
+	return time.Now()
+}
 
 // Finish writes the record where the launcher asked (Finalize); later
 // calls do nothing.

@@ -54,6 +54,10 @@ func newTestRank() *Rank {
 
 func TestRecordAndBursts(t *testing.T) {
 	r := newTestRank()
+	// RMA calls 1 µs apart on the clock bursts are judged by, whatever
+	// the machine's scheduling does between them.
+	tick := r.start
+	r.clock = func() time.Time { tick = tick.Add(time.Microsecond); return tick }
 	w := r.NewWin(WinDesc{Flavor: "allocate", Ranks: 2, Size: 64, Total: 128, DispUnit: 8, Layout: "contiguous"})
 	for range 3 {
 		w.RMA("Put", 1, 8)
