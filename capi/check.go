@@ -431,7 +431,9 @@ func resolve(pc uintptr) string {
 	return fmt.Sprintf("%s+%#x (no line: compile with -g)", filepath.Base(path), rel)
 }
 
-// lineOf looks pc up in d's line tables.
+// lineOf looks pc up in d's line tables. It walks the table of pc's
+// compilation unit itself: LineReader.SeekPC misses pcs in a unit whose
+// table has several sequences (g++ puts main in .text.startup).
 func lineOf(d *dwarf.Data, pc uint64) (string, bool) {
 	r := d.Reader()
 	cu, err := r.SeekPC(pc)
@@ -442,9 +444,13 @@ func lineOf(d *dwarf.Data, pc uint64) (string, bool) {
 	if err != nil || lr == nil {
 		return "", false
 	}
-	var e dwarf.LineEntry
-	if lr.SeekPC(pc, &e) != nil || e.File == nil {
-		return "", false
+	var prev, e dwarf.LineEntry
+	have := false
+	for lr.Next(&e) == nil {
+		if have && !prev.EndSequence && prev.Address <= pc && pc < e.Address && prev.File != nil {
+			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(prev.File.Name)), filepath.Base(prev.File.Name)), prev.Line), true
+		}
+		prev, have = e, true
 	}
-	return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(e.File.Name)), filepath.Base(e.File.Name)), e.Line), true
+	return "", false
 }

@@ -120,3 +120,59 @@ func cCases(t *testing.T, src string) map[string][]int {
 	}
 	return out
 }
+
+// TestCxxCheck: a C++ program (virtual calls, std::vector, std::atomic)
+// built with SHMCC_CC=g++ shmcc --check links against the hooks, runs, and
+// its race is reported with its two lines — g++ puts main in .text.startup,
+// a second sequence of the line table, which the line lookup must find.
+func TestCxxCheck(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("no g++")
+	}
+	dir := install(t)
+	tmp := t.TempDir()
+	src, exe := filepath.Join(tmp, "race.cpp"), filepath.Join(tmp, "race")
+	prog := `#include <mpi.h>
+#include <atomic>
+#include <vector>
+struct B { virtual ~B() {} virtual long f() { return 1; } };
+struct D : B { long f() override { return 2; } };
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	long *base;
+	MPI_Win win;
+	MPI_Win_allocate_shared(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	std::vector<long> v(4, rank);
+	B *b = new D;
+	std::atomic<long> a{0};
+	a.fetch_add(b->f());
+	MPI_Win_fence(0, win);
+	if (rank == 1)
+		MPI_Put(v.data(), 1, MPI_LONG, 0, 0, 1, MPI_LONG, win);
+	else
+		base[0] = a.load();
+	MPI_Win_fence(0, win);
+	delete b;
+	MPI_Win_free(&win);
+	MPI_Finalize();
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(dir, "bin", "shmcc"), "--check", "-O1", src, "-o", exe)
+	cmd.Env = append(os.Environ(), "SHMCC_CC=g++")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("shmcc --check with g++: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check=warn", "--oversubscribe", "-n", "2", exe).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if msg := rmacheck.Verdict(string(out), "race.cpp", []int{19, 21}); msg != "" {
+		t.Error(msg)
+	}
+}
