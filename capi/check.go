@@ -408,24 +408,21 @@ func resolve(pc uintptr) string {
 		path = "/proc/self/exe"
 	}
 	d, ok := sites.objs[path]
-	rel := uint64(pc - 1 - uintptr(fbase))
 	if !ok {
-		d = nil
 		if f, err := elf.Open(path); err == nil {
-			if f.Type == elf.ET_EXEC {
-				rel = uint64(pc - 1)
-			}
 			d, _ = f.DWARF()
 			f.Close()
 		}
 		sites.objs[path] = d
 	}
+	// A PIE or a library's DWARF holds addresses relative to its load
+	// address; a non-PIE executable's, absolute ones.
+	rel := uint64(pc - 1 - uintptr(fbase))
 	if d != nil {
-		if s, ok := lineOf(d, rel); ok {
-			return s
-		}
-		if s, ok := lineOf(d, uint64(pc-1)); ok { // a non-PIE executable
-			return s
+		for _, a := range [...]uint64{rel, uint64(pc - 1)} {
+			if s, ok := lineOf(d, a); ok {
+				return s
+			}
 		}
 	}
 	return fmt.Sprintf("%s+%#x (no line: compile with -g)", filepath.Base(path), rel)

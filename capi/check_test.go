@@ -163,16 +163,21 @@ int main(int argc, char **argv) {
 	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(dir, "bin", "shmcc"), "--check", "-O1", src, "-o", exe)
-	cmd.Env = append(os.Environ(), "SHMCC_CC=g++")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("shmcc --check with g++: %v\n%s", err, out)
-	}
-	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check=warn", "--oversubscribe", "-n", "2", exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if msg := rmacheck.Verdict(string(out), "race.cpp", []int{19, 21}); msg != "" {
-		t.Error(msg)
+	// A PIE (the default) and a non-PIE executable: their line tables
+	// hold relative and absolute addresses.
+	for _, pie := range [][]string{nil, {"-no-pie"}} {
+		args := append(append([]string{"--check", "-O1"}, pie...), src, "-o", exe)
+		cmd := exec.Command(filepath.Join(dir, "bin", "shmcc"), args...)
+		cmd.Env = append(os.Environ(), "SHMCC_CC=g++")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("shmcc %v with g++: %v\n%s", args, err, out)
+		}
+		out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check=warn", "--oversubscribe", "-n", "2", exe).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if msg := rmacheck.Verdict(string(out), "race.cpp", []int{19, 21}); msg != "" {
+			t.Errorf("%v: %s", pie, msg)
+		}
 	}
 }
