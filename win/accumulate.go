@@ -7,6 +7,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 )
 
 // Accumulate operations are atomic per element, as the standard's atomicity
@@ -57,6 +58,9 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
+			if w.chk != nil { // shmrun --check
+				w.checkRMA(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+			}
 			if op == atomics.Sum && len(src) == 1 {
 				if _, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
 					return nil
@@ -84,6 +88,9 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
+			if w.chk != nil {
+				w.checkRMA(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+			}
 			if op == atomics.Sum && len(src) == 1 {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
 					result[0] = old
@@ -106,6 +113,9 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			if w.chk != nil {
+				w.checkRMA(nameFetchAndOp, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+			}
 			if op == atomics.Sum {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), v); ok {
 					return old, nil
@@ -128,6 +138,9 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
+			if w.chk != nil {
+				w.checkRMA(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
+			}
 			if raw.SwapIfWord(p.amem, p.off+int64(o), v, compare) {
 				return compare, nil
 			}

@@ -171,7 +171,8 @@ var checked atomic.Int64
 
 // observe starts the window's record when the job records (shmrun
 // --stats, --trace): its calls then all take the slow paths, which record
-// them. Otherwise the fast paths get the parts.
+// them (and check them under --check too). Otherwise the fast paths get
+// the parts.
 func (w *Win) observe(call string, sizes []int64) error {
 	if p := rmacheck.Self(); p != nil {
 		if err := w.checkLog(p, call); err != nil {
@@ -180,9 +181,11 @@ func (w *Win) observe(call string, sizes []int64) error {
 	}
 	rec := obs.Self()
 	if rec == nil {
+		// A checked window keeps its fast paths, which check (one branch
+		// when not checking); its synchronization calls take the slow
+		// paths, which carry the checker's clocks.
 		w.fast = w.parts
 		if w.chk != nil {
-			w.fast = nil
 			w.ep.observe()
 		}
 		return nil

@@ -6,10 +6,11 @@ import (
 	"github.com/shmrun/shmrun/internal/rmacheck"
 )
 
-// shmrun --check's hooks (internal/rmacheck): a checked window has no fast
-// parts (w.fast is nil), so its RMA calls reach the slow paths, which call
-// checkRMA; its synchronization calls carry the clocks (fence.go, lock.go,
-// pscw.go); Checked records loads and stores.
+// shmrun --check's hooks (internal/rmacheck): the RMA calls' fast and slow
+// paths call checkRMA when w.chk is set; a checked window's
+// synchronization calls take their slow paths (w.ep.observe), which carry
+// the clocks (fence.go, lock.go, pscw.go); Checked records loads and
+// stores.
 
 func init() {
 	rmacheck.LocalAccess = func(w any, target int, lo, n uint64, write bool, site string) {
@@ -17,42 +18,62 @@ func init() {
 		if !ok || x.chk == nil || n == 0 {
 			return
 		}
-		kind, call := rmacheck.Read, "load"
+		kind, call := rmacheck.Read, nameLoad
 		if write {
-			kind, call = rmacheck.Write, "store"
+			kind, call = rmacheck.Write, nameStore
 		}
-		x.chk.Access(rmacheck.Access{Target: target, Lo: lo, Hi: lo + n, Kind: kind, Local: true, Call: call,
-			Epoch: x.epochOf(target), Site: site})
+		x.chk.Access(&rmacheck.Access{Target: target, Lo: lo, Hi: lo + n, Kind: kind, Local: true, Call: call,
+			Epoch: x.epochOf(target), Site: rmacheck.Name(site)})
 	}
 	rmacheck.WindowOf = func(w any, target int) (int, string) {
 		x, ok := w.(*Win)
 		if !ok {
 			return -1, ""
 		}
-		return x.chk.ID(), x.epochOf(target)
+		e := x.epochOf(target)
+		if e == rmacheck.NoEpoch {
+			return x.chk.ID(), ""
+		}
+		return x.chk.ID(), e.String()
 	}
 }
 
-// epochOf names the epoch a call of this rank to target is in, for the
+// The calls' names in the checker's records (rmacheck.Name).
+var (
+	namePut            = rmacheck.Name("Put")
+	nameGet            = rmacheck.Name("Get")
+	nameAccumulate     = rmacheck.Name("Accumulate")
+	nameGetAccumulate  = rmacheck.Name("GetAccumulate")
+	nameFetchAndOp     = rmacheck.Name("FetchAndOp")
+	nameCompareAndSwap = rmacheck.Name("CompareAndSwap")
+	nameLoad           = rmacheck.Name("load")
+	nameStore          = rmacheck.Name("store")
+	nameCLoad          = rmacheck.Name("Load")
+	nameCStore         = rmacheck.Name("Store")
+	nameCLoadSlice     = rmacheck.Name("LoadSlice")
+	nameCStoreSlice    = rmacheck.Name("StoreSlice")
+)
+
+// epochOf is the epoch a call of this rank to target is in, for the
 // checker's reports.
-func (w *Win) epochOf(target int) string {
+func (w *Win) epochOf(target int) rmacheck.Epoch {
 	switch {
 	case w.ep.h.LockAll:
-		return "lock_all epoch"
+		return rmacheck.EpochLockAll
 	case target >= 0 && target < w.size && w.ep.lockOf(target) == Exclusive:
-		return "exclusive lock epoch"
+		return rmacheck.EpochExclusive
 	case target >= 0 && target < w.size && w.ep.lockOf(target) == Shared:
-		return "shared lock epoch"
+		return rmacheck.EpochShared
 	case w.ep.startOpen() && w.ep.postOpen():
-		return "PSCW access and exposure epochs"
+		return rmacheck.EpochPSCW
 	case w.ep.startOpen():
-		return "PSCW access epoch"
+		return rmacheck.EpochPSCWAccess
 	case w.ep.postOpen():
-		return "PSCW exposure epoch"
+		return rmacheck.EpochPSCWExposure
 	case w.ep.h.FenceOpen:
-		return "fence epoch"
+		return rmacheck.EpochFence
 	}
-	return ""
+	return rmacheck.NoEpoch
 }
 
 // lo is where disp starts in target's part (a dynamic window: the
@@ -65,12 +86,12 @@ func (w *Win) lo(target, disp int) uint64 {
 }
 
 // checkRMA records an RMA call's n bytes at disp on target.
-func (w *Win) checkRMA(call string, target, disp, n int, kind rmacheck.Kind, op, typ uint8) {
+func (w *Win) checkRMA(call uint32, target, disp, n int, kind rmacheck.Kind, op, typ uint8) {
 	if target == ProcNull || n <= 0 {
 		return
 	}
 	lo := w.lo(target, disp)
-	w.chk.Access(rmacheck.Access{Target: target, Lo: lo, Hi: lo + uint64(n), Kind: kind, Op: op, Typ: typ, Call: call, Epoch: w.epochOf(target)})
+	w.chk.Access(&rmacheck.Access{Target: target, Lo: lo, Hi: lo + uint64(n), Kind: kind, Op: op, Typ: typ, Call: call, Epoch: w.epochOf(target)})
 }
 
 // checkTyped records a typed RMA call's target runs: tcount instances of
@@ -79,10 +100,10 @@ func (w *Win) checkTyped(call string, target, disp, tcount int, ttype *dtype.Typ
 	if target == ProcNull || w.chk == nil || uint(target) >= uint(w.size) || !w.ep.canAccess(target) {
 		return // an error the call returns
 	}
-	base, epoch := int64(w.lo(target, disp)), w.epochOf(target)
+	base, epoch, name := int64(w.lo(target, disp)), w.epochOf(target), rmacheck.Name(call)
 	_ = ttype.Each(tcount, func(off, n int64) bool {
-		w.chk.Access(rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
-			Call: call, Epoch: epoch})
+		w.chk.Access(&rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
+			Call: name, Epoch: epoch})
 		return true
 	})
 }
@@ -124,7 +145,7 @@ func (c Checked[T]) Len() int { return len(c.s) }
 // ranks' stores to it).
 func (c Checked[T]) Load(i int) T {
 	if c.w != nil && c.w.chk != nil {
-		c.record("Load", i, 1, rmacheck.Read)
+		c.record(nameCLoad, i, 1, rmacheck.Read)
 	}
 	return c.s[i]
 }
@@ -133,7 +154,7 @@ func (c Checked[T]) Load(i int) T {
 // ranks' loads and stores of it).
 func (c Checked[T]) Store(i int, v T) {
 	if c.w != nil && c.w.chk != nil {
-		c.record("Store", i, 1, rmacheck.Write)
+		c.record(nameCStore, i, 1, rmacheck.Write)
 	}
 	c.s[i] = v
 }
@@ -142,7 +163,7 @@ func (c Checked[T]) Store(i int, v T) {
 // of them all).
 func (c Checked[T]) LoadSlice(dst []T, i int) {
 	if c.w != nil && c.w.chk != nil {
-		c.record("LoadSlice", i, len(dst), rmacheck.Read)
+		c.record(nameCLoadSlice, i, len(dst), rmacheck.Read)
 	}
 	copy(dst, c.s[i:i+len(dst)])
 }
@@ -151,17 +172,17 @@ func (c Checked[T]) LoadSlice(dst []T, i int) {
 // store of them all).
 func (c Checked[T]) StoreSlice(i int, src []T) {
 	if c.w != nil && c.w.chk != nil {
-		c.record("StoreSlice", i, len(src), rmacheck.Write)
+		c.record(nameCStoreSlice, i, len(src), rmacheck.Write)
 	}
 	copy(c.s[i:i+len(src)], src)
 }
 
-func (c Checked[T]) record(call string, i, n int, kind rmacheck.Kind) {
+func (c Checked[T]) record(call uint32, i, n int, kind rmacheck.Kind) {
 	if i < 0 || n <= 0 || i+n > len(c.s) {
 		return // the access itself panics with the index
 	}
 	size := uint64(atomics.SizeOf[T]())
 	lo := uint64(i) * size
-	c.w.chk.Access(rmacheck.Access{Target: c.target, Lo: lo, Hi: lo + uint64(n)*size, Kind: kind, Local: true, Call: call,
+	c.w.chk.Access(&rmacheck.Access{Target: c.target, Lo: lo, Hi: lo + uint64(n)*size, Kind: kind, Local: true, Call: call,
 		Epoch: c.w.epochOf(c.target)})
 }

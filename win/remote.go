@@ -111,7 +111,7 @@ func (w *Win) putSlow(src []byte, target, disp int) error {
 		return err
 	}
 	if w.chk != nil {
-		w.checkRMA("Put", target, disp, len(src), rmacheck.Write, 0, 0)
+		w.checkRMA(namePut, target, disp, len(src), rmacheck.Write, 0, 0)
 	}
 	defer w.leave(&wh)
 	if wh.data == nil {
@@ -127,7 +127,7 @@ func (w *Win) getSlow(dst []byte, target, disp int) error {
 		return err
 	}
 	if w.chk != nil {
-		w.checkRMA("Get", target, disp, len(dst), rmacheck.Read, 0, 0)
+		w.checkRMA(nameGet, target, disp, len(dst), rmacheck.Read, 0, 0)
 	}
 	defer w.leave(&wh)
 	if wh.data == nil {
@@ -184,7 +184,7 @@ func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomic
 		return err
 	}
 	if w.chk != nil {
-		w.checkRMA(call, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+		w.checkRMA(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), false); err != nil {
@@ -209,7 +209,7 @@ func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int
 		return err
 	}
 	if w.chk != nil {
-		w.checkRMA(call, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+		w.checkRMA(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
@@ -236,7 +236,7 @@ func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op
 		return old, err
 	}
 	if w.chk != nil {
-		w.checkRMA(call, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+		w.checkRMA(nameFetchAndOp, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
@@ -265,7 +265,7 @@ func compareAndSwapSlow[T atomics.Integer](w *Win, v, compare T, target, disp in
 		return old, err
 	}
 	if w.chk != nil {
-		w.checkRMA(call, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
+		w.checkRMA(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
 	}
 	defer w.leave(&wh)
 	if !wh.priv {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -29,6 +30,9 @@ func (w *Win) Put(src []byte, target, disp int) error {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if off, ok := p.span(disp, len(src)); ok {
+			if w.chk != nil { // shmrun --check
+				w.checkRMA(namePut, target, disp, len(src), rmacheck.Write, 0, 0)
+			}
 			if len(src) == 8 { // one move instead of a memmove call
 				binary.LittleEndian.PutUint64(p.data[off:], binary.LittleEndian.Uint64(src))
 			} else {
@@ -38,6 +42,9 @@ func (w *Win) Put(src []byte, target, disp int) error {
 		}
 		if w.dyn != nil && disp >= 0 {
 			if dst, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(src)); ok {
+				if w.chk != nil {
+					w.checkRMA(namePut, target, disp, len(src), rmacheck.Write, 0, 0)
+				}
 				if len(src) == 8 {
 					binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
 				} else {
@@ -57,6 +64,9 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if off, ok := p.span(disp, len(dst)); ok {
+			if w.chk != nil {
+				w.checkRMA(nameGet, target, disp, len(dst), rmacheck.Read, 0, 0)
+			}
 			if len(dst) == 8 {
 				binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.data[off:]))
 			} else {
@@ -66,6 +76,9 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 		}
 		if w.dyn != nil && disp >= 0 {
 			if src, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(dst)); ok {
+				if w.chk != nil {
+					w.checkRMA(nameGet, target, disp, len(dst), rmacheck.Read, 0, 0)
+				}
 				if len(dst) == 8 {
 					binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
 				} else {

@@ -2,6 +2,7 @@ package rmacheck
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -25,11 +26,36 @@ func FuzzRing(f *testing.F) {
 		}
 		l := p.NewLog(mem, []int{0, 1}, 0, 0, false)
 		for _, k := range []Kind{Read, Write, Atomic} {
-			l.Access(Access{Target: 1, Lo: lo, Hi: hi, Kind: k, Call: "Put"})
-			l.Access(Access{Target: 0, Lo: lo, Hi: hi, Kind: k, Local: true, Call: "Store"})
+			l.Access(&Access{Target: 1, Lo: lo, Hi: hi, Kind: k, Call: Name("Put")})
+			l.Access(&Access{Target: 0, Lo: lo, Hi: hi, Kind: k, Local: true, Call: Name("Store")})
 		}
 		l.Complete(-1)
 		l.LockAll()
 		l.UnlockAll()
+	})
+}
+
+// FuzzNames: a names file is another process's; reading any bytes as one
+// must not panic, and what it reads back from a well-formed file is what
+// was written.
+func FuzzNames(f *testing.F) {
+	f.Add([]byte("1\t\"Put\"\n2\t\"main/x.go:12\"\n"), "a\tb\nc")
+	f.Add([]byte("x\t\"\n\t\t\n4294967296\t\"a\"\n"), "")
+	f.Fuzz(func(t *testing.T, junk []byte, s string) {
+		_ = parseNames(junk)
+		path := filepath.Join(t.TempDir(), "names")
+		w, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeName(w, 7, s)
+		w.Close()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := parseNames(append(junk, append([]byte{'\n'}, b...)...))[7]; got != s {
+			t.Fatalf("name 7 read back as %q, written %q", got, s)
+		}
 	})
 }

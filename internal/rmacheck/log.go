@@ -1,7 +1,6 @@
 package rmacheck
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -17,21 +16,21 @@ const RingLen = 256
 // A record of the ring: word0 is id<<32 | the origin's clock at the
 // access's completion (0: not complete yet); the id is written last and
 // re-read after the fields, so a record being rewritten is skipped.
+// The call and the site are numbers in the origin's names (Name).
 const (
-	recWord0   = 0   // uint64
-	recOrigin  = 8   // uint32 world rank
-	recTeam    = 12  // uint16 window rank
-	recKind    = 14  // uint8
-	recOp      = 15  // uint8
-	recTyp     = 16  // uint8
-	recLocal   = 17  // uint8
-	recLo      = 24  // uint64
-	recHi      = 32  // uint64
-	recSite    = 40  // [184]byte "call at site" (C file names run long)
-	recEpoch   = 224 // [32]byte
-	recLen     = 256
-	siteLen    = recEpoch - recSite
-	epochLen   = recLen - recEpoch
+	recWord0   = 0  // uint64
+	recOrigin  = 8  // uint32 world rank
+	recTeam    = 12 // uint16 window rank
+	recKind    = 14 // uint8
+	recOp      = 15 // uint8
+	recTyp     = 16 // uint8
+	recLocal   = 17 // uint8
+	recEpoch   = 18 // uint8
+	recCall    = 20 // uint32
+	recLo      = 24 // uint64
+	recHi      = 32 // uint64
+	recSite    = 40 // uint32
+	recLen     = 64
 	headLen    = 64
 	clockAlign = 64
 )
@@ -115,46 +114,40 @@ func (l *Log) clock(t, k int) []uint32 {
 }
 
 // Access records a and checks it against target a.Target's ring.
-func (l *Log) Access(a Access) {
+func (l *Log) Access(a *Access) {
 	if l == nil || a.Target < 0 || a.Target >= len(l.world) || a.Hi <= a.Lo {
 		return
 	}
-	s := a.Site
-	if s == "" {
-		s = site()
+	if a.Site == 0 {
+		a.Site = siteID()
 	}
 	if a.Kind == Atomic {
 		beforeClock() // an atomic access joins or ticks the clock
 	}
 	p := l.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	write := a.Kind == Atomic && a.Op != OpNoOp
 	if a.Kind == Atomic {
 		p.acquireFrom(l.clock(a.Target, 2))
 	}
-	head := raw.Uint64At(l.mem, l.base(a.Target))
+	head := raw.Word64(l.mem, l.base(a.Target))
 	var id uint32
 	for id == 0 {
 		id = uint32(atomic.AddUint64(head, 1))
 	}
 	off := l.base(a.Target) + headLen + 3*l.clen + int64((id-1)%RingLen)*recLen
-	rec := l.mem[off : off+recLen]
-	w0 := raw.Uint64At(rec, recWord0)
+	rec := l.mem[off : off+recLen : off+recLen]
+	w0 := raw.Word64(rec, recWord0)
 	atomic.StoreUint64(w0, 0)
-	binary.LittleEndian.PutUint32(rec[recOrigin:], uint32(p.me))
-	binary.LittleEndian.PutUint16(rec[recTeam:], uint16(l.me))
-	rec[recKind], rec[recOp], rec[recTyp] = byte(a.Kind), a.Op, a.Typ
-	rec[recLocal] = 0
+	local := byte(0)
 	if a.Local {
-		rec[recLocal] = 1
+		local = 1
 	}
+	binary.LittleEndian.PutUint64(rec[recOrigin:], uint64(p.me)|uint64(l.me)<<32|uint64(a.Kind)<<48|uint64(a.Op)<<56)
+	binary.LittleEndian.PutUint64(rec[recTyp:], uint64(a.Typ)|uint64(local)<<8|uint64(a.Epoch)<<16|uint64(a.Call)<<32)
 	binary.LittleEndian.PutUint64(rec[recLo:], a.Lo)
 	binary.LittleEndian.PutUint64(rec[recHi:], a.Hi)
-	n := copy(rec[recSite:recSite+siteLen], a.Call)
-	n += copy(rec[recSite+n:recSite+siteLen], " at ")
-	putString(rec[recSite+n:recSite+siteLen], s)
-	putString(rec[recEpoch:recEpoch+epochLen], a.Epoch)
+	binary.LittleEndian.PutUint32(rec[recSite:], a.Site)
 	var c uint32
 	if a.Local {
 		c = p.vc[p.me] // a load or store is complete at once
@@ -165,24 +158,8 @@ func (l *Log) Access(a Access) {
 	if write {
 		p.releaseInto(l.clock(a.Target, 2))
 	}
-	l.scan(a, id, s)
-}
-
-// putString writes s into dst, zero-padded; a longer s keeps its end (a
-// site's line number is there) behind "...".
-func putString(dst []byte, s string) {
-	if len(s) > len(dst) && len(dst) > 3 {
-		s = "..." + s[len(s)-(len(dst)-3):]
-	}
-	n := copy(dst, s)
-	clear(dst[n:])
-}
-
-func getString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
+	l.scan(a, id)
+	p.mu.Unlock()
 }
 
 // scan checks access b (record id) against the other records of its
@@ -194,10 +171,10 @@ func getString(b []byte) string {
 // completion joined here) or dropped from the ring. In a loop of RMA
 // calls each followed by its Flush, that leaves one or two records to
 // look at instead of the ring's RingLen. p.mu is held.
-func (l *Log) scan(b Access, id uint32, bsite string) {
+func (l *Log) scan(b *Access, id uint32) {
 	p := l.p
 	ring := l.base(b.Target) + headLen + 3*l.clen
-	head := uint32(atomic.LoadUint64(raw.Uint64At(l.mem, l.base(b.Target))))
+	head := uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(b.Target))))
 	from := l.from[b.Target]
 	switch {
 	case head < RingLen:
@@ -210,8 +187,8 @@ func (l *Log) scan(b Access, id uint32, bsite string) {
 		if aid == 0 {
 			continue // ids skip 0
 		}
-		rec := l.mem[ring+int64((aid-1)%RingLen)*recLen:][:recLen]
-		w0 := raw.Uint64At(rec, recWord0)
+		rec := l.mem[ring+int64((aid-1)%RingLen)*recLen:][:recLen:recLen]
+		w0 := raw.Word64(rec, recWord0)
 		v1 := atomic.LoadUint64(w0)
 		switch got := uint32(v1 >> 32); {
 		case got == aid:
@@ -244,30 +221,39 @@ func (l *Log) scan(b Access, id uint32, bsite string) {
 			continue // the common case: elsewhere
 		}
 		a.Kind, a.Op, a.Typ, a.Local = Kind(rec[recKind]), rec[recOp], rec[recTyp], rec[recLocal] != 0
-		if !l.conflict(a, b, origin) {
+		if !l.conflict(a, *b, origin) {
 			continue
 		}
 		team := int(binary.LittleEndian.Uint16(rec[recTeam:]))
-		asite, aepoch := getString(rec[recSite:recSite+siteLen]), getString(rec[recEpoch:recEpoch+epochLen])
+		a.Epoch, a.Call, a.Site = Epoch(rec[recEpoch]), binary.LittleEndian.Uint32(rec[recCall:]), binary.LittleEndian.Uint32(rec[recSite:])
 		v2 := atomic.LoadUint64(w0)
 		if uint32(v2>>32) != aid || uint32(v2) != uint32(v1) && uint32(v2) != 0 && p.vc[origin] >= uint32(v2) {
 			continue // rewritten meanwhile, or completed and known now
 		}
-		bdesc := b.Call + " at " + bsite
-		lo, hi := max(a.Lo, b.Lo), min(a.Hi, b.Hi)
-		pair := []string{asite, bdesc}
-		sort.Strings(pair)
-		key := fmt.Sprintf("%d|%s|%s", l.id, pair[0], pair[1])
-		p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d (%s) and %s by rank %d (%s) are not ordered by any synchronization",
-			l.id, b.Target, lo, hi, asite, team, orNone(aepoch), bdesc, l.me, orNone(b.Epoch)))
+		l.conflictFound(a, *b, origin, team)
 	}
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "no epoch"
+// conflictFound reports a (by world rank origin, window rank team) and b
+// (by this rank), once per pair of calls and sites. p.mu is held.
+func (l *Log) conflictFound(a, b Access, origin, team int) {
+	p := l.p
+	k := pairIDs{win: l.id, a: origin, b: p.me, ac: a.Call, as: a.Site, bc: b.Call, bs: b.Site}
+	if p.seenIDs[k] {
+		return
 	}
-	return s
+	if p.seenIDs == nil {
+		p.seenIDs = map[pairIDs]bool{}
+	}
+	p.seenIDs[k] = true
+	adesc := p.nameOf(origin, a.Call) + " at " + p.nameOf(origin, a.Site)
+	bdesc := p.nameOf(p.me, b.Call) + " at " + p.nameOf(p.me, b.Site)
+	lo, hi := max(a.Lo, b.Lo), min(a.Hi, b.Hi)
+	pair := []string{adesc, bdesc}
+	sort.Strings(pair)
+	key := fmt.Sprintf("%d|%s|%s", l.id, pair[0], pair[1])
+	p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d (%s) and %s by rank %d (%s) are not ordered by any synchronization",
+		l.id, b.Target, lo, hi, adesc, team, a.Epoch, bdesc, l.me, b.Epoch))
 }
 
 // conflict reports whether a (by world rank origin) and b (by this rank)
@@ -325,17 +311,17 @@ func (l *Log) Complete(target int) {
 	}
 	p := l.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for t := range l.pending {
 		if target >= 0 && t != target {
 			continue
 		}
 		for _, pd := range l.pending[t] {
-			w0 := raw.Uint64At(l.mem, pd.off+recWord0)
+			w0 := raw.Word64(l.mem, pd.off+recWord0)
 			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.me]))
 		}
 		l.pending[t] = l.pending[t][:0]
 	}
+	p.mu.Unlock()
 }
 
 // Lock joins what earlier holders of target's lock released: an exclusive

@@ -75,12 +75,38 @@ type Access struct {
 	Target int    // the memory's owner, a rank of the window
 	Lo, Hi uint64 // bytes [Lo, Hi) of the target's part (dynamic windows: addresses)
 	Kind   Kind
-	Op     uint8 // Atomic: the op (OpNoOp: an atomic read; OpCAS)
-	Typ    uint8 // Atomic: the element type
-	Local  bool  // a load or store (win.Checked), not an RMA call
-	Call   string
-	Epoch  string // what epoch it is in, for the report
-	Site   string // where the call is ("" : the calling goroutine's line, found by site)
+	Op     uint8  // Atomic: the op (OpNoOp: an atomic read; OpCAS)
+	Typ    uint8  // Atomic: the element type
+	Local  bool   // a load or store (win.Checked), not an RMA call
+	Epoch  Epoch  // what epoch it is in, for the report
+	Call   uint32 // the call's Name
+	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteID)
+}
+
+// Epoch is the kind of epoch an access is made in, for reports.
+type Epoch uint8
+
+const (
+	NoEpoch Epoch = iota
+	EpochLockAll
+	EpochExclusive
+	EpochShared
+	EpochPSCW // access and exposure
+	EpochPSCWAccess
+	EpochPSCWExposure
+	EpochFence
+	nEpochs
+)
+
+var epochNames = [nEpochs]string{"no epoch", "lock_all epoch", "exclusive lock epoch", "shared lock epoch",
+	"PSCW access and exposure epochs", "PSCW access epoch", "PSCW exposure epoch", "fence epoch"}
+
+// String names the epoch as reports do.
+func (e Epoch) String() string {
+	if e < nEpochs {
+		return epochNames[e]
+	}
+	return fmt.Sprintf("epoch kind %d", uint8(e))
 }
 
 // Proc is this process's clock and reports.
@@ -91,6 +117,16 @@ type Proc struct {
 	msg   []uint32 // messages: rank s's clock at its latest send, at s*n
 	out   *os.File
 	seen  map[string]bool
+	// seenIDs is seen by numbers (window, ranks, calls and sites), so that
+	// a racy loop finds its pair reported without building the text.
+	seenIDs map[pairIDs]bool
+	others  map[int]map[uint32]string // other ranks' names (nameOf)
+}
+
+type pairIDs struct {
+	win, a, b int
+	ac, as    uint32
+	bc, bs    uint32
 }
 
 var (
@@ -119,6 +155,10 @@ func Start(me, n int, msg []byte) (*Proc, error) {
 	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("rank-%d.txt", me)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("rmacheck: %v", err)
+	}
+	if err := startNames(me); err != nil {
+		f.Close()
+		return nil, err
 	}
 	p := &Proc{me: me, n: n, vc: make([]uint32, n), msg: raw.Elems[uint32](msg[:MsgAreaLen(n)]), out: f, seen: map[string]bool{}}
 	p.vc[me] = 1
@@ -269,50 +309,95 @@ func (c *Clocks) Acquire(slot int, members []int) {
 	}
 }
 
-// site is the program's line that made the current call: the first frame
-// outside shmrun's packages, or "a C program" for calls from C.
+// siteID is the Name of the program's line that made the current call:
+// the first frame outside shmrun's packages, or "a C program" for calls
+// from C.
 //
-// It is on every checked access's path, so the line is cached by the
-// return addresses of the goroutine's frames (raw.FrameReturns: a few loads
-// each), and runtime.Callers, which costs about a microsecond, runs on a
-// miss only. A key stands for its line when it holds the whole stack, or
-// when the line's frame is among the frames it holds; a deeper stack
-// whose line is beyond them is cached as unresolved (two calls from
-// different lines could share its key) and always takes runtime.Callers.
-func site() string {
+// It is on every checked access's path, so it walks the goroutine's
+// physical frames by their frame pointers (raw.FrameReturns: a few loads
+// each) and classifies each return address once: a cache maps it to the
+// Name of the line it is the site of, or to 0 when every function inlined
+// at it is shmrun's own (the walk goes on to its caller). A frame's
+// classification depends on its return address only (the inlined calls
+// there are fixed by the binary), so the first frame classified a site is
+// the one runtime.Callers and frameSite would find. Log.Access is its only
+// caller: the walk skips the two frames known to be shmrun's.
+//
+//go:noinline
+func siteID() uint32 {
 	if fromC.Load() {
 		if f := cSiteOf.Load(); f != nil {
-			return (*f)()
+			return Name((*f)())
 		}
-		return cSite
+		return Name(cSite)
 	}
-	var key siteKey
-	n := raw.FrameReturns(key[:])
-	if n == 0 {
-		return slowSite(nil, true)
+	// The site is a few frames up, usually (the array is small: Go zeroes
+	// it on every call).
+	var rets [5]uintptr
+	n := raw.FrameReturns(rets[:])
+	if id, ok := firstSite(rets[min(n, 2):n]); ok { // rets[:2]: siteID, Log.Access
+		return id
 	}
-	siteMu.Lock()
-	s, ok := sites[key]
-	siteMu.Unlock()
-	if ok && s != "" {
-		return s
+	if n < len(rets) {
+		return Name(slowSite()) // no frame pointers
 	}
-	if ok {
-		return slowSite(nil, true)
-	}
-	s = slowSite(key[:n], n < len(key))
-	siteMu.Lock()
-	sites[key] = s
-	siteMu.Unlock()
-	return s
+	return deepSite()
 }
 
-// siteKey is the return addresses of a call's frames, innermost first.
-type siteKey [16]uintptr
+// deepSite is siteID for a stack whose first frames are all shmrun's.
+//
+//go:noinline
+func deepSite() uint32 {
+	var rets [64]uintptr
+	n := raw.FrameReturns(rets[:])
+	if id, ok := firstSite(rets[:n]); ok {
+		return id
+	}
+	return Name(slowSite())
+}
+
+// firstSite is the Name of the first of rets (return addresses, innermost
+// first) that is a site, by the cache.
+func firstSite(rets []uintptr) (uint32, bool) {
+	for _, r := range rets {
+		slot := &pcSites[(r^r>>12)%uintptr(len(pcSites))]
+		e := slot.Load()
+		id := uint32(e & pcIDMask)
+		if e>>pcIDBits != uint64(r) || e == 0 {
+			id = classify(r)
+			if uint64(r)>>(64-pcIDBits) == 0 && id < pcIDMask {
+				slot.Store(uint64(r)<<pcIDBits | uint64(id))
+			}
+		}
+		if id != 0 {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// pcSites caches classify: an entry is a return address above the Name of
+// the site it is (0: a frame of shmrun's own), in one word so that a
+// lookup is one load. Addresses that do not fit (none, on the 48-bit
+// address spaces of amd64 and arm64) and Names that do not are classified
+// every time.
+var pcSites [4096]atomic.Uint64
+
+const (
+	pcIDBits = 16
+	pcIDMask = 1<<pcIDBits - 1
+)
+
+// classify is siteID's classification of return address r.
+func classify(r uintptr) uint32 {
+	s, internal := frameSite(runtime.CallersFrames([]uintptr{r}))
+	if internal {
+		return 0
+	}
+	return Name(s)
+}
 
 var (
-	siteMu  sync.Mutex
-	sites   = map[siteKey]string{}
 	fromC   atomic.Bool
 	cSiteOf atomic.Pointer[func() string]
 )
@@ -360,29 +445,20 @@ func Report(key, text string) {
 	}
 }
 
-// slowSite locates the current call by runtime.Callers. Unless whole
-// (key holds the whole stack), it returns "" when the line's frame is not
-// one of key's return addresses.
-func slowSite(key []uintptr, whole bool) string {
-	var pcs [64]uintptr
+// slowSite locates the current call by runtime.Callers.
+func slowSite() string {
+	var pcs [128]uintptr
 	n := runtime.Callers(3, pcs[:])
-	s, pc := locate(pcs[:n])
-	if whole {
-		return s
+	s, internal := frameSite(runtime.CallersFrames(pcs[:n]))
+	if internal {
+		return "?"
 	}
-	for _, k := range key {
-		if k == pc && pc != 0 {
-			return s
-		}
-	}
-	return ""
+	return s
 }
 
-// locate returns the first frame of pcs outside shmrun's packages, as
-// "dir/file.go:line", and the return address (a pcs entry) of the
-// physical frame it is in (0 when none is).
-func locate(pcs []uintptr) (string, uintptr) {
-	frames := runtime.CallersFrames(pcs)
+// frameSite returns the first of frames outside shmrun's packages, as
+// "dir/file.go:line"; internal when every frame is shmrun's own.
+func frameSite(frames *runtime.Frames) (site string, internal bool) {
 	for {
 		f, more := frames.Next()
 		fn := f.Function
@@ -390,15 +466,15 @@ func locate(pcs []uintptr) (string, uintptr) {
 		case strings.HasPrefix(fn, "github.com/shmrun/shmrun/") && !strings.Contains(fn, "/testdata/") && !strings.Contains(fn, "/examples/"):
 		case strings.HasPrefix(fn, "runtime."):
 		case strings.HasPrefix(fn, "main.shm") || strings.HasPrefix(fn, "_cgoexp_"):
-			return cSite, 0
+			return cSite, false
 		default:
 			if fn == "" {
-				return "?", 0
+				return "?", false
 			}
-			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)), f.Line), f.PC + 1
+			return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(f.File)), filepath.Base(f.File)), f.Line), false
 		}
 		if !more {
-			return "?", 0
+			return "", true
 		}
 	}
 }
