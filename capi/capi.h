@@ -215,7 +215,26 @@ typedef struct {
 	uintptr_t lo, hi, pc;
 	uint32_t id;
 	int32_t write;
+	int32_t thread; /* shmrun_chk_thread() of the thread that made it */
 } shmrun_chk_run;
+/* shmrun_chk_thread is the calling thread's number for the checker's
+ * clocks: the first to ask gets 0 (MPI_Init asks), the next 1, ..., all
+ * beyond shmrun_chk_threads-1 that one. */
+int shmrun_chk_thread(void);
+extern int shmrun_chk_threads;
+/* shmrun_chk_omp_on: the wrappers of omp.c and pthread.c tell the
+ * checker what orders threads. */
+extern int shmrun_chk_omp_on;
+/* shmrun_chk_dirty: this thread has something to release through the
+ * atomics' object (pthread.c): a window access or a checker call since
+ * its last release there. */
+extern __thread int shmrun_chk_dirty __attribute__((tls_model("initial-exec")));
+void shmrun_chk_atomic_release(void);
+void shmrun_chk_atomic_acquire(void);
+/* shmrun_chk_new_key is a fresh synchronization object's key, above any
+ * address; shmrun_chk_real is libgomp's or libc's function name. */
+uintptr_t shmrun_chk_new_key(void);
+void *shmrun_chk_real(const char *name);
 int shmrun_chk_drain(shmrun_chk_run *out, int max);
 extern uint32_t shmrun_chk_buffered;
 static inline uint32_t shmrun_chk_any(void) { return __atomic_load_n(&shmrun_chk_buffered, __ATOMIC_SEQ_CST); }

@@ -34,12 +34,40 @@ import (
 
 var chkOn = rmacheck.On()
 
+// chkThreads gives each C thread its own clock (rmacheck.Threads): the
+// thread calling MPI_Init is thread 0; the OpenMP wrappers (omp.c) start
+// telling the checker of forks, joins, barriers, criticals, locks and
+// tasks.
+func chkThreads() {
+	C.shmrun_chk_threads = rmacheck.Threads
+	C.shmrun_chk_thread()
+	rmacheck.ThreadOf = func() int { return int(C.shmrun_chk_thread()) }
+	C.shmrun_chk_omp_on = 1
+}
+
+// The OpenMP wrappers' synchronization (omp.c): op 0 releases, 1
+// acquires, 2 drops object key for the calling thread.
+//
+//export shmChkOmp
+func shmChkOmp(op C.int, key C.uintptr_t) {
+	t := int(C.shmrun_chk_thread()) + 1
+	switch op {
+	case 0:
+		rmacheck.SyncRelease(uintptr(key), t)
+	case 1:
+		rmacheck.SyncAcquire(uintptr(key), t)
+	case 2:
+		rmacheck.SyncDrop(uintptr(key))
+	}
+}
+
 type chkPart struct {
 	h       uintptr // the window's handle
 	w       *win.Win
 	target  int
 	base    uintptr
-	dynamic bool // a dynamic window's region: the checker's offsets are addresses
+	n       uintptr // its bytes
+	dynamic bool    // a dynamic window's region: the checker's offsets are addresses
 }
 
 type chkOp struct {
@@ -97,7 +125,7 @@ func chkWindow(h uintptr, w *win.Win) {
 			return
 		}
 		id := chkNewID()
-		chk.parts[id] = chkPart{h: h, w: w, target: target, base: raw.Addr(b), dynamic: dynamic}
+		chk.parts[id] = chkPart{h: h, w: w, target: target, base: raw.Addr(b), n: uintptr(len(b)), dynamic: dynamic}
 		chkAdd(raw.Addr(b), int64(len(b)), C.SHMRUN_CHK_WIN, id, h, target)
 	}
 	switch w.Attr().Flavor {
@@ -123,7 +151,7 @@ func chkAttach(h uintptr, w *win.Win, b []byte, attach bool) {
 	defer chk.Unlock()
 	if attach {
 		id := chkNewID()
-		chk.parts[id] = chkPart{h: h, w: w, target: w.Rank(), base: raw.Addr(b), dynamic: true}
+		chk.parts[id] = chkPart{h: h, w: w, target: w.Rank(), base: raw.Addr(b), n: uintptr(len(b)), dynamic: true}
 		chkAdd(raw.Addr(b), int64(len(b)), C.SHMRUN_CHK_WIN, id, h, w.Rank())
 		return
 	}
@@ -150,7 +178,7 @@ func chkFlush() {
 	for {
 		n := int(C.shmrun_chk_drain(&drain.runs[0], C.int(len(drain.runs))))
 		for _, r := range drain.runs[:n] {
-			shmCheckLocal(r.id, r.lo, r.hi-r.lo, C.int(r.write), r.pc)
+			shmCheckLocal(r.id, r.lo, r.hi-r.lo, C.int(r.write), r.pc, C.int(r.thread))
 		}
 		if n < len(drain.runs) {
 			return
@@ -207,6 +235,50 @@ func chkComplete(h uintptr, target int) {
 	}
 	C.shmrun_chk_del(1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), C.int32_t(target), 0)
 	chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) })
+}
+
+// chkSettle records the buffers in window memory mapped here of the
+// pending calls that complete now: window h's to target (-1: every
+// target), or (h 0) the request's records first..first+n-1. Between the
+// call and its completion the RMA wrote its result buffer (read its
+// origin buffer) at some moment: as another thread's or rank's access to
+// those bytes is ordered with neither end, it conflicts with one made by
+// the completing thread now — recorded before the completing call's
+// synchronization releases the thread's clock, so whoever acquires it
+// is ordered after.
+func chkSettle(h uintptr, target int, first uint32, n int) {
+	if !chkOn {
+		return
+	}
+	type access struct {
+		p         chkPart
+		lo, n     uintptr
+		write     bool
+		site, how string
+	}
+	var acc []access
+	chk.Lock()
+	for _, o := range chk.ops {
+		if h != 0 && (o.h != h || target >= 0 && o.target != target) || h == 0 && (o.id < first || o.id >= first+uint32(n)) {
+			continue
+		}
+		for _, r := range o.runs {
+			for _, p := range chk.parts {
+				lo, hi := max(r[0], p.base), min(r[1], p.base+p.n)
+				if lo < hi {
+					acc = append(acc, access{p, lo, hi - lo, o.result, o.site, o.call + "'s " + o.what + " buffer"})
+				}
+			}
+		}
+	}
+	chk.Unlock()
+	for _, a := range acc {
+		lo := uint64(a.lo)
+		if !a.p.dynamic {
+			lo -= uint64(a.p.base)
+		}
+		rmacheck.LocalAccess(a.p.w, a.p.target, lo, uint64(a.n), a.write, a.site, 0, a.how)
+	}
 }
 
 // chkBuffer is one buffer of an RMA call: count instances of t at b.
@@ -320,7 +392,7 @@ func chkDone(first uint32, n int) {
 // bytes at addr, in the table's part id, by the instruction before pc.
 //
 //export shmCheckLocal
-func shmCheckLocal(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintptr_t) {
+func shmCheckLocal(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintptr_t, thread C.int) {
 	chk.Lock()
 	p, ok := chk.parts[uint32(id)]
 	chk.Unlock()
@@ -331,7 +403,7 @@ func shmCheckLocal(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintptr
 	if !p.dynamic {
 		lo -= uint64(p.base)
 	}
-	rmacheck.LocalAccess(p.w, p.target, lo, uint64(n), write != 0, siteAt(uintptr(pc)))
+	rmacheck.LocalAccess(p.w, p.target, lo, uint64(n), write != 0, siteAt(uintptr(pc)), int(thread)+1, "")
 }
 
 // shmCheckOrigin is a load or store the hooks saw of a pending call's

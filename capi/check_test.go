@@ -3,6 +3,7 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/rmacheck"
 )
 
@@ -178,6 +180,33 @@ int main(int argc, char **argv) {
 		}
 		if msg := rmacheck.Verdict(string(out), "race.cpp", []int{19, 21}); msg != "" {
 			t.Errorf("%v: %s", pie, msg)
+		}
+	}
+}
+
+// TestCheckWrappers: the library defines __wrap_NAME for every function
+// shmcc --check links through it (format.CheckWrapped); a missing one
+// would fail the link of every program that calls NAME.
+func TestCheckWrappers(t *testing.T) {
+	dir := install(t)
+	f, err := elf.Open(filepath.Join(dir, "lib", "libmpi_abi.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			defined[s.Name] = true
+		}
+	}
+	for _, n := range format.CheckWrapped {
+		if !defined["__wrap_"+n] {
+			t.Errorf("libmpi_abi.so defines no __wrap_%s", n)
 		}
 	}
 }

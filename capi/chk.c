@@ -130,6 +130,7 @@ enum { RUNS = 8 };
 typedef struct chk_buf {
 	uint32_t lock; /* held inside a hook or a drain, never across one */
 	uint32_t n;
+	int32_t thread; /* its thread's shmrun_chk_thread() */
 	uint32_t mru[2]; /* the runs extended last and before */
 	shmrun_chk_run r[RUNS];
 	struct chk_buf *next;
@@ -138,6 +139,21 @@ typedef struct chk_buf {
 static chk_buf *chk_bufs; /* every thread's, pushed once, never freed */
 uint32_t shmrun_chk_buffered; /* a run may be waiting: the Go half drains only then */
 static TLS chk_buf *chk_mine;
+
+int shmrun_chk_threads = 1; /* the Go half sets rmacheck.Threads */
+int shmrun_chk_omp_on;
+static uint32_t chk_threads_seen;
+static TLS int chk_thread = -1;
+
+int shmrun_chk_thread(void)
+{
+	shmrun_chk_dirty = 1; /* the checker is at work for this thread */
+	if (chk_thread < 0) {
+		uint32_t t = __atomic_fetch_add(&chk_threads_seen, 1, __ATOMIC_RELAXED);
+		chk_thread = t < (uint32_t)shmrun_chk_threads ? (int)t : shmrun_chk_threads - 1;
+	}
+	return chk_thread;
+}
 
 static void buf_lock(chk_buf *b)
 {
@@ -156,6 +172,7 @@ static chk_buf *buf_mine(void)
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return NULL;
+	b->thread = shmrun_chk_thread();
 	b->next = __atomic_load_n(&chk_bufs, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&chk_bufs, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
@@ -176,9 +193,10 @@ static inline int grows(shmrun_chk_run *r, uint32_t id, uintptr_t lo, uintptr_t 
 
 static void chk_window(uint32_t id, uintptr_t lo, uintptr_t n, int write, uintptr_t pc)
 {
+	shmrun_chk_dirty = 1;
 	chk_buf *b = buf_mine();
 	if (!b) {
-		shmCheckLocal(id, lo, n, write, pc);
+		shmCheckLocal(id, lo, n, write, pc, shmrun_chk_thread());
 		return;
 	}
 	shmrun_chk_run out;
@@ -215,13 +233,13 @@ static void chk_window(uint32_t id, uintptr_t lo, uintptr_t n, int write, uintpt
 	} else {
 		b->n++;
 	}
-	b->r[i] = (shmrun_chk_run){lo, lo + n, pc, id, write};
+	b->r[i] = (shmrun_chk_run){lo, lo + n, pc, id, write, b->thread};
 	b->mru[1] = b->mru[0];
 	b->mru[0] = i;
 	__atomic_store_n(&shmrun_chk_buffered, 1, __ATOMIC_RELAXED);
 	buf_unlock(b);
 	if (evict)
-		shmCheckLocal(out.id, out.lo, out.hi - out.lo, out.write, out.pc);
+		shmCheckLocal(out.id, out.lo, out.hi - out.lo, out.write, out.pc, out.thread);
 }
 
 int shmrun_chk_drain(shmrun_chk_run *out, int max)

@@ -81,6 +81,7 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 	rmacheck.CallsFromC(callSite) // --check: this process's calls come from C: their lines are C's
 	if chkOn {
 		rmacheck.BeforeClock = chkFlush
+		chkThreads()
 	}
 	w, err := comm.Init()
 	if err != nil {

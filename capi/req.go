@@ -49,6 +49,7 @@ func retire(x *reqH, h *C.uintptr_t) {
 	}
 	drop(tab.reqs, uintptr(*h))
 	*h = hRequestNull
+	chkSettle(0, 0, x.chkFirst, x.chkN)
 	chkDone(x.chkFirst, x.chkN)
 }
 

@@ -80,69 +80,106 @@ COPY(__tsan_memmove, memmove)
 SET(__wrap_memset)
 SET(__tsan_memset)
 
-/* The atomic entry points: performed, not checked. */
+/* The atomic entry points: performed (sequentially consistent, whatever
+ * order the program asked for), not checked, and told to the checker as
+ * synchronization (pthread.c): a store or read-modify-write releases
+ * before it, a load or read-modify-write acquires after it. */
 #define SC __ATOMIC_SEQ_CST
-#define ATOMIC(N, T)                                                                                   \
-	T __tsan_atomic##N##_load(const volatile T *a, int mo)                                          \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_load_n(a, SC);                                                         \
-	}                                                                                              \
-	void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                                        \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		__atomic_store_n(a, v, SC);                                                            \
-	}                                                                                              \
-	T __tsan_atomic##N##_exchange(volatile T *a, T v, int mo)                                        \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_exchange_n(a, v, SC);                                                  \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_add(volatile T *a, T v, int mo)                                       \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_add(a, v, SC);                                                   \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_sub(volatile T *a, T v, int mo)                                       \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_sub(a, v, SC);                                                   \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_and(volatile T *a, T v, int mo)                                       \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_and(a, v, SC);                                                   \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_or(volatile T *a, T v, int mo)                                        \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_or(a, v, SC);                                                    \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_xor(volatile T *a, T v, int mo)                                       \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_xor(a, v, SC);                                                   \
-	}                                                                                              \
-	T __tsan_atomic##N##_fetch_nand(volatile T *a, T v, int mo)                                      \
-	{                                                                                              \
-		(void)mo;                                                                              \
-		return __atomic_fetch_nand(a, v, SC);                                                  \
-	}                                                                                              \
-	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo)        \
-	{                                                                                              \
-		(void)mo, (void)fmo;                                                                   \
-		return __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                                \
-	}                                                                                              \
-	int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo)          \
-	{                                                                                              \
-		(void)mo, (void)fmo;                                                                   \
-		return __atomic_compare_exchange_n(a, c, v, 1, SC, SC);                                \
-	}                                                                                              \
-	T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo)              \
-	{                                                                                              \
-		(void)mo, (void)fmo;                                                                   \
-		__atomic_compare_exchange_n(a, &c, v, 0, SC, SC);                                      \
-		return c;                                                                              \
+#define REL_() shmrun_chk_atomic_release()
+#define ACQ_() shmrun_chk_atomic_acquire()
+#define ATOMIC(N, T)                                                                                \
+	T __tsan_atomic##N##_load(const volatile T *a, int mo)                                      \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		T r = __atomic_load_n(a, SC);                                                       \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                                   \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		__atomic_store_n(a, v, SC);                                                         \
+	}                                                                                           \
+	T __tsan_atomic##N##_exchange(volatile T *a, T v, int mo)                                   \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_exchange_n(a, v, SC);                                                \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_add(volatile T *a, T v, int mo)                                  \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_add(a, v, SC);                                                 \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_sub(volatile T *a, T v, int mo)                                  \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_sub(a, v, SC);                                                 \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_and(volatile T *a, T v, int mo)                                  \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_and(a, v, SC);                                                 \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_or(volatile T *a, T v, int mo)                                   \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_or(a, v, SC);                                                  \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_xor(volatile T *a, T v, int mo)                                  \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_xor(a, v, SC);                                                 \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_fetch_nand(volatile T *a, T v, int mo)                                 \
+	{                                                                                           \
+		(void)mo;                                                                           \
+		REL_();                                                                             \
+		T r = __atomic_fetch_nand(a, v, SC);                                                \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo)   \
+	{                                                                                           \
+		(void)mo, (void)fmo;                                                                \
+		REL_();                                                                             \
+		int r = __atomic_compare_exchange_n(a, c, v, 0, SC, SC);                            \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo)     \
+	{                                                                                           \
+		(void)mo, (void)fmo;                                                                \
+		REL_();                                                                             \
+		int r = __atomic_compare_exchange_n(a, c, v, 1, SC, SC);                            \
+		ACQ_();                                                                             \
+		return r;                                                                           \
+	}                                                                                           \
+	T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo)         \
+	{                                                                                           \
+		(void)mo, (void)fmo;                                                                \
+		REL_();                                                                             \
+		__atomic_compare_exchange_n(a, &c, v, 0, SC, SC);                                   \
+		ACQ_();                                                                             \
+		return c;                                                                           \
 	}
 ATOMIC(8, int8_t)
 ATOMIC(16, int16_t)
@@ -161,16 +198,20 @@ __attribute__((target("cx16"))) static a128 cas128(volatile a128 *a, a128 old, a
 a128 __tsan_atomic128_load(const volatile a128 *a, int mo)
 {
 	(void)mo;
-	return cas128((volatile a128 *)a, 0, 0); /* writes only 0 over 0 */
+	a128 r = cas128((volatile a128 *)a, 0, 0); /* writes only 0 over 0 */
+	ACQ_();
+	return r;
 }
 
 #define RMW128(NAME, NEW)                                                        \
 	a128 __tsan_atomic128_##NAME(volatile a128 *a, a128 v, int mo)          \
 	{                                                                      \
 		(void)mo;                                                      \
+		REL_();                                                        \
 		a128 old = cas128(a, 0, 0), cur;                               \
 		while ((cur = cas128(a, old, (NEW))) != old)                   \
 			old = cur;                                             \
+		ACQ_();                                                        \
 		return old;                                                    \
 	}
 RMW128(exchange, v)
@@ -186,7 +227,9 @@ void __tsan_atomic128_store(volatile a128 *a, a128 v, int mo) { __tsan_atomic128
 int __tsan_atomic128_compare_exchange_strong(volatile a128 *a, a128 *c, a128 v, int mo, int fmo)
 {
 	(void)mo, (void)fmo;
+	REL_();
 	a128 cur = cas128(a, *c, v);
+	ACQ_();
 	if (cur == *c)
 		return 1;
 	*c = cur;
@@ -201,14 +244,19 @@ int __tsan_atomic128_compare_exchange_weak(volatile a128 *a, a128 *c, a128 v, in
 a128 __tsan_atomic128_compare_exchange_val(volatile a128 *a, a128 c, a128 v, int mo, int fmo)
 {
 	(void)mo, (void)fmo;
-	return cas128(a, c, v);
+	REL_();
+	a128 r = cas128(a, c, v);
+	ACQ_();
+	return r;
 }
 #endif
 
 void __tsan_atomic_thread_fence(int mo)
 {
 	(void)mo;
+	REL_();
 	__atomic_thread_fence(SC);
+	ACQ_();
 }
 
 void __tsan_atomic_signal_fence(int mo)

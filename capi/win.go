@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -194,6 +195,12 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 		return code
 	}
 	w := x.w
+	switch kind { // --check: what completes records its buffers in window memory first
+	case syUnlock, syFlush, syFlushLocal:
+		chkSettle(x.h, winRank(rank), 0, 0)
+	case syFence, syUnlockAll, syFlushAll, syFlushLocalAll, syComplete:
+		chkSettle(x.h, -1, 0, 0)
+	}
 	var err error
 	switch kind {
 	case syFence:
@@ -278,7 +285,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 	target C.int, disp C.MPI_Aint, tcount C.int64_t, tdt C.uintptr_t, oph C.uintptr_t, h C.uintptr_t, req *C.uintptr_t, cmp *C.char) C.int {
 	call := rmNames[kind]
 	if req != nil {
-		call = "MPI_R" + call[4:]
+		call = "MPI_R" + strings.ToLower(call[4:5]) + call[5:] // MPI_Rput, MPI_Rget_accumulate
 	}
 	x, code := winOf(call, uintptr(h))
 	if code != 0 {
@@ -331,8 +338,19 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		d := int(disp)
 		if req != nil {
 			// The request forms are allowed only in a passive-target
-			// epoch: a request call of no data makes that check.
-			if _, err := x.w.Rput(nil, t, 0); err != nil {
+			// epoch: the same request call of no data makes that check.
+			var err error
+			switch kind {
+			case rmGet:
+				_, err = x.w.Rget(nil, t, 0)
+			case rmAccumulate:
+				_, err = win.Raccumulate[byte](x.w, nil, t, 0, atomics.Replace)
+			case rmGetAccumulate:
+				_, err = win.RgetAccumulate[byte](x.w, nil, nil, t, 0, atomics.NoOp)
+			default:
+				_, err = x.w.Rput(nil, t, 0)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // stores.
 
 func init() {
-	rmacheck.LocalAccess = func(w any, target int, lo, n uint64, write bool, site string) {
+	rmacheck.LocalAccess = func(w any, target int, lo, n uint64, write bool, site string, thread int, how string) {
 		x, ok := w.(*Win)
 		if !ok || x.chk == nil || n == 0 {
 			return
@@ -22,8 +22,11 @@ func init() {
 		if write {
 			kind, call = rmacheck.Write, nameStore
 		}
+		if how != "" {
+			call = rmacheck.Name(how)
+		}
 		x.chk.Access(&rmacheck.Access{Target: target, Lo: lo, Hi: lo + n, Kind: kind, Local: true, Call: call,
-			Epoch: x.epochOf(target), Site: rmacheck.Name(site)})
+			Epoch: x.epochOf(target), Site: rmacheck.Name(site), Thread: thread})
 	}
 	rmacheck.WindowOf = func(w any, target int) (int, string) {
 		x, ok := w.(*Win)

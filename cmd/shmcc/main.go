@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 func main() {
@@ -93,11 +95,20 @@ func main() {
 }
 
 // checkCompile and checkLink are what --check adds to compiling and to
-// linking.
+// linking: libc's copies and OpenMP's synchronization reach the library's
+// checking wrappers (__wrap_NAME, which call NAME).
 var (
 	checkCompile = []string{"-fsanitize=thread", "-g", "-Wno-tsan"}
-	checkLink    = []string{"-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset"}
+	checkLink    = []string{"-Wl," + wraps(format.CheckWrapped)}
 )
+
+func wraps(names []string) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = "--wrap=" + n
+	}
+	return strings.Join(s, ",")
+}
 
 // commands are the compiler commands for args with the installation in
 // prefix: one, or with check and sources to compile and link, a compile

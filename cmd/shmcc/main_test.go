@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 // TestCommands: plain builds are one command; --check compiles with the
@@ -13,6 +15,12 @@ import (
 // does both so the link never sees -fsanitize (which would pull in the
 // sanitizer's runtime).
 func TestCommands(t *testing.T) {
+	// The OpenMP wrappers after libc's copies, in format.CheckWrapped's order.
+	var omp []string
+	for _, n := range format.CheckWrapped[3:] {
+		omp = append(omp, "--wrap="+n)
+	}
+	wrapsOMP := strings.Join(omp, ",")
 	prefix := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(prefix, "include"), 0o755); err != nil {
 		t.Fatal(err)
@@ -42,10 +50,10 @@ func TestCommands(t *testing.T) {
 		{[]string{"a.c", "-o", "a"}, false, "", []string{"gcc " + inc + " a.c -o a " + link}},
 		{[]string{"-c", "a.c"}, false, "", []string{"gcc " + inc + " -c a.c"}},
 		{[]string{"-c", "a.c"}, true, "", []string{"gcc " + inc + " -fsanitize=thread -g -Wno-tsan -c a.c"}},
-		{[]string{"a.o", "b.o", "-o", "p", "-lm"}, true, "", []string{"gcc a.o b.o -o p -lm -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset " + link}},
+		{[]string{"a.o", "b.o", "-o", "p", "-lm"}, true, "", []string{"gcc a.o b.o -o p -lm -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset," + wrapsOMP + " " + link}},
 		{[]string{"-O2", "-fopenmp", "a.c", "b.o", "-o", "p", "-lm", "-Wl,-z,now"}, true, "T", []string{
 			"gcc " + inc + " -fsanitize=thread -g -Wno-tsan -O2 -fopenmp -c a.c -o " + filepath.Join("T", "0-a.o"),
-			"gcc -O2 -fopenmp " + filepath.Join("T", "0-a.o") + " b.o -o p -lm -Wl,-z,now -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset " + link,
+			"gcc -O2 -fopenmp " + filepath.Join("T", "0-a.o") + " b.o -o p -lm -Wl,-z,now -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset," + wrapsOMP + " " + link,
 		}},
 	} {
 		cmds, err := commands(prefix, c.args, c.check, c.tmp)

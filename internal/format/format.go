@@ -354,3 +354,30 @@ const (
 	Similar   = 103
 	Unequal   = 104
 )
+
+// CheckWrapped is every function a program linked by shmcc --check calls
+// through libmpi_abi's __wrap_NAME (ld --wrap), which checks, then calls
+// NAME: libc's copies (capi/tsanhooks.c), libgomp's entry points and
+// lock calls (capi/omp.c), the POSIX threads' (capi/pthread.c). shmcc links with the list; capi's tests check
+// that the library defines every wrapper.
+var CheckWrapped = []string{
+	"memcpy", "memmove", "memset",
+	"GOMP_parallel", "GOMP_parallel_sections",
+	"GOMP_parallel_loop_static", "GOMP_parallel_loop_dynamic", "GOMP_parallel_loop_guided",
+	"GOMP_parallel_loop_nonmonotonic_dynamic", "GOMP_parallel_loop_nonmonotonic_guided",
+	"GOMP_parallel_loop_runtime", "GOMP_parallel_loop_nonmonotonic_runtime",
+	"GOMP_parallel_loop_maybe_nonmonotonic_runtime",
+	"GOMP_barrier", "GOMP_loop_end", "GOMP_sections_end",
+	"GOMP_barrier_cancel", "GOMP_loop_end_cancel", "GOMP_sections_end_cancel",
+	"GOMP_critical_start", "GOMP_critical_end", "GOMP_atomic_start", "GOMP_atomic_end",
+	"GOMP_ordered_start", "GOMP_ordered_end", "GOMP_critical_name_start", "GOMP_critical_name_end",
+	"omp_set_lock", "omp_unset_lock", "omp_set_nest_lock", "omp_unset_nest_lock",
+	"omp_test_lock", "omp_test_nest_lock",
+	"GOMP_task", "GOMP_taskwait", "GOMP_taskgroup_end",
+	"pthread_create", "pthread_join",
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock", "pthread_mutex_unlock",
+	"pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock",
+	"pthread_rwlock_unlock", "pthread_spin_lock", "pthread_spin_trylock", "pthread_spin_unlock",
+	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_signal", "pthread_cond_broadcast",
+	"pthread_barrier_wait", "sem_wait", "sem_trywait", "sem_timedwait", "sem_post",
+}

@@ -19,7 +19,7 @@ func FuzzRing(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer out.Close()
-		p := &Proc{me: 0, n: n, vc: []uint32{1, 0}, out: out, seen: map[string]bool{}}
+		p := newProc(0, n, make([]byte, MsgAreaLen(n)), out)
 		mem := make([]byte, LogAreaLen(n, n))
 		for i := 0; i < len(mem) && len(junk) > 0; i++ {
 			mem[i] = junk[i%len(junk)]

@@ -30,15 +30,17 @@ const (
 	recLo      = 24 // uint64
 	recHi      = 32 // uint64
 	recSite    = 40 // uint32
+	recDone    = 48 // uint64: id<<32 | the entry whose clock word0 holds
 	recLen     = 64
 	headLen    = 64
 	clockAlign = 64
 )
 
-// targetLen is the bytes of one target's part of a window's area: its
-// ring's head, its locks' and atomics' clocks, its ring.
+// targetLen is the bytes of one target's part of a window's area in a
+// world of n ranks: its ring's head, its locks' and atomics' clocks, its
+// ring.
 func targetLen(n int) int64 {
-	c := (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign
+	c := (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign
 	return headLen + 3*c + RingLen*recLen
 }
 
@@ -64,7 +66,7 @@ type Log struct {
 	tlen    int64
 	clen    int64
 	pending [][]pend // per target: this rank's accesses not complete yet
-	from    []uint32 // per target: records before this id happened before this rank, or were dropped
+	from    []uint32 // per target and thread: records before this id happened before the thread, or were dropped
 	clocks  *Clocks  // the window's fence and PSCW clocks
 }
 
@@ -83,7 +85,7 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 	}
 	n, m := p.n, len(world)
 	return &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
-		tlen: targetLen(n), clen: (int64(n)*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m),
+		tlen: targetLen(n), clen: (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m*Threads),
 		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me)}
 }
 
@@ -110,7 +112,7 @@ func (l *Log) base(t int) int64 { return int64(t) * l.tlen }
 // locks', 2 atomic updates'.
 func (l *Log) clock(t, k int) []uint32 {
 	off := l.base(t) + headLen + int64(k)*l.clen
-	return raw.Elems[uint32](l.mem[off : off+int64(l.p.n)*4])
+	return raw.Elems[uint32](l.mem[off : off+int64(l.p.ne)*4])
 }
 
 // Access records a and checks it against target a.Target's ring.
@@ -126,6 +128,7 @@ func (l *Log) Access(a *Access) {
 	}
 	p := l.p
 	p.mu.Lock()
+	p.use(a.Thread)
 	write := a.Kind == Atomic && a.Op != OpNoOp
 	if a.Kind == Atomic {
 		p.acquireFrom(l.clock(a.Target, 2))
@@ -143,14 +146,15 @@ func (l *Log) Access(a *Access) {
 	if a.Local {
 		local = 1
 	}
-	binary.LittleEndian.PutUint64(rec[recOrigin:], uint64(p.me)|uint64(l.me)<<32|uint64(a.Kind)<<48|uint64(a.Op)<<56)
+	binary.LittleEndian.PutUint64(rec[recOrigin:], uint64(p.self)|uint64(l.me)<<32|uint64(a.Kind)<<48|uint64(a.Op)<<56)
 	binary.LittleEndian.PutUint64(rec[recTyp:], uint64(a.Typ)|uint64(local)<<8|uint64(a.Epoch)<<16|uint64(a.Call)<<32)
 	binary.LittleEndian.PutUint64(rec[recLo:], a.Lo)
 	binary.LittleEndian.PutUint64(rec[recHi:], a.Hi)
 	binary.LittleEndian.PutUint32(rec[recSite:], a.Site)
+	binary.LittleEndian.PutUint64(rec[recDone:], uint64(id)<<32|uint64(p.self))
 	var c uint32
 	if a.Local {
-		c = p.vc[p.me] // a load or store is complete at once
+		c = p.vc[p.self] // a load or store is complete at once
 	} else {
 		l.pending[a.Target] = append(l.pending[a.Target], pend{off, id})
 	}
@@ -175,7 +179,8 @@ func (l *Log) scan(b *Access, id uint32) {
 	p := l.p
 	ring := l.base(b.Target) + headLen + 3*l.clen
 	head := uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(b.Target))))
-	from := l.from[b.Target]
+	wm := &l.from[b.Target*Threads+p.self%Threads]
+	from := *wm
 	switch {
 	case head < RingLen:
 		from = max(from, 1)
@@ -194,7 +199,7 @@ func (l *Log) scan(b *Access, id uint32) {
 		case got == aid:
 		case got != 0 && int32(got-aid) > 0:
 			if advance {
-				l.from[b.Target] = aid + 1 // dropped: overwritten by a later record
+				*wm = aid + 1 // dropped: overwritten by a later record
 			}
 			continue
 		default:
@@ -202,13 +207,13 @@ func (l *Log) scan(b *Access, id uint32) {
 			continue
 		}
 		origin := int(binary.LittleEndian.Uint32(rec[recOrigin:]))
-		if origin < 0 || origin >= p.n {
+		if origin < 0 || origin >= p.ne {
 			advance = false
 			continue
 		}
-		if c := uint32(v1); c != 0 && p.vc[origin] >= c {
+		if c := uint32(v1); c != 0 && p.vc[l.doneBy(rec, aid, origin)] >= c {
 			if advance {
-				l.from[b.Target] = aid + 1
+				*wm = aid + 1
 			}
 			continue // a is complete and this rank knows it: a happened before b
 		}
@@ -227,18 +232,30 @@ func (l *Log) scan(b *Access, id uint32) {
 		team := int(binary.LittleEndian.Uint16(rec[recTeam:]))
 		a.Epoch, a.Call, a.Site = Epoch(rec[recEpoch]), binary.LittleEndian.Uint32(rec[recCall:]), binary.LittleEndian.Uint32(rec[recSite:])
 		v2 := atomic.LoadUint64(w0)
-		if uint32(v2>>32) != aid || uint32(v2) != uint32(v1) && uint32(v2) != 0 && p.vc[origin] >= uint32(v2) {
+		if uint32(v2>>32) != aid || uint32(v2) != uint32(v1) && uint32(v2) != 0 && p.vc[l.doneBy(rec, aid, origin)] >= uint32(v2) {
 			continue // rewritten meanwhile, or completed and known now
 		}
 		l.conflictFound(a, *b, origin, team)
 	}
 }
 
-// conflictFound reports a (by world rank origin, window rank team) and b
+// doneBy is the entry whose clock record aid's word0 holds: its origin's
+// (an access complete at once), or the thread's that completed it (a
+// flush by another thread of the origin's process); the origin's when
+// the record no longer says.
+func (l *Log) doneBy(rec []byte, aid uint32, origin int) int {
+	d := atomic.LoadUint64(raw.Word64(rec, recDone))
+	if e := int(uint32(d)); uint32(d>>32) == aid && e < l.p.ne && e/Threads == origin/Threads {
+		return e
+	}
+	return origin
+}
+
+// conflictFound reports a (by clock entry origin, window rank team) and b
 // (by this rank), once per pair of calls and sites. p.mu is held.
 func (l *Log) conflictFound(a, b Access, origin, team int) {
 	p := l.p
-	k := pairIDs{win: l.id, a: origin, b: p.me, ac: a.Call, as: a.Site, bc: b.Call, bs: b.Site}
+	k := pairIDs{win: l.id, a: origin, b: p.self, ac: a.Call, as: a.Site, bc: b.Call, bs: b.Site}
 	if p.seenIDs[k] {
 		return
 	}
@@ -246,23 +263,31 @@ func (l *Log) conflictFound(a, b Access, origin, team int) {
 		p.seenIDs = map[pairIDs]bool{}
 	}
 	p.seenIDs[k] = true
-	adesc := p.nameOf(origin, a.Call) + " at " + p.nameOf(origin, a.Site)
+	adesc := p.nameOf(origin/Threads, a.Call) + " at " + p.nameOf(origin/Threads, a.Site)
 	bdesc := p.nameOf(p.me, b.Call) + " at " + p.nameOf(p.me, b.Site)
 	lo, hi := max(a.Lo, b.Lo), min(a.Hi, b.Hi)
 	pair := []string{adesc, bdesc}
 	sort.Strings(pair)
 	key := fmt.Sprintf("%d|%s|%s", l.id, pair[0], pair[1])
-	p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d (%s) and %s by rank %d (%s) are not ordered by any synchronization",
-		l.id, b.Target, lo, hi, adesc, team, a.Epoch, bdesc, l.me, b.Epoch))
+	p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d%s (%s) and %s by rank %d%s (%s) are not ordered by any synchronization",
+		l.id, b.Target, lo, hi, adesc, team, thread(origin), a.Epoch, bdesc, l.me, thread(p.self), b.Epoch))
 }
 
-// conflict reports whether a (by world rank origin) and b (by this rank)
+// thread names a clock entry's thread in a report: "" for thread 0.
+func thread(entry int) string {
+	if t := entry % Threads; t != 0 {
+		return fmt.Sprintf(" thread %d", t)
+	}
+	return ""
+}
+
+// conflict reports whether a (by clock entry origin) and b (by this thread)
 // may not run concurrently: one of them writes, and they are not both
 // atomics the window's accumulate_ops lets run together, nor two atomics
 // or two loads and stores of one rank (MPI orders a rank's accumulates to
 // one target; a rank's loads and stores are in program order).
 func (l *Log) conflict(a, b Access, origin int) bool {
-	same := origin == l.p.me
+	same := origin == l.p.self
 	switch {
 	case a.Kind == Read && b.Kind == Read:
 		return false
@@ -311,13 +336,21 @@ func (l *Log) Complete(target int) {
 	}
 	p := l.p
 	p.mu.Lock()
+	p.use(0)
 	for t := range l.pending {
 		if target >= 0 && t != target {
 			continue
 		}
 		for _, pd := range l.pending[t] {
 			w0 := raw.Word64(l.mem, pd.off+recWord0)
-			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.me]))
+			if atomic.LoadUint64(w0) != uint64(pd.id)<<32 {
+				continue // overwritten
+			}
+			if e := uint64(p.self); atomic.LoadUint64(raw.Word64(l.mem, pd.off+recDone))&0xffffffff != e {
+				// Completed by another thread than the one that made it.
+				atomic.StoreUint64(raw.Word64(l.mem, pd.off+recDone), uint64(pd.id)<<32|e)
+			}
+			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.self]))
 		}
 		l.pending[t] = l.pending[t][:0]
 	}
@@ -333,6 +366,7 @@ func (l *Log) Lock(target int, exclusive bool) {
 	beforeClock()
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
+	l.p.use(0)
 	l.p.acquireFrom(l.clock(target, 0))
 	if exclusive {
 		l.p.acquireFrom(l.clock(target, 1))
@@ -348,6 +382,7 @@ func (l *Log) Unlock(target int, exclusive bool) {
 	beforeClock()
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
+	l.p.use(0)
 	k := 1
 	if exclusive {
 		k = 0

@@ -81,6 +81,7 @@ type Access struct {
 	Epoch  Epoch  // what epoch it is in, for the report
 	Call   uint32 // the call's Name
 	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteID)
+	Thread int    // the accessing thread's number + 1 (0: the calling thread; see Threads)
 }
 
 // Epoch is the kind of epoch an access is made in, for reports.
@@ -109,12 +110,31 @@ func (e Epoch) String() string {
 	return fmt.Sprintf("epoch kind %d", uint8(e))
 }
 
-// Proc is this process's clock and reports.
+// Threads is how many threads of a process have a clock of their own:
+// a vector clock has Threads entries per world rank, entry
+// rank*Threads+thread. Go programs use thread 0 (goroutines are not told
+// apart); a C program's threads (shmcc --check) get the next free one
+// each, the main thread 0, and share the last when there are more (more
+// order than there was: a race between them can go unseen, none is
+// invented).
+const Threads = 8
+
+// ThreadOf, when set (package capi), returns the calling thread's number
+// (below Threads). Unset, every caller is thread 0.
+var ThreadOf func() int
+
+// Proc is this process's clocks and reports.
 type Proc struct {
 	mu    sync.Mutex
-	me, n int
-	vc    []uint32
-	msg   []uint32 // messages: rank s's clock at its latest send, at s*n
+	me, n int // world rank, world size
+	ne    int // entries of a vector clock: n*Threads
+	vcs   [Threads][]uint32
+	vc    []uint32             // the calling thread's clock (use)
+	self  int                  // the calling thread's entry (use)
+	used  int                  // threads of this process seen by use
+	width *uint32              // the world's threads in use (loadWidth)
+	msg   []uint32             // messages: rank s's threads' clocks at their latest sends, at s*ne
+	objs  map[uintptr][]uint32 // the process's own synchronization objects (Sync)
 	out   *os.File
 	seen  map[string]bool
 	// seenIDs is seen by numbers (window, ranks, calls and sites), so that
@@ -138,8 +158,8 @@ var (
 // row per sender, not per pair (n² words, not n³: a receiver joins the
 // sender's clock at its latest send, to anyone, which may be later than
 // the message it received — more order than there was, so a race can go
-// unseen, never one invented).
-func MsgAreaLen(n int) int64 { return int64(n) * int64(n) * 4 }
+// unseen, never one invented), then the world's thread width (loadWidth).
+func MsgAreaLen(n int) int64 { return int64(n)*int64(n)*Threads*4 + 64 }
 
 // Start begins this rank's checking (comm.Init): me of n world ranks, with
 // the world's message clocks in msg (a collective area). nil when off.
@@ -160,10 +180,22 @@ func Start(me, n int, msg []byte) (*Proc, error) {
 		f.Close()
 		return nil, err
 	}
-	p := &Proc{me: me, n: n, vc: make([]uint32, n), msg: raw.Elems[uint32](msg[:MsgAreaLen(n)]), out: f, seen: map[string]bool{}}
-	p.vc[me] = 1
-	self = p
-	return p, nil
+	self = newProc(me, n, msg, f)
+	return self, nil
+}
+
+// newProc is world rank me's Proc in a world of n, with the world's
+// message clocks in msg, writing reports to out.
+func newProc(me, n int, msg []byte, out *os.File) *Proc {
+	rows := int64(n) * int64(n) * Threads * 4
+	p := &Proc{me: me, n: n, ne: n * Threads, msg: raw.Elems[uint32](msg[:rows]), out: out, seen: map[string]bool{},
+		width: raw.Word32(msg, rows)}
+	for t := range p.vcs {
+		p.vcs[t] = make([]uint32, p.ne)
+		p.vcs[t][me*Threads+t] = 1
+	}
+	p.use(1)
+	return p
 }
 
 // Self is this process's Proc, or nil.
@@ -176,6 +208,35 @@ func Self() *Proc {
 	return self
 }
 
+// use makes thread t's clock the one p's methods work on: t is as
+// Access.Thread (0: the calling thread's, else the thread's number + 1).
+// p.mu is held.
+func (p *Proc) use(t int) {
+	if t == 0 {
+		if f := ThreadOf; f != nil {
+			t = f() + 1
+		} else {
+			t = 1
+		}
+	}
+	t = min(max(t-1, 0), Threads-1)
+	p.vc, p.self = p.vcs[t], p.me*Threads+t
+	if t >= p.used {
+		// Before the thread's clock is anywhere: see loadWidth.
+		p.used = t + 1
+		atomicMax(p.width, uint32(t+1))
+	}
+}
+
+// loadWidth is how many threads of a rank the world's clocks may hold
+// entries of: every entry of a thread t >= the width is 0, so the loops
+// over another clock stop there (a job of Go programs loops over n
+// entries, not n*Threads). A process raises it before its thread t's
+// clock is released anywhere; a loop that read the width before another
+// process raised it may have missed that thread's entries, so it reads
+// the width again after, and goes over the clock again if it grew.
+func (p *Proc) loadWidth() int { return int(atomic.LoadUint32(p.width)) }
+
 // atomicMax raises *p to v.
 func atomicMax(p *uint32, v uint32) {
 	for {
@@ -186,20 +247,36 @@ func atomicMax(p *uint32, v uint32) {
 	}
 }
 
-// releaseInto raises dst to this rank's clock, then ticks the clock:
-// what this rank does next is not covered by the release. p.mu is held.
+// releaseInto raises dst to the thread's clock, then ticks the clock:
+// what the thread does next is not covered by the release. p.mu is held
+// (and p.use done).
 func (p *Proc) releaseInto(dst []uint32) {
-	for i, v := range p.vc {
-		atomicMax(&dst[i], v)
+	// The thread's clock has no entry at or beyond the width now.
+	w := p.loadWidth()
+	for r := range p.n {
+		for i := r * Threads; i < r*Threads+w; i++ {
+			if v := p.vc[i]; v != 0 {
+				atomicMax(&dst[i], v)
+			}
+		}
 	}
-	p.vc[p.me]++
+	p.vc[p.self]++
 }
 
-// acquireFrom joins src into this rank's clock. p.mu is held.
+// acquireFrom joins src into the thread's clock. p.mu is held.
 func (p *Proc) acquireFrom(src []uint32) {
-	for i := range p.vc {
-		if v := atomic.LoadUint32(&src[i]); v > p.vc[i] {
-			p.vc[i] = v
+	for w := 0; ; {
+		nw := p.loadWidth()
+		if nw == w {
+			return
+		}
+		w = nw
+		for r := range p.n {
+			for i := r * Threads; i < r*Threads+w; i++ {
+				if v := atomic.LoadUint32(&src[i]); v > p.vc[i] {
+					p.vc[i] = v
+				}
+			}
 		}
 	}
 }
@@ -212,7 +289,8 @@ func (p *Proc) Send() {
 	beforeClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.releaseInto(p.msg[p.me*p.n : (p.me+1)*p.n])
+	p.use(0)
+	p.releaseInto(p.msg[p.me*p.ne : (p.me+1)*p.ne])
 }
 
 // Recv is a message's acquire from world rank from.
@@ -223,7 +301,8 @@ func (p *Proc) Recv(from int) {
 	beforeClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.acquireFrom(p.msg[from*p.n : (from+1)*p.n])
+	p.use(0)
+	p.acquireFrom(p.msg[from*p.ne : (from+1)*p.ne])
 }
 
 // WorldOf returns a communicator's world ranks (c a *comm.Comm), for
@@ -241,14 +320,14 @@ var WorldOf func(c any) []int
 type Clocks struct {
 	p     *Proc
 	rows  []uint32
-	n     int   // world ranks: a row's length
+	n     int   // a row's length: a vector clock's entries
 	world []int // team rank → world rank
 	me    int
 }
 
 // ClockAreaLen is the size of slots slots of clocks of a team of m members
 // in a world of n ranks.
-func ClockAreaLen(slots, m, n int) int64 { return int64(slots) * int64(m) * int64(n) * 4 }
+func ClockAreaLen(slots, m, n int) int64 { return int64(slots) * int64(m) * int64(n) * Threads * 4 }
 
 // NewClocks is the team's clocks over mem (a collective area of
 // ClockAreaLen bytes); world maps team ranks to world ranks; me is this
@@ -257,7 +336,7 @@ func (p *Proc) NewClocks(mem []byte, slots int, world []int, me int) *Clocks {
 	if p == nil {
 		return nil
 	}
-	return &Clocks{p: p, rows: raw.Elems[uint32](mem[:ClockAreaLen(slots, len(world), p.n)]), n: p.n, world: world, me: me}
+	return &Clocks{p: p, rows: raw.Elems[uint32](mem[:ClockAreaLen(slots, len(world), p.n)]), n: p.ne, world: world, me: me}
 }
 
 // Rank is this process's world rank.
@@ -280,11 +359,15 @@ func (c *Clocks) Release(slot int) {
 	beforeClock()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
+	c.p.use(0)
 	row := c.row(slot, c.me)
-	for i, v := range c.p.vc {
-		atomic.StoreUint32(&row[i], v)
+	w := c.p.loadWidth()
+	for r := range c.p.n {
+		for i := r * Threads; i < r*Threads+w; i++ {
+			atomic.StoreUint32(&row[i], c.p.vc[i])
+		}
 	}
-	c.p.vc[c.p.me]++
+	c.p.vc[c.p.self]++
 }
 
 // Acquire joins the clocks the members (team ranks; nil: all) published
@@ -296,6 +379,7 @@ func (c *Clocks) Acquire(slot int, members []int) {
 	beforeClock()
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
+	c.p.use(0)
 	if members == nil {
 		for q := range c.world {
 			c.p.acquireFrom(c.row(slot, q))
@@ -416,8 +500,9 @@ func CallsFromC(where func() string) {
 var (
 	// LocalAccess checks a load (or a store: write) of n bytes at lo of
 	// rank target's part of window w (a *win.Win; a dynamic window's lo
-	// is the address) made at site, as win.Checked's are.
-	LocalAccess func(w any, target int, lo, n uint64, write bool, site string)
+	// is the address) made at site by thread (as Access.Thread), as
+	// win.Checked's are; call names it in reports ("": load or store).
+	LocalAccess func(w any, target int, lo, n uint64, write bool, site string, thread int, call string)
 	// WindowOf is window w's number in reports and the epoch its rank is
 	// in towards target.
 	WindowOf func(w any, target int) (id int, epoch string)
@@ -486,4 +571,58 @@ func (p *Proc) report(key, text string) {
 	}
 	p.seen[key] = true
 	fmt.Fprintf(p.out, "%s\t%s\n", key, text)
+}
+
+// SyncRelease is a release by thread (as Access.Thread) through the
+// process's synchronization object key (package capi's OpenMP wrappers:
+// a parallel region's fork and join, a team's barrier, a critical section,
+// a lock, a task's creation and completion): the object's clock joins the
+// thread's, whose clock then ticks.
+func SyncRelease(key uintptr, thread int) {
+	p := Self()
+	if p == nil {
+		return
+	}
+	beforeClock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(thread)
+	o := p.objs[key]
+	if o == nil {
+		if p.objs == nil {
+			p.objs = map[uintptr][]uint32{}
+		}
+		o = make([]uint32, p.ne)
+		p.objs[key] = o
+	}
+	for i, v := range p.vc {
+		o[i] = max(o[i], v)
+	}
+	p.vc[p.self]++
+}
+
+// SyncAcquire is an acquire by thread through object key: the thread's
+// clock joins the object's (none yet: nothing to join).
+func SyncAcquire(key uintptr, thread int) {
+	p := Self()
+	if p == nil {
+		return
+	}
+	beforeClock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(thread)
+	for i, v := range p.objs[key] {
+		p.vc[i] = max(p.vc[i], v)
+	}
+}
+
+// SyncDrop forgets object key (a parallel region's fork and join once it
+// ended, a task's creation once it ran).
+func SyncDrop(key uintptr) {
+	if p := Self(); p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.objs, key)
+	}
 }

@@ -3,6 +3,7 @@
  * arithmetic, a zero-size rank, MPI_PROC_NULL queries, lock_all + Win_sync +
  * Barrier with plain loads, fence epochs with asserts, the attributes. */
 #include <stdint.h>
+#include <string.h>
 #include "check.h"
 
 int main(int argc, char **argv)
@@ -98,6 +99,16 @@ int main(int argc, char **argv)
 	int err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, win), class;
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_RMA_SYNC, "Put outside an epoch: class %d", class);
+	/* The request forms belong to passive-target epochs; the message
+	 * names the call. */
+	MPI_Request rq;
+	err = MPI_Rget(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, win, &rq);
+	MPI_Error_class(err, &class);
+	char msg[MPI_MAX_ERROR_STRING];
+	int len;
+	MPI_Error_string(err, msg, &len);
+	CHECK(class == MPI_ERR_RMA_SYNC && strstr(msg, "MPI_Rget") && strstr(msg, "Rget on rank") && !strstr(msg, "Rput"),
+	      "Rget outside an epoch: class %d: %s", class, msg);
 	MPI_Win_lock_all(0, win);
 	err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, win); /* rank 0 holds one double */
 	MPI_Error_class(err, &class);

@@ -7,6 +7,7 @@
  */
 #include <mpi.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -213,18 +214,194 @@ static void c_shared_barrier(void)
 	MPI_Win_unlock_all(win);
 }
 
-/* OpenMP threads of rank 0 store to window memory rank 1 puts to. */
+/* An OpenMP thread of rank 0 stores to window memory rank 1 puts to. */
 static void c_omp_window(void)
 {
 	MPI_Win_fence(0, win);
 	if (rank == 1) {
 		MPI_Put(buf, 1, MPI_LONG, 0, 9, 1, MPI_LONG, win); /* race */
 	} else {
-#pragma omp parallel
-		mine[9] = omp_get_thread_num(); /* race */
+#pragma omp parallel num_threads(2)
+		if (omp_get_thread_num() == 1)
+			mine[9] = 1; /* race */
 	}
 	MPI_Win_fence(0, win);
 }
+
+static volatile long sink;
+
+/* Threads have clocks of their own: thread 0 of rank 0 gets into window
+ * memory (its own part) what thread 1 reads, with nothing ordering the
+ * two; then the same with a barrier between. */
+static void c_omp_get_thread(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+				MPI_Get(&mine[4], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win); /* race */
+				MPI_Win_unlock(1, win);
+			} else {
+				sink = mine[4]; /* race */
+			}
+		}
+	}
+}
+
+static void c_omp_get_barrier(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+				MPI_Get(&mine[4], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win);
+				MPI_Win_unlock(1, win);
+			}
+#pragma omp barrier
+			if (omp_get_thread_num() == 1)
+				sink = mine[4];
+		}
+	}
+}
+
+/* Thread 0 of rank 0 puts to rank 1 under a lock; thread 1 enters the
+ * barrier, whether before or after the Put in time, nothing orders the
+ * two: rank 1's load after the barrier is not ordered after the Put. With
+ * the thread that put calling the barrier, it is. */
+static void c_omp_put_other_barrier(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+				MPI_Put(buf, 1, MPI_LONG, 1, 11, 1, MPI_LONG, win); /* race */
+				MPI_Win_unlock(1, win);
+			} else {
+				MPI_Barrier(MPI_COMM_WORLD);
+			}
+		}
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		sink = mine[11]; /* race */
+	}
+}
+
+static void c_omp_put_same_barrier(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+				MPI_Put(buf, 1, MPI_LONG, 1, 11, 1, MPI_LONG, win);
+				MPI_Win_unlock(1, win);
+				MPI_Barrier(MPI_COMM_WORLD);
+			}
+		}
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		sink = mine[11];
+	}
+}
+
+/* A critical section, a task waited for, an atomic flag: each orders a
+ * thread's store before the other's load. */
+static void c_omp_critical(void)
+{
+	if (rank == 0) {
+		int done = 0;
+#pragma omp parallel num_threads(2)
+		for (;;) {
+			int stop = 0;
+#pragma omp critical
+			{
+				if (omp_get_thread_num() == 0 && !done) {
+					mine[5] = 5;
+					done = 1;
+				} else if (omp_get_thread_num() == 1 && done) {
+					sink = mine[5];
+					stop = 1;
+				}
+				if (omp_get_thread_num() == 0 && done)
+					stop = 1;
+			}
+			if (stop)
+				break;
+		}
+	}
+}
+
+static void c_omp_task_wait(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+		{
+#pragma omp task
+			mine[6] = 6;
+#pragma omp taskwait
+			sink = mine[6];
+		}
+	}
+}
+
+static void c_omp_atomic_flag(void)
+{
+	if (rank == 0) {
+		atomic_int flag = 0;
+#pragma omp parallel num_threads(2)
+		{
+			if (omp_get_thread_num() == 0) {
+				mine[7] = 7;
+				atomic_store(&flag, 1);
+			} else {
+				while (!atomic_load(&flag))
+					;
+				sink = mine[7];
+			}
+		}
+	}
+}
+
+/* POSIX threads: created after the main thread's store and joined before
+ * its next, a thread's store is ordered; two threads' stores to one word
+ * without a lock are not, with a mutex they are. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *store_8(void *locked);
+
+static void pthreads(int locked)
+{
+	if (rank != 0)
+		return;
+	pthread_t t;
+	mine[8] = 1;
+	pthread_create(&t, NULL, store_8, locked ? &mu : NULL);
+	if (locked)
+		pthread_mutex_lock(&mu);
+	mine[8] = 3; /* race */
+	if (locked)
+		pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+	mine[8] = 4;
+}
+
+/* (After pthreads, whose racy variant's marks are its own.) */
+static void *store_8(void *locked)
+{
+	if (locked)
+		pthread_mutex_lock(&mu);
+	mine[8] = 2; /* race */
+	if (locked)
+		pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void c_pthread_store(void) { pthreads(0); }
+static void c_pthread_mutex(void) { pthreads(1); }
 
 /* OpenMP threads of rank 1 write the origin buffer of a pending Put. */
 static void c_omp_origin(void)
@@ -560,6 +737,15 @@ static const struct {
 	{"omp_window", c_omp_window},
 	{"omp_origin", c_omp_origin},
 	{"omp_ordered", c_omp_ordered},
+	{"omp_get_thread", c_omp_get_thread},
+	{"omp_get_barrier", c_omp_get_barrier},
+	{"omp_put_other_barrier", c_omp_put_other_barrier},
+	{"omp_put_same_barrier", c_omp_put_same_barrier},
+	{"omp_critical", c_omp_critical},
+	{"omp_task_wait", c_omp_task_wait},
+	{"omp_atomic_flag", c_omp_atomic_flag},
+	{"pthread_store", c_pthread_store},
+	{"pthread_mutex", c_pthread_mutex},
 	{"loop_local", c_loop_local},
 	{"loop_ordered", c_loop_ordered},
 	{"rput_origin", c_rput_origin},
