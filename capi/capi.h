@@ -218,8 +218,8 @@ typedef struct {
 	int32_t thread; /* shmrun_chk_thread() of the thread that made it */
 } shmrun_chk_run;
 /* shmrun_chk_thread is the calling thread's number for the checker's
- * clocks: the first to ask gets 0 (MPI_Init asks), the next 1, ..., all
- * beyond shmrun_chk_threads-1 that one. */
+ * clocks: the first to ask gets 0 (MPI_Init asks), the next 1, ...; when
+ * none is left, shmrun_chk_threads-1. */
 int shmrun_chk_thread(void);
 extern int shmrun_chk_threads;
 /* shmrun_chk_omp_on: the wrappers of omp.c and pthread.c tell the
@@ -235,6 +235,11 @@ void shmrun_chk_atomic_acquire(void);
  * address; shmrun_chk_real is libgomp's or libc's function name. */
 uintptr_t shmrun_chk_new_key(void);
 void *shmrun_chk_real(const char *name);
+/* OpenMP sections run as threads of their own (omp.c): a thread number
+ * never given before (-1: none is left), and the calling thread's number
+ * set to it and back. */
+int shmrun_chk_take_slot(void);
+void shmrun_chk_set_thread(int slot);
 int shmrun_chk_drain(shmrun_chk_run *out, int max);
 extern uint32_t shmrun_chk_buffered;
 static inline uint32_t shmrun_chk_any(void) { return __atomic_load_n(&shmrun_chk_buffered, __ATOMIC_SEQ_CST); }

@@ -130,7 +130,6 @@ enum { RUNS = 8 };
 typedef struct chk_buf {
 	uint32_t lock; /* held inside a hook or a drain, never across one */
 	uint32_t n;
-	int32_t thread; /* its thread's shmrun_chk_thread() */
 	uint32_t mru[2]; /* the runs extended last and before */
 	shmrun_chk_run r[RUNS];
 	struct chk_buf *next;
@@ -142,17 +141,47 @@ static TLS chk_buf *chk_mine;
 
 int shmrun_chk_threads = 1; /* the Go half sets rmacheck.Threads */
 int shmrun_chk_omp_on;
-static uint32_t chk_threads_seen;
 static TLS int chk_thread = -1;
+
+/* Thread numbers are handed out once: threads take them from the bottom
+ * (the thread calling MPI_Init first), OpenMP sections from the top (a
+ * number given to a second section would carry the first's past into it,
+ * hiding a race between them: no number is given twice). chk_numbers is
+ * the next from the bottom in its low half, the last free from the top
+ * plus one in its high half (0: not set up yet). */
+static uint32_t chk_numbers;
+
+static int take(int top)
+{
+	uint32_t v = __atomic_load_n(&chk_numbers, __ATOMIC_RELAXED);
+	for (;;) {
+		uint32_t lo = v & 0xffff, hi = v >> 16;
+		if (hi == 0)
+			hi = (uint32_t)shmrun_chk_threads;
+		if (lo >= hi)
+			return -1;
+		uint32_t nv = top ? lo | (hi - 1) << 16 : (lo + 1) | hi << 16;
+		if (__atomic_compare_exchange_n(&chk_numbers, &v, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return top ? (int)(hi - 1) : (int)lo;
+	}
+}
 
 int shmrun_chk_thread(void)
 {
 	shmrun_chk_dirty = 1; /* the checker is at work for this thread */
 	if (chk_thread < 0) {
-		uint32_t t = __atomic_fetch_add(&chk_threads_seen, 1, __ATOMIC_RELAXED);
-		chk_thread = t < (uint32_t)shmrun_chk_threads ? (int)t : shmrun_chk_threads - 1;
+		int t = take(0);
+		chk_thread = t >= 0 ? t : shmrun_chk_threads - 1;
 	}
 	return chk_thread;
+}
+
+int shmrun_chk_take_slot(void) { return take(1); }
+
+void shmrun_chk_set_thread(int slot)
+{
+	shmrun_chk_dirty = 1;
+	chk_thread = slot;
 }
 
 static void buf_lock(chk_buf *b)
@@ -172,7 +201,7 @@ static chk_buf *buf_mine(void)
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return NULL;
-	b->thread = shmrun_chk_thread();
+	shmrun_chk_thread(); /* chk_thread set */
 	b->next = __atomic_load_n(&chk_bufs, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&chk_bufs, &b->next, b, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
@@ -182,7 +211,7 @@ static chk_buf *buf_mine(void)
 /* grows reports whether run r takes the access, and grows it. */
 static inline int grows(shmrun_chk_run *r, uint32_t id, uintptr_t lo, uintptr_t n, int write, uintptr_t pc)
 {
-	if (r->pc != pc || r->id != id || r->write != write || lo > r->hi || lo + n < r->lo)
+	if (r->pc != pc || r->id != id || r->write != write || r->thread != chk_thread || lo > r->hi || lo + n < r->lo)
 		return 0;
 	if (lo < r->lo)
 		r->lo = lo;
@@ -233,7 +262,7 @@ static void chk_window(uint32_t id, uintptr_t lo, uintptr_t n, int write, uintpt
 	} else {
 		b->n++;
 	}
-	b->r[i] = (shmrun_chk_run){lo, lo + n, pc, id, write, b->thread};
+	b->r[i] = (shmrun_chk_run){lo, lo + n, pc, id, write, chk_thread};
 	b->mru[1] = b->mru[0];
 	b->mru[0] = i;
 	__atomic_store_n(&shmrun_chk_buffered, 1, __ATOMIC_RELAXED);

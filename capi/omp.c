@@ -21,9 +21,12 @@
  *             finished tasks.
  *   critical, atomic, ordered, omp_set_lock/omp_unset_lock: release at the
  *             exit, acquire at the entry.
+ *   sections: each section runs as a thread of its own (below); their
+ *             ends before the barrier's, the region's end.
  *   task:     the creator's past before the task; a finished task before a
- *             taskwait, a taskgroup's end, a barrier (every finished task of
- *             the team: more than the children, never less).
+ *             taskwait, a taskgroup's end, a barrier, and before every task
+ *             that starts after it (every finished task of the team: more
+ *             than the children and the dependences, never less).
  * A task with a copy function (C++ firstprivate objects) runs unwrapped:
  * its start is not ordered after its creation, so what it and its creator
  * did before may be reported when another thread runs it.
@@ -50,11 +53,11 @@ typedef struct team {
 	omp_fn fn;
 	void *data;
 	/* The objects: their addresses are their keys. */
-	char fork, join, barrier, tasks, ordered;
+	char fork, join, barrier, tasks, ordered, sections;
 } team;
 
 static TLS team *cur_team; /* the innermost region this thread is a member of */
-static char no_team_barrier, no_team_tasks, no_team_ordered, critical_unnamed, atomic_global;
+static char no_team_barrier, no_team_tasks, no_team_ordered, no_team_sections, critical_unnamed, atomic_global;
 static uintptr_t new_keys; /* keys of objects that are no address */
 
 uintptr_t shmrun_chk_new_key(void) { return (uintptr_t)1 << 63 | __atomic_add_fetch(&new_keys, 1, __ATOMIC_RELAXED); }
@@ -65,6 +68,13 @@ static inline void sync_obj(int op, const volatile void *key) { shmChkOmp(op, (u
 void *shmrun_chk_real(const char *name)
 {
 	void *f = dlsym(RTLD_DEFAULT, name);
+	if (!f && (strncmp(name, "GOMP_", 5) == 0 || strncmp(name, "omp_", 4) == 0)) {
+		/* Every call of the program's to libgomp wrapped, the linker
+		 * (--as-needed) left libgomp out: load it. */
+		void *lib = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+		if (lib)
+			f = dlsym(lib, name);
+	}
 	if (!f) {
 		fprintf(stderr, "shmrun --check: %s: libgomp's %s is not found: %s\n", __func__, name, dlerror());
 		abort();
@@ -101,7 +111,8 @@ static void team_end(team *t)
 {
 	sync_obj(ACQ, &t->join);
 	sync_obj(ACQ, &t->tasks);
-	const void *keys[] = {&t->fork, &t->join, &t->barrier, &t->tasks, &t->ordered};
+	sync_obj(ACQ, &t->sections);
+	const void *keys[] = {&t->fork, &t->join, &t->barrier, &t->tasks, &t->ordered, &t->sections};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		sync_obj(DROP, keys[i]);
 }
@@ -181,6 +192,71 @@ static void barrier_out(void)
 	team *t = cur_team;
 	sync_obj(ACQ, t ? &t->barrier : &no_team_barrier);
 	sync_obj(ACQ, t ? &t->tasks : &no_team_tasks);
+	sync_obj(ACQ, t ? &t->sections : &no_team_sections);
+}
+
+/* A section runs as a thread of its own (a clock entry never used
+ * before, forked from the thread that runs it): which thread libgomp
+ * gives a section to is the schedule's choice, and two sections on one
+ * thread are still unordered to OpenMP. Its end releases into the team's
+ * sections object, which a barrier, the region's end and sections_end
+ * acquire. Once the rank's entries are used up (rmacheck.Threads, the
+ * threads' first), a section runs as its thread: two sections that one
+ * thread runs are then ordered in that run. */
+static TLS int sec_slot = -1, own_slot;
+
+static void section_end(void)
+{
+	if (sec_slot < 0)
+		return;
+	team *t = cur_team;
+	sync_obj(REL, t ? &t->sections : &no_team_sections);
+	shmrun_chk_set_thread(own_slot);
+	sec_slot = -1;
+}
+
+static void section_begin(void)
+{
+	int s = shmrun_chk_take_slot();
+	if (s < 0)
+		return;
+	const void *k = (const void *)shmrun_chk_new_key();
+	sync_obj(REL, k);
+	own_slot = shmrun_chk_thread();
+	shmrun_chk_set_thread(s);
+	sec_slot = s;
+	sync_obj(ACQ, k);
+	sync_obj(DROP, k);
+}
+
+static unsigned section_next(unsigned id)
+{
+	section_end();
+	if (id != 0)
+		section_begin();
+	return id;
+}
+
+unsigned __wrap_GOMP_sections_start(unsigned count)
+{
+	REAL(GOMP_sections_start, unsigned (*)(unsigned));
+	unsigned id = real(count);
+	return on() ? section_next(id) : id;
+}
+
+unsigned __wrap_GOMP_sections_next(void)
+{
+	REAL(GOMP_sections_next, unsigned (*)(void));
+	unsigned id = real();
+	return on() ? section_next(id) : id;
+}
+
+void __wrap_GOMP_sections_end_nowait(void)
+{
+	REAL(GOMP_sections_end_nowait, void (*)(void));
+	if (on())
+		section_end();
+	real();
 }
 
 /* The barriers: GOMP_barrier, and the ends of for and sections. */
@@ -192,6 +268,7 @@ static void barrier_out(void)
 			real();                                                                                  \
 			return;                                                                                  \
 		}                                                                                                \
+		section_end();                                                                                   \
 		barrier_in();                                                                                    \
 		real();                                                                                          \
 		barrier_out();                                                                                   \
@@ -202,6 +279,7 @@ static void barrier_out(void)
 		REAL(name, bool (*)(void));                                                                      \
 		if (!on())                                                                                       \
 			return real();                                                                           \
+		section_end();                                                                                   \
 		barrier_in();                                                                                    \
 		bool r = real();                                                                                 \
 		barrier_out();                                                                                   \
@@ -295,6 +373,9 @@ static void task_body(void *p)
 	team *t = h->t;
 	sync_obj(ACQ, (void *)h->key);
 	sync_obj(DROP, (void *)h->key);
+	/* Every task of the team finished so far: those it depends on among
+	 * them (depend clauses are not read: more order, never less). */
+	sync_obj(ACQ, t ? &t->tasks : &no_team_tasks);
 	h->fn((char *)p + h->off);
 	sync_obj(REL, t ? &t->tasks : &no_team_tasks);
 }

@@ -368,6 +368,7 @@ var CheckWrapped = []string{
 	"GOMP_parallel_loop_runtime", "GOMP_parallel_loop_nonmonotonic_runtime",
 	"GOMP_parallel_loop_maybe_nonmonotonic_runtime",
 	"GOMP_barrier", "GOMP_loop_end", "GOMP_sections_end",
+	"GOMP_sections_start", "GOMP_sections_next", "GOMP_sections_end_nowait",
 	"GOMP_barrier_cancel", "GOMP_loop_end_cancel", "GOMP_sections_end_cancel",
 	"GOMP_critical_start", "GOMP_critical_end", "GOMP_atomic_start", "GOMP_atomic_end",
 	"GOMP_ordered_start", "GOMP_ordered_end", "GOMP_critical_name_start", "GOMP_critical_name_end",

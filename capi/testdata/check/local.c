@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <omp.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -366,11 +367,128 @@ static void c_omp_atomic_flag(void)
 	}
 }
 
+/* Two sections of one construct are unordered whichever threads run
+ * them (one thread may run both); two constructs are ordered by the
+ * barrier at the first one's end. */
+static void c_omp_sections(void)
+{
+	if (rank == 0) {
+#pragma omp parallel sections num_threads(2)
+		{
+#pragma omp section
+			mine[2] = 2; /* race */
+#pragma omp section
+			sink = mine[2]; /* race */
+		}
+	}
+}
+
+static void c_omp_sections_barrier(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+#pragma omp sections
+			{
+#pragma omp section
+				mine[2] = 2;
+			}
+#pragma omp sections
+			{
+#pragma omp section
+				sink = mine[2];
+			}
+		}
+	}
+}
+
+/* More orders between threads, each race-free: nested regions and a
+ * barrier; tasks ordered by depend; omp locks; a condition variable; a
+ * semaphore. */
+static void c_omp_nested(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+		{
+			int outer = omp_get_thread_num();
+#pragma omp parallel num_threads(2)
+			if (omp_get_thread_num() == 0)
+				mine[12 + outer] = outer;
+#pragma omp barrier
+			if (outer == 1)
+				sink = mine[12] + mine[13];
+		}
+	}
+}
+
+static void c_omp_task_depend(void)
+{
+	if (rank == 0) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+		{
+#pragma omp task depend(out : mine[13])
+			mine[13] = 13;
+#pragma omp task depend(in : mine[13])
+			sink = mine[13];
+		}
+	}
+}
+
+static void c_omp_lock(void)
+{
+	if (rank == 0) {
+		omp_lock_t l;
+		omp_init_lock(&l);
+#pragma omp parallel num_threads(2)
+		for (int i = 0; i < 100; i++) {
+			omp_set_lock(&l);
+			mine[14]++;
+			omp_unset_lock(&l);
+		}
+		omp_destroy_lock(&l);
+	}
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready;
+static sem_t sem;
+
+static void *consume(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	while (!ready)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	sink = mine[15];
+	sem_wait(&sem);
+	sink = mine[3];
+	return NULL;
+}
+
+static void c_pthread_cond_sem(void)
+{
+	if (rank != 0)
+		return;
+	pthread_t t;
+	sem_init(&sem, 0, 0);
+	pthread_create(&t, NULL, consume, NULL);
+	mine[15] = 15;
+	pthread_mutex_lock(&mu);
+	ready = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	mine[3] = 3;
+	sem_post(&sem);
+	pthread_join(t, NULL);
+	sem_destroy(&sem);
+}
+
 /* POSIX threads: created after the main thread's store and joined before
  * its next, a thread's store is ordered; two threads' stores to one word
  * without a lock are not, with a mutex they are. */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-
 static void *store_8(void *locked);
 
 static void pthreads(int locked)
@@ -744,6 +862,12 @@ static const struct {
 	{"omp_critical", c_omp_critical},
 	{"omp_task_wait", c_omp_task_wait},
 	{"omp_atomic_flag", c_omp_atomic_flag},
+	{"omp_sections", c_omp_sections},
+	{"omp_sections_barrier", c_omp_sections_barrier},
+	{"omp_nested", c_omp_nested},
+	{"omp_task_depend", c_omp_task_depend},
+	{"omp_lock", c_omp_lock},
+	{"pthread_cond_sem", c_pthread_cond_sem},
 	{"pthread_store", c_pthread_store},
 	{"pthread_mutex", c_pthread_mutex},
 	{"loop_local", c_loop_local},
