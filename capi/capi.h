@@ -221,6 +221,7 @@ typedef struct {
  * clocks: the first to ask gets 0 (MPI_Init asks), the next 1, ...; when
  * none is left, shmrun_chk_threads-1. */
 int shmrun_chk_thread(void);
+extern uint32_t shmrun_chk_numbers; /* thread numbers given (chk.c) */
 extern int shmrun_chk_threads;
 /* shmrun_chk_omp_on: the wrappers of omp.c and pthread.c tell the
  * checker what orders threads. */

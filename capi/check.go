@@ -41,7 +41,15 @@ var chkOn = rmacheck.On()
 func chkThreads() {
 	C.shmrun_chk_threads = rmacheck.Threads
 	C.shmrun_chk_thread()
-	rmacheck.ThreadOf = func() int { return int(C.shmrun_chk_thread()) }
+	rmacheck.ThreadOf = func() int {
+		// One thread numbered (MPI_Init's, 0): no C call. A thread that
+		// has no number yet, calling MPI, counts as thread 0 meanwhile
+		// (more order, never less).
+		if C.shmrun_chk_numbers == 1 {
+			return 0
+		}
+		return int(C.shmrun_chk_thread())
+	}
 	C.shmrun_chk_omp_on = 1
 }
 
@@ -78,14 +86,22 @@ type chkOp struct {
 	result            bool   // the call writes the buffer (Get's origin, a result buffer)
 	what              string // "origin", "result", "compare"
 	runs              [][2]uintptr
+	settle            []chkSettled // its bytes in window memory mapped here (chkSettle)
+}
+
+// chkSettled is a pending call's buffer bytes [lo, lo+n) in part p.
+type chkSettled struct {
+	p     chkPart
+	lo, n uintptr
 }
 
 var chk struct {
 	sync.Mutex
-	next  uint32
-	parts map[uint32]chkPart
-	ops   []chkOp // pending calls, oldest first
-	full  bool
+	settling int // pending calls with bytes in window memory
+	next     uint32
+	parts    map[uint32]chkPart
+	ops      []chkOp // pending calls, oldest first
+	full     bool
 }
 
 // chkAdd puts [lo, lo+n) of kind in the table. chk is locked.
@@ -203,7 +219,7 @@ func chkFinalize() {
 	chk.Lock()
 	defer chk.Unlock()
 	C.shmrun_chk_del(1<<C.SHMRUN_CHK_WIN|1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, 0, -1, 0)
-	chk.parts, chk.ops = map[uint32]chkPart{}, nil
+	chk.parts, chk.ops, chk.settling = map[uint32]chkPart{}, nil, 0
 }
 
 // chkFree drops everything of window h (MPI_Win_free).
@@ -219,7 +235,7 @@ func chkFree(h uintptr) {
 			delete(chk.parts, id)
 		}
 	}
-	chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.h == h })
+	chkDropOps(func(o chkOp) bool { return o.h == h })
 }
 
 // chkComplete drops the buffers of window h's calls to target (-1: every
@@ -234,7 +250,7 @@ func chkComplete(h uintptr, target int) {
 		return
 	}
 	C.shmrun_chk_del(1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), C.int32_t(target), 0)
-	chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) })
+	chkDropOps(func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) })
 }
 
 // chkSettle records the buffers in window memory mapped here of the
@@ -258,17 +274,16 @@ func chkSettle(h uintptr, target int, first uint32, n int) {
 	}
 	var acc []access
 	chk.Lock()
+	if chk.settling == 0 {
+		chk.Unlock()
+		return
+	}
 	for _, o := range chk.ops {
-		if h != 0 && (o.h != h || target >= 0 && o.target != target) || h == 0 && (o.id < first || o.id >= first+uint32(n)) {
+		if len(o.settle) == 0 || h != 0 && (o.h != h || target >= 0 && o.target != target) || h == 0 && (o.id < first || o.id >= first+uint32(n)) {
 			continue
 		}
-		for _, r := range o.runs {
-			for _, p := range chk.parts {
-				lo, hi := max(r[0], p.base), min(r[1], p.base+p.n)
-				if lo < hi {
-					acc = append(acc, access{p, lo, hi - lo, o.result, o.site, o.call + "'s " + o.what + " buffer"})
-				}
-			}
+		for _, st := range o.settle {
+			acc = append(acc, access{st.p, st.lo, st.n, o.result, o.site, o.call + "'s " + o.what + " buffer"})
 		}
 	}
 	chk.Unlock()
@@ -278,6 +293,17 @@ func chkSettle(h uintptr, target int, first uint32, n int) {
 			lo -= uint64(a.p.base)
 		}
 		rmacheck.LocalAccess(a.p.w, a.p.target, lo, uint64(a.n), a.write, a.site, 0, a.how)
+	}
+}
+
+// chkDropOps drops the pending calls drop says. chk is locked.
+func chkDropOps(drop func(o chkOp) bool) {
+	chk.ops = slices.DeleteFunc(chk.ops, drop)
+	chk.settling = 0
+	for _, o := range chk.ops {
+		if len(o.settle) > 0 {
+			chk.settling++
+		}
 	}
 }
 
@@ -329,6 +355,14 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) (
 		chkPending(o)
 		for _, r := range o.runs {
 			chkAdd(r[0], int64(r[1]-r[0]), kind, op, h, target)
+			for _, p := range chk.parts {
+				if lo, hi := max(r[0], p.base), min(r[1], p.base+p.n); lo < hi {
+					o.settle = append(o.settle, chkSettled{p, lo, hi - lo})
+				}
+			}
+		}
+		if len(o.settle) > 0 {
+			chk.settling++
 		}
 		chk.ops = append(chk.ops, o)
 	}
@@ -384,7 +418,7 @@ func chkDone(first uint32, n int) {
 	for i := range n {
 		id := first + uint32(i)
 		C.shmrun_chk_del(0, 0, 0, C.uint32_t(id))
-		chk.ops = slices.DeleteFunc(chk.ops, func(o chkOp) bool { return o.id == id })
+		chkDropOps(func(o chkOp) bool { return o.id == id })
 	}
 }
 

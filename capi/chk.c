@@ -146,14 +146,16 @@ static TLS int chk_thread = -1;
 /* Thread numbers are handed out once: threads take them from the bottom
  * (the thread calling MPI_Init first), OpenMP sections from the top (a
  * number given to a second section would carry the first's past into it,
- * hiding a race between them: no number is given twice). chk_numbers is
+ * hiding a race between them: no number is given twice). shmrun_chk_numbers is
  * the next from the bottom in its low half, the last free from the top
- * plus one in its high half (0: not set up yet). */
-static uint32_t chk_numbers;
+ * plus one in its high half (0: not set up yet). While it is 1, only the
+ * thread that called MPI_Init has a number: the Go half's ThreadOf reads
+ * it instead of calling shmrun_chk_thread. */
+uint32_t shmrun_chk_numbers;
 
 static int take(int top)
 {
-	uint32_t v = __atomic_load_n(&chk_numbers, __ATOMIC_RELAXED);
+	uint32_t v = __atomic_load_n(&shmrun_chk_numbers, __ATOMIC_RELAXED);
 	for (;;) {
 		uint32_t lo = v & 0xffff, hi = v >> 16;
 		if (hi == 0)
@@ -161,7 +163,7 @@ static int take(int top)
 		if (lo >= hi)
 			return -1;
 		uint32_t nv = top ? lo | (hi - 1) << 16 : (lo + 1) | hi << 16;
-		if (__atomic_compare_exchange_n(&chk_numbers, &v, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&shmrun_chk_numbers, &v, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return top ? (int)(hi - 1) : (int)lo;
 	}
 }

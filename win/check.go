@@ -57,6 +57,26 @@ var (
 	nameCStoreSlice    = rmacheck.Name("StoreSlice")
 )
 
+// callName is call's name in the records: the common ones without
+// rmacheck.Name's map.
+func callName(call string) uint32 {
+	switch call {
+	case "Put":
+		return namePut
+	case "Get":
+		return nameGet
+	case "Accumulate":
+		return nameAccumulate
+	case "GetAccumulate":
+		return nameGetAccumulate
+	case "FetchAndOp":
+		return nameFetchAndOp
+	case "CompareAndSwap":
+		return nameCompareAndSwap
+	}
+	return rmacheck.Name(call)
+}
+
 // epochOf is the epoch a call of this rank to target is in, for the
 // checker's reports.
 func (w *Win) epochOf(target int) rmacheck.Epoch {
@@ -103,7 +123,7 @@ func (w *Win) checkTyped(call string, target, disp, tcount int, ttype *dtype.Typ
 	if target == ProcNull || w.chk == nil || uint(target) >= uint(w.size) || !w.ep.canAccess(target) {
 		return // an error the call returns
 	}
-	base, epoch, name := int64(w.lo(target, disp)), w.epochOf(target), rmacheck.Name(call)
+	base, epoch, name := int64(w.lo(target, disp)), w.epochOf(target), callName(call)
 	_ = ttype.Each(tcount, func(off, n int64) bool {
 		w.chk.Access(&rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
 			Call: name, Epoch: epoch})
