@@ -226,10 +226,14 @@ extern int shmrun_chk_threads;
 /* shmrun_chk_omp_on: the wrappers of omp.c and pthread.c tell the
  * checker what orders threads. */
 extern int shmrun_chk_omp_on;
-/* shmrun_chk_dirty: this thread has something to release through the
- * atomics' object (pthread.c): a window access or a checker call since
- * its last release there. */
-extern __thread int shmrun_chk_dirty __attribute__((tls_model("initial-exec")));
+/* shmrun_chk_mark notes that the calling thread's clock has something to
+ * release through the atomics' object (pthread.c): a window access or a
+ * checker call since its last release there. Per thread number, not per
+ * thread: a section's number is a clock of its own. */
+void shmrun_chk_mark(void);
+enum { SHMRUN_CHK_NUMBERS = 32 }; /* at least rmacheck.Threads */
+extern int shmrun_chk_dirty[SHMRUN_CHK_NUMBERS];
+int shmrun_chk_current(void); /* the calling thread's number, -1 if none yet */
 void shmrun_chk_atomic_release(void);
 void shmrun_chk_atomic_acquire(void);
 /* shmrun_chk_new_key is a fresh synchronization object's key, above any

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -39,7 +40,7 @@ var chkOn = rmacheck.On()
 // telling the checker of forks, joins, barriers, criticals, locks and
 // tasks.
 func chkThreads() {
-	C.shmrun_chk_threads = rmacheck.Threads
+	C.shmrun_chk_threads = C.int(min(rmacheck.Threads, C.SHMRUN_CHK_NUMBERS))
 	C.shmrun_chk_thread()
 	rmacheck.ThreadOf = func() int {
 		// One thread numbered (MPI_Init's, 0): no C call. A thread that
@@ -87,6 +88,8 @@ type chkOp struct {
 	what              string // "origin", "result", "compare"
 	runs              [][2]uintptr
 	settle            []chkSettled // its bytes in window memory mapped here (chkSettle)
+	entry             int          // the thread that made it (rmacheck.Now)
+	issue             uint32       // its clock then
 }
 
 // chkSettled is a pending call's buffer bytes [lo, lo+n) in part p.
@@ -183,11 +186,16 @@ func chkAttach(h uintptr, w *win.Win, b []byte, attach bool) {
 // hooks have gathered (rmacheck.BeforeClock: before this process's clock
 // changes, and before MPI_Win_free frees a window).
 func chkFlush() {
-	if C.shmrun_chk_any() == 0 {
+	// A drain another thread has begun may hold this thread's runs: they
+	// must be recorded before this thread's clock changes, so wait for it
+	// (the drainer counts itself in before it takes any run).
+	if C.shmrun_chk_any() == 0 && drain.active.Load() == 0 {
 		return
 	}
 	drain.Lock()
 	defer drain.Unlock()
+	drain.active.Add(1)
+	defer drain.active.Add(-1)
 	if drain.runs == nil {
 		drain.runs = cArray((*C.shmrun_chk_run)(C.calloc(64, C.sizeof_shmrun_chk_run)), 64)
 	}
@@ -205,7 +213,8 @@ func chkFlush() {
 // drain is chkFlush's buffer, in C memory (passed to C on every drain).
 var drain struct {
 	sync.Mutex
-	runs []C.shmrun_chk_run
+	active atomic.Int32 // a drain is under way (chkFlush)
+	runs   []C.shmrun_chk_run
 }
 
 // chkFinalize records what the hooks gathered and empties the table
@@ -227,6 +236,8 @@ func chkFree(h uintptr) {
 	if !chkOn {
 		return
 	}
+	drain.Lock() // no drain records into the window once this returns
+	defer drain.Unlock()
 	chk.Lock()
 	defer chk.Unlock()
 	C.shmrun_chk_del(1<<C.SHMRUN_CHK_WIN|1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), -1, 0)
@@ -249,9 +260,33 @@ func chkComplete(h uintptr, target int) {
 	if len(chk.ops) == 0 {
 		return
 	}
-	C.shmrun_chk_del(1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), C.int32_t(target), 0)
-	chkDropOps(func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) })
+	mine := func(o chkOp) bool { return o.h == h && (target < 0 || o.target == target) }
+	keep := false
+	for _, o := range chk.ops {
+		if mine(o) && !o.known() {
+			keep = true
+			break
+		}
+	}
+	if !keep { // the common case: one call of the table's
+		C.shmrun_chk_del(1<<C.SHMRUN_CHK_READ_BY_RMA|1<<C.SHMRUN_CHK_WRITTEN_BY_RMA, C.uintptr_t(h), C.int32_t(target), 0)
+		chkDropOps(mine)
+		return
+	}
+	chkDropOps(func(o chkOp) bool {
+		if !mine(o) || !o.known() {
+			return false
+		}
+		C.shmrun_chk_del(0, 0, 0, C.uint32_t(o.id))
+		return true
+	})
 }
+
+// known reports whether the calling thread knows call o was made (made
+// it, or learned its thread's clock then): MPI completes at a flush the
+// process's calls made before it, which another thread's call is only
+// when something orders it first. The others stay pending.
+func (o chkOp) known() bool { return rmacheck.Knows(o.entry, o.issue) }
 
 // chkSettle records the buffers in window memory mapped here of the
 // pending calls that complete now: window h's to target (-1: every
@@ -279,7 +314,7 @@ func chkSettle(h uintptr, target int, first uint32, n int) {
 		return
 	}
 	for _, o := range chk.ops {
-		if len(o.settle) == 0 || h != 0 && (o.h != h || target >= 0 && o.target != target) || h == 0 && (o.id < first || o.id >= first+uint32(n)) {
+		if len(o.settle) == 0 || h != 0 && (o.h != h || target >= 0 && o.target != target || !o.known()) || h == 0 && (o.id < first || o.id >= first+uint32(n)) {
 			continue
 		}
 		for _, st := range o.settle {
@@ -325,6 +360,7 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) (
 	}
 	id, epoch := rmacheck.WindowOf(w, target)
 	site := callSite()
+	entry, issue := rmacheck.Now()
 	chk.Lock()
 	defer chk.Unlock()
 	for _, b := range bufs {
@@ -340,7 +376,8 @@ func chkRMA(h uintptr, w *win.Win, call string, target int, bufs ...chkBuffer) (
 			first = op
 		}
 		n++
-		o := chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what}
+		o := chkOp{id: op, h: h, call: call, site: site, epoch: epoch, winID: id, target: target, result: b.result, what: b.what,
+			entry: entry, issue: issue}
 		base := raw.Addr(b.b)
 		if b.t == nil {
 			o.runs = [][2]uintptr{{base, base + uintptr(len(b.b))}}

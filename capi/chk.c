@@ -168,13 +168,23 @@ static int take(int top)
 	}
 }
 
+int shmrun_chk_dirty[SHMRUN_CHK_NUMBERS];
+
+int shmrun_chk_current(void) { return chk_thread; }
+
+void shmrun_chk_mark(void)
+{
+	if (chk_thread >= 0)
+		__atomic_store_n(&shmrun_chk_dirty[chk_thread], 1, __ATOMIC_RELAXED);
+}
+
 int shmrun_chk_thread(void)
 {
-	shmrun_chk_dirty = 1; /* the checker is at work for this thread */
 	if (chk_thread < 0) {
 		int t = take(0);
 		chk_thread = t >= 0 ? t : shmrun_chk_threads - 1;
 	}
+	shmrun_chk_mark(); /* the checker is at work for this thread */
 	return chk_thread;
 }
 
@@ -182,8 +192,8 @@ int shmrun_chk_take_slot(void) { return take(1); }
 
 void shmrun_chk_set_thread(int slot)
 {
-	shmrun_chk_dirty = 1;
 	chk_thread = slot;
+	shmrun_chk_mark();
 }
 
 static void buf_lock(chk_buf *b)
@@ -224,8 +234,8 @@ static inline int grows(shmrun_chk_run *r, uint32_t id, uintptr_t lo, uintptr_t 
 
 static void chk_window(uint32_t id, uintptr_t lo, uintptr_t n, int write, uintptr_t pc)
 {
-	shmrun_chk_dirty = 1;
-	chk_buf *b = buf_mine();
+	chk_buf *b = buf_mine(); /* numbers the thread */
+	shmrun_chk_mark();
 	if (!b) {
 		shmCheckLocal(id, lo, n, write, pc, shmrun_chk_thread());
 		return;

@@ -88,15 +88,25 @@ void *shmrun_chk_real(const char *name)
 	if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))                                        \
 		__atomic_store_n(&real, (type)shmrun_chk_real(#name), __ATOMIC_RELEASE)
 
+/* The section this thread runs as (omp.c's sections, below): its number,
+ * and the thread's own to return to; -1: none. */
+static TLS int sec_slot = -1, own_slot;
+
 static void team_body(void *p)
 {
 	team *t = p;
 	team *up = cur_team;
+	/* A member of a region inside a section starts outside any section of
+	 * the new team; the outer section resumes after. */
+	int sec = sec_slot, own = own_slot;
+	sec_slot = -1;
 	cur_team = t;
 	sync_obj(ACQ, &t->fork);
 	t->fn(t->data);
 	sync_obj(REL, &t->join);
 	cur_team = up;
+	sec_slot = sec;
+	own_slot = own;
 }
 
 static void team_begin(team *t, omp_fn fn, void *data)
@@ -203,8 +213,6 @@ static void barrier_out(void)
  * acquire. Once the rank's entries are used up (rmacheck.Threads, the
  * threads' first), a section runs as its thread: two sections that one
  * thread runs are then ordered in that run. */
-static TLS int sec_slot = -1, own_slot;
-
 static void section_end(void)
 {
 	if (sec_slot < 0)
@@ -416,4 +424,12 @@ void __wrap_GOMP_task(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long
 			sync_obj(ACQ, cur_team ? &cur_team->tasks : &no_team_tasks);                             \
 	}
 TASK_WAIT(GOMP_taskwait)
+
+void __wrap_GOMP_taskwait_depend(void **depend)
+{
+	REAL(GOMP_taskwait_depend, void (*)(void **));
+	real(depend);
+	if (on())
+		sync_obj(ACQ, cur_team ? &cur_team->tasks : &no_team_tasks);
+}
 TASK_WAIT(GOMP_taskgroup_end)

@@ -1,12 +1,13 @@
 /* shmcc --check: what orders a C program's POSIX threads, and its atomics,
  * told to the checker (see omp.c for OpenMP's constructs and how).
  *
- *   pthread_create: the creator's past before the new thread's start;
- *                   pthread_join: the thread's end (its return from its
- *                   start routine; pthread_exit is not seen) before what
+ *   pthread_create (thrd_create): the creator's past before the new
+ *                   thread's start; pthread_join (thrd_join): the thread's
+ *                   end (its return, or pthread_exit/thrd_exit) before what
  *                   follows the join.
- *   mutexes, read-write locks, spin locks: release at the unlock,
- *                   acquire at the lock (or a successful try).
+ *   mutexes, read-write locks, spin locks, C11 mtx_t: release at the
+ *                   unlock, acquire at the lock (or a successful try, timed
+ *                   or clock-selecting form).
  *   condition variables: a wait releases and acquires its mutex, and
  *                   acquires what signal and broadcast released.
  *   semaphores:     sem_post releases, a successful wait acquires.
@@ -26,6 +27,8 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <threads.h>
+#include <time.h>
 
 #include "capi.h"
 #include "_cgo_export.h"
@@ -62,11 +65,14 @@ static void *thread_body(void *p)
 	return r;
 }
 
+/* Every thread starts through thread_body, even one created before
+ * MPI_Init (the checker off yet): its end, after MPI_Init, orders what
+ * its join precedes. */
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	REAL(pthread_create, int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
-	start_blk *b;
-	if (!on() || !(b = malloc(sizeof *b)))
+	start_blk *b = malloc(sizeof *b);
+	if (!b)
 		return real(t, attr, fn, arg);
 	b->fn = fn;
 	b->arg = arg;
@@ -78,6 +84,14 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 		free(b);
 	}
 	return r;
+}
+
+void __wrap_pthread_exit(void *ret)
+{
+	REAL(pthread_exit, void (*)(void *));
+	sync_obj(REL, (void *)end_key(pthread_self()));
+	real(ret);
+	__builtin_unreachable();
 }
 
 int __wrap_pthread_join(pthread_t t, void **ret)
@@ -126,23 +140,33 @@ RELEASING(sem_post, sem_t)
 RELEASING(pthread_cond_signal, pthread_cond_t)
 RELEASING(pthread_cond_broadcast, pthread_cond_t)
 
-int __wrap_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
-{
-	REAL(pthread_mutex_timedlock, int (*)(pthread_mutex_t *, const struct timespec *));
-	int r = real(m, ts);
-	if (r == 0 && on())
-		sync_obj(ACQ, m);
-	return r;
-}
-
-int __wrap_sem_timedwait(sem_t *s, const struct timespec *ts)
-{
-	REAL(sem_timedwait, int (*)(sem_t *, const struct timespec *));
-	int r = real(s, ts);
-	if (r == 0 && on())
-		sync_obj(ACQ, s);
-	return r;
-}
+/* The timed and clock-selecting forms: acquire when they succeed. */
+#define ACQUIRING_TIMED(name, T)                                                                 \
+	int __wrap_##name(T *x, const struct timespec *ts)                                       \
+	{                                                                                        \
+		REAL(name, int (*)(T *, const struct timespec *));                               \
+		int r = real(x, ts);                                                             \
+		if (r == 0 && on())                                                              \
+			sync_obj(ACQ, x);                                                        \
+		return r;                                                                        \
+	}
+#define ACQUIRING_CLOCK(name, T)                                                                 \
+	int __wrap_##name(T *x, clockid_t c, const struct timespec *ts)                          \
+	{                                                                                        \
+		REAL(name, int (*)(T *, clockid_t, const struct timespec *));                    \
+		int r = real(x, c, ts);                                                          \
+		if (r == 0 && on())                                                              \
+			sync_obj(ACQ, x);                                                        \
+		return r;                                                                        \
+	}
+ACQUIRING_TIMED(pthread_mutex_timedlock, pthread_mutex_t)
+ACQUIRING_TIMED(pthread_rwlock_timedrdlock, pthread_rwlock_t)
+ACQUIRING_TIMED(pthread_rwlock_timedwrlock, pthread_rwlock_t)
+ACQUIRING_TIMED(sem_timedwait, sem_t)
+ACQUIRING_CLOCK(pthread_mutex_clocklock, pthread_mutex_t)
+ACQUIRING_CLOCK(pthread_rwlock_clockrdlock, pthread_rwlock_t)
+ACQUIRING_CLOCK(pthread_rwlock_clockwrlock, pthread_rwlock_t)
+ACQUIRING_CLOCK(sem_clockwait, sem_t)
 
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
@@ -168,6 +192,18 @@ int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const s
 	return r;
 }
 
+int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
+{
+	REAL(pthread_cond_clockwait, int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *));
+	if (!on())
+		return real(c, m, clk, ts);
+	sync_obj(REL, m);
+	int r = real(c, m, clk, ts);
+	sync_obj(ACQ, m);
+	sync_obj(ACQ, c);
+	return r;
+}
+
 int __wrap_pthread_barrier_wait(pthread_barrier_t *b)
 {
 	REAL(pthread_barrier_wait, int (*)(pthread_barrier_t *));
@@ -179,28 +215,125 @@ int __wrap_pthread_barrier_wait(pthread_barrier_t *b)
 	return r;
 }
 
-/* Atomics: one object for all of them. */
+/* C11 threads (glibc implements them without the pthread entry points
+ * above): the same orders. */
+typedef struct {
+	int (*fn)(void *);
+	void *arg;
+	uintptr_t key;
+} c11_blk;
+
+static int c11_body(void *p)
+{
+	c11_blk b = *(c11_blk *)p;
+	free(p);
+	sync_obj(ACQ, (void *)b.key);
+	sync_obj(DROP, (void *)b.key);
+	int r = b.fn(b.arg);
+	sync_obj(REL, (void *)end_key((pthread_t)thrd_current()));
+	return r;
+}
+
+int __wrap_thrd_create(thrd_t *t, int (*fn)(void *), void *arg)
+{
+	REAL(thrd_create, int (*)(thrd_t *, int (*)(void *), void *));
+	c11_blk *b = malloc(sizeof *b);
+	if (!b)
+		return real(t, fn, arg);
+	b->fn = fn;
+	b->arg = arg;
+	b->key = shmrun_chk_new_key();
+	sync_obj(REL, (void *)b->key);
+	int r = real(t, c11_body, b);
+	if (r != thrd_success) {
+		sync_obj(DROP, (void *)b->key);
+		free(b);
+	}
+	return r;
+}
+
+int __wrap_thrd_join(thrd_t t, int *ret)
+{
+	REAL(thrd_join, int (*)(thrd_t, int *));
+	int r = real(t, ret);
+	if (r == thrd_success && on()) {
+		sync_obj(ACQ, (void *)end_key((pthread_t)t));
+		sync_obj(DROP, (void *)end_key((pthread_t)t));
+	}
+	return r;
+}
+
+void __wrap_thrd_exit(int ret)
+{
+	REAL(thrd_exit, void (*)(int));
+	sync_obj(REL, (void *)end_key((pthread_t)thrd_current()));
+	real(ret);
+	__builtin_unreachable();
+}
+
+ACQUIRING(mtx_lock, mtx_t)
+ACQUIRING(mtx_trylock, mtx_t)
+ACQUIRING_TIMED(mtx_timedlock, mtx_t)
+RELEASING(mtx_unlock, mtx_t)
+RELEASING(cnd_signal, cnd_t)
+RELEASING(cnd_broadcast, cnd_t)
+
+int __wrap_cnd_wait(cnd_t *c, mtx_t *m)
+{
+	REAL(cnd_wait, int (*)(cnd_t *, mtx_t *));
+	if (!on())
+		return real(c, m);
+	sync_obj(REL, m);
+	int r = real(c, m);
+	sync_obj(ACQ, m);
+	sync_obj(ACQ, c);
+	return r;
+}
+
+int __wrap_cnd_timedwait(cnd_t *c, mtx_t *m, const struct timespec *ts)
+{
+	REAL(cnd_timedwait, int (*)(cnd_t *, mtx_t *, const struct timespec *));
+	if (!on())
+		return real(c, m, ts);
+	sync_obj(REL, m);
+	int r = real(c, m, ts);
+	sync_obj(ACQ, m);
+	sync_obj(ACQ, c);
+	return r;
+}
+
+/* Atomics: one object for all of them. The version counts releases into
+ * it; each thread number's clock remembers the version it last acquired
+ * (per number, not per thread: a section's number is a clock of its own,
+ * and the thread's own clock has not learned what the section did). */
 static char atomics_obj;
-static uint64_t atomics_version; /* releases into atomics_obj so far */
-static TLS uint64_t atomics_seen;
-TLS int shmrun_chk_dirty = 1;
+static uint64_t atomics_version;
+static uint64_t atomics_seen[SHMRUN_CHK_NUMBERS];
 
 void shmrun_chk_atomic_release(void)
 {
-	if (!shmrun_chk_dirty || !on())
+	int t = shmrun_chk_current();
+	/* No number: the thread has done nothing the checker knows. */
+	if (t < 0 || !__atomic_load_n(&shmrun_chk_dirty[t], __ATOMIC_RELAXED) || !on())
 		return;
 	sync_obj(REL, &atomics_obj);
-	shmrun_chk_dirty = 0; /* after: the call set it */
+	__atomic_store_n(&shmrun_chk_dirty[t], 0, __ATOMIC_RELAXED); /* after: the call marked it */
 	__atomic_add_fetch(&atomics_version, 1, __ATOMIC_SEQ_CST);
 }
 
 void shmrun_chk_atomic_acquire(void)
 {
 	uint64_t v = __atomic_load_n(&atomics_version, __ATOMIC_SEQ_CST);
-	if (v == atomics_seen || !on())
+	if (v == 0 || !on())
 		return;
-	atomics_seen = v;
-	int d = shmrun_chk_dirty;
+	int t = shmrun_chk_current();
+	if (t < 0)
+		t = shmrun_chk_thread();
+	if (__atomic_load_n(&atomics_seen[t], __ATOMIC_RELAXED) == v)
+		return;
+	__atomic_store_n(&atomics_seen[t], v, __ATOMIC_RELAXED);
+	int d = __atomic_load_n(&shmrun_chk_dirty[t], __ATOMIC_RELAXED);
 	sync_obj(ACQ, &atomics_obj);
-	shmrun_chk_dirty = d; /* what it learned is the object's already */
+	/* What it learned is the object's already: nothing new to release. */
+	__atomic_store_n(&shmrun_chk_dirty[t], d, __ATOMIC_RELAXED);
 }

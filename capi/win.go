@@ -137,12 +137,14 @@ func shmWinFree(h *C.uintptr_t) C.int {
 		return code
 	}
 	if chkOn {
-		chkFlush() // the window's loads and stores, while its checker is there
+		// The window's loads and stores, while its checker is there; then
+		// none is gathered or recorded for it (before its memory goes).
+		chkFlush()
+		chkFree(x.h)
 	}
 	if err := x.w.Free(); err != nil {
 		return x.raise("MPI_Win_free", err)
 	}
-	chkFree(x.h)
 	tab.Lock()
 	delete(tab.wins, uintptr(*h))
 	freeWinHandle(uintptr(*h))

@@ -189,6 +189,7 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 	if err := e.waitOp(o); err != nil {
 		return Status{}, c.wrapWait(call, err)
 	}
+	chkReceived(o)
 	st, err := o.st, o.err
 	putOp(o)
 	return st, err

@@ -120,6 +120,10 @@ type op struct {
 	c    *Comm
 	ctx  uint32
 	peer int // world rank, or AnySource (receives)
+	// from is the world rank + 1 of the message a receive took, under
+	// shmrun --check: the thread that completes the receive (Wait, Test,
+	// Recv) acquires its sender's clock, whichever thread delivered it.
+	from int32
 	tag  int // or AnyTag (receives)
 	buf  []byte
 	elem int // element size for Status.Count (1: bytes)
@@ -584,6 +588,7 @@ func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
 	}
 	if chk != nil {
 		chk.Recv(m.src)
+		o.from = int32(m.src) + 1
 	}
 	o.trunc = m.size > len(o.buf)
 	if m.kind != format.PktRTS {

@@ -50,11 +50,21 @@ func doneRequest(st Status) *Request { return &Request{done: true, st: st} }
 // look at it from another goroutine while a Wait holds r.mu. r.mu is held.
 func (r *Request) harvest() {
 	o := r.op
+	chkReceived(o)
 	r.st, r.err, r.done, r.op = o.st, o.err, true, nil
 	if r.recv == nil {
 		putOp(o)
 	}
 	r.finish()
+}
+
+// chkReceived is a receive's acquire of its sender's clock by the thread
+// that completes it (shmrun --check; deliver's, on the thread that
+// delivered, may be another's).
+func chkReceived(o *op) {
+	if chk != nil && o.from > 0 {
+		chk.Recv(int(o.from - 1))
+	}
 }
 
 // Wait blocks until the operation completes and returns its status

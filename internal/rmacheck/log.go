@@ -31,6 +31,7 @@ const (
 	recHi      = 32 // uint64
 	recSite    = 40 // uint32
 	recDone    = 48 // uint64: id<<32 | the entry whose clock word0 holds
+	recIssue   = 56 // uint32: the origin entry's clock when the call was made
 	recLen     = 64
 	headLen    = 64
 	clockAlign = 64
@@ -71,8 +72,10 @@ type Log struct {
 }
 
 type pend struct {
-	off int64 // the record's offset in mem
-	id  uint32
+	off   int64 // the record's offset in mem
+	id    uint32
+	entry int    // the thread (clock entry) that made the call
+	issue uint32 // its clock then
 }
 
 // NewLog is a window's log over mem (a collective area of LogAreaLen
@@ -152,11 +155,12 @@ func (l *Log) Access(a *Access) {
 	binary.LittleEndian.PutUint64(rec[recHi:], a.Hi)
 	binary.LittleEndian.PutUint32(rec[recSite:], a.Site)
 	binary.LittleEndian.PutUint64(rec[recDone:], uint64(id)<<32|uint64(p.self))
+	binary.LittleEndian.PutUint32(rec[recIssue:], p.vc[p.self])
 	var c uint32
 	if a.Local {
 		c = p.vc[p.self] // a load or store is complete at once
 	} else {
-		l.pending[a.Target] = append(l.pending[a.Target], pend{off, id})
+		l.pending[a.Target] = append(l.pending[a.Target], pend{off, id, p.self, p.vc[p.self]})
 	}
 	atomic.StoreUint64(w0, uint64(id)<<32|uint64(c))
 	if write {
@@ -226,6 +230,7 @@ func (l *Log) scan(b *Access, id uint32) {
 			continue // the common case: elsewhere
 		}
 		a.Kind, a.Op, a.Typ, a.Local = Kind(rec[recKind]), rec[recOp], rec[recTyp], rec[recLocal] != 0
+		a.issue = binary.LittleEndian.Uint32(rec[recIssue:])
 		if !l.conflict(a, *b, origin) {
 			continue
 		}
@@ -301,7 +306,10 @@ func (l *Log) conflict(a, b Access, origin int) bool {
 		if a.Typ != b.Typ || !sameGrid(a, b) {
 			return true
 		}
-		if same {
+		// MPI applies a process's accumulates in the order they were
+		// made: another thread's made before this one (its making known
+		// here) is ordered.
+		if same || origin/Threads == l.p.self/Threads && l.p.vc[origin] >= a.issue {
 			return false
 		}
 		if a.Op == b.Op {
@@ -341,18 +349,31 @@ func (l *Log) Complete(target int) {
 		if target >= 0 && t != target {
 			continue
 		}
+		keep := l.pending[t][:0]
 		for _, pd := range l.pending[t] {
+			if pd.entry != p.self && p.vc[pd.entry] < pd.issue {
+				// Another thread's call this thread does not know was
+				// made: not this flush's to complete (MPI completes the
+				// process's calls made before it, and nothing orders
+				// this one before it).
+				keep = append(keep, pd)
+				continue
+			}
 			w0 := raw.Word64(l.mem, pd.off+recWord0)
 			if atomic.LoadUint64(w0) != uint64(pd.id)<<32 {
 				continue // overwritten
 			}
-			if e := uint64(p.self); atomic.LoadUint64(raw.Word64(l.mem, pd.off+recDone))&0xffffffff != e {
-				// Completed by another thread than the one that made it.
-				atomic.StoreUint64(raw.Word64(l.mem, pd.off+recDone), uint64(pd.id)<<32|e)
+			if e := uint64(p.self); int(e) != pd.entry {
+				// Completed by another thread than the one that made it
+				// (compare-and-swap: the ring may have moved on).
+				done := raw.Word64(l.mem, pd.off+recDone)
+				if !atomic.CompareAndSwapUint64(done, uint64(pd.id)<<32|uint64(pd.entry), uint64(pd.id)<<32|e) {
+					continue
+				}
 			}
 			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.self]))
 		}
-		l.pending[t] = l.pending[t][:0]
+		l.pending[t] = keep
 	}
 	p.mu.Unlock()
 }

@@ -82,6 +82,7 @@ type Access struct {
 	Call   uint32 // the call's Name
 	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteID)
 	Thread int    // the accessing thread's number + 1 (0: the calling thread; see Threads)
+	issue  uint32 // a record's: its origin's clock when it was made
 }
 
 // Epoch is the kind of epoch an access is made in, for reports.
@@ -625,4 +626,32 @@ func SyncDrop(key uintptr) {
 		defer p.mu.Unlock()
 		delete(p.objs, key)
 	}
+}
+
+// Now is the calling thread's clock entry and its clock (0, 0 when not
+// checking): what Knows takes, to tell whether another thread has learned
+// that this one did something by now.
+func Now() (entry int, clock uint32) {
+	p := Self()
+	if p == nil {
+		return 0, 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(0)
+	return p.self, p.vc[p.self]
+}
+
+// Knows reports whether the calling thread's clock holds entry's clock
+// (from Now) or later: whether what that thread did by then happened
+// before now. True when not checking.
+func Knows(entry int, clock uint32) bool {
+	p := Self()
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(0)
+	return entry == p.self || entry >= 0 && entry < p.ne && p.vc[entry] >= clock
 }

@@ -44,8 +44,8 @@ func TestConflictRules(t *testing.T) {
 		{"no_op/get", acc(OpNoOp, i64), read, false, false, false},
 		{"sum/get", acc(sum, i64), read, false, false, true},
 	} {
-		l := &Log{p: &Proc{me: 0, n: 2}, sameOp: c.sameOp}
-		origin := 1
+		l := &Log{p: newProc(0, 2, make([]byte, MsgAreaLen(2)), nil), sameOp: c.sameOp}
+		origin := Threads // rank 1's thread 0
 		if c.sameOrigin {
 			origin = 0
 		}
@@ -55,5 +55,26 @@ func TestConflictRules(t *testing.T) {
 		if got := l.conflict(c.b, c.a, origin); got != c.want {
 			t.Errorf("%s (swapped): conflict %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestThreadsAccumulates: MPI applies a process's accumulates in the order
+// they were made, so another thread's (of the same rank) made before this
+// one is ordered; one this thread does not know was made first is not.
+func TestThreadsAccumulates(t *testing.T) {
+	i64 := uint8(atomics.Int64)
+	sum, rep := Access{Kind: Atomic, Op: uint8(atomics.Sum), Typ: i64, Hi: 8}, Access{Kind: Atomic, Op: uint8(atomics.Replace), Typ: i64, Hi: 8}
+	l := &Log{p: newProc(0, 2, make([]byte, MsgAreaLen(2)), nil)}
+	other := 1 // rank 0's thread 1
+	sum.issue = 3
+	if !l.conflict(sum, rep, other) {
+		t.Error("thread 1's Sum made at its clock 3, unknown here: no conflict")
+	}
+	l.p.vc[other] = 3
+	if l.conflict(sum, rep, other) {
+		t.Error("thread 1's Sum made at its clock 3, known here: a conflict")
+	}
+	if !l.conflict(sum, rep, Threads+1) {
+		t.Error("rank 1's thread 1's Sum: no conflict")
 	}
 }

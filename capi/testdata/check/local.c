@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
 
 static int rank;
 static MPI_Win win;
@@ -486,6 +489,241 @@ static void c_pthread_cond_sem(void)
 	sem_destroy(&sem);
 }
 
+/* Race-free programs a review of the thread model found reported (each
+ * a case now): an atomic flag spun on inside and after a section; two
+ * threads' accumulates ordered by a mutex; a message delivered by another
+ * thread's receive; C11 threads; a timed read lock; taskwait depend; two
+ * threads' increments under a mutex while a third drains runs; a section
+ * inside a section; another thread's flush_all racing a call it does not
+ * know of. */
+static atomic_int flag1;
+
+static void *flag_writer(void *a)
+{
+	(void)a;
+	usleep(50000);
+	mine[1] = 1;
+	atomic_store(&flag1, 1);
+	return NULL;
+}
+
+static void c_review_sec_atomic(void)
+{
+	if (rank != 0)
+		return;
+	pthread_t t;
+	pthread_create(&t, NULL, flag_writer, NULL);
+#pragma omp parallel num_threads(1)
+	{
+#pragma omp sections nowait
+		{
+#pragma omp section
+			while (!atomic_load(&flag1))
+				;
+		}
+		while (!atomic_load(&flag1))
+			;
+		sink = mine[1];
+	}
+	pthread_join(t, NULL);
+}
+
+static void *acc_replace(void *a)
+{
+	(void)a;
+	long v = 5;
+	pthread_mutex_lock(&mu);
+	MPI_Accumulate(&v, 1, MPI_LONG, 1, 2, 1, MPI_LONG, MPI_REPLACE, win);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void c_review_acc_threads(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 0) {
+		long v = 1;
+		pthread_mutex_lock(&mu);
+		MPI_Accumulate(&v, 1, MPI_LONG, 1, 2, 1, MPI_LONG, MPI_SUM, win);
+		pthread_mutex_unlock(&mu);
+		pthread_t t;
+		pthread_create(&t, NULL, acc_replace, NULL);
+		pthread_join(t, NULL);
+	}
+	MPI_Win_unlock_all(win);
+}
+
+static void *recv_tag2(void *a)
+{
+	(void)a;
+	long x;
+	MPI_Recv(&x, 1, MPI_LONG, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return NULL;
+}
+
+static void c_review_recv_other(void)
+{
+	long x = 0;
+	if (rank == 0) {
+		MPI_Request r;
+		MPI_Irecv(&x, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD, &r);
+		pthread_t t;
+		pthread_create(&t, NULL, recv_tag2, NULL);
+		MPI_Barrier(MPI_COMM_WORLD);
+		usleep(200000);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		sink = mine[4];
+		pthread_join(t, NULL);
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		part0[4] = 44;
+		MPI_Send(&x, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD);
+		usleep(400000);
+		MPI_Send(&x, 1, MPI_LONG, 0, 2, MPI_COMM_WORLD);
+	}
+}
+
+static int c11_store(void *a)
+{
+	(void)a;
+	mine[5] = 5;
+	return 0;
+}
+
+static void c_review_c11(void)
+{
+	if (rank != 0)
+		return;
+	thrd_t t;
+	thrd_create(&t, c11_store, NULL);
+	thrd_join(t, NULL);
+	sink = mine[5];
+}
+
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static void *rw_writer(void *a)
+{
+	(void)a;
+	pthread_rwlock_wrlock(&rw);
+	mine[6] = 6;
+	pthread_rwlock_unlock(&rw);
+	return NULL;
+}
+
+static void c_review_rw_timed(void)
+{
+	if (rank != 0)
+		return;
+	pthread_t t;
+	pthread_create(&t, NULL, rw_writer, NULL);
+	usleep(100000);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	pthread_rwlock_timedrdlock(&rw, &ts);
+	sink = mine[6];
+	pthread_rwlock_unlock(&rw);
+	pthread_join(t, NULL);
+}
+
+static void c_review_taskwait_dep(void)
+{
+	if (rank != 0)
+		return;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+	{
+#pragma omp task depend(out : mine[10])
+		{
+			usleep(50000);
+			mine[10] = 10;
+		}
+#pragma omp taskwait depend(in : mine[10])
+		sink = mine[10];
+	}
+}
+
+static pthread_mutex_t L = PTHREAD_MUTEX_INITIALIZER, M2 = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int stop;
+
+static void *drainer(void *a)
+{
+	(void)a;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		pthread_mutex_lock(&M2);
+		pthread_mutex_unlock(&M2);
+	}
+	return NULL;
+}
+
+static void *incr(void *a)
+{
+	(void)a;
+	for (int i = 0; i < 3000; i++) {
+		pthread_mutex_lock(&L);
+		mine[12]++;
+		pthread_mutex_unlock(&L);
+	}
+	return NULL;
+}
+
+static void c_review_drain(void)
+{
+	if (rank != 0)
+		return;
+	pthread_t d, a, b;
+	pthread_create(&d, NULL, drainer, NULL);
+	pthread_create(&a, NULL, incr, NULL);
+	pthread_create(&b, NULL, incr, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	atomic_store(&stop, 1);
+	pthread_join(d, NULL);
+}
+
+static void c_review_nested_sections(void)
+{
+	if (rank != 0)
+		return;
+#pragma omp parallel sections num_threads(1)
+	{
+#pragma omp section
+		{
+			mine[0] = 1;
+#pragma omp parallel sections num_threads(1)
+			{
+#pragma omp section
+				sink = mine[0];
+			}
+		}
+	}
+}
+
+static void *flush_all_later(void *a)
+{
+	(void)a;
+	usleep(50000);
+	MPI_Win_flush_all(win);
+	return NULL;
+}
+
+static void c_review_flush_other(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, flush_all_later, NULL);
+		mine[2] = 1;
+		MPI_Get(&mine[2], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win);
+		usleep(150000);
+		MPI_Win_flush(1, win);
+		sink = mine[2];
+		pthread_join(t, NULL);
+	}
+	MPI_Win_unlock_all(win);
+}
+
 /* POSIX threads: created after the main thread's store and joined before
  * its next, a thread's store is ordered; two threads' stores to one word
  * without a lock are not, with a mutex they are. */
@@ -868,6 +1106,15 @@ static const struct {
 	{"omp_task_depend", c_omp_task_depend},
 	{"omp_lock", c_omp_lock},
 	{"pthread_cond_sem", c_pthread_cond_sem},
+	{"review_sec_atomic", c_review_sec_atomic},
+	{"review_acc_threads", c_review_acc_threads},
+	{"review_recv_other", c_review_recv_other},
+	{"review_c11", c_review_c11},
+	{"review_rw_timed", c_review_rw_timed},
+	{"review_taskwait_dep", c_review_taskwait_dep},
+	{"review_drain", c_review_drain},
+	{"review_nested_sections", c_review_nested_sections},
+	{"review_flush_other", c_review_flush_other},
 	{"pthread_store", c_pthread_store},
 	{"pthread_mutex", c_pthread_mutex},
 	{"loop_local", c_loop_local},
