@@ -413,6 +413,73 @@ void __wrap_GOMP_task(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long
 	real(task_body, blk, NULL, (long)size, align, if_clause, flags, depend, priority, detach);
 }
 
+/* A taskloop's tasks: libgomp copies the data block for each task and
+ * writes the task's bounds into its first two words, so the header goes
+ * after them (at TL_HDR), the rest of the data after it, moved by a
+ * multiple of its alignment; the task's body gives the program's function
+ * the data as it was laid out. Reductions (whose data libgomp reads
+ * itself) and copy functions run unwrapped. */
+enum { TL_HDR = 16, TL_REDUCTION = 1 << 12, TL_NOGROUP = 1 << 11 };
+
+typedef struct loop_hdr {
+	omp_fn fn;
+	team *t;
+	uintptr_t key;  /* the taskloop's encountering */
+	size_t shift;   /* the bytes the header takes */
+	size_t size;    /* the program's data */
+	size_t align;
+} loop_hdr;
+
+static void loop_body(void *p)
+{
+	loop_hdr h;
+	memcpy(&h, (char *)p + TL_HDR, sizeof h);
+	char space[h.size + h.align];
+	char *d = (char *)(((uintptr_t)space + h.align - 1) / h.align * h.align);
+	memcpy(d, p, TL_HDR);
+	memcpy(d + TL_HDR, (char *)p + TL_HDR + h.shift, h.size - TL_HDR);
+	sync_obj(ACQ, (void *)h.key);
+	sync_obj(ACQ, h.t ? &h.t->tasks : &no_team_tasks);
+	h.fn(d);
+	sync_obj(REL, h.t ? &h.t->tasks : &no_team_tasks);
+}
+
+/* taskloop_shift is the bytes the header takes, a multiple of the data's
+ * alignment. */
+static size_t taskloop_shift(long align)
+{
+	size_t a = (size_t)align > 8 ? (size_t)align : 8;
+	return (sizeof(loop_hdr) + a - 1) / a * a;
+}
+
+#define TASKLOOP(name, T)                                                                                        \
+	void __wrap_##name(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long arg_size, long arg_align,   \
+			   unsigned flags, unsigned long num_tasks, int priority, T start, T end, T step)        \
+	{                                                                                                        \
+		REAL(name, void (*)(omp_fn, void *, void (*)(void *, void *), long, long, unsigned, unsigned long, \
+				    int, T, T, T));                                                              \
+		if (!on() || cpyfn || arg_size < TL_HDR || (flags & TL_REDUCTION)) {                             \
+			real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
+			return;                                                                                  \
+		}                                                                                                \
+		size_t align = arg_align > 8 ? (size_t)arg_align : 8, shift = taskloop_shift(arg_align);         \
+		size_t size = (size_t)arg_size + shift;                                                          \
+		char space[size + align];                                                                        \
+		char *blk = (char *)(((uintptr_t)space + align - 1) / align * align);                            \
+		loop_hdr h = {fn, cur_team, shmrun_chk_new_key(), shift, (size_t)arg_size, align};               \
+		memcpy(blk, data, TL_HDR);                                                                       \
+		memcpy(blk + TL_HDR, &h, sizeof h);                                                              \
+		memcpy(blk + TL_HDR + shift, (char *)data + TL_HDR, (size_t)arg_size - TL_HDR);                  \
+		sync_obj(REL, (void *)h.key);                                                                    \
+		real(loop_body, blk, NULL, (long)size, (long)align, flags, num_tasks, priority, start, end, step); \
+		if (!(flags & TL_NOGROUP)) { /* it waited for its tasks */                                       \
+			sync_obj(ACQ, cur_team ? &cur_team->tasks : &no_team_tasks);                             \
+			sync_obj(DROP, (void *)h.key);                                                           \
+		}                                                                                                \
+	}
+TASKLOOP(GOMP_taskloop, long)
+TASKLOOP(GOMP_taskloop_ull, unsigned long long)
+
 /* Waiting for tasks: every finished task of the team (more than the
  * children: safe). */
 #define TASK_WAIT(name)                                                                                          \

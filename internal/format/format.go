@@ -383,7 +383,7 @@ var CheckWrapped = []string{
 	"pthread_barrier_wait", "sem_wait", "sem_trywait", "sem_timedwait", "sem_post",
 	"pthread_exit", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
 	"pthread_mutex_clocklock", "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock",
-	"sem_clockwait", "pthread_cond_clockwait", "GOMP_taskwait_depend",
+	"sem_clockwait", "pthread_cond_clockwait", "GOMP_taskwait_depend", "GOMP_taskloop", "GOMP_taskloop_ull",
 	"thrd_create", "thrd_join", "thrd_exit", "mtx_lock", "mtx_trylock", "mtx_timedlock",
 	"mtx_unlock", "cnd_signal", "cnd_broadcast", "cnd_wait", "cnd_timedwait",
 }

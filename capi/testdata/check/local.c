@@ -644,6 +644,24 @@ static void c_review_taskwait_dep(void)
 	}
 }
 
+static void c_review_taskloop(void)
+{
+	if (rank != 0)
+		return;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+	{
+		mine[7] = 7;
+#pragma omp taskloop num_tasks(4)
+		for (int i = 0; i < 4; i++) {
+			usleep(10000);
+			sink = mine[7];
+			mine[8 + i] = i;
+		}
+		sink = mine[8] + mine[11];
+	}
+}
+
 static pthread_mutex_t L = PTHREAD_MUTEX_INITIALIZER, M2 = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int stop;
 
@@ -1112,6 +1130,7 @@ static const struct {
 	{"review_c11", c_review_c11},
 	{"review_rw_timed", c_review_rw_timed},
 	{"review_taskwait_dep", c_review_taskwait_dep},
+	{"review_taskloop", c_review_taskloop},
 	{"review_drain", c_review_drain},
 	{"review_nested_sections", c_review_nested_sections},
 	{"review_flush_other", c_review_flush_other},
