@@ -168,40 +168,35 @@ ACQUIRING_CLOCK(pthread_rwlock_clockrdlock, pthread_rwlock_t)
 ACQUIRING_CLOCK(pthread_rwlock_clockwrlock, pthread_rwlock_t)
 ACQUIRING_CLOCK(sem_clockwait, sem_t)
 
+/* A condition wait releases its mutex, and acquires it and what the
+ * condition's signals released; call is the real wait. */
+#define COND_WAIT(c, m, call)                                                                    \
+	do {                                                                                     \
+		if (!on())                                                                       \
+			return call;                                                             \
+		sync_obj(REL, m);                                                                \
+		int r_ = call;                                                                   \
+		sync_obj(ACQ, m);                                                                \
+		sync_obj(ACQ, c);                                                                \
+		return r_;                                                                       \
+	} while (0)
+
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	REAL(pthread_cond_wait, int (*)(pthread_cond_t *, pthread_mutex_t *));
-	if (!on())
-		return real(c, m);
-	sync_obj(REL, m);
-	int r = real(c, m);
-	sync_obj(ACQ, m);
-	sync_obj(ACQ, c);
-	return r;
+	COND_WAIT(c, m, real(c, m));
 }
 
 int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
 {
 	REAL(pthread_cond_timedwait, int (*)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *));
-	if (!on())
-		return real(c, m, ts);
-	sync_obj(REL, m);
-	int r = real(c, m, ts);
-	sync_obj(ACQ, m);
-	sync_obj(ACQ, c);
-	return r;
+	COND_WAIT(c, m, real(c, m, ts));
 }
 
 int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
 {
 	REAL(pthread_cond_clockwait, int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *));
-	if (!on())
-		return real(c, m, clk, ts);
-	sync_obj(REL, m);
-	int r = real(c, m, clk, ts);
-	sync_obj(ACQ, m);
-	sync_obj(ACQ, c);
-	return r;
+	COND_WAIT(c, m, real(c, m, clk, ts));
 }
 
 int __wrap_pthread_barrier_wait(pthread_barrier_t *b)
@@ -281,25 +276,13 @@ RELEASING(cnd_broadcast, cnd_t)
 int __wrap_cnd_wait(cnd_t *c, mtx_t *m)
 {
 	REAL(cnd_wait, int (*)(cnd_t *, mtx_t *));
-	if (!on())
-		return real(c, m);
-	sync_obj(REL, m);
-	int r = real(c, m);
-	sync_obj(ACQ, m);
-	sync_obj(ACQ, c);
-	return r;
+	COND_WAIT(c, m, real(c, m));
 }
 
 int __wrap_cnd_timedwait(cnd_t *c, mtx_t *m, const struct timespec *ts)
 {
 	REAL(cnd_timedwait, int (*)(cnd_t *, mtx_t *, const struct timespec *));
-	if (!on())
-		return real(c, m, ts);
-	sync_obj(REL, m);
-	int r = real(c, m, ts);
-	sync_obj(ACQ, m);
-	sync_obj(ACQ, c);
-	return r;
+	COND_WAIT(c, m, real(c, m, ts));
 }
 
 /* Atomics: one object for all of them. The version counts releases into

@@ -632,26 +632,26 @@ func SyncDrop(key uintptr) {
 // checking): what Knows takes, to tell whether another thread has learned
 // that this one did something by now.
 func Now() (entry int, clock uint32) {
-	p := Self()
-	if p == nil {
-		return 0, 0
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.use(0)
-	return p.self, p.vc[p.self]
+	withThread(func(p *Proc) { entry, clock = p.self, p.vc[p.self] })
+	return entry, clock
 }
 
 // Knows reports whether the calling thread's clock holds entry's clock
 // (from Now) or later: whether what that thread did by then happened
 // before now. True when not checking.
 func Knows(entry int, clock uint32) bool {
-	p := Self()
-	if p == nil {
-		return true
+	known := true
+	withThread(func(p *Proc) { known = entry == p.self || entry >= 0 && entry < p.ne && p.vc[entry] >= clock })
+	return known
+}
+
+// withThread runs f with the calling thread's clock in use, under p.mu;
+// not at all when not checking.
+func withThread(f func(p *Proc)) {
+	if p := Self(); p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.use(0)
+		f(p)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.use(0)
-	return entry == p.self || entry >= 0 && entry < p.ne && p.vc[entry] >= clock
 }
