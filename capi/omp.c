@@ -400,7 +400,13 @@ void __wrap_GOMP_task(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long
 	long align = arg_align > (long)_Alignof(task_hdr) ? arg_align : (long)_Alignof(task_hdr);
 	size_t off = (sizeof(task_hdr) + (size_t)align - 1) / (size_t)align * (size_t)align;
 	size_t size = off + (size_t)arg_size;
-	char space[size + (size_t)align];
+	/* On the heap, not the stack: the data may be large; libgomp has
+	 * copied it (or run the task) when GOMP_task returns. */
+	char *space = malloc(size + (size_t)align);
+	if (!space) {
+		real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+		return;
+	}
 	char *blk = (char *)(((uintptr_t)space + (uintptr_t)align - 1) / (uintptr_t)align * (uintptr_t)align);
 	task_hdr *h = (task_hdr *)blk;
 	h->fn = fn;
@@ -411,6 +417,7 @@ void __wrap_GOMP_task(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long
 		memcpy(blk + off, data, (size_t)arg_size);
 	sync_obj(REL, (void *)h->key);
 	real(task_body, blk, NULL, (long)size, align, if_clause, flags, depend, priority, detach);
+	free(space);
 }
 
 /* A taskloop's tasks: libgomp copies the data block for each task and
@@ -464,7 +471,11 @@ static size_t taskloop_shift(long align)
 		}                                                                                                \
 		size_t align = arg_align > 8 ? (size_t)arg_align : 8, shift = taskloop_shift(arg_align);         \
 		size_t size = (size_t)arg_size + shift;                                                          \
-		char space[size + align];                                                                        \
+		char *space = malloc(size + align); /* libgomp copies it per task */                             \
+		if (!space) {                                                                                    \
+			real(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
+			return;                                                                                  \
+		}                                                                                                \
 		char *blk = (char *)(((uintptr_t)space + align - 1) / align * align);                            \
 		loop_hdr h = {fn, cur_team, shmrun_chk_new_key(), shift, (size_t)arg_size, align};               \
 		memcpy(blk, data, TL_HDR);                                                                       \
@@ -472,6 +483,7 @@ static size_t taskloop_shift(long align)
 		memcpy(blk + TL_HDR + shift, (char *)data + TL_HDR, (size_t)arg_size - TL_HDR);                  \
 		sync_obj(REL, (void *)h.key);                                                                    \
 		real(loop_body, blk, NULL, (long)size, (long)align, flags, num_tasks, priority, start, end, step); \
+		free(space);                                                                                     \
 		if (!(flags & TL_NOGROUP)) { /* it waited for its tasks */                                       \
 			sync_obj(ACQ, cur_team ? &cur_team->tasks : &no_team_tasks);                             \
 			sync_obj(DROP, (void *)h.key);                                                           \
