@@ -580,42 +580,30 @@ func (p *Proc) report(key, text string) {
 // a lock, a task's creation and completion): the object's clock joins the
 // thread's, whose clock then ticks.
 func SyncRelease(key uintptr, thread int) {
-	p := Self()
-	if p == nil {
-		return
-	}
-	beforeClock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.use(thread)
-	o := p.objs[key]
-	if o == nil {
-		if p.objs == nil {
-			p.objs = map[uintptr][]uint32{}
+	withThread(thread, true, func(p *Proc) {
+		o := p.objs[key]
+		if o == nil {
+			if p.objs == nil {
+				p.objs = map[uintptr][]uint32{}
+			}
+			o = make([]uint32, p.ne)
+			p.objs[key] = o
 		}
-		o = make([]uint32, p.ne)
-		p.objs[key] = o
-	}
-	for i, v := range p.vc {
-		o[i] = max(o[i], v)
-	}
-	p.vc[p.self]++
+		for i, v := range p.vc {
+			o[i] = max(o[i], v)
+		}
+		p.vc[p.self]++
+	})
 }
 
 // SyncAcquire is an acquire by thread through object key: the thread's
 // clock joins the object's (none yet: nothing to join).
 func SyncAcquire(key uintptr, thread int) {
-	p := Self()
-	if p == nil {
-		return
-	}
-	beforeClock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.use(thread)
-	for i, v := range p.objs[key] {
-		p.vc[i] = max(p.vc[i], v)
-	}
+	withThread(thread, true, func(p *Proc) {
+		for i, v := range p.objs[key] {
+			p.vc[i] = max(p.vc[i], v)
+		}
+	})
 }
 
 // SyncDrop forgets object key (a parallel region's fork and join once it
@@ -632,7 +620,7 @@ func SyncDrop(key uintptr) {
 // checking): what Knows takes, to tell whether another thread has learned
 // that this one did something by now.
 func Now() (entry int, clock uint32) {
-	withThread(func(p *Proc) { entry, clock = p.self, p.vc[p.self] })
+	withThread(0, false, func(p *Proc) { entry, clock = p.self, p.vc[p.self] })
 	return entry, clock
 }
 
@@ -641,17 +629,24 @@ func Now() (entry int, clock uint32) {
 // before now. True when not checking.
 func Knows(entry int, clock uint32) bool {
 	known := true
-	withThread(func(p *Proc) { known = entry == p.self || entry >= 0 && entry < p.ne && p.vc[entry] >= clock })
+	withThread(0, false, func(p *Proc) { known = entry == p.self || entry >= 0 && entry < p.ne && p.vc[entry] >= clock })
 	return known
 }
 
-// withThread runs f with the calling thread's clock in use, under p.mu;
-// not at all when not checking.
-func withThread(f func(p *Proc)) {
-	if p := Self(); p != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.use(0)
-		f(p)
+// withThread runs f with thread's clock in use (as Access.Thread: 0 is
+// the calling thread's), under p.mu; not at all when not checking. When f
+// changes the clock (changes), what BeforeClock gathers is recorded
+// first, outside p.mu.
+func withThread(thread int, changes bool, f func(p *Proc)) {
+	p := Self()
+	if p == nil {
+		return
 	}
+	if changes {
+		beforeClock()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(thread)
+	f(p)
 }
