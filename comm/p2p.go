@@ -142,37 +142,52 @@ var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
 
 // isend starts a send and returns its request.
 func (c *Comm) isend(call string, buf []byte, dest, tag int, f form, sync bool) (*Request, error) {
-	fresh := getOp()
-	e, o, err := c.newSend(fresh, call, buf, dest, tag, f, sync)
+	var so op // on the stack unless the send must wait
+	e, o, err := c.newSend(&so, call, buf, dest, tag, f, sync)
 	if o == nil {
-		putOp(fresh)
 		if err != nil {
 			return nil, err
 		}
 		return doneRequest(Status{}), nil
 	}
-	if err := e.startSend(o); err != nil {
-		putOp(o)
+	r, done, err := e.sendNow(o, true)
+	if err != nil {
 		return nil, c.wrapWait(call, err)
 	}
-	return &Request{eng: e, op: o, call: call}, nil
+	if done {
+		return r, nil
+	}
+	ho := getOp() // a variable of its own, or so escapes too
+	*ho = so
+	ho.call = call
+	if err := e.startSend(ho); err != nil {
+		putOp(ho)
+		return nil, c.wrapWait(call, err)
+	}
+	return &Request{o: ho}, nil
 }
 
 // send is Send and Ssend: no request, and a recycled operation.
 func (c *Comm) send(call string, buf []byte, dest, tag int, f form, sync bool) error {
-	e, o, err := c.newSend(getOp(), call, buf, dest, tag, f, sync)
+	var so op
+	e, o, err := c.newSend(&so, call, buf, dest, tag, f, sync)
 	if err != nil || o == nil {
 		return err
 	}
-	if err := e.startSend(o); err != nil {
-		putOp(o)
+	if _, done, err := e.sendNow(o, false); done || err != nil {
 		return c.wrapWait(call, err)
 	}
-	if err := e.waitOp(o); err != nil {
-		return c.wrapWait(call, err) // the engine may still hold o
+	ho := getOp() // a variable of its own, or so escapes too
+	*ho = so
+	if err := e.startSend(ho); err != nil {
+		putOp(ho)
+		return c.wrapWait(call, err)
 	}
-	err = o.err
-	putOp(o)
+	if err := e.waitOp(ho); err != nil {
+		return c.wrapWait(call, err) // the engine may still hold ho
+	}
+	err = ho.err
+	putOp(ho)
 	return err
 }
 
@@ -189,7 +204,7 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 	if err := e.waitOp(o); err != nil {
 		return Status{}, c.wrapWait(call, err)
 	}
-	chkReceived(o)
+	chkReceived(o.from)
 	st, err := o.st, o.err
 	putOp(o)
 	return st, err
@@ -197,15 +212,16 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 
 // irecv posts a receive and returns its request.
 func (c *Comm) irecv(call string, buf []byte, src, tag int, f form) (*Request, error) {
-	e, o, err := c.newRecv(new(op), call, buf, src, tag, f)
+	var so op
+	e, o, err := c.newRecv(&so, call, buf, src, tag, f)
 	if o == nil {
 		if err != nil {
 			return nil, err
 		}
 		return doneRequest(procNullStatus), nil
 	}
-	e.startRecv(o)
-	return &Request{eng: e, op: o, recv: o, call: call}, nil
+	o.call = call
+	return e.postRecv(o), nil
 }
 
 // Send sends buf to rank dest of c with tag (MPI_Send). Blocking, not
@@ -404,10 +420,9 @@ func (msg *Message) irecv(call string, buf []byte, f form) (*Request, error) {
 	if msg.m == nil {
 		return doneRequest(procNullStatus), nil
 	}
-	o := &op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf}
-	f.set(o)
-	msg.e.recvMessage(o, msg.m)
-	return &Request{eng: msg.e, op: o, recv: o, call: "Message." + call}, nil
+	so := op{recv: true, c: msg.c, ctx: msg.m.ctx, peer: msg.m.src, tag: msg.m.tag, buf: buf, call: "Message." + call}
+	f.set(&so)
+	return msg.e.recvMessage(&so, msg.m), nil
 }
 
 func wait1Status(r *Request, err error) (Status, error) {

@@ -54,6 +54,14 @@ type engine struct {
 	wake    bool    // an operation completed since the doorbell was rung
 	fence   *uint64 // a private word on lines of its own (unlock)
 
+	// What a message-rate loop would otherwise allocate per message:
+	// requests for sends complete at their start (Isend's of an eager
+	// message), handed out from a block (all zero, never written); and
+	// receive operations that completed, taken back from their requests
+	// (complete) for the next Irecv's.
+	sent []Request
+	free []*op
+
 	// Chunks of large messages this rank received in Data packets and by
 	// single copy (for tests).
 	nStaged, nRead int
@@ -126,7 +134,9 @@ type op struct {
 	from int32
 	tag  int // or AnyTag (receives)
 	buf  []byte
-	elem int // element size for Status.Count (1: bytes)
+	call string   // the call that made it, for a nonblocking one's errors
+	rq   *recvReq // a nonblocking receive's request: complete leaves the outcome there
+	elem int      // element size for Status.Count (1: bytes)
 	sync bool
 	// sig is a send's type signature digest (typesig), and the one a
 	// receive's data must match: typesig.Any for bytes, a basic type's
@@ -311,18 +321,15 @@ func (e *engine) write(p *peer, it *txItem) bool {
 	switch it.kind {
 	case format.PktEager, format.PktSync:
 		o := it.o
-		k := cells(format.PktHeader + len(o.buf))
-		pos, ok := p.reserve(k)
-		if !ok {
+		if it.kind == format.PktSync {
+			e.waiting[o.id] = o // before the receiver can see the packet
+		}
+		if !p.writeData(it.kind, o) {
+			if it.kind == format.PktSync {
+				delete(e.waiting, o.id)
+			}
 			return false
 		}
-		b := p.ring[pos : pos+k]
-		header(b, it.kind, o.sig, o.ctx, o.tag, len(o.buf), o.id)
-		copy(b[format.PktHeader:], o.buf)
-		if it.kind == format.PktSync {
-			e.waiting[o.id] = o
-		}
-		p.publish(pos, k)
 		if it.kind == format.PktEager {
 			e.complete(o, Status{}, nil)
 		}
@@ -359,6 +366,60 @@ func (e *engine) write(p *peer, it *txItem) bool {
 		p.publish(pos, k)
 	}
 	return true
+}
+
+// writeData puts o's message whole into p's ring as a packet of kind
+// (Eager or Sync) if there is room, reporting whether it did. o does not
+// escape.
+func (p *peer) writeData(kind uint8, o *op) bool {
+	k := cells(format.PktHeader + len(o.buf))
+	pos, ok := p.reserve(k)
+	if !ok {
+		return false
+	}
+	b := p.ring[pos : pos+k]
+	header(b, kind, o.sig, o.ctx, o.tag, len(o.buf), o.id)
+	copy(b[format.PktHeader:], o.buf)
+	p.publish(pos, k)
+	return true
+}
+
+// sendNow sends o, a send not yet started, at once if it is an eager
+// message (not synchronous, small) and there is room for it in the
+// receiver's ring behind nothing queued, reporting whether it did; then
+// with req it also returns a request complete with the zero status. When
+// it did not, o goes through startSend. o does not escape: the caller's
+// may live on its stack. Called without e.mu.
+func (e *engine) sendNow(o *op, req bool) (*Request, bool, error) {
+	if o.sync || len(o.buf) > e.eager || rec != nil || chk != nil {
+		return nil, false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock() // nothing completes here: no doorbell of ours to ring
+	if e.broken != nil {
+		return nil, false, e.broken
+	}
+	p, err := e.peer(o.peer)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(p.queue) > 0 {
+		return nil, false, nil
+	}
+	o.id = e.newID()
+	if !p.writeData(format.PktEager, o) {
+		return nil, false, nil
+	}
+	p.bell.Notify()
+	if !req {
+		return nil, true, nil
+	}
+	if len(e.sent) == 0 {
+		e.sent = make([]Request, 64)
+	}
+	r := &e.sent[0]
+	e.sent = e.sent[1:]
+	return r, true, nil
 }
 
 // send queues item for p and writes what fits. Called with e.mu held.
@@ -650,9 +711,41 @@ func describeWant(d uint32, ok bool) string {
 // completes in one drain).
 func (e *engine) complete(o *op, st Status, err error) {
 	unpinSend(o)
-	o.st, o.err = st, err
-	atomics.StoreRelease32(&o.done, 1)
+	if rv := o.rq; rv != nil {
+		rv.st, rv.err, rv.from, rv.o = st, err, o.from, nil
+		atomics.StoreRelease32(&rv.done, 1)
+		if len(e.free) < maxFree {
+			*o = op{} // holds no buffer of the user's while it waits
+			e.free = append(e.free, o)
+		}
+	} else {
+		o.st, o.err = st, err
+		atomics.StoreRelease32(&o.done, 1)
+	}
 	e.wake = true
+}
+
+// maxFree bounds the free list of receive operations (what a window of
+// receives in flight needs).
+const maxFree = 256
+
+// takeOp returns a copy of so, a receive not yet started, in an
+// operation from the free list or a new one, as the operation of a new
+// request, which it returns. e.mu is held.
+func (e *engine) takeOp(so *op) (*Request, *op) {
+	var o *op
+	if n := len(e.free); n > 0 {
+		o = e.free[n-1]
+		e.free[n-1] = nil
+		e.free = e.free[:n-1]
+	} else {
+		o = new(op)
+	}
+	*o = *so
+	rv := &recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
+	rv.r.rv = rv
+	o.rq = rv
+	return &rv.r, o
 }
 
 // unlock releases e.mu, first ringing the doorbell if operations
@@ -702,6 +795,22 @@ func (e *engine) startSend(o *op) error {
 func (e *engine) startRecv(o *op) {
 	e.mu.Lock()
 	defer e.unlock()
+	e.post(o)
+}
+
+// postRecv posts a copy of so, a receive not yet started, and returns its
+// request (takeOp: so itself does not escape). Called without e.mu.
+func (e *engine) postRecv(so *op) *Request {
+	e.mu.Lock()
+	defer e.unlock()
+	r, o := e.takeOp(so)
+	e.post(o)
+	return r
+}
+
+// post is startRecv's work; e.mu is held. A receive that completes here
+// has nobody waiting for it yet: it rings no doorbell.
+func (e *engine) post(o *op) {
 	if e.broken != nil {
 		e.complete(o, Status{}, e.broken)
 		return
@@ -713,7 +822,9 @@ func (e *engine) startRecv(o *op) {
 	for i, m := range e.unexp.all() {
 		if o.matches(m) {
 			e.unexp.take(i)
+			wake := e.wake
 			e.deliver(o, m, m.data)
+			e.wake = wake
 			return
 		}
 	}
@@ -738,17 +849,24 @@ func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
 	return nil
 }
 
-// recvMessage receives a message taken by Mprobe into o.
-func (e *engine) recvMessage(o *op, m *inMsg) {
+// recvMessage receives a message taken by Mprobe into a copy of so, a
+// receive not yet started, and returns its request. Called without e.mu.
+func (e *engine) recvMessage(so *op, m *inMsg) *Request {
 	e.mu.Lock()
 	defer e.unlock()
+	r, o := e.takeOp(so)
 	e.deliver(o, m, m.data)
+	return r
 }
 
-// cancel withdraws receive o if it is not matched yet.
-func (e *engine) cancel(o *op) {
+// cancel withdraws rv's receive if it is not matched yet.
+func (e *engine) cancel(rv *recvReq) {
 	e.mu.Lock()
 	defer e.unlock()
+	o := rv.o
+	if o == nil {
+		return // complete
+	}
 	for i, p := range e.posted.all() {
 		if p == o {
 			e.posted.take(i)
@@ -762,16 +880,21 @@ func (e *engine) cancel(o *op) {
 	}
 }
 
-// waitOp waits for o to complete: a short spin of progress first (no
+// waitOp waits for o to complete.
+func (e *engine) waitOp(o *op) error { return e.waitDone(&o.done, o.waiting(), o.recv) }
+
+// waitDone waits until *done is set (an operation completes; w says what
+// it is, recv whether a receive): a short spin of progress first (no
 // allocation on this common path), then waitFor.
-func (e *engine) waitOp(o *op) error {
-	if rec != nil && !o.isDone() {
-		defer recordWait(o, time.Now())
+func (e *engine) waitDone(done *uint32, w barrier.Waiting, recv bool) error {
+	isDone := func() bool { return atomic.LoadUint32(done) != 0 }
+	if rec != nil && !isDone() {
+		defer recordWait(recv, time.Now())
 	}
 	// Oversubscribed, the peer needs this core: spin only as the policy
 	// says before yielding it.
 	for range min(64, e.policy.Spin) {
-		if o.isDone() {
+		if isDone() {
 			return nil
 		}
 		if e.mu.TryLock() {
@@ -779,12 +902,12 @@ func (e *engine) waitOp(o *op) error {
 			e.unlock()
 		}
 	}
-	return e.waitFor(e.policy, o.waiting(), o.isDone)
+	return e.waitFor(e.policy, w, isDone)
 }
 
 // recordWait records the time a wait for o blocked (--stats, --trace).
-func recordWait(o *op, t0 time.Time) {
-	if o.recv {
+func recordWait(recv bool, t0 time.Time) {
+	if recv {
 		rec.Wait("Recv", t0)
 	} else {
 		rec.Wait("Send", t0)

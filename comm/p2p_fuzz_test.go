@@ -89,11 +89,11 @@ func FuzzRingPackets(f *testing.F) {
 		e.mu.Lock()
 		e.progress()
 		e.mu.Unlock()
-		if r.op.isDone() && r.op.err == nil && r.op.st.Count > len(rbuf) {
-			t.Fatalf("a receive completed with %d bytes into %d", r.op.st.Count, len(rbuf))
+		if r.rv.isDone() && r.rv.err == nil && r.rv.st.Count > len(rbuf) {
+			t.Fatalf("a receive completed with %d bytes into %d", r.rv.st.Count, len(rbuf))
 		}
 		// The world is dropped unfinished: a pinned buffer must not be
 		// collected while pinned (the runtime would fail the process).
-		unpinSend(s.op)
+		unpinSend(s.o)
 	})
 }

@@ -260,6 +260,77 @@ func p2pCancelProbe(c *comm.Comm) error {
 	return nil
 }
 
+// p2pReuse: a receive's operation goes back to the engine when it
+// completes and serves a later receive; the request keeps its own
+// outcome. Rounds of receives from the next rank — matched, cancelled,
+// truncated, and sends complete at their start — are all waited for
+// again, in reverse order, after later rounds reused their operations.
+func p2pReuse(c *comm.Comm) error {
+	me, n := c.Rank(), c.Size()
+	to, from := (me+1)%n, (me+n-1)%n
+	const rounds, per = 4, 40
+	type kept struct {
+		r        *comm.Request
+		tag, len int // the message's, or -1: cancelled
+	}
+	var all []kept
+	for k := range rounds {
+		var sends []*comm.Request
+		for i := range per {
+			tag := k*per + i
+			if i%5 == 4 { // cancelled: no message ever has this tag
+				r, err := c.Irecv(make([]byte, 8), from, 10_000+tag)
+				if err != nil {
+					return err
+				}
+				if err := r.Cancel(); err != nil {
+					return err
+				}
+				all = append(all, kept{r, tag, -1})
+				continue
+			}
+			size := 1 + i%8 // i%7 == 6: a buffer one byte short (truncated)
+			b := make([]byte, size-map[bool]int{true: 1, false: 0}[i%7 == 6])
+			r, err := c.Irecv(b, from, tag)
+			if err != nil {
+				return err
+			}
+			all = append(all, kept{r, tag, size})
+			s, err := c.Isend(pattern(me, tag, size), to, tag)
+			if err != nil {
+				return err
+			}
+			sends = append(sends, s)
+		}
+		if _, err := comm.Waitall(sends); err != nil {
+			return err
+		}
+		for _, x := range all[len(all)-per:] {
+			if _, err := x.r.Wait(); err != nil && !errors.Is(err, comm.ErrTruncate) {
+				return fmt.Errorf("round %d, tag %d: %w", k, x.tag, err)
+			}
+		}
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		x := all[i]
+		st, err := x.r.Wait()
+		st2, ok, err2 := x.r.Test()
+		switch {
+		case !ok || st != st2 || (err == nil) != (err2 == nil):
+			return fmt.Errorf("tag %d: Wait %+v, %v but Test %+v, %v, %v", x.tag, st, err, st2, ok, err2)
+		case x.len < 0:
+			if !st.Cancelled || err != nil {
+				return fmt.Errorf("cancelled receive of tag %d: %+v, %v", x.tag, st, err)
+			}
+		case st.Cancelled || st.Source != from || st.Tag != x.tag || st.Count != x.len:
+			return fmt.Errorf("receive of tag %d: status %+v, want source %d count %d", x.tag, st, from, x.len)
+		case (x.tag%per)%7 == 6 != errors.Is(err, comm.ErrTruncate):
+			return fmt.Errorf("receive of tag %d: %v", x.tag, err)
+		}
+	}
+	return nil
+}
+
 // p2pExchange: every pair Isends a large message both ways before posting
 // its Irecv, then all complete; Sendrecv around the ring; Ssend is not
 // complete before its receive is posted.
@@ -533,6 +604,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"comms", p2pComms},
 		{"truncate", p2pTruncate},
 		{"cancel/probe", p2pCancelProbe},
+		{"reuse", p2pReuse},
 		{"exchange", func(c *comm.Comm) error { return p2pExchange(c, procs) }},
 		{"waitany", p2pWaitany},
 		{"goroutines", p2pGoroutines},

@@ -170,7 +170,7 @@ func (in *typedIn) finish(st Status, err error) (Status, error) {
 
 // request attaches the scatter to a receive's request.
 func (in *typedIn) request(r *Request, err error) (*Request, error) {
-	if err != nil || in.t == nil || r.done {
+	if err != nil || in.t == nil || r.rv == nil {
 		return r, err
 	}
 	r.ext = &requestExt{after: in.finish}

@@ -27,8 +27,10 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	for _, r := range reqs {
 		switch {
 		case r == nil:
-		case r.eng != nil:
-			e = r.eng
+		case r.rv != nil:
+			e = r.rv.c.world.eng
+		case r.o != nil:
+			e = r.o.c.world.eng
 		case r.ext != nil:
 			mixed = true
 		}
@@ -42,7 +44,7 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	}
 	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
 		for _, r := range reqs {
-			if r != nil && r.ext != nil {
+			if r != nil && r.o == nil && r.rv == nil && r.ext != nil {
 				// A collective request reports the job's end itself.
 				if _, _, err := r.Test(); errors.Is(err, ErrAborted) {
 					return barrier.ErrAborted

@@ -3,8 +3,10 @@ package comm
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
 )
 
 // Status describes a completed operation (MPI_Status): the source rank and
@@ -20,51 +22,93 @@ type Status struct {
 // point-to-point send or receive, or Ibarrier's. Wait and Test may be
 // called from any goroutine; once the request is complete they keep
 // returning its outcome.
+//
+// A request is small, since a message-rate loop allocates one per
+// message: a send written whole into the receiver's inbox at once (an
+// eager message) is complete when Isend returns and has no field set
+// (its requests come from a block of them); a receive's operation goes
+// back to the engine when it completes, leaving its outcome in the
+// request (recvReq).
 type Request struct {
-	mu   sync.Mutex
-	done bool
-	st   Status
-	err  error
-	eng  *engine // point-to-point: the engine, and the operation until the
-	op   *op     // request completes (then a send's goes back to opPool)
-	recv *op     // a receive's operation, never recycled: Cancel reads it without mu
-	call string
-	ext  *requestExt // what few requests need
+	o   *op         // a send's operation, which keeps its outcome
+	rv  *recvReq    // a receive's state
+	ext *requestExt // what few requests need
 }
 
-// requestExt is the part of a Request most do not use, apart so that the
-// one allocation of an Isend or Irecv stays small (a window of them is
-// what a message-rate loop allocates, and the garbage collector runs as
-// often as that fills its heap).
+// requestExt is the part of a Request most do not use: a fixed outcome
+// (ProcNull's), a poll (Ibarrier's), a completion hook (a typed receive's
+// scatter). mu orders them between goroutines.
 type requestExt struct {
+	mu    sync.Mutex
+	done  bool
+	st    Status
+	err   error
 	poll  func(block bool) (bool, error)      // reports completion; blocks if asked (not point-to-point)
 	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
 }
 
-// doneRequest is a request complete from the start (ProcNull's).
-func doneRequest(st Status) *Request { return &Request{done: true, st: st} }
-
-// harvest records a completed operation's outcome in r and gives a send's
-// operation back to the pool: nothing references it once it is complete
-// (as for the blocking calls' operations). A receive's stays: Cancel may
-// look at it from another goroutine while a Wait holds r.mu. r.mu is held.
-func (r *Request) harvest() {
-	o := r.op
-	chkReceived(o)
-	r.st, r.err, r.done, r.op = o.st, o.err, true, nil
-	if r.recv == nil {
-		putOp(o)
-	}
-	r.finish()
+// recvReq is a receive's request and what its operation leaves there when
+// it completes (engine.complete): the operation itself then goes back to
+// the engine's free list for a later receive, so that a window of
+// receives allocates only these.
+type recvReq struct {
+	r         Request // the handle (r.rv is this)
+	c         *Comm
+	o         *op    // the operation while pending: read and written under the engine's lock only
+	done      uint32 // 1 once the fields below are set (a store-release)
+	from      int32  // the sender's world rank + 1 under shmrun --check (op.from)
+	peer, tag int32  // the receive's, for the deadlock watch
+	call      string
+	st        Status
+	err       error
 }
+
+// doneRequest is a request complete from the start with status st
+// (ProcNull's).
+func doneRequest(st Status) *Request { return &Request{ext: &requestExt{done: true, st: st}} }
 
 // chkReceived is a receive's acquire of its sender's clock by the thread
 // that completes it (shmrun --check; deliver's, on the thread that
-// delivered, may be another's).
-func chkReceived(o *op) {
-	if chk != nil && o.from > 0 {
-		chk.Recv(int(o.from - 1))
+// delivered, may be another's). Acquiring again on a later Wait is
+// harmless.
+func chkReceived(from int32) {
+	if chk != nil && from > 0 {
+		chk.Recv(int(from - 1))
 	}
+}
+
+func (rv *recvReq) isDone() bool { return atomic.LoadUint32(&rv.done) != 0 }
+
+// waiting describes a wait for rv to the deadlock watch.
+func (rv *recvReq) waiting() barrier.Waiting {
+	return barrier.Waiting{Kind: barrier.WaitRecv, Peer: rv.peer, Tag: rv.tag}
+}
+
+// outcome is the outcome of r's completed operation, after its hook if
+// it has one.
+func (r *Request) outcome() (Status, error) {
+	var st Status
+	var err error
+	if rv := r.rv; rv != nil {
+		chkReceived(rv.from)
+		st, err = rv.st, rv.err
+	} else {
+		st, err = r.o.st, r.o.err
+	}
+	x := r.ext
+	if x == nil {
+		return st, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.done {
+		x.st, x.err, x.done = st, err, true
+		if x.after != nil {
+			x.st, x.err = x.after(x.st, x.err)
+			x.after = nil
+		}
+	}
+	return x.st, x.err
 }
 
 // Wait blocks until the operation completes and returns its status
@@ -75,28 +119,33 @@ func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("comm: Wait: nil request: %w", ErrArg)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.done {
-		if r.op != nil {
-			if err := r.eng.waitOp(r.op); err != nil {
-				return Status{}, r.op.c.wrapWait(r.call, err)
+	if rv := r.rv; rv != nil {
+		if !rv.isDone() {
+			if err := rv.c.world.eng.waitDone(&rv.done, rv.waiting(), true); err != nil {
+				return Status{}, rv.c.wrapWait(rv.call, err)
 			}
-			r.harvest()
-		} else {
-			_, r.err = r.ext.poll(true)
-			r.done = true
 		}
+		return r.outcome()
 	}
-	return r.st, r.err
-}
-
-// finish runs r's completion hook, once.
-func (r *Request) finish() {
-	if r.ext != nil && r.ext.after != nil {
-		r.st, r.err = r.ext.after(r.st, r.err)
-		r.ext.after = nil
+	if o := r.o; o != nil {
+		if !o.isDone() {
+			if err := o.c.world.eng.waitOp(o); err != nil {
+				return Status{}, o.c.wrapWait(o.call, err)
+			}
+		}
+		return r.outcome()
 	}
+	x := r.ext
+	if x == nil {
+		return Status{}, nil // a send complete at its start
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.done {
+		_, x.err = x.poll(true)
+		x.done = true
+	}
+	return x.st, x.err
 }
 
 // Test reports whether the operation has completed, and if so its status
@@ -105,33 +154,32 @@ func (r *Request) Test() (Status, bool, error) {
 	if r == nil {
 		return Status{}, false, fmt.Errorf("comm: Test: nil request: %w", ErrArg)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.ready() {
+	var ok bool
+	switch {
+	case r.rv != nil:
+		ok = r.rv.c.world.eng.poll(r.rv.isDone)
+	case r.o != nil:
+		ok = r.o.c.world.eng.poll(r.o.isDone)
+	case r.ext == nil:
+		return Status{}, true, nil
+	default:
+		x := r.ext
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if !x.done {
+			ok, err := x.poll(false)
+			if !ok && err == nil {
+				return Status{}, false, nil
+			}
+			x.done, x.err = true, err
+		}
+		return x.st, true, x.err
+	}
+	if !ok {
 		return Status{}, false, nil
 	}
-	return r.st, true, r.err
-}
-
-// ready reports whether r is complete, recording its outcome if it has
-// just completed; r.mu is held.
-func (r *Request) ready() bool {
-	if r.done {
-		return true
-	}
-	if r.op != nil {
-		if !r.eng.poll(r.op.isDone) {
-			return false
-		}
-		r.harvest()
-		return true
-	}
-	ok, err := r.ext.poll(false)
-	if !ok && err == nil {
-		return false
-	}
-	r.done, r.err = true, err
-	return true
+	st, err := r.outcome()
+	return st, true, err
 }
 
 // Cancel asks for a pending receive to be withdrawn (MPI_Cancel): if no
@@ -144,9 +192,8 @@ func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
 	}
-	// Not under r.mu: a Wait for this very receive may hold it.
-	if o := r.recv; o != nil && !o.isDone() {
-		r.eng.cancel(o)
+	if rv := r.rv; rv != nil && !rv.isDone() {
+		rv.c.world.eng.cancel(rv)
 	}
 	return nil
 }
