@@ -90,12 +90,10 @@ func Waitall(reqs []*Request) ([]Status, error) {
 		if r == nil {
 			continue
 		}
-		st, err := r.Wait()
-		if errors.Is(err, ErrAborted) {
-			return sts, err
-		}
-		sts[i] = st
-		if err != nil {
+		if err := r.wait(&sts[i]); err != nil {
+			if errors.Is(err, ErrAborted) {
+				return sts, err
+			}
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
 		reqs[i] = nil

@@ -84,31 +84,34 @@ func (rv *recvReq) waiting() barrier.Waiting {
 	return barrier.Waiting{Kind: barrier.WaitRecv, Peer: rv.peer, Tag: rv.tag}
 }
 
-// outcome is the outcome of r's completed operation, after its hook if
-// it has one.
-func (r *Request) outcome() (Status, error) {
-	var st Status
+// outcome writes the status of r's completed operation to *st and
+// returns its error, after its hook if it has one. (Through a pointer: a
+// Status returned by value through two calls is copied by halves that
+// the next load cannot forward from, which cost a message-rate loop more
+// than the rest of Waitall.)
+func (r *Request) outcome(st *Status) error {
 	var err error
 	if rv := r.rv; rv != nil {
 		chkReceived(rv.from)
-		st, err = rv.st, rv.err
+		*st, err = rv.st, rv.err
 	} else {
-		st, err = r.o.st, r.o.err
+		*st, err = r.o.st, r.o.err
 	}
 	x := r.ext
 	if x == nil {
-		return st, err
+		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.done {
-		x.st, x.err, x.done = st, err, true
+		x.st, x.err, x.done = *st, err, true
 		if x.after != nil {
 			x.st, x.err = x.after(x.st, x.err)
 			x.after = nil
 		}
 	}
-	return x.st, x.err
+	*st = x.st
+	return x.err
 }
 
 // Wait blocks until the operation completes and returns its status
@@ -116,28 +119,35 @@ func (r *Request) outcome() (Status, error) {
 // message was longer than the buffer), a cancelled receive's Cancelled.
 // It returns ErrAborted if the job ends first. A nil Request is an error.
 func (r *Request) Wait() (Status, error) {
+	var st Status
+	err := r.wait(&st)
+	return st, err
+}
+
+// wait is Wait writing the status to *st.
+func (r *Request) wait(st *Status) error {
 	if r == nil {
-		return Status{}, fmt.Errorf("comm: Wait: nil request: %w", ErrArg)
+		return fmt.Errorf("comm: Wait: nil request: %w", ErrArg)
 	}
 	if rv := r.rv; rv != nil {
 		if !rv.isDone() {
 			if err := rv.c.world.eng.waitDone(&rv.done, rv.waiting(), true); err != nil {
-				return Status{}, rv.c.wrapWait(rv.call, err)
+				return rv.c.wrapWait(rv.call, err)
 			}
 		}
-		return r.outcome()
+		return r.outcome(st)
 	}
 	if o := r.o; o != nil {
 		if !o.isDone() {
 			if err := o.c.world.eng.waitOp(o); err != nil {
-				return Status{}, o.c.wrapWait(o.call, err)
+				return o.c.wrapWait(o.call, err)
 			}
 		}
-		return r.outcome()
+		return r.outcome(st)
 	}
 	x := r.ext
 	if x == nil {
-		return Status{}, nil // a send complete at its start
+		return nil // a send complete at its start
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -145,7 +155,8 @@ func (r *Request) Wait() (Status, error) {
 		_, x.err = x.poll(true)
 		x.done = true
 	}
-	return x.st, x.err
+	*st = x.st
+	return x.err
 }
 
 // Test reports whether the operation has completed, and if so its status
@@ -178,7 +189,8 @@ func (r *Request) Test() (Status, bool, error) {
 	if !ok {
 		return Status{}, false, nil
 	}
-	st, err := r.outcome()
+	var st Status
+	err := r.outcome(&st)
 	return st, true, err
 }
 
