@@ -39,3 +39,24 @@ func BenchmarkWindowSelf(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSendRecvSelf is the CPU cost of a blocking Send and Recv of 8
+// bytes on one rank, to itself: a ping-pong's software part.
+func BenchmarkSendRecvSelf(b *testing.B) {
+	cs, err := comm.NewLocalWorld(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := cs[0]
+	sbuf, rbuf := make([]byte, 8), make([]byte, 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := c.Send(sbuf, 0, 1); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Recv(rbuf, 0, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
