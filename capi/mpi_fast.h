@@ -138,11 +138,31 @@ static inline __attribute__((always_inline)) int shmrun_fast_flush(MPI_Win win, 
 	return 0;
 }
 
+/* shmrun_any_locked reports whether this rank holds a lock on some target
+ * of d's window: a scan of the bytes per target, eight at a time (they are
+ * the only record of which targets are locked, so that threads may lock
+ * and unlock different targets at once). */
+static inline __attribute__((always_inline)) int shmrun_any_locked(const shmrun_win_desc *d)
+{
+	const uint8_t *t = d->tgt;
+	int i = 0;
+	for (; i + 8 <= d->n; i += 8) {
+		uint64_t w;
+		memcpy(&w, t + i, 8);
+		if (w & (SHMRUN_TGT_LOCKED * 0x0101010101010101ULL))
+			return 1;
+	}
+	for (; i < d->n; i++)
+		if (t[i] & SHMRUN_TGT_LOCKED)
+			return 1;
+	return 0;
+}
+
 /* Flush_all, Flush_local_all and Win_sync: inside a passive-target epoch. */
 static inline __attribute__((always_inline)) int shmrun_fast_flush_all(MPI_Win win, int fence)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || !(d->ep->lock_all || d->ep->nlocks > 0))
+	if (d == NULL || !(d->ep->lock_all || shmrun_any_locked(d)))
 		return -1;
 	if (fence)
 		shmrun_full_fence(d);
@@ -190,7 +210,6 @@ static inline __attribute__((always_inline)) int shmrun_fast_lock(MPI_Win win, i
 		d->tgt[t] = SHMRUN_TGT_ACCESS | SHMRUN_TGT_SHARED;
 	} else
 		return -1;
-	d->ep->nlocks++;
 	return 0;
 }
 
@@ -203,11 +222,9 @@ static inline __attribute__((always_inline)) int shmrun_fast_unlock(MPI_Win win,
 	uint64_t x;
 	if (b == (SHMRUN_TGT_ACCESS | SHMRUN_TGT_EXCLUSIVE)) {
 		d->tgt[t] = 0;
-		d->ep->nlocks--;
 		x = __atomic_add_fetch(d->lockw[t], SHMRUN_LOCK_EXCLUSIVE_UNLOCK, __ATOMIC_SEQ_CST);
 	} else if (b == (SHMRUN_TGT_ACCESS | SHMRUN_TGT_SHARED)) {
 		d->tgt[t] = 0;
-		d->ep->nlocks--;
 		x = __atomic_add_fetch(d->lockw[t], SHMRUN_LOCK_SHARED_UNLOCK, __ATOMIC_SEQ_CST);
 	} else
 		return -1;
@@ -230,7 +247,7 @@ static inline __attribute__((always_inline)) void shmrun_set_lock_all(shmrun_win
 static inline __attribute__((always_inline)) int shmrun_fast_lock_all(MPI_Win win, int assert)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || assert != 0 || d->ep->gate != 0 || d->ep->nlocks != 0)
+	if (d == NULL || assert != 0 || d->ep->gate != 0 || shmrun_any_locked(d))
 		return -1;
 	__atomic_add_fetch(d->global, 1, __ATOMIC_SEQ_CST);
 	for (int t = 0; t < d->n; t++)
@@ -322,7 +339,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 	if (d == NULL)
 		return -1;
 	shmrun_epoch *e = d->ep;
-	if ((assert & ~allowed) != 0 || (e->gate & ~(SHMRUN_GATE_FENCE | SHMRUN_GATE_NOLOCKS)) != 0 || e->nlocks != 0 ||
+	if ((assert & ~allowed) != 0 || (e->gate & ~(SHMRUN_GATE_FENCE | SHMRUN_GATE_NOLOCKS)) != 0 || shmrun_any_locked(d) ||
 	    e->post_open)
 		return -1;
 	int used = e->fence_open && __atomic_load_n(&e->fence_used, __ATOMIC_RELAXED);
@@ -373,9 +390,9 @@ static inline __attribute__((always_inline)) const struct shmrun_group_ranks *sh
 
 /* shmrun_pscw_ok: no epoch a Post or Start refuses; a fence epoch without
  * RMA calls is closed. */
-static inline __attribute__((always_inline)) int shmrun_pscw_ok(shmrun_epoch *e)
+static inline __attribute__((always_inline)) int shmrun_pscw_ok(const shmrun_win_desc *d, shmrun_epoch *e)
 {
-	if ((e->gate & (SHMRUN_GATE_FREED | SHMRUN_GATE_CHECK | SHMRUN_GATE_LOCKALL)) != 0 || e->nlocks != 0 ||
+	if ((e->gate & (SHMRUN_GATE_FREED | SHMRUN_GATE_CHECK | SHMRUN_GATE_LOCKALL)) != 0 || shmrun_any_locked(d) ||
 	    (e->fence_open && __atomic_load_n(&e->fence_used, __ATOMIC_RELAXED)))
 		return 0;
 	return 1;
@@ -395,7 +412,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_post(MPI_Group grou
 		return -1;
 	shmrun_epoch *e = d->ep;
 	const struct shmrun_group_ranks *g;
-	if (!shmrun_pscw_ok(e) || e->post_open || (g = shmrun_group_of(d, group)) == NULL)
+	if (!shmrun_pscw_ok(d, e) || e->post_open || (g = shmrun_group_of(d, group)) == NULL)
 		return -1;
 	if (e->fence_open)
 		shmrun_set_fence(e, 0);
@@ -418,7 +435,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_start(MPI_Group gro
 		return -1;
 	shmrun_epoch *e = d->ep;
 	const struct shmrun_group_ranks *g;
-	if (!shmrun_pscw_ok(e) || (e->gate & SHMRUN_GATE_START) != 0 || (g = shmrun_group_of(d, group)) == NULL)
+	if (!shmrun_pscw_ok(d, e) || (e->gate & SHMRUN_GATE_START) != 0 || (g = shmrun_group_of(d, group)) == NULL)
 		return -1;
 	if (!(assert & MPI_MODE_NOCHECK)) {
 		int ready = 0;

@@ -30,7 +30,6 @@ func init() {
 					return w.lockAborted(err)
 				}
 				w.ep.setTgt(rank, tgtAccess|tgtShared)
-				w.ep.h.NLocks++
 				return nil
 			},
 			UnlockAfter: w.unlockAfter,

@@ -53,11 +53,17 @@
 //
 // # Goroutines
 //
-// Any goroutine may make RMA calls inside an open epoch. Synchronization and
-// collective calls on one window (Fence, Post, Start, Complete, Wait, Lock,
-// Unlock, LockAll, UnlockAll, Free) are ordered by the program, as under
-// MPI_THREAD_MULTIPLE: two of them must not race, and RMA calls must not race
-// with the synchronization call that closes their epoch.
+// Any goroutine may make RMA calls, Flush, FlushAll, FlushLocal,
+// FlushLocalAll and Sync inside an open epoch, and goroutines may Lock and
+// Unlock different targets at once (passive-target epochs to different
+// targets overlap, as under MPI_THREAD_MULTIPLE); each records its epoch in
+// its target's byte of the rank's epoch state and nowhere else. Two
+// goroutines must not lock the same target at once (the standard makes a
+// second lock of a target the process holds erroneous). The other
+// synchronization and collective calls on one window (Fence, Post, Start,
+// Complete, Wait, LockAll, UnlockAll, Free) are ordered by the program: two
+// of them must not race, nor race with a Lock or Unlock, and RMA calls must
+// not race with the synchronization call that closes their epoch.
 //
 // # Errors
 //

@@ -1,9 +1,11 @@
 package win
 
 import (
+	"encoding/binary"
 	"fmt"
-	"github.com/shmrun/shmrun/internal/winc"
 	"slices"
+
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // Assert flags for synchronization calls (MPI_MODE_*).
@@ -170,11 +172,32 @@ func (e *epochState) observe() {
 	}
 }
 
+// anyLocked reports whether this rank holds a lock on some target: a scan
+// of the bytes per target, eight at a time. They are the only record of
+// which targets are locked (no count beside them), so that goroutines may
+// lock and unlock different targets at once, each writing only its
+// target's byte; a scan costs a load per eight ranks.
+func (e *epochState) anyLocked() bool {
+	const mask = tgtLocked * 0x0101010101010101
+	t, i := e.tgt, 0
+	for ; i+8 <= len(t); i += 8 {
+		if binary.LittleEndian.Uint64(t[i:])&mask != 0 {
+			return true
+		}
+	}
+	for ; i < len(t); i++ {
+		if t[i]&tgtLocked != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // setTgt sets target t's epoch bits, keeping tgtCheck.
 func (e *epochState) setTgt(t int, bits uint8) { e.tgt[t] = bits | e.tgt[t]&tgtCheck }
 
 // check returns the first invariant of the epoch state that does not hold:
-// the fields that mirror one fact (accessAll, flushAny, nLocks, the gate
+// the fields that mirror one fact (accessAll, flushAny, the gate
 // bits, the tgt bytes) must agree. freed and noLocks are the window's.
 func (e *epochState) check(freed, noLocks bool) error {
 	bit := func(b uint8) bool { return e.h.Gate&b != 0 }
@@ -200,16 +223,14 @@ func (e *epochState) check(freed, noLocks bool) error {
 		want = uint(len(e.tgt))
 	}
 	switch {
-	case locks != int(e.h.NLocks):
-		return fmt.Errorf("nLocks %d, but %d targets locked", e.h.NLocks, locks)
 	case e.h.AccessAll != (e.h.LockAll || e.h.FenceOpen):
 		return fmt.Errorf("accessAll %v, lockAll %v, fenceOpen %v", e.h.AccessAll, e.h.LockAll, e.h.FenceOpen)
 	case e.h.FlushAny != want:
 		return fmt.Errorf("flushAny %d, want %d (lockAll %v)", e.h.FlushAny, want, e.h.LockAll)
 	case e.h.PostOpen != e.postOpen():
 		return fmt.Errorf("PostOpen %v, Post group %v", e.h.PostOpen, e.postList())
-	case e.h.LockAll && (e.h.NLocks > 0 || e.startOpen()):
-		return fmt.Errorf("LockAll with %d locks and Start group %v", e.h.NLocks, e.startList())
+	case e.h.LockAll && (locks > 0 || e.startOpen()):
+		return fmt.Errorf("LockAll with %d locks and Start group %v", locks, e.startList())
 	case bit(gateLockAll) != e.h.LockAll, bit(gateStart) != e.startOpen(), bit(gateFence) != e.h.FenceOpen,
 		bit(gateNoLocks) != noLocks, bit(gateFreed) != freed:
 		return fmt.Errorf("gate %#x disagrees: lockAll %v, Start group %v, fenceOpen %v, no_locks %v, freed %v",
@@ -261,7 +282,7 @@ func (e *epochState) passive(target int) bool {
 		return true
 	}
 	if target < 0 {
-		return e.h.NLocks > 0
+		return e.anyLocked()
 	}
 	return e.tgt[target]&tgtLocked != 0
 }
@@ -271,7 +292,7 @@ func (e *epochState) describeOpen() string {
 	switch {
 	case e.h.LockAll:
 		return "a LockAll epoch"
-	case e.h.NLocks > 0:
+	case e.anyLocked():
 		for t := range e.tgt {
 			if l := e.lockOf(t); l != 0 {
 				return fmt.Sprintf("a %s lock on rank %d", l, t)

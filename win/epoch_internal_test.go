@@ -16,15 +16,14 @@ func TestEpochCheck(t *testing.T) {
 		t.Fatalf("fresh state: %v", err)
 	}
 	breaks := map[string]func(e *epochState){
-		"nLocks":           func(e *epochState) { e.setTgt(1, tgtAccess|tgtExclusive) },
-		"both locks":       func(e *epochState) { e.setTgt(1, tgtAccess|tgtLocked); e.h.NLocks++ },
+		"both locks":       func(e *epochState) { e.setTgt(1, tgtAccess|tgtLocked) },
 		"access bit":       func(e *epochState) { e.setTgt(2, tgtAccess) },
 		"ModeNoCheck":      func(e *epochState) { e.setTgt(2, tgtNoCheck) },
 		"check bit":        func(e *epochState) { e.tgt[3] = 0 },
 		"accessAll":        func(e *epochState) { e.h.AccessAll = true },
 		"flushAny":         func(e *epochState) { e.setLockAll(true); e.h.FlushAny = 1 },
 		"gate":             func(e *epochState) { e.h.LockAll, e.h.AccessAll, e.h.FlushAny = true, true, 4 },
-		"LockAll and Lock": func(e *epochState) { e.setLockAll(true); e.setTgt(0, tgtAccess|tgtShared); e.h.NLocks++ },
+		"LockAll and Lock": func(e *epochState) { e.setLockAll(true); e.setTgt(0, tgtAccess|tgtShared) },
 		"freed":            func(e *epochState) {},
 	}
 	for name, f := range breaks {
@@ -53,4 +52,32 @@ func TestEpochCheck(t *testing.T) {
 	}()
 	w.checkEpoch("Fence")
 	t.Error("checkEpoch did not panic")
+}
+
+// anyLocked sees a lock on any target, in the bytes scanned eight at a
+// time and in the tail, and nothing else: the access, NoCheck-less and
+// check bits of unlocked targets do not count.
+func TestAnyLocked(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 9, 16, 21} {
+		var e epochState
+		if err := e.init(n, true); err != nil {
+			t.Fatal(err)
+		}
+		for i := range e.tgt {
+			e.tgt[i] |= tgtAccess // a Start group's bit
+		}
+		if e.anyLocked() {
+			t.Fatalf("n=%d: no lock held, anyLocked says one is", n)
+		}
+		for r := range n {
+			for _, b := range []uint8{tgtExclusive, tgtShared} {
+				e.setTgt(r, tgtAccess|b)
+				if !e.anyLocked() {
+					t.Errorf("n=%d: target %d locked (%#x), anyLocked says none", n, r, b)
+				}
+				e.setTgt(r, tgtAccess)
+			}
+		}
+		e.drop()
+	}
 }

@@ -39,7 +39,7 @@ func (w *Win) Fence(assert int) error {
 	switch {
 	case assert&^allowed != 0:
 		err = errorf(ErrAssert, "Fence on rank %d: assert %#x has bits other than ModeNoStore|ModeNoPut|ModeNoPrecede|ModeNoSucceed", w.rank, assert)
-	case w.ep.h.LockAll || w.ep.h.NLocks > 0 || w.ep.startOpen() || w.ep.postOpen():
+	case w.ep.h.LockAll || w.ep.anyLocked() || w.ep.startOpen() || w.ep.postOpen():
 		err = errorf(ErrRMASync, "Fence on rank %d: %s", w.rank, w.ep.describeOpen())
 	case assert&ModeNoPrecede != 0 && w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		err = errorf(ErrAssert, "Fence on rank %d: ModeNoPrecede, but RMA calls were made since the last Fence", w.rank)

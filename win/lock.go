@@ -82,7 +82,6 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 		}
 	}
 	w.ep.setTgt(rank, tgtAccess|tgtExclusive)
-	w.ep.h.NLocks++
 	return nil
 }
 
@@ -176,7 +175,6 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 		v := atomic.AddUint64(w.locks[rank].word, format.LockExclusive)
 		if v&format.LockGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
 			w.ep.tgt[rank] = tgtAccess | tgtExclusive
-			w.ep.h.NLocks++
 			return nil
 		}
 		return w.lockExclusiveAfter(rank, v)
@@ -255,7 +253,6 @@ func (w *Win) lockChecked(lt LockType, rank int, assert int) error {
 		}
 	}
 	w.ep.setTgt(rank, tgtAccess|bit)
-	w.ep.h.NLocks++
 	return nil
 }
 
@@ -268,7 +265,6 @@ func (w *Win) Unlock(rank int) error {
 	// R++ and X--; unlockAfter clears a carry guard or wakes sleepers.
 	if w != nil && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank] == tgtAccess|tgtExclusive {
 		w.ep.tgt[rank] = 0
-		w.ep.h.NLocks--
 		l := &w.locks[rank]
 		if v := atomic.AddUint64(l.word, format.LockExclusiveUnlock); v&format.LockGuards != 0 || atomic.LoadUint32(l.ev.Sleepers) != 0 {
 			w.unlockAfter(rank, v)
@@ -313,7 +309,6 @@ func (w *Win) unlockChecked(rank int) error {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
 	w.ep.setTgt(rank, 0)
-	w.ep.h.NLocks--
 	switch {
 	case st&tgtNoCheck != 0:
 		w.fullFence()
@@ -332,7 +327,7 @@ func (w *Win) unlockChecked(rank int) error {
 // ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
-	if w != nil && assert == 0 && w.ep.h.Gate == 0 && w.ep.h.NLocks == 0 {
+	if w != nil && assert == 0 && w.ep.h.Gate == 0 && !w.ep.anyLocked() {
 		atomic.AddUint64(w.global, 1)
 		if w.exclusiveBusy() >= 0 {
 			w.releaseAll()
@@ -378,7 +373,7 @@ func (w *Win) lockAllChecked(assert int) error {
 	switch {
 	case w.cfg.noLocks:
 		return errorf(ErrRMASync, "LockAll on rank %d: the window was created with info no_locks=true", w.rank)
-	case w.ep.h.LockAll || w.ep.h.NLocks > 0 || w.ep.startOpen():
+	case w.ep.h.LockAll || w.ep.anyLocked() || w.ep.startOpen():
 		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	case w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load():
 		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
@@ -452,7 +447,7 @@ func (w *Win) flushTarget(rank int) error {
 // FlushAll completes every RMA call of this rank to every target
 // (MPI_Win_flush_all). Local. Only inside a passive-target epoch.
 func (w *Win) FlushAll() error {
-	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		if w.chk != nil {
 			w.chk.Complete(-1)
 		}
@@ -475,7 +470,7 @@ func (w *Win) FlushLocal(rank int) error {
 // FlushLocalAll is FlushLocal to every target (MPI_Win_flush_local_all).
 // Local.
 func (w *Win) FlushLocalAll() error {
-	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		return nil
 	}
 	return w.flushSlow("FlushLocalAll", -1)
@@ -486,7 +481,7 @@ func (w *Win) FlushLocalAll() error {
 // their own Sync or a synchronization that ordered them. Local. Only inside a
 // passive-target epoch, as the standard says of every flush and sync call.
 func (w *Win) Sync() error {
-	if w != nil && (w.ep.h.LockAll || w.ep.h.NLocks > 0) {
+	if w != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		w.fullFence()
 		return nil
 	}

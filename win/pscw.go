@@ -47,7 +47,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	if w.ep.postOpen() {
 		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
 	}
-	if w.ep.h.LockAll || w.ep.h.NLocks > 0 {
+	if w.ep.h.LockAll || w.ep.anyLocked() {
 		return errorf(ErrRMASync, "Post on rank %d: %s (a window cannot be exposed while this rank holds its locks)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()
@@ -81,7 +81,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if err != nil {
 		return err
 	}
-	if w.ep.startOpen() || w.ep.h.LockAll || w.ep.h.NLocks > 0 {
+	if w.ep.startOpen() || w.ep.h.LockAll || w.ep.anyLocked() {
 		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describeOpen())
 	}
 	w.closeFenceEpoch()

@@ -48,7 +48,7 @@ func (w *Win) resolveRange(call string, target, disp int, lo, n int64) (where, e
 		return where{}, err
 	}
 	if target == ProcNull {
-		if w.ep.h.AccessAll || w.ep.h.NLocks > 0 || w.ep.startOpen() {
+		if w.ep.h.AccessAll || w.ep.anyLocked() || w.ep.startOpen() {
 			return where{noop: true}, nil
 		}
 		return where{}, errorf(ErrRMASync, "%s on rank %d to ProcNull: no access epoch is open", call, w.rank)

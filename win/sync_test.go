@@ -18,6 +18,7 @@ func init() {
 	ranktest.Register("fence", fenceBody)
 	ranktest.Register("pscw", pscwBody)
 	ranktest.Register("lock-count", lockCountBody)
+	ranktest.Register("lock-threads", lockThreadsBody)
 	ranktest.Register("shared-together", sharedTogetherBody)
 	ranktest.Register("lockall-sync", lockAllSyncBody)
 	ranktest.Register("lock-vs-lockall", lockVsLockAllBody)
@@ -170,6 +171,112 @@ func lockCountBody(c *comm.Comm) error {
 
 func TestLockMutualExclusion16(t *testing.T)    { ranktest.Run(t, 16, "lock-count") }
 func TestLockMutualExclusionLocal(t *testing.T) { runLocal(t, 8, lockCountBody) }
+
+// lockThreadsBody: every rank runs one goroutine per target, and they lock
+// and unlock their own targets at once (MPI_THREAD_MULTIPLE allows it:
+// passive-target epochs to different targets may overlap). Each
+// iteration is an exclusive lock around a non-atomic Get+Put increment
+// of the target's first counter (watched by an atomic "inside" count),
+// or a shared lock around a FetchAndOp on its second, with Flush,
+// FlushAll, FlushLocalAll and Sync made inside the goroutine's own epoch.
+// The counters come out exact, and afterwards no lock is left in this
+// rank's epoch state: LockAll opens.
+func lockThreadsBody(c *comm.Comm) error {
+	const k = 150
+	n, me := c.Size(), c.Rank()
+	w, err := win.AllocateShared(c, 32, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	errs := make(chan error, n)
+	for t := range n {
+		go func() {
+			errs <- func() error {
+				inside := raw.Uint64At(mustQuery(w, t).Bytes, 16)
+				for i := range k {
+					lt := win.Exclusive
+					if (i+me)%3 == 2 {
+						lt = win.Shared
+					}
+					if err := w.Lock(lt, t, 0); err != nil {
+						return err
+					}
+					if lt == win.Exclusive {
+						if v := atomic.AddUint64(inside, 1); v != 1 {
+							return fmt.Errorf("target %d: %d goroutines inside an exclusive lock", t, v)
+						}
+						var cnt [1]int64
+						if err := win.GetT(w, cnt[:], t, 0); err != nil {
+							return err
+						}
+						if err := w.Flush(t); err != nil {
+							return err
+						}
+						cnt[0]++
+						if err := win.PutT(w, cnt[:], t, 0); err != nil {
+							return err
+						}
+						if err := w.FlushAll(); err != nil {
+							return err
+						}
+						atomic.AddUint64(inside, ^uint64(0))
+					} else {
+						if _, err := win.FetchAndOp(w, int64(1), t, 1, atomics.Sum); err != nil {
+							return err
+						}
+						if err := w.FlushLocalAll(); err != nil {
+							return err
+						}
+						if err := w.Sync(); err != nil {
+							return err
+						}
+					}
+					if err := w.Unlock(t); err != nil {
+						return err
+					}
+					if i%16 == 0 {
+						runtime.Gosched()
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return fmt.Errorf("rank %d: %w", me, err)
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.LockAll(0); err != nil {
+		return fmt.Errorf("rank %d: LockAll after every goroutine unlocked: %w", me, err)
+	}
+	var cnt [2]int64
+	if err := win.GetT(w, cnt[:], me, 0); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	excl, shared := 0, 0
+	for r := range n {
+		for i := range k {
+			if (i+r)%3 == 2 {
+				shared++
+			} else {
+				excl++
+			}
+		}
+	}
+	return check(cnt[0] == int64(excl) && cnt[1] == int64(shared), "rank %d: counters %d and %d, want %d exclusive increments and %d shared adds",
+		me, cnt[0], cnt[1], excl, shared)
+}
+
+func TestLockThreads4(t *testing.T)     { ranktest.Run(t, 4, "lock-threads") }
+func TestLockThreadsLocal(t *testing.T) { runLocal(t, 3, lockThreadsBody) }
 
 // sharedTogetherBody: every rank takes a shared lock on rank 0 and waits,
 // holding it, until all ranks hold it. If shared locks excluded each other

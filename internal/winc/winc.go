@@ -44,8 +44,10 @@ type Epoch struct {
 	_        [2]uint8
 	// FenceUsed: an RMA call was made since that Fence.
 	FenceUsed atomic.Bool
-	// NLocks is the number of targets with a TgtLocked bit.
-	NLocks int32
+	// Which targets are locked is in their bytes alone (no count beside
+	// them), so that threads may lock and unlock different targets at
+	// once (MPI_THREAD_MULTIPLE): each writes only its target's byte.
+	_ int32
 	// FlushAny is the number of targets while LockAll, else 0: Flush's
 	// fast path is the one test uint(rank) < FlushAny.
 	FlushAny uint
@@ -66,7 +68,6 @@ const (
 	OffFenceOpen = 4
 	OffPostOpen  = 5
 	OffFenceUsed = 8  // uint32
-	OffNLocks    = 12 // int32
 	OffFlushAny  = 16 // uint64
 	OffStartN    = 24 // int32
 	OffPostN     = 28 // int32

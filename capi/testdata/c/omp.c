@@ -2,12 +2,18 @@
  * cflags: -fopenmp
  * C ranks with OpenMP threads under MPI_THREAD_MULTIPLE: every thread of
  * each rank exchanges messages with its twin thread on the other rank (tag
- * = thread number) and adds to a counter in rank 0's window, at once. */
+ * = thread number) and adds to a counter in rank 0's window, at once.
+ * Then one thread per target locks and unlocks its own target at once
+ * (passive-target epochs to different targets may overlap): exclusive
+ * locks around a Get+Put increment, shared ones around a Fetch_and_op,
+ * with flush, flush_all, flush_local_all and Win_sync inside each epoch;
+ * afterwards no lock is left (Lock_all opens) and the counts are exact. */
 #include <omp.h>
 #include "check.h"
 
 #define THREADS 4
 #define ITERS 200
+#define LOCK_ITERS 3000
 
 int main(int argc, char **argv)
 {
@@ -46,6 +52,48 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		CHECK(*ctr == (long)size * THREADS * ITERS, "counter %ld, want %ld", *ctr, (long)size * THREADS * ITERS);
 	report("OpenMP threads under MPI_THREAD_MULTIPLE");
+	MPI_Win_free(&w);
+
+	long *pair;
+	MPI_Win_allocate(2 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &pair, &w);
+	pair[0] = pair[1] = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	int errs = 0;
+#pragma omp parallel num_threads(size) reduction(+ : errs)
+	{
+		int t = omp_get_thread_num();
+		long one = 1, old, v;
+		for (int i = 0; i < LOCK_ITERS; i++) {
+			if ((i + rank) % 3 == 2) {
+				errs += MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w) != MPI_SUCCESS;
+				errs += MPI_Fetch_and_op(&one, &old, MPI_LONG, t, 1, MPI_SUM, w) != MPI_SUCCESS;
+				errs += MPI_Win_flush_local_all(w) != MPI_SUCCESS;
+				errs += MPI_Win_sync(w) != MPI_SUCCESS;
+			} else {
+				errs += MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w) != MPI_SUCCESS;
+				errs += MPI_Get(&v, 1, MPI_LONG, t, 0, 1, MPI_LONG, w) != MPI_SUCCESS;
+				errs += MPI_Win_flush(t, w) != MPI_SUCCESS;
+				v++;
+				errs += MPI_Put(&v, 1, MPI_LONG, t, 0, 1, MPI_LONG, w) != MPI_SUCCESS;
+				errs += MPI_Win_flush_all(w) != MPI_SUCCESS;
+			}
+			errs += MPI_Win_unlock(t, w) != MPI_SUCCESS;
+		}
+	}
+	CHECK(errs == 0, "%d calls failed with threads locking their own targets", errs);
+	MPI_Barrier(MPI_COMM_WORLD);
+	CHECK(MPI_Win_lock_all(0, w) == MPI_SUCCESS, "Lock_all after every thread unlocked");
+	MPI_Win_sync(w);
+	long excl = 0, shared = 0;
+	for (int r = 0; r < size; r++)
+		for (int i = 0; i < LOCK_ITERS; i++)
+			if ((i + r) % 3 == 2)
+				shared++;
+			else
+				excl++;
+	CHECK(pair[0] == excl && pair[1] == shared, "counters %ld and %ld, want %ld and %ld", pair[0], pair[1], excl, shared);
+	MPI_Win_unlock_all(w);
+	report("threads locking their own targets at once");
 	MPI_Win_free(&w);
 	MPI_Finalize();
 	return 0;
