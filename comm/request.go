@@ -21,15 +21,15 @@ type Status struct {
 // Request is a nonblocking operation in progress (MPI_Request): a
 // point-to-point send or receive, or Ibarrier's. Wait and Test may be
 // called from any goroutine; once the request is complete they keep
-// returning its outcome.
-//
-// A request is small, since a message-rate loop allocates one per
-// message: a send written whole into the receiver's inbox at once (an
-// eager message) is complete when Isend returns and has no field set
-// (its requests come from a block of them); a receive's operation goes
-// back to the engine when it completes, leaving its outcome in the
-// request (recvReq).
+// returning its outcome. The zero Request is complete with the empty
+// status, as MPI_REQUEST_NULL is.
 type Request struct {
+	// A request is small, since a message-rate loop allocates one per
+	// message: a send written whole into the receiver's inbox at once
+	// (an eager message) is complete when Isend returns and has no field
+	// set (its requests come from a block of them); a receive's operation
+	// goes back to the engine's free list when it completes, leaving its
+	// outcome in rv.
 	o   *op         // a send's operation, which keeps its outcome
 	rv  *recvReq    // a receive's state
 	ext *requestExt // what few requests need
