@@ -117,7 +117,7 @@ func shmIsend(p *C.char, count C.int64_t, dt C.uintptr_t, dest, tag C.int, h C.u
 	if err != nil {
 		return x.raise(name, err)
 	}
-	*req = C.uintptr_t(add(tab.reqs, &reqH{r: r, c: x}))
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
 	return C.MPI_SUCCESS
 }
 
@@ -132,7 +132,7 @@ func shmIrecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.ui
 	if err != nil {
 		return x.raise(name, err)
 	}
-	*req = C.uintptr_t(add(tab.reqs, &reqH{r: r, c: x}))
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
 	return C.MPI_SUCCESS
 }
 
@@ -263,7 +263,7 @@ func shmMrecv(p *C.char, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, bloc
 		if block != 0 {
 			setStatus(status, st, C.MPI_SUCCESS)
 		} else {
-			*req = C.uintptr_t(add(tab.reqs, &reqH{done: true, st: st}))
+			*req = C.uintptr_t(newReq(reqH{done: true, st: st}))
 		}
 		return C.MPI_SUCCESS
 	}
@@ -291,6 +291,6 @@ func shmMrecv(p *C.char, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, bloc
 	if err != nil {
 		return x.raise(name, err)
 	}
-	*req = C.uintptr_t(add(tab.reqs, &reqH{r: r, c: x}))
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
 	return C.MPI_SUCCESS
 }

@@ -21,7 +21,7 @@ func reqOf(call string, h C.uintptr_t) (*reqH, C.int) {
 	if h == hRequestNull {
 		return nil, 0
 	}
-	x, ok := get(tab.reqs, uintptr(h))
+	x, ok := getReq(uintptr(h))
 	if !ok {
 		return nil, raiseSelf(call, fmt.Errorf("an invalid request (handle %#x): %w", uintptr(h), errRequest))
 	}
@@ -39,18 +39,23 @@ func reqActive(call string, h C.uintptr_t) (*reqH, C.int) {
 }
 
 // retire ends request x's operation: a persistent request becomes
-// inactive and keeps its handle; any other is freed and *h nulled.
-func retire(x *reqH, h *C.uintptr_t) {
+// inactive and keeps its handle; any other is freed and *h nulled. It
+// returns what x held: x itself is not to be used after (its slot is
+// zeroed for a later request).
+func retire(x *reqH, h *C.uintptr_t) reqH {
 	if x.persist != nil {
 		tab.Lock()
+		was := *x
 		x.r = nil
 		tab.Unlock()
-		return
+		return was
 	}
-	drop(tab.reqs, uintptr(*h))
+	was := *x
+	dropReq(uintptr(*h))
 	*h = hRequestNull
-	chkSettle(0, 0, x.chkFirst, x.chkN)
-	chkDone(x.chkFirst, x.chkN)
+	chkSettle(0, 0, was.chkFirst, was.chkN)
+	chkDone(was.chkFirst, was.chkN)
+	return was
 }
 
 // complete waits for (block) or tests request x and reports its outcome.
@@ -66,11 +71,14 @@ func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 }
 
 // errorOf raises a request's error on its communicator's handler.
-func (x *reqH) errorOf(call string, err error) C.int {
-	if errors.Is(err, comm.ErrAborted) || x.c == nil {
+func (x *reqH) errorOf(call string, err error) C.int { return reqError(x.c, call, err) }
+
+// reqError raises the error of a request of communicator c (nil: none).
+func reqError(c *commH, call string, err error) C.int {
+	if errors.Is(err, comm.ErrAborted) || c == nil {
 		return raiseSelf(call, err)
 	}
-	return x.c.raise(call, err)
+	return c.raise(call, err)
 }
 
 // finish1 completes request *h (block: waits) into status; the handle
@@ -88,9 +96,9 @@ func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (boo
 	if !ok && err == nil {
 		return false, C.MPI_SUCCESS
 	}
-	retire(x, h)
+	was := retire(x, h)
 	if err != nil {
-		code := x.errorOf(call, err)
+		code := was.errorOf(call, err)
 		setStatus(status, st, code)
 		return true, code
 	}
@@ -142,7 +150,7 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 		*flag = 1
 	}
 	var first error
-	var firstReq *reqH
+	var firstC *commH // the first failed request's communicator
 	for i, x := range xs {
 		var st *C.MPI_Status
 		if sts != nil {
@@ -153,18 +161,18 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 			continue
 		}
 		s, _, err := x.complete(true)
-		retire(x, &h[i])
+		was := retire(x, &h[i])
 		code := C.int(C.MPI_SUCCESS)
 		if err != nil {
 			code = classOf(err)
 			if first == nil {
-				first, firstReq = err, x
+				first, firstC = err, was.c
 			}
 		}
 		setStatus(st, s, code)
 	}
 	if first != nil {
-		return firstReq.errorOf(call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+		return reqError(firstC, call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
 	}
 	return C.MPI_SUCCESS
 }
@@ -193,13 +201,13 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			if !ok && err == nil {
 				continue
 			}
-			retire(x, &h[i])
+			was := retire(x, &h[i])
 			*index = C.int(i)
 			if flag != nil {
 				*flag = 1
 			}
 			if err != nil {
-				code := x.errorOf(call, err)
+				code := was.errorOf(call, err)
 				setStatus(status, s, code)
 				return code
 			}
@@ -230,7 +238,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 func waitSome(call string, h []C.uintptr_t) C.int {
 	var rs []*comm.Request
 	for _, hh := range h {
-		if x, ok := get(tab.reqs, uintptr(hh)); ok && x.r != nil && !x.done {
+		if x, ok := getReq(uintptr(hh)); ok && x.r != nil && !x.done {
 			rs = append(rs, x.r)
 		}
 	}
@@ -257,7 +265,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 	for {
 		active, got := false, 0
 		var first error
-		var firstReq *reqH
+		var firstC *commH // the first failed request's communicator
 		for i := range h {
 			x, code := reqActive(call, h[i])
 			if code != 0 {
@@ -271,7 +279,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if !ok && err == nil {
 				continue
 			}
-			retire(x, &h[i])
+			was := retire(x, &h[i])
 			idx[got] = C.int(i)
 			var st *C.MPI_Status
 			if sts != nil {
@@ -281,7 +289,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if err != nil {
 				code = classOf(err)
 				if first == nil {
-					first, firstReq = err, x
+					first, firstC = err, was.c
 				}
 			}
 			setStatus(st, s, code)
@@ -294,7 +302,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 		if got > 0 || block == 0 {
 			*outcount = C.int(got)
 			if first != nil {
-				return firstReq.errorOf(call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+				return reqError(firstC, call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
 			}
 			return C.MPI_SUCCESS
 		}
@@ -314,7 +322,7 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		return raiseSelf("MPI_Request_free", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
 	}
 	// The operation goes on; nothing will ask for its outcome.
-	drop(tab.reqs, uintptr(*h))
+	dropReq(uintptr(*h))
 	*h = hRequestNull
 	return C.MPI_SUCCESS
 }
@@ -397,7 +405,7 @@ func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int,
 		return code
 	}
 	pr := &persistent{send: send != 0, mode: mode, buf: p, count: count, dt: dt, peer: peer, tag: tag, comm: h, name: call}
-	*req = C.uintptr_t(add(tab.reqs, &reqH{c: x, persist: pr}))
+	*req = C.uintptr_t(newReq(reqH{c: x, persist: pr}))
 	return C.MPI_SUCCESS
 }
 
@@ -426,8 +434,9 @@ func shmStart(h *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
-	started, _ := get(tab.reqs, uintptr(tmp))
-	drop(tab.reqs, uintptr(tmp))
+	sp, _ := getReq(uintptr(tmp))
+	started := *sp
+	dropReq(uintptr(tmp))
 	tab.Lock()
 	x.r = started.r
 	x.done, x.st = started.done, started.st

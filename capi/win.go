@@ -401,7 +401,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		return x.raise(call, err)
 	}
 	if req != nil {
-		*req = C.uintptr_t(add(tab.reqs, &reqH{done: true, st: comm.Status{Source: comm.AnySource, Tag: comm.AnyTag},
+		*req = C.uintptr_t(newReq(reqH{done: true, st: comm.Status{Source: comm.AnySource, Tag: comm.AnyTag},
 			chkFirst: chkFirst, chkN: chkN}))
 	}
 	return C.MPI_SUCCESS

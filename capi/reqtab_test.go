@@ -1,0 +1,109 @@
+//go:build cgo
+
+package main
+
+import (
+	"testing"
+
+	"github.com/shmrun/shmrun/comm"
+)
+
+// TestReqTable holds the request table to its promises: every live
+// handle finds its own object, a freed handle finds nothing (even once its
+// slot is reused), handles fit MPI_Request_toint's int, and past the last
+// slot requests still get handles (from tab.reqs).
+func TestReqTable(t *testing.T) {
+	live := map[uintptr]int{}
+	mk := func(i int) uintptr {
+		h := newReq(reqH{st: comm.Status{Tag: i}})
+		if h == hRequestNull || h > 1<<31-1 {
+			t.Fatalf("request %d: handle %#x (not a positive int)", i, h)
+		}
+		if _, dup := live[h]; dup {
+			t.Fatalf("request %d: handle %#x given twice", i, h)
+		}
+		live[h] = i
+		return h
+	}
+	check := func() {
+		t.Helper()
+		for h, i := range live {
+			x, ok := getReq(h)
+			if !ok || x.st.Tag != i {
+				t.Fatalf("live handle %#x (request %d): ok %v", h, i, ok)
+			}
+		}
+	}
+	// A loop of short-lived requests: a freed handle stays invalid while
+	// its slot is reused, for far longer than the quarantine.
+	var freed []uintptr
+	for i := range 5000 {
+		h := mk(i)
+		if i%7 == 0 {
+			continue // some stay live
+		}
+		dropReq(h)
+		delete(live, h)
+		freed = append(freed, h)
+		if _, ok := getReq(h); ok {
+			t.Fatalf("handle %#x found right after it was freed", h)
+		}
+	}
+	check()
+	for _, h := range freed {
+		if _, ok := getReq(h); ok {
+			t.Fatalf("freed handle %#x found again", h)
+		}
+		dropReq(h) // freeing twice does nothing
+	}
+	check()
+	if reqTab.made > 2*reqQuarantine+5000/7+1 {
+		t.Errorf("%d slots made for at most %d live requests", reqTab.made, 5000/7+1)
+	}
+	// Handles that were never given, or of other objects.
+	for _, h := range []uintptr{0, hRequestNull, hCommWorld, firstHandle, reqSpace, reqSpace | 8, reqSpace | (reqSlots-1)<<4, 1<<31 | reqSpace | 16, ^uintptr(0)} {
+		if _, ok := getReq(h); ok {
+			t.Errorf("handle %#x found", h)
+		}
+		dropReq(h)
+	}
+	check()
+	// Every slot in use: the next requests come from tab.reqs, and all
+	// work.
+	var extra []uintptr
+	for i := 0; reqTab.made < reqSlots || len(extra) < 10; i++ {
+		h := mk(10000 + i)
+		if h&reqSpace == 0 {
+			extra = append(extra, h)
+		}
+	}
+	check()
+	for h := range live {
+		dropReq(h)
+		if _, ok := getReq(h); ok {
+			t.Fatalf("handle %#x found after it was freed", h)
+		}
+	}
+	for _, h := range extra {
+		if _, ok := get(tab.reqs, h); ok {
+			t.Fatalf("map handle %#x still in tab.reqs", h)
+		}
+	}
+}
+
+// BenchmarkReqTable is a handle's life in a message-rate loop: made,
+// looked up, freed.
+func BenchmarkReqTable(b *testing.B) {
+	var hs [64]uintptr
+	for b.Loop() {
+		for i := range hs {
+			hs[i] = newReq(reqH{done: true})
+		}
+		for _, h := range hs {
+			if _, ok := getReq(h); !ok {
+				b.Fatal("lost a handle")
+			}
+			dropReq(h)
+		}
+	}
+}
