@@ -49,4 +49,14 @@
 // completes even while its sender computes. Ranks move messages only while
 // one of their goroutines is inside a point-to-point call (MPI's weak
 // progress), and any goroutine may make them (MPI_THREAD_MULTIPLE).
+//
+// Persistent requests (SendInit, SsendInit, RecvInit and their typed
+// forms; Request.Start, Startall, Request.Free) fix a send's or a
+// receive's arguments once, as MPI_Send_init and MPI_Recv_init do; each
+// Start starts the operation anew and Wait or Test completes it, after
+// which the request is inactive until the next Start. A loop of Startall
+// and WaitallInto allocates nothing, where each Irecv allocates its
+// request: in a message-rate loop the garbage collector's work, and its
+// write barriers on the engine's stores while it marks, are what
+// persistent requests save.
 package comm

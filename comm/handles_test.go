@@ -61,6 +61,13 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Request.Wait":         func(c *comm.Comm) error { _, err := (*comm.Request)(nil).Wait(); return err },
 		"Request.Test":         func(c *comm.Comm) error { _, _, err := (*comm.Request)(nil).Test(); return err },
 		"Request.Cancel":       func(c *comm.Comm) error { return (*comm.Request)(nil).Cancel() },
+		"Request.Start":        func(c *comm.Comm) error { return (*comm.Request)(nil).Start() },
+		"Request.Free":         func(c *comm.Comm) error { return (*comm.Request)(nil).Free() },
+		"Comm.SendInit":        func(c *comm.Comm) error { _, err := c.SendInit(b(), 0, 0); return err },
+		"Comm.SsendInit":       func(c *comm.Comm) error { _, err := c.SsendInit(b(), 0, 0); return err },
+		"Comm.RecvInit":        func(c *comm.Comm) error { _, err := c.RecvInit(b(), 0, 0); return err },
+		"SendInitT":            func(c *comm.Comm) error { _, err := comm.SendInitT(c, v(), 0, 0); return err },
+		"RecvInitT":            func(c *comm.Comm) error { _, err := comm.RecvInitT(c, v(), 0, 0); return err },
 		"Comm.Send":            func(c *comm.Comm) error { return c.Send(b(), 0, 0) },
 		"Comm.Ssend":           func(c *comm.Comm) error { return c.Ssend(b(), 0, 0) },
 		"Comm.Isend":           func(c *comm.Comm) error { _, err := c.Isend(b(), 0, 0); return err },
@@ -83,7 +90,9 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"SendrecvT":            func(c *comm.Comm) error { _, err := comm.SendrecvT(c, v(), 0, 0, v(), 0, 0); return err },
 		"MrecvT":               func(c *comm.Comm) error { _, err := comm.MrecvT((*comm.Message)(nil), v()); return err },
 		"GetCount":             nil, // takes no handle: p2pTags
-		"Waitall":              nil, // take requests: p2pExchange, p2pWaitany
+		"Waitall":              nil, // take requests: p2pExchange, p2pWaitany, p2pPersistent
+		"WaitallInto":          nil,
+		"Startall":             nil,
 		"Waitany":              nil,
 		"Waitsome":             nil,
 		"Testall":              nil,
@@ -131,6 +140,18 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Comm.IssendType": func(c *comm.Comm) error { _, err := c.IssendType(b8(), 1, f64(), 0, 0); return err },
 		"Comm.RecvType":   func(c *comm.Comm) error { _, err := c.RecvType(b8(), 1, f64(), 0, 0); return err },
 		"Comm.IrecvType":  func(c *comm.Comm) error { _, err := c.IrecvType(b8(), 1, f64(), 0, 0); return err },
+		"Comm.SendInitType": func(c *comm.Comm) error {
+			_, err := c.SendInitType(b8(), 1, f64(), 0, 0)
+			return err
+		},
+		"Comm.SsendInitType": func(c *comm.Comm) error {
+			_, err := c.SsendInitType(b8(), 1, f64(), 0, 0)
+			return err
+		},
+		"Comm.RecvInitType": func(c *comm.Comm) error {
+			_, err := c.RecvInitType(b8(), 1, f64(), 0, 0)
+			return err
+		},
 		"Comm.SendrecvType": func(c *comm.Comm) error {
 			_, err := c.SendrecvType(b8(), 1, f64(), 0, 0, b8(), 1, f64(), 0, 0)
 			return err
@@ -200,7 +221,8 @@ var handleColls = []string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Sp
 	"ScattervType", "AllgatherType", "AllgatherTypeInPlace", "AllgathervType", "AlltoallType", "AlltoallTypeInPlace", "AlltoallvType",
 	"ReduceType", "ReduceTypeInPlace", "AllreduceType", "AllreduceTypeInPlace", "ReduceScatterBlockType", "ScanType", "ExscanType",
 	"GathervTypeInPlace", "ScattervTypeInPlace", "AllgathervTypeInPlace", "AlltoallvTypeInPlace", "ReduceScatterBlockTypeInPlace",
-	"ScanTypeInPlace", "ExscanTypeInPlace"}
+	"ScanTypeInPlace", "ExscanTypeInPlace", "Comm.SendInit", "Comm.SsendInit", "Comm.RecvInit", "SendInitT", "RecvInitT",
+	"Comm.SendInitType", "Comm.SsendInitType", "Comm.RecvInitType"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {

@@ -798,6 +798,29 @@ func (e *engine) startRecv(o *op) {
 	e.post(o)
 }
 
+// postRecvInto posts a copy of so, a receive not yet started, whose
+// outcome goes to rv (a persistent request's, reused by each start: its
+// last operation is complete) instead of a new recvReq, and returns rv.
+// Called without e.mu.
+func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
+	e.mu.Lock()
+	defer e.unlock()
+	var o *op
+	if n := len(e.free); n > 0 {
+		o = e.free[n-1]
+		e.free[n-1] = nil
+		e.free = e.free[:n-1]
+	} else {
+		o = new(op)
+	}
+	*o = *so
+	*rv = recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
+	rv.r.rv = rv
+	o.rq = rv
+	e.post(o)
+	return rv
+}
+
 // postRecv posts a copy of so, a receive not yet started, and returns its
 // request (takeOp: so itself does not escape). Called without e.mu.
 func (e *engine) postRecv(so *op) *Request {

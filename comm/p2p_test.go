@@ -611,6 +611,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"mprobe race", p2pMprobeRace},
 		{"errors", p2pErrors},
 		{"typed", func(c *comm.Comm) error { return p2pTyped(c, procs) }},
+		{"persistent", func(c *comm.Comm) error { return p2pPersistent(c, procs) }},
 	}
 	for _, s := range steps {
 		if err := s.f(c); err != nil {

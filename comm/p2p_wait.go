@@ -11,7 +11,8 @@ import (
 
 // Completion of several requests. As in MPI, a completed request is
 // deallocated: these functions set its entry of the slice to nil
-// (MPI_REQUEST_NULL), and nil entries are skipped.
+// (MPI_REQUEST_NULL), and nil entries are skipped. A persistent request
+// stays (it becomes inactive), and an inactive one counts as nil.
 
 // waitRot rotates where Waitany, Waitsome and Testany start looking, so
 // that a request that is always ready does not starve the others.
@@ -26,11 +27,13 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	mixed := false
 	for _, r := range reqs {
 		switch {
-		case r == nil:
+		case r.isNull():
 		case r.rv != nil:
 			e = r.rv.c.world.eng
 		case r.o != nil:
 			e = r.o.c.world.eng
+		case r.ext != nil && r.ext.pers != nil:
+			e = r.ext.pers.c.world.eng
 		case r.ext != nil:
 			mixed = true
 		}
@@ -44,7 +47,7 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	}
 	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
 		for _, r := range reqs {
-			if r != nil && r.o == nil && r.rv == nil && r.ext != nil {
+			if r != nil && r.o == nil && r.rv == nil && r.ext != nil && r.ext.pers == nil {
 				// A collective request reports the job's end itself.
 				if _, _, err := r.Test(); errors.Is(err, ErrAborted) {
 					return barrier.ErrAborted
@@ -56,18 +59,27 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	return nil
 }
 
-// testOne tests reqs[i] (nil: not ready).
+// testOne tests reqs[i] (nil, or an inactive persistent request: not
+// ready).
 func testOne(reqs []*Request, i int) (Status, bool, error) {
-	if reqs[i] == nil {
+	if reqs[i].isNull() {
 		return Status{}, false, nil
 	}
 	return reqs[i].Test()
 }
 
+// done is what the calls on several requests do to a completed request's
+// entry: nil, unless the request is persistent (it stays, inactive).
+func done(reqs []*Request, i int) {
+	if x := reqs[i].ext; x == nil || x.pers == nil {
+		reqs[i] = nil
+	}
+}
+
 func active(reqs []*Request) int {
 	n := 0
 	for _, r := range reqs {
-		if r != nil {
+		if !r.isNull() {
 			n++
 		}
 	}
@@ -81,24 +93,42 @@ func abortErr(call string) error {
 }
 
 // Waitall waits for every request (MPI_Waitall) and returns their
-// statuses, in order, setting the entries to nil. Blocking. If some
-// failed, the error joins theirs, each naming its index.
+// statuses, in order, setting the entries to nil (a persistent request's
+// entry stays: it becomes inactive). Blocking. If some failed, the error
+// joins theirs, each naming its index.
 func Waitall(reqs []*Request) ([]Status, error) {
 	sts := make([]Status, len(reqs))
+	return sts, WaitallInto(reqs, sts)
+}
+
+// WaitallInto is Waitall writing the statuses into sts, which must hold
+// len(reqs) of them, or be nil when they are not wanted (as
+// MPI_STATUSES_IGNORE): a loop of persistent requests started by Startall
+// and completed by WaitallInto allocates nothing. Blocking.
+func WaitallInto(reqs []*Request, sts []Status) error {
+	if sts != nil && len(sts) < len(reqs) {
+		return fmt.Errorf("comm: WaitallInto: %d statuses for %d requests: %w", len(sts), len(reqs), ErrArg)
+	}
 	var errs []error
+	var ignored Status
 	for i, r := range reqs {
+		st := &ignored
+		if sts != nil {
+			st = &sts[i]
+		}
 		if r == nil {
+			*st = Status{}
 			continue
 		}
-		if err := r.wait(&sts[i]); err != nil {
+		if err := r.wait(st); err != nil {
 			if errors.Is(err, ErrAborted) {
-				return sts, err
+				return err
 			}
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
-		reqs[i] = nil
+		done(reqs, i)
 	}
-	return sts, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // Testall reports whether every request is complete (MPI_Testall); if so
@@ -106,7 +136,7 @@ func Waitall(reqs []*Request) ([]Status, error) {
 // leaves them all as they are. Local.
 func Testall(reqs []*Request) ([]Status, bool, error) {
 	for i := range reqs {
-		if _, ok, _ := testOne(reqs, i); !ok && reqs[i] != nil {
+		if _, ok, _ := testOne(reqs, i); !ok && !reqs[i].isNull() {
 			return nil, false, nil
 		}
 	}
@@ -144,7 +174,7 @@ func testany(reqs []*Request) (int, Status, error) {
 		i := (start + k) % n
 		st, ok, err := testOne(reqs, i)
 		if ok {
-			reqs[i] = nil
+			done(reqs, i)
 			return i, st, err
 		}
 	}
@@ -201,7 +231,7 @@ func testsome(reqs []*Request) ([]int, []Status, []error) {
 		if !ok {
 			continue
 		}
-		reqs[i] = nil
+		done(reqs, i)
 		idx, sts = append(idx, i), append(sts, st)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))

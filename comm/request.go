@@ -22,7 +22,11 @@ type Status struct {
 // point-to-point send or receive, or Ibarrier's. Wait and Test may be
 // called from any goroutine; once the request is complete they keep
 // returning its outcome. The zero Request is complete with the empty
-// status, as MPI_REQUEST_NULL is.
+// status, as MPI_REQUEST_NULL is. A persistent request (SendInit,
+// RecvInit and their forms) is different: each Start starts its
+// operation anew, the Wait or Test that completes it returns its outcome,
+// and until the next Start it is inactive: Wait and Test return the empty
+// status at once.
 type Request struct {
 	// A request is small, since a message-rate loop allocates one per
 	// message: a send written whole into the receiver's inbox at once
@@ -45,6 +49,7 @@ type requestExt struct {
 	err   error
 	poll  func(block bool) (bool, error)      // reports completion; blocks if asked (not point-to-point)
 	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
+	pers  *persist                            // a persistent request's (p2p_persist.go); the fields above unused
 }
 
 // recvReq is a receive's request and what its operation leaves there when
@@ -149,6 +154,9 @@ func (r *Request) wait(st *Status) error {
 	if x == nil {
 		return nil // a send complete at its start
 	}
+	if x.pers != nil {
+		return x.pers.wait(st)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.done {
@@ -173,6 +181,8 @@ func (r *Request) Test() (Status, bool, error) {
 		ok = r.o.c.world.eng.poll(r.o.isDone)
 	case r.ext == nil:
 		return Status{}, true, nil
+	case r.ext.pers != nil:
+		return r.ext.pers.test()
 	default:
 		x := r.ext
 		x.mu.Lock()
@@ -206,6 +216,9 @@ func (r *Request) Cancel() error {
 	}
 	if rv := r.rv; rv != nil && !rv.isDone() {
 		rv.c.world.eng.cancel(rv)
+	}
+	if x := r.ext; x != nil && x.pers != nil {
+		return x.pers.cancel()
 	}
 	return nil
 }

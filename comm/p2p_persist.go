@@ -1,0 +1,332 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Persistent requests (MPI_Send_init, MPI_Recv_init, MPI_Start): the
+// arguments of a send or a receive fixed once, the operation started
+// anew by each Start and completed by Wait or Test like Isend's or
+// Irecv's. Between a completion and the next Start the request is
+// inactive: Wait and Test on it return at once with the empty status,
+// and Waitall and its kind leave it in the slice (an ordinary request's
+// entry they set to nil). A receive's outcome lives in one recvReq made
+// at RecvInit and reused by every Start, so that a loop of Start and
+// Wait allocates nothing per message.
+
+// persist is a persistent request's fixed arguments and state. Start,
+// Wait, Test and Free on one request are not to be called from two
+// goroutines at once (as MPI asks of a request's uses).
+type persist struct {
+	c         *Comm
+	call      string // the Init call's name, in errors
+	send      bool
+	sync      bool
+	buf       []byte // the user's buffer
+	wire      []byte // a receive's landing bytes: buf, or part of it, or in's
+	f         form   // bytes and typed forms'
+	t         *dtype.Type
+	count     int // Type forms: instances of t
+	peer, tag int // as given (communicator ranks)
+
+	active bool     // started and not yet completed by Wait or Test
+	freed  bool     // Free was called
+	cur    Request  // the operation of this start: o, rv, or none (done at once)
+	st     Status   // the status of an operation done at once (ProcNull's)
+	rv     *recvReq // a receive's outcome, reused by every Start
+	in     *typedIn // a typed receive's wire buffer and scatter (nil: in place)
+}
+
+// ErrRequest is the class of errors about a request itself: Start on a
+// request that is not persistent, or already active, or freed.
+var ErrRequest = errors.New("MPI_ERR_REQUEST: invalid request")
+
+// newPersist makes a persistent request after checking its arguments as
+// its operation will check them at every Start.
+func (c *Comm) newPersist(p *persist) (*Request, error) {
+	var so op
+	var err error
+	if p.send {
+		_, _, err = c.newSend(&so, p.call, p.buf, p.peer, p.tag, p.f, p.sync)
+		if err == nil && p.t != nil {
+			_, _, err = c.typedOut(p.call, p.buf, p.count, p.t)
+		}
+	} else {
+		p.wire = p.buf
+		_, _, err = c.newRecv(&so, p.call, p.buf, p.peer, p.tag, p.f)
+		if err == nil && p.t != nil {
+			if p.in, err = c.typedIn(p.call, p.buf, p.count, p.t); err == nil {
+				p.wire, p.f = p.in.wire, p.in.f
+				if p.in.t == nil {
+					p.in = nil // the data lands in place
+				}
+			}
+		}
+		p.rv = new(recvReq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.c = c
+	return &Request{ext: &requestExt{pers: p}}, nil
+}
+
+// SendInit makes a persistent request to send buf to rank dest with tag
+// (MPI_Send_init): inactive until Start, and each Start sends buf's
+// contents at that time as Isend would. Local. The arguments are checked
+// now; ProcNull gives a request whose starts send nothing.
+func (c *Comm) SendInit(buf []byte, dest, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "SendInit", send: true, buf: buf, f: bytesForm, peer: dest, tag: tag})
+}
+
+// SsendInit is SendInit whose starts complete only once a receive has
+// matched the message (MPI_Ssend_init). Local.
+func (c *Comm) SsendInit(buf []byte, dest, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "SsendInit", send: true, sync: true, buf: buf, f: bytesForm, peer: dest, tag: tag})
+}
+
+// RecvInit makes a persistent request to receive into buf from rank src
+// (or AnySource) with tag (or AnyTag) (MPI_Recv_init): inactive until
+// Start, and each Start posts a receive as Irecv would, whose status the
+// Wait or Test that completes it returns. Local.
+func (c *Comm) RecvInit(buf []byte, src, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "RecvInit", buf: buf, f: bytesForm, peer: src, tag: tag})
+}
+
+// SendInitT is SendInit of elements (MPI_Send_init with buf's predefined
+// datatype). Local.
+func SendInitT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "SendInitT", send: true, buf: raw.Bytes(buf), f: formOf[T](), peer: dest, tag: tag})
+}
+
+// RecvInitT is RecvInit of elements (MPI_Recv_init); its statuses' Count
+// is in elements. Local.
+func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "RecvInitT", buf: raw.Bytes(buf), f: formOf[T](), peer: src, tag: tag})
+}
+
+// SendInitType is SendInit of count instances of t in buf (MPI_Send_init
+// with a datatype): each Start packs them anew if they are not one run of
+// bytes. Local.
+func (c *Comm) SendInitType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "SendInitType", send: true, buf: buf, t: t, count: count, peer: dest, tag: tag})
+}
+
+// SsendInitType is SsendInit of count instances of t (MPI_Ssend_init).
+// Local.
+func (c *Comm) SsendInitType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "SsendInitType", send: true, sync: true, buf: buf, t: t, count: count, peer: dest, tag: tag})
+}
+
+// RecvInitType is RecvInit into count instances of t in buf
+// (MPI_Recv_init with a datatype). Local.
+func (c *Comm) RecvInitType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
+	return c.newPersist(&persist{call: "RecvInitType", buf: buf, t: t, count: count, peer: src, tag: tag})
+}
+
+// persistOf is r's persistent state, or an error naming call.
+func (r *Request) persistOf(call string) (*persist, error) {
+	if r == nil {
+		return nil, fmt.Errorf("comm: %s: nil request: %w", call, ErrRequest)
+	}
+	x := r.ext
+	if x == nil || x.pers == nil {
+		return nil, fmt.Errorf("comm: %s: not a persistent request (SendInit, RecvInit and their forms make them): %w", call, ErrRequest)
+	}
+	if x.pers.freed {
+		return nil, fmt.Errorf("comm: %s: the persistent request of %s was freed: %w", call, x.pers.call, ErrRequest)
+	}
+	return x.pers, nil
+}
+
+// Start starts the operation of persistent request r (MPI_Start): a send
+// of its buffer's current contents, or a receive; Wait or Test completes
+// it. Local. Starting a request that is active (started and not
+// completed), not persistent, or freed is ErrRequest.
+func (r *Request) Start() error {
+	p, err := r.persistOf("Start")
+	if err != nil {
+		return err
+	}
+	if p.active {
+		return fmt.Errorf("comm: Start: the persistent request of %s on rank %d is active (started and not completed): %w", p.call, p.c.Rank(), ErrRequest)
+	}
+	if p.send {
+		err = p.startSend()
+	} else {
+		err = p.startRecv()
+	}
+	if err != nil {
+		return err
+	}
+	p.active = true
+	return nil
+}
+
+// startSend starts a send: written whole at once if it is eager, else in
+// an operation of its own until it completes.
+func (p *persist) startSend() error {
+	c, wire, f := p.c, p.buf, p.f
+	if p.t != nil {
+		var err error
+		if wire, f, err = c.typedOut(p.call, p.buf, p.count, p.t); err != nil {
+			return err
+		}
+	}
+	var so op
+	e, o, err := c.newSend(&so, p.call, wire, p.peer, p.tag, f, p.sync)
+	if err != nil {
+		return err
+	}
+	p.cur, p.st = Request{}, Status{}
+	if o == nil {
+		return nil // ProcNull
+	}
+	if _, done, err := e.sendNow(o, false); err != nil || done {
+		return c.wrapWait(p.call, err)
+	}
+	ho := getOp()
+	*ho = so
+	ho.call = p.call
+	if err := e.startSend(ho); err != nil {
+		putOp(ho)
+		return c.wrapWait(p.call, err)
+	}
+	p.cur.o = ho
+	return nil
+}
+
+// startRecv posts a receive whose outcome goes to p.rv.
+func (p *persist) startRecv() error {
+	c := p.c
+	var so op
+	e, o, err := c.newRecv(&so, p.call, p.wire, p.peer, p.tag, p.f)
+	if err != nil {
+		return err
+	}
+	p.cur, p.st = Request{}, procNullStatus
+	if o == nil {
+		return nil // ProcNull
+	}
+	o.call = p.call
+	p.cur.rv = e.postRecvInto(o, p.rv)
+	return nil
+}
+
+// Startall starts every request (MPI_Startall), in order; nil entries are
+// skipped. Local. It stops at the first that fails and returns its error,
+// naming its index: the requests before it are started, the others not.
+func Startall(reqs []*Request) error {
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if err := r.Start(); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Free frees request r (MPI_Request_free). For a persistent request: it
+// may not be started again, and Wait and Test on it are ErrRequest; if it
+// is active, its operation goes on (a receive still writes its buffer)
+// but its outcome is lost. Any other request needs no freeing (the
+// garbage collector takes it once it is unreferenced): Free does nothing
+// to it. Local.
+func (r *Request) Free() error {
+	if r == nil {
+		return fmt.Errorf("comm: Free: nil request: %w", ErrRequest)
+	}
+	if x := r.ext; x != nil && x.pers != nil {
+		p, err := r.persistOf("Free")
+		if err != nil {
+			return err
+		}
+		p.freed, p.active = true, false
+		p.cur = Request{}
+	}
+	return nil
+}
+
+// isNull reports whether r counts as MPI_REQUEST_NULL for the calls on
+// several requests: nil, or persistent and inactive.
+func (r *Request) isNull() bool {
+	if r == nil {
+		return true
+	}
+	x := r.ext
+	return x != nil && x.pers != nil && !x.pers.active
+}
+
+// wait is Request.wait for persistent requests: the empty status when
+// inactive, else the current operation's outcome (after a typed
+// receive's scatter), the request becoming inactive.
+func (p *persist) wait(st *Status) error {
+	if p.freed {
+		return fmt.Errorf("comm: Wait: the persistent request of %s was freed: %w", p.call, ErrRequest)
+	}
+	if !p.active {
+		*st = Status{}
+		return nil
+	}
+	var err error
+	if p.cur.o == nil && p.cur.rv == nil {
+		*st = p.st // done at its start
+	} else {
+		err = p.cur.wait(st)
+		if errors.Is(err, ErrAborted) {
+			return err // the job ends: the request stays as it is
+		}
+	}
+	return p.finish(st, err)
+}
+
+// test is Request.Test for persistent requests.
+func (p *persist) test() (Status, bool, error) {
+	if p.freed {
+		return Status{}, false, fmt.Errorf("comm: Test: the persistent request of %s was freed: %w", p.call, ErrRequest)
+	}
+	if !p.active {
+		return Status{}, true, nil
+	}
+	if o := p.cur.o; o != nil && !o.c.world.eng.poll(o.isDone) {
+		return Status{}, false, nil
+	}
+	if rv := p.cur.rv; rv != nil && !rv.c.world.eng.poll(rv.isDone) {
+		return Status{}, false, nil
+	}
+	var st Status
+	err := p.wait(&st)
+	return st, true, err
+}
+
+// finish ends the current operation, complete with *st and err: a typed
+// receive's data is scattered, a send's operation recycled, and the
+// request made inactive.
+func (p *persist) finish(st *Status, err error) error {
+	if p.in != nil && p.cur.rv != nil {
+		*st, err = p.in.finish(*st, err)
+	}
+	if o := p.cur.o; o != nil {
+		putOp(o)
+	}
+	p.cur, p.active = Request{}, false
+	return err
+}
+
+// cancel is Request.Cancel for persistent requests: the current receive's.
+func (p *persist) cancel() error {
+	if p.freed {
+		return fmt.Errorf("comm: Cancel: the persistent request of %s was freed: %w", p.call, ErrRequest)
+	}
+	if p.active {
+		return p.cur.Cancel()
+	}
+	return nil
+}
