@@ -35,6 +35,7 @@ var classes = []struct {
 	{comm.ErrTruncate, C.MPI_ERR_TRUNCATE},
 	{comm.ErrTag, C.MPI_ERR_TAG},
 	{comm.ErrNoMem, C.MPI_ERR_NO_MEM},
+	{comm.ErrRequest, C.MPI_ERR_REQUEST},
 	{comm.ErrArg, C.MPI_ERR_ARG},
 	{win.ErrRMASync, C.MPI_ERR_RMA_SYNC},
 	{win.ErrRMARange, C.MPI_ERR_RMA_RANGE},

@@ -68,13 +68,16 @@ type winH struct {
 }
 
 // A reqH is a request handle's object: a point-to-point or collective
-// request of the runtime, or one complete from the start (done, st).
+// request of the runtime, or one complete from the start (done, st), or
+// one whose outcome a call that must not free it found (done, st, err:
+// MPI_Request_get_status's and a wait for several requests').
 type reqH struct {
 	r       *comm.Request
 	c       *commH // whose error handler its errors go to
 	done    bool
 	st      comm.Status
-	persist *persistent // a persistent request's arguments (inactive while r is nil)
+	err     error
+	persist *persistent // a persistent request's (inactive while r is nil)
 	// An RMA request form's buffers in shmcc --check's table (chkRMA),
 	// dropped when the request completes.
 	chkFirst uint32

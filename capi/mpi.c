@@ -308,15 +308,7 @@ SEND_INIT(Rsend_init_c, MPI_Count, 0)
 RECV_INIT(Recv_init, int)
 RECV_INIT(Recv_init_c, MPI_Count)
 int PMPI_Start(MPI_Request *request) { return shmStart(HP(request)); }
-int PMPI_Startall(int count, MPI_Request array_of_requests[])
-{
-	for (int i = 0; i < count; i++) {
-		int rc = shmStart(HP(&array_of_requests[i]));
-		if (rc != MPI_SUCCESS)
-			return rc;
-	}
-	return MPI_SUCCESS;
-}
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) { return shmStartall(count, HP(array_of_requests)); }
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status) { return shmWait(HP(request), status); }
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return shmTest(HP(request), flag, status); }

@@ -46,7 +46,7 @@ func retire(x *reqH, h *C.uintptr_t) reqH {
 	if x.persist != nil {
 		tab.Lock()
 		was := *x
-		x.r = nil
+		x.r, x.done, x.st, x.err = nil, false, comm.Status{}, nil
 		tab.Unlock()
 		return was
 	}
@@ -61,7 +61,7 @@ func retire(x *reqH, h *C.uintptr_t) reqH {
 // complete waits for (block) or tests request x and reports its outcome.
 func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 	if x.done || x.r == nil {
-		return x.st, true, nil
+		return x.st, true, x.err
 	}
 	if block {
 		st, err := x.r.Wait()
@@ -141,10 +141,12 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 	if block == 0 {
 		for _, x := range xs {
 			if x != nil && !x.done && x.r != nil {
-				if _, ok, _ := x.r.Test(); !ok {
+				st, ok, err := x.r.Test()
+				if !ok {
 					*flag = 0
 					return C.MPI_SUCCESS
 				}
+				x.keep(st, err) // harvested below, with the others
 			}
 		}
 		*flag = 1
@@ -233,22 +235,36 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 }
 
 // waitSome blocks until one of the requests h completes (the runtime's
-// Waitany over a copy; the caller's test then finds and harvests it: a
-// complete request keeps its outcome).
+// Waitany over a copy), keeping the outcome in its object, where the
+// caller's test then finds and harvests it.
 func waitSome(call string, h []C.uintptr_t) C.int {
 	var rs []*comm.Request
+	var xs []*reqH
 	for _, hh := range h {
 		if x, ok := getReq(uintptr(hh)); ok && x.r != nil && !x.done {
-			rs = append(rs, x.r)
+			rs, xs = append(rs, x.r), append(xs, x)
 		}
 	}
 	if len(rs) == 0 {
 		return 0
 	}
-	if _, _, err := comm.Waitany(rs); errors.Is(err, comm.ErrAborted) {
+	i, st, err := comm.Waitany(rs)
+	if errors.Is(err, comm.ErrAborted) {
 		return raiseSelf(call, err)
 	}
+	if i >= 0 {
+		xs[i].keep(st, err)
+	}
 	return 0
+}
+
+// keep records the outcome of x's operation, found by a call that must
+// not free the request (a persistent request's operation, once complete,
+// is inactive in the runtime: its outcome is here alone).
+func (x *reqH) keep(st comm.Status, err error) {
+	tab.Lock()
+	x.done, x.st, x.err = true, st, err
+	tab.Unlock()
 }
 
 // shmWaitsome is MPI_Waitsome (block) and MPI_Testsome.
@@ -322,6 +338,11 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		return raiseSelf("MPI_Request_free", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
 	}
 	// The operation goes on; nothing will ask for its outcome.
+	if x.persist != nil {
+		if err := x.persist.r.Free(); err != nil {
+			return x.errorOf("MPI_Request_free", err)
+		}
+	}
 	dropReq(uintptr(*h))
 	*h = hRequestNull
 	return C.MPI_SUCCESS
@@ -380,17 +401,12 @@ func shmTestCancelled(status *C.MPI_Status, flag *C.int) C.int {
 	return C.MPI_SUCCESS
 }
 
-// A persistent request's arguments (MPI_Send_init and its kin): each
-// MPI_Start starts the operation anew from them.
+// A persistent request (MPI_Send_init and its kin): the runtime's
+// persistent request, which each MPI_Start starts anew (comm's
+// Request.Start), and the init call's name.
 type persistent struct {
-	send      bool
-	mode      C.int // a send's: modeStandard or modeSync
-	buf       *C.char
-	count     C.int64_t
-	dt        C.uintptr_t
-	peer, tag C.int
-	comm      C.uintptr_t
-	name      *C.char // the init call's name: mpi.c's literal (static; callName caches by address)
+	r    *comm.Request
+	name *C.char // mpi.c's literal (static; callName caches by address)
 }
 
 // shmPersistInit is MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init and
@@ -400,12 +416,24 @@ type persistent struct {
 //export shmPersistInit
 func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int, h C.uintptr_t, send, mode C.int, req *C.uintptr_t, call *C.char) C.int {
 	name := callName(call)
-	x, _, _, code := p2pArgs(name, h, dt, p, count)
+	x, t, b, code := p2pArgs(name, h, dt, p, count)
 	if code != 0 {
 		return code
 	}
-	pr := &persistent{send: send != 0, mode: mode, buf: p, count: count, dt: dt, peer: peer, tag: tag, comm: h, name: call}
-	*req = C.uintptr_t(newReq(reqH{c: x, persist: pr}))
+	var r *comm.Request
+	var err error
+	switch {
+	case send == 0:
+		r, err = x.c.RecvInitType(b, int(count), t, goRank(peer), goTag(tag))
+	case mode == modeSync:
+		r, err = x.c.SsendInitType(b, int(count), t, goRank(peer), int(tag))
+	default:
+		r, err = x.c.SendInitType(b, int(count), t, goRank(peer), int(tag))
+	}
+	if err != nil {
+		return x.raise(name, err)
+	}
+	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r, name: call}}))
 	return C.MPI_SUCCESS
 }
 
@@ -413,33 +441,42 @@ func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int,
 // operation.
 //
 //export shmStart
-func shmStart(h *C.uintptr_t) C.int {
-	x, code := reqOf("MPI_Start", *h)
+func shmStart(h *C.uintptr_t) C.int { return start("MPI_Start", h) }
+
+// shmStartall is MPI_Startall: MPI_Start of each request in turn (one
+// call into Go for them all), stopping at the first error.
+//
+//export shmStartall
+func shmStartall(n C.int, hs *C.uintptr_t) C.int {
+	if n < 0 {
+		return raiseSelf("MPI_Startall", fmt.Errorf("count %d is negative: %w", n, comm.ErrCount))
+	}
+	h := cArray(hs, int(n))
+	for i := range h {
+		if code := start("MPI_Startall", &h[i]); code != C.MPI_SUCCESS {
+			return code
+		}
+	}
+	return C.MPI_SUCCESS
+}
+
+// start starts persistent request *h for call (MPI_Start, MPI_Startall).
+func start(call string, h *C.uintptr_t) C.int {
+	x, code := reqOf(call, *h)
 	if code != 0 {
 		return code
 	}
 	if x == nil || x.persist == nil {
-		return raiseSelf("MPI_Start", fmt.Errorf("not a persistent request (handle %#x): %w", uintptr(*h), errRequest))
+		return raiseSelf(call, fmt.Errorf("not a persistent request (handle %#x): %w", uintptr(*h), errRequest))
 	}
 	if x.r != nil {
-		return x.errorOf("MPI_Start", fmt.Errorf("the persistent request of %s is active (started and not completed): %w", goString(x.persist.name), errRequest))
+		return x.errorOf(call, fmt.Errorf("the persistent request of %s is active (started and not completed): %w", goString(x.persist.name), errRequest))
 	}
-	pr := x.persist
-	var tmp C.uintptr_t
-	if pr.send {
-		code = shmIsend(pr.buf, pr.count, pr.dt, pr.peer, pr.tag, pr.comm, pr.mode, &tmp, pr.name)
-	} else {
-		code = shmIrecv(pr.buf, pr.count, pr.dt, pr.peer, pr.tag, pr.comm, &tmp, pr.name)
+	if err := x.persist.r.Start(); err != nil {
+		return x.errorOf(call, err)
 	}
-	if code != 0 {
-		return code
-	}
-	sp, _ := getReq(uintptr(tmp))
-	started := *sp
-	dropReq(uintptr(tmp))
 	tab.Lock()
-	x.r = started.r
-	x.done, x.st = started.done, started.st
+	x.r = x.persist.r
 	tab.Unlock()
 	return C.MPI_SUCCESS
 }
@@ -460,6 +497,9 @@ func shmRequestGetStatus(h C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int
 		return C.MPI_SUCCESS
 	}
 	st, ok, err := x.complete(false)
+	if ok {
+		x.keep(st, err) // the request stays: a later completion call returns this
+	}
 	*flag = cbool(ok || err != nil)
 	if err != nil {
 		code := x.errorOf("MPI_Request_get_status", err)

@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 	}
 	report("strided halo with a vector type");
 
-	/* The same exchange with persistent requests, started three times;
+	/* The same exchange with persistent requests, started five times,
+	 * completed by Waitall (rounds 0-2), Testall (3) and Waitsome (4);
 	 * between the rounds the requests are inactive and waiting on them
 	 * returns at once. */
 	MPI_Request pr[4];
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 	MPI_Recv_init(&a[0][0], 1, col, left, 7, MPI_COMM_WORLD, &pr[1]);
 	MPI_Send_init(&a[0][1], 1, col, left, 8, MPI_COMM_WORLD, &pr[2]);
 	MPI_Recv_init(&a[0][NY + 1], 1, col, right, 8, MPI_COMM_WORLD, &pr[3]);
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < 5; round++) {
 		for (int i = 0; i < NX; i++) {
 			a[i][1] = round * 100000 + rank * 1000 + i * 10 + 1;
 			a[i][NY] = round * 100000 + rank * 1000 + i * 10 + NY;
@@ -68,13 +69,33 @@ int main(int argc, char **argv)
 			MPI_Request_get_status(pr[1], &done, &peek);
 		CHECK(peek.MPI_SOURCE == left && peek.MPI_TAG == 7, "get_status %d %d", peek.MPI_SOURCE, peek.MPI_TAG);
 		MPI_Status st[4];
-		MPI_Waitall(4, pr, st);
+		if (round < 3) {
+			MPI_Waitall(4, pr, st);
+		} else if (round == 3) {
+			int all = 0;
+			while (!all)
+				MPI_Testall(4, pr, &all, st);
+		} else {
+			int left4 = 4, idx[4], n;
+			MPI_Status got[4];
+			while (left4 > 0) {
+				MPI_Waitsome(4, pr, &n, idx, got);
+				CHECK(n != MPI_UNDEFINED && n > 0, "Waitsome of %d active requests: %d", left4, n);
+				for (int j = 0; j < n; j++)
+					st[idx[j]] = got[j];
+				left4 -= n;
+			}
+			int none;
+			MPI_Waitsome(4, pr, &none, idx, got);
+			CHECK(none == MPI_UNDEFINED, "Waitsome of inactive requests: %d", none);
+		}
 		CHECK(pr[0] != MPI_REQUEST_NULL, "a completed persistent request was freed");
 		for (int i = 0; i < NX; i++) {
 			CHECK(a[i][0] == round * 100000 + left * 1000 + i * 10 + NY, "round %d row %d left ghost %g", round, i, a[i][0]);
 			CHECK(a[i][NY + 1] == round * 100000 + right * 1000 + i * 10 + 1, "round %d row %d right ghost %g", round, i, a[i][NY + 1]);
 		}
 		CHECK(st[1].MPI_SOURCE == left && st[1].MPI_TAG == 7, "status %d %d", st[1].MPI_SOURCE, st[1].MPI_TAG);
+		CHECK(st[3].MPI_SOURCE == right && st[3].MPI_TAG == 8, "round %d status %d %d", round, st[3].MPI_SOURCE, st[3].MPI_TAG);
 		MPI_Status idle;
 		MPI_Wait(&pr[1], &idle); /* inactive: returns at once, empty status */
 		CHECK(idle.MPI_SOURCE == MPI_ANY_SOURCE && idle.MPI_TAG == MPI_ANY_TAG, "inactive request's status");
