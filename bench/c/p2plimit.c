@@ -383,7 +383,7 @@ int main(int argc, char **argv)
 	region = CL;
 	for (int j = 0; j < NP2P; j++) {
 		const struct p2p_row *row = &p2p_rows[j];
-		size_t ring = CL + (row->method == P2P_WINDOW ? P2P_WINDOW_LEN : 1) *
+		size_t ring = CL + (row->method != P2P_PINGPONG ? P2P_WINDOW_LEN : 1) *
 					   slot_stride(row->bytes);
 		if (all)
 			sel[j] = 1;

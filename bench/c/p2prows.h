@@ -14,7 +14,10 @@
  *   - bw_SIZE, msgrate_8: a window of P2P_WINDOW Isends from the even rank,
  *     P2P_WINDOW Irecvs posted by the odd one, Waitall on both, then a 0-byte
  *     ack from the receiver to the sender (osu_bw); the figure is the time
- *     per message, so bandwidth is SIZE / time and the message rate 1 / time.
+ *     per message, so bandwidth is SIZE / time and the message rate 1 / time;
+ *   - msgrate_8_persistent: msgrate_8 with persistent requests, made once
+ *     (MPI_Send_init, MPI_Recv_init), each window started by MPI_Startall
+ *     and completed by MPI_Waitall.
  *
  * Answers: every message carries a stamp (its operation's sequence number,
  * the pair, its slot and its direction) in its first and last 8 bytes; the
@@ -35,6 +38,7 @@
 enum p2p_method {
 	P2P_PINGPONG,
 	P2P_WINDOW,
+	P2P_PERSIST, /* P2P_WINDOW with persistent requests */
 };
 
 struct p2p_row {
@@ -59,6 +63,7 @@ static const struct p2p_row p2p_rows[] = {
 	{"bw_64k", P2P_WINDOW, 65536},
 	{"bw_1m", P2P_WINDOW, 1 << 20},
 	{"msgrate_8", P2P_WINDOW, 8},
+	{"msgrate_8_persistent", P2P_PERSIST, 8},
 };
 #define NP2P ((int)(sizeof p2p_rows / sizeof p2p_rows[0]))
 
@@ -74,7 +79,7 @@ static inline int p2p_per_op(const struct p2p_row *row)
  * the buffers stay in cache the same way in every runtime. */
 static inline int p2p_slots(const struct p2p_row *row)
 {
-	return row->method == P2P_WINDOW && row->bytes * P2P_WINDOW_LEN <= 4096 ? P2P_WINDOW_LEN
+	return row->method != P2P_PINGPONG && row->bytes * P2P_WINDOW_LEN <= 4096 ? P2P_WINDOW_LEN
 										  : 1;
 }
 

@@ -81,6 +81,7 @@ struct ctx {
 	int64_t pseq;      /* p2p rows: operations so far, in step in a pair */
 	MPI_Request preq[P2P_WINDOW_LEN]; /* p2p window rows: requests and */
 	MPI_Status pst[P2P_WINDOW_LEN];   /* statuses (osu_bw's reqstat) */
+	MPI_Request ppers[P2P_WINDOW_LEN]; /* msgrate_8_persistent: the window's */
 	MPI_Win xwin;      /* flavor rows: their window, */
 	char *xmem;        /* the memory it exposes, */
 	MPI_Aint xdisp;    /* the displacement of rank 1's first byte */
@@ -655,6 +656,38 @@ static void p2p_setup(struct ctx *c, const struct meas *m)
 		memset(c->pr, 0, need);
 		c->pcap = need;
 	}
+	int q = p2p_partner(c), nslot = p2p_slots(row), len = (int)row->bytes;
+	size_t stride = p2p_stride(row);
+	for (int j = 0; row->method == P2P_PERSIST && q >= 0 && j < P2P_WINDOW_LEN; j++) {
+		if (!(c->rank & 1))
+			CHECK(MPI_Send_init(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+					    P2P_TAG_DATA, MPI_COMM_WORLD, &c->ppers[j]));
+		else
+			CHECK(MPI_Recv_init(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
+					    P2P_TAG_DATA, MPI_COMM_WORLD, &c->ppers[j]));
+	}
+}
+
+/* One window's sends (the even rank) or receives (the odd one): Isends or
+ * Irecvs, or the persistent requests started; then Waitall. */
+static void p2p_window_ops(struct ctx *c, const struct p2p_row *row, int q, MPI_Status *st)
+{
+	int nslot = p2p_slots(row), len = (int)row->bytes, odd = c->rank & 1;
+	size_t stride = p2p_stride(row);
+	if (row->method == P2P_PERSIST) {
+		MPI_Startall(P2P_WINDOW_LEN, c->ppers);
+		MPI_Waitall(P2P_WINDOW_LEN, c->ppers, st);
+		return;
+	}
+	for (int j = 0; j < P2P_WINDOW_LEN; j++) {
+		if (!odd)
+			MPI_Isend(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q, P2P_TAG_DATA,
+				  MPI_COMM_WORLD, &c->preq[j]);
+		else
+			MPI_Irecv(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q, P2P_TAG_DATA,
+				  MPI_COMM_WORLD, &c->preq[j]);
+	}
+	MPI_Waitall(P2P_WINDOW_LEN, c->preq, st);
 }
 
 static inline void p2p_check(struct ctx *c, const struct meas *m, const char *buf, size_t len,
@@ -689,11 +722,12 @@ static void p2p_pingpong(struct ctx *c, const struct meas *m, int64_t k)
 	}
 }
 
-/* bw_SIZE, msgrate_8: a window of Isends, Irecvs, Waitall, a 0-byte ack. */
+/* bw_SIZE, msgrate_8: a window of Isends, Irecvs, Waitall, a 0-byte ack
+ * (msgrate_8_persistent: of persistent requests, started by Startall). */
 static void p2p_window(struct ctx *c, const struct meas *m, int64_t k)
 {
 	const struct p2p_row *row = &p2p_rows[m->arg];
-	int q = p2p_partner(c), pair = c->rank / 2, len = (int)row->bytes;
+	int q = p2p_partner(c), pair = c->rank / 2;
 	int nslot = p2p_slots(row);
 	size_t stride = p2p_stride(row);
 	if (q < 0)
@@ -704,16 +738,10 @@ static void p2p_window(struct ctx *c, const struct meas *m, int64_t k)
 			for (int j = 0; j < nslot; j++)
 				p2p_put_stamp(c->ps + (size_t)j * stride, row->bytes,
 					      p2p_stamp(s, pair, j, 0));
-			for (int j = 0; j < P2P_WINDOW_LEN; j++)
-				MPI_Isend(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
-					  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
-			MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+			p2p_window_ops(c, row, q, c->pst);
 			MPI_Recv(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else {
-			for (int j = 0; j < P2P_WINDOW_LEN; j++)
-				MPI_Irecv(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
-					  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
-			MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+			p2p_window_ops(c, row, q, c->pst);
 			for (int j = 0; j < nslot; j++)
 				p2p_check(c, m, c->pr + (size_t)j * stride, row->bytes,
 					  p2p_stamp(s, pair, j, 0));
@@ -761,18 +789,12 @@ static void p2p_teardown(struct ctx *c, const struct meas *m)
 	} else if (q >= 0 && !odd) {
 		for (int j = 0; j < nslot; j++)
 			p2p_fill(c->ps + (size_t)j * stride, row->bytes, pair, j, 0);
-		for (int j = 0; j < P2P_WINDOW_LEN; j++)
-			MPI_Isend(c->ps + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
-				  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
-		MPI_Waitall(P2P_WINDOW_LEN, c->preq, c->pst);
+		p2p_window_ops(c, row, q, c->pst);
 		MPI_Recv(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	} else if (q >= 0) {
 		for (int j = 0; j < nslot; j++)
 			p2p_poison(c->pr + (size_t)j * stride, row->bytes, pair, j, 0);
-		for (int j = 0; j < P2P_WINDOW_LEN; j++)
-			MPI_Irecv(c->pr + (size_t)(j % nslot) * stride, len, MPI_BYTE, q,
-				  P2P_TAG_DATA, MPI_COMM_WORLD, &c->preq[j]);
-		MPI_Waitall(P2P_WINDOW_LEN, c->preq, st);
+		p2p_window_ops(c, row, q, st);
 		for (int j = 0; j < P2P_WINDOW_LEN; j++)
 			p2p_status(c, m, &st[j], q, row->bytes);
 		for (int j = 0; j < nslot; j++)
@@ -780,6 +802,8 @@ static void p2p_teardown(struct ctx *c, const struct meas *m)
 					       row->bytes, pair, j, 0);
 		MPI_Send(NULL, 0, MPI_BYTE, q, P2P_TAG_ACK, MPI_COMM_WORLD);
 	}
+	for (int j = 0; row->method == P2P_PERSIST && q >= 0 && j < P2P_WINDOW_LEN; j++)
+		CHECK(MPI_Request_free(&c->ppers[j]));
 	MPI_Reduce(&c->wrong, &wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (c->rank == 0) {
 		printf("INFO check %s %s\n", m->name, wrong ? "WRONG" : "ok");
@@ -1117,6 +1141,7 @@ static const struct meas table[] = {
 	P2P("bw_64k", 8, p2p_window),
 	P2P("bw_1m", 9, p2p_window),
 	P2P("msgrate_8", 10, p2p_window),
+	P2P("msgrate_8_persistent", 11, p2p_window),
 };
 #define NMEAS ((int)(sizeof table / sizeof table[0]))
 

@@ -261,6 +261,7 @@ var p2pLines = []line{
 	{"bw_64k", "Bandwidth 64 KiB, window of 64 + ack, per message, 2 ranks", "bw_64k", 64 << 10},
 	{"bw_1m", "Bandwidth 1 MiB, window of 64 + ack, per message, 2 ranks", "bw_1m", 1 << 20},
 	{"msgrate_8", "Message rate 8 B, window of 64 + ack, per message, 2 ranks", "msgrate_8", 0},
+	{"msgrate_8_persistent", "Message rate 8 B as above, persistent requests (Send_init/Recv_init, Startall, Waitall), 2 ranks", "msgrate_8_persistent", 0},
 	{"pingpong_8_n8", "Ping-pong 8 B, one way, 8 ranks on 2 cores (four pairs at once)", "pingpong_8_n8", 0},
 	{"msgrate_8_n8", "Message rate 8 B, per message, 8 ranks on 2 cores (four pairs at once)", "msgrate_8_n8", 0},
 }
@@ -355,7 +356,8 @@ func cTwinTargets() []target {
 // cTwinRows are the rows bench/run measures for the C twin (its capi_rows).
 var cTwinRows = map[string]bool{"put8_flush": true, "get8_flush": true, "acc_sum_i64": true, "fetch_and_op_i64": true,
 	"cas_i64": true, "get_acc_sum_i64": true, "lock_unlock_excl": true, "lockall_unlockall": true, "barrier": true,
-	"fence": true, "pscw_put8": true, "allreduce_8": true, "bcast_8": true, "reduce_8": true, "pingpong_8": true, "msgrate_8": true}
+	"fence": true, "pscw_put8": true, "allreduce_8": true, "bcast_8": true, "reduce_8": true, "pingpong_8": true, "msgrate_8": true,
+	"msgrate_8_persistent": true}
 
 func (r *results) get(rt, name string) (row, bool) {
 	x, ok := r.rows[rt][name]

@@ -81,11 +81,13 @@ type ctx struct {
 	ps, pr  []byte     // p2p rows: send and receive buffers
 	pseq    int64      // p2p rows: operations so far, in step in a pair
 	preq    []*comm.Request
-	xw      *win.Win    // flavor rows: their window,
-	xmem    []byte      // the memory it exposes,
-	xdisp   int         // and the displacement of rank 1's first byte
-	dt      *dtype.Type // datatype rows: the type,
-	dmat    []float64   // and rank 0's private matrix
+	pers    []*comm.Request // msgrate_8_persistent: the window's persistent requests
+	psts    []comm.Status   // and their statuses
+	xw      *win.Win        // flavor rows: their window,
+	xmem    []byte          // the memory it exposes,
+	xdisp   int             // and the displacement of rank 1's first byte
+	dt      *dtype.Type     // datatype rows: the type,
+	dmat    []float64       // and rank 0's private matrix
 }
 
 type meas struct {

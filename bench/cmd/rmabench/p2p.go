@@ -15,13 +15,17 @@ import (
 // reported per message. pingpong_SIZE is a round trip of blocking Send and
 // Recv (two messages: the figure is half a round trip); bw_SIZE and
 // msgrate_8 are a window of Isends from the even rank into Irecvs posted
-// by the odd one, Waitall on both, then a 0-byte ack (osu_bw).
+// by the odd one, Waitall on both, then a 0-byte ack (osu_bw);
+// msgrate_8_persistent is msgrate_8 with persistent requests made once
+// (SendInit, RecvInit), each window started by Startall and completed by
+// WaitallInto (MPI_Waitall into an array of statuses): nothing allocated.
 
 type p2pMethod int
 
 const (
 	p2pPingpong p2pMethod = iota
 	p2pWindow
+	p2pPersist // p2pWindow with persistent requests
 )
 
 type p2pRow struct {
@@ -48,6 +52,7 @@ var p2pRows = []p2pRow{
 	{"bw_64k", p2pWindow, 64 * kib},
 	{"bw_1m", p2pWindow, mib},
 	{"msgrate_8", p2pWindow, 8},
+	{"msgrate_8_persistent", p2pPersist, 8},
 }
 
 func init() { table = append(table, p2pMeas()...) }
@@ -56,7 +61,7 @@ func p2pMeas() []meas {
 	var ms []meas
 	for i, r := range p2pRows {
 		body := p2pPingpongBody
-		if r.method == p2pWindow {
+		if r.method != p2pPingpong {
 			body = p2pWindowBody
 		}
 		ms = append(ms, meas{name: r.name, kind: span, need2: true, arg: i, msgs: r.perOp(),
@@ -77,7 +82,7 @@ func (r *p2pRow) perOp() int {
 // messages fit in a page together, else one buffer sent p2pWindowLen
 // times into one receive buffer, as osu_bw does.
 func (r *p2pRow) slots() int {
-	if r.method == p2pWindow && r.bytes*p2pWindowLen <= 4096 {
+	if r.method != p2pPingpong && r.bytes*p2pWindowLen <= 4096 {
 		return p2pWindowLen
 	}
 	return 1
@@ -169,6 +174,20 @@ func p2pSetup(c *ctx, m *meas) error {
 	if c.preq == nil {
 		c.preq = make([]*comm.Request, p2pWindowLen)
 	}
+	if q := partner(c); r.method == p2pPersist && q >= 0 {
+		c.pers, c.psts = make([]*comm.Request, p2pWindowLen), make([]comm.Status, p2pWindowLen)
+		for j := range c.pers {
+			var err error
+			if c.rank&1 == 0 {
+				c.pers[j], err = c.c.SendInit(r.slot(c.ps, j%r.slots()), q, p2pTagData)
+			} else {
+				c.pers[j], err = c.c.RecvInit(r.slot(c.pr, j%r.slots()), q, p2pTagData)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -208,6 +227,16 @@ func p2pPingpongBody(c *ctx, m *meas, k int64) error {
 // p2pSendWindow and p2pRecvWindow are one window of the even and the odd
 // rank, without stamps; they return the receives' statuses.
 func p2pSendWindow(c *ctx, r *p2pRow, q int) error {
+	if r.method == p2pPersist {
+		if err := comm.Startall(c.pers); err != nil {
+			return err
+		}
+		if err := comm.WaitallInto(c.pers, nil); err != nil {
+			return err
+		}
+		_, err := c.c.Recv(nil, q, p2pTagAck)
+		return err
+	}
 	for j := range p2pWindowLen {
 		req, err := c.c.Isend(r.slot(c.ps, j%r.slots()), q, p2pTagData)
 		if err != nil {
@@ -223,6 +252,12 @@ func p2pSendWindow(c *ctx, r *p2pRow, q int) error {
 }
 
 func p2pRecvWindow(c *ctx, r *p2pRow, q int) ([]comm.Status, error) {
+	if r.method == p2pPersist {
+		if err := comm.Startall(c.pers); err != nil {
+			return nil, err
+		}
+		return c.psts, comm.WaitallInto(c.pers, c.psts)
+	}
 	for j := range p2pWindowLen {
 		req, err := c.c.Irecv(r.slot(c.pr, j%r.slots()), q, p2pTagData)
 		if err != nil {
@@ -326,6 +361,12 @@ func p2pTeardown(c *ctx, m *meas) error {
 			return err
 		}
 	}
+	for _, pr := range c.pers {
+		if err := pr.Free(); err != nil {
+			return err
+		}
+	}
+	c.pers = nil
 	in, out := []int64{c.wrong}, []int64{0}
 	if err := comm.Reduce(c.c, in, out, atomics.Sum, 0); err != nil {
 		return err
