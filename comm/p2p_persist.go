@@ -147,7 +147,9 @@ func (r *Request) persistOf(call string) (*persist, error) {
 // Start starts the operation of persistent request r (MPI_Start): a send
 // of its buffer's current contents, or a receive; Wait or Test completes
 // it. Local. Starting a request that is active (started and not
-// completed), not persistent, or freed is ErrRequest.
+// completed), not persistent, or freed is ErrRequest. Start, Wait, Test,
+// Cancel and Free of one persistent request are not to run in two
+// goroutines at once (different requests may).
 func (r *Request) Start() error {
 	p, err := r.persistOf("Start")
 	if err != nil {
