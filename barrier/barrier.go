@@ -132,10 +132,14 @@ func (b *Barrier) AgreeCode(code uint32) (uint32, error) {
 		// The spin phase inline: a peer on another core usually releases
 		// us within it, without a call per check.
 		old := gen
+		pause := b.policy.Spin >= PauseFrom
 		for range b.policy.Spin {
 			if g := uint32(atomic.LoadUint64(b.state) >> 32); g != old {
 				gen = g
 				break
+			}
+			if pause {
+				raw.Pause()
 			}
 		}
 		if gen == old {

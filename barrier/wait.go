@@ -29,8 +29,9 @@ type Policy struct {
 	Goroutines bool
 }
 
-// DefaultPolicy is for ranks that each have a core: a long spin (a few
-// microseconds of loads) catches a peer on another core without a system
+// DefaultPolicy is for ranks that each have a core: a long spin (10000
+// polls with a pause between them, PauseFrom: about 250 us where a pause
+// takes 25 ns, as here) catches a peer on another core without a system
 // call, a 1 ms yield phase covers a peer that was descheduled, and a 50 ms
 // sleep bounds how late an abort is noticed.
 var DefaultPolicy = Policy{Spin: 10000, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
@@ -40,6 +41,18 @@ var DefaultPolicy = Policy{Spin: 10000, Yield: time.Millisecond, Sleep: 50 * tim
 // yields: a long spin burns the time slice the peer needs, and sleeping at
 // once pays a futex wait and wake for every round (bench/NOTES.md).
 var OversubscribedPolicy = Policy{Spin: 20, Yield: time.Millisecond, Sleep: 50 * time.Millisecond}
+
+// PauseFrom is the spin from which a wait pauses between polls (PAUSE on
+// amd64, YIELD on arm64; raw.Pause): a rank with a core of its own.
+// Without the pause a spinning rank takes the polled line back a cycle
+// after a peer's locked add took it, and the peer's next add on it (a
+// barrier's release) waits: a 2-rank fence took 90-130 ns, with it 40
+// from Go and 27 from C. A shorter spin (oversubscribed ranks, which
+// share cores) polls back to back and then yields: there, pausing
+// only held the core longer that another rank needed (8 ranks on 2
+// cores, Allreduce 8 B: 8.4 -> 9.5 us). The C library's spins follow the
+// same rule (capi.h's SHMRUN_PAUSE_FROM).
+const PauseFrom = 256
 
 // Event is a doorbell in shared memory: two 32-bit words, seq then sleepers.
 // A waker changes the state its waiters look at (with an atomic store or
@@ -99,9 +112,13 @@ func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
 
 // AwaitAs is Await that tells Watch what it waits for.
 func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) error {
+	pause := p.Spin >= PauseFrom
 	for range p.Spin {
 		if done() {
 			return nil
+		}
+		if pause {
+			raw.Pause()
 		}
 	}
 	if aborted(abort) {

@@ -51,6 +51,8 @@ typedef struct shmrun_epoch {
 #define SHMRUN_GATE_CHECK 32
 /* Where the bytes per target start, after the struct (winc.TgtOff). */
 #define SHMRUN_EPOCH_TGT_OFF 64
+/* The spin from which a wait pauses between polls (barrier.PauseFrom). */
+#define SHMRUN_PAUSE_FROM 256
 
 /* One target's part of a window, as this process maps it: what an RMA
  * call's bounds check and address need, on one line. */

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -24,6 +25,7 @@ func TestEpochLayout(t *testing.T) {
 		"TGT_NOCHECK": winc.TgtNoCheck, "TGT_CHECK": winc.TgtCheck, "TGT_LOCKED": winc.TgtLocked,
 		"GATE_LOCKALL": winc.GateLockAll, "GATE_START": winc.GateStart, "GATE_FENCE": winc.GateFence,
 		"GATE_NOLOCKS": winc.GateNoLocks, "GATE_FREED": winc.GateFreed, "GATE_CHECK": winc.GateCheck,
+		"PAUSE_FROM": barrier.PauseFrom,
 	}
 	got := epochLayout()
 	if len(got) != len(want) {

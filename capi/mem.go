@@ -162,7 +162,8 @@ func viewOf[T any](b []byte, n int) ([]T, bool) {
 }
 
 // epochLayout is capi.h's shmrun_epoch and shmrun_coll as the C compiler
-// lays them out, and the epoch's bits, for the test that holds them to internal/winc.
+// lays them out, the epoch's bits and the spin rule's constant, for the
+// test that holds them to internal/winc and package barrier.
 func epochLayout() map[string]uintptr {
 	var e C.shmrun_epoch
 	var k C.shmrun_coll
@@ -181,5 +182,6 @@ func epochLayout() map[string]uintptr {
 		"GATE_LOCKALL": C.SHMRUN_GATE_LOCKALL, "GATE_START": C.SHMRUN_GATE_START,
 		"GATE_FENCE": C.SHMRUN_GATE_FENCE, "GATE_NOLOCKS": C.SHMRUN_GATE_NOLOCKS,
 		"GATE_FREED": C.SHMRUN_GATE_FREED, "GATE_CHECK": C.SHMRUN_GATE_CHECK,
+		"PAUSE_FROM": C.SHMRUN_PAUSE_FROM,
 	}
 }

@@ -14,6 +14,24 @@
 #include "capi.h"
 #include "shmrun/format.h"
 
+/* shmrun_relax is a spin loop's pause between polls of a word another
+ * core will write (raw.Pause on the Go side), for a spin of at least
+ * SHMRUN_PAUSE_FROM polls (barrier.PauseFrom: a rank with a core of its
+ * own; shorter spins poll back to back, then yield). Without it the
+ * poller takes the line back a cycle after the writer's locked add took
+ * it, and the writer's second add (a barrier's release) waits for it: a
+ * 2-rank MPI_Barrier took 80-190 ns, with it 28 (bench/NOTES.md). */
+static inline __attribute__((always_inline)) void shmrun_relax(int spin)
+{
+	if (spin < SHMRUN_PAUSE_FROM)
+		return;
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
 static inline __attribute__((always_inline)) shmrun_win_desc *shmrun_desc(MPI_Win win)
 {
 	uintptr_t h = (uintptr_t)win;
@@ -306,6 +324,7 @@ static inline __attribute__((always_inline)) int shmrun_bar_arrive(uint64_t *sta
 				gen = g;
 				break;
 			}
+			shmrun_relax(spin);
 		}
 		if (gen == old) {
 			int rc = shmBarrierWait(kind, h, old, &gen);
@@ -445,6 +464,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_start(MPI_Group gro
 				int t = g->ranks[i];
 				ready = (int32_t)(__atomic_load_n(d->startw[t], __ATOMIC_ACQUIRE) - (d->starts_from[t] + 1)) >= 0;
 			}
+			if (!ready)
+				shmrun_relax(d->spin);
 		}
 		if (!ready)
 			return -1; /* Go waits on the doorbell */
@@ -498,6 +519,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_wait(MPI_Win win)
 			int o = d->post_group[i];
 			done = (int32_t)(__atomic_load_n(d->waitw[o], __ATOMIC_ACQUIRE) - d->posts_to[o]) >= 0;
 		}
+		if (!done)
+			shmrun_relax(d->spin);
 	}
 	if (!done)
 		return -1; /* Go waits on the doorbell */
@@ -731,6 +754,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 				q = d->n;
 				break;
 			}
+			shmrun_relax(d->spin);
 		}
 	}
 	if ((int32_t)(r - h->seen) > 0)

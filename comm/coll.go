@@ -300,9 +300,13 @@ func (a *collArea) wait(q int, r uint32) error {
 	if reached(seq, r) {
 		return nil
 	}
+	pause := a.policy.Spin >= barrier.PauseFrom
 	for range a.policy.Spin {
 		if reached(seq, r) {
 			return nil
+		}
+		if pause {
+			raw.Pause()
 		}
 	}
 	a.flush()
