@@ -73,6 +73,27 @@ func p2pPersistent(c *comm.Comm, procs bool) error {
 		if idx, _, err := comm.Waitsome(reqs); idx != nil || err != nil {
 			return fmt.Errorf("Waitsome of inactive requests: %v, %v", idx, err)
 		}
+		// Testall polls without losing a persistent request's outcome.
+		copy(sbuf, pattern(me, 98, size))
+		if err := comm.Startall(reqs); err != nil {
+			return err
+		}
+		for {
+			sts, ok, err := comm.Testall(reqs)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if st := sts[0]; st.Source != from || st.Tag != tag || st.Count != size {
+				return fmt.Errorf("size %d: Testall's receive status %+v", size, st)
+			}
+			break
+		}
+		if !bytes.Equal(rbuf, pattern(from, 98, size)) {
+			return fmt.Errorf("size %d, after Testall: wrong data", size)
+		}
 		// Waitany and Waitsome complete active ones and leave them.
 		copy(sbuf, pattern(me, 99, size))
 		if err := comm.Startall(reqs); err != nil {

@@ -133,10 +133,10 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 
 // Testall reports whether every request is complete (MPI_Testall); if so
 // it returns their statuses and sets the entries to nil, otherwise it
-// leaves them all as they are. Local.
+// leaves them all as they are (a persistent request stays active). Local.
 func Testall(reqs []*Request) ([]Status, bool, error) {
-	for i := range reqs {
-		if _, ok, _ := testOne(reqs, i); !ok && !reqs[i].isNull() {
+	for _, r := range reqs {
+		if !r.isNull() && !r.complete() {
 			return nil, false, nil
 		}
 	}

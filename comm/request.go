@@ -204,6 +204,28 @@ func (r *Request) Test() (Status, bool, error) {
 	return st, true, err
 }
 
+// complete reports whether r's operation is complete, after a progress
+// step, without completing it: a Test would leave a persistent request
+// inactive and its outcome returned (Testall's first pass). Local.
+func (r *Request) complete() bool {
+	switch {
+	case r.rv != nil:
+		return r.rv.c.world.eng.poll(r.rv.isDone)
+	case r.o != nil:
+		return r.o.c.world.eng.poll(r.o.isDone)
+	case r.ext == nil:
+		return true
+	case r.ext.pers != nil:
+		p := r.ext.pers
+		if p.freed || !p.active || p.cur.o == nil && p.cur.rv == nil {
+			return true // Wait says what is wrong, or returns at once
+		}
+		return p.cur.complete()
+	}
+	_, ok, err := r.Test() // Ibarrier's: keeps its outcome
+	return ok || err != nil
+}
+
 // Cancel asks for a pending receive to be withdrawn (MPI_Cancel): if no
 // message has matched it yet, it completes with Cancelled set in its
 // status; otherwise it completes normally. Either way the request must
