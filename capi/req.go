@@ -40,22 +40,22 @@ func reqActive(call string, h C.uintptr_t) (*reqH, C.int) {
 
 // retire ends request x's operation: a persistent request becomes
 // inactive and keeps its handle; any other is freed and *h nulled. It
-// returns what x held: x itself is not to be used after (its slot is
-// zeroed for a later request).
-func retire(x *reqH, h *C.uintptr_t) reqH {
+// returns the communicator whose handler x's errors go to: x itself is
+// not to be used after (its slot is zeroed for a later request). The
+// request's fields belong to the thread completing it (MPI: two threads
+// may not complete one request at once), so no lock guards them.
+func retire(x *reqH, h *C.uintptr_t) *commH {
+	c := x.c
 	if x.persist != nil {
-		tab.Lock()
-		was := *x
 		x.r, x.done, x.st, x.err = nil, false, comm.Status{}, nil
-		tab.Unlock()
-		return was
+		return c
 	}
-	was := *x
+	first, n := x.chkFirst, x.chkN
 	dropReq(uintptr(*h))
 	*h = hRequestNull
-	chkSettle(0, 0, was.chkFirst, was.chkN)
-	chkDone(was.chkFirst, was.chkN)
-	return was
+	chkSettle(0, 0, first, n)
+	chkDone(first, n)
+	return c
 }
 
 // complete waits for (block) or tests request x and reports its outcome.
@@ -96,9 +96,9 @@ func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (boo
 	if !ok && err == nil {
 		return false, C.MPI_SUCCESS
 	}
-	was := retire(x, h)
+	c := retire(x, h)
 	if err != nil {
-		code := was.errorOf(call, err)
+		code := reqError(c, call, err)
 		setStatus(status, st, code)
 		return true, code
 	}
@@ -130,7 +130,12 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 	}
 	h := cArray(hs, int(n))
 	sts := cArray(statuses, int(n))
-	xs := make([]*reqH, len(h))
+	var small [128]*reqH // a window of requests, without an allocation
+	xs := small[:0]
+	if len(h) > len(small) {
+		xs = make([]*reqH, len(h))
+	}
+	xs = xs[:len(h)]
 	for i := range h {
 		x, code := reqActive(call, h[i])
 		if code != 0 {
@@ -163,12 +168,12 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 			continue
 		}
 		s, _, err := x.complete(true)
-		was := retire(x, &h[i])
+		c := retire(x, &h[i])
 		code := C.int(C.MPI_SUCCESS)
 		if err != nil {
 			code = classOf(err)
 			if first == nil {
-				first, firstC = err, was.c
+				first, firstC = err, c
 			}
 		}
 		setStatus(st, s, code)
@@ -203,13 +208,13 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			if !ok && err == nil {
 				continue
 			}
-			was := retire(x, &h[i])
+			c := retire(x, &h[i])
 			*index = C.int(i)
 			if flag != nil {
 				*flag = 1
 			}
 			if err != nil {
-				code := was.errorOf(call, err)
+				code := reqError(c, call, err)
 				setStatus(status, s, code)
 				return code
 			}
@@ -262,9 +267,7 @@ func waitSome(call string, h []C.uintptr_t) C.int {
 // not free the request (a persistent request's operation, once complete,
 // is inactive in the runtime: its outcome is here alone).
 func (x *reqH) keep(st comm.Status, err error) {
-	tab.Lock()
 	x.done, x.st, x.err = true, st, err
-	tab.Unlock()
 }
 
 // shmWaitsome is MPI_Waitsome (block) and MPI_Testsome.
@@ -295,7 +298,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if !ok && err == nil {
 				continue
 			}
-			was := retire(x, &h[i])
+			c := retire(x, &h[i])
 			idx[got] = C.int(i)
 			var st *C.MPI_Status
 			if sts != nil {
@@ -305,7 +308,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if err != nil {
 				code = classOf(err)
 				if first == nil {
-					first, firstC = err, was.c
+					first, firstC = err, c
 				}
 			}
 			setStatus(st, s, code)
@@ -475,9 +478,7 @@ func start(call string, h *C.uintptr_t) C.int {
 	if err := x.persist.r.Start(); err != nil {
 		return x.errorOf(call, err)
 	}
-	tab.Lock()
 	x.r = x.persist.r
-	tab.Unlock()
 	return C.MPI_SUCCESS
 }
 
