@@ -47,12 +47,12 @@ func TestCommands(t *testing.T) {
 		tmp   string
 		want  []string
 	}{
-		{[]string{"a.c", "-o", "a"}, false, "", []string{"gcc " + inc + " a.c -o a " + link}},
-		{[]string{"-c", "a.c"}, false, "", []string{"gcc " + inc + " -c a.c"}},
-		{[]string{"-c", "a.c"}, true, "", []string{"gcc " + inc + " -fsanitize=thread -g -Wno-tsan -c a.c"}},
+		{[]string{"a.c", "-o", "a"}, false, "", []string{"gcc " + inc + " -fno-plt a.c -o a " + link}},
+		{[]string{"-c", "a.c"}, false, "", []string{"gcc " + inc + " -fno-plt -c a.c"}},
+		{[]string{"-c", "a.c"}, true, "", []string{"gcc " + inc + " -fno-plt -fsanitize=thread -g -Wno-tsan -c a.c"}},
 		{[]string{"a.o", "b.o", "-o", "p", "-lm"}, true, "", []string{"gcc a.o b.o -o p -lm -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset," + wrapsOMP + " " + link}},
 		{[]string{"-O2", "-fopenmp", "a.c", "b.o", "-o", "p", "-lm", "-Wl,-z,now"}, true, "T", []string{
-			"gcc " + inc + " -fsanitize=thread -g -Wno-tsan -O2 -fopenmp -c a.c -o " + filepath.Join("T", "0-a.o"),
+			"gcc " + inc + " -fno-plt -fsanitize=thread -g -Wno-tsan -O2 -fopenmp -c a.c -o " + filepath.Join("T", "0-a.o"),
 			"gcc -O2 -fopenmp " + filepath.Join("T", "0-a.o") + " b.o -o p -lm -Wl,-z,now -Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset," + wrapsOMP + " " + link,
 		}},
 	} {
