@@ -5,19 +5,22 @@ import "errors"
 // Error classes (MPI's error classes for communicators and groups). Errors
 // returned by this package wrap one of them: test with errors.Is.
 var (
-	ErrRank      = errors.New("MPI_ERR_RANK: invalid rank")
-	ErrGroup     = errors.New("MPI_ERR_GROUP: invalid group")
-	ErrArg       = errors.New("MPI_ERR_ARG: invalid argument")
-	ErrComm      = errors.New("MPI_ERR_COMM: invalid communicator")
-	ErrOther     = errors.New("MPI_ERR_OTHER: failure")
-	ErrCount     = errors.New("MPI_ERR_COUNT: invalid count")
-	ErrType      = errors.New("MPI_ERR_TYPE: invalid datatype")
-	ErrOp        = errors.New("MPI_ERR_OP: invalid reduction operation")
-	ErrRoot      = errors.New("MPI_ERR_ROOT: invalid root")
-	ErrBuffer    = errors.New("MPI_ERR_BUFFER: invalid buffer")
-	ErrTruncate  = errors.New("MPI_ERR_TRUNCATE: message truncated")
-	ErrTag       = errors.New("MPI_ERR_TAG: invalid tag")
-	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of memory")
+	ErrRank     = errors.New("MPI_ERR_RANK: invalid rank")
+	ErrGroup    = errors.New("MPI_ERR_GROUP: invalid group")
+	ErrArg      = errors.New("MPI_ERR_ARG: invalid argument")
+	ErrComm     = errors.New("MPI_ERR_COMM: invalid communicator")
+	ErrOther    = errors.New("MPI_ERR_OTHER: failure")
+	ErrCount    = errors.New("MPI_ERR_COUNT: invalid count")
+	ErrType     = errors.New("MPI_ERR_TYPE: invalid datatype")
+	ErrOp       = errors.New("MPI_ERR_OP: invalid reduction operation")
+	ErrRoot     = errors.New("MPI_ERR_ROOT: invalid root")
+	ErrBuffer   = errors.New("MPI_ERR_BUFFER: invalid buffer")
+	ErrTruncate = errors.New("MPI_ERR_TRUNCATE: message truncated")
+	ErrTag      = errors.New("MPI_ERR_TAG: invalid tag")
+	ErrNoMem    = errors.New("MPI_ERR_NO_MEM: out of memory")
+	// ErrRequest: a request used as it may not be (Start of one that is
+	// not persistent, or is active, or was freed; Wait on a freed one).
+	ErrRequest   = errors.New("MPI_ERR_REQUEST: invalid request")
 	ErrInit      = errors.New("MPI_ERR_OTHER: cannot initialize the rank")
 	ErrFinalized = errors.New("MPI_ERR_OTHER: called after Finalize")
 	// ErrAborted: the job is ending (a rank failed or called Abort) and the

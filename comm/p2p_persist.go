@@ -42,10 +42,6 @@ type persist struct {
 	in     *typedIn // a typed receive's wire buffer and scatter (nil: in place)
 }
 
-// ErrRequest is the class of errors about a request itself: Start on a
-// request that is not persistent, or already active, or freed.
-var ErrRequest = errors.New("MPI_ERR_REQUEST: invalid request")
-
 // newPersist makes a persistent request after checking its arguments as
 // its operation will check them at every Start.
 func (c *Comm) newPersist(p *persist) (*Request, error) {
