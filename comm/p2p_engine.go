@@ -730,9 +730,11 @@ func (e *engine) complete(o *op, st Status, err error) {
 const maxFree = 256
 
 // takeOp returns a copy of so, a receive not yet started, in an
-// operation from the free list or a new one, as the operation of a new
-// request, which it returns. e.mu is held.
-func (e *engine) takeOp(so *op) (*Request, *op) {
+// operation from the free list or a new one, whose outcome goes to rv:
+// a persistent request's, reused by each start (its last operation is
+// complete), or, when rv is nil, a new request's. It returns rv. e.mu is
+// held.
+func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op) {
 	var o *op
 	if n := len(e.free); n > 0 {
 		o = e.free[n-1]
@@ -742,10 +744,14 @@ func (e *engine) takeOp(so *op) (*Request, *op) {
 		o = new(op)
 	}
 	*o = *so
-	rv := &recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
+	if rv == nil {
+		rv = &recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
+	} else {
+		*rv = recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
+	}
 	rv.r.rv = rv
 	o.rq = rv
-	return &rv.r, o
+	return rv, o
 }
 
 // unlock releases e.mu, first ringing the doorbell if operations
@@ -805,18 +811,7 @@ func (e *engine) startRecv(o *op) {
 func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 	e.mu.Lock()
 	defer e.unlock()
-	var o *op
-	if n := len(e.free); n > 0 {
-		o = e.free[n-1]
-		e.free[n-1] = nil
-		e.free = e.free[:n-1]
-	} else {
-		o = new(op)
-	}
-	*o = *so
-	*rv = recvReq{c: so.c, o: o, peer: int32(so.peer), tag: int32(so.tag), call: so.call}
-	rv.r.rv = rv
-	o.rq = rv
+	rv, o := e.takeOp(so, rv)
 	e.post(o)
 	return rv
 }
@@ -826,9 +821,9 @@ func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 func (e *engine) postRecv(so *op) *Request {
 	e.mu.Lock()
 	defer e.unlock()
-	r, o := e.takeOp(so)
+	rv, o := e.takeOp(so, nil)
 	e.post(o)
-	return r
+	return &rv.r
 }
 
 // post is startRecv's work; e.mu is held. A receive that completes here
@@ -877,9 +872,9 @@ func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
 func (e *engine) recvMessage(so *op, m *inMsg) *Request {
 	e.mu.Lock()
 	defer e.unlock()
-	r, o := e.takeOp(so)
+	rv, o := e.takeOp(so, nil)
 	e.deliver(o, m, m.data)
-	return r
+	return &rv.r
 }
 
 // cancel withdraws rv's receive if it is not matched yet.
