@@ -6,27 +6,35 @@ import (
 	"github.com/shmrun/shmrun/comm"
 )
 
-// BenchmarkWindowSelf is the CPU cost of the message-rate window on one
-// rank: 64 Irecvs from itself, 64 Isends of 8 bytes to itself, Waitall on
-// both; the figure is per message, both sides' work together.
-func BenchmarkWindowSelf(b *testing.B) {
-	const n = 64
+// windowLen is the message-rate window's messages (bench/'s msgrate_8).
+const windowLen = 64
+
+// selfWindow is a one-rank world's communicator with a window's 8-byte
+// send and receive slots and its request slices.
+func selfWindow(b *testing.B) (c *comm.Comm, sbuf, rbuf []byte, rr, sr []*comm.Request) {
 	cs, err := comm.NewLocalWorld(1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := cs[0]
-	sbuf, rbuf := make([]byte, 8*n), make([]byte, 8*n)
-	rr, sr := make([]*comm.Request, n), make([]*comm.Request, n)
+	return cs[0], make([]byte, 8*windowLen), make([]byte, 8*windowLen),
+		make([]*comm.Request, windowLen), make([]*comm.Request, windowLen)
+}
+
+// BenchmarkWindowSelf is the CPU cost of the message-rate window on one
+// rank: 64 Irecvs from itself, 64 Isends of 8 bytes to itself, Waitall on
+// both; the figure is per message, both sides' work together.
+func BenchmarkWindowSelf(b *testing.B) {
+	c, sbuf, rbuf, rr, sr := selfWindow(b)
+	var err error
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := 0; i < b.N; i += n {
-		for j := range n {
+	for i := 0; i < b.N; i += windowLen {
+		for j := range windowLen {
 			if rr[j], err = c.Irecv(rbuf[8*j:8*j+8], 0, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
-		for j := range n {
+		for j := range windowLen {
 			if sr[j], err = c.Isend(sbuf[8*j:8*j+8], 0, 1); err != nil {
 				b.Fatal(err)
 			}
@@ -44,16 +52,10 @@ func BenchmarkWindowSelf(b *testing.B) {
 // requests made once, started by Startall and completed by WaitallInto
 // each window: nothing allocated.
 func BenchmarkWindowSelfPersistent(b *testing.B) {
-	const n = 64
-	cs, err := comm.NewLocalWorld(1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := cs[0]
-	sbuf, rbuf := make([]byte, 8*n), make([]byte, 8*n)
-	rr, sr := make([]*comm.Request, n), make([]*comm.Request, n)
-	sts := make([]comm.Status, n)
-	for j := range n {
+	c, sbuf, rbuf, rr, sr := selfWindow(b)
+	var err error
+	sts := make([]comm.Status, windowLen)
+	for j := range windowLen {
 		if rr[j], err = c.RecvInit(rbuf[8*j:8*j+8], 0, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -63,7 +65,7 @@ func BenchmarkWindowSelfPersistent(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := 0; i < b.N; i += n {
+	for i := 0; i < b.N; i += windowLen {
 		if err := comm.Startall(rr); err != nil {
 			b.Fatal(err)
 		}
