@@ -52,6 +52,7 @@ func (w *Win) dispose() error {
 			err = errorf(ErrOther, "Free on rank %d: unmap: %v", w.rank, uerr)
 		}
 	}
+	w.chk.Close() // before its area goes
 	if w.chkMem != nil && !w.t.Local() {
 		shm.Unmap(w.chkMem)
 	}

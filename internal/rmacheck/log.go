@@ -69,6 +69,10 @@ type Log struct {
 	pending [][]pend // per target: this rank's accesses not complete yet
 	from    []uint32 // per target and thread: records before this id happened before the thread, or were dropped
 	clocks  *Clocks  // the window's fence and PSCW clocks
+	tg      []tstate // per target: the repeat path's state (repeat.go)
+	anyDup  uint32   // 1 when a repeat may be outstanding (relaxed)
+	reps    []*memo  // the memos of the records settle made pending (pend.rep; nil when done)
+	live    int      // reps not nil
 }
 
 type pend struct {
@@ -76,6 +80,7 @@ type pend struct {
 	id    uint32
 	entry int    // the thread (clock entry) that made the call
 	issue uint32 // its clock then
+	rep   uint32 // 1 + the index in Log.reps of the memo whose repeats settle made it pending for, or 0
 }
 
 // NewLog is a window's log over mem (a collective area of LogAreaLen
@@ -87,9 +92,13 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 		return nil
 	}
 	n, m := p.n, len(world)
-	return &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
+	l := &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
 		tlen: targetLen(n), clen: (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m*Threads),
-		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me)}
+		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m)}
+	p.mu.Lock()
+	p.logs = append(p.logs, l)
+	p.mu.Unlock()
+	return l
 }
 
 // ID is the window's number in reports.
@@ -118,13 +127,42 @@ func (l *Log) clock(t, k int) []uint32 {
 	return raw.Elems[uint32](l.mem[off : off+int64(l.p.ne)*4])
 }
 
-// Access records a and checks it against target a.Target's ring.
+// Access records a and checks it against target a.Target's ring. A
+// repeat of the target's latest access takes the lock-free path (repeat.go).
+//
+// Its frames are counted (memoFrames, siteOf): it is never inlined.
+//
+//go:noinline
 func (l *Log) Access(a *Access) {
-	if l == nil || a.Target < 0 || a.Target >= len(l.world) || a.Hi <= a.Lo {
+	if l == nil || uint(a.Target) >= uint(len(l.world)) || a.Hi <= a.Lo {
 		return
 	}
+	if m := l.tg[a.Target].memo.Load(); m != nil && a.Kind != Atomic && a.Thread == 0 && goOnly() {
+		var rets [memoFrames + 1]uintptr // rets[0] is in Access
+		n := 0
+		if a.Site == 0 && m.depth > 0 {
+			n = raw.FrameReturns(rets[:m.depth+1]) // as deep as the memo's site
+		}
+		if m.same(a, rets[min(n, 1):n], a.Site != 0) && l.repeat(a, m) {
+			return
+		}
+	}
+	l.access(a)
+}
+
+// access is Access past the lock-free path.
+//
+//go:noinline
+func (l *Log) access(a *Access) {
+	depth := 0 // a.Site given
+	var frames [memoFrames + 2]uintptr
+	var rets []uintptr // the frames above Access
 	if a.Site == 0 {
-		a.Site = siteID()
+		if !fromC.Load() {
+			n := raw.FrameReturns(frames[:])
+			rets = frames[min(n, 2):n] // frames[:2]: access, Access
+		}
+		a.Site, depth = siteOf(rets)
 	}
 	if a.Kind == Atomic {
 		beforeClock() // an atomic access joins or ticks the clock
@@ -132,16 +170,26 @@ func (l *Log) Access(a *Access) {
 	p := l.p
 	p.mu.Lock()
 	p.use(a.Thread)
+	if l.live > 0 {
+		l.settled(a.Target)
+	}
 	write := a.Kind == Atomic && a.Op != OpNoOp
 	if a.Kind == Atomic {
 		p.acquireFrom(l.clock(a.Target, 2))
+	}
+	if a.Kind != Atomic && l.reuse(a, l.tg[a.Target].memo.Load(), rets, depth == 0) {
+		if write {
+			p.releaseInto(l.clock(a.Target, 2))
+		}
+		p.mu.Unlock()
+		return
 	}
 	head := raw.Word64(l.mem, l.base(a.Target))
 	var id uint32
 	for id == 0 {
 		id = uint32(atomic.AddUint64(head, 1))
 	}
-	off := l.base(a.Target) + headLen + 3*l.clen + int64((id-1)%RingLen)*recLen
+	off := l.recOff(a.Target, id)
 	rec := l.mem[off : off+recLen : off+recLen]
 	w0 := raw.Word64(rec, recWord0)
 	atomic.StoreUint64(w0, 0)
@@ -160,13 +208,30 @@ func (l *Log) Access(a *Access) {
 	if a.Local {
 		c = p.vc[p.self] // a load or store is complete at once
 	} else {
-		l.pending[a.Target] = append(l.pending[a.Target], pend{off, id, p.self, p.vc[p.self]})
+		l.addPending(a.Target, off, id, p.self, p.vc[p.self], 0)
 	}
 	atomic.StoreUint64(w0, uint64(id)<<32|uint64(c))
 	if write {
 		p.releaseInto(l.clock(a.Target, 2))
 	}
-	l.scan(a, id)
+	if a.Kind == Atomic {
+		// The accumulates tick the clock on every call: their records are
+		// not repeats (measured: remembering them costs more than it
+		// saves).
+		l.scan(a, id)
+		p.mu.Unlock()
+		return
+	}
+	after := id
+	if m := l.tg[a.Target].memo.Load(); m == nil || m.entry != p.self || m.outstanding() || !m.same(a, rets, depth == 0) {
+		after = l.scan(a, id)
+	} else if _, h := m.rec(); h != id-1 {
+		after = l.scan(a, id)
+	}
+	// Else a new record of the memo's access with nothing recorded there
+	// since it was checked: every record there was checked against the
+	// same access (repeat.go).
+	l.remember(a, rets, depth, id, after)
 	p.mu.Unlock()
 }
 
@@ -179,10 +244,15 @@ func (l *Log) Access(a *Access) {
 // completion joined here) or dropped from the ring. In a loop of RMA
 // calls each followed by its Flush, that leaves one or two records to
 // look at instead of the ring's RingLen. p.mu is held.
-func (l *Log) scan(b *Access, id uint32) {
+func (l *Log) scan(b *Access, id uint32) (head uint32) {
 	p := l.p
+	if m := l.tg[b.Target].memo.Load(); m != nil && m.entry == p.self && m.outstanding() {
+		if mid, _ := m.rec(); mid != id {
+			l.checkRepeat(b, m)
+		}
+	}
 	ring := l.base(b.Target) + headLen + 3*l.clen
-	head := uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(b.Target))))
+	head = uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(b.Target))))
 	wm := &l.from[b.Target*Threads+p.self%Threads]
 	from := *wm
 	switch {
@@ -241,6 +311,21 @@ func (l *Log) scan(b *Access, id uint32) {
 			continue // rewritten meanwhile, or completed and known now
 		}
 		l.conflictFound(a, *b, origin, team)
+	}
+	return head
+}
+
+// checkRepeat checks access b against m's, which has repeats not complete
+// yet while its record (which the scan may pass as known) reads complete.
+// p.mu is held.
+func (l *Log) checkRepeat(b *Access, m *memo) {
+	if m.hi <= b.Lo || b.Hi <= m.lo {
+		return
+	}
+	a := Access{Target: b.Target, Lo: m.lo, Hi: m.hi, Kind: Kind(m.key), Op: uint8(m.key >> 8), Typ: uint8(m.key >> 16),
+		Local: m.key>>24&1 != 0, Epoch: Epoch(m.key >> 25 & 0x7f), Call: uint32(m.key >> 32), Site: m.site}
+	if l.conflict(a, *b, l.p.self) {
+		l.conflictFound(a, *b, l.p.self, l.me)
 	}
 }
 
@@ -337,11 +422,26 @@ func sameGrid(a, b Access) bool {
 }
 
 // Complete marks this rank's accesses to target (-1: every target) complete
-// at its current clock (Flush, Unlock, UnlockAll, Fence, Complete).
+// at its current clock (Flush, Unlock, UnlockAll, Fence, Complete). With
+// nothing pending there but a repeat (repeat.go), it only clears its mark.
 func (l *Log) Complete(target int) {
 	if l == nil {
 		return
 	}
+	if uint(target) < uint(len(l.tg)) {
+		if s := &l.tg[target]; loadRelaxed(&s.npend) == 0 && goOnly() {
+			// The repeats made so far are complete now (at this clock, as
+			// their record says).
+			if m := s.memo.Load(); m != nil {
+				m.completed()
+			}
+			return
+		}
+	}
+	l.complete(target)
+}
+
+func (l *Log) complete(target int) {
 	p := l.p
 	p.mu.Lock()
 	p.use(0)
@@ -349,15 +449,27 @@ func (l *Log) Complete(target int) {
 		if target >= 0 && t != target {
 			continue
 		}
-		keep := l.pending[t][:0]
-		for _, pd := range l.pending[t] {
+		// The repeats made so far are complete now: those outstanding at
+		// a release are in pending (settle), the others' record says so.
+		s := &l.tg[t]
+		if m := s.memo.Load(); m != nil {
+			m.completed()
+			m.conv = false
+		}
+		ps := l.pending[t]
+		keep := ps[:0]
+		for i := range ps {
+			pd := &ps[i] // not a copy: a 16-byte move then narrower loads stall
 			if pd.entry != p.self && p.vc[pd.entry] < pd.issue {
 				// Another thread's call this thread does not know was
 				// made: not this flush's to complete (MPI completes the
 				// process's calls made before it, and nothing orders
 				// this one before it).
-				keep = append(keep, pd)
+				keep = append(keep, *pd)
 				continue
+			}
+			if pd.rep != 0 {
+				l.dropRep(pd.rep)
 			}
 			w0 := raw.Word64(l.mem, pd.off+recWord0)
 			if atomic.LoadUint64(w0) != uint64(pd.id)<<32 {
@@ -374,6 +486,7 @@ func (l *Log) Complete(target int) {
 			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.self]))
 		}
 		l.pending[t] = keep
+		storeRelaxed(&s.npend, uint32(len(keep)))
 	}
 	p.mu.Unlock()
 }

@@ -80,7 +80,7 @@ type Access struct {
 	Local  bool   // a load or store (win.Checked), not an RMA call
 	Epoch  Epoch  // what epoch it is in, for the report
 	Call   uint32 // the call's Name
-	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteID)
+	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteOf)
 	Thread int    // the accessing thread's number + 1 (0: the calling thread; see Threads)
 	issue  uint32 // a record's: its origin's clock when it was made
 }
@@ -142,6 +142,11 @@ type Proc struct {
 	// a racy loop finds its pair reported without building the text.
 	seenIDs map[pairIDs]bool
 	others  map[int]map[uint32]string // other ranks' names (nameOf)
+	// The repeat path's (repeat.go): the windows' logs, and thread 0's
+	// own clock entry, mirrored for the lock-free path.
+	logs   []*Log
+	anyDup uint32 // 1 when a log's anyDup may be
+	clock0 uint32 // relaxed
 }
 
 type pairIDs struct {
@@ -195,6 +200,7 @@ func newProc(me, n int, msg []byte, out *os.File) *Proc {
 		p.vcs[t] = make([]uint32, p.ne)
 		p.vcs[t][me*Threads+t] = 1
 	}
+	p.clock0 = 1
 	p.use(1)
 	return p
 }
@@ -252,6 +258,7 @@ func atomicMax(p *uint32, v uint32) {
 // what the thread does next is not covered by the release. p.mu is held
 // (and p.use done).
 func (p *Proc) releaseInto(dst []uint32) {
+	p.settle()
 	// The thread's clock has no entry at or beyond the width now.
 	w := p.loadWidth()
 	for r := range p.n {
@@ -261,7 +268,17 @@ func (p *Proc) releaseInto(dst []uint32) {
 			}
 		}
 	}
+	p.tick()
+}
+
+// tick advances the thread's own entry: what it does next is not covered
+// by the release just made (call settle before the release). p.mu is
+// held.
+func (p *Proc) tick() {
 	p.vc[p.self]++
+	if p.self == p.me*Threads {
+		storeRelaxed(&p.clock0, p.vc[p.self])
+	}
 }
 
 // acquireFrom joins src into the thread's clock. p.mu is held.
@@ -361,6 +378,7 @@ func (c *Clocks) Release(slot int) {
 	c.p.mu.Lock()
 	defer c.p.mu.Unlock()
 	c.p.use(0)
+	c.p.settle()
 	row := c.row(slot, c.me)
 	w := c.p.loadWidth()
 	for r := range c.p.n {
@@ -368,7 +386,7 @@ func (c *Clocks) Release(slot int) {
 			atomic.StoreUint32(&row[i], c.p.vc[i])
 		}
 	}
-	c.p.vc[c.p.self]++
+	c.p.tick()
 }
 
 // Acquire joins the clocks the members (team ranks; nil: all) published
@@ -394,57 +412,54 @@ func (c *Clocks) Acquire(slot int, members []int) {
 	}
 }
 
-// siteID is the Name of the program's line that made the current call:
+// siteOf is the Name of the program's line that made the current call:
 // the first frame outside shmrun's packages, or "a C program" for calls
-// from C.
+// from C. rets are the return addresses of the frames above Log.Access,
+// innermost first, memoFrames of them unless the chain ended; depth is
+// the site's index in rets + 1, or -1 when it is not among them (deeper,
+// or a call from C, located by its hook).
 //
-// It is on every checked access's path, so it walks the goroutine's
-// physical frames by their frame pointers (raw.FrameReturns: a few loads
-// each) and classifies each return address once: a cache maps it to the
-// Name of the line it is the site of, or to 0 when every function inlined
-// at it is shmrun's own (the walk goes on to its caller). A frame's
-// classification depends on its return address only (the inlined calls
-// there are fixed by the binary), so the first frame classified a site is
-// the one runtime.Callers and frameSite would find. Log.Access is its only
-// caller: the walk skips the two frames known to be shmrun's.
-//
-//go:noinline
-func siteID() uint32 {
+// It is on every checked access's path that is not a repeat, so it walks
+// the goroutine's physical frames by their frame pointers
+// (raw.FrameReturns: a few loads each) and classifies each return address
+// once: a cache maps it to the Name of the line it is the site of, or to 0
+// when every function inlined at it is shmrun's own (the walk goes on to
+// its caller). A frame's classification depends on its return address
+// only (the inlined calls there are fixed by the binary), so the first
+// frame classified a site is the one runtime.Callers and frameSite would
+// find, and the same return addresses make the same site (memo.same).
+func siteOf(rets []uintptr) (id uint32, depth int) {
 	if fromC.Load() {
 		if f := cSiteOf.Load(); f != nil {
-			return Name((*f)())
+			return Name((*f)()), -1
 		}
-		return Name(cSite)
+		return Name(cSite), -1
 	}
-	// The site is a few frames up, usually (the array is small: Go zeroes
-	// it on every call).
-	var rets [5]uintptr
-	n := raw.FrameReturns(rets[:])
-	if id, ok := firstSite(rets[min(n, 2):n]); ok { // rets[:2]: siteID, Log.Access
-		return id
+	if i, id, ok := firstSite(rets); ok {
+		return id, i + 1
 	}
-	if n < len(rets) {
-		return Name(slowSite()) // no frame pointers
+	if len(rets) < memoFrames {
+		return Name(slowSite()), -1 // no frame pointers
 	}
-	return deepSite()
+	return deepSite(), -1
 }
 
-// deepSite is siteID for a stack whose first frames are all shmrun's.
+// deepSite is siteOf for a stack whose first frames are all shmrun's.
 //
 //go:noinline
 func deepSite() uint32 {
 	var rets [64]uintptr
 	n := raw.FrameReturns(rets[:])
-	if id, ok := firstSite(rets[:n]); ok {
+	if _, id, ok := firstSite(rets[:n]); ok {
 		return id
 	}
 	return Name(slowSite())
 }
 
 // firstSite is the Name of the first of rets (return addresses, innermost
-// first) that is a site, by the cache.
-func firstSite(rets []uintptr) (uint32, bool) {
-	for _, r := range rets {
+// first) that is a site, by the cache, and its index.
+func firstSite(rets []uintptr) (int, uint32, bool) {
+	for i, r := range rets {
 		slot := &pcSites[(r^r>>12)%uintptr(len(pcSites))]
 		e := slot.Load()
 		id := uint32(e & pcIDMask)
@@ -455,10 +470,10 @@ func firstSite(rets []uintptr) (uint32, bool) {
 			}
 		}
 		if id != 0 {
-			return id, true
+			return i, id, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // pcSites caches classify: an entry is a return address above the Name of
@@ -581,6 +596,7 @@ func (p *Proc) report(key, text string) {
 // thread's, whose clock then ticks.
 func SyncRelease(key uintptr, thread int) {
 	withThread(thread, true, func(p *Proc) {
+		p.settle()
 		o := p.objs[key]
 		if o == nil {
 			if p.objs == nil {
@@ -592,7 +608,7 @@ func SyncRelease(key uintptr, thread int) {
 		for i, v := range p.vc {
 			o[i] = max(o[i], v)
 		}
-		p.vc[p.self]++
+		p.tick()
 	})
 }
 

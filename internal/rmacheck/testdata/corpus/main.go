@@ -46,6 +46,11 @@ var cases = map[string]func(e *env) error{
 	"deep_stack":           deepStack,
 	"ring_pending":         ringPending,
 	"acc_types_one_origin": accTypesOneOrigin,
+	"repeat_flushed":       repeatFlushed,
+	"repeat_unflushed":     repeatUnflushed,
+	"repeat_message":       repeatMessage,
+	"repeat_converted":     repeatConverted,
+	"repeat_stores":        repeatStores,
 }
 
 func main() {
@@ -434,4 +439,149 @@ func accTypesOneOrigin(e *env) error {
 		}
 	}
 	return e.w.Fence(win.ModeNoSucceed)
+}
+
+// Rank 1 puts to one word from one line, flushing each: the repeats are
+// complete at the barrier.
+func repeatFlushed(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for range 4 {
+			if err := do(win.PutT(e.w, []int64{7}, 0, 2), e.w.Flush(0)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(2)
+	}
+	return e.w.UnlockAll()
+}
+
+// The same, the last repeat not flushed: it is not complete at the
+// barrier.
+func repeatUnflushed(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 4 {
+			if err := win.PutT(e.w, []int64{7}, 0, 2); err != nil { // race
+				return err
+			}
+			if i < 3 {
+				if err := e.w.Flush(0); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(2) // race
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 1's last repeated put is not flushed before its message, after
+// which rank 0 gets the word.
+func repeatMessage(e *env) error {
+	msg := make([]byte, 1)
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 3 {
+			if err := win.PutT(e.w, []int64{7}, 0, 4); err != nil { // race
+				return err
+			}
+			if i < 2 {
+				if err := e.w.Flush(0); err != nil {
+					return err
+				}
+			}
+		}
+		if err := e.c.Send(msg, 0, 1); err != nil {
+			return err
+		}
+	} else {
+		if _, err := e.c.Recv(msg, 1, 1); err != nil {
+			return err
+		}
+		if err := do(win.GetT(e.w, e.result, 0, 4), e.w.Flush(0)); err != nil { // race
+			return err
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 1's last repeated put is outstanding at a barrier and flushed
+// after it, before a second one: complete there, so rank 0's load after
+// the second is ordered.
+func repeatConverted(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 3 {
+			if err := win.PutT(e.w, []int64{7}, 0, 5); err != nil {
+				return err
+			}
+			if i < 2 {
+				if err := e.w.Flush(0); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		if err := e.w.Flush(0); err != nil {
+			return err
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(5)
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 0 stores to one word from one line again and again, then a
+// barrier, then rank 1 gets it.
+func repeatStores(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		for i := range 5 {
+			e.mine.Store(3, int64(i))
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		if err := do(win.GetT(e.w, e.result, 0, 3), e.w.Flush(0)); err != nil {
+			return err
+		}
+	}
+	return e.w.UnlockAll()
 }

@@ -1,0 +1,108 @@
+package rmacheck
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// benchLog is rank 0's log of a two-rank window in a two-rank world, over
+// private memory (the checker's costs without another process).
+func benchLog(b *testing.B) *Log {
+	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), nil)
+	return p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 1, false)
+}
+
+// BenchmarkAccessComplete is a checked Put 8 B + Flush's work in the
+// checker, a repeat each time (the site given: the frame walk is not
+// measured here).
+func BenchmarkAccessComplete(b *testing.B) {
+	l := benchLog(b)
+	site := Name("bench.go:1")
+	for b.Loop() {
+		l.Access(&Access{Target: 1, Lo: 64, Hi: 72, Kind: Write, Call: 1, Site: site})
+		l.Complete(1)
+	}
+}
+
+// BenchmarkAtomicComplete is FetchAndOp + Flush's.
+func BenchmarkAtomicComplete(b *testing.B) {
+	l := benchLog(b)
+	site := Name("bench.go:2")
+	for b.Loop() {
+		l.Access(&Access{Target: 1, Lo: 64, Hi: 72, Kind: Atomic, Op: uint8(atomics.Sum), Typ: uint8(atomics.Int64), Call: 1, Site: site})
+		l.Complete(1)
+	}
+}
+
+// TestRepeatsConcurrent races goroutines repeating Put + Flush (each its
+// own bytes) against releases (messages sent): no conflict may be
+// reported, and once every goroutine has flushed, every record of this
+// rank is complete and nothing is pending.
+func TestRepeatsConcurrent(t *testing.T) {
+	out, err := os.CreateTemp(t.TempDir(), "reports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), out)
+	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 1, false)
+	site := Name("repeat_test.go:1")
+	const workers, rounds = 3, 20000
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo := uint64(8 * g)
+			for i := range rounds {
+				l.Access(&Access{Target: 1, Lo: lo, Hi: lo + 8, Kind: Write, Call: 1, Site: site})
+				l.Complete(1)
+				if i%7 == 3 {
+					l.Access(&Access{Target: 1, Lo: lo, Hi: lo + 8, Kind: Atomic, Op: uint8(atomics.Sum), Typ: uint8(atomics.Int64), Call: 2, Site: site})
+					l.Complete(1)
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	released := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				released <- n
+				return
+			default:
+				p.Send()
+				n++
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if n := <-released; n == 0 {
+		t.Fatal("no release raced the repeats")
+	}
+	l.Complete(-1)
+	p.Send() // settles what a racing Complete left
+	if len(p.seen) != 0 || len(p.seenIDs) != 0 {
+		text, _ := os.ReadFile(out.Name())
+		t.Errorf("conflicts reported:\n%s", text)
+	}
+	if n := len(l.pending[1]); n != 0 || loadRelaxed(&l.tg[1].npend) != 0 {
+		t.Errorf("%d pending (npend %d) after the last Complete", n, loadRelaxed(&l.tg[1].npend))
+	}
+	ring := l.base(1) + headLen + 3*l.clen
+	head := uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(1))))
+	for id := max(1, int64(head)-RingLen+1); id <= int64(head); id++ {
+		v := atomic.LoadUint64(raw.Word64(l.mem, ring+(id-1)%RingLen*recLen))
+		if uint32(v>>32) == uint32(id) && uint32(v) == 0 {
+			t.Errorf("record %d not complete", id)
+		}
+	}
+}
