@@ -80,9 +80,15 @@ func callName(call string) uint32 {
 // epochOf is the epoch a call of this rank to target is in, for the
 // checker's reports.
 func (w *Win) epochOf(target int) rmacheck.Epoch {
-	switch {
-	case w.ep.h.LockAll:
+	if w.ep.h.LockAll { // the common case, inlined into the RMA calls' check
 		return rmacheck.EpochLockAll
+	}
+	return w.epochOfTarget(target)
+}
+
+// epochOfTarget is epochOf outside LockAll.
+func (w *Win) epochOfTarget(target int) rmacheck.Epoch {
+	switch {
 	case target >= 0 && target < w.size && w.ep.lockOf(target) == Exclusive:
 		return rmacheck.EpochExclusive
 	case target >= 0 && target < w.size && w.ep.lockOf(target) == Shared:

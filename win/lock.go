@@ -435,8 +435,8 @@ func (w *Win) flushTarget(rank int) error {
 	// An observed window (shmrun --stats, --check) leaves FlushAny 0, so
 	// its flushes come here, LockAll's too.
 	if w != nil && (w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
-		if w.chk != nil {
-			w.chk.Complete(rank)
+		if w.chk != nil && w.chk.Complete(rank) {
+			return nil // its compare-and-swap was the full fence
 		}
 		w.fullFence()
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/shm"
 )
@@ -26,12 +27,17 @@ func (p *part) span(disp, n int) (int, bool) {
 // epoch to target (ErrRMASync), a disp >= 0 (ErrDisp) and bytes inside the
 // target's own part (ErrRMARange: a neighbour's bytes are never touched).
 // ProcNull is a no-op inside any open access epoch (ErrRMASync outside).
+//
+// Never inlined: shmrun --check finds its caller's line from its return
+// address (raw.ReturnPC).
+//
+//go:noinline
 func (w *Win) Put(src []byte, target, disp int) error {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if off, ok := p.span(disp, len(src)); ok {
-			if w.chk != nil { // shmrun --check
-				w.checkRMA(namePut, target, disp, len(src), rmacheck.Write, 0, 0)
+			if w.chk != nil { // shmrun --check: the caller's line is where Put returns to
+				w.chk.RMA(target, uint64(off), uint64(off+len(src)), rmacheck.KeyOf(rmacheck.Write, 0, 0, namePut, w.epochOf(target)), raw.ReturnPC())
 			}
 			if len(src) == 8 { // one move instead of a memmove call
 				binary.LittleEndian.PutUint64(p.data[off:], binary.LittleEndian.Uint64(src))
@@ -60,12 +66,16 @@ func (w *Win) Put(src []byte, target, disp int) error {
 
 // Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
 // As Put for epochs, ranges and ProcNull; dst may be read once Get returns.
+//
+// Never inlined, as Put.
+//
+//go:noinline
 func (w *Win) Get(dst []byte, target, disp int) error {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if off, ok := p.span(disp, len(dst)); ok {
-			if w.chk != nil {
-				w.checkRMA(nameGet, target, disp, len(dst), rmacheck.Read, 0, 0)
+			if w.chk != nil { // as Put's
+				w.chk.RMA(target, uint64(off), uint64(off+len(dst)), rmacheck.KeyOf(rmacheck.Read, 0, 0, nameGet, w.epochOf(target)), raw.ReturnPC())
 			}
 			if len(dst) == 8 {
 				binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(p.data[off:]))

@@ -5,6 +5,12 @@ import "unsafe"
 // getfp returns its caller's frame pointer register (BP).
 func getfp() unsafe.Pointer
 
+// ReturnPC returns the return address of the function that calls it: one
+// load, the word above that function's frame pointer. The caller must
+// have a frame of its own (it is not inlined anywhere: mark it
+// //go:noinline), or the address is its caller's caller's.
+func ReturnPC() uintptr
+
 // FrameReturns fills pcs with the return addresses of the calling
 // goroutine's frames, innermost first (pcs[0] is in FrameReturns' caller),
 // by following the frame pointers Go keeps on amd64, as the runtime's

@@ -81,3 +81,25 @@ func frameWalk() []uintptr {
 	var a [64]uintptr
 	return a[:raw.FrameReturns(a[:])]
 }
+
+// TestReturnPC: ReturnPC, called by a function with a frame, gives where
+// that function returns to in its caller.
+func TestReturnPC(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		if returnPC() != 0 {
+			t.Fatal("ReturnPC is not 0 where frames are not walked")
+		}
+		t.Skip("frame pointers are walked on amd64 only")
+	}
+	pc := returnPC()
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	if !strings.HasSuffix(f.Function, "raw_test.TestReturnPC") {
+		t.Fatalf("ReturnPC in returnPC gave %#x in %s, want a return address in TestReturnPC", pc, f.Function)
+	}
+	if pc2 := returnPC(); pc2 == pc {
+		t.Errorf("two calls from two lines gave one return address %#x", pc)
+	}
+}
+
+//go:noinline
+func returnPC() uintptr { return raw.ReturnPC() }

@@ -147,16 +147,23 @@ func (l *Log) Access(a *Access) {
 			return
 		}
 	}
-	l.access(a)
+	l.access(a, 0)
 }
 
 // access is Access past the lock-free path.
 //
 //go:noinline
-func (l *Log) access(a *Access) {
-	depth := 0 // a.Site given
+func (l *Log) access(a *Access, pc uintptr) {
+	depth := 0 // a.Site given, or found from pc
 	var frames [memoFrames + 2]uintptr
 	var rets []uintptr // the frames above Access
+	if a.Site == 0 && pc != 0 && !fromC.Load() {
+		if _, id, ok := firstSite([]uintptr{pc}); ok {
+			a.Site = id
+		} else {
+			pc = 0 // a call of shmrun's own: walk
+		}
+	}
 	if a.Site == 0 {
 		if !fromC.Load() {
 			n := raw.FrameReturns(frames[:])
@@ -231,7 +238,7 @@ func (l *Log) access(a *Access) {
 	// Else a new record of the memo's access with nothing recorded there
 	// since it was checked: every record there was checked against the
 	// same access (repeat.go).
-	l.remember(a, rets, depth, id, after)
+	l.remember(a, rets, depth, id, after, pc)
 	p.mu.Unlock()
 }
 
@@ -423,22 +430,25 @@ func sameGrid(a, b Access) bool {
 
 // Complete marks this rank's accesses to target (-1: every target) complete
 // at its current clock (Flush, Unlock, UnlockAll, Fence, Complete). With
-// nothing pending there but a repeat (repeat.go), it only clears its mark.
-func (l *Log) Complete(target int) {
+// nothing pending there but repeats (repeat.go), it only counts them done.
+// fenced reports that it made an atomic read-modify-write (a full fence,
+// as Flush needs one).
+func (l *Log) Complete(target int) (fenced bool) {
 	if l == nil {
-		return
+		return false
 	}
 	if uint(target) < uint(len(l.tg)) {
 		if s := &l.tg[target]; loadRelaxed(&s.npend) == 0 && goOnly() {
 			// The repeats made so far are complete now (at this clock, as
 			// their record says).
 			if m := s.memo.Load(); m != nil {
-				m.completed()
+				return m.completed()
 			}
-			return
+			return false
 		}
 	}
 	l.complete(target)
+	return false
 }
 
 func (l *Log) complete(target int) {

@@ -57,8 +57,9 @@ type memo struct {
 	key    uint64 // accessKey
 	site   uint32 // given (depth 0), or found from rets
 	rets   [memoFrames]uintptr
-	depth  int // the site is the first of rets[:depth] that is a site; 0: given
-	entry  int // the clock entry that made it
+	depth  int     // the site is the first of rets[:depth] that is a site; 0: given
+	pc     uintptr // Log.RMA's: the return address the site was found from (0: none)
+	entry  int     // the clock entry that made it
 	// Mutable: the record's id << 32 | the ring's head after it was
 	// checked (a new record of the same access moves it, under p.mu);
 	// the repeats of the access made (relaxed), made as of the latest
@@ -83,11 +84,16 @@ func (l *Log) recOff(t int, id uint32) int64 {
 // completed counts the repeats made so far done (a Complete). done only
 // grows: a Complete that raced another's and stores later must not undo
 // the count of the repeats the other completed after its own began.
-func (m *memo) completed() {
+// fenced reports that it made a compare-and-swap.
+func (m *memo) completed() (fenced bool) {
 	for {
 		d, mk := atomic.LoadUint32(&m.done), loadRelaxed(&m.made)
-		if int32(mk-d) <= 0 || atomic.CompareAndSwapUint32(&m.done, d, mk) {
-			return
+		if int32(mk-d) <= 0 {
+			return fenced
+		}
+		fenced = true
+		if atomic.CompareAndSwapUint32(&m.done, d, mk) {
+			return true
 		}
 	}
 }
@@ -143,14 +149,30 @@ type tstate struct {
 // repeat is the lock-free path for a (by thread 0 of a Go process, no
 // clock to join or release): true when m's record stands for it.
 func (l *Log) repeat(a *Access, m *memo) bool {
-	t := a.Target
+	if a.Local { // a load or store is complete at once, as the record says
+		return l.standsFor(a.Target, m)
+	}
+	return l.repeatAt(a.Target, m)
+}
+
+// repeatAt is repeat for an RMA call to target t: the record stands for
+// it, and it is counted.
+func (l *Log) repeatAt(t int, m *memo) bool {
+	if !l.standsFor(t, m) {
+		return false
+	}
+	l.count(m)
+	return true
+}
+
+// standsFor reports whether m's record stands for a repeat of its access
+// to target t: nothing recorded there since, and the record complete at
+// thread 0's current clock.
+func (l *Log) standsFor(t int, m *memo) bool {
 	id, head := m.rec()
 	if uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(t)))) != head ||
 		atomic.LoadUint64(raw.Word64(l.mem, l.recOff(t, id)+recWord0)) != uint64(id)<<32|uint64(loadRelaxed(&l.p.clock0)) {
 		return false
-	}
-	if !a.Local { // a load or store is complete at once, as the record says
-		l.count(m)
 	}
 	return true
 }
@@ -199,19 +221,20 @@ func (l *Log) reuse(a *Access, m *memo, rets []uintptr, given bool) bool {
 
 // remember makes record id, which holds a, target's memo, head the ring's
 // head after a was checked: site is a's, found in rets[:depth] (depth 0:
-// a.Site was given; -1: not in rets, nothing to remember). When the memo
+// a.Site was given, or found from pc, the return address Log.RMA was
+// given; -1: not in rets, nothing to remember). When the memo
 // holds a already (a new record of the same access), it moves to the new
 // one. p.mu is held.
-func (l *Log) remember(a *Access, rets []uintptr, depth int, id, head uint32) {
+func (l *Log) remember(a *Access, rets []uintptr, depth int, id, head uint32, pc uintptr) {
 	if depth < 0 || depth > memoFrames {
 		l.tg[a.Target].memo.Store(nil)
 		return
 	}
-	if m := l.tg[a.Target].memo.Load(); m != nil && m.entry == l.p.self && !m.outstanding() && m.same(a, rets, depth == 0) {
+	if m := l.tg[a.Target].memo.Load(); m != nil && m.entry == l.p.self && !m.outstanding() && m.same(a, rets, depth == 0) && m.pc == pc {
 		m.at.Store(uint64(id)<<32 | uint64(head))
 		return
 	}
-	m := &memo{lo: a.Lo, hi: a.Hi, key: accessKey(a), site: a.Site, depth: depth, entry: l.p.self}
+	m := &memo{lo: a.Lo, hi: a.Hi, key: accessKey(a), site: a.Site, depth: depth, entry: l.p.self, pc: pc}
 	m.at.Store(uint64(id)<<32 | uint64(head))
 	copy(m.rets[:], rets[:depth])
 	l.tg[a.Target].memo.Store(m)
@@ -319,4 +342,47 @@ func (l *Log) Close() {
 			return
 		}
 	}
+}
+
+// sameFrames reports whether the frames above Log.RMA's are m's (a call
+// whose pc was shmrun's own, PutT's for one: the site is further up).
+//
+//go:noinline
+func (l *Log) sameFrames(m *memo) bool {
+	var rets [memoFrames + 2]uintptr // rets[:2]: sameFrames, RMA
+	n := raw.FrameReturns(rets[:m.depth+2])
+	return n == m.depth+2 && [memoFrames]uintptr(rets[2:memoFrames+2]) == m.rets && m.depth <= memoFrames
+}
+
+// KeyOf is the key of an access of kind by op on elements of typ made by
+// call in epoch e, for Log.RMA.
+func KeyOf(kind Kind, op, typ uint8, call uint32, e Epoch) uint64 {
+	return uint64(kind) | uint64(op)<<8 | uint64(typ)<<16 | uint64(e)<<25 | uint64(call)<<32
+}
+
+// RMA is Access for an RMA call (not a load or store, a Thread 0 call)
+// of bytes [lo, hi) of target, key its KeyOf, made by the function that
+// calls RMA, which gives its own return address in pc (raw.ReturnPC; 0:
+// none): the call's site is there unless that is a function of shmrun's
+// own, so a repeat is recognized by pc, with no frame walk and no Access
+// to build.
+//
+//go:noinline
+func (l *Log) RMA(target int, lo, hi uint64, key uint64, pc uintptr) {
+	if l == nil || uint(target) >= uint(len(l.world)) || hi <= lo {
+		return
+	}
+	if m := l.tg[target].memo.Load(); m != nil && m.lo == lo && m.hi == hi && m.key == key && Kind(key) != Atomic && goOnly() &&
+		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) {
+		// standsFor and count, spelled out: no calls on this path.
+		v := m.at.Load()
+		id, head := uint32(v>>32), uint32(v)
+		if uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(target)))) == head &&
+			atomic.LoadUint64(raw.Word64(l.mem, l.recOff(target, id)+recWord0)) == uint64(id)<<32|uint64(loadRelaxed(&l.p.clock0)) {
+			l.count(m)
+			return
+		}
+	}
+	l.access(&Access{Target: target, Lo: lo, Hi: hi, Kind: Kind(key), Op: uint8(key >> 8), Typ: uint8(key >> 16),
+		Epoch: Epoch(key >> 25 & 0x7f), Call: uint32(key >> 32)}, pc)
 }
