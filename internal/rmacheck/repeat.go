@@ -84,14 +84,14 @@ func (l *Log) recOff(t int, id uint32) int64 {
 // completed counts the repeats made so far done (a Complete). done only
 // grows: a Complete that raced another's and stores later must not undo
 // the count of the repeats the other completed after its own began.
-// fenced reports that it made a compare-and-swap.
+// fenced reports that a compare-and-swap of it succeeded: a full fence
+// (a failed one writes nothing, so it orders no earlier store).
 func (m *memo) completed() (fenced bool) {
 	for {
 		d, mk := atomic.LoadUint32(&m.done), loadRelaxed(&m.made)
 		if int32(mk-d) <= 0 {
-			return fenced
+			return false
 		}
-		fenced = true
 		if atomic.CompareAndSwapUint32(&m.done, d, mk) {
 			return true
 		}
