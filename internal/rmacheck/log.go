@@ -329,8 +329,8 @@ func (l *Log) checkRepeat(b *Access, m *memo) {
 	if m.hi <= b.Lo || b.Hi <= m.lo {
 		return
 	}
-	a := Access{Target: b.Target, Lo: m.lo, Hi: m.hi, Kind: Kind(m.key), Op: uint8(m.key >> 8), Typ: uint8(m.key >> 16),
-		Local: m.key>>24&1 != 0, Epoch: Epoch(m.key >> 25 & 0x7f), Call: uint32(m.key >> 32), Site: m.site}
+	a := keyAccess(m.key, b.Target, m.lo, m.hi)
+	a.Site = m.site
 	if l.conflict(a, *b, l.p.self) {
 		l.conflictFound(a, *b, l.p.self, l.me)
 	}

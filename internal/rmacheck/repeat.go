@@ -34,7 +34,7 @@ import (
 //     at may have moved their scans past it.
 //
 // The second case, for Go callers (thread 0), is the lock-free path
-// (Log.Access, repeat): a Put or Get + Flush costs a frame walk, a few
+// (Log.RMA for Put and Get, Log.Access and repeat for the rest): a Put or Get + Flush costs a frame walk, a few
 // loads and plain stores, and the Complete's compare-and-swap. The count
 // of repeats made is relaxed: goroutines of one rank racing a repeat
 // against a release made by another may have the release miss a repeat
@@ -105,13 +105,20 @@ func (m *memo) outstanding() bool {
 }
 
 // accessKey packs what, besides the bytes and the site, makes two accesses
-// the same.
+// the same: KeyOf's fields, and bit 24 for a load or store.
 func accessKey(a *Access) uint64 {
-	local := uint64(0)
+	k := KeyOf(a.Kind, a.Op, a.Typ, a.Call, a.Epoch)
 	if a.Local {
-		local = 1
+		k |= 1 << 24
 	}
-	return uint64(a.Kind) | uint64(a.Op)<<8 | uint64(a.Typ)<<16 | (local|uint64(a.Epoch)<<1)<<24 | uint64(a.Call)<<32
+	return k
+}
+
+// keyAccess is the access key packs (accessKey's inverse) to target's
+// bytes [lo, hi).
+func keyAccess(key uint64, target int, lo, hi uint64) Access {
+	return Access{Target: target, Lo: lo, Hi: hi, Kind: Kind(key), Op: uint8(key >> 8), Typ: uint8(key >> 16),
+		Local: key>>24&1 != 0, Epoch: Epoch(key >> 25 & 0x7f), Call: uint32(key >> 32)}
 }
 
 // same reports whether a, made from the frames rets (above Log.Access),
@@ -349,9 +356,9 @@ func (l *Log) Close() {
 //
 //go:noinline
 func (l *Log) sameFrames(m *memo) bool {
-	var rets [memoFrames + 2]uintptr // rets[:2]: sameFrames, RMA
-	n := raw.FrameReturns(rets[:m.depth+2])
-	return n == m.depth+2 && [memoFrames]uintptr(rets[2:memoFrames+2]) == m.rets && m.depth <= memoFrames
+	var rets [memoFrames + 2]uintptr        // rets[:2]: sameFrames, RMA
+	n := raw.FrameReturns(rets[:m.depth+2]) // the memo's depth is at most memoFrames (remember)
+	return n == m.depth+2 && [memoFrames]uintptr(rets[2:]) == m.rets
 }
 
 // KeyOf is the key of an access of kind by op on elements of typ made by
@@ -383,6 +390,6 @@ func (l *Log) RMA(target int, lo, hi uint64, key uint64, pc uintptr) {
 			return
 		}
 	}
-	l.access(&Access{Target: target, Lo: lo, Hi: hi, Kind: Kind(key), Op: uint8(key >> 8), Typ: uint8(key >> 16),
-		Epoch: Epoch(key >> 25 & 0x7f), Call: uint32(key >> 32)}, pc)
+	a := keyAccess(key, target, lo, hi)
+	l.access(&a, pc)
 }

@@ -106,3 +106,20 @@ func TestRepeatsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessKey: a key gives back the access it was made from, and
+// KeyOf's keys are accessKey's for RMA calls.
+func TestAccessKey(t *testing.T) {
+	for _, a := range []Access{
+		{Target: 1, Lo: 8, Hi: 16, Kind: Write, Epoch: EpochLockAll, Call: 7},
+		{Target: 0, Lo: 0, Hi: 8, Kind: Atomic, Op: OpCAS, Typ: uint8(atomics.Int64), Epoch: EpochFence, Call: 1 << 31},
+		{Target: 2, Lo: 3, Hi: 4, Kind: Read, Local: true, Epoch: nEpochs - 1, Call: 42},
+	} {
+		if got := keyAccess(accessKey(&a), a.Target, a.Lo, a.Hi); got != a {
+			t.Errorf("keyAccess(accessKey(%+v)) = %+v", a, got)
+		}
+		if !a.Local && KeyOf(a.Kind, a.Op, a.Typ, a.Call, a.Epoch) != accessKey(&a) {
+			t.Errorf("KeyOf and accessKey differ for %+v", a)
+		}
+	}
+}
