@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package comm
 
 // SingleCopy reports whether c's collectives move large payloads by single

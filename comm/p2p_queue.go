@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package comm
 
 // fifo is a matching queue (posted receives, unexpected messages): items

@@ -1,4 +1,4 @@
-//go:build !race
+//go:build !mpi && !race
 
 package comm_test
 

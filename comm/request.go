@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package comm
 
 import (
@@ -8,15 +10,6 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 )
-
-// Status describes a completed operation (MPI_Status): the source rank and
-// tag of a received message, the elements it carried, and whether it was
-// cancelled. A collective's request completes with the zero Status.
-type Status struct {
-	Source, Tag, Count int
-	Cancelled          bool
-	bytes              int // the message's length (GetCount)
-}
 
 // Request is a nonblocking operation in progress (MPI_Request): a
 // point-to-point send or receive, or Ibarrier's. Wait and Test may be

@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package win_test
 
 import (

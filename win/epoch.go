@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package win
 
 import (
@@ -7,34 +9,6 @@ import (
 
 	"github.com/shmrun/shmrun/internal/winc"
 )
-
-// Assert flags for synchronization calls (MPI_MODE_*).
-const (
-	ModeNoCheck   = 1 << iota // Start, Post, Lock, LockAll: the matching sync is known to be done
-	ModeNoStore               // Fence, Post: no local stores since the last sync
-	ModeNoPut                 // Fence, Post: no puts or accumulates into this window until the next sync
-	ModeNoPrecede             // Fence: the fence closes no epoch
-	ModeNoSucceed             // Fence: the fence opens no epoch
-)
-
-// LockType selects the lock of Lock (MPI_LOCK_EXCLUSIVE, MPI_LOCK_SHARED).
-type LockType int
-
-// Lock types.
-const (
-	Exclusive LockType = 1
-	Shared    LockType = 2
-)
-
-func (l LockType) String() string {
-	switch l {
-	case Exclusive:
-		return "exclusive"
-	case Shared:
-		return "shared"
-	}
-	return fmt.Sprintf("LockType(%d)", int(l))
-}
 
 // epochState is one rank's view of its open epochs. It is written only by
 // synchronization calls (ordered by the program) and read by RMA calls, which

@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package win
 
 import (
@@ -9,43 +11,6 @@ import (
 
 	"github.com/shmrun/shmrun/internal/format"
 )
-
-// Info holds window hints (MPI_Info): key → value. Unknown keys are ignored,
-// as MPI says; a malformed value of a known key is ErrInfo.
-//
-// Keys understood (defaults in parentheses):
-//
-//	accumulate_ordering     rar,raw,war,waw | any subset, comma-separated | none   (rar,raw,war,waw)
-//	accumulate_ops          same_op_no_op | same_op                               (same_op_no_op)
-//	no_locks                true | false: Lock, LockAll are erroneous             (false)
-//	alloc_shared_noncontig  true | false: page-padded part per rank               (false)
-//	same_size               true | false: asserts every rank passes the same size (false)
-//	same_disp_unit          true | false: asserts the same disp unit              (false)
-//	shmrun_no_reserve       true | false: skip the fallocate reservation          (false)
-//	shmrun_huge_pages       true | false: 2 MiB per-rank padding and MADV_HUGEPAGE (false)
-//	shmrun_mempolicy        local | interleave | node:N: NUMA placement of this rank's part (local)
-//	mpi_accumulate_granularity  N bytes: a hint (every accumulate is atomic per element whatever it says) (0)
-//	shmrun_max_attach       N: regions one rank may attach to a dynamic window (1024)
-//
-// shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
-// full tmpfs shows up as SIGBUS when a page is first touched instead of an
-// ErrNoMem at allocation. alloc_shared_noncontig, shmrun_huge_pages,
-// shmrun_no_reserve, same_size and same_disp_unit take effect when any rank
-// sets them (the standard wants same_size and same_disp_unit given alike on
-// every rank; when they are not, the assertion is checked on every rank as if
-// all had given it, so the outcome is the same everywhere); the effective
-// values are in Win.Info.
-//
-// shmrun_mempolicy is each rank's own: local places its part's pages on the
-// NUMA node of the rank that first touches them (the owner, which reserves
-// them); interleave spreads them over every node this process may use;
-// node:N puts them on node N. The policy is set with mbind before the pages
-// are reserved, on whole pages (in the contiguous layout a page shared with
-// a neighbour's part follows the last policy set; alloc_shared_noncontig
-// gives each part pages of its own). A node that does not exist, or a
-// system that refuses mbind (a container's seccomp profile), is ErrInfo at
-// allocation. Placement reports where the pages are.
-type Info map[string]string
 
 type config struct {
 	orderingStrict bool // all of rar,raw,war,waw

@@ -1,9 +1,12 @@
+//go:build !mpi
+
 package win
 
 import (
-	"github.com/shmrun/shmrun/internal/rmacheck"
 	"sync/atomic"
 	"time"
+
+	"github.com/shmrun/shmrun/internal/rmacheck"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"

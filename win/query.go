@@ -1,10 +1,11 @@
+//go:build !mpi
+
 package win
 
 import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/comm"
-	"github.com/shmrun/shmrun/shm"
 )
 
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE and
@@ -69,26 +70,6 @@ func (w *Win) segment(rank int) Segment {
 		return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: p.data}
 	}
 	return Segment{Size: len(p.data), DispUnit: int(p.dispUnit), Bytes: p.data, Offset: int(p.off - w.parts[0].off)}
-}
-
-// View returns memory of a window as a slice of T: a Segment from
-// SharedQuery, or bytes (from Local, or a sub-slice). It checks that the
-// address is aligned for T, that the length is a multiple of T's size, and
-// that T holds no Go pointers (ErrType otherwise). Local. The view aliases the
-// window's memory and must not be used after Free.
-func View[T any, M Segment | []byte](mem M) ([]T, error) {
-	var b []byte
-	switch m := any(mem).(type) {
-	case Segment:
-		b = m.Bytes
-	case []byte:
-		b = m
-	}
-	v, err := shm.View[T](b)
-	if err != nil {
-		return nil, fmt.Errorf("win: %v: %w", err, ErrType)
-	}
-	return v, nil
 }
 
 // Attr returns the calling rank's window attributes. Local. A nil or freed

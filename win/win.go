@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package win
 
 import (
@@ -13,83 +15,6 @@ import (
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/internal/winc"
 )
-
-// ProcNull is a valid target of every RMA communication call (MPI_PROC_NULL):
-// Put, Get, Accumulate, GetAccumulate, FetchAndOp, CompareAndSwap and their
-// typed and request forms. Inside any open access epoch (Fence, Start, LockAll
-// or a Lock on any rank; request forms need a passive-target one, as for any
-// target) the call is a no-op; outside it is ErrRMASync. Lock, Unlock, Flush
-// and FlushLocal take a rank of the window: ProcNull is ErrRank there.
-// SharedQuery(ProcNull) returns the segment of the lowest rank with a nonzero
-// size.
-const ProcNull = comm.ProcNull
-
-// Flavor is how a window's memory was made (MPI_WIN_FLAVOR).
-type Flavor uint32
-
-// Window flavors.
-const (
-	FlavorShared   Flavor = format.FlavorShared   // AllocateShared (MPI_WIN_FLAVOR_SHARED)
-	FlavorAllocate Flavor = format.FlavorAllocate // Allocate (MPI_WIN_FLAVOR_ALLOCATE)
-	FlavorCreate   Flavor = format.FlavorCreate   // Create (MPI_WIN_FLAVOR_CREATE)
-	FlavorDynamic  Flavor = format.FlavorDynamic  // CreateDynamic (MPI_WIN_FLAVOR_DYNAMIC)
-)
-
-func (f Flavor) String() string {
-	switch f {
-	case FlavorShared:
-		return "MPI_WIN_FLAVOR_SHARED"
-	case FlavorAllocate:
-		return "MPI_WIN_FLAVOR_ALLOCATE"
-	case FlavorCreate:
-		return "MPI_WIN_FLAVOR_CREATE"
-	case FlavorDynamic:
-		return "MPI_WIN_FLAVOR_DYNAMIC"
-	}
-	return fmt.Sprintf("Flavor(%d)", uint32(f))
-}
-
-// Model is the memory model of a window (MPI_WIN_MODEL).
-type Model uint32
-
-// Unified is the only model: one copy of the memory (MPI_WIN_UNIFIED).
-const Unified Model = 1
-
-func (m Model) String() string { return "MPI_WIN_UNIFIED" }
-
-// Segment is one rank's part of a window as seen from the calling process
-// (what MPI_Win_shared_query returns): its size in bytes, its disp unit, its
-// bytes in this process's mapping, and its offset in the window.
-//
-// Bytes has length and capacity Size: appending to it never writes into
-// another rank's part. A part of size 0 has nil Bytes, so it carries no
-// position; Offset does. Offset is the number of bytes from the start of
-// rank 0's data to the start of this part's data (where its first byte is,
-// or would be if it had one): 0 for rank 0; in the contiguous layout the sum
-// of the sizes of the ranks before it, so that base(r) = base(0) + Offset(r)
-// is the standard's base-pointer arithmetic; in the noncontig layout the
-// page-padded position. It is the same in every process, unlike an address.
-type Segment struct {
-	Size     int
-	DispUnit int
-	Bytes    []byte
-	Offset   int
-}
-
-// Attr holds a window's attributes (MPI_WIN_BASE, MPI_WIN_SIZE,
-// MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) for the caller.
-//
-// Base is the caller's part, exactly as Local and SharedQuery(own rank)
-// return it (length and capacity Size, nil when Size is 0); Offset is its
-// Segment.Offset.
-type Attr struct {
-	Base     []byte
-	Size     int
-	DispUnit int
-	Flavor   Flavor
-	Model    Model
-	Offset   int
-}
 
 // part is a rank's data as the RMA paths use it.
 type part struct {

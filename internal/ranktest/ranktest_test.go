@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package ranktest_test
 
 import (

@@ -1,0 +1,480 @@
+package comm_test
+
+// Rank bodies that run under both backends: shmrun's (the default build)
+// and the MPI backend (-tags mpi, started by the MPI's launcher). They use
+// only the API both provide, and check results against a sequential
+// reference computed in every rank.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+)
+
+func init() {
+	ranktest.Register("be_comms", beComms)
+	ranktest.Register("be_p2p", beP2P)
+	ranktest.Register("be_coll", beColl)
+}
+
+// TestBackends runs the bodies above at rank counts that include odd ones
+// and more ranks than cores.
+func TestBackends(t *testing.T) {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll"} {
+		for _, n := range []int{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
+				res := ranktest.Run(t, n, body)
+				if got := len(res.Lines()); got != n {
+					t.Fatalf("%d lines of output, want one a rank:\n%s", got, res.Stdout)
+				}
+			})
+		}
+	}
+}
+
+func want(what string, got, exp any) error {
+	if fmt.Sprint(got) != fmt.Sprint(exp) {
+		return fmt.Errorf("%s = %v, want %v", what, got, exp)
+	}
+	return nil
+}
+
+func wantErr(what string, err, class error) error {
+	if !errors.Is(err, class) {
+		return fmt.Errorf("%s: error %v, want %v", what, err, class)
+	}
+	return nil
+}
+
+// beComms: Dup, Split, SplitType, Create, Compare and Free.
+func beComms(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	if err := want("group", fmt.Sprint(c.Group().Size(), c.Group().Rank()), fmt.Sprint(n, r)); err != nil {
+		return err
+	}
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	if err := want("Compare(dup)", comm.Compare(c, d), comm.Congruent); err != nil {
+		return err
+	}
+	// Split by parity, ordered backwards.
+	s, err := c.Split(r%2, -r)
+	if err != nil {
+		return err
+	}
+	size := (n + 1 - r%2) / 2
+	if err := want("split size", s.Size(), size); err != nil {
+		return err
+	}
+	if err := want("split rank", s.Rank(), size-1-r/2); err != nil {
+		return err
+	}
+	// Undefined color: no communicator.
+	u, err := c.Split(map[bool]int{true: comm.Undefined, false: 0}[r == 0], 0)
+	if err != nil {
+		return err
+	}
+	if (u == nil) != (r == 0) {
+		return fmt.Errorf("Split with Undefined on rank %d gave %v", r, u)
+	}
+	sh, err := c.SplitType(comm.TypeShared, 0, nil)
+	if err != nil {
+		return err
+	}
+	total := []int64{0}
+	if sh.Rank() == 0 {
+		total[0] = int64(sh.Size())
+	}
+	if err := comm.AllreduceInPlace(c, total, atomics.Sum); err != nil {
+		return err
+	}
+	if err := want("ranks over the nodes", total[0], n); err != nil {
+		return err
+	}
+	// Create: the even ranks, in reverse order.
+	var evens []int
+	for q := n - 1 - (n-1)%2; q >= 0; q -= 2 {
+		evens = append(evens, q)
+	}
+	g, err := c.Group().Incl(evens...)
+	if err != nil {
+		return err
+	}
+	e, err := c.Create(g)
+	if err != nil {
+		return err
+	}
+	if r%2 == 1 {
+		if e != nil {
+			return fmt.Errorf("Create gave odd rank %d a communicator", r)
+		}
+	} else {
+		if err := want("created rank", e.Rank(), slices.Index(evens, r)); err != nil {
+			return err
+		}
+		if err := e.Barrier(); err != nil {
+			return err
+		}
+		if err := e.Free(); err != nil {
+			return err
+		}
+	}
+	for _, x := range []*comm.Comm{d, s, sh} {
+		if err := x.Free(); err != nil {
+			return err
+		}
+	}
+	if err := wantErr("Barrier on a freed communicator", d.Barrier(), comm.ErrComm); err != nil {
+		return err
+	}
+	if u != nil {
+		if err := u.Free(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beP2P: a ring of typed messages, AnySource, ProcNull, Sendrecv, Probe,
+// truncation and bad arguments. The program is safe as MPI defines it: a
+// blocking Send may wait for its receive (MPICH's does, to self), so even
+// ranks send first and odd ones receive first, and one rank alone only
+// uses Sendrecv.
+func beP2P(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	rounds := 20
+	if n == 1 {
+		rounds = 0
+	}
+	for round := range rounds {
+		out := []int64{int64(r), int64(round)}
+		in := make([]int64, 3)
+		if r%2 == 0 {
+			if err := comm.SendT(c, out, next, round); err != nil {
+				return err
+			}
+		}
+		st, err := comm.RecvT(c, in, prev, round)
+		if err != nil {
+			return err
+		}
+		if r%2 == 1 {
+			if err := comm.SendT(c, out, next, round); err != nil {
+				return err
+			}
+		}
+		if err := want("ring status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, round, 2)); err != nil {
+			return err
+		}
+		if err := want("ring data", in[:2], []int64{int64(prev), int64(round)}); err != nil {
+			return err
+		}
+	}
+	// Everyone sends to rank 0, which receives with AnySource in any order
+	// but each sender's messages in order.
+	const k = 5
+	if r != 0 {
+		for i := range k {
+			if err := comm.SendT(c, []int32{int32(r), int32(i)}, 0, 7); err != nil {
+				return err
+			}
+		}
+	} else {
+		seen := make([]int, n)
+		for range (n - 1) * k {
+			in := make([]int32, 2)
+			st, err := comm.RecvT(c, in, comm.AnySource, 7)
+			if err != nil {
+				return err
+			}
+			if int(in[0]) != st.Source || int(in[1]) != seen[st.Source] || st.Tag != 7 {
+				return fmt.Errorf("AnySource: got %v from %d tag %d, expected message %d", in, st.Source, st.Tag, seen[st.Source])
+			}
+			seen[st.Source]++
+		}
+	}
+	// Sendrecv around the ring, and ProcNull.
+	got := make([]float64, 1)
+	st, err := comm.SendrecvT(c, []float64{float64(r) + 0.5}, next, 3, got, prev, 3)
+	if err != nil {
+		return err
+	}
+	if err := want("Sendrecv", fmt.Sprint(got[0], st.Source), fmt.Sprint(float64(prev)+0.5, prev)); err != nil {
+		return err
+	}
+	if err := c.Send([]byte{1}, comm.ProcNull, 0); err != nil {
+		return err
+	}
+	st, err = c.Recv(make([]byte, 4), comm.ProcNull, 0)
+	if err != nil {
+		return err
+	}
+	if err := want("ProcNull status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(comm.ProcNull, comm.AnyTag, 0)); err != nil {
+		return err
+	}
+	// Probe, then a receive too small: ErrTruncate, with the traffic after
+	// it unaffected.
+	if n > 1 && r%2 == 0 {
+		if err := sendTwo(c, next); err != nil {
+			return err
+		}
+	}
+	if n > 1 {
+		if err := recvTwo(c, prev); err != nil {
+			return err
+		}
+	}
+	if n > 1 && r%2 == 1 {
+		if err := sendTwo(c, next); err != nil {
+			return err
+		}
+	}
+	if _, found, err := c.Iprobe(comm.AnySource, 11); err != nil || found {
+		return fmt.Errorf("Iprobe with nothing sent: %v %v", found, err)
+	}
+	if err := wantErr("Send to rank n", c.Send(nil, n, 0), comm.ErrRank); err != nil {
+		return err
+	}
+	if err := wantErr("Send with tag -5", c.Send(nil, next, -5), comm.ErrTag); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+func sendTwo(c *comm.Comm, to int) error {
+	if err := c.Send([]byte("hello"), to, 9); err != nil {
+		return err
+	}
+	return c.Send([]byte("after"), to, 10)
+}
+
+func recvTwo(c *comm.Comm, from int) error {
+	st, err := c.Probe(from, 9)
+	if err != nil {
+		return err
+	}
+	if err := want("Probe", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(from, 9, 5)); err != nil {
+		return err
+	}
+	small := make([]byte, 2)
+	if _, err := c.Recv(small, from, 9); !errors.Is(err, comm.ErrTruncate) {
+		return fmt.Errorf("short Recv: error %v, want ErrTruncate", err)
+	}
+	buf := make([]byte, 8)
+	st, err = c.Recv(buf, from, 10)
+	if err != nil {
+		return err
+	}
+	return want("after the truncation", string(buf[:st.Count]), "after")
+}
+
+// mul2 multiplies 2x2 integer matrices stored flat: a non-commutative
+// op's data.
+func mul2(a, b []int64) [4]int64 {
+	return [4]int64{a[0]*b[0] + a[1]*b[2], a[0]*b[1] + a[1]*b[3], a[2]*b[0] + a[3]*b[2], a[2]*b[1] + a[3]*b[3]}
+}
+
+func rankMat(q int) []int64 { return []int64{1, int64(q + 1), 0, 1 + int64(q%2)} }
+
+// beColl: every collective of the common API against a sequential
+// reference, in-place forms, a non-commutative user op, and bad arguments.
+func beColl(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	const m = 3
+	contrib := func(q int) []int64 { return []int64{int64(q + 1), int64(10 * q), int64(-q)} }
+	var sum [m]int64
+	for q := range n {
+		for i, v := range contrib(q) {
+			sum[i] += v
+		}
+	}
+	// Bcast from the last rank.
+	b := make([]float32, 4)
+	if r == n-1 {
+		b = []float32{1.5, 2.5, 3.5, 4.5}
+	}
+	if err := comm.Bcast(c, b, n-1); err != nil {
+		return err
+	}
+	if err := want("Bcast", b, []float32{1.5, 2.5, 3.5, 4.5}); err != nil {
+		return err
+	}
+	out := make([]int64, m)
+	if err := comm.Allreduce(c, contrib(r), out, atomics.Sum); err != nil {
+		return err
+	}
+	if err := want("Allreduce", out, sum[:]); err != nil {
+		return err
+	}
+	in := contrib(r)
+	if err := comm.AllreduceInPlace(c, in, atomics.Max); err != nil {
+		return err
+	}
+	if err := want("AllreduceInPlace Max", in, []int64{int64(n), int64(10 * (n - 1)), 0}); err != nil {
+		return err
+	}
+	root := n / 2
+	red := make([]int64, m)
+	if err := comm.Reduce(c, contrib(r), red, atomics.Sum, root); err != nil {
+		return err
+	}
+	if r == root {
+		if err := want("Reduce", red, sum[:]); err != nil {
+			return err
+		}
+	}
+	rin := contrib(r)
+	if err := comm.ReduceInPlace(c, rin, atomics.Sum, root); err != nil {
+		return err
+	}
+	if r == root {
+		if err := want("ReduceInPlace", rin, sum[:]); err != nil {
+			return err
+		}
+	}
+	// Gather and Scatter through root, Allgather and Alltoall.
+	all := make([]int64, n*m)
+	if err := comm.Gather(c, contrib(r), all, root); err != nil {
+		return err
+	}
+	var ref []int64
+	for q := range n {
+		ref = append(ref, contrib(q)...)
+	}
+	if r == root {
+		if err := want("Gather", all, ref); err != nil {
+			return err
+		}
+	}
+	part := make([]int64, m)
+	if err := comm.Scatter(c, ref, part, root); err != nil {
+		return err
+	}
+	if err := want("Scatter", part, contrib(r)); err != nil {
+		return err
+	}
+	ag := make([]int64, n*m)
+	copy(ag[r*m:], contrib(r))
+	if err := comm.AllgatherInPlace(c, ag); err != nil {
+		return err
+	}
+	if err := want("AllgatherInPlace", ag, ref); err != nil {
+		return err
+	}
+	send := make([]int32, n)
+	for j := range n {
+		send[j] = int32(100*r + j)
+	}
+	recv := make([]int32, n)
+	if err := comm.Alltoall(c, send, recv); err != nil {
+		return err
+	}
+	for q := range n {
+		if recv[q] != int32(100*q+r) {
+			return fmt.Errorf("Alltoall = %v", recv)
+		}
+	}
+	// Scan and Exscan.
+	sc := make([]int64, m)
+	if err := comm.Scan(c, contrib(r), sc, atomics.Sum); err != nil {
+		return err
+	}
+	var pre [m]int64
+	for q := range r {
+		for i, v := range contrib(q) {
+			pre[i] += v
+		}
+	}
+	var incl [m]int64
+	for i := range m {
+		incl[i] = pre[i] + contrib(r)[i]
+	}
+	if err := want("Scan", sc, incl[:]); err != nil {
+		return err
+	}
+	ex := make([]int64, m)
+	if err := comm.Exscan(c, contrib(r), ex, atomics.Sum); err != nil {
+		return err
+	}
+	if r > 0 {
+		if err := want("Exscan", ex, pre[:]); err != nil {
+			return err
+		}
+	}
+	// ReduceScatterBlock: block q of every rank's contribution is q+rank.
+	rs := make([]int64, 2*n)
+	for q := range n {
+		rs[2*q], rs[2*q+1] = int64(q+r), 1
+	}
+	blk := make([]int64, 2)
+	if err := comm.ReduceScatterBlock(c, rs, blk, atomics.Sum); err != nil {
+		return err
+	}
+	if err := want("ReduceScatterBlock", blk, []int64{int64(n*r + n*(n-1)/2), int64(n)}); err != nil {
+		return err
+	}
+	// A non-commutative user op: 2x2 matrix products in rank order.
+	op, err := comm.OpCreate(func(in, inout []int64) {
+		for i := 0; i+4 <= len(in); i += 4 {
+			p := mul2(in[i:i+4], inout[i:i+4])
+			copy(inout[i:i+4], p[:])
+		}
+	}, false)
+	if err != nil {
+		return err
+	}
+	op, err = op.InUnits(4)
+	if err != nil {
+		return err
+	}
+	prod := []int64{1, 0, 0, 1}
+	for q := range n {
+		p := mul2(prod, rankMat(q))
+		prod = p[:]
+	}
+	mat := make([]int64, 4)
+	if err := comm.Allreduce(c, rankMat(r), mat, op); err != nil {
+		return err
+	}
+	if err := want("user op Allreduce", mat, prod); err != nil {
+		return err
+	}
+	// The same op as a prefix: rank r gets M0·M1·…·Mr.
+	pre2 := []int64{1, 0, 0, 1}
+	for q := range r + 1 {
+		p := mul2(pre2, rankMat(q))
+		pre2 = p[:]
+	}
+	mine := rankMat(r)
+	if err := comm.ScanInPlace(c, mine, op); err != nil {
+		return err
+	}
+	if err := want("user op ScanInPlace", mine, pre2); err != nil {
+		return err
+	}
+	// Bad arguments: an error on the calling rank, nothing sent.
+	if err := wantErr("Bcast root n", comm.Bcast(c, b, n), comm.ErrRoot); err != nil {
+		return err
+	}
+	if err := wantErr("Allreduce Replace", comm.Allreduce(c, out, out, atomics.Replace), comm.ErrOp); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}

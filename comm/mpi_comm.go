@@ -1,0 +1,355 @@
+//go:build mpi
+
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/internal/mpi"
+)
+
+// Comm is a communicator (MPI_Comm). Under the MPI backend (-tags mpi) it
+// is a handle of the system's MPI with its members' world ranks.
+type Comm struct {
+	h       mpi.Comm
+	rank    int
+	size    int
+	members []int // world rank of each comm rank
+	world   *Comm
+	self    bool
+	freed   atomic.Bool
+	// finalized, on the world: Finalize was called.
+	finalized atomic.Bool
+}
+
+var process struct {
+	sync.Mutex
+	world *Comm
+	self  *Comm
+	done  bool
+}
+
+func init() {
+	mpi.RegisterComm(func(x any, call string) (mpi.Comm, error) {
+		c, ok := x.(*Comm)
+		if !ok {
+			return mpi.Comm{}, fmt.Errorf("%s: not a communicator: %w", call, ErrComm)
+		}
+		if err := c.usable(call); err != nil {
+			return mpi.Comm{}, err
+		}
+		return c.h, nil
+	})
+}
+
+// Init starts this rank's part of the job (MPI_Init_thread with
+// MPI_THREAD_MULTIPLE) and returns the world communicator. Under the MPI
+// backend the job is the MPI's (started by mpirun or srun). The Go
+// runtime's handlers of the signals it needs (SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGTRAP, SIGURG, SIGPROF) are put back where MPI_Init replaced
+// them, and a handler the MPI installed on another signal without
+// SA_ONSTACK gets it. Calling Init twice is an error, as is an MPI that
+// cannot provide MPI_THREAD_MULTIPLE.
+func Init() (*Comm, error) {
+	process.Lock()
+	defer process.Unlock()
+	if process.world != nil || process.done {
+		return nil, fmt.Errorf("comm: Init called twice: %w", ErrInit)
+	}
+	if err := mpi.Init(); err != nil {
+		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
+	}
+	w, err := wrap(mpi.World(), nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := wrap(mpi.Self(), w)
+	if err != nil {
+		return nil, err
+	}
+	s.self = true
+	process.world, process.self = w, s
+	return w, nil
+}
+
+// wrap makes the *Comm of handle h, made from world (nil: h is the world).
+func wrap(h mpi.Comm, world *Comm) (*Comm, error) {
+	c := &Comm{h: h, world: world}
+	if world == nil {
+		c.world = c
+	}
+	var err error
+	if c.rank, err = h.Rank(); err != nil {
+		return nil, mpiError("", err)
+	}
+	if c.size, err = h.Size(); err != nil {
+		return nil, mpiError("", err)
+	}
+	if c.members, err = h.WorldRanks(c.size); err != nil {
+		return nil, mpiError("", err)
+	}
+	return c, nil
+}
+
+// Self returns the communicator of this process alone (MPI_COMM_SELF),
+// after Init; nil before.
+func Self() *Comm {
+	process.Lock()
+	defer process.Unlock()
+	return process.self
+}
+
+// Finalize ends this rank's part of the job (MPI_Finalize). It is
+// collective over the world. Calls on any communicator afterwards return
+// ErrFinalized.
+func Finalize() error {
+	process.Lock()
+	defer process.Unlock()
+	if process.world == nil {
+		return fmt.Errorf("comm: Finalize without Init: %w", ErrFinalized)
+	}
+	if process.done {
+		return fmt.Errorf("comm: Finalize called twice: %w", ErrFinalized)
+	}
+	process.done = true
+	process.world.finalized.Store(true)
+	if err := mpi.Finalize(); err != nil {
+		return mpiError("Finalize", err)
+	}
+	return nil
+}
+
+// Finalize is the package's Finalize, for the world communicator.
+func (c *Comm) Finalize() error { return Finalize() }
+
+// Wtime is MPI_Wtime: seconds since an arbitrary time in the past.
+func Wtime() float64 { return mpi.Wtime() }
+
+// Rank is this process's rank in c (MPI_Comm_rank). Local.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of ranks of c (MPI_Comm_size). Local.
+func (c *Comm) Size() int { return c.size }
+
+// Group returns c's group (MPI_Comm_group). Local.
+func (c *Comm) Group() *Group {
+	if c == nil {
+		return newGroup(nil, Undefined)
+	}
+	return newGroup(slices.Clone(c.members), c.members[c.rank])
+}
+
+// Abort ends the whole job with code (MPI_Abort on c). It does not return.
+func (c *Comm) Abort(code int) {
+	mpi.Abort(c.h, code)
+	os.Exit(code)
+}
+
+// Compare compares two communicators (MPI_Comm_compare): Ident for the
+// same communicator, Congruent for different ones with the same members in
+// the same order, Similar for the same members in another order, Unequal
+// otherwise. Local. A nil communicator is Unequal to any.
+func Compare(a, b *Comm) int {
+	switch {
+	case a == nil || b == nil:
+		return Unequal
+	case a == b:
+		return Ident
+	case slices.Equal(a.members, b.members):
+		return Congruent
+	}
+	x, y := slices.Clone(a.members), slices.Clone(b.members)
+	slices.Sort(x)
+	slices.Sort(y)
+	if slices.Equal(x, y) {
+		return Similar
+	}
+	return Unequal
+}
+
+// usable checks that c can be used by call: not nil, freed or finalized.
+func (c *Comm) usable(call string) error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("comm: %s on a nil communicator: %w", call, ErrComm)
+	case c.freed.Load():
+		return fmt.Errorf("comm: %s on a freed communicator: %w", call, ErrComm)
+	case c.world.finalized.Load():
+		return fmt.Errorf("comm: %s after Finalize: %w", call, ErrFinalized)
+	}
+	return nil
+}
+
+// Barrier blocks until every rank of c has called it (MPI_Barrier).
+// Collective.
+func (c *Comm) Barrier() error {
+	if err := c.usable("Barrier"); err != nil {
+		return err
+	}
+	return mpiError("Barrier", c.h.Barrier())
+}
+
+// Dup makes a communicator with c's members in c's order and a context of
+// its own (MPI_Comm_dup). Collective.
+func (c *Comm) Dup() (*Comm, error) {
+	if err := c.usable("Dup"); err != nil {
+		return nil, err
+	}
+	h, err := c.h.Dup()
+	if err != nil {
+		return nil, mpiError("Dup", err)
+	}
+	return wrap(h, c.world)
+}
+
+// Split partitions c by color, ordering each part by key and then by rank
+// in c (MPI_Comm_split). Collective. A rank with color Undefined gets nil.
+func (c *Comm) Split(color, key int) (*Comm, error) {
+	if err := c.usable("Split"); err != nil {
+		return nil, err
+	}
+	if color < 0 && color != Undefined {
+		return nil, fmt.Errorf("comm: Split: color %d is negative and not Undefined: %w", color, ErrArg)
+	}
+	h, err := c.h.Split(color, key)
+	return c.made("Split", h, err)
+}
+
+func (c *Comm) made(call string, h mpi.Comm, err error) (*Comm, error) {
+	if err != nil {
+		return nil, mpiError(call, err)
+	}
+	if h.IsNull() {
+		return nil, nil
+	}
+	return wrap(h, c.world)
+}
+
+// SplitType partitions c by the hardware (MPI_Comm_split_type).
+// Collective. Under the MPI backend the kind is TypeShared: the ranks of
+// one node, which can share memory; the others are ErrArg on every rank.
+func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
+	if err := c.usable("SplitType"); err != nil {
+		return nil, err
+	}
+	if kind != TypeShared {
+		return nil, fmt.Errorf("comm: SplitType: kind %d: the MPI backend splits by TypeShared only: %w", int(kind), ErrArg)
+	}
+	h, err := c.h.SplitShared(key)
+	return c.made("SplitType", h, err)
+}
+
+// Create makes a communicator of g's members, which must all be in c
+// (MPI_Comm_create). Collective over c; ranks outside g get nil.
+func (c *Comm) Create(g *Group) (*Comm, error) {
+	return c.create("Create", g, 0)
+}
+
+// CreateGroup makes a communicator of g's members (MPI_Comm_create_group).
+// Collective over g only; tag tells concurrent calls apart.
+func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
+	return c.create("CreateGroup", g, tag)
+}
+
+func (c *Comm) create(call string, g *Group, tag int) (*Comm, error) {
+	if err := c.usable(call); err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, fmt.Errorf("comm: %s: nil group: %w", call, ErrGroup)
+	}
+	ranks := make([]int, len(g.members))
+	for i, w := range g.members {
+		r := slices.Index(c.members, w)
+		if r < 0 {
+			return nil, fmt.Errorf("comm: %s: world rank %d of the group is not in the communicator: %w", call, w, ErrGroup)
+		}
+		ranks[i] = r
+	}
+	if g.Rank() == Undefined {
+		if call == "Create" {
+			// MPI_Comm_create is collective over c: take part with an
+			// empty group.
+			h, err := c.h.Split(Undefined, 0)
+			if err != nil {
+				return nil, mpiError(call, err)
+			}
+			if !h.IsNull() {
+				_ = h.Free()
+			}
+		}
+		return nil, nil
+	}
+	if call == "Create" {
+		// MPI_Comm_create over c: every rank takes part; a split by
+		// membership keeps g's order through the key.
+		h, err := c.h.Split(0, g.Rank())
+		return c.made(call, h, err)
+	}
+	h, err := c.h.CreateGroup(ranks, tag)
+	return c.made(call, h, err)
+}
+
+// Free releases c (MPI_Comm_free). Collective. The world and Self cannot be
+// freed (ErrComm).
+func (c *Comm) Free() error {
+	if err := c.usable("Free"); err != nil {
+		return err
+	}
+	if c == c.world || c.self {
+		return fmt.Errorf("comm: Free of the world or Self communicator: %w", ErrComm)
+	}
+	if !c.freed.CompareAndSwap(false, true) {
+		return fmt.Errorf("comm: Free of a freed communicator: %w", ErrComm)
+	}
+	return mpiError("Free", c.h.Free())
+}
+
+// mpiError maps an error of the MPI to this package's class of it.
+func mpiError(call string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var me *mpi.Error
+	if !errors.As(err, &me) {
+		return err
+	}
+	class := ErrOther
+	switch me.Class {
+	case mpi.ClassRank:
+		class = ErrRank
+	case mpi.ClassTag:
+		class = ErrTag
+	case mpi.ClassCount:
+		class = ErrCount
+	case mpi.ClassType:
+		class = ErrType
+	case mpi.ClassOp:
+		class = ErrOp
+	case mpi.ClassComm:
+		class = ErrComm
+	case mpi.ClassArg:
+		class = ErrArg
+	case mpi.ClassTruncate:
+		class = ErrTruncate
+	case mpi.ClassBuffer:
+		class = ErrBuffer
+	case mpi.ClassNoMem:
+		class = ErrNoMem
+	case mpi.ClassRoot:
+		class = ErrRoot
+	case mpi.ClassGroup:
+		class = ErrGroup
+	case mpi.ClassRequest:
+		class = ErrRequest
+	}
+	if call == "" {
+		return fmt.Errorf("comm: %v: %w", err, class)
+	}
+	return fmt.Errorf("comm: %s: %v: %w", call, err, class)
+}

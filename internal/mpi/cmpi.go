@@ -1,0 +1,925 @@
+//go:build mpi
+
+package mpi
+
+/*
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+
+// The error classes the Go side distinguishes (Class in Go).
+enum {
+	SHMC_OK, SHMC_OTHER, SHMC_RANK, SHMC_TAG, SHMC_COUNT, SHMC_TYPE, SHMC_OP,
+	SHMC_COMM, SHMC_WIN, SHMC_ARG, SHMC_TRUNCATE, SHMC_RMA_SYNC, SHMC_RMA_RANGE,
+	SHMC_RMA_SHARED, SHMC_RMA_FLAVOR, SHMC_DISP, SHMC_SIZE, SHMC_LOCKTYPE,
+	SHMC_ASSERT, SHMC_NO_MEM, SHMC_BUFFER, SHMC_INFO, SHMC_ROOT, SHMC_GROUP,
+	SHMC_REQUEST, SHMC_RMA_ATTACH, SHMC_RMA_CONFLICT,
+};
+
+static int shmc_class(int rc) {
+	int cls = MPI_ERR_OTHER;
+	if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) return SHMC_OTHER;
+	switch (cls) {
+	case MPI_SUCCESS: return SHMC_OK;
+	case MPI_ERR_RANK: return SHMC_RANK;
+	case MPI_ERR_TAG: return SHMC_TAG;
+	case MPI_ERR_COUNT: return SHMC_COUNT;
+	case MPI_ERR_TYPE: return SHMC_TYPE;
+	case MPI_ERR_OP: return SHMC_OP;
+	case MPI_ERR_COMM: return SHMC_COMM;
+	case MPI_ERR_WIN: return SHMC_WIN;
+	case MPI_ERR_ARG: return SHMC_ARG;
+	case MPI_ERR_TRUNCATE: return SHMC_TRUNCATE;
+	case MPI_ERR_RMA_SYNC: return SHMC_RMA_SYNC;
+	case MPI_ERR_RMA_RANGE: return SHMC_RMA_RANGE;
+	case MPI_ERR_RMA_SHARED: return SHMC_RMA_SHARED;
+	case MPI_ERR_RMA_FLAVOR: return SHMC_RMA_FLAVOR;
+	case MPI_ERR_RMA_ATTACH: return SHMC_RMA_ATTACH;
+	case MPI_ERR_RMA_CONFLICT: return SHMC_RMA_CONFLICT;
+	case MPI_ERR_DISP: return SHMC_DISP;
+	case MPI_ERR_SIZE: return SHMC_SIZE;
+	case MPI_ERR_LOCKTYPE: return SHMC_LOCKTYPE;
+	case MPI_ERR_ASSERT: return SHMC_ASSERT;
+	case MPI_ERR_NO_MEM: return SHMC_NO_MEM;
+	case MPI_ERR_BUFFER: return SHMC_BUFFER;
+	case MPI_ERR_INFO_KEY: case MPI_ERR_INFO_VALUE: case MPI_ERR_INFO_NOKEY: case MPI_ERR_INFO: return SHMC_INFO;
+	case MPI_ERR_ROOT: return SHMC_ROOT;
+	case MPI_ERR_GROUP: return SHMC_GROUP;
+	case MPI_ERR_REQUEST: return SHMC_REQUEST;
+	}
+	return SHMC_OTHER;
+}
+
+static void shmc_error_string(int rc, char *buf) {
+	int n = 0;
+	if (MPI_Error_string(rc, buf, &n) != MPI_SUCCESS) n = 0;
+	buf[n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1] = 0;
+}
+
+// Predefined handles: some MPIs define them as expressions cgo cannot read.
+static MPI_Comm shmc_comm_world(void) { return MPI_COMM_WORLD; }
+static MPI_Comm shmc_comm_self(void) { return MPI_COMM_SELF; }
+static MPI_Comm shmc_comm_null(void) { return MPI_COMM_NULL; }
+static MPI_Win shmc_win_null(void) { return MPI_WIN_NULL; }
+static MPI_Group shmc_group_null(void) { return MPI_GROUP_NULL; }
+static int shmc_undefined(void) { return MPI_UNDEFINED; }
+static int shmc_any_source(void) { return MPI_ANY_SOURCE; }
+static int shmc_any_tag(void) { return MPI_ANY_TAG; }
+static int shmc_proc_null(void) { return MPI_PROC_NULL; }
+
+// The datatypes of atomics.Type, in its order (0 is MPI_BYTE).
+static MPI_Datatype shmc_type(int t) {
+	switch (t) {
+	case 1: return MPI_INT8_T;
+	case 2: return MPI_INT16_T;
+	case 3: return MPI_INT32_T;
+	case 4: return MPI_INT64_T;
+	case 5: return MPI_UINT8_T;
+	case 6: return MPI_UINT16_T;
+	case 7: return MPI_UINT32_T;
+	case 8: return MPI_UINT64_T;
+	case 9: return MPI_FLOAT;
+	case 10: return MPI_DOUBLE;
+	case 11: return MPI_C_FLOAT_COMPLEX;
+	case 12: return MPI_C_DOUBLE_COMPLEX;
+	case 13: return MPI_FLOAT_INT;
+	case 14: return MPI_DOUBLE_INT;
+	case 15: return MPI_LONG_INT;
+	case 16: return MPI_2INT;
+	case 17: return MPI_SHORT_INT;
+	}
+	return MPI_BYTE;
+}
+
+// The ops of atomics.Op, in its order.
+static MPI_Op shmc_op(int op) {
+	switch (op) {
+	case 1: return MPI_SUM;
+	case 2: return MPI_PROD;
+	case 3: return MPI_MAX;
+	case 4: return MPI_MIN;
+	case 5: return MPI_BAND;
+	case 6: return MPI_BOR;
+	case 7: return MPI_BXOR;
+	case 8: return MPI_LAND;
+	case 9: return MPI_LOR;
+	case 10: return MPI_LXOR;
+	case 11: return MPI_REPLACE;
+	case 12: return MPI_NO_OP;
+	case 13: return MPI_MINLOC;
+	case 14: return MPI_MAXLOC;
+	}
+	return MPI_OP_NULL;
+}
+
+// The asserts of package win (bit i of its Mode constants), in MPI's values.
+static int shmc_assert(int a) {
+	int m = 0;
+	if (a & 1) m |= MPI_MODE_NOCHECK;
+	if (a & 2) m |= MPI_MODE_NOSTORE;
+	if (a & 4) m |= MPI_MODE_NOPUT;
+	if (a & 8) m |= MPI_MODE_NOPRECEDE;
+	if (a & 16) m |= MPI_MODE_NOSUCCEED;
+	return m;
+}
+
+static int shmc_lock_type(int exclusive) { return exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED; }
+
+static int shmc_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
+
+static int shmc_init(int *provided) {
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+}
+
+static int shmc_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
+static int shmc_win_errors_return(MPI_Win w) { return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN); }
+
+static int shmc_recv(void *buf, int n, int src, int tag, MPI_Comm c, int *st) {
+	MPI_Status s;
+	int rc = MPI_Recv(buf, n, MPI_BYTE, src, tag, c, &s);
+	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+	int cnt = 0;
+	MPI_Get_count(&s, MPI_BYTE, &cnt);
+	st[2] = cnt;
+	return rc;
+}
+
+static int shmc_sendrecv(void *sbuf, int sn, int dest, int stag, void *rbuf, int rn, int src, int rtag, MPI_Comm c, int *st) {
+	MPI_Status s;
+	int rc = MPI_Sendrecv(sbuf, sn, MPI_BYTE, dest, stag, rbuf, rn, MPI_BYTE, src, rtag, c, &s);
+	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+	int cnt = 0;
+	MPI_Get_count(&s, MPI_BYTE, &cnt);
+	st[2] = cnt;
+	return rc;
+}
+
+static int shmc_probe(int src, int tag, MPI_Comm c, int block, int *flag, int *st) {
+	MPI_Status s;
+	int rc;
+	if (block) { rc = MPI_Probe(src, tag, c, &s); *flag = 1; }
+	else rc = MPI_Iprobe(src, tag, c, flag, &s);
+	if (rc == MPI_SUCCESS && *flag) {
+		st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+		int cnt = 0;
+		MPI_Get_count(&s, MPI_BYTE, &cnt);
+		st[2] = cnt;
+	}
+	return rc;
+}
+
+static int shmc_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
+	return MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
+}
+
+// shmc_world_ranks writes the world ranks of c's members into out (size of c).
+static int shmc_world_ranks(MPI_Comm c, int n, int *in, int *out) {
+	MPI_Group g, wg;
+	int rc = MPI_Comm_group(c, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_group(MPI_COMM_WORLD, &wg);
+	if (rc == MPI_SUCCESS) {
+		for (int i = 0; i < n; i++) in[i] = i;
+		rc = MPI_Group_translate_ranks(g, n, in, wg, out);
+		MPI_Group_free(&wg);
+	}
+	MPI_Group_free(&g);
+	return rc;
+}
+
+// shmc_group makes the group of c's ranks listed in ranks.
+static int shmc_group(MPI_Comm c, int n, int *ranks, MPI_Group *out) {
+	MPI_Group g;
+	int rc = MPI_Comm_group(c, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Group_incl(g, n, ranks, out);
+	MPI_Group_free(&g);
+	return rc;
+}
+
+static int shmc_create_group(MPI_Comm world, int n, int *ranks, int tag, MPI_Comm *out) {
+	MPI_Group g;
+	int rc = shmc_group(world, n, ranks, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_create_group(world, g, tag, out);
+	MPI_Group_free(&g);
+	return rc;
+}
+
+static int shmc_win_allocate(MPI_Aint size, int du, MPI_Comm c, int shared, void **base, MPI_Win *w) {
+	int rc = shared ? MPI_Win_allocate_shared(size, du, MPI_INFO_NULL, c, base, w)
+	                : MPI_Win_allocate(size, du, MPI_INFO_NULL, c, base, w);
+	if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN);
+	return rc;
+}
+
+// shmc_win_alloc_create is MPI_Win_allocate done as MPI_Alloc_mem and
+// MPI_Win_create (see allocByCreate).
+static int shmc_win_alloc_create(MPI_Aint size, int du, MPI_Comm c, void **base, MPI_Win *w) {
+	int rc = MPI_Alloc_mem(size > 0 ? size : 1, MPI_INFO_NULL, base);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Win_create(*base, size, du, MPI_INFO_NULL, c, w);
+	if (rc != MPI_SUCCESS) { MPI_Free_mem(*base); return rc; }
+	MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN);
+	return rc;
+}
+
+static int shmc_win_create(void *base, MPI_Aint size, int du, MPI_Comm c, MPI_Win *w) {
+	int rc = MPI_Win_create(base, size, du, MPI_INFO_NULL, c, w);
+	if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN);
+	return rc;
+}
+
+static int shmc_win_shared_query(MPI_Win w, int rank, MPI_Aint *size, int *du, void **base) {
+	return MPI_Win_shared_query(w, rank, size, du, base);
+}
+
+static int shmc_pscw(MPI_Win w, MPI_Comm c, int n, int *ranks, int assert, int post) {
+	MPI_Group g;
+	int rc = shmc_group(c, n, ranks, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = post ? MPI_Win_post(g, assert, w) : MPI_Win_start(g, assert, w);
+	MPI_Group_free(&g);
+	return rc;
+}
+
+// User ops: the function every user MPI_Op calls, which finds the Go
+// function by the datatype, one per op (userop.go).
+extern void shmcUserApply(uintptr_t dt, void *in, void *inout, int n);
+static void shmc_user_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
+	shmcUserApply((uintptr_t)(*dt), in, inout, *len);
+}
+int shmc_user_op(int unit, int commute, MPI_Datatype *dt, MPI_Op *op, uintptr_t *key) {
+	int rc = MPI_Type_contiguous(unit, MPI_BYTE, dt);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Type_commit(dt);
+	if (rc != MPI_SUCCESS) return rc;
+	*key = (uintptr_t)(*dt);
+	return MPI_Op_create(shmc_user_fn, commute, op);
+}
+
+// The signal handlers in place before MPI_Init (the Go runtime's).
+static struct sigaction shmc_before[65];
+
+static void shmc_save_signals(void) {
+	for (int s = 1; s < 65; s++) {
+		if (s == SIGKILL || s == SIGSTOP) continue;
+		sigaction(s, NULL, &shmc_before[s]);
+	}
+}
+
+static unsigned long long shmc_restored;
+static unsigned long long shmc_get_restored(void) { return shmc_restored; }
+
+// shmc_go_needs says whether the Go runtime's own handler must stay on s:
+// the synchronous signals it turns into panics or crash reports, and the
+// ones it preempts goroutines and profiles with.
+static int shmc_go_needs(int s) {
+	return s == SIGSEGV || s == SIGBUS || s == SIGFPE || s == SIGILL || s == SIGTRAP ||
+	       s == SIGURG || s == SIGPROF;
+}
+
+// shmc_restore_signals puts back the Go runtime's handler on the signals it
+// needs where MPI_Init replaced it, and gives SA_ONSTACK to any other
+// handler the MPI installed without it, since the Go runtime aborts on a
+// signal whose handler runs on a goroutine's stack. It returns how many
+// handlers it changed, and records which in shmc_restored.
+static int shmc_restore_signals(void) {
+	int changed = 0;
+	shmc_restored = 0;
+	for (int s = 1; s < 65; s++) {
+		struct sigaction now, *was = &shmc_before[s];
+		if (s == SIGKILL || s == SIGSTOP) continue;
+		if (sigaction(s, NULL, &now) != 0) continue;
+		if (now.sa_handler == was->sa_handler) continue;
+		int had = was->sa_handler != SIG_DFL && was->sa_handler != SIG_IGN;
+		int has = now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN;
+		if (had && shmc_go_needs(s)) {
+			sigaction(s, was, NULL);
+		} else if (has && !(now.sa_flags & SA_ONSTACK)) {
+			now.sa_flags |= SA_ONSTACK;
+			sigaction(s, &now, NULL);
+		} else {
+			continue;
+		}
+		changed++;
+		shmc_restored |= 1ULL << (s - 1);
+	}
+	return changed;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"github.com/shmrun/shmrun/atomics"
+)
+
+// Class is an MPI error class, as the Go side tells them apart.
+type Class int
+
+// The error classes (MPI_ERR_*) the backend maps to the Go API's errors.
+const (
+	ClassOther       Class = C.SHMC_OTHER
+	ClassRank        Class = C.SHMC_RANK
+	ClassTag         Class = C.SHMC_TAG
+	ClassCount       Class = C.SHMC_COUNT
+	ClassType        Class = C.SHMC_TYPE
+	ClassOp          Class = C.SHMC_OP
+	ClassComm        Class = C.SHMC_COMM
+	ClassWin         Class = C.SHMC_WIN
+	ClassArg         Class = C.SHMC_ARG
+	ClassTruncate    Class = C.SHMC_TRUNCATE
+	ClassRMASync     Class = C.SHMC_RMA_SYNC
+	ClassRMARange    Class = C.SHMC_RMA_RANGE
+	ClassRMAShared   Class = C.SHMC_RMA_SHARED
+	ClassRMAFlavor   Class = C.SHMC_RMA_FLAVOR
+	ClassDisp        Class = C.SHMC_DISP
+	ClassSize        Class = C.SHMC_SIZE
+	ClassLockType    Class = C.SHMC_LOCKTYPE
+	ClassAssert      Class = C.SHMC_ASSERT
+	ClassNoMem       Class = C.SHMC_NO_MEM
+	ClassBuffer      Class = C.SHMC_BUFFER
+	ClassInfo        Class = C.SHMC_INFO
+	ClassRoot        Class = C.SHMC_ROOT
+	ClassGroup       Class = C.SHMC_GROUP
+	ClassRequest     Class = C.SHMC_REQUEST
+	ClassRMAAttach   Class = C.SHMC_RMA_ATTACH
+	ClassRMAConflict Class = C.SHMC_RMA_CONFLICT
+)
+
+// Error is a failed MPI call: its name, the class of its error code and
+// the MPI's own message for it.
+type Error struct {
+	Call  string
+	Class Class
+	Msg   string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Call, e.Msg, Impl) }
+
+// check turns an MPI return code into nil or an *Error.
+func check(rc C.int, call string) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
+	C.shmc_error_string(rc, &buf[0])
+	return &Error{Call: call, Class: Class(C.shmc_class(rc)), Msg: C.GoString(&buf[0])}
+}
+
+// Comm is an MPI communicator handle.
+type Comm struct{ h C.MPI_Comm }
+
+// Win is an MPI window handle, with the memory Free gives back to
+// MPI_Free_mem when the window was made over it.
+type Win struct {
+	h    C.MPI_Win
+	free unsafe.Pointer
+}
+
+// The predefined rank and tag values of the linked MPI.
+var (
+	ProcNull  = int(C.shmc_proc_null())
+	AnySource = int(C.shmc_any_source())
+	AnyTag    = int(C.shmc_any_tag())
+	Undefined = int(C.shmc_undefined())
+)
+
+// World and Self are MPI_COMM_WORLD and MPI_COMM_SELF.
+func World() Comm { return Comm{C.shmc_comm_world()} }
+
+// Self is MPI_COMM_SELF.
+func Self() Comm { return Comm{C.shmc_comm_self()} }
+
+// IsNull says whether c is MPI_COMM_NULL.
+func (c Comm) IsNull() bool { return c.h == C.shmc_comm_null() }
+
+// ptr is the address of b's first byte, or nil for an empty b. Only for the
+// length of a call, unless b is pinned.
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+func dt(t atomics.Type) C.MPI_Datatype { return C.shmc_type(C.int(t)) }
+
+func mop(op atomics.Op) C.MPI_Op { return C.shmc_op(C.int(op)) }
+
+// owner is the OS thread that calls MPI_Init_thread and MPI_Finalize, as
+// the standard asks of the thread that finalizes.
+var owner = make(chan func())
+
+func init() {
+	go func() {
+		runtime.LockOSThread()
+		for f := range owner {
+			f()
+		}
+	}()
+}
+
+func onOwner(f func()) {
+	done := make(chan struct{})
+	owner <- func() { f(); close(done) }
+	<-done
+}
+
+// Init calls MPI_Init_thread asking for MPI_THREAD_MULTIPLE, on a thread
+// kept for it and Finalize, after making the settings of EnvDefaults that
+// the user has not made. It saves the signal handlers before and mends
+// after what the MPI changed (Restored), and sets MPI_ERRORS_RETURN on
+// MPI_COMM_WORLD and MPI_COMM_SELF. A provided level below
+// MPI_THREAD_MULTIPLE is an error: goroutines move between threads and
+// may call concurrently.
+func Init() error {
+	for _, kv := range envDefaults {
+		if _, ok := os.LookupEnv(kv[0]); !ok {
+			os.Setenv(kv[0], kv[1])
+		}
+	}
+	var err error
+	onOwner(func() {
+		var provided C.int
+		C.shmc_save_signals()
+		rc := C.shmc_init(&provided)
+		C.shmc_restore_signals()
+		if err = check(rc, "MPI_Init_thread"); err != nil {
+			return
+		}
+		if provided < C.shmc_thread_multiple() {
+			err = &Error{Call: "MPI_Init_thread", Class: ClassOther,
+				Msg: fmt.Sprintf("the MPI provides thread level %d, below MPI_THREAD_MULTIPLE", int(provided))}
+			C.MPI_Finalize()
+			return
+		}
+		if err = check(C.shmc_errors_return(C.shmc_comm_world()), "MPI_Comm_set_errhandler"); err != nil {
+			return
+		}
+		err = check(C.shmc_errors_return(C.shmc_comm_self()), "MPI_Comm_set_errhandler")
+	})
+	return err
+}
+
+// EnvDefaults lists the environment settings Init makes where unset, as
+// name and value.
+func EnvDefaults() [][2]string { return envDefaults }
+
+// Restored lists the signals whose handlers Init mended after MPI_Init
+// changed them: the Go runtime's put back (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGTRAP, SIGURG, SIGPROF), or SA_ONSTACK given to the MPI's.
+func Restored() []int {
+	var r []int
+	for s := 1; s < 65; s++ {
+		if C.shmc_get_restored()&(1<<(s-1)) != 0 {
+			r = append(r, s)
+		}
+	}
+	return r
+}
+
+// Finalize calls MPI_Finalize on the thread that called MPI_Init_thread.
+func Finalize() error {
+	var err error
+	onOwner(func() { err = check(C.MPI_Finalize(), "MPI_Finalize") })
+	return err
+}
+
+// Abort is MPI_Abort.
+func Abort(c Comm, code int) { C.MPI_Abort(c.h, C.int(code)) }
+
+// Wtime is MPI_Wtime.
+func Wtime() float64 { return float64(C.MPI_Wtime()) }
+
+// Rank is MPI_Comm_rank.
+func (c Comm) Rank() (int, error) {
+	var r C.int
+	err := check(C.MPI_Comm_rank(c.h, &r), "MPI_Comm_rank")
+	return int(r), err
+}
+
+// Size is MPI_Comm_size.
+func (c Comm) Size() (int, error) {
+	var n C.int
+	err := check(C.MPI_Comm_size(c.h, &n), "MPI_Comm_size")
+	return int(n), err
+}
+
+// WorldRanks returns the MPI_COMM_WORLD rank of each of c's n ranks.
+func (c Comm) WorldRanks(n int) ([]int, error) {
+	in := make([]C.int, n)
+	out := make([]C.int, n)
+	var pin, pout *C.int
+	if n > 0 {
+		pin, pout = &in[0], &out[0]
+	}
+	if err := check(C.shmc_world_ranks(c.h, C.int(n), pin, pout), "MPI_Group_translate_ranks"); err != nil {
+		return nil, err
+	}
+	r := make([]int, n)
+	for i, v := range out {
+		r[i] = int(v)
+	}
+	return r, nil
+}
+
+func (c Comm) made(out C.MPI_Comm, rc C.int, call string) (Comm, error) {
+	if err := check(rc, call); err != nil {
+		return Comm{}, err
+	}
+	n := Comm{out}
+	if !n.IsNull() {
+		if err := check(C.shmc_errors_return(out), "MPI_Comm_set_errhandler"); err != nil {
+			return Comm{}, err
+		}
+	}
+	return n, nil
+}
+
+// Dup is MPI_Comm_dup.
+func (c Comm) Dup() (Comm, error) {
+	var out C.MPI_Comm
+	return c.made(out, C.MPI_Comm_dup(c.h, &out), "MPI_Comm_dup")
+}
+
+// Split is MPI_Comm_split; an undefined color gives MPI_COMM_NULL.
+func (c Comm) Split(color, key int) (Comm, error) {
+	var out C.MPI_Comm
+	if color < 0 {
+		color = Undefined
+	}
+	rc := C.MPI_Comm_split(c.h, C.int(color), C.int(key), &out)
+	return c.made(out, rc, "MPI_Comm_split")
+}
+
+// SplitShared is MPI_Comm_split_type with MPI_COMM_TYPE_SHARED.
+func (c Comm) SplitShared(key int) (Comm, error) {
+	var out C.MPI_Comm
+	rc := C.shmc_split_shared(c.h, C.int(key), &out)
+	return c.made(out, rc, "MPI_Comm_split_type")
+}
+
+// CreateGroup is MPI_Comm_create_group over the group of c's ranks listed.
+func (c Comm) CreateGroup(ranks []int, tag int) (Comm, error) {
+	cr := cints(ranks)
+	var out C.MPI_Comm
+	rc := C.shmc_create_group(c.h, C.int(len(cr)), cptr(cr), C.int(tag), &out)
+	return c.made(out, rc, "MPI_Comm_create_group")
+}
+
+// Free is MPI_Comm_free.
+func (c *Comm) Free() error { return check(C.MPI_Comm_free(&c.h), "MPI_Comm_free") }
+
+// Barrier is MPI_Barrier.
+func (c Comm) Barrier() error { return check(C.MPI_Barrier(c.h), "MPI_Barrier") }
+
+func cints(v []int) []C.int {
+	r := make([]C.int, len(v))
+	for i, x := range v {
+		r[i] = C.int(x)
+	}
+	return r
+}
+
+func cptr(v []C.int) *C.int {
+	if len(v) == 0 {
+		return nil
+	}
+	return &v[0]
+}
+
+// Status is a received message's source, tag and length in bytes.
+type Status struct{ Source, Tag, Bytes int }
+
+func status(st *[3]C.int) Status { return Status{int(st[0]), int(st[1]), int(st[2])} }
+
+// Send is MPI_Send of buf as bytes; sync makes it MPI_Ssend.
+func (c Comm) Send(buf []byte, dest, tag int, sync bool) error {
+	if sync {
+		return check(C.MPI_Ssend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h), "MPI_Ssend")
+	}
+	return check(C.MPI_Send(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h), "MPI_Send")
+}
+
+// Recv is MPI_Recv into buf as bytes.
+func (c Comm) Recv(buf []byte, src, tag int) (Status, error) {
+	var st [3]C.int
+	rc := C.shmc_recv(ptr(buf), C.int(len(buf)), C.int(src), C.int(tag), c.h, &st[0])
+	return status(&st), check(rc, "MPI_Recv")
+}
+
+// Sendrecv is MPI_Sendrecv of bytes.
+func (c Comm) Sendrecv(send []byte, dest, stag int, recv []byte, src, rtag int) (Status, error) {
+	var st [3]C.int
+	rc := C.shmc_sendrecv(ptr(send), C.int(len(send)), C.int(dest), C.int(stag),
+		ptr(recv), C.int(len(recv)), C.int(src), C.int(rtag), c.h, &st[0])
+	return status(&st), check(rc, "MPI_Sendrecv")
+}
+
+// Probe is MPI_Probe (block) or MPI_Iprobe; found is false when Iprobe
+// found nothing.
+func (c Comm) Probe(src, tag int, block bool) (st Status, found bool, err error) {
+	var cs [3]C.int
+	var flag, blk C.int
+	if block {
+		blk = 1
+	}
+	rc := C.shmc_probe(C.int(src), C.int(tag), c.h, blk, &flag, &cs[0])
+	if err = check(rc, "MPI_Probe"); err != nil || flag == 0 {
+		return Status{}, false, err
+	}
+	return status(&cs), true, nil
+}
+
+// Bcast is MPI_Bcast of buf as bytes.
+func (c Comm) Bcast(buf []byte, root int) error {
+	return check(C.MPI_Bcast(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(root), c.h), "MPI_Bcast")
+}
+
+// Red is a reduction's datatype and op: a predefined op on a predefined
+// type, or a user op over its own datatype (UserOp).
+type Red struct {
+	dt C.MPI_Datatype
+	op C.MPI_Op
+}
+
+// Predefined is the Red of op on elements of t.
+func Predefined(t atomics.Type, op atomics.Op) Red { return Red{dt(t), mop(op)} }
+
+func inPlace(send []byte) unsafe.Pointer {
+	if send == nil {
+		return C.MPI_IN_PLACE
+	}
+	return ptr(send)
+}
+
+// Reduce is MPI_Reduce (root >= 0) or MPI_Allreduce (root < 0) of count
+// instances of r's datatype; a nil send is MPI_IN_PLACE (recv is then the
+// data).
+func (c Comm) Reduce(send, recv []byte, count int, r Red, root int) error {
+	if root < 0 {
+		return check(C.MPI_Allreduce(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Allreduce")
+	}
+	return check(C.MPI_Reduce(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, C.int(root), c.h), "MPI_Reduce")
+}
+
+// Scan is MPI_Scan, or MPI_Exscan when ex; a nil send is MPI_IN_PLACE.
+func (c Comm) Scan(send, recv []byte, count int, r Red, ex bool) error {
+	if ex {
+		return check(C.MPI_Exscan(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Exscan")
+	}
+	return check(C.MPI_Scan(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Scan")
+}
+
+// ReduceScatterBlock is MPI_Reduce_scatter_block of count instances a
+// rank; a nil send is MPI_IN_PLACE.
+func (c Comm) ReduceScatterBlock(send, recv []byte, count int, r Red) error {
+	return check(C.MPI_Reduce_scatter_block(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Reduce_scatter_block")
+}
+
+// Move kinds of Move.
+const (
+	MoveGather = iota
+	MoveScatter
+	MoveAllgather
+	MoveAlltoall
+)
+
+// Move is MPI_Gather, MPI_Scatter, MPI_Allgather or MPI_Alltoall of n
+// bytes a rank; a nil send is MPI_IN_PLACE.
+func (c Comm) Move(kind int, send, recv []byte, n, root int) error {
+	sp := inPlace(send)
+	cn := C.int(n)
+	switch kind {
+	case MoveGather:
+		return check(C.MPI_Gather(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, C.int(root), c.h), "MPI_Gather")
+	case MoveScatter:
+		rp := ptr(recv)
+		if recv == nil {
+			rp = C.MPI_IN_PLACE
+		}
+		return check(C.MPI_Scatter(ptr(send), cn, C.MPI_BYTE, rp, cn, C.MPI_BYTE, C.int(root), c.h), "MPI_Scatter")
+	case MoveAllgather:
+		return check(C.MPI_Allgather(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, c.h), "MPI_Allgather")
+	}
+	return check(C.MPI_Alltoall(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, c.h), "MPI_Alltoall")
+}
+
+// AllocWin is MPI_Win_allocate (shared: MPI_Win_allocate_shared) of size
+// bytes; the memory is the MPI's, returned as a slice, until Free.
+func (c Comm) AllocWin(size, dispUnit int, shared bool) (Win, []byte, error) {
+	var base unsafe.Pointer
+	var w C.MPI_Win
+	sh := C.int(0)
+	call := "MPI_Win_allocate"
+	if shared {
+		sh, call = 1, "MPI_Win_allocate_shared"
+	}
+	if !shared && allocByCreate {
+		rc := C.shmc_win_alloc_create(C.MPI_Aint(size), C.int(dispUnit), c.h, &base, &w)
+		if err := check(rc, call); err != nil {
+			return Win{}, nil, err
+		}
+		return Win{w, base}, cbytes(base, size), nil
+	}
+	rc := C.shmc_win_allocate(C.MPI_Aint(size), C.int(dispUnit), c.h, sh, &base, &w)
+	if err := check(rc, call); err != nil {
+		return Win{}, nil, err
+	}
+	return Win{h: w}, cbytes(base, size), nil
+}
+
+// cbytes is the slice over n bytes of MPI memory at p.
+func cbytes(p unsafe.Pointer, n int) []byte {
+	if p == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// CreateWin is MPI_Win_create over mem, which the caller keeps pinned until
+// the window is freed.
+//
+// The window's disp unit is 1, and it starts Lead(mem) bytes before mem, on
+// a 16-byte boundary: the caller adds that lead to every displacement.
+// MPICH 4.0.2 (ch4:ucx) misplaces accumulates and gets into windows whose
+// base is 8 bytes past a 16-byte boundary, as Go's allocator and a shared
+// window's parts may leave them; the bytes before mem are never reached.
+func (c Comm) CreateWin(mem []byte) (Win, error) {
+	var w C.MPI_Win
+	lead := Lead(mem)
+	base := ptr(mem)
+	if base != nil {
+		base = unsafe.Add(base, -lead)
+	}
+	rc := C.shmc_win_create(base, C.MPI_Aint(len(mem)+lead), 1, c.h, &w)
+	return Win{h: w}, check(rc, "MPI_Win_create")
+}
+
+// Lead is how far mem starts past a 16-byte boundary: what CreateWin
+// puts before it (0 for an empty mem).
+func Lead(mem []byte) int {
+	if len(mem) == 0 {
+		return 0
+	}
+	return int(uintptr(ptr(mem)) % 16)
+}
+
+// SharedQuery is MPI_Win_shared_query: rank's memory as a slice, and its
+// base address (which a part of size 0 has too).
+func (w Win) SharedQuery(rank int) (mem []byte, base uintptr, dispUnit int, err error) {
+	var size C.MPI_Aint
+	var du C.int
+	var p unsafe.Pointer
+	if err = check(C.shmc_win_shared_query(w.h, C.int(rank), &size, &du, &p), "MPI_Win_shared_query"); err != nil {
+		return nil, 0, 0, err
+	}
+	return cbytes(p, int(size)), uintptr(p), int(du), nil
+}
+
+// Free is MPI_Win_free, and MPI_Free_mem of the memory AllocWin got for it.
+func (w *Win) Free() error {
+	if err := check(C.MPI_Win_free(&w.h), "MPI_Win_free"); err != nil {
+		return err
+	}
+	if w.free != nil {
+		p := w.free
+		w.free = nil
+		return check(C.MPI_Free_mem(p), "MPI_Free_mem")
+	}
+	return nil
+}
+
+// Fence is MPI_Win_fence with win's asserts (its Mode bits).
+func (w Win) Fence(assert int) error {
+	return check(C.MPI_Win_fence(C.shmc_assert(C.int(assert)), w.h), "MPI_Win_fence")
+}
+
+// Lock is MPI_Win_lock.
+func (w Win) Lock(exclusive bool, rank, assert int) error {
+	e := C.int(0)
+	if exclusive {
+		e = 1
+	}
+	return check(C.MPI_Win_lock(C.shmc_lock_type(e), C.int(rank), C.shmc_assert(C.int(assert)), w.h), "MPI_Win_lock")
+}
+
+// Unlock is MPI_Win_unlock.
+func (w Win) Unlock(rank int) error {
+	return check(C.MPI_Win_unlock(C.int(rank), w.h), "MPI_Win_unlock")
+}
+
+// LockAll is MPI_Win_lock_all.
+func (w Win) LockAll(assert int) error {
+	return check(C.MPI_Win_lock_all(C.shmc_assert(C.int(assert)), w.h), "MPI_Win_lock_all")
+}
+
+// UnlockAll is MPI_Win_unlock_all.
+func (w Win) UnlockAll() error { return check(C.MPI_Win_unlock_all(w.h), "MPI_Win_unlock_all") }
+
+// Flush is MPI_Win_flush (local: MPI_Win_flush_local); rank < 0 is the
+// _all form.
+func (w Win) Flush(rank int, local bool) error {
+	switch {
+	case rank < 0 && local:
+		return check(C.MPI_Win_flush_local_all(w.h), "MPI_Win_flush_local_all")
+	case rank < 0:
+		return check(C.MPI_Win_flush_all(w.h), "MPI_Win_flush_all")
+	case local:
+		return check(C.MPI_Win_flush_local(C.int(rank), w.h), "MPI_Win_flush_local")
+	}
+	return check(C.MPI_Win_flush(C.int(rank), w.h), "MPI_Win_flush")
+}
+
+// Sync is MPI_Win_sync.
+func (w Win) Sync() error { return check(C.MPI_Win_sync(w.h), "MPI_Win_sync") }
+
+// Post is MPI_Win_post to the ranks of c (the window's communicator) listed.
+func (w Win) Post(c Comm, ranks []int, assert int) error {
+	cr := cints(ranks)
+	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), C.shmc_assert(C.int(assert)), 1), "MPI_Win_post")
+}
+
+// Start is MPI_Win_start toward the ranks of c listed.
+func (w Win) Start(c Comm, ranks []int, assert int) error {
+	cr := cints(ranks)
+	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), C.shmc_assert(C.int(assert)), 0), "MPI_Win_start")
+}
+
+// Complete is MPI_Win_complete.
+func (w Win) Complete() error { return check(C.MPI_Win_complete(w.h), "MPI_Win_complete") }
+
+// Wait is MPI_Win_wait.
+func (w Win) Wait() error { return check(C.MPI_Win_wait(w.h), "MPI_Win_wait") }
+
+// Test is MPI_Win_test.
+func (w Win) Test() (bool, error) {
+	var flag C.int
+	err := check(C.MPI_Win_test(w.h, &flag), "MPI_Win_test")
+	return flag != 0, err
+}
+
+// The RMA calls below keep origin and result addresses past their return:
+// the caller pins those buffers until the epoch's completing call.
+
+// Put is MPI_Put of src as bytes, at disp units into target's memory.
+func (w Win) Put(src []byte, target, disp int) error {
+	n := C.int(len(src))
+	return check(C.MPI_Put(ptr(src), n, C.MPI_BYTE, C.int(target), C.MPI_Aint(disp), n, C.MPI_BYTE, w.h), "MPI_Put")
+}
+
+// Get is MPI_Get into dst.
+func (w Win) Get(dst []byte, target, disp int) error {
+	n := C.int(len(dst))
+	return check(C.MPI_Get(ptr(dst), n, C.MPI_BYTE, C.int(target), C.MPI_Aint(disp), n, C.MPI_BYTE, w.h), "MPI_Get")
+}
+
+// Accumulate is MPI_Accumulate of count elements of t.
+func (w Win) Accumulate(src []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
+	n := C.int(count)
+	return check(C.MPI_Accumulate(ptr(src), n, dt(t), C.int(target), C.MPI_Aint(disp), n, dt(t), mop(op), w.h), "MPI_Accumulate")
+}
+
+// GetAccumulate is MPI_Get_accumulate of count elements of t.
+func (w Win) GetAccumulate(src, result []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
+	n := C.int(count)
+	return check(C.MPI_Get_accumulate(ptr(src), n, dt(t), ptr(result), n, dt(t),
+		C.int(target), C.MPI_Aint(disp), n, dt(t), mop(op), w.h), "MPI_Get_accumulate")
+}
+
+// FetchAndOp is MPI_Fetch_and_op of one element of t; src may be nil for
+// MPI_NO_OP. It completes locally before returning (MPI_Win_flush_local),
+// since result is the caller's variable.
+func (w Win) FetchAndOp(src, result []byte, t atomics.Type, target, disp int, op atomics.Op) error {
+	sp := ptr(src)
+	if err := check(C.MPI_Fetch_and_op(sp, ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Fetch_and_op"); err != nil {
+		return err
+	}
+	return check(C.MPI_Win_flush_local(C.int(target), w.h), "MPI_Win_flush_local")
+}
+
+// CompareAndSwap is MPI_Compare_and_swap of one element of t, completed
+// locally before it returns, as FetchAndOp.
+func (w Win) CompareAndSwap(v, compare, result []byte, t atomics.Type, target, disp int) error {
+	if err := check(C.MPI_Compare_and_swap(ptr(v), ptr(compare), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Compare_and_swap"); err != nil {
+		return err
+	}
+	return check(C.MPI_Win_flush_local(C.int(target), w.h), "MPI_Win_flush_local")
+}
+
+var commOf func(x any, call string) (Comm, error)
+
+// RegisterComm gives the package comm's way from a *comm.Comm to its
+// handle, for package win (which cannot see comm's fields).
+func RegisterComm(f func(x any, call string) (Comm, error)) { commOf = f }
+
+// CommOf returns the handle of x, a *comm.Comm, checked for call.
+func CommOf(x any, call string) (Comm, error) { return commOf(x, call) }

@@ -1,0 +1,485 @@
+package win_test
+
+// Rank bodies that run under both backends: shmrun's (the default build)
+// and the MPI backend (-tags mpi, started by the MPI's launcher). They use
+// only the API both provide.
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/ranktest"
+	"github.com/shmrun/shmrun/win"
+)
+
+func init() {
+	ranktest.Register("be_fence", beFence)
+	ranktest.Register("be_lock", beLock)
+	ranktest.Register("be_pscw", bePSCW)
+	ranktest.Register("be_shared", beShared)
+	ranktest.Register("be_errors", beErrors)
+}
+
+// TestBackends runs the bodies above at rank counts that include odd ones
+// and more ranks than cores.
+func TestBackends(t *testing.T) {
+	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors"} {
+		for _, n := range []int{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
+				res := ranktest.Run(t, n, body)
+				if got := len(res.Lines()); got != n {
+					t.Fatalf("%d lines of output, want one a rank:\n%s", got, res.Stdout)
+				}
+			})
+		}
+	}
+}
+
+func beWant(what string, got, exp any) error {
+	if fmt.Sprint(got) != fmt.Sprint(exp) {
+		return fmt.Errorf("%s = %v, want %v", what, got, exp)
+	}
+	return nil
+}
+
+func beWantErr(what string, err, class error) error {
+	if !errors.Is(err, class) {
+		return fmt.Errorf("%s: error %v, want %v", what, err, class)
+	}
+	return nil
+}
+
+// newWin makes a window of each flavor the backends share, by index:
+// Allocate, AllocateShared, and Create over Go memory that starts 8 bytes
+// past a 16-byte boundary (MPICH 4.0.2 misplaces accumulates into such
+// windows unless the backend aligns them).
+func newWin(c *comm.Comm, flavor, size int) (*win.Win, error) {
+	switch flavor {
+	case 0:
+		return win.Allocate(c, size, 8, nil)
+	case 1:
+		return win.AllocateShared(c, size, 8, nil)
+	}
+	buf := make([]byte, size+16)
+	skip := (24 - int(uintptr(unsafe.Pointer(&buf[0]))%16)) % 16
+	return win.Create(c, buf[skip:skip+size:skip+size], 8, nil)
+}
+
+// beFence: a fence epoch of Puts around the ring, Gets and accumulates of
+// every rank to every rank, checked after the closing Fence; fetching
+// calls inside a fence epoch, which return their data at once.
+func beFence(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	for flavor := range 3 {
+		if flavor == 1 && !oneNode(c) {
+			continue
+		}
+		w, err := newWin(c, flavor, 8*(n+2))
+		if err != nil {
+			return err
+		}
+		for i, v := range w.Local() {
+			if v != 0 {
+				return fmt.Errorf("flavor %d: byte %d of a new window is %d", flavor, i, v)
+			}
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		for t := range n {
+			if err := win.PutT(w, []int64{int64(100*r + t)}, t, r); err != nil {
+				return err
+			}
+			if err := win.Accumulate(w, []int64{int64(r + 1)}, t, n, atomics.Sum); err != nil {
+				return err
+			}
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		mine, err := win.View[int64](w.Local())
+		if err != nil {
+			return err
+		}
+		for q := range n {
+			if mine[q] != int64(100*q+r) {
+				return fmt.Errorf("flavor %d: element %d = %d after the fence, want %d", flavor, q, mine[q], 100*q+r)
+			}
+		}
+		if err := beWant("accumulated", mine[n], n*(n+1)/2); err != nil {
+			return err
+		}
+		// In the next epoch: Get, FetchAndOp, CompareAndSwap and
+		// GetAccumulate return their data before the Fence.
+		next := (r + 1) % n
+		got := make([]int64, n)
+		if err := win.GetT(w, got, next, 0); err != nil {
+			return err
+		}
+		for q := range n {
+			if got[q] != int64(100*q+next) {
+				return fmt.Errorf("flavor %d: Get in a fence epoch: %v", flavor, got)
+			}
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		if err := fenceAtomics(w, flavor, n); err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// fenceAtomics: FetchAndOp, CompareAndSwap and GetAccumulate inside fence
+// epochs return their data at once; the last Fence closes the window's
+// epochs.
+func fenceAtomics(w *win.Win, flavor, n int) error {
+	r := w.Rank()
+	next := (r + 1) % n
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	old, err := win.FetchAndOp(w, int64(0), next, n, atomics.NoOp)
+	if err != nil {
+		return err
+	}
+	if err := beWant("FetchAndOp NoOp", old, n*(n+1)/2); err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	// Only rank 0 swaps element n+1 of every rank.
+	if r == 0 {
+		for t := range n {
+			v, err := win.CompareAndSwap(w, int64(7), int64(0), t, n+1)
+			if err != nil {
+				return err
+			}
+			if v != 0 {
+				return fmt.Errorf("flavor %d: CompareAndSwap read %d", flavor, v)
+			}
+		}
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	res := make([]int64, 1)
+	if err := win.GetAccumulate(w, []int64{1}, res, next, n+1, atomics.Sum); err != nil {
+		return err
+	}
+	if res[0] < 7 || res[0] > int64(7+n) {
+		return fmt.Errorf("flavor %d: GetAccumulate read %d", flavor, res[0])
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	if err := beWant("after every GetAccumulate", mine[n+1], 7+1); err != nil {
+		return err
+	}
+	return nil
+}
+
+// oneNode says whether every rank of c shares one node (AllocateShared
+// works on c).
+func oneNode(c *comm.Comm) bool {
+	sh, err := c.SplitType(comm.TypeShared, 0, nil)
+	if err != nil {
+		return false
+	}
+	defer sh.Free()
+	return sh.Size() == c.Size()
+}
+
+// beLock: a counter on rank 0 that every rank increments k times under an
+// exclusive lock (Get, Flush, Put), and one that every rank increments
+// with FetchAndOp under LockAll: both must end at n·k.
+func beLock(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	const k = 50
+	w, err := win.Allocate(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	for range k {
+		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+			return err
+		}
+		v := make([]int64, 1)
+		if err := win.GetT(w, v, 0, 0); err != nil {
+			return err
+		}
+		if err := w.Flush(0); err != nil {
+			return err
+		}
+		v[0]++
+		if err := win.PutT(w, v, 0, 0); err != nil {
+			return err
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+	}
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	seen := map[int64]bool{}
+	for range k {
+		old, err := win.FetchAndOp(w, int64(1), 0, 1, atomics.Sum)
+		if err != nil {
+			return err
+		}
+		if seen[old] {
+			return fmt.Errorf("FetchAndOp returned %d twice", old)
+		}
+		seen[old] = true
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if r == 0 {
+		if err := w.Lock(win.Shared, 0, 0); err != nil {
+			return err
+		}
+		v := make([]int64, 2)
+		if err := win.GetT(w, v, 0, 0); err != nil {
+			return err
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+		if err := beWant("counters", v, []int64{int64(n * k), int64(n * k)}); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// bePSCW: every rank exposes its window to its left neighbour and
+// accesses its right one, round after round.
+func bePSCW(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	w, err := win.Allocate(c, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	next, prev := (r+1)%n, (r+n-1)%n
+	world := c.Group()
+	to, err := world.Incl(next)
+	if err != nil {
+		return err
+	}
+	from, err := world.Incl(prev)
+	if err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	for round := range 20 {
+		if err := w.Post(from, 0); err != nil {
+			return err
+		}
+		if err := w.Start(to, 0); err != nil {
+			return err
+		}
+		if err := win.PutT(w, []int64{int64(1000*round + r)}, next, 0); err != nil {
+			return err
+		}
+		if err := w.Complete(); err != nil {
+			return err
+		}
+		if err := w.Wait(); err != nil {
+			return err
+		}
+		if mine[0] != int64(1000*round+prev) {
+			return fmt.Errorf("round %d: %d", round, mine[0])
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beShared: a shared window of the node's ranks, written by load/store and
+// read by the neighbours through SharedQuery.
+func beShared(c *comm.Comm) error {
+	sh, err := c.SplitType(comm.TypeShared, 0, nil)
+	if err != nil {
+		return err
+	}
+	r, n := sh.Rank(), sh.Size()
+	w, err := win.AllocateShared(sh, 8*(r+1), 8, nil)
+	if err != nil {
+		return err
+	}
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	for i := range mine {
+		mine[i] = int64(10*r + i)
+	}
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	if err := sh.Barrier(); err != nil {
+		return err
+	}
+	if err := w.Sync(); err != nil {
+		return err
+	}
+	off := 0
+	for q := range n {
+		s, err := w.SharedQuery(q)
+		if err != nil {
+			return err
+		}
+		if err := beWant(fmt.Sprintf("rank %d's segment", q), fmt.Sprint(s.Size, s.DispUnit, s.Offset), fmt.Sprint(8*(q+1), 8, off)); err != nil {
+			return err
+		}
+		off += s.Size
+		v, err := win.View[int64](s)
+		if err != nil {
+			return err
+		}
+		for i := range v {
+			if v[i] != int64(10*q+i) {
+				return fmt.Errorf("rank %d's element %d = %d", q, i, v[i])
+			}
+		}
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	if err := sh.Free(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+// beErrors: misuse is the same error class on both backends, found before
+// the MPI sees it, and the window stays usable.
+func beErrors(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	w, err := win.Allocate(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	cases := []struct {
+		what  string
+		err   error
+		class error
+	}{
+		{"Put outside an epoch", w.Put([]byte{1}, 0, 0), win.ErrRMASync},
+		{"Get outside an epoch", win.GetT(w, []int64{0}, 0, 0), win.ErrRMASync},
+		{"ProcNull outside an epoch", w.Put([]byte{1}, win.ProcNull, 0), win.ErrRMASync},
+		{"Unlock without Lock", w.Unlock(0), win.ErrRMASync},
+		{"UnlockAll without LockAll", w.UnlockAll(), win.ErrRMASync},
+		{"Flush outside an epoch", w.Flush(0), win.ErrRMASync},
+		{"Complete without Start", w.Complete(), win.ErrRMASync},
+		{"Wait without Post", w.Wait(), win.ErrRMASync},
+		{"Lock of rank n", w.Lock(win.Exclusive, n, 0), win.ErrRank},
+		{"Lock of ProcNull", w.Lock(win.Exclusive, win.ProcNull, 0), win.ErrRank},
+		{"Lock type 7", w.Lock(win.LockType(7), 0, 0), win.ErrLockType},
+	}
+	for _, tc := range cases {
+		if err := beWantErr(tc.what, tc.err, tc.class); err != nil {
+			return err
+		}
+	}
+	if err := w.Lock(win.Shared, 0, 0); err != nil {
+		return err
+	}
+	cases = []struct {
+		what  string
+		err   error
+		class error
+	}{
+		{"Lock twice", w.Lock(win.Shared, 0, 0), win.ErrRMASync},
+		{"LockAll in a Lock epoch", w.LockAll(0), win.ErrRMASync},
+		{"Fence in a Lock epoch", w.Fence(0), win.ErrRMASync},
+		{"Put past the part", w.Put(make([]byte, 9), 0, 1), win.ErrRMARange},
+		{"Put at disp -1", w.Put([]byte{1}, 0, -1), win.ErrDisp},
+		{"Put to rank n", w.Put([]byte{1}, n, 0), win.ErrRank},
+		{"Put to an unlocked rank", w.Put([]byte{1}, min(1, n-1), 0), map[bool]error{true: nil, false: win.ErrRMASync}[n == 1]},
+		{"Accumulate with NoOp", win.Accumulate(w, []float64{1}, 0, 0, atomics.NoOp), win.ErrOp},
+		{"Free in a Lock epoch", w.Free(), win.ErrRMASync},
+	}
+	for _, tc := range cases {
+		if tc.class == nil {
+			continue
+		}
+		if err := beWantErr(tc.what, tc.err, tc.class); err != nil {
+			return err
+		}
+	}
+	if err := w.Put([]byte{1}, win.ProcNull, 0); err != nil {
+		return fmt.Errorf("Put to ProcNull in a Lock epoch: %v", err)
+	}
+	if err := w.Unlock(0); err != nil {
+		return err
+	}
+	// The window still works.
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if err := win.PutT(w, []int64{int64(r)}, (r+1)%n, 1); err != nil {
+		return err
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	if err := beWant("after the errors", mine[1], (r+n-1)%n); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	if err := beWantErr("Fence on a freed window", w.Fence(0), win.ErrWin); err != nil {
+		return err
+	}
+	var nilWin *win.Win
+	if err := beWantErr("Fence on a nil window", nilWin.Fence(0), win.ErrWin); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}

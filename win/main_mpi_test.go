@@ -1,0 +1,11 @@
+//go:build mpi
+
+package win_test
+
+import (
+	"testing"
+
+	"github.com/shmrun/shmrun/internal/ranktest"
+)
+
+func TestMain(m *testing.M) { ranktest.Main(m) }

@@ -1,0 +1,891 @@
+//go:build mpi
+
+package win
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/mpi"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Win is a window (MPI_Win). Under the MPI backend (-tags mpi) it is a
+// window of the system's MPI, with this rank's epoch state kept in Go so
+// that a misuse is ErrRMASync before the MPI sees it, and a twin window
+// over the same memory, always in a passive-target epoch, through which
+// the calls that return data (Get, GetAccumulate, FetchAndOp,
+// CompareAndSwap) complete before they return inside fence and
+// post-start-complete-wait epochs, where MPI itself has no call to
+// complete one operation.
+type Win struct {
+	c      *comm.Comm
+	h      mpi.Win // the window
+	twin   mpi.Win // passive-target twin (MPI_Win_create over the same memory)
+	hc     mpi.Comm
+	rank   int
+	size   int
+	flavor Flavor
+	mem    []byte
+	sizes  []int // every rank's size in bytes
+	units  []int // every rank's disp unit
+	// leads and twinLeads are every rank's mpi.Lead of the window's and
+	// the twin's memory, added to the displacements of RMA calls to it.
+	leads, twinLeads []int
+	info             Info
+	keep             runtime.Pinner // Create's memory, pinned for the MPI
+
+	mu sync.Mutex // the epoch state and the pins
+	ep mpiEpoch
+	// pins holds the origin and result buffers of RMA calls that may not
+	// be complete, pinned for the MPI, which reads and writes them by
+	// address until the call completes; open lists the targets of those
+	// calls, and pins is released when none is left.
+	pins runtime.Pinner
+	open map[int]bool
+
+	freed atomic.Bool
+}
+
+// mpiEpoch is one rank's open epochs on a window.
+type mpiEpoch struct {
+	fence    bool // a Fence opened an epoch (no ModeNoSucceed)
+	fenceRMA bool // an RMA call was made in it
+	start    []int
+	post     bool
+	lockAll  bool
+	locks    map[int]LockType
+}
+
+func (e *mpiEpoch) describe() string {
+	switch {
+	case e.lockAll:
+		return "a LockAll epoch is open"
+	case len(e.locks) > 0:
+		return fmt.Sprintf("a Lock epoch is open (%d ranks locked)", len(e.locks))
+	case e.start != nil:
+		return "a Start epoch is open"
+	case e.post:
+		return "a Post epoch is open"
+	}
+	return "no epoch is open"
+}
+
+func (e *mpiEpoch) passive() bool { return e.lockAll || len(e.locks) > 0 }
+
+// access says whether target may be reached, and whether through a
+// passive-target epoch of the window itself.
+func (e *mpiEpoch) access(target int) (ok, passive bool) {
+	if e.lockAll {
+		return true, true
+	}
+	if _, l := e.locks[target]; l {
+		return true, true
+	}
+	if e.fence {
+		return true, false
+	}
+	if e.start != nil && (target == ProcNull || slices.Contains(e.start, target)) {
+		return true, false
+	}
+	if target == ProcNull && len(e.locks) > 0 {
+		return true, true
+	}
+	return false, false
+}
+
+// Allocate allocates a window of size bytes a rank in memory the MPI
+// allocates (MPI_Win_allocate). Collective over c; new windows are zeroed.
+func Allocate(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate("Allocate", FlavorAllocate, c, size, dispUnit, info, nil)
+}
+
+// AllocateShared allocates a shared window (MPI_Win_allocate_shared) whose
+// memory every rank can load and store after SharedQuery. Collective over
+// c, which must be a communicator of one node (from
+// SplitType(comm.TypeShared)): on one that spans nodes it is
+// ErrRMAShared. New windows are zeroed.
+func AllocateShared(c *comm.Comm, size int, dispUnit int, info Info) (*Win, error) {
+	return allocate("AllocateShared", FlavorShared, c, size, dispUnit, info, nil)
+}
+
+// Create makes a window over mem, this rank's own memory (MPI_Win_create).
+// Collective over c. mem stays pinned (runtime.Pinner) until Free, since
+// the MPI reaches it by address; it is not zeroed.
+func Create(c *comm.Comm, mem []byte, dispUnit int, info Info) (*Win, error) {
+	return allocate("Create", FlavorCreate, c, len(mem), dispUnit, info, mem)
+}
+
+func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info Info, mem []byte) (*Win, error) {
+	hc, err := mpi.CommOf(c, call)
+	if err != nil {
+		return nil, errorf(ErrWin, "%s: %v", call, err)
+	}
+	w := &Win{c: c, hc: hc, rank: c.Rank(), size: c.Size(), flavor: flavor, info: maps.Clone(info)}
+	// Every rank's arguments reach every rank first, so a bad one is an
+	// error on every rank rather than inside the MPI.
+	mine := []int64{int64(size), int64(dispUnit)}
+	all := make([]int64, 2*w.size)
+	if err := comm.Allgather(c, mine, all); err != nil {
+		return nil, errorf(ErrOther, "%s: %v", call, err)
+	}
+	w.sizes, w.units = make([]int, w.size), make([]int, w.size)
+	for r := range w.size {
+		w.sizes[r], w.units[r] = int(all[2*r]), int(all[2*r+1])
+		switch {
+		case all[2*r] < 0:
+			return nil, errorf(ErrSize, "%s on rank %d: rank %d gave size %d", call, w.rank, r, all[2*r])
+		case all[2*r+1] <= 0:
+			return nil, errorf(ErrDisp, "%s on rank %d: rank %d gave disp unit %d", call, w.rank, r, all[2*r+1])
+		}
+	}
+	switch flavor {
+	case FlavorCreate:
+		if len(mem) > 0 {
+			w.keep.Pin(&mem[0])
+		}
+		w.mem = mem
+		w.h, err = hc.CreateWin(mem)
+	default:
+		w.h, w.mem, err = hc.AllocWin(size, 1, flavor == FlavorShared)
+	}
+	if err != nil {
+		w.keep.Unpin()
+		return nil, w.mpiErr(call, err)
+	}
+	if w.mem != nil {
+		w.mem = w.mem[:len(w.mem):len(w.mem)]
+	}
+	if flavor != FlavorCreate {
+		clear(w.mem)
+	}
+	lead := 0
+	if flavor == FlavorCreate {
+		lead = mpi.Lead(w.mem)
+	}
+	leads := make([]int64, 2*w.size)
+	if err := comm.Allgather(c, []int64{int64(lead), int64(mpi.Lead(w.mem))}, leads); err != nil {
+		_ = w.h.Free()
+		w.keep.Unpin()
+		return nil, errorf(ErrOther, "%s: %v", call, err)
+	}
+	w.leads, w.twinLeads = make([]int, w.size), make([]int, w.size)
+	for r := range w.size {
+		w.leads[r], w.twinLeads[r] = int(leads[2*r]), int(leads[2*r+1])
+	}
+	if w.twin, err = hc.CreateWin(w.mem); err != nil {
+		_ = w.h.Free()
+		w.keep.Unpin()
+		return nil, w.mpiErr(call, err)
+	}
+	// The twin's epoch lasts as long as the window; the zeroing above is
+	// done on every rank before anyone can reach the memory.
+	if err = w.twin.LockAll(ModeNoCheck); err == nil {
+		err = hc.Barrier()
+	}
+	if err != nil {
+		return nil, w.mpiErr(call, err)
+	}
+	return w, nil
+}
+
+// mpiErr maps an error of the MPI to this package's class of it.
+func (w *Win) mpiErr(call string, err error) error {
+	var me *mpi.Error
+	if !errors.As(err, &me) {
+		return errorf(ErrOther, "%s on rank %d: %v", call, w.rank, err)
+	}
+	class := ErrOther
+	switch me.Class {
+	case mpi.ClassRMASync:
+		class = ErrRMASync
+	case mpi.ClassRMARange:
+		class = ErrRMARange
+	case mpi.ClassRank:
+		class = ErrRank
+	case mpi.ClassDisp:
+		class = ErrDisp
+	case mpi.ClassSize:
+		class = ErrSize
+	case mpi.ClassLockType:
+		class = ErrLockType
+	case mpi.ClassAssert:
+		class = ErrAssert
+	case mpi.ClassRMAFlavor:
+		class = ErrRMAFlavor
+	case mpi.ClassRMAShared:
+		class = ErrRMAShared
+	case mpi.ClassNoMem:
+		class = ErrNoMem
+	case mpi.ClassWin:
+		class = ErrWin
+	case mpi.ClassOp:
+		class = ErrOp
+	case mpi.ClassType:
+		class = ErrType
+	case mpi.ClassInfo:
+		class = ErrInfo
+	case mpi.ClassArg:
+		class = ErrArg
+	case mpi.ClassCount:
+		class = ErrCount
+	case mpi.ClassRMAAttach:
+		class = ErrRMAAttach
+	}
+	return errorf(class, "%s on rank %d: %v", call, w.rank, err)
+}
+
+// usable checks that w may be used by call.
+func (w *Win) usable(call string) error {
+	if w == nil {
+		return errorf(ErrWin, "%s on a nil window", call)
+	}
+	if w.freed.Load() {
+		return errorf(ErrWin, "%s on rank %d: the window was freed", call, w.rank)
+	}
+	return nil
+}
+
+// Free frees the window (MPI_Win_free): collective. An epoch open on this
+// rank is ErrRMASync, and the window stays valid.
+func (w *Win) Free() error {
+	if err := w.usable("Free"); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.passive() || w.ep.start != nil || w.ep.post {
+		return errorf(ErrRMASync, "Free on rank %d: %s", w.rank, w.ep.describe())
+	}
+	if !w.freed.CompareAndSwap(false, true) {
+		return errorf(ErrWin, "Free on rank %d: the window was freed", w.rank)
+	}
+	err := w.twin.UnlockAll()
+	if err == nil {
+		err = w.twin.Free()
+	}
+	if err == nil {
+		err = w.h.Free()
+	}
+	w.keep.Unpin()
+	w.pins.Unpin()
+	if err != nil {
+		return w.mpiErr("Free", err)
+	}
+	return nil
+}
+
+// Local returns the calling rank's part of the window (its MPI_WIN_BASE
+// and MPI_WIN_SIZE as a slice), nil for size 0. Local. Valid until Free.
+func (w *Win) Local() []byte {
+	if w == nil || w.freed.Load() {
+		return nil
+	}
+	return w.mem
+}
+
+// Rank is the calling process's rank in the window's group. Local.
+func (w *Win) Rank() int { return w.rank }
+
+// Size is the number of ranks of the window's group. Local.
+func (w *Win) Size() int { return w.size }
+
+// Group returns the window's group (MPI_Win_get_group). Local.
+func (w *Win) Group() *comm.Group { return w.c.Group() }
+
+// Info returns the hints the window was made with (MPI_Win_get_info).
+func (w *Win) Info() Info { return maps.Clone(w.info) }
+
+// Attr returns the calling rank's window attributes. Local. A nil or freed
+// window gives the zero Attr. Offset is 0 under the MPI backend.
+func (w *Win) Attr() Attr {
+	if w == nil || w.freed.Load() {
+		return Attr{}
+	}
+	return Attr{Base: w.mem, Size: len(w.mem), DispUnit: w.units[w.rank], Flavor: w.flavor, Model: Unified}
+}
+
+// SharedQuery returns rank's part of the window as mapped in this process
+// (MPI_Win_shared_query), or for ProcNull the lowest rank's with a nonzero
+// size. Local. Under the MPI backend it is AllocateShared windows' only
+// (ErrRMAFlavor otherwise); Offset is the part's distance from rank 0's in
+// this process's mapping.
+func (w *Win) SharedQuery(rank int) (Segment, error) {
+	if err := w.usable("SharedQuery"); err != nil {
+		return Segment{}, err
+	}
+	if w.flavor != FlavorShared {
+		return Segment{}, errorf(ErrRMAFlavor, "SharedQuery on rank %d: a %v window's memory is the MPI's to share; only AllocateShared windows are shared under the MPI backend", w.rank, w.flavor)
+	}
+	if rank != ProcNull && (rank < 0 || rank >= w.size) {
+		return Segment{}, errorf(ErrRank, "SharedQuery on rank %d: rank %d outside a window of %d ranks", w.rank, rank, w.size)
+	}
+	q := rank
+	if rank == ProcNull {
+		q = max(0, slices.IndexFunc(w.sizes, func(s int) bool { return s > 0 }))
+	}
+	b, base, _, err := w.h.SharedQuery(q)
+	if err != nil {
+		return Segment{}, w.mpiErr("SharedQuery", err)
+	}
+	_, base0, _, err := w.h.SharedQuery(0)
+	if err != nil {
+		return Segment{}, w.mpiErr("SharedQuery", err)
+	}
+	s := Segment{Size: len(b), DispUnit: w.units[q], Offset: int(base - base0)}
+	if len(b) > 0 {
+		s.Bytes = b[:len(b):len(b)]
+	}
+	return s, nil
+}
+
+// Fence synchronizes the window's group (MPI_Win_fence): collective. It
+// closes the fence epoch before it and opens the next unless
+// ModeNoSucceed is given. A Fence while a Lock, LockAll, Start or Post
+// epoch is open is ErrRMASync.
+func (w *Win) Fence(assert int) error {
+	if err := w.usable("Fence"); err != nil {
+		return err
+	}
+	if assert&^(ModeNoStore|ModeNoPut|ModeNoPrecede|ModeNoSucceed) != 0 {
+		return errorf(ErrAssert, "Fence on rank %d: assert %#x has bits Fence does not take", w.rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.passive() || w.ep.start != nil || w.ep.post {
+		return errorf(ErrRMASync, "Fence on rank %d: %s", w.rank, w.ep.describe())
+	}
+	if err := w.h.Fence(assert); err != nil {
+		return w.mpiErr("Fence", err)
+	}
+	w.ep.fence, w.ep.fenceRMA = assert&ModeNoSucceed == 0, false
+	w.done(-1)
+	return nil
+}
+
+// done releases the pins of calls to target (all targets: -1), which a
+// completing call has just completed.
+func (w *Win) done(target int) {
+	if target < 0 {
+		clear(w.open)
+	} else {
+		delete(w.open, target)
+	}
+	if len(w.open) == 0 {
+		w.pins.Unpin()
+	}
+}
+
+// pin keeps b (the memory of an RMA call to target) pinned until the call
+// completes.
+func (w *Win) pin(b []byte, target int) {
+	if len(b) == 0 {
+		return
+	}
+	w.pins.Pin(&b[0])
+	if w.open == nil {
+		w.open = map[int]bool{}
+	}
+	w.open[target] = true
+}
+
+// openActive is the check of Lock, LockAll, Start and Post: no epoch of
+// the kinds that may not overlap, and no fence epoch with RMA calls.
+func (w *Win) openActive(call string) error {
+	if w.ep.fenceRMA {
+		return errorf(ErrRMASync, "%s on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", call, w.rank)
+	}
+	return nil
+}
+
+func (w *Win) target(call string, rank int) error {
+	if rank == ProcNull {
+		return errorf(ErrRank, "%s on rank %d: ProcNull is a target of RMA calls only, not of %s", call, w.rank, call)
+	}
+	if rank < 0 || rank >= w.size {
+		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, rank, w.size)
+	}
+	return nil
+}
+
+// Lock starts a passive-target epoch to rank (MPI_Win_lock). Exclusive
+// waits for every other lock on rank; Shared only for exclusive ones.
+func (w *Win) Lock(lt LockType, rank int, assert int) error {
+	if err := w.usable("Lock"); err != nil {
+		return err
+	}
+	if err := w.target("Lock", rank); err != nil {
+		return err
+	}
+	if lt != Exclusive && lt != Shared {
+		return errorf(ErrLockType, "Lock on rank %d: lock type %v", w.rank, lt)
+	}
+	if assert&^ModeNoCheck != 0 {
+		return errorf(ErrAssert, "Lock on rank %d: assert %#x has bits Lock does not take", w.rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if l, ok := w.ep.locks[rank]; ok {
+		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%v)", w.rank, rank, l)
+	}
+	if w.ep.lockAll || w.ep.start != nil {
+		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
+	}
+	if err := w.openActive("Lock"); err != nil {
+		return err
+	}
+	if err := w.h.Lock(lt == Exclusive, rank, assert); err != nil {
+		return w.mpiErr("Lock", err)
+	}
+	if w.ep.locks == nil {
+		w.ep.locks = map[int]LockType{}
+	}
+	w.ep.locks[rank], w.ep.fence = lt, false
+	return nil
+}
+
+// Unlock ends the passive-target epoch to rank (MPI_Win_unlock): every
+// RMA call of it is complete at the origin and the target on return.
+func (w *Win) Unlock(rank int) error {
+	if err := w.usable("Unlock"); err != nil {
+		return err
+	}
+	if err := w.target("Unlock", rank); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.ep.locks[rank]; !ok {
+		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
+	}
+	if err := w.h.Unlock(rank); err != nil {
+		return w.mpiErr("Unlock", err)
+	}
+	delete(w.ep.locks, rank)
+	w.done(rank)
+	return nil
+}
+
+// LockAll starts a shared passive-target epoch to every rank
+// (MPI_Win_lock_all).
+func (w *Win) LockAll(assert int) error {
+	if err := w.usable("LockAll"); err != nil {
+		return err
+	}
+	if assert&^ModeNoCheck != 0 {
+		return errorf(ErrAssert, "LockAll on rank %d: assert %#x has bits LockAll does not take", w.rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.passive() || w.ep.start != nil {
+		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
+	}
+	if err := w.openActive("LockAll"); err != nil {
+		return err
+	}
+	if err := w.h.LockAll(assert); err != nil {
+		return w.mpiErr("LockAll", err)
+	}
+	w.ep.lockAll, w.ep.fence = true, false
+	return nil
+}
+
+// UnlockAll ends the LockAll epoch (MPI_Win_unlock_all).
+func (w *Win) UnlockAll() error {
+	if err := w.usable("UnlockAll"); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ep.lockAll {
+		return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
+	}
+	if err := w.h.UnlockAll(); err != nil {
+		return w.mpiErr("UnlockAll", err)
+	}
+	w.ep.lockAll = false
+	w.done(-1)
+	return nil
+}
+
+// flush is Flush, FlushLocal and their _all forms (rank -1).
+func (w *Win) flush(call string, rank int, local bool) error {
+	if err := w.usable(call); err != nil {
+		return err
+	}
+	if rank >= 0 || rank == ProcNull {
+		if err := w.target(call, rank); err != nil {
+			return err
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rank >= 0 {
+		if _, ok := w.ep.locks[rank]; !ok && !w.ep.lockAll {
+			return errorf(ErrRMASync, "%s on rank %d: no passive-target epoch to rank %d (Lock it or LockAll first)", call, w.rank, rank)
+		}
+	} else if !w.ep.passive() {
+		return errorf(ErrRMASync, "%s on rank %d: not inside a passive-target epoch (Lock or LockAll first)", call, w.rank)
+	}
+	if err := w.h.Flush(rank, local); err != nil {
+		return w.mpiErr(call, err)
+	}
+	w.done(rank)
+	return nil
+}
+
+// Flush completes every RMA call of this rank to rank, at the origin and
+// at the target (MPI_Win_flush). Local; inside a passive-target epoch to
+// rank only (ErrRMASync otherwise).
+func (w *Win) Flush(rank int) error { return w.flush("Flush", rank, false) }
+
+// FlushAll is Flush to every rank (MPI_Win_flush_all).
+func (w *Win) FlushAll() error { return w.flush("FlushAll", -1, false) }
+
+// FlushLocal completes this rank's RMA calls to rank at the origin: their
+// buffers may be reused (MPI_Win_flush_local).
+func (w *Win) FlushLocal(rank int) error { return w.flush("FlushLocal", rank, true) }
+
+// FlushLocalAll is FlushLocal to every rank (MPI_Win_flush_local_all).
+func (w *Win) FlushLocalAll() error { return w.flush("FlushLocalAll", -1, true) }
+
+// Sync synchronizes the private and public copies of this rank's window
+// memory (MPI_Win_sync): a memory barrier between load/store and RMA.
+func (w *Win) Sync() error {
+	if err := w.usable("Sync"); err != nil {
+		return err
+	}
+	if err := w.h.Sync(); err != nil {
+		return w.mpiErr("Sync", err)
+	}
+	return nil
+}
+
+// groupRanks returns the window ranks of g's members.
+func (w *Win) groupRanks(call string, g *comm.Group) ([]int, error) {
+	if g == nil {
+		return nil, errorf(ErrArg, "%s on rank %d: nil group", call, w.rank)
+	}
+	r, err := g.TranslateRanks(slices.Collect(func(yield func(int) bool) {
+		for i := range g.Size() {
+			if !yield(i) {
+				return
+			}
+		}
+	}), w.c.Group())
+	if err != nil {
+		return nil, errorf(ErrArg, "%s on rank %d: %v", call, w.rank, err)
+	}
+	for i, x := range r {
+		if x == comm.Undefined {
+			return nil, errorf(ErrArg, "%s on rank %d: member %d of the group is not in the window's group", call, w.rank, i)
+		}
+	}
+	return r, nil
+}
+
+// Post opens an exposure epoch to the origins in g (MPI_Win_post). Local.
+func (w *Win) Post(g *comm.Group, assert int) error {
+	if err := w.usable("Post"); err != nil {
+		return err
+	}
+	ranks, err := w.groupRanks("Post", g)
+	if err != nil {
+		return err
+	}
+	if assert&^(ModeNoCheck|ModeNoStore|ModeNoPut) != 0 {
+		return errorf(ErrAssert, "Post on rank %d: assert %#x has bits Post does not take", w.rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.post {
+		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
+	}
+	if err := w.openActive("Post"); err != nil {
+		return err
+	}
+	if err := w.h.Post(w.hc, ranks, assert); err != nil {
+		return w.mpiErr("Post", err)
+	}
+	w.ep.post, w.ep.fence = true, false
+	return nil
+}
+
+// Start opens an access epoch to the targets in g (MPI_Win_start); it may
+// wait for their Posts.
+func (w *Win) Start(g *comm.Group, assert int) error {
+	if err := w.usable("Start"); err != nil {
+		return err
+	}
+	ranks, err := w.groupRanks("Start", g)
+	if err != nil {
+		return err
+	}
+	if assert&^ModeNoCheck != 0 {
+		return errorf(ErrAssert, "Start on rank %d: assert %#x has bits Start does not take", w.rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.start != nil || w.ep.passive() {
+		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
+	}
+	if err := w.openActive("Start"); err != nil {
+		return err
+	}
+	if err := w.h.Start(w.hc, ranks, assert); err != nil {
+		return w.mpiErr("Start", err)
+	}
+	w.ep.start, w.ep.fence = ranks, false
+	return nil
+}
+
+// Complete ends the Start epoch (MPI_Win_complete): its RMA calls are
+// complete at the origin.
+func (w *Win) Complete() error {
+	if err := w.usable("Complete"); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ep.start == nil {
+		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
+	}
+	if err := w.h.Complete(); err != nil {
+		return w.mpiErr("Complete", err)
+	}
+	w.ep.start = nil
+	w.done(-1)
+	return nil
+}
+
+// Wait ends the Post epoch once every origin of it has called Complete
+// (MPI_Win_wait). Blocking.
+func (w *Win) Wait() error {
+	if err := w.usable("Wait"); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	post := w.ep.post
+	w.mu.Unlock()
+	if !post {
+		return errorf(ErrRMASync, "Wait on rank %d: no exposure epoch (Wait without Post)", w.rank)
+	}
+	if err := w.h.Wait(); err != nil {
+		return w.mpiErr("Wait", err)
+	}
+	w.mu.Lock()
+	w.ep.post = false
+	w.mu.Unlock()
+	return nil
+}
+
+// Test is Wait that does not block (MPI_Win_test): done says whether the
+// Post epoch has ended.
+func (w *Win) Test() (bool, error) {
+	if err := w.usable("Test"); err != nil {
+		return false, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ep.post {
+		return false, errorf(ErrRMASync, "Test on rank %d: no exposure epoch (Test without Post)", w.rank)
+	}
+	done, err := w.h.Test()
+	if err != nil {
+		return false, w.mpiErr("Test", err)
+	}
+	if done {
+		w.ep.post = false
+	}
+	return done, nil
+}
+
+// rma checks an RMA call of n bytes at disp on target and returns the
+// window to issue it on, the byte offset in target's memory, and whether
+// it is a no-op (ProcNull); it holds w.mu on success, for the caller to
+// release. The MPI's windows have disp unit 1: the backend scales disps
+// itself (MPICH 4.0.2 misplaces data at disps of larger units).
+func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off int, noop bool, err error) {
+	if err := w.usable(call); err != nil {
+		return h, 0, false, err
+	}
+	if target != ProcNull && (target < 0 || target >= w.size) {
+		return h, 0, false, errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
+	}
+	w.mu.Lock()
+	ok, passive := w.ep.access(target)
+	if !ok && target == ProcNull && (w.ep.fence || w.ep.start != nil) {
+		ok = true
+	}
+	if !ok {
+		w.mu.Unlock()
+		if target == ProcNull {
+			return h, 0, false, errorf(ErrRMASync, "%s on rank %d to ProcNull: no access epoch is open", call, w.rank)
+		}
+		return h, 0, false, errorf(ErrRMASync, "%s on rank %d to rank %d: no access epoch to rank %d is open (Fence, Start, Lock or LockAll first)", call, w.rank, target, target)
+	}
+	if target == ProcNull {
+		w.mu.Unlock()
+		return h, 0, true, nil
+	}
+	if disp < 0 {
+		w.mu.Unlock()
+		return h, 0, false, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
+	}
+	if end := disp*w.units[target] + n; end > w.sizes[target] || end < 0 {
+		w.mu.Unlock()
+		return h, 0, false, errorf(ErrRMARange, "%s on rank %d to rank %d: bytes [%d, %d) are outside its part of %d bytes", call, w.rank, target, disp*w.units[target], end, w.sizes[target])
+	}
+	if w.ep.fence {
+		w.ep.fenceRMA = true
+	}
+	h, off = w.h, disp*w.units[target]+w.leads[target]
+	if fetch && !passive {
+		h, off = w.twin, disp*w.units[target]+w.twinLeads[target]
+	}
+	return h, off, false, nil
+}
+
+// Put copies src into target's part of the window at disp (MPI_Put).
+// Local; src stays pinned until the epoch's completing call (Flush,
+// Unlock, Fence, Complete). It needs an access epoch to target
+// (ErrRMASync), a disp >= 0 (ErrDisp) and bytes inside the target's part
+// (ErrRMARange). ProcNull is a no-op inside any open access epoch.
+func (w *Win) Put(src []byte, target, disp int) error {
+	h, off, noop, err := w.rma("Put", target, disp, len(src), false)
+	if err != nil || noop {
+		return err
+	}
+	defer w.mu.Unlock()
+	w.pin(src, target)
+	if err := h.Put(src, target, off); err != nil {
+		return w.mpiErr("Put", err)
+	}
+	return nil
+}
+
+// Get copies len(dst) bytes from target's part at disp into dst (MPI_Get).
+// As Put for epochs, ranges and ProcNull; dst may be read once Get
+// returns.
+func (w *Win) Get(dst []byte, target, disp int) error {
+	h, off, noop, err := w.rma("Get", target, disp, len(dst), true)
+	if err != nil || noop {
+		return err
+	}
+	defer w.mu.Unlock()
+	if err := h.Get(dst, target, off); err != nil {
+		return w.mpiErr("Get", err)
+	}
+	if err := h.Flush(target, true); err != nil {
+		return w.mpiErr("Get", err)
+	}
+	return nil
+}
+
+// PutT is Put of elements.
+func PutT[T atomics.Elem](w *Win, src []T, target, disp int) error {
+	return w.Put(raw.Bytes(src), target, disp)
+}
+
+// GetT is Get of elements.
+func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
+	return w.Get(raw.Bytes(dst), target, disp)
+}
+
+func accCheck[T atomics.Elem](call string, op atomics.Op, fetch bool) error {
+	if err := atomics.Check(op, atomics.TypeOf[T](), fetch); err != nil {
+		return errorf(ErrOp, "%s: %v", call, err)
+	}
+	return nil
+}
+
+// Accumulate combines src into target's elements at disp with op, element
+// by element atomically (MPI_Accumulate). Local; as Put for epochs.
+func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
+	if err := accCheck[T]("Accumulate", op, false); err != nil {
+		return err
+	}
+	b := raw.Bytes(src)
+	h, off, noop, err := w.rma("Accumulate", target, disp, len(b), false)
+	if err != nil || noop {
+		return err
+	}
+	defer w.mu.Unlock()
+	w.pin(b, target)
+	if err := h.Accumulate(b, len(src), atomics.TypeOf[T](), target, off, op); err != nil {
+		return w.mpiErr("Accumulate", err)
+	}
+	return nil
+}
+
+// GetAccumulate returns target's elements at disp in result and combines
+// src into them with op, atomically (MPI_Get_accumulate); result may be
+// read once it returns.
+func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
+	if err := accCheck[T]("GetAccumulate", op, true); err != nil {
+		return err
+	}
+	if op != atomics.NoOp && len(src) != len(result) {
+		return errorf(ErrCount, "GetAccumulate on rank %d: %d origin elements, %d result elements", w.Rank(), len(src), len(result))
+	}
+	b, rb := raw.Bytes(src), raw.Bytes(result)
+	if op == atomics.NoOp {
+		b = rb
+	}
+	h, off, noop, err := w.rma("GetAccumulate", target, disp, len(rb), true)
+	if err != nil || noop {
+		return err
+	}
+	defer w.mu.Unlock()
+	if err := h.GetAccumulate(b, rb, len(result), atomics.TypeOf[T](), target, off, op); err != nil {
+		return w.mpiErr("GetAccumulate", err)
+	}
+	if err := h.Flush(target, true); err != nil {
+		return w.mpiErr("GetAccumulate", err)
+	}
+	return nil
+}
+
+// FetchAndOp returns the element at disp on target and combines v into it
+// with op, atomically (MPI_Fetch_and_op). op may be NoOp or Replace.
+func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
+	var old T
+	if err := accCheck[T]("FetchAndOp", op, true); err != nil {
+		return old, err
+	}
+	src := []T{v}
+	res := []T{old}
+	h, off, noop, err := w.rma("FetchAndOp", target, disp, atomics.SizeOf[T](), true)
+	if err != nil || noop {
+		return old, err
+	}
+	defer w.mu.Unlock()
+	if err := h.FetchAndOp(raw.Bytes(src), raw.Bytes(res), atomics.TypeOf[T](), target, off, op); err != nil {
+		return old, w.mpiErr("FetchAndOp", err)
+	}
+	return res[0], nil
+}
+
+// CompareAndSwap replaces the element at disp on target with v if it
+// equals compare, and returns its old value, atomically
+// (MPI_Compare_and_swap).
+func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
+	var old T
+	args := []T{v, compare, old}
+	h, off, noop, err := w.rma("CompareAndSwap", target, disp, atomics.SizeOf[T](), true)
+	if err != nil || noop {
+		return old, err
+	}
+	defer w.mu.Unlock()
+	if err := h.CompareAndSwap(raw.Bytes(args[0:1]), raw.Bytes(args[1:2]), raw.Bytes(args[2:3]), atomics.TypeOf[T](), target, off); err != nil {
+		return old, w.mpiErr("CompareAndSwap", err)
+	}
+	return args[2], nil
+}
