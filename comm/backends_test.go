@@ -20,12 +20,13 @@ func init() {
 	ranktest.Register("be_comms", beComms)
 	ranktest.Register("be_p2p", beP2P)
 	ranktest.Register("be_coll", beColl)
+	ranktest.Register("be_nb", beNonblocking)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -474,6 +475,175 @@ func beColl(c *comm.Comm) error {
 	}
 	if err := c.Barrier(); err != nil {
 		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beNonblocking: Isend and Irecv completed by each of the Wait and Test
+// calls, persistent requests, Cancel, Ibarrier, ProcNull and the zero
+// request.
+func beNonblocking(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	// A ring both ways, every receive posted before the sends: safe at any
+	// size and with one rank.
+	const k = 4
+	for round := range 6 {
+		in := make([][]int64, 2*k)
+		var reqs []*comm.Request
+		for i := range 2 * k {
+			in[i] = make([]int64, 2)
+			from := prev
+			if i >= k {
+				from = next
+			}
+			q, err := comm.IrecvT(c, in[i], from, 100+i)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, q)
+		}
+		for i := range 2 * k {
+			to := next
+			if i >= k {
+				to = prev
+			}
+			q, err := comm.IsendT(c, []int64{int64(r), int64(round*10 + i)}, to, 100+i)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, q)
+		}
+		sts := make([]comm.Status, len(reqs))
+		switch round % 3 {
+		case 0:
+			if err := comm.WaitallInto(reqs, sts); err != nil {
+				return err
+			}
+		case 1:
+			for range reqs {
+				i, st, err := comm.Waitany(reqs)
+				if err != nil {
+					return err
+				}
+				sts[i] = st
+			}
+			if i, _, err := comm.Waitany(reqs); err != nil || i != comm.Undefined {
+				return fmt.Errorf("Waitany of nothing: %d %v", i, err)
+			}
+		case 2:
+			for left := len(reqs); left > 0; {
+				idx, got, err := comm.Testsome(reqs)
+				if err != nil {
+					return err
+				}
+				for j, i := range idx {
+					sts[i] = got[j]
+				}
+				left -= len(idx)
+			}
+		}
+		for i := range 2 * k {
+			from := prev
+			if i >= k {
+				from = next
+			}
+			if err := want("nonblocking message", fmt.Sprint(in[i], sts[i].Source, sts[i].Tag, sts[i].Count),
+				fmt.Sprint([]int64{int64(from), int64(round*10 + i)}, from, 100+i, 2)); err != nil {
+				return err
+			}
+		}
+		for i, q := range reqs {
+			if q != nil {
+				return fmt.Errorf("round %d: request %d left in the list", round, i)
+			}
+		}
+	}
+	// Persistent requests: a halo of 10 rounds with Startall/WaitallInto.
+	sbuf, rbuf := make([]int32, 3), make([]int32, 3)
+	rq, err := comm.RecvInitT(c, rbuf, prev, 7)
+	if err != nil {
+		return err
+	}
+	sq, err := comm.SendInitT(c, sbuf, next, 7)
+	if err != nil {
+		return err
+	}
+	pers := []*comm.Request{rq, sq}
+	psts := make([]comm.Status, 2)
+	for round := range 10 {
+		for i := range sbuf {
+			sbuf[i] = int32(1000*r + 10*round + i)
+		}
+		if err := comm.Startall(pers); err != nil {
+			return err
+		}
+		if err := rq.Start(); !errors.Is(err, comm.ErrRequest) {
+			return fmt.Errorf("Start of an active request: %v", err)
+		}
+		if err := comm.WaitallInto(pers, psts); err != nil {
+			return err
+		}
+		if pers[0] != rq || pers[1] != sq {
+			return fmt.Errorf("WaitallInto dropped a persistent request")
+		}
+		if rbuf[2] != int32(1000*prev+10*round+2) || psts[0].Source != prev || psts[0].Count != 3 {
+			return fmt.Errorf("persistent round %d: %v %+v", round, rbuf, psts[0])
+		}
+		// Inactive now: Wait returns the empty status at once.
+		if st, err := rq.Wait(); err != nil || st.Source != 0 || st.Count != 0 {
+			return fmt.Errorf("Wait of an inactive request: %+v %v", st, err)
+		}
+	}
+	for _, q := range pers {
+		if err := q.Free(); err != nil {
+			return err
+		}
+	}
+	if err := rq.Start(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Start of a freed request: %v", err)
+	}
+	// Cancel of a receive nothing will match.
+	q, err := c.Irecv(make([]byte, 8), comm.AnySource, 999)
+	if err != nil {
+		return err
+	}
+	if err := q.Cancel(); err != nil {
+		return err
+	}
+	st, err := q.Wait()
+	if err != nil || !st.Cancelled {
+		return fmt.Errorf("cancelled receive: %+v %v", st, err)
+	}
+	// ProcNull and the zero request are complete at once.
+	q, err = c.Irecv(make([]byte, 8), comm.ProcNull, 0)
+	if err != nil {
+		return err
+	}
+	if st, done, err := q.Test(); err != nil || !done || st.Source != comm.ProcNull {
+		return fmt.Errorf("ProcNull receive: %+v %v %v", st, done, err)
+	}
+	var zero comm.Request
+	if st, err := zero.Wait(); err != nil || st != (comm.Status{}) {
+		return fmt.Errorf("zero request: %+v %v", st, err)
+	}
+	if _, err := (*comm.Request)(nil).Wait(); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("Wait of nil: %v", err)
+	}
+	// Ibarrier, completed by Test in a loop.
+	b, err := c.Ibarrier()
+	if err != nil {
+		return err
+	}
+	for {
+		_, done, err := b.Test()
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
 	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil

@@ -260,6 +260,64 @@ int shmc_user_op(int unit, int commute, MPI_Datatype *dt, MPI_Op *op, uintptr_t 
 	return MPI_Op_create(shmc_user_fn, commute, op);
 }
 
+// Requests. A status goes to Go as five ints: source, tag, length in
+// bytes, cancelled, error code (MPI_SUCCESS unless MPI_ERR_IN_STATUS).
+static void shmc_st(MPI_Status *s, int *out, int rc) {
+	int cnt = 0, canc = 0;
+	MPI_Get_count(s, MPI_BYTE, &cnt);
+	MPI_Test_cancelled(s, &canc);
+	out[0] = s->MPI_SOURCE; out[1] = s->MPI_TAG; out[2] = cnt; out[3] = canc;
+	out[4] = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : rc;
+}
+
+static int shmc_wait(MPI_Request *r, int *st) {
+	MPI_Status s;
+	int rc = MPI_Wait(r, &s);
+	shmc_st(&s, st, rc);
+	return rc;
+}
+
+static int shmc_test(MPI_Request *r, int *flag, int *st) {
+	MPI_Status s;
+	int rc = MPI_Test(r, flag, &s);
+	if (*flag) shmc_st(&s, st, rc);
+	return rc;
+}
+
+// shmc_multi is MPI_Waitall (kind 0), Waitany (1), Waitsome (2), Testall
+// (3), Testany (4), Testsome (5) over n requests. idx receives the
+// completed indices (*count of them; Waitall and Testall: all or none),
+// st five ints per request, by request index.
+static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, int *st) {
+	MPI_Status *ss = calloc(n > 0 ? n : 1, sizeof(MPI_Status));
+	if (!ss) return MPI_ERR_NO_MEM;
+	int rc = MPI_SUCCESS, flag = 0, one = MPI_UNDEFINED;
+	*count = 0;
+	switch (kind) {
+	case 0: rc = MPI_Waitall(n, rs, ss); flag = 1; break;
+	case 3: rc = MPI_Testall(n, rs, &flag, ss); break;
+	case 1: rc = MPI_Waitany(n, rs, &one, ss); break;
+	case 4: rc = MPI_Testany(n, rs, &one, &flag, ss); break;
+	case 2: rc = MPI_Waitsome(n, rs, count, idx, ss); break;
+	case 5: rc = MPI_Testsome(n, rs, count, idx, ss); break;
+	}
+	if (kind == 0 || kind == 3) {
+		if (flag) {
+			*count = n;
+			for (int i = 0; i < n; i++) { idx[i] = i; shmc_st(&ss[i], st + 5 * i, rc); }
+		}
+	} else if (kind == 1 || kind == 4) {
+		if (one != MPI_UNDEFINED) { *count = 1; idx[0] = one; shmc_st(&ss[0], st + 5 * one, rc); }
+	} else {
+		if (*count == MPI_UNDEFINED) *count = 0;
+		for (int i = 0; i < *count; i++) shmc_st(&ss[i], st + 5 * idx[i], rc);
+	}
+	free(ss);
+	return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
+}
+
+static MPI_Request shmc_request_null(void) { return MPI_REQUEST_NULL; }
+
 // The signal handlers in place before MPI_Init (the Go runtime's).
 static struct sigaction shmc_before[65];
 
@@ -923,3 +981,129 @@ func RegisterComm(f func(x any, call string) (Comm, error)) { commOf = f }
 
 // CommOf returns the handle of x, a *comm.Comm, checked for call.
 func CommOf(x any, call string) (Comm, error) { return commOf(x, call) }
+
+// Request is an MPI request handle.
+type Request struct{ h C.MPI_Request }
+
+// RequestNull is MPI_REQUEST_NULL.
+func RequestNull() Request { return Request{C.shmc_request_null()} }
+
+// ReqStatus is a completed request's status: its message's source, tag and
+// length, whether it was cancelled, and its own error.
+type ReqStatus struct {
+	Status
+	Cancelled bool
+	Err       error
+}
+
+func reqStatus(st []C.int, call string) ReqStatus {
+	return ReqStatus{Status{int(st[0]), int(st[1]), int(st[2])}, st[3] != 0, check(st[4], call)}
+}
+
+// Isend is MPI_Isend of buf as bytes (MPI_Issend when sync). buf must
+// stay pinned until the request completes.
+func (c Comm) Isend(buf []byte, dest, tag int, sync bool) (Request, error) {
+	var r Request
+	if sync {
+		return r, check(C.MPI_Issend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
+	}
+	return r, check(C.MPI_Isend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
+}
+
+// Irecv is MPI_Irecv into buf as bytes; buf stays pinned until it completes.
+func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
+	var r Request
+	return r, check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
+}
+
+// SendInit is MPI_Send_init (MPI_Ssend_init when sync); RecvInit is
+// MPI_Recv_init. Their buffers stay pinned until the request is freed.
+func (c Comm) SendInit(buf []byte, dest, tag int, sync bool) (Request, error) {
+	var r Request
+	if sync {
+		return r, check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
+	}
+	return r, check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
+}
+
+// RecvInit is MPI_Recv_init into buf.
+func (c Comm) RecvInit(buf []byte, src, tag int) (Request, error) {
+	var r Request
+	return r, check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
+}
+
+// Ibarrier is MPI_Ibarrier.
+func (c Comm) Ibarrier() (Request, error) {
+	var r Request
+	return r, check(C.MPI_Ibarrier(c.h, &r.h), "MPI_Ibarrier")
+}
+
+// Start is MPI_Start.
+func (r *Request) Start() error { return check(C.MPI_Start(&r.h), "MPI_Start") }
+
+// Free is MPI_Request_free.
+func (r *Request) Free() error { return check(C.MPI_Request_free(&r.h), "MPI_Request_free") }
+
+// Cancel is MPI_Cancel.
+func (r *Request) Cancel() error { return check(C.MPI_Cancel(&r.h), "MPI_Cancel") }
+
+// Wait is MPI_Wait.
+func (r *Request) Wait() (ReqStatus, error) {
+	var st [5]C.int
+	rc := C.shmc_wait(&r.h, &st[0])
+	if err := check(rc, "MPI_Wait"); err != nil {
+		return ReqStatus{Status: Status{int(st[0]), int(st[1]), int(st[2])}, Err: err}, nil
+	}
+	return reqStatus(st[:], "MPI_Wait"), nil
+}
+
+// Test is MPI_Test.
+func (r *Request) Test() (ReqStatus, bool, error) {
+	var st [5]C.int
+	var flag C.int
+	rc := C.shmc_test(&r.h, &flag, &st[0])
+	if flag == 0 {
+		return ReqStatus{}, false, check(rc, "MPI_Test")
+	}
+	if err := check(rc, "MPI_Test"); err != nil {
+		return ReqStatus{Status: Status{int(st[0]), int(st[1]), int(st[2])}, Err: err}, true, nil
+	}
+	return reqStatus(st[:], "MPI_Test"), true, nil
+}
+
+// Multi kinds: the MPI_Wait* and MPI_Test* calls over many requests.
+const (
+	Waitall = iota
+	Waitany
+	Waitsome
+	Testall
+	Testany
+	Testsome
+)
+
+var multiNames = [...]string{"MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
+
+// Multi runs one of the calls over many requests (kind: Waitall ...
+// Testsome) and returns the indices completed and their statuses, by
+// request index (sts has len(rs) entries).
+func Multi(kind int, rs []Request, sts []ReqStatus) ([]int, error) {
+	n := len(rs)
+	idx := make([]C.int, max(n, 1))
+	st := make([]C.int, 5*max(n, 1))
+	var count C.int
+	var prs *C.MPI_Request
+	if n > 0 {
+		prs = &rs[0].h
+	}
+	call := multiNames[kind]
+	if err := check(C.shmc_multi(C.int(kind), C.int(n), prs, &count, &idx[0], &st[0]), call); err != nil {
+		return nil, err
+	}
+	done := make([]int, count)
+	for i := range done {
+		j := int(idx[i])
+		done[i] = j
+		sts[j] = reqStatus(st[5*j:5*j+5], call)
+	}
+	return done, nil
+}

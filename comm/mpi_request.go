@@ -1,0 +1,535 @@
+//go:build mpi
+
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/mpi"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// Request is a nonblocking operation in progress (MPI_Request). Under the
+// MPI backend it holds the MPI's request and keeps the operation's buffer
+// pinned (runtime.Pinner) until the operation completes, or, for a
+// persistent request, until Free. Once complete, Wait and Test keep
+// returning its outcome. The zero Request is complete with the empty
+// status, as MPI_REQUEST_NULL is. A persistent request (SendInit, RecvInit)
+// is inactive between its completion and the next Start: Wait and Test
+// return the empty status at once. One goroutine at a time may complete a
+// given request, as MPI requires.
+type Request struct {
+	h          mpi.Request
+	live       bool // h is an operation not yet completed
+	size       int  // bytes an element (the typed forms' Count); 0: 1
+	persistent bool
+	freed      bool
+	pin        runtime.Pinner
+	done       bool // complete: st and err are its outcome (not persistent)
+	st         Status
+	err        error
+}
+
+func (c *Comm) request(call string, buf []byte, h mpi.Request, err error, persistent bool) (*Request, error) {
+	if err != nil {
+		return nil, mpiError(call, err)
+	}
+	r := &Request{h: h, live: !persistent, persistent: persistent}
+	if len(buf) > 0 {
+		r.pin.Pin(&buf[0])
+	}
+	return r, nil
+}
+
+// nullRequest is the request of an operation with ProcNull: complete, with
+// ProcNull's status, or, persistent, inactive until Start.
+func nullRequest(persistent bool, recv bool) *Request {
+	r := &Request{done: !persistent, persistent: persistent, h: mpi.RequestNull()}
+	if recv {
+		r.st = Status{Source: ProcNull, Tag: AnyTag}
+	}
+	return r
+}
+
+// Isend starts a send of buf to dest with tag (MPI_Isend of bytes). Local.
+// buf must not change until the request completes.
+func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	return c.isend("Isend", buf, dest, tag, false)
+}
+
+// Issend is Isend whose request completes only once the receive has
+// matched (MPI_Issend). Local.
+func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
+	return c.isend("Issend", buf, dest, tag, true)
+}
+
+func (c *Comm) isend(call string, buf []byte, dest, tag int, sync bool) (*Request, error) {
+	d, t, err := c.sendArgs(call, dest, tag)
+	if err != nil {
+		return nil, err
+	}
+	if dest == ProcNull {
+		return nullRequest(false, false), nil
+	}
+	h, err := c.h.Isend(buf, d, t, sync)
+	return c.request(call, buf, h, err, false)
+}
+
+// Irecv starts a receive into buf from src (or AnySource) with tag (or
+// AnyTag) (MPI_Irecv of bytes). Local.
+func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
+	s, t, err := c.recvArgs("Irecv", src, tag)
+	if err != nil {
+		return nil, err
+	}
+	if src == ProcNull {
+		return nullRequest(false, true), nil
+	}
+	h, err := c.h.Irecv(buf, s, t)
+	return c.request("Irecv", buf, h, err, false)
+}
+
+// SendInit makes a persistent send request of buf to dest with tag
+// (MPI_Send_init): each Start sends buf's current contents. Local.
+func (c *Comm) SendInit(buf []byte, dest, tag int) (*Request, error) {
+	return c.sendInit("SendInit", buf, dest, tag, false)
+}
+
+// SsendInit is SendInit of synchronous sends (MPI_Ssend_init). Local.
+func (c *Comm) SsendInit(buf []byte, dest, tag int) (*Request, error) {
+	return c.sendInit("SsendInit", buf, dest, tag, true)
+}
+
+func (c *Comm) sendInit(call string, buf []byte, dest, tag int, sync bool) (*Request, error) {
+	d, t, err := c.sendArgs(call, dest, tag)
+	if err != nil {
+		return nil, err
+	}
+	if dest == ProcNull {
+		return nullRequest(true, false), nil
+	}
+	h, err := c.h.SendInit(buf, d, t, sync)
+	return c.request(call, buf, h, err, true)
+}
+
+// RecvInit makes a persistent receive request into buf (MPI_Recv_init).
+// Local.
+func (c *Comm) RecvInit(buf []byte, src, tag int) (*Request, error) {
+	s, t, err := c.recvArgs("RecvInit", src, tag)
+	if err != nil {
+		return nil, err
+	}
+	if src == ProcNull {
+		return nullRequest(true, true), nil
+	}
+	h, err := c.h.RecvInit(buf, s, t)
+	return c.request("RecvInit", buf, h, err, true)
+}
+
+// Ibarrier starts a barrier (MPI_Ibarrier): its request completes once
+// every rank of c has called Ibarrier. Collective, local.
+func (c *Comm) Ibarrier() (*Request, error) {
+	if err := c.usable("Ibarrier"); err != nil {
+		return nil, err
+	}
+	h, err := c.h.Ibarrier()
+	return c.request("Ibarrier", nil, h, err, false)
+}
+
+// IsendT is Isend of elements (MPI_Isend). Local.
+func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return c.Isend(raw.Bytes(buf), dest, tag)
+}
+
+// IrecvT is Irecv of elements (MPI_Irecv); its status's Count is in
+// elements. Local.
+func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	r, err := c.Irecv(raw.Bytes(buf), src, tag)
+	if r != nil {
+		r.size = atomics.SizeOf[T]()
+	}
+	return r, err
+}
+
+// SendInitT is SendInit of elements (MPI_Send_init). Local.
+func SendInitT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return c.SendInit(raw.Bytes(buf), dest, tag)
+}
+
+// RecvInitT is RecvInit of elements (MPI_Recv_init); Count is in
+// elements. Local.
+func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	r, err := c.RecvInit(raw.Bytes(buf), src, tag)
+	if r != nil {
+		r.size = atomics.SizeOf[T]()
+	}
+	return r, err
+}
+
+// finish records the outcome of r's operation, which the MPI has just
+// completed.
+func (r *Request) finish(rs mpi.ReqStatus, call string) (Status, error) {
+	r.live = false
+	st := goStatus(rs.Status, max(1, r.size))
+	st.Cancelled = rs.Cancelled
+	err := mpiError(call, rs.Err)
+	if !r.persistent {
+		r.pin.Unpin()
+		r.done, r.st, r.err = true, st, err
+	}
+	return st, err
+}
+
+// kept is the outcome of a request with no operation in the MPI: its
+// recorded one, or the empty status of a zero or inactive request.
+func (r *Request) kept(call string) (Status, error) {
+	if r.freed {
+		return Status{}, fmt.Errorf("comm: %s of a freed request: %w", call, ErrRequest)
+	}
+	if r.done {
+		return r.st, r.err
+	}
+	return Status{}, nil
+}
+
+// Wait blocks until the operation completes and returns its status
+// (MPI_Wait): a receive's source, tag and count (ErrTruncate if the
+// message was longer than the buffer), a cancelled receive's Cancelled.
+// A nil Request is an error.
+func (r *Request) Wait() (Status, error) {
+	if r == nil {
+		return Status{}, fmt.Errorf("comm: Wait of a nil request: %w", ErrArg)
+	}
+	if !r.live {
+		return r.kept("Wait")
+	}
+	rs, err := r.h.Wait()
+	if err != nil {
+		return Status{}, mpiError("Wait", err)
+	}
+	return r.finish(rs, "Wait")
+}
+
+// Test reports whether the operation has completed, and if so its status
+// (MPI_Test). Local. A nil Request is an error.
+func (r *Request) Test() (Status, bool, error) {
+	if r == nil {
+		return Status{}, false, fmt.Errorf("comm: Test of a nil request: %w", ErrArg)
+	}
+	if !r.live {
+		st, err := r.kept("Test")
+		return st, err == nil || !errors.Is(err, ErrRequest), err
+	}
+	rs, done, err := r.h.Test()
+	if err != nil || !done {
+		return Status{}, false, mpiError("Test", err)
+	}
+	st, err := r.finish(rs, "Test")
+	return st, true, err
+}
+
+// Cancel asks for a pending receive to be withdrawn (MPI_Cancel); the
+// request must still be completed by Wait or Test, whose status says
+// whether it was. Local. A nil Request is an error.
+func (r *Request) Cancel() error {
+	if r == nil {
+		return fmt.Errorf("comm: Cancel of a nil request: %w", ErrArg)
+	}
+	if !r.live {
+		return nil
+	}
+	return mpiError("Cancel", r.h.Cancel())
+}
+
+// Start starts the operation of persistent request r (MPI_Start). Local.
+// Starting a request that is active, not persistent, or freed is
+// ErrRequest.
+func (r *Request) Start() error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("comm: Start of a nil request: %w", ErrArg)
+	case !r.persistent:
+		return fmt.Errorf("comm: Start of a request that is not persistent: %w", ErrRequest)
+	case r.freed:
+		return fmt.Errorf("comm: Start of a freed request: %w", ErrRequest)
+	case r.live:
+		return fmt.Errorf("comm: Start of an active request: %w", ErrRequest)
+	}
+	if r.h == mpi.RequestNull() {
+		// ProcNull: complete at once; Wait returns its status.
+		return nil
+	}
+	if err := r.h.Start(); err != nil {
+		return mpiError("Start", err)
+	}
+	r.live = true
+	return nil
+}
+
+// Free frees request r (MPI_Request_free). A persistent request may not be
+// started again; if it is active its operation goes on, and its buffer
+// stays pinned for the rest of the process. Other requests need no
+// freeing: Free does nothing to them. Local.
+func (r *Request) Free() error {
+	if r == nil {
+		return fmt.Errorf("comm: Free of a nil request: %w", ErrArg)
+	}
+	if !r.persistent {
+		return nil
+	}
+	if r.freed {
+		return fmt.Errorf("comm: Free of a freed request: %w", ErrRequest)
+	}
+	r.freed = true
+	if r.h == mpi.RequestNull() {
+		return nil
+	}
+	active := r.live
+	if err := r.h.Free(); err != nil {
+		return mpiError("Free", err)
+	}
+	if !active {
+		r.pin.Unpin()
+	}
+	return nil
+}
+
+// Startall starts every request (MPI_Startall), in order; nil entries are
+// skipped. Local. It stops at the first that fails and returns its error,
+// naming its index.
+func Startall(reqs []*Request) error {
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if err := r.Start(); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// multi runs an MPI_Wait*/MPI_Test* call over the live requests among
+// reqs and returns the indices (into reqs) it completed, with their
+// statuses written into sts. Requests that are not live are complete
+// already: complete reports them to the caller, which decides.
+func multi(kind int, call string, reqs []*Request, sts []Status) ([]int, []error, error) {
+	hs := make([]mpi.Request, 0, len(reqs))
+	at := make([]int, 0, len(reqs))
+	for i, r := range reqs {
+		if r != nil && r.live {
+			hs = append(hs, r.h)
+			at = append(at, i)
+		}
+	}
+	if len(hs) == 0 {
+		return nil, nil, nil
+	}
+	rss := make([]mpi.ReqStatus, len(hs))
+	done, err := mpi.Multi(kind, hs, rss)
+	if err != nil {
+		return nil, nil, mpiError(call, err)
+	}
+	idx := make([]int, len(done))
+	errs := make([]error, len(done))
+	for k, j := range done {
+		r := reqs[at[j]]
+		r.h = hs[j]
+		st, err := r.finish(rss[j], call)
+		idx[k], errs[k] = at[j], err
+		if sts != nil {
+			sts[at[j]] = st
+		}
+	}
+	return idx, errs, nil
+}
+
+// clearDone sets reqs[i] to nil unless it is persistent (which becomes
+// inactive instead).
+func clearDone(reqs []*Request, i int) {
+	if reqs[i] != nil && !reqs[i].persistent {
+		reqs[i] = nil
+	}
+}
+
+// Waitall waits for every request (MPI_Waitall) and returns their
+// statuses, in order, setting the entries to nil (a persistent request's
+// entry stays: it becomes inactive). Blocking. If some failed, the error
+// joins theirs, each naming its index.
+func Waitall(reqs []*Request) ([]Status, error) {
+	sts := make([]Status, len(reqs))
+	return sts, WaitallInto(reqs, sts)
+}
+
+// WaitallInto is Waitall writing the statuses into sts, which must hold
+// len(reqs) of them, or be nil when they are not wanted. Blocking.
+func WaitallInto(reqs []*Request, sts []Status) error {
+	if sts != nil && len(sts) < len(reqs) {
+		return fmt.Errorf("comm: WaitallInto: %d statuses for %d requests: %w", len(sts), len(reqs), ErrArg)
+	}
+	_, err := completeAll(mpi.Waitall, "Waitall", reqs, sts)
+	return err
+}
+
+// completeAll is Waitall (kind mpi.Waitall) and Testall (mpi.Testall):
+// it completes every request or, Testall finding one pending, none.
+func completeAll(kind int, call string, reqs []*Request, sts []Status) (bool, error) {
+	wasLive := make([]bool, len(reqs))
+	n := 0
+	for i, r := range reqs {
+		if r != nil && r.live {
+			wasLive[i] = true
+			n++
+		}
+	}
+	var all []error
+	if n > 0 {
+		idx, errs, err := multi(kind, call, reqs, sts)
+		if err != nil {
+			return false, err
+		}
+		if len(idx) < n {
+			return false, nil
+		}
+		for k, i := range idx {
+			if errs[k] != nil {
+				all = append(all, fmt.Errorf("request %d: %w", i, errs[k]))
+			}
+		}
+	}
+	for i, r := range reqs {
+		switch {
+		case r == nil:
+			if sts != nil {
+				sts[i] = Status{}
+			}
+			continue
+		case !wasLive[i]:
+			st, err := r.kept(call)
+			if sts != nil {
+				sts[i] = st
+			}
+			if err != nil {
+				all = append(all, fmt.Errorf("request %d: %w", i, err))
+			}
+		}
+		clearDone(reqs, i)
+	}
+	return true, errors.Join(all...)
+}
+
+// firstKept returns the index of a non-nil request that is complete
+// without the MPI (its outcome kept), or -1.
+func firstKept(reqs []*Request) int {
+	for i, r := range reqs {
+		if r != nil && !r.live && !r.persistent {
+			return i
+		}
+	}
+	return -1
+}
+
+// Waitany waits until one of the requests completes (MPI_Waitany) and
+// returns its index and status, setting its entry to nil. Blocking. With
+// no active request it returns Undefined at once.
+func Waitany(reqs []*Request) (int, Status, error) {
+	if i := firstKept(reqs); i >= 0 {
+		st, err := reqs[i].kept("Waitany")
+		reqs[i] = nil
+		return i, st, err
+	}
+	sts := make([]Status, len(reqs))
+	idx, errs, err := multi(mpi.Waitany, "Waitany", reqs, sts)
+	if err != nil || len(idx) == 0 {
+		return Undefined, Status{}, err
+	}
+	i := idx[0]
+	clearDone(reqs, i)
+	return i, sts[i], errs[0]
+}
+
+// Waitsome waits until at least one request completes (MPI_Waitsome) and
+// returns the indices and statuses of all that are complete, setting
+// their entries to nil. Blocking. With no active request it returns nil.
+func Waitsome(reqs []*Request) ([]int, []Status, error) {
+	return some(mpi.Waitsome, "Waitsome", reqs)
+}
+
+// Testsome returns the indices and statuses of the requests that are
+// complete (MPI_Testsome), setting their entries to nil. Local.
+func Testsome(reqs []*Request) ([]int, []Status, error) {
+	return some(mpi.Testsome, "Testsome", reqs)
+}
+
+func some(kind int, call string, reqs []*Request) ([]int, []Status, error) {
+	var idx []int
+	var out []Status
+	var all []error
+	for i, r := range reqs {
+		if r != nil && !r.live && !r.persistent {
+			st, err := r.kept(call)
+			idx, out = append(idx, i), append(out, st)
+			if err != nil {
+				all = append(all, fmt.Errorf("request %d: %w", i, err))
+			}
+			reqs[i] = nil
+		}
+	}
+	if len(idx) > 0 {
+		kind = mpi.Testsome // some are complete: do not block
+	}
+	sts := make([]Status, len(reqs))
+	done, errs, err := multi(kind, call, reqs, sts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, i := range done {
+		idx, out = append(idx, i), append(out, sts[i])
+		if errs[k] != nil {
+			all = append(all, fmt.Errorf("request %d: %w", i, errs[k]))
+		}
+		clearDone(reqs, i)
+	}
+	return idx, out, errors.Join(all...)
+}
+
+// Testall reports whether every request is complete (MPI_Testall); if so
+// it returns their statuses and sets the entries to nil, otherwise it
+// leaves them all as they are. Local.
+func Testall(reqs []*Request) ([]Status, bool, error) {
+	sts := make([]Status, len(reqs))
+	done, err := completeAll(mpi.Testall, "Testall", reqs, sts)
+	if !done {
+		return nil, false, err
+	}
+	return sts, true, err
+}
+
+// Testany reports whether one of the requests is complete (MPI_Testany):
+// if so its index and status, its entry set to nil. Local. With no
+// active request it returns Undefined and true.
+func Testany(reqs []*Request) (int, Status, bool, error) {
+	if i := firstKept(reqs); i >= 0 {
+		st, err := reqs[i].kept("Testany")
+		reqs[i] = nil
+		return i, st, true, err
+	}
+	sts := make([]Status, len(reqs))
+	live := false
+	for _, r := range reqs {
+		live = live || (r != nil && r.live)
+	}
+	if !live {
+		return Undefined, Status{}, true, nil
+	}
+	idx, errs, err := multi(mpi.Testany, "Testany", reqs, sts)
+	if err != nil || len(idx) == 0 {
+		return Undefined, Status{}, false, err
+	}
+	i := idx[0]
+	clearDone(reqs, i)
+	return i, sts[i], true, errs[0]
+}
