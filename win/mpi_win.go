@@ -44,12 +44,17 @@ type Win struct {
 
 	mu sync.Mutex // the epoch state and the pins
 	ep mpiEpoch
-	// pins holds the origin and result buffers of RMA calls that may not
-	// be complete, pinned for the MPI, which reads and writes them by
-	// address until the call completes; open lists the targets of those
-	// calls, and pins is released when none is left.
-	pins runtime.Pinner
-	open map[int]bool
+	// The origin data of Puts and Accumulates that may not be complete,
+	// which the MPI reads by address until the call that completes them:
+	// small ones copied into stage (C memory; staged bytes used), larger
+	// ones pinned in pins. open[t] says whether calls to target t are
+	// outstanding (nopen of them); when none is, both are released.
+	stage  []byte
+	staged int
+	pins   runtime.Pinner
+	pinned bool
+	open   []bool
+	nopen  int
 
 	freed atomic.Bool
 }
@@ -61,15 +66,16 @@ type mpiEpoch struct {
 	start    []int
 	post     bool
 	lockAll  bool
-	locks    map[int]LockType
+	locks    []LockType // per target: the lock this rank holds, 0 if none
+	nlocks   int        // targets locked
 }
 
 func (e *mpiEpoch) describe() string {
 	switch {
 	case e.lockAll:
 		return "a LockAll epoch is open"
-	case len(e.locks) > 0:
-		return fmt.Sprintf("a Lock epoch is open (%d ranks locked)", len(e.locks))
+	case e.nlocks > 0:
+		return fmt.Sprintf("a Lock epoch is open (%d ranks locked)", e.nlocks)
 	case e.start != nil:
 		return "a Start epoch is open"
 	case e.post:
@@ -78,7 +84,7 @@ func (e *mpiEpoch) describe() string {
 	return "no epoch is open"
 }
 
-func (e *mpiEpoch) passive() bool { return e.lockAll || len(e.locks) > 0 }
+func (e *mpiEpoch) passive() bool { return e.lockAll || e.nlocks > 0 }
 
 // access says whether target may be reached, and whether through a
 // passive-target epoch of the window itself.
@@ -86,7 +92,7 @@ func (e *mpiEpoch) access(target int) (ok, passive bool) {
 	if e.lockAll {
 		return true, true
 	}
-	if _, l := e.locks[target]; l {
+	if target >= 0 && e.locks[target] != 0 {
 		return true, true
 	}
 	if e.fence {
@@ -95,7 +101,7 @@ func (e *mpiEpoch) access(target int) (ok, passive bool) {
 	if e.start != nil && (target == ProcNull || slices.Contains(e.start, target)) {
 		return true, false
 	}
-	if target == ProcNull && len(e.locks) > 0 {
+	if target == ProcNull && e.nlocks > 0 {
 		return true, true
 	}
 	return false, false
@@ -137,6 +143,7 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		return nil, errorf(ErrOther, "%s: %v", call, err)
 	}
 	w.sizes, w.units = make([]int, w.size), make([]int, w.size)
+	w.open, w.ep.locks = make([]bool, w.size), make([]LockType, w.size)
 	for r := range w.size {
 		w.sizes[r], w.units[r] = int(all[2*r]), int(all[2*r+1])
 		switch {
@@ -180,9 +187,11 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 	for r := range w.size {
 		w.leads[r], w.twinLeads[r] = int(leads[2*r]), int(leads[2*r+1])
 	}
+	w.stage = mpi.CAlloc(stageSize)
 	if w.twin, err = hc.CreateWin(w.mem); err != nil {
 		_ = w.h.Free()
 		w.keep.Unpin()
+		mpi.CFree(w.stage)
 		return nil, w.mpiErr(call, err)
 	}
 	// The twin's epoch lasts as long as the window; the zeroing above is
@@ -276,6 +285,8 @@ func (w *Win) Free() error {
 	}
 	w.keep.Unpin()
 	w.pins.Unpin()
+	mpi.CFree(w.stage)
+	w.stage = nil
 	if err != nil {
 		return w.mpiErr("Free", err)
 	}
@@ -370,30 +381,53 @@ func (w *Win) Fence(assert int) error {
 	return nil
 }
 
-// done releases the pins of calls to target (all targets: -1), which a
-// completing call has just completed.
+// done records that the calls to target (all targets: -1) are complete,
+// and releases the staged and pinned origins when no call is left.
 func (w *Win) done(target int) {
-	if target < 0 {
+	switch {
+	case target < 0:
 		clear(w.open)
-	} else {
-		delete(w.open, target)
+		w.nopen = 0
+	case w.open[target]:
+		w.open[target] = false
+		w.nopen--
 	}
-	if len(w.open) == 0 {
-		w.pins.Unpin()
+	if w.nopen == 0 {
+		w.staged = 0
+		if w.pinned {
+			w.pins.Unpin()
+			w.pinned = false
+		}
 	}
 }
 
-// pin keeps b (the memory of an RMA call to target) pinned until the call
-// completes.
-func (w *Win) pin(b []byte, target int) {
+// stageLimit is the largest origin copied into the stage rather than
+// pinned; stageSize the stage's size a window.
+const (
+	stageLimit = 256
+	stageSize  = 64 << 10
+)
+
+// origin returns the memory a Put or Accumulate of b to target hands the
+// MPI: a copy in the stage when b is small and the stage has room, else b
+// itself, pinned. It stays valid until the call completes (done).
+func (w *Win) origin(b []byte, target int) []byte {
 	if len(b) == 0 {
-		return
+		return b
+	}
+	if !w.open[target] {
+		w.open[target] = true
+		w.nopen++
+	}
+	if len(b) <= stageLimit && w.staged+len(b) <= len(w.stage) {
+		// Keep copies 8-byte aligned, as the MPI's datatypes may want.
+		o := w.staged
+		w.staged = (o + len(b) + 7) &^ 7
+		return w.stage[o : o+copy(w.stage[o:], b)]
 	}
 	w.pins.Pin(&b[0])
-	if w.open == nil {
-		w.open = map[int]bool{}
-	}
-	w.open[target] = true
+	w.pinned = true
+	return b
 }
 
 // openActive is the check of Lock, LockAll, Start and Post: no epoch of
@@ -432,7 +466,7 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if l, ok := w.ep.locks[rank]; ok {
+	if l := w.ep.locks[rank]; l != 0 {
 		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%v)", w.rank, rank, l)
 	}
 	if w.ep.lockAll || w.ep.start != nil {
@@ -444,10 +478,8 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	if err := w.h.Lock(lt == Exclusive, rank, assert); err != nil {
 		return w.mpiErr("Lock", err)
 	}
-	if w.ep.locks == nil {
-		w.ep.locks = map[int]LockType{}
-	}
 	w.ep.locks[rank], w.ep.fence = lt, false
+	w.ep.nlocks++
 	return nil
 }
 
@@ -462,13 +494,14 @@ func (w *Win) Unlock(rank int) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.ep.locks[rank]; !ok {
+	if w.ep.locks[rank] == 0 {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
 	if err := w.h.Unlock(rank); err != nil {
 		return w.mpiErr("Unlock", err)
 	}
-	delete(w.ep.locks, rank)
+	w.ep.locks[rank] = 0
+	w.ep.nlocks--
 	w.done(rank)
 	return nil
 }
@@ -528,7 +561,7 @@ func (w *Win) flush(call string, rank int, local bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if rank >= 0 {
-		if _, ok := w.ep.locks[rank]; !ok && !w.ep.lockAll {
+		if w.ep.locks[rank] == 0 && !w.ep.lockAll {
 			return errorf(ErrRMASync, "%s on rank %d: no passive-target epoch to rank %d (Lock it or LockAll first)", call, w.rank, rank)
 		}
 	} else if !w.ep.passive() {
@@ -764,8 +797,7 @@ func (w *Win) Put(src []byte, target, disp int) error {
 		return err
 	}
 	defer w.mu.Unlock()
-	w.pin(src, target)
-	if err := h.Put(src, target, off); err != nil {
+	if err := h.Put(w.origin(src, target), target, off); err != nil {
 		return w.mpiErr("Put", err)
 	}
 	return nil
@@ -781,9 +813,6 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 	}
 	defer w.mu.Unlock()
 	if err := h.Get(dst, target, off); err != nil {
-		return w.mpiErr("Get", err)
-	}
-	if err := h.Flush(target, true); err != nil {
 		return w.mpiErr("Get", err)
 	}
 	return nil
@@ -818,8 +847,7 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 		return err
 	}
 	defer w.mu.Unlock()
-	w.pin(b, target)
-	if err := h.Accumulate(b, len(src), atomics.TypeOf[T](), target, off, op); err != nil {
+	if err := h.Accumulate(w.origin(b, target), len(src), atomics.TypeOf[T](), target, off, op); err != nil {
 		return w.mpiErr("Accumulate", err)
 	}
 	return nil
@@ -845,9 +873,6 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	}
 	defer w.mu.Unlock()
 	if err := h.GetAccumulate(b, rb, len(result), atomics.TypeOf[T](), target, off, op); err != nil {
-		return w.mpiErr("GetAccumulate", err)
-	}
-	if err := h.Flush(target, true); err != nil {
 		return w.mpiErr("GetAccumulate", err)
 	}
 	return nil

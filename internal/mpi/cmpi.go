@@ -316,6 +316,27 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 	return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
 }
 
+static void shmc_noop(void) {}
+
+// Fetching calls completed at the origin in the same C call, so that the
+// MPI never holds a Go address past the call that gave it.
+static int shmc_get_now(void *dst, int n, int t, MPI_Aint off, MPI_Win w) {
+	int rc = MPI_Get(dst, n, MPI_BYTE, t, off, n, MPI_BYTE, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+static int shmc_get_acc_now(void *src, void *res, int n, MPI_Datatype dt, int t, MPI_Aint off, MPI_Op op, MPI_Win w) {
+	int rc = MPI_Get_accumulate(src, n, dt, res, n, dt, t, off, n, dt, op, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+static int shmc_fop_now(void *src, void *res, MPI_Datatype dt, int t, MPI_Aint off, MPI_Op op, MPI_Win w) {
+	int rc = MPI_Fetch_and_op(src, res, dt, t, off, op, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+static int shmc_cas_now(void *v, void *cmp, void *res, MPI_Datatype dt, int t, MPI_Aint off, MPI_Win w) {
+	int rc = MPI_Compare_and_swap(v, cmp, res, dt, t, off, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+
 static MPI_Request shmc_request_null(void) { return MPI_REQUEST_NULL; }
 
 // The signal handlers in place before MPI_Init (the Go runtime's).
@@ -468,9 +489,44 @@ func ptr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(unsafe.SliceData(b))
 }
 
-func dt(t atomics.Type) C.MPI_Datatype { return C.shmc_type(C.int(t)) }
+func dt(t atomics.Type) C.MPI_Datatype { return cTypes[t] }
 
-func mop(op atomics.Op) C.MPI_Op { return C.shmc_op(C.int(op)) }
+func mop(op atomics.Op) C.MPI_Op { return cOps[op] }
+
+// The MPI's predefined handles and constants, read once: cgo reads a C
+// macro (Open MPI's MPI_BYTE is one) by a call of its own, which would add
+// a cgo call to every MPI call that names it.
+var (
+	cByte    C.MPI_Datatype     = C.MPI_BYTE
+	cInPlace unsafe.Pointer     = C.MPI_IN_PLACE
+	cTypes   [32]C.MPI_Datatype // by atomics.Type; 0 is MPI_BYTE
+	cOps     [32]C.MPI_Op       // by atomics.Op
+	cModes   [5]C.int           // MPI_MODE_* of win's Mode bits, in bit order
+	cLock    = [2]C.int{C.shmc_lock_type(0), C.shmc_lock_type(1)}
+)
+
+func init() {
+	for i := range cTypes {
+		cTypes[i] = C.shmc_type(C.int(i))
+	}
+	for i := range cOps {
+		cOps[i] = C.shmc_op(C.int(i))
+	}
+	for i := range cModes {
+		cModes[i] = C.shmc_assert(C.int(1 << i))
+	}
+}
+
+// modes is the MPI assert of win's Mode bits a.
+func modes(a int) C.int {
+	var m C.int
+	for i, v := range cModes {
+		if a&(1<<i) != 0 {
+			m |= v
+		}
+	}
+	return m
+}
 
 // owner is the OS thread that calls MPI_Init_thread and MPI_Finalize, as
 // the standard asks of the thread that finalizes.
@@ -662,9 +718,9 @@ func status(st *[3]C.int) Status { return Status{int(st[0]), int(st[1]), int(st[
 // Send is MPI_Send of buf as bytes; sync makes it MPI_Ssend.
 func (c Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	if sync {
-		return check(C.MPI_Ssend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h), "MPI_Ssend")
+		return check(C.MPI_Ssend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h), "MPI_Ssend")
 	}
-	return check(C.MPI_Send(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h), "MPI_Send")
+	return check(C.MPI_Send(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h), "MPI_Send")
 }
 
 // Recv is MPI_Recv into buf as bytes.
@@ -699,7 +755,7 @@ func (c Comm) Probe(src, tag int, block bool) (st Status, found bool, err error)
 
 // Bcast is MPI_Bcast of buf as bytes.
 func (c Comm) Bcast(buf []byte, root int) error {
-	return check(C.MPI_Bcast(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(root), c.h), "MPI_Bcast")
+	return check(C.MPI_Bcast(ptr(buf), C.int(len(buf)), cByte, C.int(root), c.h), "MPI_Bcast")
 }
 
 // Red is a reduction's datatype and op: a predefined op on a predefined
@@ -714,7 +770,7 @@ func Predefined(t atomics.Type, op atomics.Op) Red { return Red{dt(t), mop(op)} 
 
 func inPlace(send []byte) unsafe.Pointer {
 	if send == nil {
-		return C.MPI_IN_PLACE
+		return cInPlace
 	}
 	return ptr(send)
 }
@@ -758,17 +814,17 @@ func (c Comm) Move(kind int, send, recv []byte, n, root int) error {
 	cn := C.int(n)
 	switch kind {
 	case MoveGather:
-		return check(C.MPI_Gather(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, C.int(root), c.h), "MPI_Gather")
+		return check(C.MPI_Gather(sp, cn, cByte, ptr(recv), cn, cByte, C.int(root), c.h), "MPI_Gather")
 	case MoveScatter:
 		rp := ptr(recv)
 		if recv == nil {
-			rp = C.MPI_IN_PLACE
+			rp = cInPlace
 		}
-		return check(C.MPI_Scatter(ptr(send), cn, C.MPI_BYTE, rp, cn, C.MPI_BYTE, C.int(root), c.h), "MPI_Scatter")
+		return check(C.MPI_Scatter(ptr(send), cn, cByte, rp, cn, cByte, C.int(root), c.h), "MPI_Scatter")
 	case MoveAllgather:
-		return check(C.MPI_Allgather(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, c.h), "MPI_Allgather")
+		return check(C.MPI_Allgather(sp, cn, cByte, ptr(recv), cn, cByte, c.h), "MPI_Allgather")
 	}
-	return check(C.MPI_Alltoall(sp, cn, C.MPI_BYTE, ptr(recv), cn, C.MPI_BYTE, c.h), "MPI_Alltoall")
+	return check(C.MPI_Alltoall(sp, cn, cByte, ptr(recv), cn, cByte, c.h), "MPI_Alltoall")
 }
 
 // AllocWin is MPI_Win_allocate (shared: MPI_Win_allocate_shared) of size
@@ -858,16 +914,16 @@ func (w *Win) Free() error {
 
 // Fence is MPI_Win_fence with win's asserts (its Mode bits).
 func (w Win) Fence(assert int) error {
-	return check(C.MPI_Win_fence(C.shmc_assert(C.int(assert)), w.h), "MPI_Win_fence")
+	return check(C.MPI_Win_fence(modes(assert), w.h), "MPI_Win_fence")
 }
 
 // Lock is MPI_Win_lock.
 func (w Win) Lock(exclusive bool, rank, assert int) error {
-	e := C.int(0)
+	e := cLock[0]
 	if exclusive {
-		e = 1
+		e = cLock[1]
 	}
-	return check(C.MPI_Win_lock(C.shmc_lock_type(e), C.int(rank), C.shmc_assert(C.int(assert)), w.h), "MPI_Win_lock")
+	return check(C.MPI_Win_lock(e, C.int(rank), modes(assert), w.h), "MPI_Win_lock")
 }
 
 // Unlock is MPI_Win_unlock.
@@ -877,7 +933,7 @@ func (w Win) Unlock(rank int) error {
 
 // LockAll is MPI_Win_lock_all.
 func (w Win) LockAll(assert int) error {
-	return check(C.MPI_Win_lock_all(C.shmc_assert(C.int(assert)), w.h), "MPI_Win_lock_all")
+	return check(C.MPI_Win_lock_all(modes(assert), w.h), "MPI_Win_lock_all")
 }
 
 // UnlockAll is MPI_Win_unlock_all.
@@ -903,13 +959,13 @@ func (w Win) Sync() error { return check(C.MPI_Win_sync(w.h), "MPI_Win_sync") }
 // Post is MPI_Win_post to the ranks of c (the window's communicator) listed.
 func (w Win) Post(c Comm, ranks []int, assert int) error {
 	cr := cints(ranks)
-	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), C.shmc_assert(C.int(assert)), 1), "MPI_Win_post")
+	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), modes(assert), 1), "MPI_Win_post")
 }
 
 // Start is MPI_Win_start toward the ranks of c listed.
 func (w Win) Start(c Comm, ranks []int, assert int) error {
 	cr := cints(ranks)
-	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), C.shmc_assert(C.int(assert)), 0), "MPI_Win_start")
+	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), modes(assert), 0), "MPI_Win_start")
 }
 
 // Complete is MPI_Win_complete.
@@ -925,19 +981,20 @@ func (w Win) Test() (bool, error) {
 	return flag != 0, err
 }
 
-// The RMA calls below keep origin and result addresses past their return:
-// the caller pins those buffers until the epoch's completing call.
+// Put and Accumulate keep their origin address past their return: the
+// caller keeps that memory valid (C memory, or pinned Go memory) until the
+// epoch's completing call. The fetching calls complete before they return.
 
 // Put is MPI_Put of src as bytes, at disp units into target's memory.
 func (w Win) Put(src []byte, target, disp int) error {
 	n := C.int(len(src))
-	return check(C.MPI_Put(ptr(src), n, C.MPI_BYTE, C.int(target), C.MPI_Aint(disp), n, C.MPI_BYTE, w.h), "MPI_Put")
+	return check(C.MPI_Put(ptr(src), n, cByte, C.int(target), C.MPI_Aint(disp), n, cByte, w.h), "MPI_Put")
 }
 
-// Get is MPI_Get into dst.
+// Get is MPI_Get into dst, completed at the origin (MPI_Win_flush_local)
+// in the same C call.
 func (w Win) Get(dst []byte, target, disp int) error {
-	n := C.int(len(dst))
-	return check(C.MPI_Get(ptr(dst), n, C.MPI_BYTE, C.int(target), C.MPI_Aint(disp), n, C.MPI_BYTE, w.h), "MPI_Get")
+	return check(C.shmc_get_now(ptr(dst), C.int(len(dst)), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Get")
 }
 
 // Accumulate is MPI_Accumulate of count elements of t.
@@ -946,31 +1003,22 @@ func (w Win) Accumulate(src []byte, count int, t atomics.Type, target, disp int,
 	return check(C.MPI_Accumulate(ptr(src), n, dt(t), C.int(target), C.MPI_Aint(disp), n, dt(t), mop(op), w.h), "MPI_Accumulate")
 }
 
-// GetAccumulate is MPI_Get_accumulate of count elements of t.
+// GetAccumulate is MPI_Get_accumulate of count elements of t, completed
+// at the origin in the same C call.
 func (w Win) GetAccumulate(src, result []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
-	n := C.int(count)
-	return check(C.MPI_Get_accumulate(ptr(src), n, dt(t), ptr(result), n, dt(t),
-		C.int(target), C.MPI_Aint(disp), n, dt(t), mop(op), w.h), "MPI_Get_accumulate")
+	return check(C.shmc_get_acc_now(ptr(src), ptr(result), C.int(count), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Get_accumulate")
 }
 
-// FetchAndOp is MPI_Fetch_and_op of one element of t; src may be nil for
-// MPI_NO_OP. It completes locally before returning (MPI_Win_flush_local),
-// since result is the caller's variable.
+// FetchAndOp is MPI_Fetch_and_op of one element of t, completed at the
+// origin in the same C call; src may be nil for MPI_NO_OP.
 func (w Win) FetchAndOp(src, result []byte, t atomics.Type, target, disp int, op atomics.Op) error {
-	sp := ptr(src)
-	if err := check(C.MPI_Fetch_and_op(sp, ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Fetch_and_op"); err != nil {
-		return err
-	}
-	return check(C.MPI_Win_flush_local(C.int(target), w.h), "MPI_Win_flush_local")
+	return check(C.shmc_fop_now(ptr(src), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Fetch_and_op")
 }
 
-// CompareAndSwap is MPI_Compare_and_swap of one element of t, completed
-// locally before it returns, as FetchAndOp.
+// CompareAndSwap is MPI_Compare_and_swap of one element of t, completed at
+// the origin in the same C call.
 func (w Win) CompareAndSwap(v, compare, result []byte, t atomics.Type, target, disp int) error {
-	if err := check(C.MPI_Compare_and_swap(ptr(v), ptr(compare), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Compare_and_swap"); err != nil {
-		return err
-	}
-	return check(C.MPI_Win_flush_local(C.int(target), w.h), "MPI_Win_flush_local")
+	return check(C.shmc_cas_now(ptr(v), ptr(compare), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Compare_and_swap")
 }
 
 var commOf func(x any, call string) (Comm, error)
@@ -1005,15 +1053,15 @@ func reqStatus(st []C.int, call string) ReqStatus {
 func (c Comm) Isend(buf []byte, dest, tag int, sync bool) (Request, error) {
 	var r Request
 	if sync {
-		return r, check(C.MPI_Issend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
+		return r, check(C.MPI_Issend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
 	}
-	return r, check(C.MPI_Isend(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
+	return r, check(C.MPI_Isend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
 }
 
 // Irecv is MPI_Irecv into buf as bytes; buf stays pinned until it completes.
 func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
 	var r Request
-	return r, check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
+	return r, check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
 }
 
 // SendInit is MPI_Send_init (MPI_Ssend_init when sync); RecvInit is
@@ -1021,15 +1069,15 @@ func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
 func (c Comm) SendInit(buf []byte, dest, tag int, sync bool) (Request, error) {
 	var r Request
 	if sync {
-		return r, check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
+		return r, check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
 	}
-	return r, check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
+	return r, check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
 }
 
 // RecvInit is MPI_Recv_init into buf.
 func (c Comm) RecvInit(buf []byte, src, tag int) (Request, error) {
 	var r Request
-	return r, check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), C.MPI_BYTE, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
+	return r, check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
 }
 
 // Ibarrier is MPI_Ibarrier.
@@ -1106,4 +1154,25 @@ func Multi(kind int, rs []Request, sts []ReqStatus) ([]int, error) {
 		sts[j] = reqStatus(st[5*j:5*j+5], call)
 	}
 	return done, nil
+}
+
+// Noop is one call of an empty C function: the cost of a cgo call, which
+// the backend adds to every MPI call (bench/run's cgo_call row).
+func Noop() { C.shmc_noop() }
+
+// CAlloc returns n bytes of C memory (malloc), for data the MPI reads after
+// the call that gave it its address; CFree gives it back.
+func CAlloc(n int) []byte {
+	p := C.malloc(C.size_t(max(n, 1)))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// CFree frees memory from CAlloc.
+func CFree(b []byte) {
+	if cap(b) > 0 {
+		C.free(unsafe.Pointer(unsafe.SliceData(b)))
+	}
 }

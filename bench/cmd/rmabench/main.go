@@ -179,7 +179,7 @@ func bench(world *comm.Comm) int {
 	}
 	var err error
 	if c.rank == 0 {
-		fmt.Printf("INFO library shmrun (Go %s)\n", strings.TrimPrefix(goVersion(), "go"))
+		fmt.Printf("INFO library %s (Go %s)\n", library, strings.TrimPrefix(goVersion(), "go"))
 		fmt.Printf("INFO ranks %d\n", c.size)
 		mode := "full"
 		if quick {
