@@ -21,12 +21,13 @@ func init() {
 	ranktest.Register("be_p2p", beP2P)
 	ranktest.Register("be_coll", beColl)
 	ranktest.Register("be_nb", beNonblocking)
+	ranktest.Register("be_collv", beCollv)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -644,6 +645,106 @@ func beNonblocking(c *comm.Comm) error {
 		if done {
 			break
 		}
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beCollv: the v collectives with blocks of different sizes and gaps
+// between them, in-place forms, and SendrecvReplace around the ring.
+func beCollv(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	// Rank q contributes q+1 elements; blocks sit one element apart.
+	counts, displs := make([]int, n), make([]int, n)
+	at := 0
+	for q := range n {
+		counts[q], displs[q] = q+1, at
+		at += q + 2
+	}
+	block := func(q int) []int64 {
+		b := make([]int64, q+1)
+		for i := range b {
+			b[i] = int64(100*q + i)
+		}
+		return b
+	}
+	full := make([]int64, at)
+	for q := range n {
+		copy(full[displs[q]:], block(q))
+	}
+	root := n - 1
+	got := make([]int64, at)
+	if err := comm.Gatherv(c, block(r), got, counts, displs, root); err != nil {
+		return err
+	}
+	if r == root {
+		if err := want("Gatherv", got, full); err != nil {
+			return err
+		}
+	}
+	mine := make([]int64, r+1)
+	if err := comm.Scatterv(c, full, counts, displs, mine, 0); err != nil {
+		return err
+	}
+	if err := want("Scatterv", mine, block(r)); err != nil {
+		return err
+	}
+	all := make([]int64, at)
+	if err := comm.Allgatherv(c, block(r), all, counts, displs); err != nil {
+		return err
+	}
+	if err := want("Allgatherv", all, full); err != nil {
+		return err
+	}
+	inplace := make([]int64, at)
+	copy(inplace[displs[r]:], block(r))
+	if err := comm.AllgathervInPlace(c, inplace, counts, displs); err != nil {
+		return err
+	}
+	if err := want("AllgathervInPlace", inplace, full); err != nil {
+		return err
+	}
+	// Alltoallv: rank r sends j+1 elements to rank j, 1000r+10j+i.
+	sc, sd, rc, rd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	sn, rn := 0, 0
+	for j := range n {
+		sc[j], sd[j] = j+1, sn
+		sn += j + 1
+		rc[j], rd[j] = r+1, rn
+		rn += r + 1
+	}
+	send := make([]int32, sn)
+	for j := range n {
+		for i := range j + 1 {
+			send[sd[j]+i] = int32(1000*r + 10*j + i)
+		}
+	}
+	recv := make([]int32, rn)
+	if err := comm.Alltoallv(c, send, sc, sd, recv, rc, rd); err != nil {
+		return err
+	}
+	for q := range n {
+		for i := range r + 1 {
+			if recv[rd[q]+i] != int32(1000*q+10*r+i) {
+				return fmt.Errorf("Alltoallv: %v", recv)
+			}
+		}
+	}
+	// SendrecvReplace around the ring.
+	buf := []byte{byte(r), byte(r + 1)}
+	st, err := c.SendrecvReplace(buf, (r+1)%n, 4, (r+n-1)%n, 4)
+	if err != nil {
+		return err
+	}
+	prev := (r + n - 1) % n
+	if err := want("SendrecvReplace", fmt.Sprint(buf, st.Source, st.Count), fmt.Sprint([]byte{byte(prev), byte(prev + 1)}, prev, 2)); err != nil {
+		return err
+	}
+	if err := wantErr("Gatherv with short counts", comm.Allgatherv(c, block(r), all, counts[:n-1], displs), comm.ErrCount); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
 	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil

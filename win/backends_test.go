@@ -54,27 +54,38 @@ func beWantErr(what string, err, class error) error {
 }
 
 // newWin makes a window of each flavor the backends share, by index:
-// Allocate, AllocateShared, and Create over Go memory that starts 8 bytes
-// past a 16-byte boundary (MPICH 4.0.2 misplaces accumulates into such
-// windows unless the backend aligns them).
+// Allocate, AllocateShared, Create over comm.AllocMem memory (freed with
+// the window by done), and Create over Go memory that starts 8 bytes past
+// a 16-byte boundary (MPICH 4.0.2 misplaces accumulates into such windows
+// unless the backend aligns them).
 func newWin(c *comm.Comm, flavor, size int) (*win.Win, error) {
 	switch flavor {
 	case 0:
 		return win.Allocate(c, size, 8, nil)
 	case 1:
 		return win.AllocateShared(c, size, 8, nil)
+	case 2:
+		mem, err := comm.AllocMem(size, nil)
+		if err != nil {
+			return nil, err
+		}
+		allocMem = mem
+		return win.Create(c, mem, 8, nil)
 	}
 	buf := make([]byte, size+16)
 	skip := (24 - int(uintptr(unsafe.Pointer(&buf[0]))%16)) % 16
 	return win.Create(c, buf[skip:skip+size:skip+size], 8, nil)
 }
 
+// allocMem is the memory of newWin's AllocMem window.
+var allocMem []byte
+
 // beFence: a fence epoch of Puts around the ring, Gets and accumulates of
 // every rank to every rank, checked after the closing Fence; fetching
 // calls inside a fence epoch, which return their data at once.
 func beFence(c *comm.Comm) error {
 	r, n := c.Rank(), c.Size()
-	for flavor := range 3 {
+	for flavor := range 4 {
 		if flavor == 1 && !oneNode(c) {
 			continue
 		}
@@ -133,6 +144,14 @@ func beFence(c *comm.Comm) error {
 		}
 		if err := w.Free(); err != nil {
 			return err
+		}
+		if flavor == 2 {
+			if err := comm.FreeMem(allocMem[1:]); !errors.Is(err, comm.ErrArg) {
+				return fmt.Errorf("FreeMem of a sub-slice: %v", err)
+			}
+			if err := comm.FreeMem(allocMem); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Printf("rank %d ok\n", r)

@@ -318,6 +318,27 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 
 static void shmc_noop(void) {}
 
+// shmc_movev is MPI_Gatherv (kind 0), MPI_Scatterv (1), MPI_Allgatherv (2)
+// or MPI_Alltoallv (3) of bytes.
+static int shmc_movev(int kind, void *sp, int sn, int *sc, int *sd, void *rp, int rn, int *rc, int *rd, int root, MPI_Comm c) {
+	switch (kind) {
+	case 0: return MPI_Gatherv(sp, sn, MPI_BYTE, rp, rc, rd, MPI_BYTE, root, c);
+	case 1: return MPI_Scatterv(sp, sc, sd, MPI_BYTE, rp, rn, MPI_BYTE, root, c);
+	case 2: return MPI_Allgatherv(sp, sn, MPI_BYTE, rp, rc, rd, MPI_BYTE, c);
+	}
+	return MPI_Alltoallv(sp, sc, sd, MPI_BYTE, rp, rc, rd, MPI_BYTE, c);
+}
+
+static int shmc_sendrecv_replace(void *buf, int n, int dest, int stag, int src, int rtag, MPI_Comm c, int *st) {
+	MPI_Status s;
+	int rc = MPI_Sendrecv_replace(buf, n, MPI_BYTE, dest, stag, src, rtag, c, &s);
+	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+	int cnt = 0;
+	MPI_Get_count(&s, MPI_BYTE, &cnt);
+	st[2] = cnt;
+	return rc;
+}
+
 // Fetching calls completed at the origin in the same C call, so that the
 // MPI never holds a Go address past the call that gave it.
 static int shmc_get_now(void *dst, int n, int t, MPI_Aint off, MPI_Win w) {
@@ -1176,3 +1197,40 @@ func CFree(b []byte) {
 		C.free(unsafe.Pointer(unsafe.SliceData(b)))
 	}
 }
+
+// MoveV is MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv or MPI_Alltoallv
+// (kind: MoveGather ... MoveAlltoall) of bytes; counts and displacements
+// in bytes, nil where the call does not use them; a nil send (or, for
+// Scatterv, recv) is MPI_IN_PLACE.
+func (c Comm) MoveV(kind int, send []byte, sn int, sc, sd []int, recv []byte, rn int, rc, rd []int, root int) error {
+	sp, rp := inPlace(send), ptr(recv)
+	if kind == MoveScatter {
+		sp, rp = ptr(send), inPlace(recv)
+	}
+	csc, csd, crc, crd := cints(sc), cints(sd), cints(rc), cints(rd)
+	rcode := C.shmc_movev(C.int(kind), sp, C.int(sn), cptr(csc), cptr(csd), rp, C.int(rn), cptr(crc), cptr(crd), C.int(root), c.h)
+	return check(rcode, [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv"}[kind])
+}
+
+// SendrecvReplace is MPI_Sendrecv_replace of buf as bytes.
+func (c Comm) SendrecvReplace(buf []byte, dest, stag, src, rtag int) (Status, error) {
+	var st [3]C.int
+	rc := C.shmc_sendrecv_replace(ptr(buf), C.int(len(buf)), C.int(dest), C.int(stag), C.int(src), C.int(rtag), c.h, &st[0])
+	return status(&st), check(rc, "MPI_Sendrecv_replace")
+}
+
+// Mem is a block MPI_Alloc_mem returned, for FreeMem.
+type Mem struct{ p unsafe.Pointer }
+
+// AllocMem is MPI_Alloc_mem of n bytes, returned as a slice and as the
+// block FreeMem takes.
+func AllocMem(n int) ([]byte, Mem, error) {
+	var p unsafe.Pointer
+	if err := check(C.MPI_Alloc_mem(C.MPI_Aint(max(n, 1)), C.MPI_INFO_NULL, unsafe.Pointer(&p)), "MPI_Alloc_mem"); err != nil {
+		return nil, Mem{}, err
+	}
+	return unsafe.Slice((*byte)(p), n), Mem{p}, nil
+}
+
+// FreeMem is MPI_Free_mem of a block AllocMem returned.
+func FreeMem(m Mem) error { return check(C.MPI_Free_mem(m.p), "MPI_Free_mem") }

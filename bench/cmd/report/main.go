@@ -315,6 +315,71 @@ func writeCTable(b *strings.Builder, r *results) {
 	}
 }
 
+// mpiRows are the rows of the MPI backend's targets, with the number of
+// MPI calls each of its operations makes (a row's goal below 1 µs is
+// Open MPI's time plus that many cgo calls).
+var mpiRows = []struct {
+	name  string
+	calls int
+}{
+	{"put8_flush", 2}, {"get8_flush", 2}, {"acc_sum_i64", 2}, {"fetch_and_op_i64", 2}, {"cas_i64", 2},
+	{"get_acc_sum_i64", 2}, {"lock_unlock_excl", 2}, {"lockall_unlockall", 2}, {"barrier", 1}, {"fence", 1},
+	{"pscw_put8", 5}, {"allreduce_8", 1}, {"bcast_8", 1}, {"pingpong_8", 2}, {"msgrate_8", 2},
+	{"msgrate_8_persistent", 1}, {"pingpong_64k", 2}, {"pingpong_1m", 2}, {"bw_1m", 2}, {"allreduce_1m", 1},
+	{"bcast_1m", 1}, {"put_bw_1048576", 2},
+}
+
+// writeMPITable writes the MPI backend's rows beside Open MPI's.
+func writeMPITable(b *strings.Builder, r *results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	cgo, cok := r.get("gompi", "cgo_call")
+	p("One cgo call (an empty C function) in this run: %s.\n\n", fmtNS(cgo, cok))
+	p("| measurement | Go API over Open MPI | Open MPI (C) | difference | ratio |\n|---|---|---|---|---|\n")
+	for _, l := range append(append([]line{}, lines...), p2pLines...) {
+		g, gok := r.get("gompi", l.name)
+		o, ook := r.get("openmpi", l.name)
+		if !gok {
+			continue
+		}
+		diff := "—"
+		if gok && ook && g.status == "" && o.status == "" {
+			diff = fmt.Sprintf("%+.1f ns", g.med-o.med)
+		}
+		p("| %s | %s | %s | %s | %s |\n", l.label, fmtNS(g, gok), fmtNS(o, ook), diff, ratio(g, o, gok, ook))
+	}
+}
+
+// mpiTargets are issue 21's goals for the MPI backend's rows.
+func mpiTargets() []target {
+	var ts []target
+	for _, m := range mpiRows {
+		name, calls := m.name, m.calls
+		label := name
+		for _, l := range append(append([]line{}, lines...), p2pLines...) {
+			if l.name == name {
+				label = l.label
+			}
+		}
+		ts = append(ts, target{
+			text:  fmt.Sprintf("Go API over Open MPI: %s ≤ Open MPI + %d cgo call(s) below 1 µs, ≤ 1.1× from 1 µs (issue 21)", label, calls),
+			limit: 1,
+			eval: func(r *results) (float64, bool) {
+				g, gok := r.get("gompi", name)
+				o, ook := r.get("openmpi", name)
+				c, cok := r.get("gompi", "cgo_call")
+				if !gok || !ook || !cok || g.status != "" || o.status != "" || o.med == 0 {
+					return 0, false
+				}
+				if o.med >= 1000 {
+					return g.med / (1.1 * o.med), true
+				}
+				return g.med / (o.med + float64(calls)*c.med), true
+			},
+		})
+	}
+	return ts
+}
+
 // writeCCheckTable writes the plain C rows beside the instrumented ones.
 func writeCCheckTable(b *strings.Builder, r *results) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -431,6 +496,16 @@ func write(r *results, dir, cmd string) error {
 		p("(issue 18). The Go column is the Go API's row of the same name.\n\n")
 		writeCTable(&b, r)
 	}
+	if len(r.rows["gompi"]) > 0 {
+		p("\n## The Go API over Open MPI (go build -tags mpi)\n\n")
+		p("bench/cmd/rmabench built with `-tags mpi` and run by mpirun.openmpi like the C\n")
+		p("program of the Open MPI column (issue 21): the same rows, through the MPI backend.\n")
+		p("One cgo call is the `cgo_call` row of the same run; the goal is at most Open MPI's\n")
+		p("time plus one cgo call for each MPI call a row makes below 1 µs, and 1.1× Open MPI's\n")
+		p("from 1 µs on. Windows run on Open MPI's default osc selection (osc/sm for the shared\n")
+		p("window, osc/ucx for the twin window the backend adds), the C column on osc/sm.\n\n")
+		writeMPITable(&b, r)
+	}
 	if _, ok := r.get("shmrunc", "put8_flush_instr"); ok {
 		p("\n## shmcc --check: C loads and stores checked against RMA\n\n")
 		p("The same bench/c/rmabench.c built with `shmcc --check` (issue 20): every load and\n")
@@ -445,7 +520,7 @@ func write(r *results, dir, cmd string) error {
 	p("runtime with no overhead at all over the hardware would score. A target below it\n")
 	p("cannot be met on this machine by any implementation of the same work.\n\n")
 	p("| target | measured | met | C limit would score |\n|---|---|---|---|\n")
-	for _, tg := range append(append([]target{}, targets...), cTwinTargets()...) {
+	for _, tg := range append(append(append([]target{}, targets...), cTwinTargets()...), mpiTargets()...) {
 		floor := "—"
 		if tg.floor != nil {
 			if f, ok := tg.floor(r); ok {
