@@ -7,6 +7,7 @@ package win_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -22,12 +23,13 @@ func init() {
 	ranktest.Register("be_pscw", bePSCW)
 	ranktest.Register("be_shared", beShared)
 	ranktest.Register("be_errors", beErrors)
+	ranktest.Register("be_dynamic", beDynamic)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors"} {
+	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -497,6 +499,97 @@ func beErrors(c *comm.Comm) error {
 	}
 	var nilWin *win.Win
 	if err := beWantErr("Fence on a nil window", nilWin.Fence(0), win.ErrWin); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beDynamic: a dynamic window over comm.AllocMem memory: addresses
+// exchanged by Allgather, Put, Get, FetchAndOp and CompareAndSwap to the
+// neighbour's region under LockAll, Detach and Free. An MPI whose dynamic
+// windows are broken refuses CreateDynamic with ErrRMAFlavor, naming
+// itself; the shmrun backend never does.
+func beDynamic(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	w, err := win.CreateDynamic(c, nil)
+	if errors.Is(err, win.ErrRMAFlavor) && strings.Contains(err.Error(), "Open MPI") {
+		fmt.Printf("rank %d ok (refused: %v)\n", r, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	mem, err := comm.AllocMem(64, nil)
+	if err != nil {
+		return err
+	}
+	if err := w.Attach(mem); err != nil {
+		return err
+	}
+	if err := beWantErr("Attach overlapping", w.Attach(mem[8:16]), win.ErrRMAAttach); err != nil {
+		return err
+	}
+	addrs := make([]int64, n)
+	if err := comm.Allgather(c, []int64{int64(comm.Address(mem))}, addrs); err != nil {
+		return err
+	}
+	next := (r + 1) % n
+	at := int(addrs[next])
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	if err := win.PutT(w, []int64{int64(100 + r)}, next, at); err != nil {
+		return err
+	}
+	if err := w.Flush(next); err != nil {
+		return err
+	}
+	got := make([]int64, 1)
+	if err := win.GetT(w, got, next, at); err != nil {
+		return err
+	}
+	if err := beWant("Get after Put", got[0], 100+r); err != nil {
+		return err
+	}
+	old, err := win.FetchAndOp(w, int64(5), next, at+8, atomics.Sum)
+	if err != nil {
+		return err
+	}
+	if err := beWant("FetchAndOp", old, 0); err != nil {
+		return err
+	}
+	old, err = win.CompareAndSwap(w, int64(9), int64(5), next, at+8)
+	if err != nil {
+		return err
+	}
+	if err := beWant("CompareAndSwap", old, 5); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	mine, err := win.View[int64](mem)
+	if err != nil {
+		return err
+	}
+	prev := (r + n - 1) % n
+	if err := beWant("my region", mine[:2], []int64{int64(100 + prev), 9}); err != nil {
+		return err
+	}
+	if err := w.Detach(mem); err != nil {
+		return err
+	}
+	if err := beWantErr("Detach twice", w.Detach(mem), win.ErrRMAAttach); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	if err := comm.FreeMem(mem); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)

@@ -41,6 +41,8 @@ type Win struct {
 	leads, twinLeads []int
 	info             Info
 	keep             runtime.Pinner // Create's memory, pinned for the MPI
+	// attached: a dynamic window's regions, by their first byte's address.
+	attached map[uintptr]*attachment
 
 	mu sync.Mutex // the epoch state and the pins
 	ep mpiEpoch
@@ -129,6 +131,101 @@ func Create(c *comm.Comm, mem []byte, dispUnit int, info Info) (*Win, error) {
 	return allocate("Create", FlavorCreate, c, len(mem), dispUnit, info, mem)
 }
 
+// CreateDynamic makes a window with no memory (MPI_Win_create_dynamic):
+// collective over c. Each rank then exposes memory with Attach and
+// withdraws it with Detach. An RMA call's displacement is an absolute
+// address in the target, as comm.Address gives it; the disp unit is 1.
+// Under the MPI backend the MPI checks that the bytes are attached (its
+// error becomes ErrRMARange where it says so), and an MPI whose dynamic
+// windows are known broken (Open MPI 4.1) refuses CreateDynamic with
+// ErrRMAFlavor, saying why, rather than crash later. SharedQuery is
+// ErrRMAFlavor; Attr reports FlavorDynamic, no base, size 0, disp unit 1.
+func CreateDynamic(c *comm.Comm, info Info) (*Win, error) {
+	if mpi.DynamicBroken != "" {
+		return nil, errorf(ErrRMAFlavor, "CreateDynamic: not under this MPI: %s", mpi.DynamicBroken)
+	}
+	w, err := allocate("CreateDynamic", FlavorDynamic, c, 0, 1, info, nil)
+	if w != nil {
+		w.attached = map[uintptr]*attachment{}
+	}
+	return w, err
+}
+
+// attachment is a region Attach exposed: its memory, pinned.
+type attachment struct {
+	mem []byte
+	pin runtime.Pinner
+}
+
+// Attach exposes mem in the dynamic window (MPI_Win_attach): local. The
+// region must not overlap one attached already (ErrRMAAttach). The memory
+// stays pinned until Detach or Free. Attaching an empty slice does
+// nothing. On a window of another flavor: ErrRMAFlavor.
+func (w *Win) Attach(mem []byte) error {
+	if err := w.usable("Attach"); err != nil {
+		return err
+	}
+	if w.flavor != FlavorDynamic {
+		return errorf(ErrRMAFlavor, "Attach on rank %d: a %v window", w.rank, w.flavor)
+	}
+	if len(mem) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lo, hi := raw.Addr(mem), raw.Addr(mem)+uintptr(len(mem))
+	for a, r := range w.attached {
+		if lo < a+uintptr(len(r.mem)) && a < hi {
+			return errorf(ErrRMAAttach, "Attach on rank %d: [%#x, %#x) overlaps the region attached at %#x", w.rank, lo, hi, a)
+		}
+	}
+	r := &attachment{mem: mem}
+	r.pin.Pin(&mem[0])
+	if err := w.h.Attach(mem); err != nil {
+		r.pin.Unpin()
+		return w.mpiErr("Attach", err)
+	}
+	if err := w.twin.Attach(mem); err != nil {
+		_ = w.h.Detach(mem)
+		r.pin.Unpin()
+		return w.mpiErr("Attach", err)
+	}
+	w.attached[lo] = r
+	return nil
+}
+
+// Detach withdraws the region that starts at mem's first byte
+// (MPI_Win_detach): local. No region attached there: ErrRMAAttach.
+// Detaching an empty slice does nothing. On a window of another flavor:
+// ErrRMAFlavor.
+func (w *Win) Detach(mem []byte) error {
+	if err := w.usable("Detach"); err != nil {
+		return err
+	}
+	if w.flavor != FlavorDynamic {
+		return errorf(ErrRMAFlavor, "Detach on rank %d: a %v window", w.rank, w.flavor)
+	}
+	if len(mem) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.attached[raw.Addr(mem)]
+	if !ok {
+		return errorf(ErrRMAAttach, "Detach on rank %d: no region attached at %#x", w.rank, raw.Addr(mem))
+	}
+	err := w.twin.Detach(r.mem)
+	if e := w.h.Detach(r.mem); err == nil {
+		err = e
+	}
+	delete(w.attached, raw.Addr(mem))
+	r.pin.Unpin()
+	if err != nil {
+		return w.mpiErr("Detach", err)
+	}
+	return nil
+}
+
 func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info Info, mem []byte) (*Win, error) {
 	hc, err := mpi.CommOf(c, call)
 	if err != nil {
@@ -154,6 +251,8 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		}
 	}
 	switch flavor {
+	case FlavorDynamic:
+		w.h, err = hc.CreateDynamic()
 	case FlavorCreate:
 		if len(mem) > 0 {
 			w.keep.Pin(&mem[0])
@@ -188,7 +287,12 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		w.leads[r], w.twinLeads[r] = int(leads[2*r]), int(leads[2*r+1])
 	}
 	w.stage = mpi.CAlloc(stageSize)
-	if w.twin, err = hc.CreateWin(w.mem); err != nil {
+	if flavor == FlavorDynamic {
+		w.twin, err = hc.CreateDynamic()
+	} else {
+		w.twin, err = hc.CreateWin(w.mem)
+	}
+	if err != nil {
 		_ = w.h.Free()
 		w.keep.Unpin()
 		mpi.CFree(w.stage)
@@ -285,6 +389,9 @@ func (w *Win) Free() error {
 	}
 	w.keep.Unpin()
 	w.pins.Unpin()
+	for _, r := range w.attached {
+		r.pin.Unpin()
+	}
 	mpi.CFree(w.stage)
 	w.stage = nil
 	if err != nil {
@@ -771,6 +878,18 @@ func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off 
 	if disp < 0 {
 		w.mu.Unlock()
 		return h, 0, false, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
+	}
+	if w.flavor == FlavorDynamic {
+		// An absolute address in the target: its attached regions are the
+		// MPI's to check.
+		if w.ep.fence {
+			w.ep.fenceRMA = true
+		}
+		h, off = w.h, disp
+		if fetch && !passive {
+			h = w.twin
+		}
+		return h, off, false, nil
 	}
 	if end := disp*w.units[target] + n; end > w.sizes[target] || end < 0 {
 		w.mu.Unlock()

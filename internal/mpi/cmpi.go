@@ -232,6 +232,12 @@ static int shmc_win_create(void *base, MPI_Aint size, int du, MPI_Comm c, MPI_Wi
 	return rc;
 }
 
+static int shmc_win_create_dynamic(MPI_Comm c, MPI_Win *w) {
+	int rc = MPI_Win_create_dynamic(MPI_INFO_NULL, c, w);
+	if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN);
+	return rc;
+}
+
 static int shmc_win_shared_query(MPI_Win w, int rank, MPI_Aint *size, int *du, void **base) {
 	return MPI_Win_shared_query(w, rank, size, du, base);
 }
@@ -1074,15 +1080,18 @@ func reqStatus(st []C.int, call string) ReqStatus {
 func (c Comm) Isend(buf []byte, dest, tag int, sync bool) (Request, error) {
 	var r Request
 	if sync {
-		return r, check(C.MPI_Issend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
+		err := check(C.MPI_Issend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
+		return r, err
 	}
-	return r, check(C.MPI_Isend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
+	err := check(C.MPI_Isend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
+	return r, err
 }
 
 // Irecv is MPI_Irecv into buf as bytes; buf stays pinned until it completes.
 func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
 	var r Request
-	return r, check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
+	err := check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
+	return r, err
 }
 
 // SendInit is MPI_Send_init (MPI_Ssend_init when sync); RecvInit is
@@ -1090,21 +1099,25 @@ func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
 func (c Comm) SendInit(buf []byte, dest, tag int, sync bool) (Request, error) {
 	var r Request
 	if sync {
-		return r, check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
+		err := check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
+		return r, err
 	}
-	return r, check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
+	err := check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
+	return r, err
 }
 
 // RecvInit is MPI_Recv_init into buf.
 func (c Comm) RecvInit(buf []byte, src, tag int) (Request, error) {
 	var r Request
-	return r, check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
+	err := check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
+	return r, err
 }
 
 // Ibarrier is MPI_Ibarrier.
 func (c Comm) Ibarrier() (Request, error) {
 	var r Request
-	return r, check(C.MPI_Ibarrier(c.h, &r.h), "MPI_Ibarrier")
+	err := check(C.MPI_Ibarrier(c.h, &r.h), "MPI_Ibarrier")
+	return r, err
 }
 
 // Start is MPI_Start.
@@ -1234,3 +1247,21 @@ func AllocMem(n int) ([]byte, Mem, error) {
 
 // FreeMem is MPI_Free_mem of a block AllocMem returned.
 func FreeMem(m Mem) error { return check(C.MPI_Free_mem(m.p), "MPI_Free_mem") }
+
+// CreateDynamic is MPI_Win_create_dynamic.
+func (c Comm) CreateDynamic() (Win, error) {
+	var w C.MPI_Win
+	err := check(C.shmc_win_create_dynamic(c.h, &w), "MPI_Win_create_dynamic")
+	return Win{h: w}, err
+}
+
+// Attach is MPI_Win_attach of mem, which the caller keeps pinned until
+// Detach.
+func (w Win) Attach(mem []byte) error {
+	return check(C.MPI_Win_attach(w.h, ptr(mem), C.MPI_Aint(len(mem))), "MPI_Win_attach")
+}
+
+// Detach is MPI_Win_detach of the region attached at mem's first byte.
+func (w Win) Detach(mem []byte) error {
+	return check(C.MPI_Win_detach(w.h, ptr(mem)), "MPI_Win_detach")
+}

@@ -34,3 +34,6 @@ func Launcher(n int, env []string) []string {
 // envDefaults are the settings Init makes before MPI_Init where the user
 // has not: none for MPICH.
 var envDefaults [][2]string
+
+// DynamicBroken is empty: MPICH's dynamic windows are right.
+const DynamicBroken = ""

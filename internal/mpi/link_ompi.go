@@ -31,3 +31,9 @@ func Launcher(n int, env []string) []string {
 // crashes in MPI_Compare_and_swap on this machine; osc/sm (shared
 // windows, one node) and osc/ucx (the rest) are right.
 var envDefaults = [][2]string{{"OMPI_MCA_osc", "sm,ucx"}}
+
+// DynamicBroken says why this MPI's dynamic windows are refused: Open MPI
+// 4.1's one-sided components crash in MPI_Compare_and_swap on an
+// MPI_Win_create_dynamic window on this machine (osc/ucx, osc/rdma; a
+// plain C program too).
+const DynamicBroken = "Open MPI 4.1's one-sided components (osc/ucx, osc/rdma) crash in MPI_Compare_and_swap on dynamic windows"
