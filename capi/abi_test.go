@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build !mpi && cgo
 
 package main
 

@@ -1,3 +1,5 @@
+//go:build !mpi
+
 // Command capi is libmpi_abi.so: the MPI C interface on the MPI 5.0
 // standard ABI (include/abi/mpi.h), over the same runtime as the Go packages.
 // It is built with go build -buildmode=c-shared (go run

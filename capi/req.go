@@ -1,3 +1,5 @@
+//go:build !mpi
+
 package main
 
 /*

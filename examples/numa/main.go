@@ -1,3 +1,7 @@
+// The MPI backend (-tags mpi) has no win.Placement (docs/MPI.md).
+
+//go:build !mpi
+
 // Command numa walks the hardware hierarchy the way NUMA-aware programs on
 // shared windows do: world → shared memory → NUMA node → L3 cache, one
 // communicator per level (comm.SplitType), then one noncontig shared window
