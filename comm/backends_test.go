@@ -605,6 +605,41 @@ func beNonblocking(c *comm.Comm) error {
 	if err := rq.Start(); !errors.Is(err, comm.ErrRequest) {
 		return fmt.Errorf("Start of a freed request: %v", err)
 	}
+	// A receive too small (ErrTruncate), and messages of 4 KiB, past the
+	// size the MPI backend moves through C memory.
+	small := make([]byte, 2)
+	tq, err := c.Irecv(small, prev, 55)
+	if err != nil {
+		return err
+	}
+	big := make([]byte, 4096)
+	bq, err := c.Irecv(big, prev, 56)
+	if err != nil {
+		return err
+	}
+	out := make([]byte, 4096)
+	for i := range out {
+		out[i] = byte(r + i)
+	}
+	s1, err := c.Isend([]byte("hello"), next, 55)
+	if err != nil {
+		return err
+	}
+	s2, err := c.Isend(out, next, 56)
+	if err != nil {
+		return err
+	}
+	if _, err := tq.Wait(); !errors.Is(err, comm.ErrTruncate) {
+		return fmt.Errorf("Irecv too small: %v", err)
+	}
+	if _, err := comm.Waitall([]*comm.Request{bq, s1, s2}); err != nil {
+		return err
+	}
+	for i, b := range big {
+		if b != byte(prev+i) {
+			return fmt.Errorf("4 KiB message: byte %d = %d", i, b)
+		}
+	}
 	// Cancel of a receive nothing will match.
 	q, err := c.Irecv(make([]byte, 8), comm.AnySource, 999)
 	if err != nil {

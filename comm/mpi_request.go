@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/mpi"
@@ -13,9 +14,10 @@ import (
 )
 
 // Request is a nonblocking operation in progress (MPI_Request). Under the
-// MPI backend it holds the MPI's request and keeps the operation's buffer
-// pinned (runtime.Pinner) until the operation completes, or, for a
-// persistent request, until Free. Once complete, Wait and Test keep
+// MPI backend it holds the MPI's request and the memory the MPI works on
+// until the operation completes: a small message's in a block of C memory
+// (a receive's copied into buf on completion), a larger one's buffer
+// pinned (runtime.Pinner), a persistent request's until Free. Once complete, Wait and Test keep
 // returning its outcome. The zero Request is complete with the empty
 // status, as MPI_REQUEST_NULL is. A persistent request (SendInit, RecvInit)
 // is inactive between its completion and the next Start: Wait and Test
@@ -27,20 +29,98 @@ type Request struct {
 	size       int  // bytes an element (the typed forms' Count); 0: 1
 	persistent bool
 	freed      bool
-	pin        runtime.Pinner
 	done       bool // complete: st and err are its outcome (not persistent)
 	st         Status
 	err        error
+
+	// The memory the MPI works on: small messages in a block of C memory
+	// (a receive's copied back into back when it completes), larger ones
+	// and persistent requests' buffers pinned.
+	small  []byte
+	back   []byte
+	pin    runtime.Pinner
+	pinned bool
 }
 
-func (c *Comm) request(call string, buf []byte, h mpi.Request, err error, persistent bool) (*Request, error) {
+// smallMsg is the largest message a nonblocking call moves through C
+// memory rather than pinning: a pin costs a runtime special record and a
+// finalizer, several times the copy.
+const smallMsg = 256
+
+// smallBlocks are free blocks of smallMsg bytes of C memory, allocated 64
+// at a time and kept for the process's life.
+var smallBlocks struct {
+	sync.Mutex
+	free [][]byte
+}
+
+func smallAlloc() []byte {
+	smallBlocks.Lock()
+	defer smallBlocks.Unlock()
+	if len(smallBlocks.free) == 0 {
+		chunk := mpi.CAlloc(64 * smallMsg)
+		for i := range 64 {
+			smallBlocks.free = append(smallBlocks.free, chunk[i*smallMsg:(i+1)*smallMsg:(i+1)*smallMsg])
+		}
+	}
+	b := smallBlocks.free[len(smallBlocks.free)-1]
+	smallBlocks.free = smallBlocks.free[:len(smallBlocks.free)-1]
+	return b
+}
+
+func smallFree(b []byte) {
+	smallBlocks.Lock()
+	smallBlocks.free = append(smallBlocks.free, b)
+	smallBlocks.Unlock()
+}
+
+// msgBuf returns the memory an operation on buf hands the MPI: a C block
+// holding a small send's bytes (or waiting for a small receive's), else
+// buf itself, pinned until the operation completes (a persistent
+// request's until Free).
+func (r *Request) msgBuf(buf []byte, send bool) []byte {
+	if len(buf) == 0 {
+		return buf
+	}
+	if len(buf) <= smallMsg && !r.persistent {
+		r.small = smallAlloc()
+		if !send {
+			// The whole block: a longer message shows in the count.
+			r.back = buf
+			return r.small
+		}
+		copy(r.small, buf)
+		return r.small[:len(buf)]
+	}
+	r.pin.Pin(&buf[0])
+	r.pinned = true
+	return buf
+}
+
+// release gives back what msgBuf took, copying a small receive's bytes
+// (n of them) to the caller's buffer first.
+func (r *Request) release(n int) {
+	if r.small != nil {
+		if r.back != nil {
+			copy(r.back, r.small[:min(n, len(r.back))])
+		}
+		smallFree(r.small)
+		r.small, r.back = nil, nil
+	}
+	if r.pinned {
+		r.pin.Unpin()
+		r.pinned = false
+	}
+}
+
+// started finishes making a request whose operation the MPI has (or,
+// with err, has refused).
+func (r *Request) started(call string, h mpi.Request, err error) (*Request, error) {
 	if err != nil {
+		r.release(0)
 		return nil, mpiError(call, err)
 	}
-	r := &Request{h: h, live: !persistent, persistent: persistent}
-	if len(buf) > 0 {
-		r.pin.Pin(&buf[0])
-	}
+	r.h = h
 	return r, nil
 }
 
@@ -74,8 +154,9 @@ func (c *Comm) isend(call string, buf []byte, dest, tag int, sync bool) (*Reques
 	if dest == ProcNull {
 		return nullRequest(false, false), nil
 	}
-	h, err := c.h.Isend(buf, d, t, sync)
-	return c.request(call, buf, h, err, false)
+	r := &Request{live: true}
+	h, err := c.h.Isend(r.msgBuf(buf, true), d, t, sync)
+	return r.started(call, h, err)
 }
 
 // Irecv starts a receive into buf from src (or AnySource) with tag (or
@@ -88,8 +169,9 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	if src == ProcNull {
 		return nullRequest(false, true), nil
 	}
-	h, err := c.h.Irecv(buf, s, t)
-	return c.request("Irecv", buf, h, err, false)
+	r := &Request{live: true}
+	h, err := c.h.Irecv(r.msgBuf(buf, false), s, t)
+	return r.started("Irecv", h, err)
 }
 
 // SendInit makes a persistent send request of buf to dest with tag
@@ -111,8 +193,9 @@ func (c *Comm) sendInit(call string, buf []byte, dest, tag int, sync bool) (*Req
 	if dest == ProcNull {
 		return nullRequest(true, false), nil
 	}
-	h, err := c.h.SendInit(buf, d, t, sync)
-	return c.request(call, buf, h, err, true)
+	r := &Request{persistent: true}
+	h, err := c.h.SendInit(r.msgBuf(buf, true), d, t, sync)
+	return r.started(call, h, err)
 }
 
 // RecvInit makes a persistent receive request into buf (MPI_Recv_init).
@@ -125,8 +208,9 @@ func (c *Comm) RecvInit(buf []byte, src, tag int) (*Request, error) {
 	if src == ProcNull {
 		return nullRequest(true, true), nil
 	}
-	h, err := c.h.RecvInit(buf, s, t)
-	return c.request("RecvInit", buf, h, err, true)
+	r := &Request{persistent: true}
+	h, err := c.h.RecvInit(r.msgBuf(buf, false), s, t)
+	return r.started("RecvInit", h, err)
 }
 
 // Ibarrier starts a barrier (MPI_Ibarrier): its request completes once
@@ -136,7 +220,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		return nil, err
 	}
 	h, err := c.h.Ibarrier()
-	return c.request("Ibarrier", nil, h, err, false)
+	return (&Request{live: true}).started("Ibarrier", h, err)
 }
 
 // IsendT is Isend of elements (MPI_Isend). Local.
@@ -174,10 +258,20 @@ func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error)
 func (r *Request) finish(rs mpi.ReqStatus, call string) (Status, error) {
 	r.live = false
 	st := goStatus(rs.Status, max(1, r.size))
-	st.Cancelled = rs.Cancelled
 	err := mpiError(call, rs.Err)
+	if rs.Cancelled {
+		// The other fields of a cancelled receive's status are undefined
+		// (MPICH leaves an earlier message's there).
+		st, rs.Bytes = Status{Cancelled: true}, 0
+	}
+	if err == nil && r.back != nil && rs.Bytes > len(r.back) {
+		// A small receive waits in a block of smallMsg bytes, so a message
+		// longer than the caller's buffer is seen here, whatever the MPI
+		// says (Open MPI's self path truncates silently).
+		err = fmt.Errorf("comm: %s: a message of %d bytes or more for a buffer of %d: %w", call, rs.Bytes, len(r.back), ErrTruncate)
+	}
 	if !r.persistent {
-		r.pin.Unpin()
+		r.release(rs.Bytes)
 		r.done, r.st, r.err = true, st, err
 	}
 	return st, err
@@ -292,7 +386,7 @@ func (r *Request) Free() error {
 		return mpiError("Free", err)
 	}
 	if !active {
-		r.pin.Unpin()
+		r.release(0)
 	}
 	return nil
 }

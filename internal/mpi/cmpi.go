@@ -274,6 +274,11 @@ static void shmc_st(MPI_Status *s, int *out, int rc) {
 	MPI_Test_cancelled(s, &canc);
 	out[0] = s->MPI_SOURCE; out[1] = s->MPI_TAG; out[2] = cnt; out[3] = canc;
 	out[4] = rc == MPI_ERR_IN_STATUS ? s->MPI_ERROR : rc;
+	// Open MPI's MPI_Wait on a receive truncated through its self path
+	// returns MPI_SUCCESS and says MPI_ERR_TRUNCATE only in the status.
+	int cls;
+	if (rc == MPI_SUCCESS && s->MPI_ERROR != MPI_SUCCESS && MPI_Error_class(s->MPI_ERROR, &cls) == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE)
+		out[4] = s->MPI_ERROR;
 }
 
 static int shmc_wait(MPI_Request *r, int *st) {
