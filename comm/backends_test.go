@@ -22,12 +22,13 @@ func init() {
 	ranktest.Register("be_coll", beColl)
 	ranktest.Register("be_nb", beNonblocking)
 	ranktest.Register("be_collv", beCollv)
+	ranktest.Register("be_mprobe", beMprobe)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -777,6 +778,83 @@ func beCollv(c *comm.Comm) error {
 	}
 	if err := wantErr("Gatherv with short counts", comm.Allgatherv(c, block(r), all, counts[:n-1], displs), comm.ErrCount); err != nil {
 		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beMprobe: messages taken by Mprobe and Improbe and received by Recv,
+// Irecv and MrecvT; a message is received once; ProcNull.
+func beMprobe(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	var sends []*comm.Request
+	for tag := 1; tag <= 3; tag++ {
+		q, err := comm.IsendT(c, []int64{int64(100*r + tag)}, next, tag)
+		if err != nil {
+			return err
+		}
+		sends = append(sends, q)
+	}
+	// Take tag 3 first, by Mprobe with AnySource; then tag 1 by Improbe.
+	m3, st, err := c.Mprobe(comm.AnySource, 3)
+	if err != nil {
+		return err
+	}
+	if err := want("Mprobe status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, 3, 8)); err != nil {
+		return err
+	}
+	var m1 *comm.Message
+	for {
+		m, _, found, err := c.Improbe(prev, 1)
+		if err != nil {
+			return err
+		}
+		if found {
+			m1 = m
+			break
+		}
+	}
+	got := make([]int64, 1)
+	if _, err := comm.MrecvT(m3, got); err != nil {
+		return err
+	}
+	if err := want("tag 3", got[0], 100*prev+3); err != nil {
+		return err
+	}
+	if _, err := m3.Recv(make([]byte, 8)); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("second Recv of a message: %v", err)
+	}
+	buf := make([]byte, 8)
+	q, err := m1.Irecv(buf)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Wait(); err != nil {
+		return err
+	}
+	if err := want("tag 1", buf[0], byte(100*prev+1)); err != nil {
+		return err
+	}
+	// Tag 2 is left for a plain receive.
+	if _, err := comm.RecvT(c, got, prev, 2); err != nil {
+		return err
+	}
+	if err := want("tag 2", got[0], 100*prev+2); err != nil {
+		return err
+	}
+	if _, err := comm.Waitall(sends); err != nil {
+		return err
+	}
+	pm, st, err := c.Mprobe(comm.ProcNull, 0)
+	if err != nil || st.Source != comm.ProcNull {
+		return fmt.Errorf("Mprobe of ProcNull: %+v %v", st, err)
+	}
+	if st, err := pm.Recv(nil); err != nil || st.Source != comm.ProcNull {
+		return fmt.Errorf("Recv of ProcNull's message: %+v %v", st, err)
 	}
 	if err := c.Barrier(); err != nil {
 		return err

@@ -329,6 +329,30 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 
 static void shmc_noop(void) {}
 
+static int shmc_mprobe(int src, int tag, MPI_Comm c, int block, int *flag, MPI_Message *m, int *st) {
+	MPI_Status s;
+	int rc;
+	if (block) { rc = MPI_Mprobe(src, tag, c, m, &s); *flag = 1; }
+	else rc = MPI_Improbe(src, tag, c, flag, m, &s);
+	if (rc == MPI_SUCCESS && *flag) {
+		st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+		int cnt = 0;
+		MPI_Get_count(&s, MPI_BYTE, &cnt);
+		st[2] = cnt;
+	}
+	return rc;
+}
+
+static int shmc_mrecv(void *buf, int n, MPI_Message *m, int *st) {
+	MPI_Status s;
+	int rc = MPI_Mrecv(buf, n, MPI_BYTE, m, &s);
+	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
+	int cnt = 0;
+	MPI_Get_count(&s, MPI_BYTE, &cnt);
+	st[2] = cnt;
+	return rc;
+}
+
 // shmc_movev is MPI_Gatherv (kind 0), MPI_Scatterv (1), MPI_Allgatherv (2)
 // or MPI_Alltoallv (3) of bytes.
 static int shmc_movev(int kind, void *sp, int sn, int *sc, int *sd, void *rp, int rn, int *rc, int *rd, int root, MPI_Comm c) {
@@ -1269,4 +1293,37 @@ func (w Win) Attach(mem []byte) error {
 // Detach is MPI_Win_detach of the region attached at mem's first byte.
 func (w Win) Detach(mem []byte) error {
 	return check(C.MPI_Win_detach(w.h, ptr(mem)), "MPI_Win_detach")
+}
+
+// Message is an MPI message handle (MPI_Message), taken by Mprobe.
+type Message struct{ h C.MPI_Message }
+
+// Mprobe is MPI_Mprobe (block) or MPI_Improbe: found is false when
+// Improbe found nothing.
+func (c Comm) Mprobe(src, tag int, block bool) (m Message, st Status, found bool, err error) {
+	var cs [3]C.int
+	var flag, blk C.int
+	if block {
+		blk = 1
+	}
+	rc := C.shmc_mprobe(C.int(src), C.int(tag), c.h, blk, &flag, &m.h, &cs[0])
+	if err = check(rc, "MPI_Mprobe"); err != nil || flag == 0 {
+		return m, Status{}, false, err
+	}
+	return m, status(&cs), true, nil
+}
+
+// Recv is MPI_Mrecv of the message into buf as bytes.
+func (m *Message) Recv(buf []byte) (Status, error) {
+	var st [3]C.int
+	rc := C.shmc_mrecv(ptr(buf), C.int(len(buf)), &m.h, &st[0])
+	return status(&st), check(rc, "MPI_Mrecv")
+}
+
+// Irecv is MPI_Imrecv of the message into buf, which stays valid (C
+// memory, or pinned) until the request completes.
+func (m *Message) Irecv(buf []byte) (Request, error) {
+	var r Request
+	err := check(C.MPI_Imrecv(ptr(buf), C.int(len(buf)), cByte, &m.h, &r.h), "MPI_Imrecv")
+	return r, err
 }
