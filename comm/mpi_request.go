@@ -154,8 +154,12 @@ func (c *Comm) isend(call string, buf []byte, dest, tag int, sync bool) (*Reques
 	if dest == ProcNull {
 		return nullRequest(false, false), nil
 	}
+	kind := mpi.OpIsend
+	if sync {
+		kind = mpi.OpIssend
+	}
 	r := &Request{live: true}
-	h, err := c.h.Isend(r.msgBuf(buf, true), d, t, sync)
+	h, err := c.h.NewRequest(kind, r.msgBuf(buf, true), d, t)
 	return r.started(call, h, err)
 }
 
@@ -170,7 +174,7 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 		return nullRequest(false, true), nil
 	}
 	r := &Request{live: true}
-	h, err := c.h.Irecv(r.msgBuf(buf, false), s, t)
+	h, err := c.h.NewRequest(mpi.OpIrecv, r.msgBuf(buf, false), s, t)
 	return r.started("Irecv", h, err)
 }
 
@@ -193,8 +197,12 @@ func (c *Comm) sendInit(call string, buf []byte, dest, tag int, sync bool) (*Req
 	if dest == ProcNull {
 		return nullRequest(true, false), nil
 	}
+	kind := mpi.OpSendInit
+	if sync {
+		kind = mpi.OpSsendInit
+	}
 	r := &Request{persistent: true}
-	h, err := c.h.SendInit(r.msgBuf(buf, true), d, t, sync)
+	h, err := c.h.NewRequest(kind, r.msgBuf(buf, true), d, t)
 	return r.started(call, h, err)
 }
 
@@ -209,7 +217,7 @@ func (c *Comm) RecvInit(buf []byte, src, tag int) (*Request, error) {
 		return nullRequest(true, true), nil
 	}
 	r := &Request{persistent: true}
-	h, err := c.h.RecvInit(r.msgBuf(buf, false), s, t)
+	h, err := c.h.NewRequest(mpi.OpRecvInit, r.msgBuf(buf, false), s, t)
 	return r.started("RecvInit", h, err)
 }
 
@@ -387,21 +395,6 @@ func (r *Request) Free() error {
 	}
 	if !active {
 		r.release(0)
-	}
-	return nil
-}
-
-// Startall starts every request (MPI_Startall), in order; nil entries are
-// skipped. Local. It stops at the first that fails and returns its error,
-// naming its index.
-func Startall(reqs []*Request) error {
-	for i, r := range reqs {
-		if r == nil {
-			continue
-		}
-		if err := r.Start(); err != nil {
-			return fmt.Errorf("request %d: %w", i, err)
-		}
 	}
 	return nil
 }

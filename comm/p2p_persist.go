@@ -218,21 +218,6 @@ func (p *persist) startRecv() error {
 	return nil
 }
 
-// Startall starts every request (MPI_Startall), in order; nil entries are
-// skipped. Local. It stops at the first that fails and returns its error,
-// naming its index: the requests before it are started, the others not.
-func Startall(reqs []*Request) error {
-	for i, r := range reqs {
-		if r == nil {
-			continue
-		}
-		if err := r.Start(); err != nil {
-			return fmt.Errorf("request %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // Free frees request r (MPI_Request_free). For a persistent request: it
 // may not be started again, and Wait and Test on it are ErrRequest; if it
 // is active, its operation goes on (a receive still writes its buffer)

@@ -329,6 +329,17 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 
 static void shmc_noop(void) {}
 
+static int shmc_new_request(int kind, void *buf, int n, int peer, int tag, MPI_Comm c, MPI_Request *r) {
+	switch (kind) {
+	case 0: return MPI_Isend(buf, n, MPI_BYTE, peer, tag, c, r);
+	case 1: return MPI_Issend(buf, n, MPI_BYTE, peer, tag, c, r);
+	case 2: return MPI_Irecv(buf, n, MPI_BYTE, peer, tag, c, r);
+	case 3: return MPI_Send_init(buf, n, MPI_BYTE, peer, tag, c, r);
+	case 4: return MPI_Ssend_init(buf, n, MPI_BYTE, peer, tag, c, r);
+	}
+	return MPI_Recv_init(buf, n, MPI_BYTE, peer, tag, c, r);
+}
+
 static int shmc_mprobe(int src, int tag, MPI_Comm c, int block, int *flag, MPI_Message *m, int *st) {
 	MPI_Status s;
 	int rc;
@@ -1104,41 +1115,25 @@ func reqStatus(st []C.int, call string) ReqStatus {
 	return ReqStatus{Status{int(st[0]), int(st[1]), int(st[2])}, st[3] != 0, check(st[4], call)}
 }
 
-// Isend is MPI_Isend of buf as bytes (MPI_Issend when sync). buf must
-// stay pinned until the request completes.
-func (c Comm) Isend(buf []byte, dest, tag int, sync bool) (Request, error) {
-	var r Request
-	if sync {
-		err := check(C.MPI_Issend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Issend")
-		return r, err
-	}
-	err := check(C.MPI_Isend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Isend")
-	return r, err
-}
+// Kinds of NewRequest: the calls that make a point-to-point request.
+const (
+	OpIsend = iota
+	OpIssend
+	OpIrecv
+	OpSendInit
+	OpSsendInit
+	OpRecvInit
+)
 
-// Irecv is MPI_Irecv into buf as bytes; buf stays pinned until it completes.
-func (c Comm) Irecv(buf []byte, src, tag int) (Request, error) {
+// NewRequest is MPI_Isend, MPI_Issend, MPI_Irecv, MPI_Send_init,
+// MPI_Ssend_init or MPI_Recv_init (kind: OpIsend ... OpRecvInit) of buf as
+// bytes, to or from peer. The MPI works on buf until the request
+// completes (a persistent one's until it is freed): the caller keeps it
+// valid, C memory or pinned.
+func (c Comm) NewRequest(kind int, buf []byte, peer, tag int) (Request, error) {
 	var r Request
-	err := check(C.MPI_Irecv(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Irecv")
-	return r, err
-}
-
-// SendInit is MPI_Send_init (MPI_Ssend_init when sync); RecvInit is
-// MPI_Recv_init. Their buffers stay pinned until the request is freed.
-func (c Comm) SendInit(buf []byte, dest, tag int, sync bool) (Request, error) {
-	var r Request
-	if sync {
-		err := check(C.MPI_Ssend_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Ssend_init")
-		return r, err
-	}
-	err := check(C.MPI_Send_init(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h, &r.h), "MPI_Send_init")
-	return r, err
-}
-
-// RecvInit is MPI_Recv_init into buf.
-func (c Comm) RecvInit(buf []byte, src, tag int) (Request, error) {
-	var r Request
-	err := check(C.MPI_Recv_init(ptr(buf), C.int(len(buf)), cByte, C.int(src), C.int(tag), c.h, &r.h), "MPI_Recv_init")
+	rc := C.shmc_new_request(C.int(kind), ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), c.h, &r.h)
+	err := check(rc, [...]string{"MPI_Isend", "MPI_Issend", "MPI_Irecv", "MPI_Send_init", "MPI_Ssend_init", "MPI_Recv_init"}[kind])
 	return r, err
 }
 
