@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/ranktest"
 )
 
@@ -23,12 +25,13 @@ func init() {
 	ranktest.Register("be_nb", beNonblocking)
 	ranktest.Register("be_collv", beCollv)
 	ranktest.Register("be_mprobe", beMprobe)
+	ranktest.Register("be_typed", beTyped)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -862,3 +865,132 @@ func beMprobe(c *comm.Comm) error {
 	fmt.Printf("rank %d ok\n", r)
 	return nil
 }
+
+// beTyped: a column of a 4x4 int32 matrix (dtype.Vector) sent and
+// received by every typed point-to-point call, landing in another
+// column; statuses counted in instances and elements.
+func beTyped(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	i32 := dtype.Basic(atomics.Int32)
+	col, err := dtype.Vector(4, 1, 4, i32)
+	if err != nil {
+		return err
+	}
+	if err := col.Commit(); err != nil {
+		return err
+	}
+	matrix := func(v int32) []int32 {
+		m := make([]int32, 16)
+		for i := range m {
+			m[i] = v*100 + int32(i)
+		}
+		return m
+	}
+	// column k of m as bytes from element k on
+	at := func(m []int32, k int) []byte { return i32bytes(m)[4*k:] }
+	check := func(what string, got []int32, k int, from int) error {
+		for i := range 4 {
+			if got[4*i+k] != int32(from)*100+int32(4*i+1) {
+				return fmt.Errorf("%s: column %d = %v", what, k, got)
+			}
+		}
+		return nil
+	}
+	src := matrix(int32(r))
+	// Blocking, column 1 into column 2; even ranks send first.
+	dst := make([]int32, 16)
+	if n > 1 && r%2 == 0 {
+		if err := c.SendType(at(src, 1), 1, col, next, 1); err != nil {
+			return err
+		}
+	}
+	if n > 1 {
+		st, err := c.RecvType(at(dst, 2), 1, col, prev, 1)
+		if err != nil {
+			return err
+		}
+		if err := check("RecvType", dst, 2, prev); err != nil {
+			return err
+		}
+		if k, _ := comm.GetCountType(st, col); k != 1 || st.Count != 1 {
+			return fmt.Errorf("RecvType status: count %d, GetCountType %d", st.Count, k)
+		}
+		if e, _ := comm.GetElements(st, col); e != 4 {
+			return fmt.Errorf("GetElements = %d", e)
+		}
+	}
+	if n > 1 && r%2 == 1 {
+		if err := c.SendType(at(src, 1), 1, col, next, 1); err != nil {
+			return err
+		}
+	}
+	// Nonblocking, column 1 into column 3.
+	dst = make([]int32, 16)
+	rq, err := c.IrecvType(at(dst, 3), 1, col, prev, 2)
+	if err != nil {
+		return err
+	}
+	sq, err := c.IsendType(at(src, 1), 1, col, next, 2)
+	if err != nil {
+		return err
+	}
+	sts, err := comm.Waitall([]*comm.Request{rq, sq})
+	if err != nil {
+		return err
+	}
+	if err := check("IrecvType", dst, 3, prev); err != nil {
+		return err
+	}
+	if sts[0].Count != 1 {
+		return fmt.Errorf("IrecvType count %d", sts[0].Count)
+	}
+	// Sendrecv, column 1 into column 0.
+	dst = make([]int32, 16)
+	if _, err := c.SendrecvType(at(src, 1), 1, col, next, 3, at(dst, 0), 1, col, prev, 3); err != nil {
+		return err
+	}
+	if err := check("SendrecvType", dst, 0, prev); err != nil {
+		return err
+	}
+	// Persistent: three rounds; the send packs the current contents.
+	dst = make([]int32, 16)
+	prq, err := c.RecvInitType(at(dst, 2), 1, col, prev, 4)
+	if err != nil {
+		return err
+	}
+	psq, err := c.SendInitType(at(src, 1), 1, col, next, 4)
+	if err != nil {
+		return err
+	}
+	for round := range 3 {
+		for i := range src {
+			src[i] = int32(r)*100 + int32(i) + int32(1000*round)
+		}
+		if err := comm.Startall([]*comm.Request{prq, psq}); err != nil {
+			return err
+		}
+		if _, err := comm.Waitall([]*comm.Request{prq, psq}); err != nil {
+			return err
+		}
+		for i := range 4 {
+			if dst[4*i+2] != int32(prev)*100+int32(4*i+1)+int32(1000*round) {
+				return fmt.Errorf("persistent round %d: %v", round, dst)
+			}
+		}
+	}
+	if err := prq.Free(); err != nil {
+		return err
+	}
+	if err := psq.Free(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// i32bytes is the bytes of an int32 slice (its memory, not a copy).
+func i32bytes(v []int32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)) }

@@ -89,5 +89,5 @@ func (msg *Message) Irecv(buf []byte) (*Request, error) {
 // the status's Count is in elements.
 func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
 	st, err := msg.Recv(raw.Bytes(buf))
-	return elems[T](st), err
+	return inElems[T](st), err
 }

@@ -171,17 +171,17 @@ func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
 	st, err := c.Recv(raw.Bytes(buf), src, tag)
-	return elems[T](st), err
+	return inElems[T](st), err
 }
 
 // SendrecvT is Sendrecv of elements (MPI_Sendrecv). Blocking.
 func SendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (Status, error) {
 	st, err := c.Sendrecv(raw.Bytes(send), dest, sendTag, raw.Bytes(recv), src, recvTag)
-	return elems[T](st), err
+	return inElems[T](st), err
 }
 
-// elems is st with Count in elements of T.
-func elems[T atomics.Elem](st Status) Status {
+// inElems is st with Count in elements of T.
+func inElems[T atomics.Elem](st Status) Status {
 	if st.Source != ProcNull {
 		st.Count = GetCount[T](st)
 	}

@@ -40,6 +40,12 @@ type Request struct {
 	back   []byte
 	pin    runtime.Pinner
 	pinned bool
+
+	// The typed forms: before packs a send's instances (again at each
+	// Start of a persistent one), after unpacks a receive's n bytes into
+	// the caller's instances when it completes.
+	before func()
+	after  func(n int)
 }
 
 // smallMsg is the largest message a nonblocking call moves through C
@@ -280,6 +286,11 @@ func (r *Request) finish(rs mpi.ReqStatus, call string) (Status, error) {
 	}
 	if !r.persistent {
 		r.release(rs.Bytes)
+	}
+	if r.after != nil && err == nil && !rs.Cancelled {
+		r.after(rs.Bytes)
+	}
+	if !r.persistent {
 		r.done, r.st, r.err = true, st, err
 	}
 	return st, err
@@ -363,6 +374,9 @@ func (r *Request) Start() error {
 	if r.h == mpi.RequestNull() {
 		// ProcNull: complete at once; Wait returns its status.
 		return nil
+	}
+	if r.before != nil {
+		r.before()
 	}
 	if err := r.h.Start(); err != nil {
 		return mpiError("Start", err)

@@ -1,0 +1,75 @@
+package comm
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+)
+
+// GetCountType is the number of whole instances of t a status's message
+// holds (MPI_Get_count with a datatype), or Undefined if its bytes are
+// not a whole number of instances. Local.
+func GetCountType(st Status, t *dtype.Type) (int, error) {
+	if err := t.CheckCommitted(); err != nil {
+		return 0, fmt.Errorf("comm: GetCountType: %v: %w", err, ErrType)
+	}
+	size := int(t.Size())
+	switch {
+	case size == 0 && st.bytes == 0:
+		return 0, nil
+	case size == 0 || st.bytes%size != 0:
+		return Undefined, nil
+	}
+	return st.bytes / size, nil
+}
+
+// GetElements is the number of basic elements of t's signature a status's
+// message holds (MPI_Get_elements): partial instances count their whole
+// elements; the pair types (FloatInt, ...) count as two elements each.
+// Undefined if the message ends inside an element. Local.
+func GetElements(st Status, t *dtype.Type) (int, error) {
+	sig, err := t.Signature()
+	if err != nil {
+		return 0, fmt.Errorf("comm: GetElements: %v: %w", err, ErrType)
+	}
+	size, n := t.Size(), int64(st.bytes)
+	if n == 0 {
+		return 0, nil
+	}
+	if size == 0 {
+		return Undefined, nil
+	}
+	per := int64(0)
+	for _, r := range sig {
+		per += r.N * elems(r)
+	}
+	total := n / size * per
+	rem := n % size
+	for _, r := range sig {
+		if rem == 0 {
+			break
+		}
+		es := dtype.Basic(r.T).Size()
+		if r.IsByte {
+			es = 1
+		}
+		k := min(r.N, rem/es)
+		total += k * elems(r)
+		if rem -= k * es; k < r.N && rem > 0 {
+			return Undefined, nil
+		}
+	}
+	if rem != 0 {
+		return Undefined, nil
+	}
+	return int(total), nil
+}
+
+// elems is the basic elements one element of a signature run counts for.
+func elems(r dtype.SigRun) int64 {
+	if !r.IsByte && r.T >= atomics.FloatIntT && r.T <= atomics.ShortIntT {
+		return 2
+	}
+	return 1
+}
