@@ -13,6 +13,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/win"
 )
@@ -24,12 +25,13 @@ func init() {
 	ranktest.Register("be_shared", beShared)
 	ranktest.Register("be_errors", beErrors)
 	ranktest.Register("be_dynamic", beDynamic)
+	ranktest.Register("be_types", beTypes)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic"} {
+	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -590,6 +592,116 @@ func beDynamic(c *comm.Comm) error {
 		return err
 	}
 	if err := comm.FreeMem(mem); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beTypes: the datatype forms of Put, Get, Accumulate and GetAccumulate
+// with a column of a 4x4 int64 matrix (dtype.Vector) on both sides, in a
+// fence epoch and under LockAll.
+func beTypes(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	i64 := dtype.Basic(atomics.Int64)
+	col, err := dtype.Vector(4, 1, 4, i64)
+	if err != nil {
+		return err
+	}
+	if err := col.Commit(); err != nil {
+		return err
+	}
+	w, err := win.Allocate(c, 16*8, 8, nil)
+	if err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	src := make([]int64, 16)
+	for i := range src {
+		src[i] = int64(100*r + i)
+	}
+	srcb := unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 8*len(src))
+	// Column 1 of my matrix into column 2 of the next rank's.
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if err := win.PutType(w, srcb[8:], 1, col, next, 2, 1, col); err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if mine[4*i+2] != int64(100*prev+4*i+1) {
+			return fmt.Errorf("PutType: column 2 = %v", mine)
+		}
+	}
+	// Back: the next rank's column 2 into my column 3 (a fence epoch: the
+	// data must be there when GetType returns).
+	got := make([]int64, 16)
+	gotb := unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 8*len(got))
+	if err := win.GetType(w, gotb[24:], 1, col, next, 2, 1, col); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if got[4*i+3] != int64(100*r+4*i+1) {
+			return fmt.Errorf("GetType: %v", got)
+		}
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	// Every rank adds 1 to column 0 of every rank, then reads it.
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	ones := make([]int64, 16)
+	for i := range ones {
+		ones[i] = 1
+	}
+	onesb := unsafe.Slice((*byte)(unsafe.Pointer(&ones[0])), 8*len(ones))
+	for t := range n {
+		if err := win.AccumulateType(w, onesb, 1, col, t, 0, 1, col, atomics.Sum); err != nil {
+			return err
+		}
+	}
+	if err := w.FlushAll(); err != nil {
+		return err
+	}
+	wide := make([]byte, 256)
+	if err := beWantErr("PutType of 2 columns into 1", win.PutType(w, wide, 2, col, next, 0, 1, col), win.ErrType); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	res := make([]int64, 16)
+	resb := unsafe.Slice((*byte)(unsafe.Pointer(&res[0])), 8*len(res))
+	if err := win.GetAccumulateType(w, nil, 0, col, resb, 1, col, prev, 0, 1, col, atomics.NoOp); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if res[4*i] != int64(n) {
+			return fmt.Errorf("AccumulateType then GetAccumulateType: %v", res)
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)

@@ -329,6 +329,33 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 
 static void shmc_noop(void) {}
 
+// shmc_make_type builds an hindexed type of old over n blocks, resized to
+// lb and extent, and commits it.
+static int shmc_make_type(int n, int *lens, MPI_Aint *displs, MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *out) {
+	MPI_Datatype h;
+	int rc = MPI_Type_create_hindexed(n, lens, displs, old, &h);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Type_create_resized(h, lb, extent, out);
+	MPI_Type_free(&h);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Type_commit(out);
+}
+
+static int shmc_put_dt(void *src, int n, MPI_Datatype sdt, int t, MPI_Aint off, int tn, MPI_Datatype tdt, MPI_Win w) {
+	return MPI_Put(src, n, sdt, t, off, tn, tdt, w);
+}
+static int shmc_get_dt_now(void *dst, int n, MPI_Datatype ddt, int t, MPI_Aint off, int tn, MPI_Datatype tdt, MPI_Win w) {
+	int rc = MPI_Get(dst, n, ddt, t, off, tn, tdt, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+static int shmc_acc_dt(void *src, int n, MPI_Datatype sdt, int t, MPI_Aint off, int tn, MPI_Datatype tdt, MPI_Op op, MPI_Win w) {
+	return MPI_Accumulate(src, n, sdt, t, off, tn, tdt, op, w);
+}
+static int shmc_get_acc_dt_now(void *src, int n, MPI_Datatype sdt, void *res, int t, MPI_Aint off, int tn, MPI_Datatype tdt, MPI_Op op, MPI_Win w) {
+	int rc = MPI_Get_accumulate(src, n, sdt, res, n, sdt, t, off, tn, tdt, op, w);
+	return rc != MPI_SUCCESS ? rc : MPI_Win_flush_local(t, w);
+}
+
 static int shmc_new_request(int kind, void *buf, int n, int peer, int tag, MPI_Comm c, MPI_Request *r) {
 	switch (kind) {
 	case 0: return MPI_Isend(buf, n, MPI_BYTE, peer, tag, c, r);
@@ -1321,4 +1348,52 @@ func (m *Message) Irecv(buf []byte) (Request, error) {
 	var r Request
 	err := check(C.MPI_Imrecv(ptr(buf), C.int(len(buf)), cByte, &m.h, &r.h), "MPI_Imrecv")
 	return r, err
+}
+
+// Datatype is a committed MPI datatype made by MakeType.
+type Datatype struct{ h C.MPI_Datatype }
+
+// MakeType builds an MPI datatype: blocks of lens[i] elements of elem
+// (atomics.Type 0: bytes) at byte displacements displs[i], resized to lb
+// and extent, committed. The type lives as long as the process.
+func MakeType(lens []int, displs []int64, elem atomics.Type, lb, extent int64) (Datatype, error) {
+	cl := cints(lens)
+	cd := make([]C.MPI_Aint, len(displs))
+	for i, d := range displs {
+		cd[i] = C.MPI_Aint(d)
+	}
+	var pd *C.MPI_Aint
+	if len(cd) > 0 {
+		pd = &cd[0]
+	}
+	var out C.MPI_Datatype
+	rc := C.shmc_make_type(C.int(len(cl)), cptr(cl), pd, dt(elem), C.MPI_Aint(lb), C.MPI_Aint(extent), &out)
+	err := check(rc, "MPI_Type_create_hindexed")
+	return Datatype{out}, err
+}
+
+// PutType is MPI_Put of n elements of elem (0: bytes) at src into tn
+// instances of tdt at byte offset off on target. src stays valid until
+// the call completes, as for Put.
+func (w Win) PutType(src []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype) error {
+	return check(C.shmc_put_dt(ptr(src), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, w.h), "MPI_Put")
+}
+
+// GetType is MPI_Get of tn instances of tdt at off on target into n
+// elements of elem at dst, completed at the origin in the same C call.
+func (w Win) GetType(dst []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype) error {
+	return check(C.shmc_get_dt_now(ptr(dst), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, w.h), "MPI_Get")
+}
+
+// AccumulateType is MPI_Accumulate of n elements of elem into tn
+// instances of tdt; src stays valid until the call completes.
+func (w Win) AccumulateType(src []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype, op atomics.Op) error {
+	return check(C.shmc_acc_dt(ptr(src), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, mop(op), w.h), "MPI_Accumulate")
+}
+
+// GetAccumulateType is MPI_Get_accumulate of n elements of elem (result
+// in res, n elements too) with tn instances of tdt, completed at the
+// origin in the same C call.
+func (w Win) GetAccumulateType(src, res []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype, op atomics.Op) error {
+	return check(C.shmc_get_acc_dt_now(ptr(src), C.int(n), dt(elem), ptr(res), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, mop(op), w.h), "MPI_Get_accumulate")
 }
