@@ -59,4 +59,13 @@
 // request: in a message-rate loop the garbage collector's work, and its
 // write barriers on the engine's stores while it marks, are what
 // persistent requests save.
+//
+// # Two backends
+//
+// Everything above describes the default build, shmrun's backend on one
+// node. Built with -tags mpi (Open MPI; -tags mpi,mpich for MPICH) the
+// package runs over the system's MPI instead, across nodes, started by
+// that MPI's launcher: the same API, the same error classes and epoch
+// checks, one MPI call per call. docs/MPI.md lists what that backend
+// covers so far and what it does differently.
 package comm

@@ -72,4 +72,13 @@
 // testable with errors.Is, and name the call, the rank and the numbers.
 // A collective call that fails on one rank fails on every rank with the same
 // class and message.
+//
+// # Two backends
+//
+// Everything above describes the default build, shmrun's backend on one
+// node. Built with -tags mpi (Open MPI; -tags mpi,mpich for MPICH) the
+// package runs over the system's MPI instead, across nodes, started by
+// that MPI's launcher: the same API, the same error classes and epoch
+// checks, one MPI call per call. docs/MPI.md lists what that backend
+// covers so far and what it does differently.
 package win
