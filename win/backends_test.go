@@ -26,12 +26,13 @@ func init() {
 	ranktest.Register("be_errors", beErrors)
 	ranktest.Register("be_dynamic", beDynamic)
 	ranktest.Register("be_types", beTypes)
+	ranktest.Register("be_rreq", beRequests)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types"} {
+	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -699,6 +700,91 @@ func beTypes(c *comm.Comm) error {
 		}
 	}
 	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beRequests: Rput, Rget, Raccumulate and RgetAccumulate under LockAll,
+// their requests complete; outside a passive-target epoch ErrRMASync.
+func beRequests(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	next, prev := (r+1)%n, (r+n-1)%n
+	w, err := win.Allocate(c, 32, 8, nil)
+	if err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if _, err := w.Rput([]byte{1}, next, 0); !errors.Is(err, win.ErrRMASync) {
+		return fmt.Errorf("Rput in a fence epoch: %v", err)
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	v := make([]byte, 8)
+	v[0] = byte(10 + r)
+	q, err := w.Rput(v, next, 0)
+	if err != nil {
+		return err
+	}
+	v[0] = 99 // the request is complete: the origin may change
+	if err := q.Wait(); err != nil {
+		return err
+	}
+	if err := w.Flush(next); err != nil {
+		return err
+	}
+	got := make([]byte, 8)
+	q, err = w.Rget(got, next, 0)
+	if err != nil {
+		return err
+	}
+	if done, err := q.Test(); err != nil || !done {
+		return fmt.Errorf("Rget's request: %v %v", done, err)
+	}
+	if err := beWant("Rget after Rput", got[0], 10+r); err != nil {
+		return err
+	}
+	if _, err := win.Raccumulate(w, []int64{int64(r + 1)}, next, 1, atomics.Sum); err != nil {
+		return err
+	}
+	if err := w.Flush(next); err != nil {
+		return err
+	}
+	res := make([]int64, 1)
+	q, err = win.RgetAccumulate(w, nil, res, next, 1, atomics.NoOp)
+	if err != nil {
+		return err
+	}
+	if err := q.Wait(); err != nil {
+		return err
+	}
+	if err := beWant("RgetAccumulate after Raccumulate", res[0], r+1); err != nil {
+		return err
+	}
+	if _, err := w.Rput(nil, win.ProcNull, 0); err != nil {
+		return fmt.Errorf("Rput to ProcNull under LockAll: %v", err)
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	if err := beWant("my words", fmt.Sprint(mine[0]&0xff, mine[1]), fmt.Sprint(10+prev, prev+1)); err != nil {
 		return err
 	}
 	if err := w.Free(); err != nil {

@@ -115,19 +115,6 @@ func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
 	return w.Get(shm.Bytes(dst), target, disp)
 }
 
-// Request is the handle of a request-based RMA call (MPI_Request from
-// MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate). RMA completes
-// eagerly, so a Request is complete when it is returned.
-type Request struct{}
-
-// Wait waits for the request to complete (MPI_Wait): it is complete already.
-func (r *Request) Wait() error { return nil }
-
-// Test reports whether the request is complete (MPI_Test): always true.
-func (r *Request) Test() (bool, error) { return true, nil }
-
-var doneRequest = &Request{}
-
 // rmaRequest checks that a request-based call is inside a passive-target
 // epoch, as the standard requires of MPI_Rput and its kin.
 func (w *Win) rmaRequest(call string, target int) error {

@@ -169,3 +169,16 @@ func View[T any, M Segment | []byte](mem M) ([]T, error) {
 	}
 	return v, nil
 }
+
+// Request is the handle of a request-based RMA call (MPI_Request from
+// MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate). RMA completes
+// eagerly, so a Request is complete when it is returned.
+type Request struct{}
+
+// Wait waits for the request to complete (MPI_Wait): it is complete already.
+func (r *Request) Wait() error { return nil }
+
+// Test reports whether the request is complete (MPI_Test): always true.
+func (r *Request) Test() (bool, error) { return true, nil }
+
+var doneRequest = &Request{}
