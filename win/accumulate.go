@@ -155,27 +155,3 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	}
 	return compareAndSwapSlow(w, v, compare, target, disp)
 }
-
-// Raccumulate is Accumulate returning a Request (MPI_Raccumulate); only
-// inside a passive-target epoch to target.
-func Raccumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) (*Request, error) {
-	if err := w.rmaRequest("Raccumulate", target); err != nil {
-		return nil, err
-	}
-	if err := Accumulate(w, src, target, disp, op); err != nil {
-		return nil, err
-	}
-	return doneRequest, nil
-}
-
-// RgetAccumulate is GetAccumulate returning a Request
-// (MPI_Rget_accumulate); only inside a passive-target epoch to target.
-func RgetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) (*Request, error) {
-	if err := w.rmaRequest("RgetAccumulate", target); err != nil {
-		return nil, err
-	}
-	if err := GetAccumulate(w, src, result, target, disp, op); err != nil {
-		return nil, err
-	}
-	return doneRequest, nil
-}
