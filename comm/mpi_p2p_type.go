@@ -171,10 +171,10 @@ func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*R
 // when it completes.
 func typedRecv(r *Request, tmp, buf []byte, count int, t *dtype.Type) {
 	r.size = int(t.Size()) // the status's Count in whole instances
-	r.after = func(n int) { unpack(tmp, n, buf, count, t) }
+	r.extra().after = func(n int) { unpack(tmp, n, buf, count, t) }
 	if r.done {
 		// ProcNull: nothing arrives.
-		r.after = nil
+		r.extra().after = nil
 	}
 }
 
@@ -200,7 +200,7 @@ func (c *Comm) sendInitType(call string, buf []byte, count int, t *dtype.Type, d
 	if err != nil {
 		return nil, err
 	}
-	r.before = func() { _, _ = dtype.Pack(buf, count, t, b) }
+	r.extra().before = func() { _, _ = dtype.Pack(buf, count, t, b) }
 	return r, nil
 }
 

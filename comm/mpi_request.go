@@ -35,9 +35,18 @@ type Request struct {
 
 	// The memory the MPI works on: small messages in a block of C memory
 	// (a receive's copied back into back when it completes), larger ones
-	// and persistent requests' buffers pinned.
-	small  []byte
-	back   []byte
+	// and persistent requests' buffers pinned (in x).
+	small []byte
+	back  []byte
+
+	// x holds what few requests need, so that a small message's request
+	// stays small (one is allocated a message).
+	x *reqExtra
+}
+
+// reqExtra is the part of a Request that large messages, persistent
+// requests and the typed forms need.
+type reqExtra struct {
 	pin    runtime.Pinner
 	pinned bool
 
@@ -46,6 +55,14 @@ type Request struct {
 	// the caller's instances when it completes.
 	before func()
 	after  func(n int)
+}
+
+// extra returns r.x, made on first use.
+func (r *Request) extra() *reqExtra {
+	if r.x == nil {
+		r.x = new(reqExtra)
+	}
+	return r.x
 }
 
 // smallMsg is the largest message a nonblocking call moves through C
@@ -62,7 +79,6 @@ var smallBlocks struct {
 
 func smallAlloc() []byte {
 	smallBlocks.Lock()
-	defer smallBlocks.Unlock()
 	if len(smallBlocks.free) == 0 {
 		chunk := mpi.CAlloc(64 * smallMsg)
 		for i := range 64 {
@@ -71,12 +87,15 @@ func smallAlloc() []byte {
 	}
 	b := smallBlocks.free[len(smallBlocks.free)-1]
 	smallBlocks.free = smallBlocks.free[:len(smallBlocks.free)-1]
+	smallBlocks.Unlock()
 	return b
 }
 
-func smallFree(b []byte) {
+// smallFree gives back blocks from smallAlloc, all under one lock (a
+// Waitall gives back its window's together).
+func smallFree(bs ...[]byte) {
 	smallBlocks.Lock()
-	smallBlocks.free = append(smallBlocks.free, b)
+	smallBlocks.free = append(smallBlocks.free, bs...)
 	smallBlocks.Unlock()
 }
 
@@ -98,24 +117,30 @@ func (r *Request) msgBuf(buf []byte, send bool) []byte {
 		copy(r.small, buf)
 		return r.small[:len(buf)]
 	}
-	r.pin.Pin(&buf[0])
-	r.pinned = true
+	x := r.extra()
+	x.pin.Pin(&buf[0])
+	x.pinned = true
 	return buf
 }
 
 // release gives back what msgBuf took, copying a small receive's bytes
-// (n of them) to the caller's buffer first.
-func (r *Request) release(n int) {
+// (n of them) to the caller's buffer first. With a non-nil blocks, a C
+// block is added to it for the caller to give back, else given back now.
+func (r *Request) release(n int, blocks *[][]byte) {
 	if r.small != nil {
 		if r.back != nil {
 			copy(r.back, r.small[:min(n, len(r.back))])
 		}
-		smallFree(r.small)
+		if blocks != nil {
+			*blocks = append(*blocks, r.small)
+		} else {
+			smallFree(r.small)
+		}
 		r.small, r.back = nil, nil
 	}
-	if r.pinned {
-		r.pin.Unpin()
-		r.pinned = false
+	if r.x != nil && r.x.pinned {
+		r.x.pin.Unpin()
+		r.x.pinned = false
 	}
 }
 
@@ -123,7 +148,7 @@ func (r *Request) release(n int) {
 // with err, has refused).
 func (r *Request) started(call string, h mpi.Request, err error) (*Request, error) {
 	if err != nil {
-		r.release(0)
+		r.release(0, nil)
 		return nil, mpiError(call, err)
 	}
 	r.h = h
@@ -268,8 +293,8 @@ func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error)
 }
 
 // finish records the outcome of r's operation, which the MPI has just
-// completed.
-func (r *Request) finish(rs mpi.ReqStatus, call string) (Status, error) {
+// completed; blocks is release's.
+func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Status, error) {
 	r.live = false
 	st := goStatus(rs.Status, max(1, r.size))
 	err := mpiError(call, rs.Err)
@@ -285,10 +310,10 @@ func (r *Request) finish(rs mpi.ReqStatus, call string) (Status, error) {
 		err = fmt.Errorf("comm: %s: a message of %d bytes or more for a buffer of %d: %w", call, rs.Bytes, len(r.back), ErrTruncate)
 	}
 	if !r.persistent {
-		r.release(rs.Bytes)
+		r.release(rs.Bytes, blocks)
 	}
-	if r.after != nil && err == nil && !rs.Cancelled {
-		r.after(rs.Bytes)
+	if r.x != nil && r.x.after != nil && err == nil && !rs.Cancelled {
+		r.x.after(rs.Bytes)
 	}
 	if !r.persistent {
 		r.done, r.st, r.err = true, st, err
@@ -323,7 +348,7 @@ func (r *Request) Wait() (Status, error) {
 	if err != nil {
 		return Status{}, mpiError("Wait", err)
 	}
-	return r.finish(rs, "Wait")
+	return r.finish(&rs, "Wait", nil)
 }
 
 // Test reports whether the operation has completed, and if so its status
@@ -340,7 +365,7 @@ func (r *Request) Test() (Status, bool, error) {
 	if err != nil || !done {
 		return Status{}, false, mpiError("Test", err)
 	}
-	st, err := r.finish(rs, "Test")
+	st, err := r.finish(&rs, "Test", nil)
 	return st, true, err
 }
 
@@ -375,8 +400,8 @@ func (r *Request) Start() error {
 		// ProcNull: complete at once; Wait returns its status.
 		return nil
 	}
-	if r.before != nil {
-		r.before()
+	if r.x != nil && r.x.before != nil {
+		r.x.before()
 	}
 	if err := r.h.Start(); err != nil {
 		return mpiError("Start", err)
@@ -408,44 +433,95 @@ func (r *Request) Free() error {
 		return mpiError("Free", err)
 	}
 	if !active {
-		r.release(0)
+		r.release(0, nil)
 	}
 	return nil
 }
 
+// multiScratch is what one multi call works in, kept between calls.
+type multiScratch struct {
+	hs     []mpi.Request
+	at     []int
+	rss    []mpi.ReqStatus
+	done   []int
+	blocks [][]byte
+}
+
+var multiPool = sync.Pool{New: func() any { return new(multiScratch) }}
+
+// reqErr is the error of the request at index i.
+type reqErr struct {
+	i   int
+	err error
+}
+
+// joinErrs joins the requests' errors, each naming its index.
+func joinErrs(all []error, fails []reqErr) []error {
+	for _, f := range fails {
+		all = append(all, fmt.Errorf("request %d: %w", f.i, f.err))
+	}
+	return all
+}
+
 // multi runs an MPI_Wait*/MPI_Test* call over the live requests among
-// reqs and returns the indices (into reqs) it completed, with their
-// statuses written into sts. Requests that are not live are complete
-// already: complete reports them to the caller, which decides.
-func multi(kind int, call string, reqs []*Request, sts []Status) ([]int, []error, error) {
-	hs := make([]mpi.Request, 0, len(reqs))
-	at := make([]int, 0, len(reqs))
+// reqs and returns the indices (into reqs) it completed, in increasing
+// order for Waitall and Testall, appended to idx, with their statuses
+// written into sts (when not nil) and the errors of those that failed.
+// Requests that are not live are complete already: complete reports them
+// to the caller, which decides.
+func multi(kind int, call string, reqs []*Request, sts []Status, idx []int) ([]int, []reqErr, error) {
+	sc := multiPool.Get().(*multiScratch)
+	defer multiPool.Put(sc)
+	hs, at := sc.hs[:0], sc.at[:0]
 	for i, r := range reqs {
 		if r != nil && r.live {
 			hs = append(hs, r.h)
 			at = append(at, i)
 		}
 	}
+	sc.hs, sc.at = hs, at
 	if len(hs) == 0 {
-		return nil, nil, nil
+		return idx, nil, nil
 	}
-	rss := make([]mpi.ReqStatus, len(hs))
-	done, err := mpi.Multi(kind, hs, rss)
+	if cap(sc.rss) < len(hs) {
+		sc.rss = make([]mpi.ReqStatus, len(hs))
+	}
+	rss := sc.rss[:len(hs)]
+	done, err := mpi.Multi(kind, hs, rss, sc.done[:0])
+	sc.done = done[:0]
 	if err != nil {
-		return nil, nil, mpiError(call, err)
+		return idx, nil, mpiError(call, err)
 	}
-	idx := make([]int, len(done))
-	errs := make([]error, len(done))
-	for k, j := range done {
-		r := reqs[at[j]]
+	var fails []reqErr
+	blocks := sc.blocks[:0]
+	for _, j := range done {
+		i := at[j]
+		r := reqs[i]
 		r.h = hs[j]
-		st, err := r.finish(rss[j], call)
-		idx[k], errs[k] = at[j], err
+		st, err := r.finish(&rss[j], call, &blocks)
+		rss[j] = mpi.ReqStatus{}
+		idx = append(idx, i)
 		if sts != nil {
-			sts[at[j]] = st
+			sts[i] = st
+		}
+		if err != nil {
+			fails = append(fails, reqErr{i, err})
 		}
 	}
-	return idx, errs, nil
+	if len(blocks) > 0 {
+		smallFree(blocks...)
+		clear(blocks)
+	}
+	sc.blocks = blocks[:0]
+	return idx, fails, nil
+}
+
+// firstErr is the error of the first failed request, or nil.
+func firstErr(fails []reqErr) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	return fails[0].err
 }
 
 // clearDone sets reqs[i] to nil unless it is persistent (which becomes
@@ -478,37 +554,37 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 // completeAll is Waitall (kind mpi.Waitall) and Testall (mpi.Testall):
 // it completes every request or, Testall finding one pending, none.
 func completeAll(kind int, call string, reqs []*Request, sts []Status) (bool, error) {
-	wasLive := make([]bool, len(reqs))
 	n := 0
-	for i, r := range reqs {
+	for _, r := range reqs {
 		if r != nil && r.live {
-			wasLive[i] = true
 			n++
 		}
 	}
 	var all []error
+	var few [64]int
+	var idx []int // the requests the MPI completed, in increasing order
 	if n > 0 {
-		idx, errs, err := multi(kind, call, reqs, sts)
+		var fails []reqErr
+		var err error
+		idx, fails, err = multi(kind, call, reqs, sts, few[:0])
 		if err != nil {
 			return false, err
 		}
 		if len(idx) < n {
 			return false, nil
 		}
-		for k, i := range idx {
-			if errs[k] != nil {
-				all = append(all, fmt.Errorf("request %d: %w", i, errs[k]))
-			}
-		}
+		all = joinErrs(all, fails)
 	}
 	for i, r := range reqs {
 		switch {
+		case len(idx) > 0 && idx[0] == i:
+			idx = idx[1:]
 		case r == nil:
 			if sts != nil {
 				sts[i] = Status{}
 			}
 			continue
-		case !wasLive[i]:
+		default:
 			st, err := r.kept(call)
 			if sts != nil {
 				sts[i] = st
@@ -543,13 +619,13 @@ func Waitany(reqs []*Request) (int, Status, error) {
 		return i, st, err
 	}
 	sts := make([]Status, len(reqs))
-	idx, errs, err := multi(mpi.Waitany, "Waitany", reqs, sts)
+	idx, fails, err := multi(mpi.Waitany, "Waitany", reqs, sts, nil)
 	if err != nil || len(idx) == 0 {
 		return Undefined, Status{}, err
 	}
 	i := idx[0]
 	clearDone(reqs, i)
-	return i, sts[i], errs[0]
+	return i, sts[i], firstErr(fails)
 }
 
 // Waitsome waits until at least one request completes (MPI_Waitsome) and
@@ -583,18 +659,15 @@ func some(kind int, call string, reqs []*Request) ([]int, []Status, error) {
 		kind = mpi.Testsome // some are complete: do not block
 	}
 	sts := make([]Status, len(reqs))
-	done, errs, err := multi(kind, call, reqs, sts)
+	done, fails, err := multi(kind, call, reqs, sts, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	for k, i := range done {
+	for _, i := range done {
 		idx, out = append(idx, i), append(out, sts[i])
-		if errs[k] != nil {
-			all = append(all, fmt.Errorf("request %d: %w", i, errs[k]))
-		}
 		clearDone(reqs, i)
 	}
-	return idx, out, errors.Join(all...)
+	return idx, out, errors.Join(joinErrs(all, fails)...)
 }
 
 // Testall reports whether every request is complete (MPI_Testall); if so
@@ -626,11 +699,11 @@ func Testany(reqs []*Request) (int, Status, bool, error) {
 	if !live {
 		return Undefined, Status{}, true, nil
 	}
-	idx, errs, err := multi(mpi.Testany, "Testany", reqs, sts)
+	idx, fails, err := multi(mpi.Testany, "Testany", reqs, sts, nil)
 	if err != nil || len(idx) == 0 {
 		return Undefined, Status{}, false, err
 	}
 	i := idx[0]
 	clearDone(reqs, i)
-	return i, sts[i], true, errs[0]
+	return i, sts[i], true, firstErr(fails)
 }

@@ -138,6 +138,7 @@ static int shmc_win_errors_return(MPI_Win w) { return MPI_Win_set_errhandler(w, 
 
 static int shmc_recv(void *buf, int n, int src, int tag, MPI_Comm c, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Recv(buf, n, MPI_BYTE, src, tag, c, &s);
 	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
 	int cnt = 0;
@@ -148,6 +149,7 @@ static int shmc_recv(void *buf, int n, int src, int tag, MPI_Comm c, int *st) {
 
 static int shmc_sendrecv(void *sbuf, int sn, int dest, int stag, void *rbuf, int rn, int src, int rtag, MPI_Comm c, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Sendrecv(sbuf, sn, MPI_BYTE, dest, stag, rbuf, rn, MPI_BYTE, src, rtag, c, &s);
 	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
 	int cnt = 0;
@@ -158,6 +160,7 @@ static int shmc_sendrecv(void *sbuf, int sn, int dest, int stag, void *rbuf, int
 
 static int shmc_probe(int src, int tag, MPI_Comm c, int block, int *flag, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc;
 	if (block) { rc = MPI_Probe(src, tag, c, &s); *flag = 1; }
 	else rc = MPI_Iprobe(src, tag, c, flag, &s);
@@ -268,6 +271,9 @@ int shmc_user_op(int unit, int commute, MPI_Datatype *dt, MPI_Op *op, uintptr_t 
 
 // Requests. A status goes to Go as five ints: source, tag, length in
 // bytes, cancelled, error code (MPI_SUCCESS unless MPI_ERR_IN_STATUS).
+// Every MPI_Status here starts with MPI_ERROR = MPI_SUCCESS: an MPI sets
+// that field only when a call returns MPI_ERR_IN_STATUS (MPICH leaves it
+// alone otherwise), and shmc_st reads it.
 static void shmc_st(MPI_Status *s, int *out, int rc) {
 	int cnt = 0, canc = 0;
 	MPI_Get_count(s, MPI_BYTE, &cnt);
@@ -283,6 +289,7 @@ static void shmc_st(MPI_Status *s, int *out, int rc) {
 
 static int shmc_wait(MPI_Request *r, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Wait(r, &s);
 	shmc_st(&s, st, rc);
 	return rc;
@@ -290,6 +297,7 @@ static int shmc_wait(MPI_Request *r, int *st) {
 
 static int shmc_test(MPI_Request *r, int *flag, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Test(r, flag, &s);
 	if (*flag) shmc_st(&s, st, rc);
 	return rc;
@@ -300,8 +308,12 @@ static int shmc_test(MPI_Request *r, int *flag, int *st) {
 // completed indices (*count of them; Waitall and Testall: all or none),
 // st five ints per request, by request index.
 static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, int *st) {
-	MPI_Status *ss = calloc(n > 0 ? n : 1, sizeof(MPI_Status));
+	MPI_Status few[64];
+	MPI_Status *ss = n <= 64 ? few : calloc(n, sizeof(MPI_Status));
 	if (!ss) return MPI_ERR_NO_MEM;
+	// The MPI sets a status's MPI_ERROR only when the call returns
+	// MPI_ERR_IN_STATUS, and shmc_st reads it.
+	for (int i = 0; i < n; i++) ss[i].MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_SUCCESS, flag = 0, one = MPI_UNDEFINED;
 	*count = 0;
 	switch (kind) {
@@ -323,7 +335,7 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 		if (*count == MPI_UNDEFINED) *count = 0;
 		for (int i = 0; i < *count; i++) shmc_st(&ss[i], st + 5 * idx[i], rc);
 	}
-	free(ss);
+	if (ss != few) free(ss);
 	return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
 }
 
@@ -369,6 +381,7 @@ static int shmc_new_request(int kind, void *buf, int n, int peer, int tag, MPI_C
 
 static int shmc_mprobe(int src, int tag, MPI_Comm c, int block, int *flag, MPI_Message *m, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc;
 	if (block) { rc = MPI_Mprobe(src, tag, c, m, &s); *flag = 1; }
 	else rc = MPI_Improbe(src, tag, c, flag, m, &s);
@@ -383,6 +396,7 @@ static int shmc_mprobe(int src, int tag, MPI_Comm c, int block, int *flag, MPI_M
 
 static int shmc_mrecv(void *buf, int n, MPI_Message *m, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Mrecv(buf, n, MPI_BYTE, m, &s);
 	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
 	int cnt = 0;
@@ -404,6 +418,7 @@ static int shmc_movev(int kind, void *sp, int sn, int *sc, int *sd, void *rp, in
 
 static int shmc_sendrecv_replace(void *buf, int n, int dest, int stag, int src, int rtag, MPI_Comm c, int *st) {
 	MPI_Status s;
+	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Sendrecv_replace(buf, n, MPI_BYTE, dest, stag, src, rtag, c, &s);
 	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
 	int cnt = 0;
@@ -432,6 +447,81 @@ static int shmc_cas_now(void *v, void *cmp, void *res, MPI_Datatype dt, int t, M
 }
 
 static MPI_Request shmc_request_null(void) { return MPI_REQUEST_NULL; }
+
+// The hot calls. cgo checks every pointer argument of a call for Go
+// pointers (cgoCheckPointer, several ns each), and Open MPI's handles are
+// pointers: these take handles and addresses as uintptr_t instead, so
+// that the calls the benchmarks time cost one cgo call and no checks
+// (see addr in Go for the rule on Go memory).
+#define HW(x) ((MPI_Win)(x))
+#define HC(x) ((MPI_Comm)(x))
+#define HT(x) ((MPI_Datatype)(x))
+#define HO(x) ((MPI_Op)(x))
+#define HP(x) ((void *)(x))
+#define HR(x) ((MPI_Request *)(x))
+#define HI(x) ((int *)(x))
+
+static int shmc_h_put(uintptr_t b, int n, int t, MPI_Aint off, uintptr_t w) {
+	return MPI_Put(HP(b), n, MPI_BYTE, t, off, n, MPI_BYTE, HW(w));
+}
+static int shmc_h_get(uintptr_t b, int n, int t, MPI_Aint off, uintptr_t w) {
+	return shmc_get_now(HP(b), n, t, off, HW(w));
+}
+static int shmc_h_acc(uintptr_t b, int n, uintptr_t dt, int t, MPI_Aint off, uintptr_t op, uintptr_t w) {
+	return MPI_Accumulate(HP(b), n, HT(dt), t, off, n, HT(dt), HO(op), HW(w));
+}
+static int shmc_h_get_acc(uintptr_t b, uintptr_t res, int n, uintptr_t dt, int t, MPI_Aint off, uintptr_t op, uintptr_t w) {
+	return shmc_get_acc_now(HP(b), HP(res), n, HT(dt), t, off, HO(op), HW(w));
+}
+static int shmc_h_fop(uintptr_t b, uintptr_t res, uintptr_t dt, int t, MPI_Aint off, uintptr_t op, uintptr_t w) {
+	return shmc_fop_now(HP(b), HP(res), HT(dt), t, off, HO(op), HW(w));
+}
+static int shmc_h_cas(uintptr_t v, uintptr_t cmp, uintptr_t res, uintptr_t dt, int t, MPI_Aint off, uintptr_t w) {
+	return shmc_cas_now(HP(v), HP(cmp), HP(res), HT(dt), t, off, HW(w));
+}
+// shmc_h_sync is the synchronization calls of one window: what 0..9.
+static int shmc_h_sync(int what, int rank, int assert, uintptr_t w) {
+	switch (what) {
+	case 0: return MPI_Win_flush(rank, HW(w));
+	case 1: return MPI_Win_flush_local(rank, HW(w));
+	case 2: return MPI_Win_flush_all(HW(w));
+	case 3: return MPI_Win_flush_local_all(HW(w));
+	case 4: return MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, assert, HW(w));
+	case 5: return MPI_Win_lock(MPI_LOCK_SHARED, rank, assert, HW(w));
+	case 6: return MPI_Win_unlock(rank, HW(w));
+	case 7: return MPI_Win_lock_all(assert, HW(w));
+	case 8: return MPI_Win_unlock_all(HW(w));
+	case 9: return MPI_Win_sync(HW(w));
+	}
+	return MPI_Win_fence(assert, HW(w));
+}
+static int shmc_h_barrier(uintptr_t c) { return MPI_Barrier(HC(c)); }
+static int shmc_h_send(uintptr_t b, int n, int dest, int tag, uintptr_t c, int sync) {
+	return sync ? MPI_Ssend(HP(b), n, MPI_BYTE, dest, tag, HC(c)) : MPI_Send(HP(b), n, MPI_BYTE, dest, tag, HC(c));
+}
+static int shmc_h_recv(uintptr_t b, int n, int src, int tag, uintptr_t c, uintptr_t st) {
+	return shmc_recv(HP(b), n, src, tag, HC(c), HI(st));
+}
+static int shmc_h_bcast(uintptr_t b, int n, int root, uintptr_t c) {
+	return MPI_Bcast(HP(b), n, MPI_BYTE, root, HC(c));
+}
+// shmc_h_reduce is MPI_Allreduce (root < 0) or MPI_Reduce, of
+// MPI_IN_PLACE when inplace.
+static int shmc_h_reduce(int inplace, uintptr_t in, uintptr_t out, int n, uintptr_t dt, uintptr_t op, int root, uintptr_t c) {
+	void *s = inplace ? MPI_IN_PLACE : HP(in);
+	if (root < 0) return MPI_Allreduce(s, HP(out), n, HT(dt), HO(op), HC(c));
+	return MPI_Reduce(s, HP(out), n, HT(dt), HO(op), root, HC(c));
+}
+static int shmc_h_new_request(int kind, uintptr_t b, int n, int peer, int tag, uintptr_t c, uintptr_t r) {
+	return shmc_new_request(kind, HP(b), n, peer, tag, HC(c), HR(r));
+}
+static int shmc_h_wait(uintptr_t r, uintptr_t st) { return shmc_wait(HR(r), HI(st)); }
+static int shmc_h_test(uintptr_t r, uintptr_t flag, uintptr_t st) { return shmc_test(HR(r), HI(flag), HI(st)); }
+static int shmc_h_start(uintptr_t r) { return MPI_Start(HR(r)); }
+static int shmc_h_multi(int kind, int n, uintptr_t rs, uintptr_t count, uintptr_t idx, uintptr_t st) {
+	return shmc_multi(kind, n, HR(rs), HI(count), HI(idx), HI(st));
+}
+
 
 // The signal handlers in place before MPI_Init (the Go runtime's).
 static struct sigaction shmc_before[65];
@@ -585,6 +675,23 @@ func ptr(b []byte) unsafe.Pointer {
 
 func dt(t atomics.Type) C.MPI_Datatype { return cTypes[t] }
 
+// addr is the address of b's first byte as the integer the hot calls
+// (shmc_h_*) take, 0 for an empty b. An integer does not keep Go memory
+// alive: the caller calls runtime.KeepAlive(b) after the C call. The
+// memory does not move meanwhile: Go's heap does not move objects, and a
+// goroutine's stack does not move while the goroutine is in a C call.
+// cgo's rule on what Go memory C may see holds as with a pointer: b
+// holds no Go pointers.
+func addr(b []byte) C.uintptr_t {
+	if len(b) == 0 {
+		return 0
+	}
+	return C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// addrOf is p as an integer, on addr's terms (p points to no Go pointers).
+func addrOf[T any](p *T) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
 func mop(op atomics.Op) C.MPI_Op { return cOps[op] }
 
 // The MPI's predefined handles and constants, read once: cgo reads a C
@@ -595,16 +702,19 @@ var (
 	cInPlace unsafe.Pointer     = C.MPI_IN_PLACE
 	cTypes   [32]C.MPI_Datatype // by atomics.Type; 0 is MPI_BYTE
 	cOps     [32]C.MPI_Op       // by atomics.Op
+	hTypes   [32]C.uintptr_t    // cTypes as the hot calls take them
+	hOps     [32]C.uintptr_t    // cOps as the hot calls take them
 	cModes   [5]C.int           // MPI_MODE_* of win's Mode bits, in bit order
-	cLock    = [2]C.int{C.shmc_lock_type(0), C.shmc_lock_type(1)}
 )
 
 func init() {
 	for i := range cTypes {
 		cTypes[i] = C.shmc_type(C.int(i))
+		hTypes[i] = htype(cTypes[i])
 	}
 	for i := range cOps {
 		cOps[i] = C.shmc_op(C.int(i))
+		hOps[i] = hop(cOps[i])
 	}
 	for i := range cModes {
 		cModes[i] = C.shmc_assert(C.int(1 << i))
@@ -787,7 +897,7 @@ func (c Comm) CreateGroup(ranks []int, tag int) (Comm, error) {
 func (c *Comm) Free() error { return check(C.MPI_Comm_free(&c.h), "MPI_Comm_free") }
 
 // Barrier is MPI_Barrier.
-func (c Comm) Barrier() error { return check(C.MPI_Barrier(c.h), "MPI_Barrier") }
+func (c Comm) Barrier() error { return check(C.shmc_h_barrier(hcomm(c.h)), "MPI_Barrier") }
 
 func cints(v []int) []C.int {
 	r := make([]C.int, len(v))
@@ -811,16 +921,20 @@ func status(st *[3]C.int) Status { return Status{int(st[0]), int(st[1]), int(st[
 
 // Send is MPI_Send of buf as bytes; sync makes it MPI_Ssend.
 func (c Comm) Send(buf []byte, dest, tag int, sync bool) error {
+	call, s := "MPI_Send", C.int(0)
 	if sync {
-		return check(C.MPI_Ssend(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h), "MPI_Ssend")
+		call, s = "MPI_Ssend", 1
 	}
-	return check(C.MPI_Send(ptr(buf), C.int(len(buf)), cByte, C.int(dest), C.int(tag), c.h), "MPI_Send")
+	rc := C.shmc_h_send(addr(buf), C.int(len(buf)), C.int(dest), C.int(tag), hcomm(c.h), s)
+	runtime.KeepAlive(buf)
+	return check(rc, call)
 }
 
 // Recv is MPI_Recv into buf as bytes.
 func (c Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	var st [3]C.int
-	rc := C.shmc_recv(ptr(buf), C.int(len(buf)), C.int(src), C.int(tag), c.h, &st[0])
+	rc := C.shmc_h_recv(addr(buf), C.int(len(buf)), C.int(src), C.int(tag), hcomm(c.h), addrOf(&st[0]))
+	runtime.KeepAlive(buf)
 	return status(&st), check(rc, "MPI_Recv")
 }
 
@@ -849,7 +963,9 @@ func (c Comm) Probe(src, tag int, block bool) (st Status, found bool, err error)
 
 // Bcast is MPI_Bcast of buf as bytes.
 func (c Comm) Bcast(buf []byte, root int) error {
-	return check(C.MPI_Bcast(ptr(buf), C.int(len(buf)), cByte, C.int(root), c.h), "MPI_Bcast")
+	rc := C.shmc_h_bcast(addr(buf), C.int(len(buf)), C.int(root), hcomm(c.h))
+	runtime.KeepAlive(buf)
+	return check(rc, "MPI_Bcast")
 }
 
 // Red is a reduction's datatype and op: a predefined op on a predefined
@@ -873,10 +989,18 @@ func inPlace(send []byte) unsafe.Pointer {
 // instances of r's datatype; a nil send is MPI_IN_PLACE (recv is then the
 // data).
 func (c Comm) Reduce(send, recv []byte, count int, r Red, root int) error {
+	call := "MPI_Reduce"
 	if root < 0 {
-		return check(C.MPI_Allreduce(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Allreduce")
+		call, root = "MPI_Allreduce", -1
 	}
-	return check(C.MPI_Reduce(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, C.int(root), c.h), "MPI_Reduce")
+	in := C.int(0)
+	if send == nil {
+		in = 1
+	}
+	rc := C.shmc_h_reduce(in, addr(send), addr(recv), C.int(count), htype(r.dt), hop(r.op), C.int(root), hcomm(c.h))
+	runtime.KeepAlive(send)
+	runtime.KeepAlive(recv)
+	return check(rc, call)
 }
 
 // Scan is MPI_Scan, or MPI_Exscan when ex; a nil send is MPI_IN_PLACE.
@@ -1006,49 +1130,48 @@ func (w *Win) Free() error {
 	return nil
 }
 
-// Fence is MPI_Win_fence with win's asserts (its Mode bits).
-func (w Win) Fence(assert int) error {
-	return check(C.MPI_Win_fence(modes(assert), w.h), "MPI_Win_fence")
+// sync is the window synchronization call what (0..10, shmc_h_sync's).
+func (w Win) sync(what int, rank int, assert C.int, call string) error {
+	return check(C.shmc_h_sync(C.int(what), C.int(rank), assert, hwin(w.h)), call)
 }
+
+// Fence is MPI_Win_fence with win's asserts (its Mode bits).
+func (w Win) Fence(assert int) error { return w.sync(10, 0, modes(assert), "MPI_Win_fence") }
 
 // Lock is MPI_Win_lock.
 func (w Win) Lock(exclusive bool, rank, assert int) error {
-	e := cLock[0]
+	what := 5
 	if exclusive {
-		e = cLock[1]
+		what = 4
 	}
-	return check(C.MPI_Win_lock(e, C.int(rank), modes(assert), w.h), "MPI_Win_lock")
+	return w.sync(what, rank, modes(assert), "MPI_Win_lock")
 }
 
 // Unlock is MPI_Win_unlock.
-func (w Win) Unlock(rank int) error {
-	return check(C.MPI_Win_unlock(C.int(rank), w.h), "MPI_Win_unlock")
-}
+func (w Win) Unlock(rank int) error { return w.sync(6, rank, 0, "MPI_Win_unlock") }
 
 // LockAll is MPI_Win_lock_all.
-func (w Win) LockAll(assert int) error {
-	return check(C.MPI_Win_lock_all(modes(assert), w.h), "MPI_Win_lock_all")
-}
+func (w Win) LockAll(assert int) error { return w.sync(7, 0, modes(assert), "MPI_Win_lock_all") }
 
 // UnlockAll is MPI_Win_unlock_all.
-func (w Win) UnlockAll() error { return check(C.MPI_Win_unlock_all(w.h), "MPI_Win_unlock_all") }
+func (w Win) UnlockAll() error { return w.sync(8, 0, 0, "MPI_Win_unlock_all") }
 
 // Flush is MPI_Win_flush (local: MPI_Win_flush_local); rank < 0 is the
 // _all form.
 func (w Win) Flush(rank int, local bool) error {
 	switch {
 	case rank < 0 && local:
-		return check(C.MPI_Win_flush_local_all(w.h), "MPI_Win_flush_local_all")
+		return w.sync(3, 0, 0, "MPI_Win_flush_local_all")
 	case rank < 0:
-		return check(C.MPI_Win_flush_all(w.h), "MPI_Win_flush_all")
+		return w.sync(2, 0, 0, "MPI_Win_flush_all")
 	case local:
-		return check(C.MPI_Win_flush_local(C.int(rank), w.h), "MPI_Win_flush_local")
+		return w.sync(1, rank, 0, "MPI_Win_flush_local")
 	}
-	return check(C.MPI_Win_flush(C.int(rank), w.h), "MPI_Win_flush")
+	return w.sync(0, rank, 0, "MPI_Win_flush")
 }
 
 // Sync is MPI_Win_sync.
-func (w Win) Sync() error { return check(C.MPI_Win_sync(w.h), "MPI_Win_sync") }
+func (w Win) Sync() error { return w.sync(9, 0, 0, "MPI_Win_sync") }
 
 // Post is MPI_Win_post to the ranks of c (the window's communicator) listed.
 func (w Win) Post(c Comm, ranks []int, assert int) error {
@@ -1081,38 +1204,52 @@ func (w Win) Test() (bool, error) {
 
 // Put is MPI_Put of src as bytes, at disp units into target's memory.
 func (w Win) Put(src []byte, target, disp int) error {
-	n := C.int(len(src))
-	return check(C.MPI_Put(ptr(src), n, cByte, C.int(target), C.MPI_Aint(disp), n, cByte, w.h), "MPI_Put")
+	rc := C.shmc_h_put(addr(src), C.int(len(src)), C.int(target), C.MPI_Aint(disp), hwin(w.h))
+	runtime.KeepAlive(src)
+	return check(rc, "MPI_Put")
 }
 
 // Get is MPI_Get into dst, completed at the origin (MPI_Win_flush_local)
 // in the same C call.
 func (w Win) Get(dst []byte, target, disp int) error {
-	return check(C.shmc_get_now(ptr(dst), C.int(len(dst)), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Get")
+	rc := C.shmc_h_get(addr(dst), C.int(len(dst)), C.int(target), C.MPI_Aint(disp), hwin(w.h))
+	runtime.KeepAlive(dst)
+	return check(rc, "MPI_Get")
 }
 
 // Accumulate is MPI_Accumulate of count elements of t.
 func (w Win) Accumulate(src []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
-	n := C.int(count)
-	return check(C.MPI_Accumulate(ptr(src), n, dt(t), C.int(target), C.MPI_Aint(disp), n, dt(t), mop(op), w.h), "MPI_Accumulate")
+	rc := C.shmc_h_acc(addr(src), C.int(count), hTypes[t], C.int(target), C.MPI_Aint(disp), hOps[op], hwin(w.h))
+	runtime.KeepAlive(src)
+	return check(rc, "MPI_Accumulate")
 }
 
 // GetAccumulate is MPI_Get_accumulate of count elements of t, completed
 // at the origin in the same C call.
 func (w Win) GetAccumulate(src, result []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
-	return check(C.shmc_get_acc_now(ptr(src), ptr(result), C.int(count), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Get_accumulate")
+	rc := C.shmc_h_get_acc(addr(src), addr(result), C.int(count), hTypes[t], C.int(target), C.MPI_Aint(disp), hOps[op], hwin(w.h))
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(result)
+	return check(rc, "MPI_Get_accumulate")
 }
 
 // FetchAndOp is MPI_Fetch_and_op of one element of t, completed at the
 // origin in the same C call; src may be nil for MPI_NO_OP.
 func (w Win) FetchAndOp(src, result []byte, t atomics.Type, target, disp int, op atomics.Op) error {
-	return check(C.shmc_fop_now(ptr(src), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), mop(op), w.h), "MPI_Fetch_and_op")
+	rc := C.shmc_h_fop(addr(src), addr(result), hTypes[t], C.int(target), C.MPI_Aint(disp), hOps[op], hwin(w.h))
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(result)
+	return check(rc, "MPI_Fetch_and_op")
 }
 
 // CompareAndSwap is MPI_Compare_and_swap of one element of t, completed at
 // the origin in the same C call.
 func (w Win) CompareAndSwap(v, compare, result []byte, t atomics.Type, target, disp int) error {
-	return check(C.shmc_cas_now(ptr(v), ptr(compare), ptr(result), dt(t), C.int(target), C.MPI_Aint(disp), w.h), "MPI_Compare_and_swap")
+	rc := C.shmc_h_cas(addr(v), addr(compare), addr(result), hTypes[t], C.int(target), C.MPI_Aint(disp), hwin(w.h))
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(compare)
+	runtime.KeepAlive(result)
+	return check(rc, "MPI_Compare_and_swap")
 }
 
 var commOf func(x any, call string) (Comm, error)
@@ -1159,7 +1296,8 @@ const (
 // valid, C memory or pinned.
 func (c Comm) NewRequest(kind int, buf []byte, peer, tag int) (Request, error) {
 	var r Request
-	rc := C.shmc_new_request(C.int(kind), ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), c.h, &r.h)
+	rc := C.shmc_h_new_request(C.int(kind), addr(buf), C.int(len(buf)), C.int(peer), C.int(tag), hcomm(c.h), addrOf(&r.h))
+	runtime.KeepAlive(buf)
 	err := check(rc, [...]string{"MPI_Isend", "MPI_Issend", "MPI_Irecv", "MPI_Send_init", "MPI_Ssend_init", "MPI_Recv_init"}[kind])
 	return r, err
 }
@@ -1172,7 +1310,11 @@ func (c Comm) Ibarrier() (Request, error) {
 }
 
 // Start is MPI_Start.
-func (r *Request) Start() error { return check(C.MPI_Start(&r.h), "MPI_Start") }
+func (r *Request) Start() error {
+	rc := C.shmc_h_start(addrOf(&r.h))
+	runtime.KeepAlive(r)
+	return check(rc, "MPI_Start")
+}
 
 // Free is MPI_Request_free.
 func (r *Request) Free() error { return check(C.MPI_Request_free(&r.h), "MPI_Request_free") }
@@ -1183,7 +1325,8 @@ func (r *Request) Cancel() error { return check(C.MPI_Cancel(&r.h), "MPI_Cancel"
 // Wait is MPI_Wait.
 func (r *Request) Wait() (ReqStatus, error) {
 	var st [5]C.int
-	rc := C.shmc_wait(&r.h, &st[0])
+	rc := C.shmc_h_wait(addrOf(&r.h), addrOf(&st[0]))
+	runtime.KeepAlive(r)
 	if err := check(rc, "MPI_Wait"); err != nil {
 		return ReqStatus{Status: Status{int(st[0]), int(st[1]), int(st[2])}, Err: err}, nil
 	}
@@ -1194,7 +1337,8 @@ func (r *Request) Wait() (ReqStatus, error) {
 func (r *Request) Test() (ReqStatus, bool, error) {
 	var st [5]C.int
 	var flag C.int
-	rc := C.shmc_test(&r.h, &flag, &st[0])
+	rc := C.shmc_h_test(addrOf(&r.h), addrOf(&flag), addrOf(&st[0]))
+	runtime.KeepAlive(r)
 	if flag == 0 {
 		return ReqStatus{}, false, check(rc, "MPI_Test")
 	}
@@ -1217,25 +1361,33 @@ const (
 var multiNames = [...]string{"MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
 
 // Multi runs one of the calls over many requests (kind: Waitall ...
-// Testsome) and returns the indices completed and their statuses, by
-// request index (sts has len(rs) entries).
-func Multi(kind int, rs []Request, sts []ReqStatus) ([]int, error) {
+// Testsome) and returns the indices completed, appended to done, and
+// their statuses, by request index (sts has len(rs) entries).
+func Multi(kind int, rs []Request, sts []ReqStatus, done []int) ([]int, error) {
 	n := len(rs)
-	idx := make([]C.int, max(n, 1))
-	st := make([]C.int, 5*max(n, 1))
+	// Up to 64 requests, the C arrays are on the stack.
+	var idxFew [64]C.int
+	var stFew [5 * 64]C.int
+	idx, st := idxFew[:], stFew[:]
+	if n > 64 {
+		idx, st = make([]C.int, n), make([]C.int, 5*n)
+	}
 	var count C.int
-	var prs *C.MPI_Request
+	var prs C.uintptr_t
 	if n > 0 {
-		prs = &rs[0].h
+		prs = addrOf(&rs[0].h)
 	}
 	call := multiNames[kind]
-	if err := check(C.shmc_multi(C.int(kind), C.int(n), prs, &count, &idx[0], &st[0]), call); err != nil {
-		return nil, err
+	rc := C.shmc_h_multi(C.int(kind), C.int(n), prs, addrOf(&count), addrOf(&idx[0]), addrOf(&st[0]))
+	runtime.KeepAlive(rs)
+	runtime.KeepAlive(idx)
+	runtime.KeepAlive(st)
+	if err := check(rc, call); err != nil {
+		return done, err
 	}
-	done := make([]int, count)
-	for i := range done {
+	for i := range int(count) {
 		j := int(idx[i])
-		done[i] = j
+		done = append(done, j)
 		sts[j] = reqStatus(st[5*j:5*j+5], call)
 	}
 	return done, nil

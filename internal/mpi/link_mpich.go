@@ -2,7 +2,11 @@
 
 package mpi
 
-// #cgo pkg-config: mpich
+/*
+#cgo pkg-config: mpich
+#include <mpi.h>
+#include <stdint.h>
+*/
 import "C"
 
 import (
@@ -37,3 +41,10 @@ var envDefaults [][2]string
 
 // DynamicBroken is empty: MPICH's dynamic windows are right.
 const DynamicBroken = ""
+
+// The handles as the integers the hot calls (shmc_h_* in cmpi.go) take:
+// MPICH's handles are ints.
+func hcomm(h C.MPI_Comm) C.uintptr_t     { return C.uintptr_t(h) }
+func hwin(h C.MPI_Win) C.uintptr_t       { return C.uintptr_t(h) }
+func htype(h C.MPI_Datatype) C.uintptr_t { return C.uintptr_t(h) }
+func hop(h C.MPI_Op) C.uintptr_t         { return C.uintptr_t(h) }

@@ -2,10 +2,17 @@
 
 package mpi
 
-// #cgo pkg-config: ompi-c
+/*
+#cgo pkg-config: ompi-c
+#include <mpi.h>
+#include <stdint.h>
+*/
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Impl names the MPI this build links (pkg-config ompi-c).
 const Impl = "Open MPI"
@@ -37,3 +44,10 @@ var envDefaults = [][2]string{{"OMPI_MCA_osc", "sm,ucx"}}
 // MPI_Win_create_dynamic window on this machine (osc/ucx, osc/rdma; a
 // plain C program too).
 const DynamicBroken = "Open MPI 4.1's one-sided components (osc/ucx, osc/rdma) crash in MPI_Compare_and_swap on dynamic windows"
+
+// The handles as the integers the hot calls (shmc_h_* in cmpi.go) take:
+// Open MPI's handles are pointers to its objects.
+func hcomm(h C.MPI_Comm) C.uintptr_t     { return C.uintptr_t(uintptr(unsafe.Pointer(h))) }
+func hwin(h C.MPI_Win) C.uintptr_t       { return C.uintptr_t(uintptr(unsafe.Pointer(h))) }
+func htype(h C.MPI_Datatype) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(h))) }
+func hop(h C.MPI_Op) C.uintptr_t         { return C.uintptr_t(uintptr(unsafe.Pointer(h))) }
