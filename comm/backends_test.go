@@ -26,12 +26,13 @@ func init() {
 	ranktest.Register("be_collv", beCollv)
 	ranktest.Register("be_mprobe", beMprobe)
 	ranktest.Register("be_typed", beTyped)
+	ranktest.Register("be_tcoll", beTypedColl)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -994,3 +995,212 @@ func beTyped(c *comm.Comm) error {
 
 // i32bytes is the bytes of an int32 slice (its memory, not a copy).
 func i32bytes(v []int32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)) }
+
+// beTypedColl: the datatype forms of the collectives on a column of a 4×4
+// int32 matrix (a vector type, not one run), against references computed
+// here; and an argument error on one rank reported on every rank.
+func beTypedColl(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	i32 := dtype.Basic(atomics.Int32)
+	col, err := dtype.Vector(4, 1, 4, i32)
+	if err != nil {
+		return err
+	}
+	if err := col.Commit(); err != nil {
+		return err
+	}
+	// Column k of a matrix of rank q: q*100 + 4*i + k in row i.
+	val := func(q, i, k int) int32 { return int32(q*100 + 4*i + k) }
+	matrix := func(q int) []int32 {
+		m := make([]int32, 16)
+		for i := range 4 {
+			for k := range 4 {
+				m[4*i+k] = val(q, i, k)
+			}
+		}
+		return m
+	}
+	colOf := func(m []int32, k int) []int32 { return []int32{m[k], m[4+k], m[8+k], m[12+k]} }
+	at := func(m []int32, k int) []byte { return i32bytes(m)[4*k:] }
+
+	// BcastType: root's column 1 into everyone's column 1.
+	root := n - 1
+	m := matrix(r)
+	if err := comm.BcastType(c, at(m, 1), 1, col, root); err != nil {
+		return err
+	}
+	if err := want("BcastType column", colOf(m, 1), colOf(matrix(root), 1)); err != nil {
+		return err
+	}
+	if err := want("BcastType column 0 untouched", colOf(m, 0), colOf(matrix(r), 0)); err != nil {
+		return err
+	}
+
+	// GatherType: each rank's column 2 as plain int32s at the root.
+	all := make([]int32, 4*n)
+	if err := comm.GatherType(c, at(matrix(r), 2), 1, col, i32bytes(all), 4, i32, 0); err != nil {
+		return err
+	}
+	if r == 0 {
+		for q := range n {
+			if err := want(fmt.Sprintf("GatherType block %d", q), all[4*q:4*q+4], colOf(matrix(q), 2)); err != nil {
+				return err
+			}
+		}
+	}
+
+	// ScatterType: root's plain blocks into each rank's column 3.
+	src := make([]int32, 4*n)
+	for i := range src {
+		src[i] = int32(1000 + i)
+	}
+	m = make([]int32, 16)
+	if err := comm.ScatterType(c, i32bytes(src), 4, i32, at(m, 3), 1, col, 0); err != nil {
+		return err
+	}
+	if err := want("ScatterType column", colOf(m, 3), src[4*r:4*r+4]); err != nil {
+		return err
+	}
+
+	// AllgatherType and AlltoallType among the first four ranks, received
+	// into columns: the receive type is the column resized to one int32's
+	// extent, so block q is column q.
+	cols, err := dtype.Resized(col, 0, 4)
+	if err != nil {
+		return err
+	}
+	if err := cols.Commit(); err != nil {
+		return err
+	}
+	k := min(n, 4)
+	sub, err := c.Split(map[bool]int{true: 0, false: comm.Undefined}[r < k], r)
+	if err != nil {
+		return err
+	}
+	if sub != nil {
+		mine := []int32{int32(r), int32(r + 10), int32(r + 20), int32(r + 30)}
+		got := make([]int32, 16)
+		if err := comm.AllgatherType(sub, i32bytes(mine), 4, i32, i32bytes(got), 1, cols); err != nil {
+			return err
+		}
+		for q := range k {
+			if err := want(fmt.Sprintf("AllgatherType column %d", q), colOf(got, q), []int32{int32(q), int32(q + 10), int32(q + 20), int32(q + 30)}); err != nil {
+				return err
+			}
+		}
+		// AlltoallType: row q of my matrix to rank q as a column there.
+		mat := matrix(r)
+		got = make([]int32, 16)
+		if err := comm.AlltoallType(sub, i32bytes(mat), 4, i32, i32bytes(got), 1, cols); err != nil {
+			return err
+		}
+		for q := range k {
+			if err := want(fmt.Sprintf("AlltoallType column %d", q), colOf(got, q), matrix(q)[4*r:4*r+4]); err != nil {
+				return err
+			}
+		}
+		if err := sub.Free(); err != nil {
+			return err
+		}
+	}
+
+	// AllgathervType: rank q gives q%3 int32s, landing at 5*q.
+	counts, displs := make([]int, n), make([]int, n)
+	for q := range n {
+		counts[q], displs[q] = q%3, 5*q
+	}
+	mine := make([]int32, r%3)
+	for i := range mine {
+		mine[i] = int32(r*10 + i)
+	}
+	got := make([]int32, 5*n)
+	var mb []byte
+	if len(mine) > 0 {
+		mb = i32bytes(mine)
+	}
+	if err := comm.AllgathervType(c, mb, len(mine), i32, i32bytes(got), counts, displs, i32); err != nil {
+		return err
+	}
+	for q := range n {
+		for i := range 5 {
+			exp := int32(0)
+			if i < q%3 {
+				exp = int32(q*10 + i)
+			}
+			if got[5*q+i] != exp {
+				return fmt.Errorf("AllgathervType: element %d of block %d = %d, want %d", i, q, got[5*q+i], exp)
+			}
+		}
+	}
+
+	// Reductions over a column: sum of column 1 of every rank's matrix.
+	m = matrix(r)
+	res := make([]int32, 16)
+	if err := comm.AllreduceType[int32](c, at(m, 1), at(res, 1), 1, col, atomics.Sum); err != nil {
+		return err
+	}
+	sum := func(upto int, i, k int) int32 {
+		s := int32(0)
+		for q := range upto {
+			s += val(q, i, k)
+		}
+		return s
+	}
+	for i := range 4 {
+		if res[4*i+1] != sum(n, i, 1) || res[4*i] != 0 {
+			return fmt.Errorf("AllreduceType: row %d = %v", i, res[4*i:4*i+4])
+		}
+	}
+	if err := comm.AllreduceTypeInPlace[int32](c, at(m, 2), 1, col, atomics.Sum); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if m[4*i+2] != sum(n, i, 2) || m[4*i+1] != val(r, i, 1) {
+			return fmt.Errorf("AllreduceTypeInPlace: row %d = %v", i, m[4*i:4*i+4])
+		}
+	}
+	m, res = matrix(r), make([]int32, 16)
+	if err := comm.ScanType[int32](c, at(m, 0), at(res, 0), 1, col, atomics.Sum); err != nil {
+		return err
+	}
+	for i := range 4 {
+		if res[4*i] != sum(r+1, i, 0) {
+			return fmt.Errorf("ScanType: row %d = %v", i, res[4*i:4*i+4])
+		}
+	}
+	res = make([]int32, 16)
+	if err := comm.ReduceType[int32](c, at(m, 3), at(res, 3), 1, col, atomics.Max, root); err != nil {
+		return err
+	}
+	if r == root {
+		for i := range 4 {
+			if res[4*i+3] != val(n-1, i, 3) {
+				return fmt.Errorf("ReduceType: row %d = %v", i, res[4*i:4*i+4])
+			}
+		}
+	}
+
+	// An argument error on one rank is every rank's: the last rank passes
+	// a type that is not committed.
+	loose, err := dtype.Vector(4, 1, 4, i32)
+	if err != nil {
+		return err
+	}
+	t := col
+	if r == n-1 {
+		t = loose
+	}
+	m = matrix(r)
+	if err := wantErr("BcastType, one rank's type not committed", comm.BcastType(c, at(m, 1), 1, t, 0), comm.ErrType); err != nil {
+		return err
+	}
+	if err := wantErr("AllreduceType, one rank's type not committed", comm.AllreduceTypeInPlace[int32](c, at(m, 1), 1, t, atomics.Sum), comm.ErrType); err != nil {
+		return err
+	}
+	// And the communicator works on.
+	if err := comm.BcastType(c, at(m, 1), 1, col, 0); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
