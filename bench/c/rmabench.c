@@ -1305,7 +1305,25 @@ static void print_affinity(const struct ctx *c)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mpirun -n N rmabench [--quick] [--list] all | NAME...\n");
+	fprintf(f, "usage: mpirun -n N rmabench [--thread-multiple] [--nodes] [--quick] [--list] all | NAME...\n");
+}
+
+/* The rows --nodes offers: those that reach other ranks only through MPI
+ * calls, so that the ranks may be on different nodes; the main window is
+ * then MPI_Win_allocate's. bench/cmd/rmabench's nodeRows are the same. */
+static const char *node_rows[] = {
+	"put8_flush", "get8_flush", "put_bw_4096", "put_bw_65536", "put_bw_1048576",
+	"acc_sum_i64", "fetch_and_op_i64", "lock_unlock_excl", "barrier", "allreduce_8",
+	"allreduce_1m", "bcast_8", "pingpong_8", "pingpong_4k", "pingpong_64k", "pingpong_1m",
+	"bw_1m", "msgrate_8",
+};
+
+static int node_row(const char *name)
+{
+	for (size_t i = 0; i < sizeof node_rows / sizeof node_rows[0]; i++)
+		if (!strcmp(node_rows[i], name))
+			return 1;
+	return 0;
 }
 
 static const char *meas_name(int j) { return table[j].name; }
@@ -1321,9 +1339,29 @@ int main(int argc, char **argv)
 	MPI_Aint qsize;
 	int qdisp;
 	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-	int liblen;
+	int liblen, multiple = 0, nodes = 0, provided = 0;
 
-	MPI_Init(&argc, &argv);
+	/* The options before the others: --thread-multiple initializes with
+	 * MPI_THREAD_MULTIPLE, the level the Go API over MPI needs (bench/run's
+	 * openmpi _mt rows, the yardstick of its gompi rows); --nodes lets the
+	 * ranks be on different nodes (node_rows). */
+	while (argc > 1 && (!strcmp(argv[1], "--thread-multiple") || !strcmp(argv[1], "--nodes"))) {
+		if (!strcmp(argv[1], "--nodes"))
+			nodes = 1;
+		else
+			multiple = 1;
+		argv[1] = argv[0];
+		argc--, argv++;
+	}
+	if (multiple) {
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+		if (provided < MPI_THREAD_MULTIPLE) {
+			fprintf(stderr, "rmabench: the MPI provides thread level %d, below MPI_THREAD_MULTIPLE\n", provided);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	} else {
+		MPI_Init(&argc, &argv);
+	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.size);
 
@@ -1341,7 +1379,7 @@ int main(int argc, char **argv)
 	if (list) {
 		if (c.rank == 0)
 			for (int j = 0; j < NMEAS; j++)
-				if (!(quick && table[j].full_only))
+				if (!(quick && table[j].full_only) && (!nodes || node_row(table[j].name)))
 					printf("%s\n", table[j].name);
 		MPI_Finalize();
 		return 0;
@@ -1365,8 +1403,14 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 	for (int j = 0; j < NMEAS; j++) {
-		if (all && !(quick && table[j].full_only))
+		if (all && !(quick && table[j].full_only) && (!nodes || node_row(table[j].name)))
 			sel[j] = 1;
+		if (sel[j] && nodes && !node_row(table[j].name)) {
+			if (c.rank == 0)
+				fprintf(stderr, "rmabench: %s is not a --nodes row\n", table[j].name);
+			MPI_Finalize();
+			return 2;
+		}
 		if (sel[j] && table[j].need2 && c.size < 2) {
 			if (c.rank == 0)
 				fprintf(stderr, "rmabench: %s needs at least 2 ranks\n",
@@ -1391,6 +1435,8 @@ int main(int argc, char **argv)
 		/* The version string can span lines; keep the first one. */
 		lib[strcspn(lib, "\n")] = 0;
 		printf("INFO library %s\n", lib);
+		if (multiple)
+			printf("INFO thread_level MPI_THREAD_MULTIPLE\n");
 		printf("INFO ranks %d\n", c.size);
 		printf("INFO mode %s rounds %d batches %d batch_ns %lld\n",
 		       quick ? "quick" : "full", p->rounds, p->batches,
@@ -1406,10 +1452,25 @@ int main(int argc, char **argv)
 		part = OFF_CONTEND + (((size_t)c.size * CACHELINE + PAGE - 1) / PAGE) * PAGE;
 	if (c.rank == 1 && bwmax > part)
 		part = bwmax;
-	CHECK(MPI_Win_allocate_shared((MPI_Aint)part, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-				      &c.base, &c.win));
-	memset(c.base, 0, part); /* pre-fault my part */
-	CHECK(MPI_Win_shared_query(c.win, 0, &qsize, &qdisp, &c.part0));
+	if (nodes) {
+		/* The ranks may be on different nodes: no load/store view of
+		 * rank 0's part. */
+		CHECK(MPI_Win_allocate((MPI_Aint)part, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &c.base, &c.win));
+		memset(c.base, 0, part); /* pre-fault my part */
+		c.part0 = NULL;
+		MPI_Comm node;
+		int nsize;
+		CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+		MPI_Comm_size(node, &nsize);
+		MPI_Comm_free(&node);
+		if (c.rank == 0)
+			printf("INFO window MPI_Win_allocate (--nodes); rank 0's node holds %d of %d ranks\n", nsize, c.size);
+	} else {
+		CHECK(MPI_Win_allocate_shared((MPI_Aint)part, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+					      &c.base, &c.win));
+		memset(c.base, 0, part); /* pre-fault my part */
+		CHECK(MPI_Win_shared_query(c.win, 0, &qsize, &qdisp, &c.part0));
+	}
 	if (c.rank == 0) {
 		size_t srcsz = bwmax > PAGE ? bwmax : PAGE;
 		c.src = malloc(srcsz);

@@ -2,7 +2,7 @@
 // measurements, the same timing plan and statistics, the same output lines,
 // on shmrun's API, so that bench/run can put shmrun beside Open MPI and MPICH.
 //
-//	shmrun -n 2 --bind-to core rmabench [--quick] [--list] all | NAME...
+//	shmrun -n 2 --bind-to core rmabench [--quick] [--list] [--nodes] all | NAME...
 //
 // It prints "RESULT <name> <median_ns_per_op> <min_ns> <max_ns> <iterations>"
 // per measurement and "INFO ..." lines describing the run. See benchutil.h for
@@ -104,6 +104,14 @@ type meas struct {
 
 func main() { os.Exit(run()) }
 
+// nodeRows are the rows --nodes offers: those that reach other ranks only
+// through the API (RMA, messages, collectives), so that the ranks may be
+// on different nodes; the main window is then Allocate's, not shared.
+// bench/run runs them on two pseudo-nodes under MPICH.
+var nodeRows = []string{"put8_flush", "get8_flush", "put_bw_4096", "put_bw_65536", "put_bw_1048576",
+	"acc_sum_i64", "fetch_and_op_i64", "lock_unlock_excl", "barrier", "allreduce_8", "allreduce_1m",
+	"bcast_8", "pingpong_8", "pingpong_4k", "pingpong_64k", "pingpong_1m", "bw_1m", "msgrate_8", "cgo_call"}
+
 func run() int {
 	world, err := comm.Init()
 	if err != nil {
@@ -121,12 +129,14 @@ func run() int {
 func bench(world *comm.Comm) int {
 	c := &ctx{c: world, rank: world.Rank(), size: world.Size()}
 	p := planFull
-	quick, list, every := false, false, false
+	quick, list, every, nodes := false, false, false, false
 	sel := map[string]bool{}
 	for _, a := range os.Args[1:] {
 		switch a {
 		case "--quick":
 			quick = true
+		case "--nodes":
+			nodes = true
 		case "--list":
 			list = true
 		case "all":
@@ -141,10 +151,20 @@ func bench(world *comm.Comm) int {
 			sel[a] = true
 		}
 	}
+	if nodes {
+		for name := range sel {
+			if !slices.Contains(nodeRows, name) {
+				if c.rank == 0 {
+					fmt.Fprintf(os.Stderr, "rmabench: %s is not a --nodes row (%s)\n", name, strings.Join(nodeRows, " "))
+				}
+				return 2
+			}
+		}
+	}
 	if list {
 		if c.rank == 0 {
 			for _, m := range table {
-				if !(quick && m.fullOnly) {
+				if !(quick && m.fullOnly) && (!nodes || slices.Contains(nodeRows, m.name)) {
 					fmt.Println(m.name)
 				}
 			}
@@ -158,7 +178,7 @@ func bench(world *comm.Comm) int {
 	bwmax := 0
 	for i := range table {
 		m := &table[i]
-		if (every && !(quick && m.fullOnly)) || sel[m.name] {
+		if (every && !(quick && m.fullOnly) && (!nodes || slices.Contains(nodeRows, m.name))) || sel[m.name] {
 			if m.need2 && c.size < 2 {
 				if c.rank == 0 {
 					fmt.Fprintf(os.Stderr, "rmabench: %s needs at least 2 ranks\n", m.name)
@@ -173,7 +193,7 @@ func bench(world *comm.Comm) int {
 	}
 	if len(chosen) == 0 {
 		if c.rank == 0 {
-			fmt.Fprintln(os.Stderr, "usage: shmrun -n N rmabench [--quick] [--list] all | NAME...")
+			fmt.Fprintln(os.Stderr, "usage: shmrun -n N rmabench [--quick] [--list] [--nodes] all | NAME...")
 		}
 		return 2
 	}
@@ -194,14 +214,37 @@ func bench(world *comm.Comm) int {
 	if c.rank == 1 && bwmax > part {
 		part = bwmax
 	}
-	if c.w, err = win.AllocateShared(world, part, 1, nil); err != nil {
+	if nodes {
+		// The ranks may be on different nodes: a window of MPI_Win_allocate,
+		// and no load/store view of rank 0's part.
+		c.w, err = win.Allocate(world, part, 1, nil)
+	} else {
+		c.w, err = win.AllocateShared(world, part, 1, nil)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "rmabench:", err)
 		return 1
 	}
 	c.base = c.w.Local()
 	clear(c.base) // pre-fault my part
-	seg, _ := c.w.SharedQuery(0)
-	c.part0 = seg.Bytes
+	if !nodes {
+		seg, _ := c.w.SharedQuery(0)
+		c.part0 = seg.Bytes
+	} else {
+		// Say how the ranks share nodes (SplitType(TypeShared)).
+		node, err := world.SplitType(comm.TypeShared, 0, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rmabench:", err)
+			return 1
+		}
+		if c.rank == 0 {
+			fmt.Printf("INFO window Allocate (--nodes); rank 0's node holds %d of %d ranks\n", node.Size(), c.size)
+		}
+		if err := node.Free(); err != nil {
+			fmt.Fprintln(os.Stderr, "rmabench:", err)
+			return 1
+		}
+	}
 	if c.rank == 0 {
 		c.src = make([]byte, max(bwmax, page))
 		for i := range c.src {
