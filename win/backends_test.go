@@ -27,12 +27,13 @@ func init() {
 	ranktest.Register("be_dynamic", beDynamic)
 	ranktest.Register("be_types", beTypes)
 	ranktest.Register("be_rreq", beRequests)
+	ranktest.Register("be_local", beLocal)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq"} {
+	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -229,12 +230,39 @@ func oneNode(c *comm.Comm) bool {
 // exclusive lock (Get, Flush, Put), and one that every rank increments
 // with FetchAndOp under LockAll: both must end at n·k.
 func beLock(c *comm.Comm) error {
+	return onFlavors(c, 16, lockOn)
+}
+
+// onFlavors runs body on an Allocate window of size bytes a rank and, when
+// every rank shares one node, an AllocateShared one (the MPI backend's
+// load/store path), freeing each after; then says the rank is ok.
+func onFlavors(c *comm.Comm, size int, body func(c *comm.Comm, w *win.Win) error) error {
+	flavors := []int{0}
+	if oneNode(c) {
+		flavors = append(flavors, 1)
+	}
+	for _, f := range flavors {
+		w, err := newWin(c, f, size)
+		if err != nil {
+			return err
+		}
+		if err := body(c, w); err != nil {
+			return fmt.Errorf("%v window: %w", w.Attr().Flavor, err)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+func lockOn(c *comm.Comm, w *win.Win) error {
 	r, n := c.Rank(), c.Size()
 	const k = 50
-	w, err := win.Allocate(c, 16, 8, nil)
-	if err != nil {
-		return err
-	}
 	for range k {
 		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
 			return err
@@ -289,24 +317,17 @@ func beLock(c *comm.Comm) error {
 			return err
 		}
 	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	if err := w.Free(); err != nil {
-		return err
-	}
-	fmt.Printf("rank %d ok\n", r)
 	return nil
 }
 
 // bePSCW: every rank exposes its window to its left neighbour and
 // accesses its right one, round after round.
 func bePSCW(c *comm.Comm) error {
+	return onFlavors(c, 8, pscwOn)
+}
+
+func pscwOn(c *comm.Comm, w *win.Win) error {
 	r, n := c.Rank(), c.Size()
-	w, err := win.Allocate(c, 8, 8, nil)
-	if err != nil {
-		return err
-	}
 	next, prev := (r+1)%n, (r+n-1)%n
 	world := c.Group()
 	to, err := world.Incl(next)
@@ -341,13 +362,6 @@ func bePSCW(c *comm.Comm) error {
 			return fmt.Errorf("round %d: %d", round, mine[0])
 		}
 	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	if err := w.Free(); err != nil {
-		return err
-	}
-	fmt.Printf("rank %d ok\n", r)
 	return nil
 }
 
@@ -603,6 +617,10 @@ func beDynamic(c *comm.Comm) error {
 // with a column of a 4x4 int64 matrix (dtype.Vector) on both sides, in a
 // fence epoch and under LockAll.
 func beTypes(c *comm.Comm) error {
+	return onFlavors(c, 16*8, typesOn)
+}
+
+func typesOn(c *comm.Comm, w *win.Win) error {
 	r, n := c.Rank(), c.Size()
 	next, prev := (r+1)%n, (r+n-1)%n
 	i64 := dtype.Basic(atomics.Int64)
@@ -611,10 +629,6 @@ func beTypes(c *comm.Comm) error {
 		return err
 	}
 	if err := col.Commit(); err != nil {
-		return err
-	}
-	w, err := win.Allocate(c, 16*8, 8, nil)
-	if err != nil {
 		return err
 	}
 	mine, err := win.View[int64](w.Local())
@@ -699,13 +713,6 @@ func beTypes(c *comm.Comm) error {
 			return fmt.Errorf("AccumulateType then GetAccumulateType: %v", res)
 		}
 	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	if err := w.Free(); err != nil {
-		return err
-	}
-	fmt.Printf("rank %d ok\n", r)
 	return nil
 }
 
@@ -792,4 +799,74 @@ func beRequests(c *comm.Comm) error {
 	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil
+}
+
+// beLocal: Checked and Placement on each flavor. Every rank stores its
+// part through Checked; on a shared window it reads its neighbour's part
+// through Checked (after a barrier and Sync); Placement counts the pages
+// of every part this process maps, its own all touched.
+func beLocal(c *comm.Comm) error {
+	const n8 = 1024 // int64s a rank: two pages
+	return onFlavors(c, 8*n8, func(c *comm.Comm, w *win.Win) error {
+		r, n := c.Rank(), c.Size()
+		mine, err := win.NewChecked[int64](w, r)
+		if err != nil {
+			return err
+		}
+		if mine.Len() != n8 {
+			return fmt.Errorf("Checked of my part: %d elements, want %d", mine.Len(), n8)
+		}
+		for i := range n8 {
+			mine.Store(i, int64(r*n8+i))
+		}
+		buf := make([]int64, 3)
+		mine.LoadSlice(buf, 5)
+		if err := beWant("LoadSlice", buf, []int64{int64(r*n8 + 5), int64(r*n8 + 6), int64(r*n8 + 7)}); err != nil {
+			return err
+		}
+		if err := w.LockAll(0); err != nil {
+			return err
+		}
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := w.Sync(); err != nil {
+			return err
+		}
+		next := (r + 1) % n
+		shared := w.Attr().Flavor == win.FlavorShared
+		if shared {
+			their, err := win.NewChecked[int64](w, next)
+			if err != nil {
+				return err
+			}
+			if v := their.Load(n8 - 1); v != int64(next*n8+n8-1) {
+				return fmt.Errorf("Checked of rank %d's part: last element %d", next, v)
+			}
+		}
+		if err := w.UnlockAll(); err != nil {
+			return err
+		}
+		pl, err := win.Placement(w)
+		if err != nil {
+			return err
+		}
+		if len(pl) == 1 && pl[0].Rank == -1 {
+			return nil // the numa_maps fallback: nothing per part to check
+		}
+		if len(pl) != n {
+			return fmt.Errorf("Placement: %d parts for %d ranks", len(pl), n)
+		}
+		pages := 0
+		for _, k := range pl[r].Nodes {
+			pages += k
+		}
+		if pages < 2 {
+			return fmt.Errorf("Placement of my part: %d pages on nodes, %d untouched (%v)", pages, pl[r].Untouched, pl[r].Nodes)
+		}
+		return nil
+	})
 }

@@ -79,6 +79,8 @@
 // node. Built with -tags mpi (Open MPI; -tags mpi,mpich for MPICH) the
 // package runs over the system's MPI instead, across nodes, started by
 // that MPI's launcher: the same API, the same error classes and epoch
-// checks, one MPI call per call. docs/MPI.md lists what that backend
-// covers so far and what it does differently.
+// checks, one MPI call per call, except that RMA to an AllocateShared
+// window in the MPI's unified memory model is done by load and store in
+// Go, with no MPI call. docs/MPI.md lists what that backend covers so far
+// and what it does differently.
 package win

@@ -160,30 +160,9 @@ func scatter[T atomics.Elem](a *typedAcc, vs []T, buf []byte, count int, t *dtyp
 }
 
 // targetElems returns the offset (from the target span's start) of each
-// target element, in type-map order: the offset of its first data byte.
+// target element, in type-map order.
 func targetElems(a *typedAcc) []int64 {
-	it, _ := a.ttype.Iter(a.tcount)
-	ds := a.basic.Size()
-	offs := make([]int64, 0, a.n)
-	var off, left int64
-	for range a.n {
-		need, start := ds, int64(-1)
-		for need > 0 {
-			if left == 0 {
-				var ok bool
-				if off, left, ok = it.Next(); !ok {
-					return offs
-				}
-			}
-			if start < 0 {
-				start = off
-			}
-			m := min(need, left)
-			off, left, need = off+m, left-m, need-m
-		}
-		offs = append(offs, start-a.lo)
-	}
-	return offs
+	return elemOffsets(a.ttype, a.tcount, a.basic, a.n, a.lo)
 }
 
 func accTyped[T atomics.Elem](a *typedAcc) error {

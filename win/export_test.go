@@ -17,5 +17,5 @@ func SetMappedHook(f func(dir, name string)) (restore func()) {
 // PlacementFromMaps is Placement's fallback (numa_maps), for testing it on
 // a machine where move_pages works.
 func PlacementFromMaps(w *Win) ([]PartPlacement, error) {
-	return placementFromMaps(w, errors.New("test: move_pages not asked"))
+	return placementFromMaps(w.rank, w.mem, errors.New("test: move_pages not asked"))
 }

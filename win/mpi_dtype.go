@@ -136,6 +136,9 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if err != nil || noop {
 		return err
 	}
+	if w.d != nil {
+		return w.directPutType(packed, target, disp, tcount, ttype)
+	}
 	defer w.mu.Unlock()
 	if err := h.PutType(w.origin(packed, target), len(packed), 0, target, off, tcount, tt); err != nil {
 		return w.mpiErr("PutType", err)
@@ -156,9 +159,16 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 	if err != nil || noop {
 		return err
 	}
-	defer w.mu.Unlock()
 	n := int(int64(rcount) * rtype.Size())
 	tmp := make([]byte, n)
+	if w.d != nil {
+		if err := w.directGetType(tmp, target, disp, tcount, ttype); err != nil {
+			return errorf(ErrType, "GetType on rank %d: %v", w.rank, err)
+		}
+		unpackInto(tmp, n, result, rcount, rtype)
+		return nil
+	}
+	defer w.mu.Unlock()
 	if err := h.GetType(tmp, n, 0, target, off, tcount, tt); err != nil {
 		return w.mpiErr("GetType", err)
 	}
@@ -184,6 +194,9 @@ func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target
 	h, off, noop, err := w.typedRMA("AccumulateType", target, disp, lo, hi, false)
 	if err != nil || noop {
 		return err
+	}
+	if w.d != nil {
+		return w.directAccType("AccumulateType", e, packed, nil, target, disp, tcount, ttype, op)
 	}
 	defer w.mu.Unlock()
 	n := len(packed) / int(dtype.Basic(e).Size())
@@ -220,9 +233,16 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 	if err != nil || noop {
 		return err
 	}
-	defer w.mu.Unlock()
 	nb := int(int64(rcount) * rtype.Size())
 	tmp := make([]byte, nb)
+	if w.d != nil {
+		if err := w.directAccType("GetAccumulateType", e, packed, tmp, target, disp, tcount, ttype, op); err != nil {
+			return err
+		}
+		unpackInto(tmp, nb, result, rcount, rtype)
+		return nil
+	}
+	defer w.mu.Unlock()
 	if packed == nil {
 		packed = tmp // NoOp: the origin is not read
 	}

@@ -58,6 +58,11 @@ type Win struct {
 	open   []bool
 	nopen  int
 
+	// d is the direct path of a shared window in the unified model
+	// (mpi_direct.go), which needs no twin; nil otherwise.
+	d     *direct
+	model Model
+
 	freed atomic.Bool
 }
 
@@ -259,8 +264,18 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		}
 		w.mem = mem
 		w.h, err = hc.CreateWin(mem)
+	case FlavorShared:
+		// The last rank's part holds the direct path's lock stripes
+		// after the window's bytes.
+		extra := 0
+		if w.rank == w.size-1 {
+			extra = directExtra
+		}
+		w.h, w.mem, err = hc.AllocWin(size+extra, 1, true)
+		clear(w.mem)
+		w.mem = w.mem[:min(size, len(w.mem))]
 	default:
-		w.h, w.mem, err = hc.AllocWin(size, 1, flavor == FlavorShared)
+		w.h, w.mem, err = hc.AllocWin(size, 1, false)
 	}
 	if err != nil {
 		w.keep.Unpin()
@@ -269,8 +284,8 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 	if w.mem != nil {
 		w.mem = w.mem[:len(w.mem):len(w.mem)]
 	}
-	if flavor != FlavorCreate {
-		clear(w.mem)
+	if flavor == FlavorAllocate || flavor == FlavorDynamic {
+		clear(w.mem) // (a shared window's part was cleared with its stripes)
 	}
 	lead := 0
 	if flavor == FlavorCreate {
@@ -286,10 +301,30 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 	for r := range w.size {
 		w.leads[r], w.twinLeads[r] = int(leads[2*r]), int(leads[2*r+1])
 	}
-	w.stage = mpi.CAlloc(stageSize)
-	if flavor == FlavorDynamic {
+	w.model = Separate
+	if u, err := w.h.Unified(); err == nil && u {
+		w.model = Unified
+	}
+	if flavor == FlavorShared {
+		if err := w.setDirect(call); err != nil {
+			_ = w.h.Free()
+			return nil, err
+		}
+	}
+	if w.d == nil {
+		w.stage = mpi.CAlloc(stageSize)
+	}
+	switch {
+	case w.d != nil:
+		// No twin: every call completes by load and store.
+		err = hc.Barrier()
+		if err != nil {
+			return nil, w.mpiErr(call, err)
+		}
+		return w, nil
+	case flavor == FlavorDynamic:
 		w.twin, err = hc.CreateDynamic()
-	} else {
+	default:
 		w.twin, err = hc.CreateWin(w.mem)
 	}
 	if err != nil {
@@ -380,9 +415,12 @@ func (w *Win) Free() error {
 	if !w.freed.CompareAndSwap(false, true) {
 		return errorf(ErrWin, "Free on rank %d: the window was freed", w.rank)
 	}
-	err := w.twin.UnlockAll()
-	if err == nil {
-		err = w.twin.Free()
+	var err error
+	if w.d == nil {
+		err = w.twin.UnlockAll()
+		if err == nil {
+			err = w.twin.Free()
+		}
 	}
 	if err == nil {
 		err = w.h.Free()
@@ -427,7 +465,7 @@ func (w *Win) Attr() Attr {
 	if w == nil || w.freed.Load() {
 		return Attr{}
 	}
-	return Attr{Base: w.mem, Size: len(w.mem), DispUnit: w.units[w.rank], Flavor: w.flavor, Model: Unified}
+	return Attr{Base: w.mem, Size: len(w.mem), DispUnit: w.units[w.rank], Flavor: w.flavor, Model: w.model}
 }
 
 // SharedQuery returns rank's part of the window as mapped in this process
@@ -457,6 +495,7 @@ func (w *Win) SharedQuery(rank int) (Segment, error) {
 	if err != nil {
 		return Segment{}, w.mpiErr("SharedQuery", err)
 	}
+	b = b[:min(len(b), w.sizes[q])] // the last rank's part ends with the direct path's stripes
 	s := Segment{Size: len(b), DispUnit: w.units[q], Offset: int(base - base0)}
 	if len(b) > 0 {
 		s.Bytes = b[:len(b):len(b)]
@@ -673,6 +712,11 @@ func (w *Win) flush(call string, rank int, local bool) error {
 		}
 	} else if !w.ep.passive() {
 		return errorf(ErrRMASync, "%s on rank %d: not inside a passive-target epoch (Lock or LockAll first)", call, w.rank)
+	}
+	if w.d != nil {
+		// Every call on the direct path is complete: only order it.
+		w.d.barrier()
+		return nil
 	}
 	if err := w.h.Flush(rank, local); err != nil {
 		return w.mpiErr(call, err)
@@ -915,6 +959,9 @@ func (w *Win) Put(src []byte, target, disp int) error {
 	if err != nil || noop {
 		return err
 	}
+	if w.d != nil {
+		return w.directPut(src, target, disp)
+	}
 	defer w.mu.Unlock()
 	if err := h.Put(w.origin(src, target), target, off); err != nil {
 		return w.mpiErr("Put", err)
@@ -929,6 +976,9 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 	h, off, noop, err := w.rma("Get", target, disp, len(dst), true)
 	if err != nil || noop {
 		return err
+	}
+	if w.d != nil {
+		return w.directGet(dst, target, disp)
 	}
 	defer w.mu.Unlock()
 	if err := h.Get(dst, target, off); err != nil {
@@ -965,6 +1015,9 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 	if err != nil || noop {
 		return err
 	}
+	if w.d != nil {
+		return directAccumulate(w, src, target, disp, op)
+	}
 	defer w.mu.Unlock()
 	if err := h.Accumulate(w.origin(b, target), len(src), atomics.TypeOf[T](), target, off, op); err != nil {
 		return w.mpiErr("Accumulate", err)
@@ -990,6 +1043,9 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if err != nil || noop {
 		return err
 	}
+	if w.d != nil {
+		return directGetAccumulate(w, src, result, target, disp, op)
+	}
 	defer w.mu.Unlock()
 	if err := h.GetAccumulate(b, rb, len(result), atomics.TypeOf[T](), target, off, op); err != nil {
 		return w.mpiErr("GetAccumulate", err)
@@ -1010,6 +1066,9 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 	if err != nil || noop {
 		return old, err
 	}
+	if w.d != nil {
+		return directFetchAndOp(w, v, target, disp, op)
+	}
 	defer w.mu.Unlock()
 	if err := h.FetchAndOp(raw.Bytes(src), raw.Bytes(res), atomics.TypeOf[T](), target, off, op); err != nil {
 		return old, w.mpiErr("FetchAndOp", err)
@@ -1026,6 +1085,9 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 	h, off, noop, err := w.rma("CompareAndSwap", target, disp, atomics.SizeOf[T](), true)
 	if err != nil || noop {
 		return old, err
+	}
+	if w.d != nil {
+		return directCAS(w, v, compare, target, disp)
 	}
 	defer w.mu.Unlock()
 	if err := h.CompareAndSwap(raw.Bytes(args[0:1]), raw.Bytes(args[1:2]), raw.Bytes(args[2:3]), atomics.TypeOf[T](), target, off); err != nil {

@@ -46,10 +46,26 @@ func (f Flavor) String() string {
 // Model is the memory model of a window (MPI_WIN_MODEL).
 type Model uint32
 
-// Unified is the only model: one copy of the memory (MPI_WIN_UNIFIED).
-const Unified Model = 1
+// The memory models. Every window of the shmrun backend is Unified; under
+// the MPI backend a window has the model its MPI reports.
+const (
+	// Unified: one copy of the memory (MPI_WIN_UNIFIED).
+	Unified Model = 1
+	// Separate: a public copy for RMA and a private one for loads and
+	// stores, reconciled by Sync and the synchronization calls
+	// (MPI_WIN_SEPARATE).
+	Separate Model = 2
+)
 
-func (m Model) String() string { return "MPI_WIN_UNIFIED" }
+func (m Model) String() string {
+	switch m {
+	case Unified:
+		return "MPI_WIN_UNIFIED"
+	case Separate:
+		return "MPI_WIN_SEPARATE"
+	}
+	return fmt.Sprintf("Model(%d)", uint32(m))
+}
 
 // Segment is one rank's part of a window as seen from the calling process
 // (what MPI_Win_shared_query returns): its size in bytes, its disp unit, its

@@ -245,6 +245,14 @@ static int shmc_win_shared_query(MPI_Win w, int rank, MPI_Aint *size, int *du, v
 	return MPI_Win_shared_query(w, rank, size, du, base);
 }
 
+// shmc_win_unified says whether w's memory model is MPI_WIN_UNIFIED.
+static int shmc_win_unified(MPI_Win w, int *unified) {
+	int *model = NULL, flag = 0;
+	int rc = MPI_Win_get_attr(w, MPI_WIN_MODEL, &model, &flag);
+	*unified = rc == MPI_SUCCESS && flag && model && *model == MPI_WIN_UNIFIED;
+	return rc;
+}
+
 static int shmc_pscw(MPI_Win w, MPI_Comm c, int n, int *ranks, int assert, int post) {
 	MPI_Group g;
 	int rc = shmc_group(c, n, ranks, &g);
@@ -753,7 +761,8 @@ func onOwner(f func()) {
 
 // Init calls MPI_Init_thread asking for MPI_THREAD_MULTIPLE, on a thread
 // kept for it and Finalize, after making the settings of EnvDefaults that
-// the user has not made. It saves the signal handlers before and mends
+// the user has not made and raising GOMAXPROCS to 2 where it is 1 and the
+// user has not set it (minProcs). It saves the signal handlers before and mends
 // after what the MPI changed (Restored), and sets MPI_ERRORS_RETURN on
 // MPI_COMM_WORLD and MPI_COMM_SELF. A provided level below
 // MPI_THREAD_MULTIPLE is an error: goroutines move between threads and
@@ -764,6 +773,7 @@ func Init() error {
 			os.Setenv(kv[0], kv[1])
 		}
 	}
+	raiseProcs()
 	var err error
 	onOwner(func() {
 		var provided C.int
@@ -785,6 +795,25 @@ func Init() error {
 		err = check(C.shmc_errors_return(C.shmc_comm_self()), "MPI_Comm_set_errhandler")
 	})
 	return err
+}
+
+// minProcs is the GOMAXPROCS Init raises a smaller one to, unless the
+// user set GOMAXPROCS. A rank bound to one core gets GOMAXPROCS 1, and
+// then the Go runtime's sysmon takes the only P away from every MPI call
+// that waits longer than its 20 us tick (no P is idle, so it hands the P
+// to another thread, which the call's thread must then wait for on the
+// same core) and keeps waking every 20 us: measured here, a 2-rank
+// MPI_Barrier loop took 755 ns a call with 37000 context switches in two
+// seconds at GOMAXPROCS 1, 530 ns and 12000 at 2. With a second P idle,
+// sysmon leaves a call's P alone.
+const minProcs = 2
+
+// raiseProcs sets GOMAXPROCS to minProcs where it is smaller and the user
+// has not set it.
+func raiseProcs() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set && runtime.GOMAXPROCS(0) < minProcs {
+		runtime.GOMAXPROCS(minProcs)
+	}
 }
 
 // EnvDefaults lists the environment settings Init makes where unset, as
@@ -1115,6 +1144,56 @@ func (w Win) SharedQuery(rank int) (mem []byte, base uintptr, dispUnit int, err 
 		return nil, 0, 0, err
 	}
 	return cbytes(p, int(size)), uintptr(p), int(du), nil
+}
+
+// Unified says whether the window's memory model is MPI_WIN_UNIFIED
+// (its MPI_WIN_MODEL attribute).
+func (w Win) Unified() (bool, error) {
+	var u C.int
+	err := check(C.shmc_win_unified(w.h, &u), "MPI_Win_get_attr")
+	return u != 0, err
+}
+
+// SharedSpan returns the memory of a shared window's n ranks as one
+// slice, from the lowest part's first byte (which must be on 8 bytes) to
+// the highest part's end (rounded up to 8 bytes, inside the last page of
+// the mapping), and each
+// rank's part's offset in it. The parts of an MPI_Win_allocate_shared
+// window are one mapping in both MPIs; the caller checks that the
+// offsets are the same in every process before it relies on that.
+func (w Win) SharedSpan(n int) (span []byte, offs []int, err error) {
+	var lo unsafe.Pointer // the lowest part's first byte
+	bases, ends := make([]uintptr, n), uintptr(0)
+	for q := range n {
+		var size C.MPI_Aint
+		var du C.int
+		var p unsafe.Pointer
+		if err := check(C.shmc_win_shared_query(w.h, C.int(q), &size, &du, &p), "MPI_Win_shared_query"); err != nil {
+			return nil, nil, err
+		}
+		if p == nil {
+			continue
+		}
+		bases[q], ends = uintptr(p), max(ends, uintptr(p)+uintptr(size))
+		if lo == nil || uintptr(p) < uintptr(lo) {
+			lo = p
+		}
+	}
+	offs = make([]int, n)
+	if lo == nil {
+		return nil, offs, nil
+	}
+	for q := range n {
+		if bases[q] != 0 {
+			offs[q] = int(bases[q] - uintptr(lo))
+		}
+	}
+	// With lo on 8 bytes, the span rounded up to 8 bytes ends inside the
+	// mapping's last page (a mapping is whole pages).
+	if uintptr(lo)%8 != 0 {
+		return nil, nil, &Error{Call: "MPI_Win_shared_query", Class: ClassOther, Msg: "the shared window does not start on 8 bytes"}
+	}
+	return unsafe.Slice((*byte)(lo), (ends-uintptr(lo)+7)&^7), offs, nil
 }
 
 // Free is MPI_Win_free, and MPI_Free_mem of the memory AllocWin got for it.
