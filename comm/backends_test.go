@@ -27,12 +27,13 @@ func init() {
 	ranktest.Register("be_mprobe", beMprobe)
 	ranktest.Register("be_typed", beTyped)
 	ranktest.Register("be_tcoll", beTypedColl)
+	ranktest.Register("be_hw", beHardware)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll"} {
+	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw"} {
 		for _, n := range []int{1, 2, 3, 5} {
 			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
 				res := ranktest.Run(t, n, body)
@@ -1199,6 +1200,75 @@ func beTypedColl(c *comm.Comm) error {
 	}
 	// And the communicator works on.
 	if err := comm.BcastType(c, at(m, 1), 1, col, 0); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beHardware: SplitType's hardware kinds. Guided at mpi_shared_memory (or
+// Machine) is the node's communicator; an unknown resource name gives nil
+// on every rank; Core gives each rank a communicator or nil (nil when its
+// CPUs span cores, as an unbound rank's do); unguided gives a
+// communicator whose level is in info, or nil on every rank when no level
+// splits them; an unknown kind is ErrArg.
+func beHardware(c *comm.Comm) error {
+	r := c.Rank()
+	node, err := c.SplitType(comm.TypeShared, 0, nil)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"mpi_shared_memory", "Machine"} {
+		g, err := c.SplitType(comm.TypeHWGuided, 0, comm.Info{comm.HWResourceType: name})
+		if err != nil {
+			return err
+		}
+		if g == nil || g.Size() != node.Size() {
+			return fmt.Errorf("guided %s: %v, want the node's %d ranks", name, g, node.Size())
+		}
+		if res := comm.Compare(g, node); res != comm.Congruent {
+			return fmt.Errorf("guided %s against the node: %v", name, res)
+		}
+		if err := g.Free(); err != nil {
+			return err
+		}
+	}
+	g, err := c.SplitType(comm.TypeHWGuided, 0, comm.Info{comm.HWResourceType: "Quantum"})
+	if err != nil || g != nil {
+		return fmt.Errorf("guided by an unknown name: %v %v, want nil", g, err)
+	}
+	core, err := c.SplitType(comm.TypeHWGuided, -r, comm.Info{comm.HWResourceType: "Core"})
+	if err != nil {
+		return err
+	}
+	if core != nil {
+		if core.Size() > node.Size() {
+			return fmt.Errorf("a core's communicator of %d ranks, the node's %d", core.Size(), node.Size())
+		}
+		if err := core.Free(); err != nil {
+			return err
+		}
+	}
+	info := comm.Info{}
+	u, err := c.SplitType(comm.TypeHWUnguided, 0, info)
+	if err != nil {
+		return err
+	}
+	if u != nil {
+		if info[comm.HWResourceType] == "" {
+			return fmt.Errorf("unguided: no level in info")
+		}
+		if u.Size() > c.Size() {
+			return fmt.Errorf("unguided: %d ranks", u.Size())
+		}
+		if err := u.Free(); err != nil {
+			return err
+		}
+	}
+	if _, err := c.SplitType(comm.SplitKind(99), 0, nil); !errors.Is(err, comm.ErrArg) {
+		return fmt.Errorf("an unknown kind: %v, want ErrArg", err)
+	}
+	if err := node.Free(); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)

@@ -8,7 +8,6 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
-	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Collectives with derived datatypes (package dtype): every buffer is
@@ -28,13 +27,6 @@ import (
 // must match each other (ErrType, or ErrCount for sizes), and every
 // argument error is reported on every rank, as for the generic forms.
 // Reductions need a type of one basic type, T (ErrType otherwise).
-
-// tdata is count instances of t in buf.
-type tdata struct {
-	buf   []byte
-	count int
-	t     *dtype.Type
-}
 
 // typedWire is the wire of a type: its basic type if it has one (and no
 // padding), bytes otherwise.
@@ -463,68 +455,6 @@ func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dt
 		unpackV(rblocks, rwd, w, area)
 	}
 	return err
-}
-
-// elemsOf copies d's data into a slice of T, checking that d is made of
-// T's basic type; the error is the call's argument error (the slice is
-// then empty).
-func elemsOf[T atomics.Elem](c *Comm, call string, d tdata) ([]T, error) {
-	e, ok := d.t.Elem()
-	if err := d.t.CheckCommitted(); err != nil {
-		return nil, c.typeError(call, err)
-	}
-	if !ok && d.t.Size() > 0 || ok && e != atomics.TypeOf[T]() {
-		return nil, fmt.Errorf("comm: %s on rank %d: %v is not made of %v alone, the reduction's element type: %w", call, c.Rank(), d.t, atomics.TypeOf[T](), ErrType)
-	}
-	b, err := c.pack(call, d)
-	if err != nil {
-		return nil, err
-	}
-	basic := dtype.Basic(atomics.TypeOf[T]())
-	out := make([]T, int64(len(b))/basic.Size())
-	if basic.Size() == int64(raw.SizeOf[T]()) {
-		copy(raw.Bytes(out), b)
-	} else { // a pair type: restore the padding
-		dtype.Unpack(b, raw.Bytes(out), len(out), basic)
-	}
-	return out, nil
-}
-
-// storeElems writes elements back into d's data.
-func storeElems[T atomics.Elem](d tdata, v []T) {
-	basic := dtype.Basic(atomics.TypeOf[T]())
-	b := raw.Bytes(v)
-	if basic.Size() != int64(raw.SizeOf[T]()) {
-		packed := make([]byte, int64(len(v))*basic.Size())
-		dtype.Pack(b, len(v), basic, packed)
-		b = packed
-	}
-	dtype.Unpack(b, d.buf, d.count, d.t)
-}
-
-// typedOp is op as the typed forms over t apply it: a user op to whole
-// instances of t (MPI calls a user function with whole instances of the
-// call's datatype), so its function gets a multiple of the instance's
-// elements of T; a predefined op as it is.
-func typedOp[T atomics.Elem, O Operation[T]](op O, t *dtype.Type) O {
-	u, ok := any(op).(*UserOp[T])
-	if !ok || u == nil || u.fn == nil || t == nil {
-		return op
-	}
-	k := int(t.Size() / max(1, dtype.Basic(atomics.TypeOf[T]()).Size()))
-	if k <= 1 {
-		return op
-	}
-	uu := max(1, u.unit)
-	a, b := uu, k
-	for b != 0 {
-		a, b = b, a%b
-	}
-	v, err := u.InUnits(k / a * uu) // the lcm of k and u's unit
-	if err != nil {
-		return op
-	}
-	return any(v).(O)
 }
 
 // typedReduce runs a reduction on typed data: the send data and the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
-	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // The datatype forms of the collectives under the MPI backend: each rank
@@ -25,13 +24,6 @@ import (
 // the MPI. The MPI sees bytes: type signatures of the same size that
 // differ between ranks are not detected (the shmrun backend's ErrType),
 // and sizes that differ are the MPI's to detect.
-
-// tbuf is count instances of t in buf.
-type tbuf struct {
-	buf   []byte
-	count int
-	t     *dtype.Type
-}
 
 // agreeClasses are the error classes one rank's argument error carries
 // to the others.
@@ -69,9 +61,9 @@ func (c *Comm) agree(call string, bad error) error {
 	return fmt.Errorf("comm: %s on rank %d: rank %d's arguments were refused there: %w", call, c.rank, v[0]>>8-1, class)
 }
 
-// packOf returns d's instances as bytes: a slice of d.buf when they are
+// pack returns d's instances as bytes: a slice of d.buf when they are
 // one run, else a packed copy.
-func (c *Comm) packOf(call string, d tbuf) ([]byte, error) {
+func (c *Comm) pack(call string, d tdata) ([]byte, error) {
 	if _, err := c.typedSize(call, d.buf, d.count, d.t); err != nil {
 		return nil, err
 	}
@@ -83,7 +75,7 @@ func (c *Comm) packOf(call string, d tbuf) ([]byte, error) {
 
 // landingOf returns where d's bytes arrive: a slice of d.buf when its
 // instances are one run (direct), else a buffer to unpack from.
-func (c *Comm) landingOf(call string, d tbuf) (area []byte, direct bool, err error) {
+func (c *Comm) landingOf(call string, d tdata) (area []byte, direct bool, err error) {
 	n, err := c.typedSize(call, d.buf, d.count, d.t)
 	if err != nil {
 		return nil, false, err
@@ -95,7 +87,7 @@ func (c *Comm) landingOf(call string, d tbuf) (area []byte, direct bool, err err
 }
 
 // store unpacks area into d unless it is d's own memory.
-func store(d tbuf, area []byte, direct bool) {
+func store(d tdata, area []byte, direct bool) {
 	if !direct {
 		_, _ = dtype.Unpack(area, d.buf, d.count, d.t)
 	}
@@ -103,7 +95,7 @@ func store(d tbuf, area []byte, direct bool) {
 
 // pairCheck checks that a rank's send block and receive block hold the
 // same bytes.
-func (c *Comm) pairCheck(call string, s, r tbuf) error {
+func (c *Comm) pairCheck(call string, s, r tdata) error {
 	if sb, rb := int64(s.count)*s.t.Size(), int64(r.count)*r.t.Size(); sb != rb {
 		return fmt.Errorf("comm: %s on rank %d: a block of %d bytes sent, of %d received: %w", call, c.rank, sb, rb, ErrCount)
 	}
@@ -129,12 +121,12 @@ func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tbuf{buf, count, t}
+	d := tdata{buf, count, t}
 	bad := c.checkRoot(call, root)
 	var area []byte
 	direct := true
 	if bad == nil && c.rank == root {
-		area, bad = c.packOf(call, d)
+		area, bad = c.pack(call, d)
 	} else if bad == nil {
 		area, direct, bad = c.landingOf(call, d)
 	}
@@ -158,15 +150,15 @@ func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	sd, rd := tbuf{send, scount, stype}, tbuf{recv, rcount * c.size, rtype}
+	sd, rd := tdata{send, scount, stype}, tdata{recv, rcount * c.size, rtype}
 	bad := c.checkRoot(call, root)
 	var mine, area []byte
 	direct := true
 	if bad == nil {
-		mine, bad = c.packOf(call, sd)
+		mine, bad = c.pack(call, sd)
 	}
 	if bad == nil && c.rank == root {
-		bad = c.pairCheck(call, sd, tbuf{nil, rcount, rtype})
+		bad = c.pairCheck(call, sd, tdata{nil, rcount, rtype})
 		if bad == nil {
 			area, direct, bad = c.landingOf(call, rd)
 		}
@@ -188,14 +180,14 @@ func GatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) 
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tbuf{buf, count, t}
+	d := tdata{buf, count, t}
 	if c.rank == root {
 		d.count = count * c.size
 	}
 	bad := c.checkRoot(call, root)
 	var b []byte
 	if bad == nil {
-		b, bad = c.packOf(call, d)
+		b, bad = c.pack(call, d)
 	}
 	return c.typedCall(call, bad, func() error {
 		if err := GatherInPlace(c, b, root); err != nil || c.rank != root {
@@ -216,7 +208,7 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	sd, rd := tbuf{send, scount * c.size, stype}, tbuf{recv, rcount, rtype}
+	sd, rd := tdata{send, scount * c.size, stype}, tdata{recv, rcount, rtype}
 	bad := c.checkRoot(call, root)
 	var all, area []byte
 	direct := true
@@ -224,9 +216,9 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 		area, direct, bad = c.landingOf(call, rd)
 	}
 	if bad == nil && c.rank == root {
-		bad = c.pairCheck(call, tbuf{nil, scount, stype}, rd)
+		bad = c.pairCheck(call, tdata{nil, scount, stype}, rd)
 		if bad == nil {
-			all, bad = c.packOf(call, sd)
+			all, bad = c.pack(call, sd)
 		}
 	}
 	return c.typedCall(call, bad, func() error {
@@ -246,13 +238,13 @@ func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int)
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tbuf{buf, count, t}
+	d := tdata{buf, count, t}
 	bad := c.checkRoot(call, root)
 	var b []byte
 	direct := true
 	if bad == nil && c.rank == root {
 		d.count = count * c.size
-		b, bad = c.packOf(call, d)
+		b, bad = c.pack(call, d)
 	} else if bad == nil {
 		b, direct, bad = c.landingOf(call, d)
 	}
@@ -267,7 +259,7 @@ func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int)
 
 // symmetricType runs Allgather or Alltoall on typed data: send and recv
 // whole, sblock and rblock one rank's block of each.
-func (c *Comm) symmetricType(call string, send, recv, sblock, rblock tbuf, move func(mine, area []byte) error) error {
+func (c *Comm) symmetricType(call string, send, recv, sblock, rblock tdata, move func(mine, area []byte) error) error {
 	if err := c.usable(call); err != nil {
 		return err
 	}
@@ -275,7 +267,7 @@ func (c *Comm) symmetricType(call string, send, recv, sblock, rblock tbuf, move 
 	var mine, area []byte
 	direct := true
 	if bad == nil {
-		mine, bad = c.packOf(call, send)
+		mine, bad = c.pack(call, send)
 	}
 	if bad == nil {
 		area, direct, bad = c.landingOf(call, recv)
@@ -295,8 +287,8 @@ func (c *Comm) inPlaceType(call string, buf []byte, count int, t *dtype.Type, mo
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tbuf{buf, count * c.size, t}
-	b, bad := c.packOf(call, d)
+	d := tdata{buf, count * c.size, t}
+	b, bad := c.pack(call, d)
 	return c.typedCall(call, bad, func() error {
 		if err := move(b); err != nil {
 			return err
@@ -315,8 +307,8 @@ func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []b
 	if c != nil {
 		n = c.size
 	}
-	return c.symmetricType("AllgatherType", tbuf{send, scount, stype}, tbuf{recv, rcount * n, rtype},
-		tbuf{nil, scount, stype}, tbuf{nil, rcount, rtype}, func(mine, area []byte) error { return Allgather(c, mine, area) })
+	return c.symmetricType("AllgatherType", tdata{send, scount, stype}, tdata{recv, rcount * n, rtype},
+		tdata{nil, scount, stype}, tdata{nil, rcount, rtype}, func(mine, area []byte) error { return Allgather(c, mine, area) })
 }
 
 // AllgatherTypeInPlace is AllgatherType with MPI_IN_PLACE: buf holds n
@@ -334,8 +326,8 @@ func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []by
 	if c != nil {
 		n = c.size
 	}
-	return c.symmetricType("AlltoallType", tbuf{send, scount * n, stype}, tbuf{recv, rcount * n, rtype},
-		tbuf{nil, scount, stype}, tbuf{nil, rcount, rtype}, func(mine, area []byte) error { return Alltoall(c, mine, area) })
+	return c.symmetricType("AlltoallType", tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype},
+		tdata{nil, scount, stype}, tdata{nil, rcount, rtype}, func(mine, area []byte) error { return Alltoall(c, mine, area) })
 }
 
 // AlltoallTypeInPlace is AlltoallType with MPI_IN_PLACE: buf holds the n
@@ -348,7 +340,7 @@ func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 // at displs[q] extents), packed back to back: byte counts and
 // displacements of the packed layout.
 type vblocks struct {
-	blocks []tbuf
+	blocks []tdata
 	bc, bd []int
 	total  int
 }
@@ -359,7 +351,7 @@ func (c *Comm) vlayoutType(call string, buf []byte, counts, displs []int, t *dty
 	if len(counts) != n || len(displs) != n {
 		return vblocks{}, fmt.Errorf("comm: %s on rank %d: %d counts and %d displacements for %d ranks: %w", call, c.rank, len(counts), len(displs), n, ErrCount)
 	}
-	v := vblocks{blocks: make([]tbuf, n), bc: make([]int, n), bd: make([]int, n)}
+	v := vblocks{blocks: make([]tdata, n), bc: make([]int, n), bd: make([]int, n)}
 	ext := t.Extent()
 	for q := range n {
 		off := int64(displs[q]) * ext
@@ -367,7 +359,7 @@ func (c *Comm) vlayoutType(call string, buf []byte, counts, displs []int, t *dty
 			return vblocks{}, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
 				call, c.rank, q, counts[q], displs[q], len(buf), ErrCount)
 		}
-		v.blocks[q] = tbuf{buf[off:], counts[q], t}
+		v.blocks[q] = tdata{buf[off:], counts[q], t}
 		nb, err := c.typedSize(call, v.blocks[q].buf, counts[q], t)
 		if err != nil {
 			return vblocks{}, err
@@ -407,7 +399,7 @@ func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	var mine, area []byte
 	var v vblocks
 	if bad == nil {
-		mine, bad = c.packOf(call, tbuf{send, scount, stype})
+		mine, bad = c.pack(call, tdata{send, scount, stype})
 	}
 	if bad == nil && c.rank == root {
 		if v, bad = c.vlayoutType(call, recv, counts, displs, rtype); bad == nil {
@@ -443,7 +435,7 @@ func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t 
 			b = v.pack()
 		}
 	} else if bad == nil {
-		b, bad = c.packOf(call, tbuf{buf, count, t})
+		b, bad = c.pack(call, tdata{buf, count, t})
 	}
 	return c.typedCall(call, bad, func() error {
 		if err := GathervInPlace(c, b, v.bc, v.bd, root); err != nil || c.rank != root {
@@ -463,7 +455,7 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	rd := tbuf{recv, rcount, rtype}
+	rd := tdata{recv, rcount, rtype}
 	bad := c.checkRoot(call, root)
 	var all, area []byte
 	var v vblocks
@@ -497,7 +489,7 @@ func ScattervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tbuf{buf, count, t}
+	d := tdata{buf, count, t}
 	bad := c.checkRoot(call, root)
 	var b []byte
 	var v vblocks
@@ -526,7 +518,7 @@ func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	mine, bad := c.packOf(call, tbuf{send, scount, stype})
+	mine, bad := c.pack(call, tdata{send, scount, stype})
 	var v vblocks
 	var area []byte
 	if bad == nil {
@@ -612,82 +604,22 @@ func AlltoallvTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Ty
 	})
 }
 
-// elemsT copies d's instances into elements of T, checking that t is
-// made of T's basic type alone.
-func elemsT[T atomics.Elem](c *Comm, call string, d tbuf) ([]T, error) {
-	if err := d.t.CheckCommitted(); err != nil {
-		return nil, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.rank, err, ErrType)
-	}
-	if e, ok := d.t.Elem(); !ok && d.t.Size() > 0 || ok && e != atomics.TypeOf[T]() {
-		return nil, fmt.Errorf("comm: %s on rank %d: %v is not made of %v alone, the reduction's element type: %w", call, c.rank, d.t, atomics.TypeOf[T](), ErrType)
-	}
-	b, err := c.packOf(call, d)
-	if err != nil {
-		return nil, err
-	}
-	basic := dtype.Basic(atomics.TypeOf[T]())
-	out := make([]T, int64(len(b))/basic.Size())
-	if basic.Size() == int64(raw.SizeOf[T]()) {
-		copy(raw.Bytes(out), b)
-	} else { // a pair type: its packed form has no padding
-		_, _ = dtype.Unpack(b, raw.Bytes(out), len(out), basic)
-	}
-	return out, nil
-}
-
-// storeT writes elements of T back into d's instances.
-func storeT[T atomics.Elem](d tbuf, v []T) {
-	basic := dtype.Basic(atomics.TypeOf[T]())
-	b := raw.Bytes(v)
-	if basic.Size() != int64(raw.SizeOf[T]()) {
-		packed := make([]byte, int64(len(v))*basic.Size())
-		_, _ = dtype.Pack(b, len(v), basic, packed)
-		b = packed
-	}
-	_, _ = dtype.Unpack(b, d.buf, d.count, d.t)
-}
-
-// instanceOp is op as the typed forms over t apply it: a user op to whole
-// instances of t (MPI calls a user function with whole instances of the
-// call's datatype), so its function gets a multiple of the instance's
-// elements of T; a predefined op as it is.
-func instanceOp[T atomics.Elem, O Operation[T]](op O, t *dtype.Type) O {
-	u, ok := any(op).(*UserOp[T])
-	if !ok || u == nil || u.fn == nil || t == nil {
-		return op
-	}
-	k := int(t.Size() / max(1, dtype.Basic(atomics.TypeOf[T]()).Size()))
-	if k <= 1 {
-		return op
-	}
-	uu := max(1, u.unit)
-	a, b := uu, k
-	for b != 0 {
-		a, b = b, a%b
-	}
-	v, err := u.InUnits(k / a * uu) // the lcm of k and u's unit
-	if err != nil {
-		return op
-	}
-	return any(v).(O)
-}
-
 // reduceType runs a typed reduction: send's and recv's instances as
 // elements of T (recv's only where receives), the generic form by run,
 // then recv's elements stored back (where receives). In place, recv is
 // both.
-func reduceType[T atomics.Elem](c *Comm, call string, send, recv tbuf, receives, inPlace bool, bad error, run func(s, r []T) error) error {
+func reduceType[T atomics.Elem](c *Comm, call string, send, recv tdata, receives, inPlace bool, bad error, run func(s, r []T) error) error {
 	if err := c.usable(call); err != nil {
 		return err
 	}
 	var s, r []T
 	if bad == nil && inPlace {
-		s, bad = elemsT[T](c, call, recv)
+		s, bad = elemsOf[T](c, call, recv)
 		r = s
 	} else if bad == nil {
-		s, bad = elemsT[T](c, call, send)
+		s, bad = elemsOf[T](c, call, send)
 		if bad == nil && receives {
-			r, bad = elemsT[T](c, call, recv)
+			r, bad = elemsOf[T](c, call, recv)
 		}
 	}
 	if bad == nil && receives && !inPlace && len(r) != len(s) {
@@ -698,7 +630,7 @@ func reduceType[T atomics.Elem](c *Comm, call string, send, recv tbuf, receives,
 			return err
 		}
 		if receives {
-			storeT(recv, r)
+			storeElems(recv, r)
 		}
 		return nil
 	})
@@ -709,9 +641,9 @@ func reduceType[T atomics.Elem](c *Comm, call string, send, recv tbuf, receives,
 // basic type alone. Collective; recv is used at the root only.
 func ReduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O, root int) error {
 	const call = "ReduceType"
-	op = instanceOp[T](op, t)
+	op = typedOp[T](op, t)
 	bad := c.rootOf(call, root)
-	return reduceType(c, call, tbuf{send, count, t}, tbuf{recv, count, t}, c != nil && c.rank == root, false, bad,
+	return reduceType(c, call, tdata{send, count, t}, tdata{recv, count, t}, c != nil && c.rank == root, false, bad,
 		func(s, r []T) error { return Reduce(c, s, r, op, root) })
 }
 
@@ -727,8 +659,8 @@ func (c *Comm) rootOf(call string, root int) error {
 // the root's contribution and result. Collective.
 func ReduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O, root int) error {
 	const call = "ReduceTypeInPlace"
-	op = instanceOp[T](op, t)
-	d := tbuf{buf, count, t}
+	op = typedOp[T](op, t)
+	d := tdata{buf, count, t}
 	bad := c.rootOf(call, root)
 	return reduceType(c, call, d, d, c != nil && c.rank == root, true, bad,
 		func(s, _ []T) error { return ReduceInPlace(c, s, op, root) })
@@ -737,15 +669,15 @@ func ReduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, coun
 // AllreduceType reduces count instances of t from every rank's send with
 // op into every rank's recv (MPI_Allreduce with a datatype). Collective.
 func AllreduceType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	return reduceType(c, "AllreduceType", tbuf{send, count, t}, tbuf{recv, count, t}, true, false, nil,
+	op = typedOp[T](op, t)
+	return reduceType(c, "AllreduceType", tdata{send, count, t}, tdata{recv, count, t}, true, false, nil,
 		func(s, r []T) error { return Allreduce(c, s, r, op) })
 }
 
 // AllreduceTypeInPlace is AllreduceType with MPI_IN_PLACE. Collective.
 func AllreduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	d := tbuf{buf, count, t}
+	op = typedOp[T](op, t)
+	d := tdata{buf, count, t}
 	return reduceType(c, "AllreduceTypeInPlace", d, d, true, true, nil,
 		func(s, _ []T) error { return AllreduceInPlace(c, s, op) })
 }
@@ -758,18 +690,18 @@ func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv 
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	op = instanceOp[T](op, t)
-	sd, rd := tbuf{send, count * c.size, t}, tbuf{recv, count, t}
-	s, bad := elemsT[T](c, call, sd)
+	op = typedOp[T](op, t)
+	sd, rd := tdata{send, count * c.size, t}, tdata{recv, count, t}
+	s, bad := elemsOf[T](c, call, sd)
 	var r []T
 	if bad == nil {
-		r, bad = elemsT[T](c, call, rd)
+		r, bad = elemsOf[T](c, call, rd)
 	}
 	return c.typedCall(call, bad, func() error {
 		if err := ReduceScatterBlock(c, s, r, op); err != nil {
 			return err
 		}
-		storeT(rd, r)
+		storeElems(rd, r)
 		return nil
 	})
 }
@@ -782,13 +714,13 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	op = instanceOp[T](op, t)
-	s, bad := elemsT[T](c, call, tbuf{buf, count * c.size, t})
+	op = typedOp[T](op, t)
+	s, bad := elemsOf[T](c, call, tdata{buf, count * c.size, t})
 	return c.typedCall(call, bad, func() error {
 		if err := ReduceScatterBlockInPlace(c, s, op); err != nil {
 			return err
 		}
-		storeT(tbuf{buf, count, t}, s[:len(s)/max(1, c.size)])
+		storeElems(tdata{buf, count, t}, s[:len(s)/max(1, c.size)])
 		return nil
 	})
 }
@@ -796,16 +728,16 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 // ScanType is Scan over count instances of t (MPI_Scan with a datatype):
 // rank r's recv gets the reduction of ranks 0..r's send. Collective.
 func ScanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	return reduceType(c, "ScanType", tbuf{send, count, t}, tbuf{recv, count, t}, true, false, nil,
+	op = typedOp[T](op, t)
+	return reduceType(c, "ScanType", tdata{send, count, t}, tdata{recv, count, t}, true, false, nil,
 		func(s, r []T) error { return Scan(c, s, r, op) })
 }
 
 // ScanTypeInPlace is ScanType with MPI_IN_PLACE: buf is the contribution
 // and the result. Collective.
 func ScanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	d := tbuf{buf, count, t}
+	op = typedOp[T](op, t)
+	d := tdata{buf, count, t}
 	return reduceType(c, "ScanTypeInPlace", d, d, true, true, nil,
 		func(s, _ []T) error { return ScanInPlace(c, s, op) })
 }
@@ -814,8 +746,8 @@ func ScanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count 
 // datatype): rank r's recv gets the reduction of ranks 0..r-1's send;
 // rank 0's recv is left as it was. Collective.
 func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	return reduceType(c, "ExscanType", tbuf{send, count, t}, tbuf{recv, count, t}, true, false, nil,
+	op = typedOp[T](op, t)
+	return reduceType(c, "ExscanType", tdata{send, count, t}, tdata{recv, count, t}, true, false, nil,
 		func(s, r []T) error { return Exscan(c, s, r, op) })
 }
 
@@ -823,8 +755,8 @@ func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, coun
 // contribution and, on return, the prefix reduction over the lower ranks
 // (rank 0's buf is left as it was). Collective.
 func ExscanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
-	op = instanceOp[T](op, t)
-	d := tbuf{buf, count, t}
+	op = typedOp[T](op, t)
+	d := tdata{buf, count, t}
 	return reduceType(c, "ExscanTypeInPlace", d, d, true, true, nil,
 		func(s, _ []T) error { return ExscanInPlace(c, s, op) })
 }

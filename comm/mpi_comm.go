@@ -10,7 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/mpi"
+	"github.com/shmrun/shmrun/internal/topo"
 )
 
 // Comm is a communicator (MPI_Comm). Under the MPI backend (-tags mpi) it
@@ -231,17 +233,117 @@ func (c *Comm) made(call string, h mpi.Comm, err error) (*Comm, error) {
 }
 
 // SplitType partitions c by the hardware (MPI_Comm_split_type).
-// Collective. Under the MPI backend the kind is TypeShared: the ranks of
-// one node, which can share memory; the others are ErrArg on every rank.
+// Collective over c; ranks in a new communicator are ordered by key, then
+// by rank in c. TypeShared is MPI_COMM_TYPE_SHARED: the ranks of one node.
+// The hardware kinds split each node's ranks by the instance of the
+// resource their CPUs lie in, read from this machine (Linux's sysfs, as
+// on the shmrun backend): TypeHWGuided at the resource named by
+// info[HWResourceType] (a rank bound across several instances, a missing
+// or unknown name: nil and no error), TypeHWUnguided at the first level
+// at which c's ranks split — the node when c spans nodes
+// ("mpi_shared_memory") — written into info. An unknown kind is ErrArg.
 func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	if err := c.usable("SplitType"); err != nil {
 		return nil, err
 	}
-	if kind != TypeShared {
-		return nil, fmt.Errorf("comm: SplitType: kind %d: the MPI backend splits by TypeShared only: %w", int(kind), ErrArg)
+	switch kind {
+	case TypeShared:
+		h, err := c.h.SplitShared(key)
+		return c.made("SplitType", h, err)
+	case TypeHWGuided, TypeHWUnguided:
+	default:
+		return nil, fmt.Errorf("comm: SplitType on rank %d: split kind %d: %w", c.rank, int(kind), ErrArg)
 	}
-	h, err := c.h.SplitShared(key)
-	return c.made("SplitType", h, err)
+	// Each node's ranks first (in c's order), then by resource there.
+	nh, err := c.h.SplitShared(0)
+	node, err := c.made("SplitType", nh, err)
+	if err != nil {
+		return nil, err
+	}
+	defer node.Free()
+	loc, lerr := location()
+	if kind == TypeHWGuided {
+		color := Undefined
+		if name := info[HWResourceType]; name != "" && lerr == nil {
+			if level, err := topo.ParseLevel(name); err == nil && loc.At(level) >= 0 {
+				color = loc.At(level)
+			}
+		}
+		if err := node.agreeLocal("SplitType", lerr); err != nil {
+			return nil, err
+		}
+		return node.Split(color, key)
+	}
+	// Unguided: the node, if c spans nodes; else the first level at which
+	// the ranks' locations differ.
+	if err := c.agreeLocal("SplitType", lerr); err != nil {
+		return nil, err
+	}
+	level, ok := topo.Machine, true
+	if node.size == c.size {
+		mine := make([]int32, len(loc))
+		copy(mine, loc[:])
+		all := make([]int32, len(loc)*c.size)
+		if err := Allgather(c, mine, all); err != nil {
+			return nil, err
+		}
+		locs := make([]topo.Location, c.size)
+		for r := range locs {
+			copy(locs[r][:], all[r*len(loc):])
+		}
+		level, ok = topo.Unguided(locs)
+	}
+	color := Undefined
+	if ok && (level == topo.Machine || loc.At(level) >= 0) {
+		color = max(0, loc.At(level))
+	}
+	nc, err := node.Split(color, key)
+	if nc != nil && info != nil {
+		name := level.String()
+		if level == topo.Machine {
+			name = "mpi_shared_memory"
+		}
+		info[HWResourceType] = name
+	}
+	return nc, err
+}
+
+// agreeLocal makes a rank's failure to read the hardware every rank's
+// error (ErrOther), so that no rank splits alone. Collective.
+func (c *Comm) agreeLocal(call string, lerr error) error {
+	bad := []int32{0}
+	if lerr != nil {
+		bad[0] = int32(c.rank + 1)
+	}
+	if err := AllreduceInPlace(c, bad, atomics.Max); err != nil {
+		return err
+	}
+	switch {
+	case lerr != nil:
+		return fmt.Errorf("comm: %s on rank %d: reading the hardware: %v: %w", call, c.rank, lerr, ErrOther)
+	case bad[0] != 0:
+		return fmt.Errorf("comm: %s on rank %d: rank %d could not read the hardware: %w", call, c.rank, bad[0]-1, ErrOther)
+	}
+	return nil
+}
+
+// hw is this process's place in the hardware, read once.
+var hw struct {
+	once sync.Once
+	loc  topo.Location
+	err  error
+}
+
+func location() (topo.Location, error) {
+	hw.once.Do(func() {
+		t, err := topo.Current()
+		if err != nil {
+			hw.err = err
+			return
+		}
+		hw.loc = t.Locate(t.Allowed())
+	})
+	return hw.loc, hw.err
 }
 
 // Create makes a communicator of g's members, which must all be in c

@@ -52,18 +52,6 @@ func (f form) set(o *op) { o.elem, o.sig, o.rtype, o.rcount = f.elem, f.sig, f.r
 // of t (bytes, for a type of no data).
 func instanceSize(t *dtype.Type) int { return max(1, int(t.Size())) }
 
-// typeError maps a dtype error to this package's classes.
-func (c *Comm) typeError(call string, err error) error {
-	class := ErrType
-	switch {
-	case errors.Is(err, dtype.ErrBuffer):
-		class = ErrBuffer
-	case errors.Is(err, dtype.ErrCount):
-		class = ErrCount
-	}
-	return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, class)
-}
-
 // simpleData is the fast case of typedOut and typedIn: count > 0
 // instances of a type of one basic type (a predefined datatype, or a
 // contiguous run of one), or of dtype.Byte, that are one run from the
