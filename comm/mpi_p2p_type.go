@@ -45,17 +45,6 @@ func (c *Comm) typedSize(call string, buf []byte, count int, t *dtype.Type) (int
 	return int(n), nil
 }
 
-// unpack writes the first n bytes of packed into count instances of t in
-// buf, in type-map order: a short message fills the instances it covers.
-func unpack(packed []byte, n int, buf []byte, count int, t *dtype.Type) {
-	src := packed[:n]
-	_ = t.Each(count, func(off, m int64) bool {
-		k := copy(buf[off:off+m], src)
-		src = src[k:]
-		return len(src) > 0
-	})
-}
-
 // typed is st with Count in whole instances of t.
 func typed(st Status, t *dtype.Type) Status {
 	if st.Source != ProcNull {
@@ -95,7 +84,7 @@ func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Sta
 	tmp := make([]byte, n)
 	st, err := c.Recv(tmp, src, tag)
 	if err == nil {
-		unpack(tmp, st.bytes, buf, count, t)
+		_, _ = dtype.UnpackPrefix(tmp[:st.bytes], buf, count, t)
 	}
 	return typed(st, t), err
 }
@@ -113,7 +102,7 @@ func (c *Comm) SendrecvType(send []byte, scount int, stype *dtype.Type, dest, se
 	tmp := make([]byte, n)
 	st, err := c.Sendrecv(b, dest, sendTag, tmp, src, recvTag)
 	if err == nil {
-		unpack(tmp, st.bytes, recv, rcount, rtype)
+		_, _ = dtype.UnpackPrefix(tmp[:st.bytes], recv, rcount, rtype)
 	}
 	return typed(st, rtype), err
 }
@@ -127,7 +116,7 @@ func (c *Comm) SendrecvReplaceType(buf []byte, count int, t *dtype.Type, dest, s
 	}
 	st, err := c.SendrecvReplace(b, dest, sendTag, src, recvTag)
 	if err == nil {
-		unpack(b, st.bytes, buf, count, t)
+		_, _ = dtype.UnpackPrefix(b[:st.bytes], buf, count, t)
 	}
 	return typed(st, t), err
 }
@@ -171,7 +160,7 @@ func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*R
 // when it completes.
 func typedRecv(r *Request, tmp, buf []byte, count int, t *dtype.Type) {
 	r.size = int(t.Size()) // the status's Count in whole instances
-	r.extra().after = func(n int) { unpack(tmp, n, buf, count, t) }
+	r.extra().after = func(n int) { _, _ = dtype.UnpackPrefix(tmp[:n], buf, count, t) }
 	if r.done {
 		// ProcNull: nothing arrives.
 		r.extra().after = nil
@@ -233,7 +222,7 @@ func (msg *Message) RecvType(buf []byte, count int, t *dtype.Type) (Status, erro
 	tmp := make([]byte, n)
 	st, err := msg.Recv(tmp)
 	if err == nil {
-		unpack(tmp, st.bytes, buf, count, t)
+		_, _ = dtype.UnpackPrefix(tmp[:st.bytes], buf, count, t)
 	}
 	return typed(st, t), err
 }

@@ -462,3 +462,38 @@ func TestErrors(t *testing.T) {
 func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
+
+// TestUnpackPrefix: a short packed buffer fills the instances' bytes it
+// covers in type-map order and leaves the rest; a full one is Unpack.
+func TestUnpackPrefix(t *testing.T) {
+	col, err := dtype.Vector(3, 2, 4, dtype.Byte) // bytes 0-1, 4-5, 8-9
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := col.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	src := []byte{1, 2, 3, 4, 5, 6}
+	for n := range len(src) + 1 {
+		dst := bytes.Repeat([]byte{0xee}, 10)
+		got, err := dtype.UnpackPrefix(src[:n], dst, 1, col)
+		if err != nil || got != n {
+			t.Fatalf("n=%d: read %d, %v", n, got, err)
+		}
+		want := bytes.Repeat([]byte{0xee}, 10)
+		for i, off := range []int{0, 1, 4, 5, 8, 9}[:n] {
+			want[off] = src[i]
+		}
+		if !bytes.Equal(dst, want) {
+			t.Fatalf("n=%d: % x, want % x", n, dst, want)
+		}
+	}
+	full := make([]byte, 10)
+	if _, err := dtype.Unpack(src, full, 1, col); err != nil {
+		t.Fatal(err)
+	}
+	pre := make([]byte, 10)
+	if _, err := dtype.UnpackPrefix(src, pre, 1, col); err != nil || !bytes.Equal(pre, full) {
+		t.Fatalf("full buffer: % x, Unpack gives % x (%v)", pre, full, err)
+	}
+}

@@ -50,6 +50,21 @@ func Unpack(src []byte, dst []byte, count int, t *Type) (int, error) {
 	return int(n), err
 }
 
+// UnpackPrefix scatters src, which may be shorter than the packed size of
+// count instances of t, into those instances in dst in type-map order: a
+// short message fills the bytes it covers and no more (MPI_Recv into a
+// derived datatype). It returns the bytes read. Local. t must be
+// committed and the instances must fit in dst, as the receiving call
+// checked.
+func UnpackPrefix(src []byte, dst []byte, count int, t *Type) (int, error) {
+	at := 0
+	err := t.Each(count, func(off, l int64) bool {
+		at += copy(dst[off:off+l], src[at:])
+		return at < len(src)
+	})
+	return at, err
+}
+
 // packCheck checks that count instances of t fit in buf and that packed
 // holds their packed size, which it returns.
 func packCheck(call string, buf []byte, count int, t *Type, packed []byte) (int64, error) {

@@ -112,17 +112,6 @@ func (w *Win) elemOf(call string, otype, ttype *dtype.Type, op atomics.Op, fetch
 	return e1, nil
 }
 
-// unpackInto writes the first n bytes of packed into count instances of t
-// in buf, in type-map order.
-func unpackInto(packed []byte, n int, buf []byte, count int, t *dtype.Type) {
-	src := packed[:n]
-	_ = t.Each(count, func(off, m int64) bool {
-		k := copy(buf[off:off+m], src)
-		src = src[k:]
-		return len(src) > 0
-	})
-}
-
 // PutType is Put with derived datatypes (MPI_Put with an origin and a
 // target datatype): ocount instances of otype from origin go into tcount
 // instances of ttype at disp on target. Local; the origin is packed, so it
@@ -165,14 +154,14 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 		if err := w.directGetType(tmp, target, disp, tcount, ttype); err != nil {
 			return errorf(ErrType, "GetType on rank %d: %v", w.rank, err)
 		}
-		unpackInto(tmp, n, result, rcount, rtype)
+		_, _ = dtype.UnpackPrefix(tmp[:n], result, rcount, rtype)
 		return nil
 	}
 	defer w.mu.Unlock()
 	if err := h.GetType(tmp, n, 0, target, off, tcount, tt); err != nil {
 		return w.mpiErr("GetType", err)
 	}
-	unpackInto(tmp, n, result, rcount, rtype)
+	_, _ = dtype.UnpackPrefix(tmp[:n], result, rcount, rtype)
 	return nil
 }
 
@@ -239,7 +228,7 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 		if err := w.directAccType("GetAccumulateType", e, packed, tmp, target, disp, tcount, ttype, op); err != nil {
 			return err
 		}
-		unpackInto(tmp, nb, result, rcount, rtype)
+		_, _ = dtype.UnpackPrefix(tmp[:nb], result, rcount, rtype)
 		return nil
 	}
 	defer w.mu.Unlock()
@@ -249,6 +238,6 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 	if err := h.GetAccumulateType(packed, tmp, nb/int(dtype.Basic(e).Size()), e, target, off, tcount, tt, op); err != nil {
 		return w.mpiErr("GetAccumulateType", err)
 	}
-	unpackInto(tmp, nb, result, rcount, rtype)
+	_, _ = dtype.UnpackPrefix(tmp[:nb], result, rcount, rtype)
 	return nil
 }
