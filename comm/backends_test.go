@@ -8,8 +8,12 @@ package comm_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -28,48 +32,26 @@ func init() {
 	ranktest.Register("be_typed", beTyped)
 	ranktest.Register("be_tcoll", beTypedColl)
 	ranktest.Register("be_hw", beHardware)
+	ranktest.Register("be_signals", beSignals)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw"} {
-		for _, n := range []int{1, 2, 3, 5} {
-			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
-				res := ranktest.Run(t, n, body)
-				if got := len(res.Lines()); got != n {
-					t.Fatalf("%d lines of output, want one a rank:\n%s", got, res.Stdout)
-				}
-			})
-		}
-	}
-}
-
-func want(what string, got, exp any) error {
-	if fmt.Sprint(got) != fmt.Sprint(exp) {
-		return fmt.Errorf("%s = %v, want %v", what, got, exp)
-	}
-	return nil
-}
-
-func wantErr(what string, err, class error) error {
-	if !errors.Is(err, class) {
-		return fmt.Errorf("%s: error %v, want %v", what, err, class)
-	}
-	return nil
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
 func beComms(c *comm.Comm) error {
 	r, n := c.Rank(), c.Size()
-	if err := want("group", fmt.Sprint(c.Group().Size(), c.Group().Rank()), fmt.Sprint(n, r)); err != nil {
+	if err := ranktest.Want("group", fmt.Sprint(c.Group().Size(), c.Group().Rank()), fmt.Sprint(n, r)); err != nil {
 		return err
 	}
 	d, err := c.Dup()
 	if err != nil {
 		return err
 	}
-	if err := want("Compare(dup)", comm.Compare(c, d), comm.Congruent); err != nil {
+	if err := ranktest.Want("Compare(dup)", comm.Compare(c, d), comm.Congruent); err != nil {
 		return err
 	}
 	// Split by parity, ordered backwards.
@@ -78,10 +60,10 @@ func beComms(c *comm.Comm) error {
 		return err
 	}
 	size := (n + 1 - r%2) / 2
-	if err := want("split size", s.Size(), size); err != nil {
+	if err := ranktest.Want("split size", s.Size(), size); err != nil {
 		return err
 	}
-	if err := want("split rank", s.Rank(), size-1-r/2); err != nil {
+	if err := ranktest.Want("split rank", s.Rank(), size-1-r/2); err != nil {
 		return err
 	}
 	// Undefined color: no communicator.
@@ -103,7 +85,7 @@ func beComms(c *comm.Comm) error {
 	if err := comm.AllreduceInPlace(c, total, atomics.Sum); err != nil {
 		return err
 	}
-	if err := want("ranks over the nodes", total[0], n); err != nil {
+	if err := ranktest.Want("ranks over the nodes", total[0], n); err != nil {
 		return err
 	}
 	// Create: the even ranks, in reverse order.
@@ -124,7 +106,7 @@ func beComms(c *comm.Comm) error {
 			return fmt.Errorf("Create gave odd rank %d a communicator", r)
 		}
 	} else {
-		if err := want("created rank", e.Rank(), slices.Index(evens, r)); err != nil {
+		if err := ranktest.Want("created rank", e.Rank(), slices.Index(evens, r)); err != nil {
 			return err
 		}
 		if err := e.Barrier(); err != nil {
@@ -139,7 +121,7 @@ func beComms(c *comm.Comm) error {
 			return err
 		}
 	}
-	if err := wantErr("Barrier on a freed communicator", d.Barrier(), comm.ErrComm); err != nil {
+	if err := ranktest.WantErr("Barrier on a freed communicator", d.Barrier(), comm.ErrComm); err != nil {
 		return err
 	}
 	if u != nil {
@@ -180,10 +162,10 @@ func beP2P(c *comm.Comm) error {
 				return err
 			}
 		}
-		if err := want("ring status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, round, 2)); err != nil {
+		if err := ranktest.Want("ring status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, round, 2)); err != nil {
 			return err
 		}
-		if err := want("ring data", in[:2], []int64{int64(prev), int64(round)}); err != nil {
+		if err := ranktest.Want("ring data", in[:2], []int64{int64(prev), int64(round)}); err != nil {
 			return err
 		}
 	}
@@ -216,7 +198,7 @@ func beP2P(c *comm.Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := want("Sendrecv", fmt.Sprint(got[0], st.Source), fmt.Sprint(float64(prev)+0.5, prev)); err != nil {
+	if err := ranktest.Want("Sendrecv", fmt.Sprint(got[0], st.Source), fmt.Sprint(float64(prev)+0.5, prev)); err != nil {
 		return err
 	}
 	if err := c.Send([]byte{1}, comm.ProcNull, 0); err != nil {
@@ -226,7 +208,7 @@ func beP2P(c *comm.Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := want("ProcNull status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(comm.ProcNull, comm.AnyTag, 0)); err != nil {
+	if err := ranktest.Want("ProcNull status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(comm.ProcNull, comm.AnyTag, 0)); err != nil {
 		return err
 	}
 	// Probe, then a receive too small: ErrTruncate, with the traffic after
@@ -249,10 +231,10 @@ func beP2P(c *comm.Comm) error {
 	if _, found, err := c.Iprobe(comm.AnySource, 11); err != nil || found {
 		return fmt.Errorf("Iprobe with nothing sent: %v %v", found, err)
 	}
-	if err := wantErr("Send to rank n", c.Send(nil, n, 0), comm.ErrRank); err != nil {
+	if err := ranktest.WantErr("Send to rank n", c.Send(nil, n, 0), comm.ErrRank); err != nil {
 		return err
 	}
-	if err := wantErr("Send with tag -5", c.Send(nil, next, -5), comm.ErrTag); err != nil {
+	if err := ranktest.WantErr("Send with tag -5", c.Send(nil, next, -5), comm.ErrTag); err != nil {
 		return err
 	}
 	if err := c.Barrier(); err != nil {
@@ -274,7 +256,7 @@ func recvTwo(c *comm.Comm, from int) error {
 	if err != nil {
 		return err
 	}
-	if err := want("Probe", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(from, 9, 5)); err != nil {
+	if err := ranktest.Want("Probe", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(from, 9, 5)); err != nil {
 		return err
 	}
 	small := make([]byte, 2)
@@ -286,7 +268,7 @@ func recvTwo(c *comm.Comm, from int) error {
 	if err != nil {
 		return err
 	}
-	return want("after the truncation", string(buf[:st.Count]), "after")
+	return ranktest.Want("after the truncation", string(buf[:st.Count]), "after")
 }
 
 // mul2 multiplies 2x2 integer matrices stored flat: a non-commutative
@@ -317,21 +299,21 @@ func beColl(c *comm.Comm) error {
 	if err := comm.Bcast(c, b, n-1); err != nil {
 		return err
 	}
-	if err := want("Bcast", b, []float32{1.5, 2.5, 3.5, 4.5}); err != nil {
+	if err := ranktest.Want("Bcast", b, []float32{1.5, 2.5, 3.5, 4.5}); err != nil {
 		return err
 	}
 	out := make([]int64, m)
 	if err := comm.Allreduce(c, contrib(r), out, atomics.Sum); err != nil {
 		return err
 	}
-	if err := want("Allreduce", out, sum[:]); err != nil {
+	if err := ranktest.Want("Allreduce", out, sum[:]); err != nil {
 		return err
 	}
 	in := contrib(r)
 	if err := comm.AllreduceInPlace(c, in, atomics.Max); err != nil {
 		return err
 	}
-	if err := want("AllreduceInPlace Max", in, []int64{int64(n), int64(10 * (n - 1)), 0}); err != nil {
+	if err := ranktest.Want("AllreduceInPlace Max", in, []int64{int64(n), int64(10 * (n - 1)), 0}); err != nil {
 		return err
 	}
 	root := n / 2
@@ -340,7 +322,7 @@ func beColl(c *comm.Comm) error {
 		return err
 	}
 	if r == root {
-		if err := want("Reduce", red, sum[:]); err != nil {
+		if err := ranktest.Want("Reduce", red, sum[:]); err != nil {
 			return err
 		}
 	}
@@ -349,7 +331,7 @@ func beColl(c *comm.Comm) error {
 		return err
 	}
 	if r == root {
-		if err := want("ReduceInPlace", rin, sum[:]); err != nil {
+		if err := ranktest.Want("ReduceInPlace", rin, sum[:]); err != nil {
 			return err
 		}
 	}
@@ -363,7 +345,7 @@ func beColl(c *comm.Comm) error {
 		ref = append(ref, contrib(q)...)
 	}
 	if r == root {
-		if err := want("Gather", all, ref); err != nil {
+		if err := ranktest.Want("Gather", all, ref); err != nil {
 			return err
 		}
 	}
@@ -371,7 +353,7 @@ func beColl(c *comm.Comm) error {
 	if err := comm.Scatter(c, ref, part, root); err != nil {
 		return err
 	}
-	if err := want("Scatter", part, contrib(r)); err != nil {
+	if err := ranktest.Want("Scatter", part, contrib(r)); err != nil {
 		return err
 	}
 	ag := make([]int64, n*m)
@@ -379,7 +361,7 @@ func beColl(c *comm.Comm) error {
 	if err := comm.AllgatherInPlace(c, ag); err != nil {
 		return err
 	}
-	if err := want("AllgatherInPlace", ag, ref); err != nil {
+	if err := ranktest.Want("AllgatherInPlace", ag, ref); err != nil {
 		return err
 	}
 	send := make([]int32, n)
@@ -410,7 +392,7 @@ func beColl(c *comm.Comm) error {
 	for i := range m {
 		incl[i] = pre[i] + contrib(r)[i]
 	}
-	if err := want("Scan", sc, incl[:]); err != nil {
+	if err := ranktest.Want("Scan", sc, incl[:]); err != nil {
 		return err
 	}
 	ex := make([]int64, m)
@@ -418,7 +400,7 @@ func beColl(c *comm.Comm) error {
 		return err
 	}
 	if r > 0 {
-		if err := want("Exscan", ex, pre[:]); err != nil {
+		if err := ranktest.Want("Exscan", ex, pre[:]); err != nil {
 			return err
 		}
 	}
@@ -431,7 +413,7 @@ func beColl(c *comm.Comm) error {
 	if err := comm.ReduceScatterBlock(c, rs, blk, atomics.Sum); err != nil {
 		return err
 	}
-	if err := want("ReduceScatterBlock", blk, []int64{int64(n*r + n*(n-1)/2), int64(n)}); err != nil {
+	if err := ranktest.Want("ReduceScatterBlock", blk, []int64{int64(n*r + n*(n-1)/2), int64(n)}); err != nil {
 		return err
 	}
 	// A non-commutative user op: 2x2 matrix products in rank order.
@@ -457,7 +439,7 @@ func beColl(c *comm.Comm) error {
 	if err := comm.Allreduce(c, rankMat(r), mat, op); err != nil {
 		return err
 	}
-	if err := want("user op Allreduce", mat, prod); err != nil {
+	if err := ranktest.Want("user op Allreduce", mat, prod); err != nil {
 		return err
 	}
 	// The same op as a prefix: rank r gets M0·M1·…·Mr.
@@ -470,14 +452,14 @@ func beColl(c *comm.Comm) error {
 	if err := comm.ScanInPlace(c, mine, op); err != nil {
 		return err
 	}
-	if err := want("user op ScanInPlace", mine, pre2); err != nil {
+	if err := ranktest.Want("user op ScanInPlace", mine, pre2); err != nil {
 		return err
 	}
 	// Bad arguments: an error on the calling rank, nothing sent.
-	if err := wantErr("Bcast root n", comm.Bcast(c, b, n), comm.ErrRoot); err != nil {
+	if err := ranktest.WantErr("Bcast root n", comm.Bcast(c, b, n), comm.ErrRoot); err != nil {
 		return err
 	}
-	if err := wantErr("Allreduce Replace", comm.Allreduce(c, out, out, atomics.Replace), comm.ErrOp); err != nil {
+	if err := ranktest.WantErr("Allreduce Replace", comm.Allreduce(c, out, out, atomics.Replace), comm.ErrOp); err != nil {
 		return err
 	}
 	if err := c.Barrier(); err != nil {
@@ -556,7 +538,7 @@ func beNonblocking(c *comm.Comm) error {
 			if i >= k {
 				from = next
 			}
-			if err := want("nonblocking message", fmt.Sprint(in[i], sts[i].Source, sts[i].Tag, sts[i].Count),
+			if err := ranktest.Want("nonblocking message", fmt.Sprint(in[i], sts[i].Source, sts[i].Tag, sts[i].Count),
 				fmt.Sprint([]int64{int64(from), int64(round*10 + i)}, from, 100+i, 2)); err != nil {
 				return err
 			}
@@ -719,7 +701,7 @@ func beCollv(c *comm.Comm) error {
 		return err
 	}
 	if r == root {
-		if err := want("Gatherv", got, full); err != nil {
+		if err := ranktest.Want("Gatherv", got, full); err != nil {
 			return err
 		}
 	}
@@ -727,14 +709,14 @@ func beCollv(c *comm.Comm) error {
 	if err := comm.Scatterv(c, full, counts, displs, mine, 0); err != nil {
 		return err
 	}
-	if err := want("Scatterv", mine, block(r)); err != nil {
+	if err := ranktest.Want("Scatterv", mine, block(r)); err != nil {
 		return err
 	}
 	all := make([]int64, at)
 	if err := comm.Allgatherv(c, block(r), all, counts, displs); err != nil {
 		return err
 	}
-	if err := want("Allgatherv", all, full); err != nil {
+	if err := ranktest.Want("Allgatherv", all, full); err != nil {
 		return err
 	}
 	inplace := make([]int64, at)
@@ -742,7 +724,7 @@ func beCollv(c *comm.Comm) error {
 	if err := comm.AllgathervInPlace(c, inplace, counts, displs); err != nil {
 		return err
 	}
-	if err := want("AllgathervInPlace", inplace, full); err != nil {
+	if err := ranktest.Want("AllgathervInPlace", inplace, full); err != nil {
 		return err
 	}
 	// Alltoallv: rank r sends j+1 elements to rank j, 1000r+10j+i.
@@ -778,10 +760,10 @@ func beCollv(c *comm.Comm) error {
 		return err
 	}
 	prev := (r + n - 1) % n
-	if err := want("SendrecvReplace", fmt.Sprint(buf, st.Source, st.Count), fmt.Sprint([]byte{byte(prev), byte(prev + 1)}, prev, 2)); err != nil {
+	if err := ranktest.Want("SendrecvReplace", fmt.Sprint(buf, st.Source, st.Count), fmt.Sprint([]byte{byte(prev), byte(prev + 1)}, prev, 2)); err != nil {
 		return err
 	}
-	if err := wantErr("Gatherv with short counts", comm.Allgatherv(c, block(r), all, counts[:n-1], displs), comm.ErrCount); err != nil {
+	if err := ranktest.WantErr("Gatherv with short counts", comm.Allgatherv(c, block(r), all, counts[:n-1], displs), comm.ErrCount); err != nil {
 		return err
 	}
 	if err := c.Barrier(); err != nil {
@@ -809,7 +791,7 @@ func beMprobe(c *comm.Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := want("Mprobe status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, 3, 8)); err != nil {
+	if err := ranktest.Want("Mprobe status", fmt.Sprint(st.Source, st.Tag, st.Count), fmt.Sprint(prev, 3, 8)); err != nil {
 		return err
 	}
 	var m1 *comm.Message
@@ -827,7 +809,7 @@ func beMprobe(c *comm.Comm) error {
 	if _, err := comm.MrecvT(m3, got); err != nil {
 		return err
 	}
-	if err := want("tag 3", got[0], 100*prev+3); err != nil {
+	if err := ranktest.Want("tag 3", got[0], 100*prev+3); err != nil {
 		return err
 	}
 	if _, err := m3.Recv(make([]byte, 8)); !errors.Is(err, comm.ErrArg) {
@@ -841,14 +823,14 @@ func beMprobe(c *comm.Comm) error {
 	if _, err := q.Wait(); err != nil {
 		return err
 	}
-	if err := want("tag 1", buf[0], byte(100*prev+1)); err != nil {
+	if err := ranktest.Want("tag 1", buf[0], byte(100*prev+1)); err != nil {
 		return err
 	}
 	// Tag 2 is left for a plain receive.
 	if _, err := comm.RecvT(c, got, prev, 2); err != nil {
 		return err
 	}
-	if err := want("tag 2", got[0], 100*prev+2); err != nil {
+	if err := ranktest.Want("tag 2", got[0], 100*prev+2); err != nil {
 		return err
 	}
 	if _, err := comm.Waitall(sends); err != nil {
@@ -1030,10 +1012,10 @@ func beTypedColl(c *comm.Comm) error {
 	if err := comm.BcastType(c, at(m, 1), 1, col, root); err != nil {
 		return err
 	}
-	if err := want("BcastType column", colOf(m, 1), colOf(matrix(root), 1)); err != nil {
+	if err := ranktest.Want("BcastType column", colOf(m, 1), colOf(matrix(root), 1)); err != nil {
 		return err
 	}
-	if err := want("BcastType column 0 untouched", colOf(m, 0), colOf(matrix(r), 0)); err != nil {
+	if err := ranktest.Want("BcastType column 0 untouched", colOf(m, 0), colOf(matrix(r), 0)); err != nil {
 		return err
 	}
 
@@ -1044,7 +1026,7 @@ func beTypedColl(c *comm.Comm) error {
 	}
 	if r == 0 {
 		for q := range n {
-			if err := want(fmt.Sprintf("GatherType block %d", q), all[4*q:4*q+4], colOf(matrix(q), 2)); err != nil {
+			if err := ranktest.Want(fmt.Sprintf("GatherType block %d", q), all[4*q:4*q+4], colOf(matrix(q), 2)); err != nil {
 				return err
 			}
 		}
@@ -1059,7 +1041,7 @@ func beTypedColl(c *comm.Comm) error {
 	if err := comm.ScatterType(c, i32bytes(src), 4, i32, at(m, 3), 1, col, 0); err != nil {
 		return err
 	}
-	if err := want("ScatterType column", colOf(m, 3), src[4*r:4*r+4]); err != nil {
+	if err := ranktest.Want("ScatterType column", colOf(m, 3), src[4*r:4*r+4]); err != nil {
 		return err
 	}
 
@@ -1085,7 +1067,7 @@ func beTypedColl(c *comm.Comm) error {
 			return err
 		}
 		for q := range k {
-			if err := want(fmt.Sprintf("AllgatherType column %d", q), colOf(got, q), []int32{int32(q), int32(q + 10), int32(q + 20), int32(q + 30)}); err != nil {
+			if err := ranktest.Want(fmt.Sprintf("AllgatherType column %d", q), colOf(got, q), []int32{int32(q), int32(q + 10), int32(q + 20), int32(q + 30)}); err != nil {
 				return err
 			}
 		}
@@ -1096,7 +1078,7 @@ func beTypedColl(c *comm.Comm) error {
 			return err
 		}
 		for q := range k {
-			if err := want(fmt.Sprintf("AlltoallType column %d", q), colOf(got, q), matrix(q)[4*r:4*r+4]); err != nil {
+			if err := ranktest.Want(fmt.Sprintf("AlltoallType column %d", q), colOf(got, q), matrix(q)[4*r:4*r+4]); err != nil {
 				return err
 			}
 		}
@@ -1192,10 +1174,10 @@ func beTypedColl(c *comm.Comm) error {
 		t = loose
 	}
 	m = matrix(r)
-	if err := wantErr("BcastType, one rank's type not committed", comm.BcastType(c, at(m, 1), 1, t, 0), comm.ErrType); err != nil {
+	if err := ranktest.WantErr("BcastType, one rank's type not committed", comm.BcastType(c, at(m, 1), 1, t, 0), comm.ErrType); err != nil {
 		return err
 	}
-	if err := wantErr("AllreduceType, one rank's type not committed", comm.AllreduceTypeInPlace[int32](c, at(m, 1), 1, t, atomics.Sum), comm.ErrType); err != nil {
+	if err := ranktest.WantErr("AllreduceType, one rank's type not committed", comm.AllreduceTypeInPlace[int32](c, at(m, 1), 1, t, atomics.Sum), comm.ErrType); err != nil {
 		return err
 	}
 	// And the communicator works on.
@@ -1272,5 +1254,45 @@ func beHardware(c *comm.Comm) error {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beSignals: after Init the Go runtime's signal handling still works, as
+// the MPI backend promises after MPI_Init: a nil dereference is a Go
+// panic that recover catches (SIGSEGV), and with one P a goroutine in a
+// loop without calls is preempted so that this one wakes from a sleep
+// (SIGURG; without it the job times out). Then the backend's own checks.
+func beSignals(c *comm.Comm) error {
+	var p *int
+	caught := func() (err error) {
+		defer func() {
+			if e, ok := recover().(runtime.Error); ok {
+				err = e
+			}
+		}()
+		return fmt.Errorf("read %d through a nil pointer", *p)
+	}()
+	if caught == nil || !strings.Contains(caught.Error(), "nil pointer") {
+		return fmt.Errorf("a nil dereference after Init: %v, want a runtime error", caught)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	var stop atomic.Bool
+	spins := make(chan struct{})
+	go func() {
+		close(spins)
+		for !stop.Load() {
+		}
+	}()
+	<-spins
+	time.Sleep(20 * time.Millisecond)
+	stop.Store(true)
+	runtime.GOMAXPROCS(prev)
+	if err := backendSignals(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
 	return nil
 }

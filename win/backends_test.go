@@ -33,30 +33,7 @@ func init() {
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	for _, body := range []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local"} {
-		for _, n := range []int{1, 2, 3, 5} {
-			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
-				res := ranktest.Run(t, n, body)
-				if got := len(res.Lines()); got != n {
-					t.Fatalf("%d lines of output, want one a rank:\n%s", got, res.Stdout)
-				}
-			})
-		}
-	}
-}
-
-func beWant(what string, got, exp any) error {
-	if fmt.Sprint(got) != fmt.Sprint(exp) {
-		return fmt.Errorf("%s = %v, want %v", what, got, exp)
-	}
-	return nil
-}
-
-func beWantErr(what string, err, class error) error {
-	if !errors.Is(err, class) {
-		return fmt.Errorf("%s: error %v, want %v", what, err, class)
-	}
-	return nil
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -127,7 +104,7 @@ func beFence(c *comm.Comm) error {
 				return fmt.Errorf("flavor %d: element %d = %d after the fence, want %d", flavor, q, mine[q], 100*q+r)
 			}
 		}
-		if err := beWant("accumulated", mine[n], n*(n+1)/2); err != nil {
+		if err := ranktest.Want("accumulated", mine[n], n*(n+1)/2); err != nil {
 			return err
 		}
 		// In the next epoch: Get, FetchAndOp, CompareAndSwap and
@@ -178,7 +155,7 @@ func fenceAtomics(w *win.Win, flavor, n int) error {
 	if err != nil {
 		return err
 	}
-	if err := beWant("FetchAndOp NoOp", old, n*(n+1)/2); err != nil {
+	if err := ranktest.Want("FetchAndOp NoOp", old, n*(n+1)/2); err != nil {
 		return err
 	}
 	if err := w.Fence(0); err != nil {
@@ -209,7 +186,7 @@ func fenceAtomics(w *win.Win, flavor, n int) error {
 	if err := w.Fence(win.ModeNoSucceed); err != nil {
 		return err
 	}
-	if err := beWant("after every GetAccumulate", mine[n+1], 7+1); err != nil {
+	if err := ranktest.Want("after every GetAccumulate", mine[n+1], 7+1); err != nil {
 		return err
 	}
 	return nil
@@ -313,7 +290,7 @@ func lockOn(c *comm.Comm, w *win.Win) error {
 		if err := w.Unlock(0); err != nil {
 			return err
 		}
-		if err := beWant("counters", v, []int64{int64(n * k), int64(n * k)}); err != nil {
+		if err := ranktest.Want("counters", v, []int64{int64(n * k), int64(n * k)}); err != nil {
 			return err
 		}
 	}
@@ -402,7 +379,7 @@ func beShared(c *comm.Comm) error {
 		if err != nil {
 			return err
 		}
-		if err := beWant(fmt.Sprintf("rank %d's segment", q), fmt.Sprint(s.Size, s.DispUnit, s.Offset), fmt.Sprint(8*(q+1), 8, off)); err != nil {
+		if err := ranktest.Want(fmt.Sprintf("rank %d's segment", q), fmt.Sprint(s.Size, s.DispUnit, s.Offset), fmt.Sprint(8*(q+1), 8, off)); err != nil {
 			return err
 		}
 		off += s.Size
@@ -455,7 +432,7 @@ func beErrors(c *comm.Comm) error {
 		{"Lock type 7", w.Lock(win.LockType(7), 0, 0), win.ErrLockType},
 	}
 	for _, tc := range cases {
-		if err := beWantErr(tc.what, tc.err, tc.class); err != nil {
+		if err := ranktest.WantErr(tc.what, tc.err, tc.class); err != nil {
 			return err
 		}
 	}
@@ -481,7 +458,7 @@ func beErrors(c *comm.Comm) error {
 		if tc.class == nil {
 			continue
 		}
-		if err := beWantErr(tc.what, tc.err, tc.class); err != nil {
+		if err := ranktest.WantErr(tc.what, tc.err, tc.class); err != nil {
 			return err
 		}
 	}
@@ -505,17 +482,17 @@ func beErrors(c *comm.Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := beWant("after the errors", mine[1], (r+n-1)%n); err != nil {
+	if err := ranktest.Want("after the errors", mine[1], (r+n-1)%n); err != nil {
 		return err
 	}
 	if err := w.Free(); err != nil {
 		return err
 	}
-	if err := beWantErr("Fence on a freed window", w.Fence(0), win.ErrWin); err != nil {
+	if err := ranktest.WantErr("Fence on a freed window", w.Fence(0), win.ErrWin); err != nil {
 		return err
 	}
 	var nilWin *win.Win
-	if err := beWantErr("Fence on a nil window", nilWin.Fence(0), win.ErrWin); err != nil {
+	if err := ranktest.WantErr("Fence on a nil window", nilWin.Fence(0), win.ErrWin); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)
@@ -544,7 +521,7 @@ func beDynamic(c *comm.Comm) error {
 	if err := w.Attach(mem); err != nil {
 		return err
 	}
-	if err := beWantErr("Attach overlapping", w.Attach(mem[8:16]), win.ErrRMAAttach); err != nil {
+	if err := ranktest.WantErr("Attach overlapping", w.Attach(mem[8:16]), win.ErrRMAAttach); err != nil {
 		return err
 	}
 	addrs := make([]int64, n)
@@ -566,21 +543,21 @@ func beDynamic(c *comm.Comm) error {
 	if err := win.GetT(w, got, next, at); err != nil {
 		return err
 	}
-	if err := beWant("Get after Put", got[0], 100+r); err != nil {
+	if err := ranktest.Want("Get after Put", got[0], 100+r); err != nil {
 		return err
 	}
 	old, err := win.FetchAndOp(w, int64(5), next, at+8, atomics.Sum)
 	if err != nil {
 		return err
 	}
-	if err := beWant("FetchAndOp", old, 0); err != nil {
+	if err := ranktest.Want("FetchAndOp", old, 0); err != nil {
 		return err
 	}
 	old, err = win.CompareAndSwap(w, int64(9), int64(5), next, at+8)
 	if err != nil {
 		return err
 	}
-	if err := beWant("CompareAndSwap", old, 5); err != nil {
+	if err := ranktest.Want("CompareAndSwap", old, 5); err != nil {
 		return err
 	}
 	if err := w.UnlockAll(); err != nil {
@@ -594,13 +571,13 @@ func beDynamic(c *comm.Comm) error {
 		return err
 	}
 	prev := (r + n - 1) % n
-	if err := beWant("my region", mine[:2], []int64{int64(100 + prev), 9}); err != nil {
+	if err := ranktest.Want("my region", mine[:2], []int64{int64(100 + prev), 9}); err != nil {
 		return err
 	}
 	if err := w.Detach(mem); err != nil {
 		return err
 	}
-	if err := beWantErr("Detach twice", w.Detach(mem), win.ErrRMAAttach); err != nil {
+	if err := ranktest.WantErr("Detach twice", w.Detach(mem), win.ErrRMAAttach); err != nil {
 		return err
 	}
 	if err := w.Free(); err != nil {
@@ -688,7 +665,7 @@ func typesOn(c *comm.Comm, w *win.Win) error {
 		return err
 	}
 	wide := make([]byte, 256)
-	if err := beWantErr("PutType of 2 columns into 1", win.PutType(w, wide, 2, col, next, 0, 1, col), win.ErrType); err != nil {
+	if err := ranktest.WantErr("PutType of 2 columns into 1", win.PutType(w, wide, 2, col, next, 0, 1, col), win.ErrType); err != nil {
 		return err
 	}
 	if err := w.UnlockAll(); err != nil {
@@ -758,7 +735,7 @@ func beRequests(c *comm.Comm) error {
 	if done, err := q.Test(); err != nil || !done {
 		return fmt.Errorf("Rget's request: %v %v", done, err)
 	}
-	if err := beWant("Rget after Rput", got[0], 10+r); err != nil {
+	if err := ranktest.Want("Rget after Rput", got[0], 10+r); err != nil {
 		return err
 	}
 	if _, err := win.Raccumulate(w, []int64{int64(r + 1)}, next, 1, atomics.Sum); err != nil {
@@ -775,7 +752,7 @@ func beRequests(c *comm.Comm) error {
 	if err := q.Wait(); err != nil {
 		return err
 	}
-	if err := beWant("RgetAccumulate after Raccumulate", res[0], r+1); err != nil {
+	if err := ranktest.Want("RgetAccumulate after Raccumulate", res[0], r+1); err != nil {
 		return err
 	}
 	if _, err := w.Rput(nil, win.ProcNull, 0); err != nil {
@@ -791,7 +768,7 @@ func beRequests(c *comm.Comm) error {
 	if err != nil {
 		return err
 	}
-	if err := beWant("my words", fmt.Sprint(mine[0]&0xff, mine[1]), fmt.Sprint(10+prev, prev+1)); err != nil {
+	if err := ranktest.Want("my words", fmt.Sprint(mine[0]&0xff, mine[1]), fmt.Sprint(10+prev, prev+1)); err != nil {
 		return err
 	}
 	if err := w.Free(); err != nil {
@@ -821,7 +798,7 @@ func beLocal(c *comm.Comm) error {
 		}
 		buf := make([]int64, 3)
 		mine.LoadSlice(buf, 5)
-		if err := beWant("LoadSlice", buf, []int64{int64(r*n8 + 5), int64(r*n8 + 6), int64(r*n8 + 7)}); err != nil {
+		if err := ranktest.Want("LoadSlice", buf, []int64{int64(r*n8 + 5), int64(r*n8 + 6), int64(r*n8 + 7)}); err != nil {
 			return err
 		}
 		if err := w.LockAll(0); err != nil {

@@ -63,16 +63,7 @@ func Configure(f func(*launcher.Config)) Option {
 // removes it.
 func Run(t testing.TB, n int, body string, opts ...Option) Result {
 	t.Helper()
-	o := options{common: common{timeout: DefaultTimeout}}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if dl, ok := deadline(t); ok {
-		// Leave the test time to report the failure itself.
-		if left := time.Until(dl) * 9 / 10; left < o.timeout {
-			o.timeout = max(left, time.Second)
-		}
-	}
+	o := optionsOf(t, opts)
 	var stdout, stderr syncBuffer
 	cfg := launcher.Config{
 		Parts:         []launcher.Part{{N: n, Prog: Program(), Args: o.args}},

@@ -2,6 +2,7 @@ package ranktest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,6 +124,21 @@ func raceOptions() string {
 	return strings.TrimSpace("GORACE=" + os.Getenv("GORACE") + " atexit_sleep_ms=0")
 }
 
+// optionsOf applies opts over the defaults, with the timeout shortened to
+// leave the test time to report a failure itself before its deadline.
+func optionsOf(t testing.TB, opts []Option) options {
+	o := options{common: common{timeout: DefaultTimeout}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if dl, ok := deadline(t); ok {
+		if left := time.Until(dl) * 9 / 10; left < o.timeout {
+			o.timeout = max(left, time.Second)
+		}
+	}
+	return o
+}
+
 func deadline(t testing.TB) (time.Time, bool) {
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		return d.Deadline()
@@ -187,3 +203,39 @@ func ExitCode(code int) Option { return func(o *options) { o.exitCode, o.anyExit
 
 // AnyExitCode lets the job end with any exit code; the caller checks it.
 func AnyExitCode() Option { return func(o *options) { o.anyExit = true } }
+
+// RunEach runs each named body as a job of each rank count (a subtest
+// "body/n"), under the backend the test binary was built for, and fails
+// the subtest unless every rank printed exactly one line: the backends'
+// shared test bodies each end with one "rank r ok" line.
+func RunEach(t *testing.T, bodies []string, counts []int) {
+	t.Helper()
+	for _, body := range bodies {
+		for _, n := range counts {
+			t.Run(fmt.Sprintf("%s/%d", body, n), func(t *testing.T) {
+				res := Run(t, n, body)
+				if got := len(res.Lines()); got != n {
+					t.Fatalf("%d lines of output, want one a rank:\n%s", got, res.Stdout)
+				}
+			})
+		}
+	}
+}
+
+// Want is nil if got and exp print the same (fmt.Sprint), else an error
+// naming what.
+func Want(what string, got, exp any) error {
+	if fmt.Sprint(got) != fmt.Sprint(exp) {
+		return fmt.Errorf("%s = %v, want %v", what, got, exp)
+	}
+	return nil
+}
+
+// WantErr is nil if err is of class (errors.Is), else an error naming
+// what.
+func WantErr(what string, err, class error) error {
+	if !errors.Is(err, class) {
+		return fmt.Errorf("%s: error %v, want %v", what, err, class)
+	}
+	return nil
+}

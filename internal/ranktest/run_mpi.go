@@ -46,15 +46,7 @@ type options struct{ common }
 // backend's Run does.
 func Run(t testing.TB, n int, body string, opts ...Option) Result {
 	t.Helper()
-	o := options{common: common{timeout: DefaultTimeout}}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if dl, ok := deadline(t); ok {
-		if left := time.Until(dl) * 9 / 10; left < o.timeout {
-			o.timeout = max(left, time.Second)
-		}
-	}
+	o := optionsOf(t, opts)
 	env := append([]string{EnvBody + "=" + body, raceOptions()}, o.env...)
 	argv := mpi.Launcher(n, env)
 	if l := os.Getenv(EnvLauncher); l != "" {

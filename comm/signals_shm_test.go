@@ -1,0 +1,7 @@
+//go:build !mpi
+
+package comm_test
+
+// backendSignals: the shmrun backend installs no signal handlers of its
+// own in a rank.
+func backendSignals() error { return nil }
