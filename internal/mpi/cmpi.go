@@ -349,6 +349,8 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 
 static void shmc_noop(void) {}
 
+static void shmc_memcpy(uintptr_t dst, uintptr_t src, size_t n) { memcpy((void *)dst, (const void *)src, n); }
+
 // shmc_make_type builds an hindexed type of old over n blocks, resized to
 // lb and extent, and commits it.
 static int shmc_make_type(int n, int *lens, MPI_Aint *displs, MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *out) {
@@ -1475,6 +1477,20 @@ func Multi(kind int, rs []Request, sts []ReqStatus, done []int) ([]int, error) {
 // Noop is one call of an empty C function: the cost of a cgo call, which
 // the backend adds to every MPI call (bench/run's cgo_call row).
 func Noop() { C.shmc_noop() }
+
+// Memcpy copies min(len(dst), len(src)) bytes with the C library's
+// memcpy, one cgo call: for large copies into another process's shared
+// memory it is faster here than Go's copy (glibc switches to
+// non-temporal stores past a size its cache survey sets).
+func Memcpy(dst, src []byte) {
+	n := min(len(dst), len(src))
+	if n == 0 {
+		return
+	}
+	C.shmc_memcpy(addr(dst), addr(src), C.size_t(n))
+	runtime.KeepAlive(dst)
+	runtime.KeepAlive(src)
+}
 
 // CAlloc returns n bytes of C memory (malloc), for data the MPI reads after
 // the call that gave it its address; CFree gives it back.
