@@ -58,12 +58,55 @@ type Win struct {
 	open   []bool
 	nopen  int
 
+	// groups are the MPI groups of the last few groups given to Post and
+	// Start, made once each (under mu; freed with the window).
+	groups []pscwGroup
+
 	// d is the direct path of a shared window in the unified model
 	// (mpi_direct.go), which needs no twin; nil otherwise.
 	d     *direct
 	model Model
 
 	freed atomic.Bool
+}
+
+// pscwGroup is a group given to Post or Start: its members' ranks in the
+// window and the MPI group of them.
+type pscwGroup struct {
+	g     *comm.Group
+	ranks []int
+	h     mpi.Group
+}
+
+// maxPSCWGroups bounds the groups a window keeps for Post and Start.
+const maxPSCWGroups = 8
+
+// pscwGroupOf returns g's ranks in the window and MPI group, made on the
+// first use of g and kept (the last maxPSCWGroups of them): a program
+// posts and starts to the same few groups epoch after epoch, and making
+// an MPI group costs more than the epoch's own calls. Called with w.mu
+// held.
+func (w *Win) pscwGroupOf(call string, g *comm.Group) (pscwGroup, error) {
+	for _, c := range w.groups {
+		if c.g == g {
+			return c, nil
+		}
+	}
+	ranks, err := w.groupRanks(call, g)
+	if err != nil {
+		return pscwGroup{}, err
+	}
+	h, err := w.hc.Group(ranks)
+	if err != nil {
+		return pscwGroup{}, w.mpiErr(call, err)
+	}
+	c := pscwGroup{g: g, ranks: ranks, h: h}
+	if len(w.groups) == maxPSCWGroups {
+		_ = w.groups[0].h.Free()
+		w.groups = append(w.groups[:0], w.groups[1:]...)
+	}
+	w.groups = append(w.groups, c)
+	return c, nil
 }
 
 // mpiEpoch is one rank's open epochs on a window.
@@ -425,6 +468,12 @@ func (w *Win) Free() error {
 	if err == nil {
 		err = w.h.Free()
 	}
+	for i := range w.groups {
+		if gerr := w.groups[i].h.Free(); err == nil && gerr != nil {
+			err = gerr
+		}
+	}
+	w.groups = nil
 	w.keep.Unpin()
 	w.pins.Unpin()
 	for _, r := range w.attached {
@@ -780,22 +829,25 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	if err := w.usable("Post"); err != nil {
 		return err
 	}
-	ranks, err := w.groupRanks("Post", g)
-	if err != nil {
-		return err
+	if g == nil {
+		return errorf(ErrArg, "Post on rank %d: nil group", w.rank)
 	}
 	if assert&^(ModeNoCheck|ModeNoStore|ModeNoPut) != 0 {
 		return errorf(ErrAssert, "Post on rank %d: assert %#x has bits Post does not take", w.rank, assert)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	pg, err := w.pscwGroupOf("Post", g)
+	if err != nil {
+		return err
+	}
 	if w.ep.post {
 		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
 	}
 	if err := w.openActive("Post"); err != nil {
 		return err
 	}
-	if err := w.h.Post(w.hc, ranks, assert); err != nil {
+	if err := w.h.Post(pg.h, assert); err != nil {
 		return w.mpiErr("Post", err)
 	}
 	w.ep.post, w.ep.fence = true, false
@@ -808,25 +860,28 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if err := w.usable("Start"); err != nil {
 		return err
 	}
-	ranks, err := w.groupRanks("Start", g)
-	if err != nil {
-		return err
+	if g == nil {
+		return errorf(ErrArg, "Start on rank %d: nil group", w.rank)
 	}
 	if assert&^ModeNoCheck != 0 {
 		return errorf(ErrAssert, "Start on rank %d: assert %#x has bits Start does not take", w.rank, assert)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	pg, err := w.pscwGroupOf("Start", g)
+	if err != nil {
+		return err
+	}
 	if w.ep.start != nil || w.ep.passive() {
 		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
 	}
 	if err := w.openActive("Start"); err != nil {
 		return err
 	}
-	if err := w.h.Start(w.hc, ranks, assert); err != nil {
+	if err := w.h.Start(pg.h, assert); err != nil {
 		return w.mpiErr("Start", err)
 	}
-	w.ep.start, w.ep.fence = ranks, false
+	w.ep.start, w.ep.fence = pg.ranks, false
 	return nil
 }
 

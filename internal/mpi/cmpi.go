@@ -253,15 +253,6 @@ static int shmc_win_unified(MPI_Win w, int *unified) {
 	return rc;
 }
 
-static int shmc_pscw(MPI_Win w, MPI_Comm c, int n, int *ranks, int assert, int post) {
-	MPI_Group g;
-	int rc = shmc_group(c, n, ranks, &g);
-	if (rc != MPI_SUCCESS) return rc;
-	rc = post ? MPI_Win_post(g, assert, w) : MPI_Win_start(g, assert, w);
-	MPI_Group_free(&g);
-	return rc;
-}
-
 // User ops: the function every user MPI_Op calls, which finds the Go
 // function by the datatype, one per op (userop.go).
 extern void shmcUserApply(uintptr_t dt, void *in, void *inout, int n);
@@ -1254,16 +1245,29 @@ func (w Win) Flush(rank int, local bool) error {
 // Sync is MPI_Win_sync.
 func (w Win) Sync() error { return w.sync(9, 0, 0, "MPI_Win_sync") }
 
-// Post is MPI_Win_post to the ranks of c (the window's communicator) listed.
-func (w Win) Post(c Comm, ranks []int, assert int) error {
+// Group is an MPI group handle, made by Comm.Group.
+type Group struct{ h C.MPI_Group }
+
+// Group makes the group of c's ranks listed (MPI_Comm_group and
+// MPI_Group_incl); Free gives it back.
+func (c Comm) Group(ranks []int) (Group, error) {
 	cr := cints(ranks)
-	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), modes(assert), 1), "MPI_Win_post")
+	var g Group
+	err := check(C.shmc_group(c.h, C.int(len(cr)), cptr(cr), &g.h), "MPI_Group_incl")
+	return g, err
 }
 
-// Start is MPI_Win_start toward the ranks of c listed.
-func (w Win) Start(c Comm, ranks []int, assert int) error {
-	cr := cints(ranks)
-	return check(C.shmc_pscw(w.h, c.h, C.int(len(cr)), cptr(cr), modes(assert), 0), "MPI_Win_start")
+// Free is MPI_Group_free.
+func (g *Group) Free() error { return check(C.MPI_Group_free(&g.h), "MPI_Group_free") }
+
+// Post is MPI_Win_post to the group g.
+func (w Win) Post(g Group, assert int) error {
+	return check(C.MPI_Win_post(g.h, modes(assert), w.h), "MPI_Win_post")
+}
+
+// Start is MPI_Win_start toward the group g.
+func (w Win) Start(g Group, assert int) error {
+	return check(C.MPI_Win_start(g.h, modes(assert), w.h), "MPI_Win_start")
 }
 
 // Complete is MPI_Win_complete.
