@@ -1,5 +1,7 @@
 package comm
 
+import "github.com/shmrun/shmrun/internal/topo"
+
 // SplitKind is the split_type of SplitType (MPI_COMM_TYPE_*).
 type SplitKind int
 
@@ -25,3 +27,13 @@ type Info map[string]string
 
 // HWResourceType is the info key of TypeHWGuided and TypeHWUnguided.
 const HWResourceType = "mpi_hw_resource_type"
+
+// readLocation reads where this process's allowed CPUs lie in the
+// machine's hardware (sysfs): what the hardware split kinds split by.
+func readLocation() (topo.Location, error) {
+	t, err := topo.Current()
+	if err != nil {
+		return topo.Location{}, err
+	}
+	return t.Locate(t.Allowed()), nil
+}

@@ -335,14 +335,7 @@ var hw struct {
 }
 
 func location() (topo.Location, error) {
-	hw.once.Do(func() {
-		t, err := topo.Current()
-		if err != nil {
-			hw.err = err
-			return
-		}
-		hw.loc = t.Locate(t.Allowed())
-	})
+	hw.once.Do(func() { hw.loc, hw.err = readLocation() })
 	return hw.loc, hw.err
 }
 

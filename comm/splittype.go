@@ -45,14 +45,7 @@ func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 // location is this process's place in the hardware: read once per world.
 func (c *Comm) location() (topo.Location, error) {
 	w := c.world
-	w.topoOnce.Do(func() {
-		t, err := topo.Current()
-		if err != nil {
-			w.topoErr = err
-			return
-		}
-		w.topoLoc = t.Locate(t.Allowed())
-	})
+	w.topoOnce.Do(func() { w.topoLoc, w.topoErr = readLocation() })
 	return w.topoLoc, w.topoErr
 }
 

@@ -319,10 +319,7 @@ func writeCTable(b *strings.Builder, r *results) {
 // MPI calls each of its operations makes (a row's goal below 1 µs is the
 // time of Open MPI's C program at MPI_THREAD_MULTIPLE, rows _mt, plus
 // that many cgo calls). bench/run's gompi_rows lists the same names.
-var mpiRows = []struct {
-	name  string
-	calls int
-}{
+var mpiRows = []callRow{
 	{"put8_flush", 2}, {"get8_flush", 2}, {"acc_sum_i64", 2}, {"fetch_and_op_i64", 2}, {"cas_i64", 2},
 	{"get_acc_sum_i64", 2}, {"lock_unlock_excl", 2}, {"lockall_unlockall", 2}, {"barrier", 1}, {"fence", 1},
 	{"pscw_put8", 5}, {"allreduce_8", 1}, {"bcast_8", 1}, {"pingpong_8", 2}, {"msgrate_8", 2},
@@ -355,12 +352,16 @@ func writeMPITable(b *strings.Builder, r *results) {
 	}
 }
 
-// nodeRows are the pseudo-node rows (bench/run's node_rows), with the
-// MPI calls each operation makes.
-var nodeRows = []struct {
+// callRow is a row of the Go API over an MPI and the MPI calls one of its
+// operations makes.
+type callRow struct {
 	name  string
 	calls int
-}{
+}
+
+// nodeRows are the pseudo-node rows (bench/run's node_rows), with the
+// MPI calls each operation makes.
+var nodeRows = []callRow{
 	{"put8_flush", 2}, {"get8_flush", 2}, {"put_bw_1048576", 2}, {"fetch_and_op_i64", 2}, {"pingpong_8", 2},
 	{"pingpong_64k", 2}, {"pingpong_1m", 2}, {"bw_1m", 2}, {"allreduce_8", 1}, {"allreduce_1m", 1},
 }
@@ -396,47 +397,31 @@ func writeNodesTable(b *strings.Builder, r *results) {
 // nodeTargets are issue 21's goals on two pseudo-nodes: as mpiTargets,
 // against MPICH's C program.
 func nodeTargets() []target {
-	var ts []target
-	for _, n := range nodeRows {
-		name, calls := n.name, n.calls
-		ts = append(ts, target{
-			text:  fmt.Sprintf("Go API over MPICH, two pseudo-nodes: %s ≤ MPICH at MPI_THREAD_MULTIPLE + %d cgo call(s) below 1 µs, ≤ 1.1× from 1 µs (issue 21)", labelOf(name), calls),
-			limit: 1,
-			eval: func(r *results) (float64, bool) {
-				g, gok := r.get("gompich", name+"_2n")
-				m, mok := r.get("mpich", name+"_2n")
-				c, cok := r.get("gompich", "cgo_call_2n")
-				if !gok || !mok || !cok || g.status != "" || m.status != "" || m.med == 0 {
-					return 0, false
-				}
-				if m.med >= 1000 {
-					return g.med / (1.1 * m.med), true
-				}
-				return g.med / (m.med + float64(calls)*c.med), true
-			},
-		})
-	}
-	return ts
+	return callTargets("Go API over MPICH, two pseudo-nodes", "MPICH", nodeRows, "gompich", "_2n", "mpich", "_2n")
 }
 
 // mpiTargets are issue 21's goals for the MPI backend's rows.
 func mpiTargets() []target {
+	return callTargets("Go API over Open MPI", "Open MPI", mpiRows, "gompi", "", "openmpi", "_mt")
+}
+
+// callTargets are issue 21's goals for rows of the Go API over an MPI
+// (runtime gort, row names with gsfx) against the MPI's C program at
+// MPI_THREAD_MULTIPLE (runtime crt, csfx): below 1 µs that time plus one
+// cgo call (the row cgo_call of gort) per MPI call of the row, from 1 µs
+// 1.1× it.
+func callTargets(who, mpiName string, rows []callRow, gort, gsfx, crt, csfx string) []target {
 	var ts []target
-	for _, m := range mpiRows {
-		name, calls := m.name, m.calls
-		label := name
-		for _, l := range append(append([]line{}, lines...), p2pLines...) {
-			if l.name == name {
-				label = l.label
-			}
-		}
+	for _, row := range rows {
+		name, calls := row.name, row.calls
 		ts = append(ts, target{
-			text:  fmt.Sprintf("Go API over Open MPI: %s ≤ Open MPI at MPI_THREAD_MULTIPLE + %d cgo call(s) below 1 µs, ≤ 1.1× from 1 µs (issue 21)", label, calls),
+			text: fmt.Sprintf("%s: %s ≤ %s at MPI_THREAD_MULTIPLE + %d cgo call(s) below 1 µs, ≤ 1.1× from 1 µs (issue 21)",
+				who, labelOf(name), mpiName, calls),
 			limit: 1,
 			eval: func(r *results) (float64, bool) {
-				g, gok := r.get("gompi", name)
-				o, ook := r.get("openmpi", name+"_mt")
-				c, cok := r.get("gompi", "cgo_call")
+				g, gok := r.get(gort, name+gsfx)
+				o, ook := r.get(crt, name+csfx)
+				c, cok := r.get(gort, "cgo_call"+gsfx)
 				if !gok || !ook || !cok || g.status != "" || o.status != "" || o.med == 0 {
 					return 0, false
 				}
