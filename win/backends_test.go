@@ -690,6 +690,43 @@ func typesOn(c *comm.Comm, w *win.Win) error {
 			return fmt.Errorf("AccumulateType then GetAccumulateType: %v", res)
 		}
 	}
+	// A pair type, whose elements' data are two runs (DoubleInt has 4
+	// bytes of padding): MaxLoc from every rank into rank 0's first two
+	// elements, zeroed first.
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if r == 0 {
+		clear(w.Local()[:32])
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	pairs := []atomics.DoubleInt{{V: float64(r), I: int32(r)}, {V: -float64(r), I: int32(r)}}
+	pb := unsafe.Slice((*byte)(unsafe.Pointer(&pairs[0])), int(unsafe.Sizeof(pairs[0]))*len(pairs))
+	di := dtype.Basic(atomics.DoubleIntT)
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	if err := win.AccumulateType(w, pb, 2, di, 0, 0, 2, di, atomics.MaxLoc); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if r == 0 {
+		got, err := win.View[atomics.DoubleInt](w.Local()[:32])
+		if err != nil {
+			return err
+		}
+		exp := []atomics.DoubleInt{{V: float64(n - 1), I: int32(n - 1)}, {V: 0, I: 0}}
+		if err := ranktest.Want("MaxLoc of DoubleInt by AccumulateType", got, exp); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

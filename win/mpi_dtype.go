@@ -42,12 +42,40 @@ func mpiType(t *dtype.Type, elem atomics.Type) (mpi.Datatype, error) {
 	for i, r := range runs {
 		lens[i], displs[i] = int(r.Len/size), r.Off
 	}
+	if gapped(elem) {
+		// A pair type's element is two runs with a gap (DoubleInt's data
+		// are 12 of its 16 bytes): one block a element, at its first byte.
+		offs := elemOffsets(t, 1, dtype.Basic(elem), int(t.Size()/size), 0)
+		lens, displs = make([]int, len(offs)), offs
+		for i := range lens {
+			lens[i] = 1
+		}
+	}
 	d, err := mpi.MakeType(lens, displs, elem, t.LB(), t.Extent())
 	if err != nil {
 		return mpi.Datatype{}, err
 	}
 	mpiTypes.Store(k, d)
 	return d, nil
+}
+
+// gapped says whether elements of elem have a gap in memory (the pair
+// types whose data are fewer bytes than the element: DoubleInt,
+// LongInt, ShortInt): their packed form (dtype.Pack) is shorter than the
+// elements the MPI reads and writes.
+func gapped(elem atomics.Type) bool {
+	return elem != 0 && dtype.Basic(elem).Size() != int64(elem.Size())
+}
+
+// spread turns n packed elements of elem into the elements' own layout
+// (gaps restored) for the MPI, where elem is gapped.
+func spread(packed []byte, n int, elem atomics.Type) []byte {
+	if !gapped(elem) || packed == nil {
+		return packed
+	}
+	out := make([]byte, n*elem.Size())
+	_, _ = dtype.Unpack(packed, out, n, dtype.Basic(elem))
+	return out
 }
 
 // typed checks a typed call's origin and target types and returns the
@@ -189,7 +217,7 @@ func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target
 	}
 	defer w.mu.Unlock()
 	n := len(packed) / int(dtype.Basic(e).Size())
-	if err := h.AccumulateType(w.origin(packed, target), n, e, target, off, tcount, tt, op); err != nil {
+	if err := h.AccumulateType(w.origin(spread(packed, n, e), target), n, e, target, off, tcount, tt, op); err != nil {
 		return w.mpiErr("AccumulateType", err)
 	}
 	return nil
@@ -232,11 +260,21 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 		return nil
 	}
 	defer w.mu.Unlock()
-	if packed == nil {
-		packed = tmp // NoOp: the origin is not read
+	n := nb / int(dtype.Basic(e).Size())
+	// The MPI reads and writes whole elements of e: gaps included.
+	out := tmp
+	if gapped(e) {
+		out = make([]byte, n*e.Size())
 	}
-	if err := h.GetAccumulateType(packed, tmp, nb/int(dtype.Basic(e).Size()), e, target, off, tcount, tt, op); err != nil {
+	in := spread(packed, n, e)
+	if in == nil {
+		in = out // NoOp: the origin is not read
+	}
+	if err := h.GetAccumulateType(in, out, n, e, target, off, tcount, tt, op); err != nil {
 		return w.mpiErr("GetAccumulateType", err)
+	}
+	if gapped(e) {
+		_, _ = dtype.Pack(out, n, dtype.Basic(e), tmp)
 	}
 	_, _ = dtype.UnpackPrefix(tmp[:nb], result, rcount, rtype)
 	return nil
