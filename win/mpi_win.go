@@ -24,7 +24,8 @@ import (
 // the calls that return data (Get, GetAccumulate, FetchAndOp,
 // CompareAndSwap) complete before they return inside fence and
 // post-start-complete-wait epochs, where MPI itself has no call to
-// complete one operation.
+// complete one operation. An AllocateShared window in the unified model
+// has no twin: its RMA calls are loads and stores (mpi_direct.go).
 type Win struct {
 	c      *comm.Comm
 	h      mpi.Win // the window
