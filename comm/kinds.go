@@ -37,3 +37,12 @@ func readLocation() (topo.Location, error) {
 	}
 	return t.Locate(t.Allowed()), nil
 }
+
+// levelName is a level's name as TypeHWUnguided writes it into info: the
+// standard's "mpi_shared_memory" for the whole machine (node).
+func levelName(l topo.Level) string {
+	if l == topo.Machine {
+		return "mpi_shared_memory"
+	}
+	return l.String()
+}

@@ -299,11 +299,7 @@ func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	}
 	nc, err := node.Split(color, key)
 	if nc != nil && info != nil {
-		name := level.String()
-		if level == topo.Machine {
-			name = "mpi_shared_memory"
-		}
-		info[HWResourceType] = name
+		info[HWResourceType] = levelName(level)
 	}
 	return nc, err
 }

@@ -95,11 +95,7 @@ func (c *Comm) splitUnguided(key int, info Info) (*Comm, error) {
 	}
 	nc, err := c.splitChecked("SplitType", color, key, nil)
 	if nc != nil && info != nil {
-		name := level.String()
-		if level == topo.Machine {
-			name = "mpi_shared_memory"
-		}
-		info[HWResourceType] = name
+		info[HWResourceType] = levelName(level)
 	}
 	return nc, err
 }
