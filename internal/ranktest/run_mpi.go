@@ -63,6 +63,16 @@ func Run(t testing.TB, n int, body string, opts ...Option) Result {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	// Each job's launcher gets a temporary directory of its own: Open MPI
+	// 4.1's mpirun makes its session directory under TMPDIR, and two
+	// started at once (go test runs packages in parallel) can race on
+	// creating the same one ("mkdir ... /tmp/ompi.<host>.<uid>: File
+	// exists", orte_init failed). A short path: the directory holds
+	// Unix sockets, whose paths are limited to 108 bytes.
+	if dir, err := os.MkdirTemp("", "rt"); err == nil {
+		defer os.RemoveAll(dir)
+		cmd.Env = append(cmd.Env, "TMPDIR="+dir)
+	}
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 10 * time.Second
