@@ -136,39 +136,35 @@ static int shmc_init(int *provided) {
 static int shmc_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
 static int shmc_win_errors_return(MPI_Win w) { return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN); }
 
+// shmc_st3 gives Go a received message's status as three ints: source,
+// tag and length in bytes.
+static void shmc_st3(MPI_Status *s, int *st) {
+	int cnt = 0;
+	MPI_Get_count(s, MPI_BYTE, &cnt);
+	st[0] = s->MPI_SOURCE; st[1] = s->MPI_TAG; st[2] = cnt;
+}
+
 static int shmc_recv(void *buf, int n, int src, int tag, MPI_Comm c, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Recv(buf, n, MPI_BYTE, src, tag, c, &s);
-	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-	int cnt = 0;
-	MPI_Get_count(&s, MPI_BYTE, &cnt);
-	st[2] = cnt;
+	shmc_st3(&s, st);
 	return rc;
 }
 
 static int shmc_sendrecv(void *sbuf, int sn, int dest, int stag, void *rbuf, int rn, int src, int rtag, MPI_Comm c, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Sendrecv(sbuf, sn, MPI_BYTE, dest, stag, rbuf, rn, MPI_BYTE, src, rtag, c, &s);
-	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-	int cnt = 0;
-	MPI_Get_count(&s, MPI_BYTE, &cnt);
-	st[2] = cnt;
+	shmc_st3(&s, st);
 	return rc;
 }
 
 static int shmc_probe(int src, int tag, MPI_Comm c, int block, int *flag, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc;
 	if (block) { rc = MPI_Probe(src, tag, c, &s); *flag = 1; }
 	else rc = MPI_Iprobe(src, tag, c, flag, &s);
 	if (rc == MPI_SUCCESS && *flag) {
-		st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-		int cnt = 0;
-		MPI_Get_count(&s, MPI_BYTE, &cnt);
-		st[2] = cnt;
+		shmc_st3(&s, st);
 	}
 	return rc;
 }
@@ -382,27 +378,19 @@ static int shmc_new_request(int kind, void *buf, int n, int peer, int tag, MPI_C
 
 static int shmc_mprobe(int src, int tag, MPI_Comm c, int block, int *flag, MPI_Message *m, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc;
 	if (block) { rc = MPI_Mprobe(src, tag, c, m, &s); *flag = 1; }
 	else rc = MPI_Improbe(src, tag, c, flag, m, &s);
 	if (rc == MPI_SUCCESS && *flag) {
-		st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-		int cnt = 0;
-		MPI_Get_count(&s, MPI_BYTE, &cnt);
-		st[2] = cnt;
+		shmc_st3(&s, st);
 	}
 	return rc;
 }
 
 static int shmc_mrecv(void *buf, int n, MPI_Message *m, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Mrecv(buf, n, MPI_BYTE, m, &s);
-	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-	int cnt = 0;
-	MPI_Get_count(&s, MPI_BYTE, &cnt);
-	st[2] = cnt;
+	shmc_st3(&s, st);
 	return rc;
 }
 
@@ -419,12 +407,8 @@ static int shmc_movev(int kind, void *sp, int sn, int *sc, int *sd, void *rp, in
 
 static int shmc_sendrecv_replace(void *buf, int n, int dest, int stag, int src, int rtag, MPI_Comm c, int *st) {
 	MPI_Status s;
-	s.MPI_ERROR = MPI_SUCCESS;
 	int rc = MPI_Sendrecv_replace(buf, n, MPI_BYTE, dest, stag, src, rtag, c, &s);
-	st[0] = s.MPI_SOURCE; st[1] = s.MPI_TAG;
-	int cnt = 0;
-	MPI_Get_count(&s, MPI_BYTE, &cnt);
-	st[2] = cnt;
+	shmc_st3(&s, st);
 	return rc;
 }
 
