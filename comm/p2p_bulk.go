@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -16,25 +15,26 @@ import (
 // Large messages (more than the eager limit). The sender announces the
 // message with an RTS holding its pinned buffer's address; the receiver
 // that matches it opens a job on the sender's job line and answers CTS.
-// Then both ends copy: the sender claims chunks from the front and sends
-// each in a Data packet through its ring (two copies, each at memory
-// speed, pipelined over the ring's quarters), while the receiver claims
-// chunks from the back and reads them straight from the sender's buffer
-// by process_vm_readv (one copy, but a system call with a fixed cost of
-// microseconds), once the sender has shown no progress for singleGrace. So a sender inside a call
-// moves the message at copy speed, and a receiver whose sender is
-// computing (an Isend left to run) completes on its own: whichever side is
-// there does the work. Where the receiver cannot read the sender's memory
-// (Yama, seccomp, --no-single-copy, SetSingleOff) the sender moves it all.
+// Then both ends copy at once: the sender claims chunks from the front and
+// sends each in a Data packet through its ring (two copies, pipelined over
+// the ring's quarters), while the receiver claims chunks from the back, in
+// batches, and reads them straight from the sender's buffer by
+// process_vm_readv (one copy a batch, and a system call). The two meet
+// where their speeds put them; a receiver whose sender is computing (an
+// Isend left to run) completes on its own. Where the receiver cannot read
+// the sender's memory (Yama, seccomp, --no-single-copy, SetSingleOff) the
+// sender moves it all.
+//
+// The receiver used to leave a job to its sender for its first 5 µs
+// (process_vm_readv then cost ~2.5 µs a call here): on the 2026-11 host,
+// where a cross-core line takes ~130 ns and the system call is cheap,
+// that made the sender's two copies carry nearly all of a ping-pong, and
+// 64 KiB, 1 MiB and 4 MiB took 11, 137 and 533 µs against 3.4, 36-55 and
+// 246 with both ends at work from the start (bench/NOTES.md).
 //
 // One job is open per sender at a time; a second large message from the
 // same sender, matched meanwhile, is read whole by single copy when
 // possible, or waits for the line.
-
-// singleGrace is how long the receiver leaves a job to its sender before
-// it reads chunks itself: longer than a sender inside a call takes to
-// answer, shorter than a single copy of a chunk.
-const singleGrace = 5 * time.Microsecond
 
 // backBatch is the most chunks the receiver claims at once (one system
 // call: its fixed cost spread over up to backBatch chunks).
@@ -45,9 +45,6 @@ const backBatch = 32
 // space: the receiver copies from the slice itself (the race detector sees
 // it), not through the kernel.
 var localBufs sync.Map // uint64 -> []byte
-
-// nowNS is a monotonic clock in nanoseconds.
-func nowNS() int64 { return int64(time.Since(epoch)) }
 
 // claimFields splits a claim word.
 func claimFields(c uint64) (front, back int, tag uint64) {
@@ -102,7 +99,6 @@ func (e *engine) openJob(o *op, m *inMsg) {
 func (e *engine) startJob(s int, r *rxRing, o *op) {
 	o.id = e.newID()
 	o.lg.got = 0
-	o.lg.seen = nowNS()
 	r.job = o
 	atomic.StoreUint32(r.chunks, uint32(o.lg.n))
 	atomic.StoreUint64(r.claim, jobTag(o.id)<<format.JobTagShift)
@@ -178,22 +174,14 @@ func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 	}
 }
 
-// readJobs reads the open jobs' chunks from the back, where the sender
-// has been quiet for singleGrace (no chunk came) and this rank may read
-// its memory: in batches until the job is claimed, draining the sender's
-// ring in between (it may have come back).
+// readJobs reads the open jobs' chunks from the back where this rank may
+// read the sender's memory: in batches until the job is claimed, draining
+// the sender's ring in between (its chunks from the front).
 func (e *engine) readJobs() {
-	now := nowNS()
 	for i := 0; i < len(e.jobs); i++ {
 		s := e.jobs[i]
 		r := &e.rx[s]
 		o := r.job
-		if o.lg.got != o.lg.seenGot {
-			o.lg.seenGot, o.lg.seen = o.lg.got, now
-		}
-		if now-o.lg.seen < int64(singleGrace) {
-			continue
-		}
 		p, err := e.peer(s)
 		if err != nil || !e.canRead(p, o.lg.msg.addr) {
 			continue

@@ -161,15 +161,13 @@ type op struct {
 // apart so that the common small operation stays small (less for the
 // garbage collector to scan per request).
 type large struct {
-	pin     runtime.Pinner
-	pinned  bool
-	rid     uint64 // a send's: the receiver's job
-	accept  int    // bytes that move
-	n       int    // chunks
-	got     int    // a receive's chunks in
-	seen    int64  // a receive's last sign of the sender (nowNS)
-	seenGot int    // got then
-	msg     *inMsg // a receive's message
+	pin    runtime.Pinner
+	pinned bool
+	rid    uint64 // a send's: the receiver's job
+	accept int    // bytes that move
+	n      int    // chunks
+	got    int    // a receive's chunks in
+	msg    *inMsg // a receive's message
 }
 
 // isDone reports whether o is complete (an acquire).
