@@ -186,15 +186,22 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 	for q := range bufs {
 		bufs[q] = getRemoteBuf(k.inline(q))
 	}
-	// My share, a piece at a time: the accumulator and the piece read.
+	// My share, a piece at a time: the piece read and the accumulator,
+	// which is recv's share itself unless recv overlaps send (in place):
+	// there the fold would overwrite this rank's own contribution before
+	// its turn.
 	lo, hi := red.share(me, m, n)
 	piece := max(red.unit, min(hi-lo, red.chunk(singlePiece, s)))
+	direct := !overlap(raw.Bytes(send), raw.Bytes(recv))
 	scratch := k.a.scratchFor(2 * piece * s)
-	acc, x := raw.Elems[T](scratch[:piece*s]), raw.Elems[T](scratch[piece*s:2*piece*s])
+	x, acc := raw.Elems[T](scratch[:piece*s]), raw.Elems[T](scratch[piece*s:2*piece*s])
 	var rerr error
 	for a := lo; a < hi && rerr == nil; a += piece {
 		e := min(a+piece, hi)
 		ac, xc := acc[:e-a], x[:e-a]
+		if direct {
+			ac = recv[a:e]
+		}
 		for q := n - 1; q >= 0 && rerr == nil; q-- {
 			src := send[a:e]
 			if q != me {
@@ -207,9 +214,11 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 				red.apply(src, ac)
 			}
 		}
-		// In place, recv[a:e] is this rank's send[a:e]: read above, and
-		// nobody else reads this share of it.
-		copy(recv[a:e], ac)
+		if !direct {
+			// In place, recv[a:e] is this rank's send[a:e]: read above,
+			// and nobody else reads this share of it.
+			copy(recv[a:e], ac)
+		}
 	}
 	if err := k.done(rerr, true); err != nil {
 		return err
@@ -221,6 +230,15 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 		}
 	}
 	return k.done(rerr, true)
+}
+
+// overlap reports whether two byte slices share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := raw.Addr(a), raw.Addr(b)
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
 // singlePiece is the most bytes of one rank's share read by one system
