@@ -1,6 +1,8 @@
 package raw_test
 
 import (
+	"bytes"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -103,3 +105,28 @@ func TestReturnPC(t *testing.T) {
 
 //go:noinline
 func returnPC() uintptr { return raw.ReturnPC() }
+
+// TestProcessVM copies within this process both ways, and at most
+// raw.ProcessVMMax bytes a call.
+func TestProcessVM(t *testing.T) {
+	src := make([]byte, raw.ProcessVMMax+100)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	dst := make([]byte, len(src))
+	n, err := raw.ProcessVM(os.Getpid(), dst, uint64(raw.Addr(src)), false)
+	if err != nil || n != raw.ProcessVMMax || !bytes.Equal(dst[:n], src[:n]) || dst[n] != 0 {
+		t.Fatalf("read of %d bytes: %d, %v, equal %v", len(src), n, err, bytes.Equal(dst[:n], src[:n]))
+	}
+	back := make([]byte, 100)
+	n, err = raw.ProcessVM(os.Getpid(), src[raw.ProcessVMMax:], uint64(raw.Addr(back)), true)
+	if err != nil || n != 100 || !bytes.Equal(back, src[raw.ProcessVMMax:]) {
+		t.Fatalf("write of 100 bytes: %d, %v", n, err)
+	}
+	if n, err := raw.ProcessVM(os.Getpid(), nil, 0, false); n != 0 || err != nil {
+		t.Errorf("empty copy: %d, %v", n, err)
+	}
+	if _, err := raw.ProcessVM(os.Getpid(), dst[:8], 8, false); err == nil {
+		t.Error("a read at address 8 worked")
+	}
+}
