@@ -207,7 +207,7 @@ func oneNode(c *comm.Comm) bool {
 // exclusive lock (Get, Flush, Put), and one that every rank increments
 // with FetchAndOp under LockAll: both must end at n·k.
 func beLock(c *comm.Comm) error {
-	return onFlavors(c, 16, lockOn)
+	return onFlavors(c, 32, lockOn)
 }
 
 // onFlavors runs body on an Allocate window of size bytes a rank and, when
@@ -292,6 +292,116 @@ func lockOn(c *comm.Comm, w *win.Win) error {
 		}
 		if err := ranktest.Want("counters", v, []int64{int64(n * k), int64(n * k)}); err != nil {
 			return err
+		}
+	}
+	return rwLockOn(c, w)
+}
+
+// rwLockOn: readers against writers. A writer moves words 2 and 3 of a
+// target from x to x+1, a Put and a Flush apart, under an exclusive lock;
+// a reader under a shared lock or LockAll must find them equal. Where the
+// locks are shmrun's (its backend, and the MPI backend's shared windows),
+// rank 0 also holds exclusive locks on two targets at once while others
+// may be in LockAll: shmrun's LockAll holds nothing while it waits, so
+// that cannot deadlock (MPICH's can: the standard leaves the order in
+// which LockAll takes its locks open). At the end the words 2 add up to
+// the writes.
+func rwLockOn(c *comm.Comm, w *win.Win) error {
+	r, n := c.Rank(), c.Size()
+	pair := func(t int) ([]int64, error) {
+		v := make([]int64, 2)
+		if err := win.GetT(w, v, t, 2); err != nil {
+			return nil, err
+		}
+		if v[0] != v[1] {
+			return nil, fmt.Errorf("rank %d's words 2 and 3 read %d and %d under a lock: a writer was in", t, v[0], v[1])
+		}
+		return v, nil
+	}
+	bump := func(t int) error {
+		v, err := pair(t)
+		if err != nil {
+			return err
+		}
+		if err := win.PutT(w, []int64{v[0] + 1}, t, 2); err != nil {
+			return err
+		}
+		if err := w.Flush(t); err != nil {
+			return err
+		}
+		return win.PutT(w, []int64{v[0] + 1}, t, 3)
+	}
+	ownLocks := !mpiBackend || w.Attr().Flavor == win.FlavorShared
+	writes := int64(0)
+	for i := range 60 {
+		t := (r + i) % n
+		var err error
+		switch (r + i) % 3 {
+		case 0:
+			if err = w.Lock(win.Exclusive, t, 0); err == nil {
+				err = firstErr(bump(t), w.Unlock(t))
+				writes++
+			}
+		case 1:
+			if err = w.Lock(win.Shared, t, 0); err == nil {
+				_, err = pair(t)
+				err = firstErr(err, w.Unlock(t))
+			}
+		default:
+			if err = w.LockAll(0); err == nil {
+				for q := range n {
+					if _, err = pair(q); err != nil {
+						break
+					}
+				}
+				err = firstErr(err, w.UnlockAll())
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if ownLocks && r == 0 && n > 1 && i%10 == 0 {
+			if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Lock(win.Exclusive, 1, 0); err != nil {
+				return err
+			}
+			if err := firstErr(bump(1), bump(0), w.Unlock(1), w.Unlock(0)); err != nil {
+				return err
+			}
+			writes += 2
+		}
+	}
+	total := []int64{writes}
+	if err := comm.AllreduceInPlace(c, total, atomics.Sum); err != nil {
+		return err
+	}
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	sum := int64(0)
+	for q := range n {
+		v, err := pair(q)
+		if err != nil {
+			return err
+		}
+		sum += v[0]
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if sum != total[0] {
+		return fmt.Errorf("the writers' words add up to %d, %d writes were made", sum, total[0])
+	}
+	return c.Barrier()
+}
+
+// firstErr is the first non-nil error of errs.
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
 		}
 	}
 	return nil

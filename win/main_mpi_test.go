@@ -9,3 +9,6 @@ import (
 )
 
 func TestMain(m *testing.M) { ranktest.Main(m) }
+
+// mpiBackend: these tests run over an MPI (-tags mpi).
+const mpiBackend = true

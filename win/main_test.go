@@ -11,6 +11,9 @@ import (
 	"github.com/shmrun/shmrun/internal/ranktest"
 )
 
+// mpiBackend: these tests run over an MPI (-tags mpi).
+const mpiBackend = false
+
 func TestMain(m *testing.M) { ranktest.Main(m) }
 
 // runLocal runs body as the n goroutine ranks of a heap-backed world: the

@@ -26,22 +26,26 @@ import (
 // rank of the window takes this path for every call, so the atomicity of
 // accumulates holds among them. Flush and its kin are then a full memory
 // barrier instead of an MPI call, since every operation is complete when
-// it returns; the synchronization calls (Lock, Unlock, Fence, Post,
-// Start, Complete, Wait, Sync) stay the MPI's, whose barriers order these
+// it returns. Passive-target locks are words in that region too
+// (mpi_dlock.go); the other synchronization calls (Fence, Post, Start,
+// Complete, Wait, Sync) stay the MPI's, whose barriers order these
 // accesses with the other ranks'. The direct path needs no twin window.
 
-// directStripes is the lock stripes of a direct window; directExtra the
-// bytes the last rank's part grows by to hold them, aligned.
-const (
-	directStripes = 64
-	directExtra   = (directStripes + 1) * atomics.StripeLen
-)
+// directStripes is the lock stripes of a direct window.
+const directStripes = 64
+
+// directExtra is the bytes the last rank's part of a shared window of n
+// ranks grows by to hold the direct path's stripes and locks, aligned.
+func directExtra(n int) int {
+	return (directStripes + 1 + directLockLines(n)) * atomics.StripeLen
+}
 
 // direct is a window's direct path.
 type direct struct {
-	seg  []byte // every rank's part, as one span of this process's mapping
-	offs []int  // every rank's part's offset in seg
-	st   *atomics.Stripes
+	seg   []byte // every rank's part, as one span of this process's mapping
+	offs  []int  // every rank's part's offset in seg
+	st    *atomics.Stripes
+	locks *dlocks
 	// fence is the word whose atomic update is Flush's memory barrier.
 	fence atomic.Uint64
 }
@@ -78,15 +82,16 @@ func (w *Win) setDirect(call string) error {
 	}
 	last := w.size - 1
 	at := (offs[last] + w.sizes[last] + atomics.StripeLen - 1) &^ (atomics.StripeLen - 1)
-	end := offs[last] + w.sizes[last] + directExtra
-	if end > len(seg) || at+directStripes*atomics.StripeLen > end {
+	end := offs[last] + w.sizes[last] + directExtra(w.size)
+	lk := at + directStripes*atomics.StripeLen
+	if end > len(seg) || lk+directLockLines(w.size)*atomics.StripeLen > end {
 		return nil
 	}
-	st, err := atomics.NewStripes(seg[at:at+directStripes*atomics.StripeLen], nil, barrier.DefaultPolicy)
+	st, err := atomics.NewStripes(seg[at:lk], nil, barrier.DefaultPolicy)
 	if err != nil {
 		return nil
 	}
-	w.d = &direct{seg: seg, offs: offs, st: st}
+	w.d = &direct{seg: seg, offs: offs, st: st, locks: newDLocks(seg[lk:end], w.size, atomics.StripeLen)}
 	return nil
 }
 

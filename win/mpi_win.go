@@ -310,10 +310,10 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		w.h, err = hc.CreateWin(mem)
 	case FlavorShared:
 		// The last rank's part holds the direct path's lock stripes
-		// after the window's bytes.
+		// and locks after the window's bytes.
 		extra := 0
 		if w.rank == w.size-1 {
-			extra = directExtra
+			extra = directExtra(w.size)
 		}
 		w.h, w.mem, err = hc.AllocWin(size+extra, 1, true)
 		clear(w.mem)
@@ -671,7 +671,11 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	if err := w.openActive("Lock"); err != nil {
 		return err
 	}
-	if err := w.h.Lock(lt == Exclusive, rank, assert); err != nil {
+	if w.d != nil {
+		if assert&ModeNoCheck == 0 {
+			w.d.locks.lock(rank, lt == Exclusive)
+		}
+	} else if err := w.h.Lock(lt == Exclusive, rank, assert); err != nil {
 		return w.mpiErr("Lock", err)
 	}
 	w.ep.locks[rank], w.ep.fence = lt, false
@@ -693,7 +697,9 @@ func (w *Win) Unlock(rank int) error {
 	if w.ep.locks[rank] == 0 {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
 	}
-	if err := w.h.Unlock(rank); err != nil {
+	if w.d != nil {
+		w.d.locks.unlock(rank)
+	} else if err := w.h.Unlock(rank); err != nil {
 		return w.mpiErr("Unlock", err)
 	}
 	w.ep.locks[rank] = 0
@@ -719,7 +725,11 @@ func (w *Win) LockAll(assert int) error {
 	if err := w.openActive("LockAll"); err != nil {
 		return err
 	}
-	if err := w.h.LockAll(assert); err != nil {
+	if w.d != nil {
+		if assert&ModeNoCheck == 0 {
+			w.d.locks.lockAll()
+		}
+	} else if err := w.h.LockAll(assert); err != nil {
 		return w.mpiErr("LockAll", err)
 	}
 	w.ep.lockAll, w.ep.fence = true, false
@@ -736,7 +746,9 @@ func (w *Win) UnlockAll() error {
 	if !w.ep.lockAll {
 		return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
 	}
-	if err := w.h.UnlockAll(); err != nil {
+	if w.d != nil {
+		w.d.locks.unlockAll()
+	} else if err := w.h.UnlockAll(); err != nil {
 		return w.mpiErr("UnlockAll", err)
 	}
 	w.ep.lockAll = false
@@ -795,6 +807,19 @@ func (w *Win) FlushLocalAll() error { return w.flush("FlushLocalAll", -1, true) 
 func (w *Win) Sync() error {
 	if err := w.usable("Sync"); err != nil {
 		return err
+	}
+	if w.d != nil {
+		w.mu.Lock()
+		passive := w.ep.passive()
+		w.mu.Unlock()
+		if passive {
+			// A direct window's passive-target epoch is under its own
+			// locks, which the MPI has not seen (MPICH's MPI_Win_sync
+			// refuses a window it thinks unlocked); in the unified model
+			// the sync is a memory barrier.
+			w.d.barrier()
+			return nil
+		}
 	}
 	if err := w.h.Sync(); err != nil {
 		return w.mpiErr("Sync", err)
