@@ -442,8 +442,18 @@ func pscwOn(c *comm.Comm, w *win.Win) error {
 		if err := w.Complete(); err != nil {
 			return err
 		}
-		if err := w.Wait(); err != nil {
-			return err
+		if round%2 == 0 {
+			if err := w.Wait(); err != nil {
+				return err
+			}
+		} else {
+			// Test until the epoch ends (MPI_Win_test).
+			for done := false; !done; {
+				var err error
+				if done, err = w.Test(); err != nil {
+					return err
+				}
+			}
 		}
 		if mine[0] != int64(1000*round+prev) {
 			return fmt.Errorf("round %d: %d", round, mine[0])

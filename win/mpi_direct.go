@@ -26,18 +26,20 @@ import (
 // rank of the window takes this path for every call, so the atomicity of
 // accumulates holds among them. Flush and its kin are then a full memory
 // barrier instead of an MPI call, since every operation is complete when
-// it returns. Passive-target locks are words in that region too
-// (mpi_dlock.go); the other synchronization calls (Fence, Post, Start,
-// Complete, Wait, Sync) stay the MPI's, whose barriers order these
-// accesses with the other ranks'. The direct path needs no twin window.
+// it returns. Passive-target locks (mpi_dlock.go) and the counters of
+// Post, Start, Complete and Wait (mpi_dpscw.go) are words in that region
+// too; Fence, and Sync outside a lock epoch, stay the MPI's, whose
+// barriers order these accesses with the other ranks'. The direct path
+// needs no twin window.
 
 // directStripes is the lock stripes of a direct window.
 const directStripes = 64
 
 // directExtra is the bytes the last rank's part of a shared window of n
-// ranks grows by to hold the direct path's stripes and locks, aligned.
+// ranks grows by to hold the direct path's stripes, locks and active
+// target counters, aligned.
 func directExtra(n int) int {
-	return (directStripes + 1 + directLockLines(n)) * atomics.StripeLen
+	return (directStripes+1+directLockLines(n))*atomics.StripeLen + n*dpscwBlock(n, atomics.StripeLen)
 }
 
 // direct is a window's direct path.
@@ -46,6 +48,7 @@ type direct struct {
 	offs  []int  // every rank's part's offset in seg
 	st    *atomics.Stripes
 	locks *dlocks
+	pscw  *dpscw
 	// fence is the word whose atomic update is Flush's memory barrier.
 	fence atomic.Uint64
 }
@@ -84,14 +87,16 @@ func (w *Win) setDirect(call string) error {
 	at := (offs[last] + w.sizes[last] + atomics.StripeLen - 1) &^ (atomics.StripeLen - 1)
 	end := offs[last] + w.sizes[last] + directExtra(w.size)
 	lk := at + directStripes*atomics.StripeLen
-	if end > len(seg) || lk+directLockLines(w.size)*atomics.StripeLen > end {
+	ps := lk + directLockLines(w.size)*atomics.StripeLen
+	if end > len(seg) || ps+w.size*dpscwBlock(w.size, atomics.StripeLen) > end {
 		return nil
 	}
 	st, err := atomics.NewStripes(seg[at:lk], nil, barrier.DefaultPolicy)
 	if err != nil {
 		return nil
 	}
-	w.d = &direct{seg: seg, offs: offs, st: st, locks: newDLocks(seg[lk:end], w.size, atomics.StripeLen)}
+	w.d = &direct{seg: seg, offs: offs, st: st, locks: newDLocks(seg[lk:ps], w.size, atomics.StripeLen),
+		pscw: newDPSCW(seg[ps:end], w.size, w.rank, atomics.StripeLen)}
 	return nil
 }
 

@@ -873,7 +873,9 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	if err := w.openActive("Post"); err != nil {
 		return err
 	}
-	if err := w.h.Post(pg.h, assert); err != nil {
+	if w.d != nil {
+		w.d.pscw.postTo(pg.ranks)
+	} else if err := w.h.Post(pg.h, assert); err != nil {
 		return w.mpiErr("Post", err)
 	}
 	w.ep.post, w.ep.fence = true, false
@@ -904,7 +906,9 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	if err := w.openActive("Start"); err != nil {
 		return err
 	}
-	if err := w.h.Start(pg.h, assert); err != nil {
+	if w.d != nil {
+		w.d.pscw.startOn(pg.ranks)
+	} else if err := w.h.Start(pg.h, assert); err != nil {
 		return w.mpiErr("Start", err)
 	}
 	w.ep.start, w.ep.fence = pg.ranks, false
@@ -922,7 +926,9 @@ func (w *Win) Complete() error {
 	if w.ep.start == nil {
 		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
 	}
-	if err := w.h.Complete(); err != nil {
+	if w.d != nil {
+		w.d.pscw.completeAll()
+	} else if err := w.h.Complete(); err != nil {
 		return w.mpiErr("Complete", err)
 	}
 	w.ep.start = nil
@@ -942,7 +948,9 @@ func (w *Win) Wait() error {
 	if !post {
 		return errorf(ErrRMASync, "Wait on rank %d: no exposure epoch (Wait without Post)", w.rank)
 	}
-	if err := w.h.Wait(); err != nil {
+	if w.d != nil {
+		w.d.pscw.waitAll()
+	} else if err := w.h.Wait(); err != nil {
 		return w.mpiErr("Wait", err)
 	}
 	w.mu.Lock()
@@ -962,8 +970,13 @@ func (w *Win) Test() (bool, error) {
 	if !w.ep.post {
 		return false, errorf(ErrRMASync, "Test on rank %d: no exposure epoch (Test without Post)", w.rank)
 	}
-	done, err := w.h.Test()
-	if err != nil {
+	var done bool
+	var err error
+	if w.d != nil {
+		if done = w.d.pscw.done(); done {
+			w.d.pscw.posted = nil
+		}
+	} else if done, err = w.h.Test(); err != nil {
 		return false, w.mpiErr("Test", err)
 	}
 	if done {
