@@ -9,10 +9,10 @@ import (
 )
 
 // ReadProcess copies len(dst) bytes at address src of process pid into dst
-// (process_vm_readv, a MiB a call), resuming after a partial read. The kernel allows it
-// when this process may ptrace pid (same user, and Yama's ptrace_scope 0,
-// or 1 with pid's PR_SET_PTRACER): an error wraps EPERM otherwise, and
-// EFAULT for an address pid has not mapped.
+// (process_vm_readv, a MiB a call), resuming after a partial read. The
+// kernel allows it when this process may ptrace pid (same user, and Yama's
+// ptrace_scope 0, or 1 with pid's PR_SET_PTRACER): an error wraps EPERM
+// otherwise, and EFAULT for an address pid has not mapped.
 func ReadProcess(pid int, dst []byte, src uint64) error {
 	return vmCopy(pid, dst, src, false)
 }

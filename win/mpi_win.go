@@ -309,8 +309,8 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		w.mem = mem
 		w.h, err = hc.CreateWin(mem)
 	case FlavorShared:
-		// The last rank's part holds the direct path's lock stripes
-		// and locks after the window's bytes.
+		// The last rank's part holds the direct path's lock stripes,
+		// locks and active-target counters after the window's bytes.
 		extra := 0
 		if w.rank == w.size-1 {
 			extra = directExtra(w.size)
