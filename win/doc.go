@@ -80,8 +80,9 @@
 // package runs over the system's MPI instead, across nodes, started by
 // that MPI's launcher: the same API, the same error classes and epoch
 // checks, one MPI call per call, except that RMA to an AllocateShared
-// window in the MPI's unified memory model is done by load and store in
-// Go, and its passive-target locks and Post/Start/Complete/Wait by atomic
-// instructions, with no MPI call. docs/MPI.md lists what that backend covers so far
-// and what it does differently.
+// window (or an Allocate one whose ranks share a node, made shared) in
+// the MPI's unified memory model is done by load and store in Go, and its
+// passive-target locks and Post/Start/Complete/Wait by atomic
+// instructions, with no MPI call. docs/MPI.md lists what that backend
+// covers so far and what it does differently.
 package win

@@ -100,6 +100,24 @@ func (w *Win) setDirect(call string) error {
 	return nil
 }
 
+// oneNode reports whether every rank of c (hc in the MPI) shares this
+// rank's node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), agreed by
+// every rank. Collective.
+func oneNode(c *comm.Comm, hc mpi.Comm) (bool, error) {
+	same := int64(0)
+	if sh, err := hc.SplitShared(0); err == nil {
+		if n, err := sh.Size(); err == nil && n == c.Size() {
+			same = 1
+		}
+		_ = sh.Free()
+	}
+	v := []int64{same}
+	if err := comm.AllreduceInPlace(c, v, atomics.Min); err != nil {
+		return false, err
+	}
+	return v[0] == 1, nil
+}
+
 // at is the offset in d.seg of byte disp units into target's part.
 func (w *Win) at(target, disp int) int64 {
 	return int64(w.d.offs[target] + disp*w.units[target])

@@ -299,16 +299,26 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 			return nil, errorf(ErrDisp, "%s on rank %d: rank %d gave disp unit %d", call, w.rank, r, all[2*r+1])
 		}
 	}
-	switch flavor {
-	case FlavorDynamic:
+	// An Allocate window whose ranks share a node is a shared window
+	// inside, as Open MPI's osc/sm makes it too: the direct path then
+	// serves it by load and store, and it needs no twin (whose progress
+	// engine, osc/ucx's, Open MPI would otherwise poll in every call).
+	shared := flavor == FlavorShared
+	if flavor == FlavorAllocate {
+		if shared, err = oneNode(c, hc); err != nil {
+			return nil, errorf(ErrOther, "%s: %v", call, err)
+		}
+	}
+	switch {
+	case flavor == FlavorDynamic:
 		w.h, err = hc.CreateDynamic()
-	case FlavorCreate:
+	case flavor == FlavorCreate:
 		if len(mem) > 0 {
 			w.keep.Pin(&mem[0])
 		}
 		w.mem = mem
 		w.h, err = hc.CreateWin(mem)
-	case FlavorShared:
+	case shared:
 		// The last rank's part holds the direct path's lock stripes,
 		// locks and active-target counters after the window's bytes.
 		extra := 0
@@ -349,7 +359,7 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 	if u, err := w.h.Unified(); err == nil && u {
 		w.model = Unified
 	}
-	if flavor == FlavorShared {
+	if shared {
 		if err := w.setDirect(call); err != nil {
 			_ = w.h.Free()
 			return nil, err
