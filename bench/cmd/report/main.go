@@ -394,6 +394,33 @@ func writeNodesTable(b *strings.Builder, r *results) {
 	}
 }
 
+// allocRows are the rows of an Allocate window on one node (bench/run's
+// alloc_rows), with the MPI calls each operation makes.
+var allocRows = []callRow{{"put8_flush", 2}, {"get8_flush", 2}, {"fetch_and_op_i64", 2}}
+
+// writeAllocTable writes the rows of an Allocate window on one node: the
+// Go API over Open MPI beside Open MPI's C at MPI_THREAD_MULTIPLE.
+func writeAllocTable(b *strings.Builder, r *results) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	cgo, cok := r.get("gompi", "cgo_call_1n")
+	p("One cgo call in the same runs: %s.\n\n", fmtNS(cgo, cok))
+	p("| measurement, Allocate window, one node | Go API over Open MPI | Open MPI (C, MULTIPLE) | difference | ratio |\n|---|---|---|---|---|\n")
+	for _, n := range allocRows {
+		g, gok := r.get("gompi", n.name+"_1n")
+		m, mok := r.get("openmpi", n.name+"_1n_mt")
+		diff := "—"
+		if gok && mok && g.status == "" && m.status == "" {
+			diff = fmt.Sprintf("%+.1f ns", g.med-m.med)
+		}
+		p("| %s | %s | %s | %s | %s |\n", labelOf(n.name), fmtNS(g, gok), fmtNS(m, mok), diff, ratio(g, m, gok, mok))
+	}
+}
+
+// allocTargets are issue 21's goals for an Allocate window on one node.
+func allocTargets() []target {
+	return callTargets("Go API over Open MPI, Allocate window on one node", "Open MPI", allocRows, "gompi", "_1n", "openmpi", "_1n_mt")
+}
+
 // nodeTargets are issue 21's goals on two pseudo-nodes: as mpiTargets,
 // against MPICH's C program.
 func nodeTargets() []target {
@@ -562,6 +589,15 @@ func write(r *results, dir, cmd string) error {
 		p("adds), the C columns on osc/sm.\n\n")
 		writeMPITable(&b, r)
 	}
+	if _, ok := r.get("gompi", "put8_flush_1n"); ok {
+		p("\n## An Allocate window on one node: the Go API over Open MPI beside its C\n\n")
+		p("rmabench --nodes on one node: the window is MPI_Win_allocate's (Allocate), and only\n")
+		p("rows that reach the other rank through RMA calls run. The backend makes an Allocate\n")
+		p("window whose ranks share a node with MPI_Win_allocate_shared and serves it by load and\n")
+		p("store (issue 21); Open MPI's osc/sm does the same inside MPI_Win_allocate. The C\n")
+		p("column is bench/c/rmabench.c at MPI_THREAD_MULTIPLE (`--mca osc sm,ucx`). Goals as above.\n\n")
+		writeAllocTable(&b, r)
+	}
 	if len(r.rows["gompich"]) > 0 {
 		p("\n## Two pseudo-nodes: the Go API over MPICH beside MPICH's C\n\n")
 		p("MPICH's hydra starts one rank on each of two hosts named by loopback addresses (a\n")
@@ -586,7 +622,7 @@ func write(r *results, dir, cmd string) error {
 	p("runtime with no overhead at all over the hardware would score. A target below it\n")
 	p("cannot be met on this machine by any implementation of the same work.\n\n")
 	p("| target | measured | met | C limit would score |\n|---|---|---|---|\n")
-	for _, tg := range append(append(append(append([]target{}, targets...), cTwinTargets()...), mpiTargets()...), nodeTargets()...) {
+	for _, tg := range append(append(append(append(append([]target{}, targets...), cTwinTargets()...), mpiTargets()...), allocTargets()...), nodeTargets()...) {
 		floor := "—"
 		if tg.floor != nil {
 			if f, ok := tg.floor(r); ok {
