@@ -376,22 +376,34 @@ func labelOf(name string) string {
 	return name
 }
 
+// callSide is one column of a table of the Go API over an MPI: a runtime
+// and the suffix of its row names.
+type callSide struct{ rt, sfx string }
+
+// writeCallTable writes rows of the Go API over an MPI (g) beside the
+// MPI's C program (c), after the cgo call of the same runs; what names
+// the table's first column and its two heads.
+func writeCallTable(b *strings.Builder, r *results, rows []callRow, what, gHead, cHead string, g, c callSide) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	cgo, cok := r.get(g.rt, "cgo_call"+g.sfx)
+	p("One cgo call in the same runs: %s.\n\n", fmtNS(cgo, cok))
+	p("| measurement, %s | %s | %s | difference | ratio |\n|---|---|---|---|---|\n", what, gHead, cHead)
+	for _, n := range rows {
+		gv, gok := r.get(g.rt, n.name+g.sfx)
+		cv, cvok := r.get(c.rt, n.name+c.sfx)
+		diff := "—"
+		if gok && cvok && gv.status == "" && cv.status == "" {
+			diff = fmt.Sprintf("%+.1f ns", gv.med-cv.med)
+		}
+		p("| %s | %s | %s | %s | %s |\n", labelOf(n.name), fmtNS(gv, gok), fmtNS(cv, cvok), diff, ratio(gv, cv, gok, cvok))
+	}
+}
+
 // writeNodesTable writes the pseudo-node rows: the Go API over MPICH
 // beside MPICH's C program.
 func writeNodesTable(b *strings.Builder, r *results) {
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	cgo, cok := r.get("gompich", "cgo_call_2n")
-	p("One cgo call in the same runs: %s.\n\n", fmtNS(cgo, cok))
-	p("| measurement, two pseudo-nodes | Go API over MPICH | MPICH (C, MULTIPLE) | difference | ratio |\n|---|---|---|---|---|\n")
-	for _, n := range nodeRows {
-		g, gok := r.get("gompich", n.name+"_2n")
-		m, mok := r.get("mpich", n.name+"_2n")
-		diff := "—"
-		if gok && mok && g.status == "" && m.status == "" {
-			diff = fmt.Sprintf("%+.1f ns", g.med-m.med)
-		}
-		p("| %s | %s | %s | %s | %s |\n", labelOf(n.name), fmtNS(g, gok), fmtNS(m, mok), diff, ratio(g, m, gok, mok))
-	}
+	writeCallTable(b, r, nodeRows, "two pseudo-nodes", "Go API over MPICH", "MPICH (C, MULTIPLE)",
+		callSide{"gompich", "_2n"}, callSide{"mpich", "_2n"})
 }
 
 // allocRows are the rows of an Allocate window on one node (bench/run's
@@ -401,19 +413,8 @@ var allocRows = []callRow{{"put8_flush", 2}, {"get8_flush", 2}, {"fetch_and_op_i
 // writeAllocTable writes the rows of an Allocate window on one node: the
 // Go API over Open MPI beside Open MPI's C at MPI_THREAD_MULTIPLE.
 func writeAllocTable(b *strings.Builder, r *results) {
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	cgo, cok := r.get("gompi", "cgo_call_1n")
-	p("One cgo call in the same runs: %s.\n\n", fmtNS(cgo, cok))
-	p("| measurement, Allocate window, one node | Go API over Open MPI | Open MPI (C, MULTIPLE) | difference | ratio |\n|---|---|---|---|---|\n")
-	for _, n := range allocRows {
-		g, gok := r.get("gompi", n.name+"_1n")
-		m, mok := r.get("openmpi", n.name+"_1n_mt")
-		diff := "—"
-		if gok && mok && g.status == "" && m.status == "" {
-			diff = fmt.Sprintf("%+.1f ns", g.med-m.med)
-		}
-		p("| %s | %s | %s | %s | %s |\n", labelOf(n.name), fmtNS(g, gok), fmtNS(m, mok), diff, ratio(g, m, gok, mok))
-	}
+	writeCallTable(b, r, allocRows, "Allocate window, one node", "Go API over Open MPI", "Open MPI (C, MULTIPLE)",
+		callSide{"gompi", "_1n"}, callSide{"openmpi", "_1n_mt"})
 }
 
 // allocTargets are issue 21's goals for an Allocate window on one node.
