@@ -56,12 +56,17 @@ func opError(call string, w *Win, target int, err error) error {
 // Lxor, Replace, and MinLoc/MaxLoc on pair types. Local, completes eagerly;
 // epochs, ranges and ProcNull as for Put. An op the standard does not define
 // on T (a bit op on a float, say) is ErrOp.
+//
+// Never inlined: shmrun --check finds its caller's line from its return
+// address (raw.ReturnPC).
+//
+//go:noinline
 func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op) error {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
 			if w.chk != nil { // shmrun --check
-				w.checkRMA(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+				w.checkAtomic(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
 			}
 			if op == atomics.Sum && len(src) == 1 {
 				if _, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -83,6 +88,11 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 // ignored, whatever its length (nil included), as the standard ignores the
 // origin buffer of MPI_NO_OP. len(result) must equal len(src) unless op is
 // NoOp (ErrCount).
+//
+// Never inlined: shmrun --check finds its caller's line from its return
+// address (raw.ReturnPC).
+//
+//go:noinline
 func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
 	if op != atomics.NoOp && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.Rank(), len(src), len(result))
@@ -91,7 +101,7 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkRMA(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+				w.checkAtomic(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
 			}
 			if op == atomics.Sum && len(src) == 1 {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -111,12 +121,17 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 // FetchAndOp returns the element at disp on target and combines v into it
 // with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
 // Replace (atomic swap). On the common types it is one atomic instruction.
+//
+// Never inlined: shmrun --check finds its caller's line from its return
+// address (raw.ReturnPC).
+//
+//go:noinline
 func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkRMA(nameFetchAndOp, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
+				w.checkAtomic(nameFetchAndOp, target, disp, atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
 			}
 			if op == atomics.Sum {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), v); ok {
@@ -136,12 +151,17 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 // CompareAndSwap replaces the element at disp on target with v if it equals
 // compare, and returns the element it found (MPI_Compare_and_swap),
 // atomically. Integer types only: a float does not compile.
+//
+// Never inlined: shmrun --check finds its caller's line from its return
+// address (raw.ReturnPC).
+//
+//go:noinline
 func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkRMA(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
+				w.checkAtomic(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.OpCAS, uint8(atomics.TypeOf[T]()), raw.ReturnPC())
 			}
 			if raw.SwapIfWord(p.amem, p.off+int64(o), v, compare) {
 				return compare, nil

@@ -137,7 +137,7 @@ func (l *Log) Access(a *Access) {
 	if l == nil || uint(a.Target) >= uint(len(l.world)) || a.Hi <= a.Lo {
 		return
 	}
-	if m := l.tg[a.Target].memo.Load(); m != nil && a.Kind != Atomic && a.Thread == 0 && goOnly() {
+	if m := l.tg[a.Target].memo.Load(); m != nil && a.Thread == 0 && goOnly() {
 		var rets [memoFrames + 1]uintptr // rets[0] is in Access
 		n := 0
 		if a.Site == 0 && m.depth > 0 {
@@ -214,6 +214,7 @@ func (l *Log) access(a *Access, pc uintptr) {
 	var c uint32
 	if a.Local {
 		c = p.vc[p.self] // a load or store is complete at once
+		p.bump()
 	} else {
 		l.addPending(a.Target, off, id, p.self, p.vc[p.self], 0)
 	}
@@ -222,10 +223,8 @@ func (l *Log) access(a *Access, pc uintptr) {
 		p.releaseInto(l.clock(a.Target, 2))
 	}
 	if a.Kind == Atomic {
-		// The accumulates tick the clock on every call: their records are
-		// not repeats (measured: remembering them costs more than it
-		// saves).
-		l.scan(a, id)
+		// Repeats of an atomic access are atomic.go's.
+		l.rememberAtomic(a, rets, depth, id, l.scan(a, id), pc)
 		p.mu.Unlock()
 		return
 	}
@@ -494,6 +493,9 @@ func (l *Log) complete(target int) {
 				}
 			}
 			atomic.CompareAndSwapUint64(w0, uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(p.vc[p.self]))
+			if !p.isAtomicMemo(l, t, pd.id) {
+				p.bump()
+			}
 		}
 		l.pending[t] = keep
 		storeRelaxed(&s.npend, uint32(len(keep)))

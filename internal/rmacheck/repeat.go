@@ -42,8 +42,8 @@ import (
 // of that access may go unseen. None is invented: done only grows, and a
 // record a release made pending while a Complete raced it is completed
 // before this rank's next access there or its next release (settled).
-// The accumulates take the locked path: each ticks the clock (it releases
-// the target's atomics clock), so none is a repeat.
+// The accumulates' repeats need more conditions (atomic.go): each would
+// release the target's atomics clock and tick the thread's.
 
 // memoFrames is how many frames above Log.Access a repeat's call site may
 // be for the lock-free path to recognize it.
@@ -60,6 +60,11 @@ type memo struct {
 	depth  int     // the site is the first of rets[:depth] that is a site; 0: given
 	pc     uintptr // Log.RMA's: the return address the site was found from (0: none)
 	entry  int     // the clock entry that made it
+	// An atomic access's (atomic.go): the thread's clock and the
+	// process's news when it was made.
+	atomic bool
+	clock  uint32
+	news   uint32
 	// Mutable: the record's id << 32 | the ring's head after it was
 	// checked (a new record of the same access moves it, under p.mu);
 	// the repeats of the access made (relaxed), made as of the latest
@@ -159,6 +164,9 @@ func (l *Log) repeat(a *Access, m *memo) bool {
 	if a.Local { // a load or store is complete at once, as the record says
 		return l.standsFor(a.Target, m)
 	}
+	if m.atomic && !l.quiet(m) {
+		return false
+	}
 	return l.repeatAt(a.Target, m)
 }
 
@@ -234,7 +242,7 @@ func (l *Log) reuse(a *Access, m *memo, rets []uintptr, given bool) bool {
 // one. p.mu is held.
 func (l *Log) remember(a *Access, rets []uintptr, depth int, id, head uint32, pc uintptr) {
 	if depth < 0 || depth > memoFrames {
-		l.tg[a.Target].memo.Store(nil)
+		l.setMemo(a.Target, nil)
 		return
 	}
 	if m := l.tg[a.Target].memo.Load(); m != nil && m.entry == l.p.self && !m.outstanding() && m.same(a, rets, depth == 0) && m.pc == pc {
@@ -244,7 +252,18 @@ func (l *Log) remember(a *Access, rets []uintptr, depth int, id, head uint32, pc
 	m := &memo{lo: a.Lo, hi: a.Hi, key: accessKey(a), site: a.Site, depth: depth, entry: l.p.self, pc: pc}
 	m.at.Store(uint64(id)<<32 | uint64(head))
 	copy(m.rets[:], rets[:depth])
-	l.tg[a.Target].memo.Store(m)
+	l.setMemo(a.Target, m)
+}
+
+// setMemo makes m target t's memo. The memo it replaces, no longer seen
+// by a release or a lock-free Complete, first has its record made pending
+// when repeats of it are outstanding. p.mu is held.
+func (l *Log) setMemo(t int, m *memo) {
+	p := l.p
+	if old := l.tg[t].memo.Load(); old != nil && old != m && old.entry == p.me*Threads {
+		l.pendRepeats(t, old, p.vcs[0][old.entry])
+	}
+	l.tg[t].memo.Store(m)
 }
 
 // addPending adds a record of this rank's not complete yet. p.mu is held.
@@ -275,18 +294,8 @@ func (p *Proc) settle() {
 		}
 		storeRelaxed(&l.anyDup, 0)
 		for t := range l.tg {
-			m := l.tg[t].memo.Load()
-			if m == nil {
-				continue
-			}
-			id, _ := m.rec()
-			off := l.recOff(t, id)
-			if !m.conv && loadRelaxed(&m.made) != atomic.LoadUint32(&m.done) &&
-				atomic.CompareAndSwapUint64(raw.Word64(l.mem, off+recWord0), uint64(id)<<32|uint64(c), uint64(id)<<32) {
-				m.conv = true
-				l.reps = append(l.reps, m)
-				l.live++
-				l.addPending(t, off, id, p.self, c, uint32(len(l.reps)))
+			if m := l.tg[t].memo.Load(); m != nil {
+				l.pendRepeats(t, m, c)
 			}
 			l.settled(t)
 		}
@@ -294,6 +303,25 @@ func (p *Proc) settle() {
 			storeRelaxed(&l.anyDup, 1)
 			storeRelaxed(&p.anyDup, 1)
 		}
+	}
+}
+
+// pendRepeats makes m's record (of target t) pending when repeats of it
+// are outstanding and it reads complete at c, the thread's clock: before
+// a release makes c known, or before m stops being the target's memo
+// (after which neither a release nor a lock-free Complete looks at it).
+// p.mu is held.
+func (l *Log) pendRepeats(t int, m *memo, c uint32) {
+	id, _ := m.rec()
+	off := l.recOff(t, id)
+	if !m.conv && loadRelaxed(&m.made) != atomic.LoadUint32(&m.done) &&
+		atomic.CompareAndSwapUint64(raw.Word64(l.mem, off+recWord0), uint64(id)<<32|uint64(c), uint64(id)<<32) {
+		m.conv = true
+		l.reps = append(l.reps, m)
+		l.live++
+		l.addPending(t, off, id, m.entry, c, uint32(len(l.reps)))
+		storeRelaxed(&l.anyDup, 1)
+		storeRelaxed(&l.p.anyDup, 1)
 	}
 }
 
@@ -312,6 +340,7 @@ func (l *Log) settled(t int) {
 		if pd.rep != 0 && l.reps[pd.rep-1] != nil && loadRelaxed(&l.reps[pd.rep-1].made) == atomic.LoadUint32(&l.reps[pd.rep-1].done) {
 			l.dropRep(pd.rep)
 			atomic.CompareAndSwapUint64(raw.Word64(l.mem, pd.off+recWord0), uint64(pd.id)<<32, uint64(pd.id)<<32|uint64(l.p.vcs[0][pd.entry]))
+			l.p.bump()
 			continue
 		}
 		keep = append(keep, *pd)
@@ -341,6 +370,9 @@ func (l *Log) Close() {
 	p := l.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.aLog == l {
+		p.amemo, p.aLog = nil, nil
+	}
 	for i, o := range p.logs {
 		if o == l {
 			last := len(p.logs) - 1
@@ -379,8 +411,8 @@ func (l *Log) RMA(target int, lo, hi uint64, key uint64, pc uintptr) {
 	if l == nil || uint(target) >= uint(len(l.world)) || hi <= lo {
 		return
 	}
-	if m := l.tg[target].memo.Load(); m != nil && m.lo == lo && m.hi == hi && m.key == key && Kind(key) != Atomic && goOnly() &&
-		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) {
+	if m := l.tg[target].memo.Load(); m != nil && m.lo == lo && m.hi == hi && m.key == key && goOnly() &&
+		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) && (!m.atomic || l.quiet(m)) {
 		// standsFor and count, spelled out: no calls on this path.
 		v := m.at.Load()
 		id, head := uint32(v>>32), uint32(v)

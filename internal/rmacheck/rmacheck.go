@@ -147,6 +147,14 @@ type Proc struct {
 	logs   []*Log
 	anyDup uint32 // 1 when a log's anyDup may be
 	clock0 uint32 // relaxed
+	// news counts what a release by thread 0 would make known besides its
+	// own clock entry and the latest atomic memo's record (amemo, of
+	// aLog's target aT): joins that raised the clock, and records
+	// completed. Written under mu, read relaxed (Log.quiet).
+	news  uint32
+	amemo *memo
+	aLog  *Log
+	aT    int
 }
 
 type pairIDs struct {
@@ -289,15 +297,23 @@ func (p *Proc) acquireFrom(src []uint32) {
 			return
 		}
 		w = nw
+		raised := false
 		for r := range p.n {
 			for i := r * Threads; i < r*Threads+w; i++ {
 				if v := atomic.LoadUint32(&src[i]); v > p.vc[i] {
 					p.vc[i] = v
+					raised = true
 				}
 			}
 		}
+		if raised {
+			p.bump()
+		}
 	}
 }
+
+// bump counts news (Proc.news). p.mu is held.
+func (p *Proc) bump() { storeRelaxed(&p.news, p.news+1) }
 
 // Send is a message's release (to any world rank).
 func (p *Proc) Send() {
@@ -617,7 +633,10 @@ func SyncRelease(key uintptr, thread int) {
 func SyncAcquire(key uintptr, thread int) {
 	withThread(thread, true, func(p *Proc) {
 		for i, v := range p.objs[key] {
-			p.vc[i] = max(p.vc[i], v)
+			if v > p.vc[i] {
+				p.vc[i] = v
+				p.bump()
+			}
 		}
 	})
 }

@@ -51,6 +51,8 @@ var cases = map[string]func(e *env) error{
 	"repeat_message":       repeatMessage,
 	"repeat_converted":     repeatConverted,
 	"repeat_stores":        repeatStores,
+	"repeat_fop_flushed":   repeatFOPFlushed,
+	"repeat_fop_unflushed": repeatFOPUnflushed,
 }
 
 func main() {
@@ -582,6 +584,58 @@ func repeatStores(e *env) error {
 		if err := do(win.GetT(e.w, e.result, 0, 3), e.w.Flush(0)); err != nil {
 			return err
 		}
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 1 adds to one word from one line, flushing each: the repeated
+// FetchAndOps are complete at the barrier.
+func repeatFOPFlushed(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for range 5 {
+			if _, err := win.FetchAndOp(e.w, int64(1), 0, 6, atomics.Sum); err != nil {
+				return err
+			}
+			if err := e.w.Flush(0); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(6)
+	}
+	return e.w.UnlockAll()
+}
+
+// The same, the last FetchAndOp not flushed: it is not complete at the
+// barrier.
+func repeatFOPUnflushed(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 5 {
+			if _, err := win.FetchAndOp(e.w, int64(1), 0, 6, atomics.Sum); err != nil { // race
+				return err
+			}
+			if i < 4 {
+				if err := e.w.Flush(0); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := e.c.Barrier(); err != nil {
+		return err
+	}
+	if e.me == 0 {
+		_ = e.mine.Load(6) // race
 	}
 	return e.w.UnlockAll()
 }
