@@ -593,6 +593,39 @@ func beNonblocking(c *comm.Comm) error {
 	if err := rq.Start(); !errors.Is(err, comm.ErrRequest) {
 		return fmt.Errorf("Start of a freed request: %v", err)
 	}
+	// Startall stops at the first request that may not start (a freed
+	// one, index 3): those before it are started (a message to itself,
+	// completed below), those after it not.
+	self := make([]int32, 3)
+	srq, err := comm.RecvInitT(c, self, r, 8)
+	if err != nil {
+		return err
+	}
+	ssq, err := comm.SendInitT(c, sbuf, r, 8)
+	if err != nil {
+		return err
+	}
+	after, err := comm.RecvInitT(c, self, r, 9)
+	if err != nil {
+		return err
+	}
+	if err := comm.Startall([]*comm.Request{srq, nil, ssq, rq, after}); !errors.Is(err, comm.ErrRequest) || !strings.Contains(err.Error(), "request 3") {
+		return fmt.Errorf("Startall with a freed request at index 3: %v", err)
+	}
+	if _, err := comm.Waitall([]*comm.Request{srq, ssq}); err != nil {
+		return err
+	}
+	if self[2] != sbuf[2] {
+		return fmt.Errorf("Startall's started requests moved %v, want %v", self, sbuf)
+	}
+	if st, done, err := after.Test(); err != nil || !done || st.Count != 0 {
+		return fmt.Errorf("the request after the failed one: %+v %v %v (not started: done, the empty status)", st, done, err)
+	}
+	for _, q := range []*comm.Request{srq, ssq, after} {
+		if err := q.Free(); err != nil {
+			return err
+		}
+	}
 	// A receive too small (ErrTruncate), and messages of 4 KiB, past the
 	// size the MPI backend moves through C memory.
 	small := make([]byte, 2)

@@ -386,6 +386,21 @@ func (r *Request) Cancel() error {
 // Starting a request that is active, not persistent, or freed is
 // ErrRequest.
 func (r *Request) Start() error {
+	if err := r.startable(); err != nil {
+		return err
+	}
+	if !r.prepare() {
+		return nil
+	}
+	if err := r.h.Start(); err != nil {
+		return mpiError("Start", err)
+	}
+	r.live = true
+	return nil
+}
+
+// startable is nil when r may be started, else Start's error.
+func (r *Request) startable() error {
 	switch {
 	case r == nil:
 		return fmt.Errorf("comm: Start of a nil request: %w", ErrArg)
@@ -396,18 +411,64 @@ func (r *Request) Start() error {
 	case r.live:
 		return fmt.Errorf("comm: Start of an active request: %w", ErrRequest)
 	}
+	return nil
+}
+
+// prepare readies startable r's start (a typed send packs its data) and
+// reports whether the MPI has anything to start: a ProcNull request is
+// complete at once, and Wait returns its status.
+func (r *Request) prepare() bool {
 	if r.h == mpi.RequestNull() {
-		// ProcNull: complete at once; Wait returns its status.
-		return nil
+		return false
 	}
 	if r.x != nil && r.x.before != nil {
 		r.x.before()
 	}
-	if err := r.h.Start(); err != nil {
-		return mpiError("Start", err)
+	return true
+}
+
+// startScratch is what one startall gathers the handles in.
+type startScratch struct {
+	hs   []mpi.Request
+	reqs []*Request
+}
+
+var startPool = sync.Pool{New: func() any { return new(startScratch) }}
+
+// startall is Startall: the requests before the first that may not start
+// go to the MPI in one MPI_Startall.
+func startall(reqs []*Request) error {
+	s := startPool.Get().(*startScratch)
+	defer startPool.Put(s)
+	s.hs, s.reqs = s.hs[:0], s.reqs[:0]
+	var bad error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if err := r.startable(); err != nil {
+			bad = fmt.Errorf("request %d: %w", i, err)
+			break
+		}
+		if r.prepare() {
+			s.hs = append(s.hs, r.h)
+			s.reqs = append(s.reqs, r)
+		}
 	}
-	r.live = true
-	return nil
+	err := mpi.Startall(s.hs)
+	for i, r := range s.reqs {
+		// MPI_Startall's handles are in-out. After an error some may have
+		// started: live either way (Wait on an inactive persistent request
+		// returns at once; one started and not seen live would have its
+		// buffer reused under the MPI).
+		r.h = s.hs[i]
+		r.live = true
+	}
+	clear(s.reqs)
+	if err != nil {
+		return mpiError("Startall", err)
+	}
+	return bad
 }
 
 // Free frees request r (MPI_Request_free). A persistent request may not be

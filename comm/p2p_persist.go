@@ -168,6 +168,19 @@ func (r *Request) Start() error {
 	return nil
 }
 
+// startall is Startall: each request's Start in turn.
+func startall(reqs []*Request) error {
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if err := r.Start(); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // startSend starts a send: written whole at once if it is eager, else in
 // an operation of its own until it completes.
 func (p *persist) startSend() error {

@@ -503,6 +503,7 @@ static int shmc_h_new_request(int kind, uintptr_t b, int n, int peer, int tag, u
 static int shmc_h_wait(uintptr_t r, uintptr_t st) { return shmc_wait(HR(r), HI(st)); }
 static int shmc_h_test(uintptr_t r, uintptr_t flag, uintptr_t st) { return shmc_test(HR(r), HI(flag), HI(st)); }
 static int shmc_h_start(uintptr_t r) { return MPI_Start(HR(r)); }
+static int shmc_h_startall(int n, uintptr_t rs) { return MPI_Startall(n, HR(rs)); }
 static int shmc_h_multi(int kind, int n, uintptr_t rs, uintptr_t count, uintptr_t idx, uintptr_t st) {
 	return shmc_multi(kind, n, HR(rs), HI(count), HI(idx), HI(st));
 }
@@ -1357,8 +1358,13 @@ func CommOf(x any, call string) (Comm, error) { return commOf(x, call) }
 // Request is an MPI request handle.
 type Request struct{ h C.MPI_Request }
 
+// requestNull is MPI_REQUEST_NULL: a constant (Open MPI's is the address
+// of a global of the library), read once rather than by a cgo call each
+// time.
+var requestNull = Request{C.shmc_request_null()}
+
 // RequestNull is MPI_REQUEST_NULL.
-func RequestNull() Request { return Request{C.shmc_request_null()} }
+func RequestNull() Request { return requestNull }
 
 // ReqStatus is a completed request's status: its message's source, tag and
 // length, whether it was cancelled, and its own error.
@@ -1407,6 +1413,17 @@ func (r *Request) Start() error {
 	rc := C.shmc_h_start(addrOf(&r.h))
 	runtime.KeepAlive(r)
 	return check(rc, "MPI_Start")
+}
+
+// Startall is MPI_Startall of rs (persistent requests): one call into C
+// for all of them.
+func Startall(rs []Request) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	rc := C.shmc_h_startall(C.int(len(rs)), addrOf(&rs[0].h))
+	runtime.KeepAlive(rs)
+	return check(rc, "MPI_Startall")
 }
 
 // Free is MPI_Request_free.

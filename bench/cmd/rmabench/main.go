@@ -15,6 +15,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -117,6 +118,16 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rmabench:", err)
 		return 1
+	}
+	// RMABENCH_CPUPROFILE=FILE: each rank writes a CPU profile to
+	// FILE.RANK (a developer's tool; no row needs it).
+	if f := os.Getenv("RMABENCH_CPUPROFILE"); f != "" {
+		stop, err := startProfile(fmt.Sprintf("%s.%d", f, world.Rank()))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rmabench:", err)
+			return 1
+		}
+		defer stop()
 	}
 	code := bench(world)
 	if err := comm.Finalize(); err != nil && code == 0 {
@@ -420,4 +431,17 @@ func printAffinity(c *ctx) {
 	}
 	fmt.Printf("INFO affinity %s\n", strings.Join(parts, " "))
 	fmt.Printf("INFO window_backing %s\n", backing(c.base))
+}
+
+// startProfile writes a CPU profile to name until stop is called.
+func startProfile(name string) (stop func(), err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
