@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -28,12 +29,13 @@ func init() {
 	ranktest.Register("be_types", beTypes)
 	ranktest.Register("be_rreq", beRequests)
 	ranktest.Register("be_local", beLocal)
+	ranktest.Register("be_longwait", beLongWait)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -409,6 +411,109 @@ func firstErr(errs ...error) error {
 
 // bePSCW: every rank exposes its window to its left neighbour and
 // accesses its right one, round after round.
+// beLongWait: waits long enough to pass the spin and yield phases into
+// the futex sleep (the default policy spins ~10000 polls, yields 1 ms,
+// then sleeps): an exclusive lock held while the others ask for it, and
+// for LockAll; a Start before its Post; a Wait before the Completes. Each
+// waiter must then see what the rank it waited for wrote.
+func beLongWait(c *comm.Comm) error {
+	return onFlavors(c, 16, longWaitOn)
+}
+
+// hold is how long a rank keeps the others waiting.
+const hold = 5 * time.Millisecond
+
+func longWaitOn(c *comm.Comm, w *win.Win) error {
+	r, n := c.Rank(), c.Size()
+	// Rank 0 holds target 0's exclusive lock, then writes and releases it.
+	if r == 0 {
+		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if r == 0 {
+		time.Sleep(hold)
+		if err := firstErr(win.PutT(w, []int64{41}, 0, 0), w.Unlock(0)); err != nil {
+			return err
+		}
+	} else {
+		got := []int64{0}
+		if err := firstErr(w.Lock(win.Exclusive, 0, 0), win.GetT(w, got, 0, 0), w.Unlock(0)); err != nil {
+			return err
+		}
+		if got[0] != 41 {
+			return fmt.Errorf("after a long wait for the exclusive lock: %d, want 41", got[0])
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	// The same against LockAll.
+	if r == 0 {
+		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if r == 0 {
+		time.Sleep(hold)
+		if err := firstErr(win.PutT(w, []int64{42}, 0, 0), w.Unlock(0)); err != nil {
+			return err
+		}
+	} else {
+		got := []int64{0}
+		if err := firstErr(w.LockAll(0), win.GetT(w, got, 0, 0), w.UnlockAll()); err != nil {
+			return err
+		}
+		if got[0] != 42 {
+			return fmt.Errorf("after a long wait in LockAll: %d, want 42", got[0])
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	// PSCW around the ring: the target posts late, the origin completes
+	// late, so Start and Wait both sleep.
+	next, prev := (r+1)%n, (r+n-1)%n
+	world := c.Group()
+	to, err := world.Incl(next)
+	if err != nil {
+		return err
+	}
+	from, err := world.Incl(prev)
+	if err != nil {
+		return err
+	}
+	mine, err := win.View[int64](w.Local())
+	if err != nil {
+		return err
+	}
+	if r%2 == 0 {
+		time.Sleep(hold)
+	}
+	if err := w.Post(from, 0); err != nil {
+		return err
+	}
+	if err := firstErr(w.Start(to, 0), win.PutT(w, []int64{int64(100 + r)}, next, 1)); err != nil {
+		return err
+	}
+	if r%2 == 1 {
+		time.Sleep(hold)
+	}
+	if err := firstErr(w.Complete(), w.Wait()); err != nil {
+		return err
+	}
+	if mine[1] != int64(100+prev) {
+		return fmt.Errorf("after long PSCW waits: %d, want %d", mine[1], 100+prev)
+	}
+	return c.Barrier()
+}
+
 func bePSCW(c *comm.Comm) error {
 	return onFlavors(c, 8, pscwOn)
 }
