@@ -155,6 +155,28 @@ func (r *Request) started(call string, h mpi.Request, err error) (*Request, erro
 	return r, nil
 }
 
+// reqChunk is where newLive takes requests from: a message-rate loop
+// makes a request a message, and one allocation of 64 costs less than 64
+// (with the collector's work on each). A chunk is never reused: it lives
+// while any of its requests does.
+var reqChunk struct {
+	sync.Mutex
+	free []Request
+}
+
+// newLive returns a new live request.
+func newLive() *Request {
+	reqChunk.Lock()
+	if len(reqChunk.free) == 0 {
+		reqChunk.free = make([]Request, 64)
+	}
+	r := &reqChunk.free[0]
+	reqChunk.free = reqChunk.free[1:]
+	reqChunk.Unlock()
+	r.live = true
+	return r
+}
+
 // nullRequest is the request of an operation with ProcNull: complete, with
 // ProcNull's status, or, persistent, inactive until Start.
 func nullRequest(persistent bool, recv bool) *Request {
@@ -189,7 +211,7 @@ func (c *Comm) isend(call string, buf []byte, dest, tag int, sync bool) (*Reques
 	if sync {
 		kind = mpi.OpIssend
 	}
-	r := &Request{live: true}
+	r := newLive()
 	h, err := c.h.NewRequest(kind, r.msgBuf(buf, true), d, t)
 	return r.started(call, h, err)
 }
@@ -204,7 +226,7 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	if src == ProcNull {
 		return nullRequest(false, true), nil
 	}
-	r := &Request{live: true}
+	r := newLive()
 	h, err := c.h.NewRequest(mpi.OpIrecv, r.msgBuf(buf, false), s, t)
 	return r.started("Irecv", h, err)
 }
