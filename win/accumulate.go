@@ -65,8 +65,14 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(src)*atomics.SizeOf[T]()); in {
-			if w.chk != nil { // shmrun --check
-				w.checkAtomic(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+			if w.chk != nil { // shmrun --check: the release before, the record after
+				t, lo, hi, key, pc := w.atomicAccess(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				rep := w.chk.AtomicBefore(t, lo, hi, key, pc)
+				if err := atomics.Accumulate(p.amem, p.off+int64(o), src, op, w.stripes); err != nil {
+					return opError("Accumulate", w, target, err)
+				}
+				w.chk.AtomicAfter(t, lo, hi, key, pc, rep)
+				return nil
 			}
 			if op == atomics.Sum && len(src) == 1 {
 				if _, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -101,7 +107,13 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 		p := &w.fast[target]
 		if o, in := p.span(disp, len(result)*atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkAtomic(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				t, lo, hi, key, pc := w.atomicAccess(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				rep := w.chk.AtomicBefore(t, lo, hi, key, pc)
+				if err := atomics.GetAccumulate(p.amem, p.off+int64(o), src, result, op, w.stripes); err != nil {
+					return opError("GetAccumulate", w, target, err)
+				}
+				w.chk.AtomicAfter(t, lo, hi, key, pc, rep)
+				return nil
 			}
 			if op == atomics.Sum && len(src) == 1 {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), src[0]); ok {
@@ -131,7 +143,21 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkAtomic(nameFetchAndOp, target, disp, atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				t, lo, hi, key, pc := w.atomicAccess(nameFetchAndOp, target, disp, atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				rep := w.chk.AtomicBefore(t, lo, hi, key, pc)
+				var old T
+				ok := false
+				if op == atomics.Sum {
+					old, ok = raw.FetchAddWord(p.amem, p.off+int64(o), v)
+				}
+				if !ok {
+					var err error
+					if old, err = atomics.FetchAndOp(p.amem, p.off+int64(o), v, op, w.stripes); err != nil {
+						return old, opError("FetchAndOp", w, target, err)
+					}
+				}
+				w.chk.AtomicAfter(t, lo, hi, key, pc, rep)
+				return old, nil
 			}
 			if op == atomics.Sum {
 				if old, ok := raw.FetchAddWord(p.amem, p.off+int64(o), v); ok {
@@ -161,7 +187,14 @@ func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (
 		p := &w.fast[target]
 		if o, in := p.span(disp, atomics.SizeOf[T]()); in {
 			if w.chk != nil {
-				w.checkAtomic(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.OpCAS, uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				t, lo, hi, key, pc := w.atomicAccess(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.OpCAS, uint8(atomics.TypeOf[T]()), raw.ReturnPC())
+				rep := w.chk.AtomicBefore(t, lo, hi, key, pc)
+				old, err := atomics.CompareAndSwap(p.amem, p.off+int64(o), v, compare, w.stripes)
+				if err != nil {
+					return old, opError("CompareAndSwap", w, target, err)
+				}
+				w.chk.AtomicAfter(t, lo, hi, key, pc, rep)
+				return old, nil
 			}
 			if raw.SwapIfWord(p.amem, p.off+int64(o), v, compare) {
 				return compare, nil

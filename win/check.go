@@ -125,12 +125,13 @@ func (w *Win) checkRMA(call uint32, target, disp, n int, kind rmacheck.Kind, op,
 	w.chk.Access(&rmacheck.Access{Target: target, Lo: lo, Hi: lo + uint64(n), Kind: kind, Op: op, Typ: typ, Call: call, Epoch: w.epochOf(target)})
 }
 
-// checkAtomic records an atomic RMA call's n bytes at disp on target (a
-// rank of the window); pc is where the call returns to (raw.ReturnPC in a
-// call never inlined).
-func (w *Win) checkAtomic(call uint32, target, disp, n int, op, typ uint8, pc uintptr) {
-	lo := w.lo(target, disp)
-	w.chk.RMA(target, lo, lo+uint64(n), rmacheck.KeyOf(rmacheck.Atomic, op, typ, call, w.epochOf(target)), pc)
+// atomicAccess is what an atomic RMA call of n bytes at disp on target (a
+// rank of the window) gives the checker: Log.AtomicRelease before its
+// memory operation, Log.RMA after. pc is where the call returns to
+// (raw.ReturnPC in a call never inlined), passed through.
+func (w *Win) atomicAccess(call uint32, target, disp, n int, op, typ uint8, pc uintptr) (t int, lo, hi, key uint64, _ uintptr) {
+	lo = w.lo(target, disp)
+	return target, lo, lo + uint64(n), rmacheck.KeyOf(rmacheck.Atomic, op, typ, call, w.epochOf(target)), pc
 }
 
 // checkTyped records a typed RMA call's target runs: tcount instances of

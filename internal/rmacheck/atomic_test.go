@@ -1,6 +1,11 @@
 package rmacheck
 
 import (
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -120,6 +125,20 @@ func TestAtomicRepeats(t *testing.T) {
 			t.Error("rank 0's Get after a FetchAndOp that follows rank 1's completed Put and FetchAndOp: reported")
 		}
 	})
+	t.Run("a newer atomic read's completion is news", func(t *testing.T) {
+		p, l := twoRanks(1)
+		fop(l[0][0], 0, 0, siteA) // releases, ticks
+		l[0][0].Complete(0)
+		l[0][0].Access(&Access{Target: 1, Lo: 0, Hi: 8, Kind: Atomic, Op: OpNoOp, Typ: uint8(atomics.Int64), Call: 4, Site: siteB})
+		l[0][0].Complete(1)       // the read completes at the same clock (a read does not tick)
+		fop(l[0][0], 0, 0, siteA) // must release: the read's completion
+		l[0][0].Complete(0)
+		fop(l[1][0], 0, 8, siteB) // joins target 0's atomics clock
+		put(l[1][0], 1, 0, siteP) // the word rank 0 read
+		if reported(p[1]) {
+			t.Error("rank 1's Put after learning (through a FetchAndOp) that rank 0's atomic read completed: reported")
+		}
+	})
 	t.Run("two atomic streams", func(t *testing.T) {
 		p, l := twoRanks(1)
 		fop(l[0][0], 1, 0, siteA)
@@ -165,5 +184,97 @@ func TestRepeatOutlivesMemo(t *testing.T) {
 				t.Error("rank 1's Get after a message sent while rank 0's repeat was not flushed: not reported")
 			}
 		})
+	}
+}
+
+// fopKey is the key of FetchAndOp(op) on int64 for Log.AtomicRelease and
+// Log.RMA.
+func fopKey(op uint8) uint64 { return KeyOf(Atomic, op, uint8(atomics.Int64), 1, EpochLockAll) }
+
+// userPC stands for the return address package win gives the checker
+// (raw.ReturnPC: its caller's line): an address in a function outside
+// shmrun, so that it is a call site.
+func userPC(f any) uintptr { return reflect.ValueOf(f).Pointer() + 1 }
+
+var pcFlag, pcSpin = userPC(strings.ToUpper), userPC(strings.ToLower)
+
+// splitFOP is FetchAndOp(op) on 8 bytes at lo of target as package win
+// makes it under --check: the release, the memory operation (mem), then
+// the record.
+func splitFOP(l *Log, target int, lo uint64, op uint8, pc uintptr, mem func()) {
+	rep := l.AtomicBefore(target, lo, lo+8, fopKey(op), pc)
+	mem()
+	l.AtomicAfter(target, lo, lo+8, fopKey(op), pc, rep)
+}
+
+// TestAtomicJoinAfter: a repeated atomic read that reads a write whose
+// release was made while the read's memo stood joins that release (the
+// count moved), though nothing was recorded at the target yet.
+func TestAtomicJoinAfter(t *testing.T) {
+	siteP, siteG := Name("atomic_test.go:31"), Name("atomic_test.go:32")
+	p, l := twoRanks(1)
+	// Spinning on the flag, one call site: the third read reads it set.
+	rep := false
+	for i := range 3 {
+		if i == 2 {
+			put(l[1][0], 0, 16, siteP) // the data, on another target than the flag
+			l[1][0].Complete(0)
+			rep = l[1][0].AtomicBefore(1, 0, 8, fopKey(uint8(atomics.Replace)), pcFlag) // then its swap sets the flag
+		}
+		splitFOP(l[0][0], 1, 0, OpNoOp, pcSpin, func() {})
+		l[0][0].Complete(1)
+		if i == 1 && !repeated(l[0][0], 1) {
+			t.Fatal("no repeat: the lock-free path was not taken")
+		}
+	}
+	l[0][0].Access(&Access{Target: 0, Lo: 16, Hi: 24, Kind: Read, Call: 3, Site: siteG})
+	l[1][0].AtomicAfter(1, 0, 8, fopKey(uint8(atomics.Replace)), pcFlag, rep)
+	if reported(p[0]) {
+		t.Error("rank 0's Get after reading rank 1's flag, set after its flushed Put: reported")
+	}
+}
+
+// TestAtomicFlagSpin: rank 1 puts data, flushes, then swaps a flag; rank
+// 0 spins reading the flag with FetchAndOp(NoOp) + Flush, then gets the
+// data: correct, so no report, however the two interleave. A join made
+// before the memory operation misses the release of a write the
+// operation then reads (found in review: ~10% of trials reported).
+func TestAtomicFlagSpin(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two threads running at once")
+	}
+	if raceOn {
+		t.Skip("two ranks in one process read each other's records racily, as processes do")
+	}
+	siteP, siteG := Name("atomic_test.go:21"), Name("atomic_test.go:22")
+	const trials = 4000
+	alarms := 0
+	for range trials {
+		p, l := twoRanks(1)
+		var flag atomic.Int64
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			put(l[1][0], 0, 16, siteP) // the data on rank 0, the flag on rank 1
+			l[1][0].Complete(0)
+			splitFOP(l[1][0], 1, 0, uint8(atomics.Replace), pcFlag, func() { flag.Store(1) })
+			l[1][0].Complete(1)
+		}()
+		go func() {
+			defer wg.Done()
+			for v := int64(0); v == 0; {
+				splitFOP(l[0][0], 1, 0, OpNoOp, pcSpin, func() { v = flag.Load() })
+				l[0][0].Complete(1)
+			}
+			l[0][0].Access(&Access{Target: 0, Lo: 16, Hi: 24, Kind: Read, Call: 3, Site: siteG})
+		}()
+		wg.Wait()
+		if reported(p[0]) {
+			alarms++
+		}
+	}
+	if alarms > 0 {
+		t.Errorf("%d reports in %d trials of a correct program", alarms, trials)
 	}
 }

@@ -38,8 +38,9 @@ const (
 )
 
 // targetLen is the bytes of one target's part of a window's area in a
-// world of n ranks: its ring's head, its locks' and atomics' clocks, its
-// ring.
+// world of n ranks: its ring's head (and, in the same line, the count of
+// releases into its atomics clock: relWord), its locks' and atomics'
+// clocks, its ring.
 func targetLen(n int) int64 {
 	c := (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign
 	return headLen + 3*c + RingLen*recLen
@@ -70,6 +71,7 @@ type Log struct {
 	from    []uint32 // per target and thread: records before this id happened before the thread, or were dropped
 	clocks  *Clocks  // the window's fence and PSCW clocks
 	tg      []tstate // per target: the repeat path's state (repeat.go)
+	joined  []uint64 // per target: its relWord when this rank last joined its atomics clock (atomic.go)
 	anyDup  uint32   // 1 when a repeat may be outstanding (relaxed)
 	reps    []*memo  // the memos of the records settle made pending (pend.rep; nil when done)
 	live    int      // reps not nil
@@ -94,7 +96,7 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 	n, m := p.n, len(world)
 	l := &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
 		tlen: targetLen(n), clen: (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m*Threads),
-		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m)}
+		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m), joined: make([]uint64, m)}
 	p.mu.Lock()
 	p.logs = append(p.logs, l)
 	p.mu.Unlock()
@@ -180,14 +182,14 @@ func (l *Log) access(a *Access, pc uintptr) {
 	if l.live > 0 {
 		l.settled(a.Target)
 	}
-	write := a.Kind == Atomic && a.Op != OpNoOp
+	// An atomic access joins what the target's atomic writers released,
+	// and a write releases: both here, or (split: Log.AtomicRelease and
+	// Log.RMA) the release before the memory operation and the join after.
+	write := a.Kind == Atomic && a.Op != OpNoOp && !a.split
 	if a.Kind == Atomic {
-		p.acquireFrom(l.clock(a.Target, 2))
+		l.joinAtomic(a.Target)
 	}
 	if a.Kind != Atomic && l.reuse(a, l.tg[a.Target].memo.Load(), rets, depth == 0) {
-		if write {
-			p.releaseInto(l.clock(a.Target, 2))
-		}
 		p.mu.Unlock()
 		return
 	}
@@ -220,7 +222,7 @@ func (l *Log) access(a *Access, pc uintptr) {
 	}
 	atomic.StoreUint64(w0, uint64(id)<<32|uint64(c))
 	if write {
-		p.releaseInto(l.clock(a.Target, 2))
+		l.releaseAtomic(a.Target)
 	}
 	if a.Kind == Atomic {
 		// Repeats of an atomic access are atomic.go's.

@@ -164,7 +164,7 @@ func (l *Log) repeat(a *Access, m *memo) bool {
 	if a.Local { // a load or store is complete at once, as the record says
 		return l.standsFor(a.Target, m)
 	}
-	if m.atomic && !l.quiet(m) {
+	if m.atomic && !l.quiet(a.Target, m) {
 		return false
 	}
 	return l.repeatAt(a.Target, m)
@@ -412,7 +412,7 @@ func (l *Log) RMA(target int, lo, hi uint64, key uint64, pc uintptr) {
 		return
 	}
 	if m := l.tg[target].memo.Load(); m != nil && m.lo == lo && m.hi == hi && m.key == key && goOnly() &&
-		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) && (!m.atomic || l.quiet(m)) {
+		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) && (!m.atomic || l.quiet(target, m)) {
 		// standsFor and count, spelled out: no calls on this path.
 		v := m.at.Load()
 		id, head := uint32(v>>32), uint32(v)

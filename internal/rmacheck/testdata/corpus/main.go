@@ -53,6 +53,7 @@ var cases = map[string]func(e *env) error{
 	"repeat_stores":        repeatStores,
 	"repeat_fop_flushed":   repeatFOPFlushed,
 	"repeat_fop_unflushed": repeatFOPUnflushed,
+	"atomics_flag_spin":    atomicsFlagSpin,
 }
 
 func main() {
@@ -636,6 +637,50 @@ func repeatFOPUnflushed(e *env) error {
 	}
 	if e.me == 0 {
 		_ = e.mine.Load(6) // race
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 1 puts a word to rank 0, flushes, then swaps a flag on rank 1 by
+// FetchAndOp; rank 0 spins reading the flag by FetchAndOp(NoOp) + Flush
+// until it is set, then gets the word: ordered (the swap's release before
+// it, the read's join after it), many rounds.
+func atomicsFlagSpin(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	for round := int64(1); round <= 50; round++ {
+		if e.me == 1 {
+			if err := do(win.PutT(e.w, []int64{round}, 0, 5), e.w.Flush(0)); err != nil {
+				return err
+			}
+			if _, err := win.FetchAndOp(e.w, round, 1, 7, atomics.Replace); err != nil {
+				return err
+			}
+			if err := e.w.Flush(1); err != nil {
+				return err
+			}
+		} else {
+			for v := int64(0); v != round; {
+				var err error
+				if v, err = win.FetchAndOp(e.w, int64(0), 1, 7, atomics.NoOp); err != nil {
+					return err
+				}
+				if err := e.w.Flush(1); err != nil {
+					return err
+				}
+			}
+			if err := do(win.GetT(e.w, e.result, 0, 5), e.w.Flush(0)); err != nil {
+				return err
+			}
+			if e.result[0] != round {
+				return fmt.Errorf("round %d: got %d", round, e.result[0])
+			}
+		}
+		// The next round's Put must not race this round's Get.
+		if err := e.c.Barrier(); err != nil {
+			return err
+		}
 	}
 	return e.w.UnlockAll()
 }

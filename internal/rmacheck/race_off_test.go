@@ -1,0 +1,5 @@
+//go:build !race
+
+package rmacheck
+
+const raceOn = false
