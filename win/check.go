@@ -134,6 +134,33 @@ func (w *Win) atomicAccess(call uint32, target, disp, n int, op, typ uint8, pc u
 	return target, lo, lo + uint64(n), rmacheck.KeyOf(rmacheck.Atomic, op, typ, call, w.epochOf(target)), pc
 }
 
+// slowAtomic is an atomic call's access on the slow paths, made known to
+// the checker in two parts as the fast paths do: atomicBefore before the
+// memory operation, atomicAfter once it succeeded.
+type slowAtomic struct {
+	on          bool
+	t           int
+	lo, hi, key uint64
+	rep         bool
+}
+
+// atomicBefore is Log.AtomicBefore for an atomic call of n bytes at disp
+// on target, when checking (its line is found by walking the frames).
+func (w *Win) atomicBefore(call uint32, target, disp, n int, op, typ uint8) slowAtomic {
+	if w.chk == nil || target == ProcNull || n <= 0 {
+		return slowAtomic{}
+	}
+	t, lo, hi, key, _ := w.atomicAccess(call, target, disp, n, op, typ, 0)
+	return slowAtomic{on: true, t: t, lo: lo, hi: hi, key: key, rep: w.chk.AtomicBefore(t, lo, hi, key, 0)}
+}
+
+// atomicAfter is Log.AtomicAfter for a's call.
+func (w *Win) atomicAfter(a slowAtomic) {
+	if a.on {
+		w.chk.AtomicAfter(a.t, a.lo, a.hi, a.key, 0, a.rep)
+	}
+}
+
 // checkTyped records a typed RMA call's target runs: tcount instances of
 // ttype at disp on target, one record per run.
 func (w *Win) checkTyped(call string, target, disp, tcount int, ttype *dtype.Type, kind rmacheck.Kind, op, typ uint8) {

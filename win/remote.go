@@ -185,9 +185,7 @@ func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomic
 	if err != nil || wh.noop {
 		return err
 	}
-	if w.chk != nil {
-		w.checkRMA(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
-	}
+	ck := w.atomicBefore(nameAccumulate, target, disp, len(src)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()))
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), false); err != nil {
 		return opError(call, w, target, err)
@@ -196,12 +194,17 @@ func accumulateSlow[T atomics.Elem](w *Win, src []T, target, disp int, op atomic
 		if err := atomics.Accumulate(wh.amem, wh.off, src, op, w.stripes); err != nil {
 			return opError(call, w, target, err)
 		}
+		w.atomicAfter(ck)
 		return nil
 	}
-	return privateRMW(w, call, &wh, len(src), func(cur []T) bool {
+	err = privateRMW(w, call, &wh, len(src), func(cur []T) bool {
 		combineLocal(src, cur, op)
 		return op != atomics.NoOp
 	})
+	if err == nil {
+		w.atomicAfter(ck)
+	}
+	return err
 }
 
 func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
@@ -210,9 +213,7 @@ func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int
 	if err != nil || wh.noop {
 		return err
 	}
-	if w.chk != nil {
-		w.checkRMA(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
-	}
+	ck := w.atomicBefore(nameGetAccumulate, target, disp, len(result)*atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()))
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
 		return opError(call, w, target, err)
@@ -221,13 +222,18 @@ func getAccumulateSlow[T atomics.Elem](w *Win, src, result []T, target, disp int
 		if err := atomics.GetAccumulate(wh.amem, wh.off, src, result, op, w.stripes); err != nil {
 			return opError(call, w, target, err)
 		}
+		w.atomicAfter(ck)
 		return nil
 	}
-	return privateRMW(w, call, &wh, len(result), func(cur []T) bool {
+	err = privateRMW(w, call, &wh, len(result), func(cur []T) bool {
 		copy(result, cur)
 		combineLocal(src, cur, op)
 		return op != atomics.NoOp
 	})
+	if err == nil {
+		w.atomicAfter(ck)
+	}
+	return err
 }
 
 func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T, error) {
@@ -237,9 +243,7 @@ func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op
 	if err != nil || wh.noop {
 		return old, err
 	}
-	if w.chk != nil {
-		w.checkRMA(nameFetchAndOp, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, uint8(op), uint8(atomics.TypeOf[T]()))
-	}
+	ck := w.atomicBefore(nameFetchAndOp, target, disp, atomics.SizeOf[T](), uint8(op), uint8(atomics.TypeOf[T]()))
 	defer w.leave(&wh)
 	if err := atomics.Check(op, atomics.TypeOf[T](), true); err != nil {
 		return old, opError(call, w, target, err)
@@ -249,6 +253,7 @@ func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op
 		if err != nil {
 			return old, opError(call, w, target, err)
 		}
+		w.atomicAfter(ck)
 		return old, nil
 	}
 	err = privateRMW(w, call, &wh, 1, func(cur []T) bool {
@@ -256,6 +261,9 @@ func fetchAndOpSlow[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op
 		combineLocal([]T{v}, cur, op)
 		return op != atomics.NoOp
 	})
+	if err == nil {
+		w.atomicAfter(ck)
+	}
 	return old, err
 }
 
@@ -266,15 +274,14 @@ func compareAndSwapSlow[T atomics.Integer](w *Win, v, compare T, target, disp in
 	if err != nil || wh.noop {
 		return old, err
 	}
-	if w.chk != nil {
-		w.checkRMA(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.Atomic, rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
-	}
+	ck := w.atomicBefore(nameCompareAndSwap, target, disp, atomics.SizeOf[T](), rmacheck.OpCAS, uint8(atomics.TypeOf[T]()))
 	defer w.leave(&wh)
 	if !wh.priv {
 		old, err = atomics.CompareAndSwap(wh.amem, wh.off, v, compare, w.stripes)
 		if err != nil {
 			return old, opError(call, w, target, err)
 		}
+		w.atomicAfter(ck)
 		return old, nil
 	}
 	err = privateRMW(w, call, &wh, 1, func(cur []T) bool {
@@ -285,5 +292,8 @@ func compareAndSwapSlow[T atomics.Integer](w *Win, v, compare T, target, disp in
 		cur[0] = v
 		return true
 	})
+	if err == nil {
+		w.atomicAfter(ck)
+	}
 	return old, err
 }

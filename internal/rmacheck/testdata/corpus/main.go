@@ -54,6 +54,7 @@ var cases = map[string]func(e *env) error{
 	"repeat_fop_flushed":   repeatFOPFlushed,
 	"repeat_fop_unflushed": repeatFOPUnflushed,
 	"atomics_flag_spin":    atomicsFlagSpin,
+	"atomics_flag_create":  atomicsFlagCreate,
 }
 
 func main() {
@@ -645,32 +646,47 @@ func repeatFOPUnflushed(e *env) error {
 // FetchAndOp; rank 0 spins reading the flag by FetchAndOp(NoOp) + Flush
 // until it is set, then gets the word: ordered (the swap's release before
 // it, the read's join after it), many rounds.
-func atomicsFlagSpin(e *env) error {
-	if err := e.w.LockAll(0); err != nil {
+func atomicsFlagSpin(e *env) error { return flagSpin(e, e.w) }
+
+// The same on a window over each rank's private memory (MPI_Win_create),
+// whose calls take the slow paths.
+func atomicsFlagCreate(e *env) error {
+	w, err := win.Create(e.c, make([]byte, 64), 8, nil)
+	if err != nil {
+		return err
+	}
+	if err := flagSpin(e, w); err != nil {
+		return err
+	}
+	return w.Free()
+}
+
+func flagSpin(e *env, w *win.Win) error {
+	if err := w.LockAll(0); err != nil {
 		return err
 	}
 	for round := int64(1); round <= 50; round++ {
 		if e.me == 1 {
-			if err := do(win.PutT(e.w, []int64{round}, 0, 5), e.w.Flush(0)); err != nil {
+			if err := do(win.PutT(w, []int64{round}, 0, 5), w.Flush(0)); err != nil {
 				return err
 			}
-			if _, err := win.FetchAndOp(e.w, round, 1, 7, atomics.Replace); err != nil {
+			if _, err := win.FetchAndOp(w, round, 1, 7, atomics.Replace); err != nil {
 				return err
 			}
-			if err := e.w.Flush(1); err != nil {
+			if err := w.Flush(1); err != nil {
 				return err
 			}
 		} else {
 			for v := int64(0); v != round; {
 				var err error
-				if v, err = win.FetchAndOp(e.w, int64(0), 1, 7, atomics.NoOp); err != nil {
+				if v, err = win.FetchAndOp(w, int64(0), 1, 7, atomics.NoOp); err != nil {
 					return err
 				}
-				if err := e.w.Flush(1); err != nil {
+				if err := w.Flush(1); err != nil {
 					return err
 				}
 			}
-			if err := do(win.GetT(e.w, e.result, 0, 5), e.w.Flush(0)); err != nil {
+			if err := do(win.GetT(w, e.result, 0, 5), w.Flush(0)); err != nil {
 				return err
 			}
 			if e.result[0] != round {
@@ -682,5 +698,5 @@ func atomicsFlagSpin(e *env) error {
 			return err
 		}
 	}
-	return e.w.UnlockAll()
+	return w.UnlockAll()
 }
