@@ -162,17 +162,38 @@ func (w *Win) atomicAfter(a slowAtomic) {
 }
 
 // checkTyped records a typed RMA call's target runs: tcount instances of
-// ttype at disp on target, one record per run.
+// ttype at disp on target, one record per run. An atomic call's runs are
+// recorded after its memory operation, its release made before
+// (releaseTyped).
 func (w *Win) checkTyped(call string, target, disp, tcount int, ttype *dtype.Type, kind rmacheck.Kind, op, typ uint8) {
-	if target == ProcNull || w.chk == nil || uint(target) >= uint(w.size) || !w.ep.canAccess(target) {
-		return // an error the call returns
+	if !w.checksTyped(target) {
+		return
 	}
 	base, epoch, name := int64(w.lo(target, disp)), w.epochOf(target), callName(call)
 	_ = ttype.Each(tcount, func(off, n int64) bool {
-		w.chk.Access(&rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
-			Call: name, Epoch: epoch})
+		a := &rmacheck.Access{Target: target, Lo: uint64(base + off), Hi: uint64(base + off + n), Kind: kind, Op: op, Typ: typ,
+			Call: name, Epoch: epoch}
+		if kind == rmacheck.Atomic {
+			w.chk.AccessAfter(a)
+		} else {
+			w.chk.Access(a)
+		}
 		return true
 	})
+}
+
+// checksTyped reports whether a typed call to target is checked: the
+// checker is on and the call is not an error it returns.
+func (w *Win) checksTyped(target int) bool {
+	return target != ProcNull && w.chk != nil && uint(target) < uint(w.size) && w.ep.canAccess(target)
+}
+
+// releaseTyped is a typed atomic call's release, before its memory
+// operation (checkTyped records it after).
+func (w *Win) releaseTyped(target int, op atomics.Op) {
+	if op != atomics.NoOp && w.checksTyped(target) {
+		w.chk.ReleaseAtomic(target)
+	}
 }
 
 // Checked is checked load/store access to one rank's part of a window

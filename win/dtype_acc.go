@@ -61,7 +61,7 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if w.obs != nil {
 		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, int(ttype.Size())*tcount)
 	}
-	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), uint8(e))
+	w.releaseTyped(target, op)
 	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
 	if !run {
 		return err
@@ -69,43 +69,54 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	defer w.leave(&wh)
 	a := typedAcc{w: w, call: call, wh: &wh, lo: lo, origin: origin, ocount: ocount, otype: otype, result: result, rcount: rcount, rtype: rtype,
 		tcount: tcount, ttype: ttype, op: op, basic: dtype.Basic(e), n: int(ttype.Size() * int64(tcount) / dtype.Basic(e).Size())}
+	if err := accTypedOf(e, &a); err != nil {
+		return err
+	}
+	// The runs are recorded after the memory operation (atomics join
+	// after it): shmrun --check.
+	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), uint8(e))
+	return nil
+}
+
+// accTypedOf is accTyped for elements of type e.
+func accTypedOf(e atomics.Type, a *typedAcc) error {
 	switch e {
 	case atomics.Int8:
-		return accTyped[int8](&a)
+		return accTyped[int8](a)
 	case atomics.Int16:
-		return accTyped[int16](&a)
+		return accTyped[int16](a)
 	case atomics.Int32:
-		return accTyped[int32](&a)
+		return accTyped[int32](a)
 	case atomics.Int64:
-		return accTyped[int64](&a)
+		return accTyped[int64](a)
 	case atomics.Uint8:
-		return accTyped[uint8](&a)
+		return accTyped[uint8](a)
 	case atomics.Uint16:
-		return accTyped[uint16](&a)
+		return accTyped[uint16](a)
 	case atomics.Uint32:
-		return accTyped[uint32](&a)
+		return accTyped[uint32](a)
 	case atomics.Uint64:
-		return accTyped[uint64](&a)
+		return accTyped[uint64](a)
 	case atomics.Float32:
-		return accTyped[float32](&a)
+		return accTyped[float32](a)
 	case atomics.Float64:
-		return accTyped[float64](&a)
+		return accTyped[float64](a)
 	case atomics.Complex64:
-		return accTyped[complex64](&a)
+		return accTyped[complex64](a)
 	case atomics.Complex128:
-		return accTyped[complex128](&a)
+		return accTyped[complex128](a)
 	case atomics.FloatIntT:
-		return accTyped[atomics.FloatInt](&a)
+		return accTyped[atomics.FloatInt](a)
 	case atomics.DoubleIntT:
-		return accTyped[atomics.DoubleInt](&a)
+		return accTyped[atomics.DoubleInt](a)
 	case atomics.LongIntT:
-		return accTyped[atomics.LongInt](&a)
+		return accTyped[atomics.LongInt](a)
 	case atomics.TwoIntT:
-		return accTyped[atomics.TwoInt](&a)
+		return accTyped[atomics.TwoInt](a)
 	case atomics.ShortIntT:
-		return accTyped[atomics.ShortInt](&a)
+		return accTyped[atomics.ShortInt](a)
 	}
-	return errorf(ErrType, "%s on rank %d: %v", call, w.rank, e)
+	return errorf(ErrType, "%s on rank %d: %v", a.call, a.w.rank, e)
 }
 
 // typedAcc is one AccumulateType or GetAccumulateType call, checked.

@@ -139,6 +139,31 @@ func (l *Log) AtomicAfter(target int, lo, hi uint64, key uint64, pc uintptr, rep
 	l.access(&a, pc)
 }
 
+// ReleaseAtomic is the release of an atomic call that writes and is
+// recorded apart (a datatype form: one release before its memory
+// operation, then AccessAfter for each run of its target bytes).
+func (l *Log) ReleaseAtomic(target int) {
+	if l == nil || uint(target) >= uint(len(l.world)) {
+		return
+	}
+	beforeClock()
+	p := l.p
+	p.mu.Lock()
+	p.use(0)
+	l.releaseAtomic(target)
+	p.mu.Unlock()
+}
+
+// AccessAfter is Access for an atomic access made after its memory
+// operation, whose release (if it writes) ReleaseAtomic made before: it
+// joins, then records and checks a.
+//
+//go:noinline
+func (l *Log) AccessAfter(a *Access) {
+	a.split = true
+	l.Access(a)
+}
+
 // rememberAtomic makes record id, which holds atomic access a, its
 // target's memo: as remember, with what quiet compares. p.mu is held,
 // and a's join and release are made.

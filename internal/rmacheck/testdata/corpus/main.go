@@ -6,11 +6,13 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -55,6 +57,7 @@ var cases = map[string]func(e *env) error{
 	"repeat_fop_unflushed": repeatFOPUnflushed,
 	"atomics_flag_spin":    atomicsFlagSpin,
 	"atomics_flag_create":  atomicsFlagCreate,
+	"atomics_flag_typed":   atomicsFlagTyped,
 }
 
 func main() {
@@ -694,6 +697,44 @@ func flagSpin(e *env, w *win.Win) error {
 			}
 		}
 		// The next round's Put must not race this round's Get.
+		if err := e.c.Barrier(); err != nil {
+			return err
+		}
+	}
+	return w.UnlockAll()
+}
+
+// int64s is the bytes of one int64.
+func int64s(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
+
+// The flag of atomics_flag_spin set by AccumulateType(Replace) and read
+// by GetAccumulateType(NoOp), the datatype forms.
+func atomicsFlagTyped(e *env) error {
+	i64 := dtype.Basic(atomics.Int64)
+	w := e.w
+	if err := w.LockAll(0); err != nil {
+		return err
+	}
+	for round := int64(1); round <= 50; round++ {
+		if e.me == 1 {
+			if err := do(win.PutT(w, []int64{round}, 0, 5), w.Flush(0),
+				win.AccumulateType(w, int64s(round), 1, i64, 1, 7, 1, i64, atomics.Replace), w.Flush(1)); err != nil {
+				return err
+			}
+		} else {
+			got := make([]byte, 8)
+			for binary.LittleEndian.Uint64(got) != uint64(round) {
+				if err := do(win.GetAccumulateType(w, nil, 0, i64, got, 1, i64, 1, 7, 1, i64, atomics.NoOp), w.Flush(1)); err != nil {
+					return err
+				}
+			}
+			if err := do(win.GetT(w, e.result, 0, 5), w.Flush(0)); err != nil {
+				return err
+			}
+			if e.result[0] != round {
+				return fmt.Errorf("round %d: got %d", round, e.result[0])
+			}
+		}
 		if err := e.c.Barrier(); err != nil {
 			return err
 		}
