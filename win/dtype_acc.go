@@ -19,6 +19,11 @@ import (
 // Accumulate does. Both types must be made of one and the same predefined
 // type (the standard allows no other: ErrType), and op must be defined on
 // it (ErrOp); the other checks are PutType's. Local, completes eagerly.
+//
+// Never inlined: shmrun --check's frame walk reads the caller's line from
+// its return address, which inside an inlined body names only the body.
+//
+//go:noinline
 func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
 	return accumulateType(w, "AccumulateType", origin, ocount, otype, nil, 0, nil, target, disp, tcount, ttype, op)
 }
@@ -28,7 +33,9 @@ func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target
 // target's elements go into rcount instances of rtype in result and are
 // combined with the origin's, element by element, atomically. With op
 // NoOp the origin (buffer, count and type) is ignored. Local; as
-// AccumulateType.
+// AccumulateType (never inlined, as it).
+//
+//go:noinline
 func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
 	target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
 	if rtype == nil {

@@ -58,6 +58,7 @@ var cases = map[string]func(e *env) error{
 	"atomics_flag_spin":    atomicsFlagSpin,
 	"atomics_flag_create":  atomicsFlagCreate,
 	"atomics_flag_typed":   atomicsFlagTyped,
+	"fence_acctype_put":    fenceAccTypePut,
 }
 
 func main() {
@@ -740,4 +741,19 @@ func atomicsFlagTyped(e *env) error {
 		}
 	}
 	return w.UnlockAll()
+}
+
+// fence_acc_put with the datatype form of Accumulate.
+func fenceAccTypePut(e *env) error {
+	if err := e.w.Fence(0); err != nil {
+		return err
+	}
+	var err error
+	if e.me == 0 {
+		i64 := dtype.Basic(atomics.Int64)
+		err = win.AccumulateType(e.w, int64s(1), 1, i64, 0, 4, 1, i64, atomics.Sum) // race
+	} else {
+		err = win.PutT(e.w, []int64{9}, 0, 4) // race
+	}
+	return do(err, e.w.Fence(win.ModeNoSucceed))
 }
