@@ -425,57 +425,41 @@ const hold = 5 * time.Millisecond
 
 func longWaitOn(c *comm.Comm, w *win.Win) error {
 	r, n := c.Rank(), c.Size()
-	// Rank 0 holds target 0's exclusive lock, then writes and releases it.
-	if r == 0 {
-		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+	// Rank 0 holds target 0's exclusive lock, then writes and releases
+	// it; the others wait for an exclusive lock, then for LockAll.
+	for i, wait := range []struct {
+		name         string
+		lock, unlock func() error
+	}{
+		{"the exclusive lock", func() error { return w.Lock(win.Exclusive, 0, 0) }, func() error { return w.Unlock(0) }},
+		{"LockAll", func() error { return w.LockAll(0) }, w.UnlockAll},
+	} {
+		want := int64(41 + i)
+		if r == 0 {
+			if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(); err != nil {
 			return err
 		}
-	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	if r == 0 {
-		time.Sleep(hold)
-		if err := firstErr(win.PutT(w, []int64{41}, 0, 0), w.Unlock(0)); err != nil {
+		if r == 0 {
+			time.Sleep(hold)
+			if err := firstErr(win.PutT(w, []int64{want}, 0, 0), w.Unlock(0)); err != nil {
+				return err
+			}
+		} else {
+			got := []int64{0}
+			if err := firstErr(wait.lock(), win.GetT(w, got, 0, 0), wait.unlock()); err != nil {
+				return err
+			}
+			if got[0] != want {
+				return fmt.Errorf("after a long wait for %s: %d, want %d", wait.name, got[0], want)
+			}
+		}
+		if err := c.Barrier(); err != nil {
 			return err
 		}
-	} else {
-		got := []int64{0}
-		if err := firstErr(w.Lock(win.Exclusive, 0, 0), win.GetT(w, got, 0, 0), w.Unlock(0)); err != nil {
-			return err
-		}
-		if got[0] != 41 {
-			return fmt.Errorf("after a long wait for the exclusive lock: %d, want 41", got[0])
-		}
-	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	// The same against LockAll.
-	if r == 0 {
-		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
-			return err
-		}
-	}
-	if err := c.Barrier(); err != nil {
-		return err
-	}
-	if r == 0 {
-		time.Sleep(hold)
-		if err := firstErr(win.PutT(w, []int64{42}, 0, 0), w.Unlock(0)); err != nil {
-			return err
-		}
-	} else {
-		got := []int64{0}
-		if err := firstErr(w.LockAll(0), win.GetT(w, got, 0, 0), w.UnlockAll()); err != nil {
-			return err
-		}
-		if got[0] != 42 {
-			return fmt.Errorf("after a long wait in LockAll: %d, want 42", got[0])
-		}
-	}
-	if err := c.Barrier(); err != nil {
-		return err
 	}
 	// PSCW around the ring: the target posts late, the origin completes
 	// late, so Start and Wait both sleep.

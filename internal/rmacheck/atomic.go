@@ -100,15 +100,9 @@ func (l *Log) AtomicBefore(target int, lo, hi uint64, key uint64, pc uintptr) (r
 		l.count(m)
 		return true
 	}
-	if uint8(key>>8) == OpNoOp {
-		return false
+	if uint8(key>>8) != OpNoOp {
+		l.ReleaseAtomic(target)
 	}
-	beforeClock()
-	p := l.p
-	p.mu.Lock()
-	p.use(0)
-	l.releaseAtomic(target)
-	p.mu.Unlock()
 	return false
 }
 
