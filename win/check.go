@@ -126,8 +126,8 @@ func (w *Win) checkRMA(call uint32, target, disp, n int, kind rmacheck.Kind, op,
 }
 
 // atomicAccess is what an atomic RMA call of n bytes at disp on target (a
-// rank of the window) gives the checker: Log.AtomicRelease before its
-// memory operation, Log.RMA after. pc is where the call returns to
+// rank of the window) gives the checker: Log.AtomicBefore before its
+// memory operation, Log.AtomicAfter after. pc is where the call returns to
 // (raw.ReturnPC in a call never inlined), passed through.
 func (w *Win) atomicAccess(call uint32, target, disp, n int, op, typ uint8, pc uintptr) (t int, lo, hi, key uint64, _ uintptr) {
 	lo = w.lo(target, disp)

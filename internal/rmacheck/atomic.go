@@ -13,8 +13,9 @@ import (
 // release must come before the memory operation and the join after it
 // (else a reader can see a write whose release it has not joined: a false
 // report on the flag-spinning loop of every lock built on atomics), so
-// package win calls AtomicRelease before the operation and RMA after it,
-// which joins, then records and checks the access. Each release is
+// package win calls AtomicBefore before the operation and AtomicAfter
+// after it, which joins, then records and checks the access (a datatype
+// form: ReleaseAtomic, then AccessAfter for each run). Each release is
 // counted in the target's relWord after it is made; a rank joins again
 // when the count moved since its last join.
 //
@@ -57,7 +58,7 @@ func (l *Log) quiet(t int, m *memo) bool {
 
 // relWord is target t's count of releases into its atomics clock, in the
 // line of its ring's head. A release is counted after it is made, and an
-// atomic write's memory operation comes after both (AtomicRelease): a rank
+// atomic write's memory operation comes after both (AtomicBefore): a rank
 // whose atomic call read that write, reading the count after its own
 // operation, sees the release counted.
 func (l *Log) relWord(t int) *uint64 { return raw.Word64(l.mem, l.base(t)+8) }

@@ -187,8 +187,8 @@ func TestRepeatOutlivesMemo(t *testing.T) {
 	}
 }
 
-// fopKey is the key of FetchAndOp(op) on int64 for Log.AtomicRelease and
-// Log.RMA.
+// fopKey is the key of FetchAndOp(op) on int64 for Log.AtomicBefore and
+// Log.AtomicAfter.
 func fopKey(op uint8) uint64 { return KeyOf(Atomic, op, uint8(atomics.Int64), 1, EpochLockAll) }
 
 // userPC stands for the return address package win gives the checker

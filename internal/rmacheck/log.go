@@ -183,8 +183,9 @@ func (l *Log) access(a *Access, pc uintptr) {
 		l.settled(a.Target)
 	}
 	// An atomic access joins what the target's atomic writers released,
-	// and a write releases: both here, or (split: Log.AtomicRelease and
-	// Log.RMA) the release before the memory operation and the join after.
+	// and a write releases: both here, or (split: AtomicBefore or
+	// ReleaseAtomic, then AtomicAfter or AccessAfter) the release before
+	// the memory operation and the join after.
 	write := a.Kind == Atomic && a.Op != OpNoOp && !a.split
 	if a.Kind == Atomic {
 		l.joinAtomic(a.Target)

@@ -83,7 +83,7 @@ type Access struct {
 	Site   uint32 // where the call is, a Name (0: the calling goroutine's line, found by siteOf)
 	Thread int    // the accessing thread's number + 1 (0: the calling thread; see Threads)
 	issue  uint32 // a record's: its origin's clock when it was made
-	split  bool   // an atomic access whose release Log.AtomicBefore made
+	split  bool   // an atomic access recorded after its operation, its release made before (AtomicBefore, ReleaseAtomic)
 }
 
 // Epoch is the kind of epoch an access is made in, for reports.
