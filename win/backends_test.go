@@ -424,7 +424,7 @@ func beLongWait(c *comm.Comm) error {
 const hold = 5 * time.Millisecond
 
 func longWaitOn(c *comm.Comm, w *win.Win) error {
-	r, n := c.Rank(), c.Size()
+	r := c.Rank()
 	// Rank 0 holds target 0's exclusive lock, then writes and releases
 	// it; the others wait for an exclusive lock, then for LockAll.
 	for i, wait := range []struct {
@@ -463,17 +463,7 @@ func longWaitOn(c *comm.Comm, w *win.Win) error {
 	}
 	// PSCW around the ring: the target posts late, the origin completes
 	// late, so Start and Wait both sleep.
-	next, prev := (r+1)%n, (r+n-1)%n
-	world := c.Group()
-	to, err := world.Incl(next)
-	if err != nil {
-		return err
-	}
-	from, err := world.Incl(prev)
-	if err != nil {
-		return err
-	}
-	mine, err := win.View[int64](w.Local())
+	next, prev, to, from, mine, err := ring(c, w)
 	if err != nil {
 		return err
 	}
@@ -502,19 +492,26 @@ func bePSCW(c *comm.Comm) error {
 	return onFlavors(c, 8, pscwOn)
 }
 
-func pscwOn(c *comm.Comm, w *win.Win) error {
+// ring is this rank's neighbours on the ring of c's ranks, the groups of
+// each alone (a PSCW epoch's access and exposure groups), and its own
+// part of w as int64s.
+func ring(c *comm.Comm, w *win.Win) (next, prev int, to, from *comm.Group, mine []int64, err error) {
 	r, n := c.Rank(), c.Size()
-	next, prev := (r+1)%n, (r+n-1)%n
+	next, prev = (r+1)%n, (r+n-1)%n
 	world := c.Group()
-	to, err := world.Incl(next)
-	if err != nil {
-		return err
+	if to, err = world.Incl(next); err != nil {
+		return
 	}
-	from, err := world.Incl(prev)
-	if err != nil {
-		return err
+	if from, err = world.Incl(prev); err != nil {
+		return
 	}
-	mine, err := win.View[int64](w.Local())
+	mine, err = win.View[int64](w.Local())
+	return
+}
+
+func pscwOn(c *comm.Comm, w *win.Win) error {
+	r := c.Rank()
+	next, prev, to, from, mine, err := ring(c, w)
 	if err != nil {
 		return err
 	}
