@@ -178,6 +178,77 @@ static inline void shmrun_unset_comm(shmrun_comm_desc *d)
 				    __ATOMIC_ACQUIRE);
 }
 
+/* The point-to-point engine's state the eager fast paths share with Go
+ * (internal/winc's P2P, P2PTx, P2PRx; capi's tests hold the offsets to
+ * those): the engine's lock, whether Go's matching state is empty
+ * (quiet), and per world rank the ring positions toward it (tx) and from
+ * it (rx). Every field but lock belongs to the lock's holder. */
+typedef struct {
+	uint32_t lock;  /* 0 free, 1 held: compare-and-swap to take, store-release to give back */
+	uint32_t quiet; /* 1 while Go's engine holds no operation in progress */
+	uint32_t n;     /* world ranks */
+	uint32_t eager; /* the largest message sent whole */
+	int32_t spin;   /* polls of a receive before it hands its wait to Go */
+	uint32_t pad0;
+	uint64_t next_id; /* packet ids */
+	uint64_t pad1[4];
+} shmrun_p2p;
+typedef struct {
+	char *ring;          /* the peer's inbox's ring of this rank; NULL: not mapped */
+	uint64_t *tail;      /* bytes the peer gave back */
+	uint32_t *seq;       /* the peer's doorbell */
+	uint32_t *sleepers;
+	uint64_t head;       /* bytes written */
+	uint64_t seen_tail;  /* the tail last read */
+	uint32_t stamp;      /* stamp of the last packet written */
+	uint32_t ring_len;
+	uint64_t pad;
+} shmrun_p2p_tx;
+typedef struct {
+	char *ring;     /* the sender's ring in this rank's inbox */
+	uint64_t *tail; /* the tail published to the sender */
+	uint64_t pos;   /* bytes consumed */
+	uint64_t given; /* bytes given back */
+	uint32_t stamp; /* stamp of the last packet consumed */
+	uint32_t ring_len;
+	uint64_t pad[3];
+} shmrun_p2p_rx;
+
+/* A communicator's point-to-point descriptor: the engine's state, the
+ * context its packets carry, and its members' world ranks. Made by the
+ * first send or receive on it that goes through Go, cached by handle like
+ * the collective descriptors. */
+typedef struct {
+	uintptr_t handle;
+	shmrun_p2p *e;
+	shmrun_p2p_tx *tx; /* by world rank */
+	shmrun_p2p_rx *rx;
+	int32_t *world;    /* world rank of each rank */
+	uint32_t ctx;
+	uint32_t n;
+	uint32_t me;
+} shmrun_p2p_comm;
+extern shmrun_p2p_comm *shmrun_p2ps[SHMRUN_COMM_SLOTS];
+
+static inline void shmrun_set_p2p(uintptr_t h, shmrun_p2p_comm *d)
+{
+	__atomic_store_n(&shmrun_p2ps[SHMRUN_COMM_SLOT(h)], d, __ATOMIC_RELEASE);
+}
+
+/* shmrun_unset_p2p uncaches d if its slot holds it. */
+static inline void shmrun_unset_p2p(shmrun_p2p_comm *d)
+{
+	shmrun_p2p_comm *want = d;
+	__atomic_compare_exchange_n(&shmrun_p2ps[SHMRUN_COMM_SLOT(d->handle)], &want, NULL, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+}
+
+/* An eager MPI_Isend done in C completes at once; its request is this
+ * one handle, which MPI_Wait and MPI_Waitall complete in C and the Go
+ * side knows as a completed send (capi's reqtab.go): not a slot handle
+ * (its low bits are not zero), within an int (MPI_Request_toint). */
+#define SHMRUN_REQ_SENT ((uintptr_t)0x40000008)
+
 /* Window handles are SHMRUN_WIN_BASE + 16 * slot; slot indexes
  * shmrun_wins, which holds the descriptor (NULL: the Go path only). */
 #define SHMRUN_WIN_SLOTS 4096

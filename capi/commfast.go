@@ -104,6 +104,7 @@ func setCommSlot(d *C.shmrun_comm_desc) { C.shmrun_set_comm(d.handle, d) }
 // writing, and no C call may be using the communicator (it is being
 // freed, or the library finalized).
 func dropCommDesc(x *commH) {
+	dropP2PDesc(x)
 	if x.fast == nil {
 		return
 	}

@@ -55,6 +55,10 @@ type commH struct {
 	name string
 	attr *attrBlock // C memory for MPI_Comm_get_attr's answers (world only)
 	fast *commFast  // the C barrier's descriptor, once made
+	// The C eager point-to-point descriptor (p2pfast.go), once made;
+	// p2pTried once its making was tried.
+	p2p      *C.shmrun_p2p_comm
+	p2pTried atomic.Bool
 }
 
 // A winH is a window handle's object.

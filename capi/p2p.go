@@ -49,6 +49,7 @@ func p2pArgs(call string, h, dt C.uintptr_t, p *C.char, count C.int64_t) (*commH
 	if code != 0 {
 		return nil, nil, nil, code
 	}
+	installP2PDesc(x)
 	t, err := typeOf(uintptr(dt))
 	if err != nil {
 		return nil, nil, nil, x.raise(call, err)

@@ -118,6 +118,9 @@ func decodeReq(h uintptr) (s *reqSlot, gen uint32, ok bool) {
 // handle of tab.reqs has reqSpace clear unless tab.next has passed it,
 // some hundred million handles on; then it is looked up there too.)
 func getReq(h uintptr) (*reqH, bool) {
+	if h == reqSent {
+		return &sentReq, true
+	}
 	if h&reqSpace != 0 {
 		if s, gen, ok := decodeReq(h); ok && s.state.Load() == gen<<1|1 {
 			return &s.x, true

@@ -61,11 +61,20 @@ func TestReqTable(t *testing.T) {
 		t.Errorf("%d slots made for at most %d live requests", reqTab.made, 5000/7+1)
 	}
 	// Handles that were never given, or of other objects.
-	for _, h := range []uintptr{0, hRequestNull, hCommWorld, firstHandle, reqSpace, reqSpace | 8, reqSpace | (reqSlots-1)<<4, 1<<31 | reqSpace | 16, ^uintptr(0)} {
+	for _, h := range []uintptr{0, hRequestNull, hCommWorld, firstHandle, reqSpace, reqSpace | 4, reqSpace | (reqSlots-1)<<4, 1<<31 | reqSpace | 16, ^uintptr(0)} {
 		if _, ok := getReq(h); ok {
 			t.Errorf("handle %#x found", h)
 		}
 		dropReq(h)
+	}
+	// The completed C send's one handle is always found, a complete
+	// request, and dropping it changes nothing.
+	for range 2 {
+		x, ok := getReq(reqSent)
+		if !ok || x != &sentReq || !x.done || x.r != nil || x.err != nil || x.persist != nil {
+			t.Fatalf("reqSent: %+v, %v", x, ok)
+		}
+		dropReq(reqSent)
 	}
 	check()
 	// Every slot in use: the next requests come from tab.reqs, and all

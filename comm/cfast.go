@@ -28,6 +28,32 @@ func init() {
 	}
 }
 
+// winc.P2POf gives the C interface's eager Send, Isend and Recv what
+// they need of a communicator (the engine's shared state, the context,
+// the members' world ranks); they follow engine.sendNow and drain's
+// protocol under the engine's lock while its Quiet word says Go holds
+// nothing in progress (internal/winc's P2P).
+func init() {
+	winc.P2POf = func(x any) *winc.P2PComm {
+		c, ok := x.(*Comm)
+		if !ok || rec != nil || chk != nil {
+			return nil
+		}
+		e, err := c.engine("Send")
+		if err != nil {
+			return nil
+		}
+		e.lock()
+		e.cfast = true
+		e.release() // sets Quiet
+		w := make([]int32, len(c.members))
+		for r, m := range c.members {
+			w[r] = int32(m)
+		}
+		return &winc.P2PComm{Eng: e.sh.P2P, Tx: e.sh.Tx, Rx: e.sh.Rx, Ctx: c.p2p().ctx, World: w, Me: c.Rank()}
+	}
+}
+
 func init() {
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)

@@ -18,7 +18,7 @@ func SetReadFault(err error) { readFault = err }
 // received by single copy and how many through the bulk slots.
 func P2PLarge(c *Comm) (read, staged int) {
 	e := c.world.eng
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.release()
 	return e.nRead, e.nStaged
 }

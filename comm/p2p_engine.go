@@ -19,11 +19,14 @@ import (
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/internal/typesig"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/shm"
 )
 
 // The point-to-point engine: one per world rank, shared by all its
-// communicators and goroutines (MPI_THREAD_MULTIPLE: one mutex guards it).
+// communicators and goroutines (MPI_THREAD_MULTIPLE: one lock guards it,
+// a word of the state it shares with the C interface's fast paths,
+// internal/winc's P2P).
 // Every rank owns an inbox with one ring per sender (the protocol is in
 // internal/format's p2p.go and docs/FORMAT.md). A rank moves messages only
 // while one of its goroutines is inside a point-to-point call: progress
@@ -32,8 +35,9 @@ import (
 // order), pushes the packets that waited for room, and works on the large
 // messages in progress (p2p_bulk.go).
 type engine struct {
-	mu     sync.Mutex
-	t      *team.Team // the world's
+	sh     winc.P2PMapped // the lock, Quiet and the ring positions (shared with C)
+	ro     raceOrder      // the lock's order, for the race detector
+	t      *team.Team     // the world's
 	me, n  int
 	l      format.InboxLayout
 	mem    []byte // this rank's inbox
@@ -51,10 +55,9 @@ type engine struct {
 	posted  fifo[*op]
 	unexp   fifo[*inMsg]
 	waiting map[uint64]*op // sends waiting for CTS or Fin
-	nextID  uint64
-	broken  error   // a ring held what no sender writes: every call fails
-	wake    bool    // an operation completed since the doorbell was rung
-	fence   *uint64 // a private word on lines of its own (unlock)
+	broken  error          // a ring held what no sender writes: every call fails
+	wake    bool           // an operation completed since the doorbell was rung
+	fence   *uint64        // a private word on lines of its own (unlock)
 
 	// What a message-rate loop would otherwise allocate per message:
 	// requests for sends complete at their start (Isend's of an eager
@@ -67,6 +70,8 @@ type engine struct {
 	// Chunks of large messages this rank received in Data packets and by
 	// single copy (for tests).
 	nStaged, nRead int
+
+	cfast bool // the C interface runs fast paths over sh: keep Quiet
 }
 
 // rxRing is this rank's receiving state toward one sender: the ring, its
@@ -77,11 +82,9 @@ type rxRing struct {
 	jobID  *uint64
 	claim  *uint64
 	chunks *uint32
-	pos    uint64 // bytes consumed
-	given  uint64 // bytes given back (the tail last published)
-	stamp  uint32 // stamp of the last packet consumed
-	job    *op    // the receive whose job is open on the line
-	queued []*op  // receives matched to a large message, waiting for the line
+	st     *winc.P2PRx // the read position, given-back position and stamp
+	job    *op         // the receive whose job is open on the line
+	queued []*op       // receives matched to a large message, waiting for the line
 }
 
 // peer is this rank's sending state toward another world rank (or
@@ -93,10 +96,8 @@ type peer struct {
 	bell     barrier.Event
 	ring     []byte
 	tail     *uint64
-	claim    *uint64 // my job line's claim word
-	head     uint64  // bytes written
-	seenTail uint64
-	stamp    uint32 // stamp of the last packet written
+	claim    *uint64     // my job line's claim word
+	st       *winc.P2PTx // the write position, the tail last seen and the stamp
 	queue    []txItem
 	sending  *op  // the send whose job is open on the peer's line
 	noSingle bool // this rank cannot read the peer's memory
@@ -195,6 +196,57 @@ func p2pPolicy(p barrier.Policy) barrier.Policy {
 	return p
 }
 
+// tryLock takes the engine's lock if it is free, reporting whether it did.
+func (e *engine) tryLock() bool {
+	l := &e.sh.Lock
+	if atomic.LoadUint32(l) == 0 && atomic.CompareAndSwapUint32(l, 0, 1) {
+		e.ro.acquire()
+		return true
+	}
+	return false
+}
+
+// lock takes the engine's lock: a word the C interface's fast paths take
+// too (winc.P2P), so not a sync.Mutex. Its holders do short work, but
+// one may wait for a peer's inbox to appear (peer): a waiter spins a
+// little, then yields, then sleeps.
+func (e *engine) lock() {
+	for i := 0; !e.tryLock(); i++ {
+		switch {
+		case i < 64:
+			raw.Pause()
+		case i < 1024:
+			runtime.Gosched()
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// release gives the engine's lock back, first recording in Quiet whether
+// the C fast paths may go on (winc.P2P: nothing in progress in the
+// matching state, nothing observed) once they exist in this process (a
+// ping-pong from Go measured 12 ns slower for the test in every unlock).
+func (e *engine) release() {
+	if e.cfast {
+		e.setQuiet()
+	}
+	e.ro.release()
+	atomic.StoreUint32(&e.sh.Lock, 0)
+}
+
+// setQuiet is release's: Quiet is 1 while nothing is in progress.
+//
+//go:noinline
+func (e *engine) setQuiet() {
+	q := uint32(0)
+	if len(e.posted.all()) == 0 && len(e.unexp.all()) == 0 && len(e.busy) == 0 && len(e.jobs) == 0 &&
+		len(e.waiting) == 0 && e.broken == nil && rec == nil && chk == nil {
+		q = 1
+	}
+	e.sh.Quiet = q
+}
+
 // inboxOf is the layout of an inbox for a world of n ranks.
 func inboxOf(n int) format.InboxLayout { return format.NewInboxLayout(n, shm.PageSize) }
 
@@ -211,15 +263,23 @@ func newEngine(t *team.Team, single bool) (*engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making the rank's inbox: %w", err)
 	}
-	e := &engine{t: t, me: t.Rank(), n: t.Size(), l: l, mem: mem, abort: t.Abort(), policy: p2pPolicy(t.Policy()),
+	sh, err := winc.NewP2P(l.N)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{sh: sh, t: t, me: t.Rank(), n: t.Size(), l: l, mem: mem, abort: t.Abort(), policy: p2pPolicy(t.Policy()),
 		eager: format.P2PEager(l.Ring), chunk: format.P2PChunk(l.Ring), single: single,
 		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}, fence: &new(fenceLine).w}
 	e.bell = bellOf(mem, l)
+	sh.Eager, sh.Spin = uint32(e.eager), int32(e.policy.Spin)
 	for s := range l.N {
 		off, jo := l.RingOff(s), l.JobOff(s)
 		e.rx[s] = rxRing{ring: mem[off : off+l.Ring : off+l.Ring],
 			tail:  raw.Uint64At(mem, l.TailOff(s)+format.TailPos),
-			jobID: raw.Uint64At(mem, jo+format.JobID), claim: raw.Uint64At(mem, jo+format.JobClaim), chunks: raw.Uint32At(mem, jo+format.JobChunks)}
+			jobID: raw.Uint64At(mem, jo+format.JobID), claim: raw.Uint64At(mem, jo+format.JobClaim), chunks: raw.Uint32At(mem, jo+format.JobChunks),
+			st: &sh.Rx[s]}
+		r := &e.rx[s]
+		r.st.Ring, r.st.Tail, r.st.RingLen = raw.Addr(r.ring), raw.AddrOf(r.tail), uint32(l.Ring)
 	}
 	return e, nil
 }
@@ -243,7 +303,7 @@ func checkInbox(mem []byte, l format.InboxLayout) error {
 }
 
 // peer returns world rank w's peer state, mapping its inbox on first use.
-// Called with e.mu held; it may wait for w to start.
+// Called with the engine locked; it may wait for w to start.
 func (e *engine) peer(w int) (*peer, error) {
 	if p := e.peers[w]; p != nil {
 		return p, nil
@@ -258,12 +318,15 @@ func (e *engine) peer(w int) (*peer, error) {
 	}
 	off, jo, to := e.l.RingOff(e.me), e.l.JobOff(e.me), e.l.TailOff(e.me)
 	p := &peer{w: w, pid: pid, bell: bellOf(mem, e.l), ring: mem[off : off+e.l.Ring : off+e.l.Ring],
-		tail: raw.Uint64At(mem, to+format.TailPos), claim: raw.Uint64At(mem, jo+format.JobClaim)}
+		tail: raw.Uint64At(mem, to+format.TailPos), claim: raw.Uint64At(mem, jo+format.JobClaim), st: &e.sh.Tx[w]}
+	st := p.st
+	st.Tail, st.Seq, st.Sleepers = raw.AddrOf(p.tail), raw.AddrOf(p.bell.Seq), raw.AddrOf(p.bell.Sleepers)
+	st.RingLen, st.Ring = uint32(len(p.ring)), raw.Addr(p.ring) // Ring last: the entry is complete
 	e.peers[w] = p
 	return p, nil
 }
 
-func (e *engine) newID() uint64 { e.nextID++; return e.nextID }
+func (e *engine) newID() uint64 { e.sh.NextID++; return e.sh.NextID }
 
 func cells(k int) int64 { return int64((k + format.PktCell - 1) &^ (format.PktCell - 1)) }
 
@@ -272,14 +335,15 @@ func cells(k int) int64 { return int64((k + format.PktCell - 1) &^ (format.PktCe
 // would run past it. ok is false when the ring has no room yet.
 func (p *peer) reserve(k int64) (int64, bool) {
 	size := int64(len(p.ring))
-	pos := int64(p.head & uint64(size-1))
+	st := p.st
+	pos := int64(st.Head & uint64(size-1))
 	need := k
 	if pos+k > size {
 		need += size - pos
 	}
-	if int64(p.head-p.seenTail)+need > size {
-		p.seenTail = atomic.LoadUint64(p.tail)
-		if int64(p.head-p.seenTail)+need > size {
+	if int64(st.Head-st.SeenTail)+need > size {
+		st.SeenTail = atomic.LoadUint64(p.tail)
+		if int64(st.Head-st.SeenTail)+need > size {
 			return 0, false
 		}
 	}
@@ -295,12 +359,13 @@ func (p *peer) reserve(k int64) (int64, bool) {
 // that hands it to the reader; an atomic store, so also a full fence
 // before the doorbell's sleepers are read).
 func (p *peer) publish(pos, k int64) {
-	p.stamp++
-	if p.stamp == 0 {
-		p.stamp = 1
+	st := p.st
+	st.Stamp++
+	if st.Stamp == 0 {
+		st.Stamp = 1
 	}
-	atomic.StoreUint32(raw.Uint32At(p.ring, pos), p.stamp)
-	p.head += uint64(k)
+	atomic.StoreUint32(raw.Uint32At(p.ring, pos), st.Stamp)
+	st.Head += uint64(k)
 }
 
 // header writes a packet header's fields (not the stamp): kind and the
@@ -389,13 +454,13 @@ func (p *peer) writeData(kind uint8, o *op) bool {
 // receiver's ring behind nothing queued, reporting whether it did; then
 // with req it also returns a request complete with the zero status. When
 // it did not, o goes through startSend. o does not escape: the caller's
-// may live on its stack. Called without e.mu.
+// may live on its stack. Called with the engine unlocked.
 func (e *engine) sendNow(o *op, req bool) (*Request, bool, error) {
 	if o.sync || len(o.buf) > e.eager || rec != nil || chk != nil {
 		return nil, false, nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock() // nothing completes here: no doorbell of ours to ring
+	e.lock()
+	defer e.release() // nothing completes here: no doorbell of ours to ring
 	if e.broken != nil {
 		return nil, false, e.broken
 	}
@@ -422,7 +487,7 @@ func (e *engine) sendNow(o *op, req bool) (*Request, bool, error) {
 	return r, true, nil
 }
 
-// send queues item for p and writes what fits. Called with e.mu held.
+// send queues item for p and writes what fits. Called with the engine locked.
 func (e *engine) send(p *peer, it txItem) {
 	if len(p.queue) == 0 && e.write(p, &it) {
 		p.bell.Notify()
@@ -440,11 +505,11 @@ func (e *engine) markBusy(p *peer) {
 }
 
 // flush writes the queued packets that fit and the chunks of open send
-// jobs. Called with e.mu held.
+// jobs. Called with the engine locked.
 func (e *engine) flush() {
 	keep := e.busy[:0]
 	for _, p := range e.busy {
-		n, head := 0, p.head
+		n, head := 0, p.st.Head
 		for n < len(p.queue) && e.write(p, &p.queue[n]) {
 			p.queue[n] = txItem{}
 			n++
@@ -453,7 +518,7 @@ func (e *engine) flush() {
 		if len(p.queue) == 0 && p.sending != nil {
 			e.stream(p)
 		}
-		if p.head != head {
+		if p.st.Head != head {
 			p.bell.Notify()
 		}
 		if len(p.queue) > 0 || p.sending != nil {
@@ -465,7 +530,7 @@ func (e *engine) flush() {
 }
 
 // progress drains every ring, pushes waiting packets and chunks, and works
-// on the open receive jobs. Called with e.mu held.
+// on the open receive jobs. Called with the engine locked.
 func (e *engine) progress() {
 	if e.broken != nil {
 		return
@@ -484,10 +549,11 @@ func (e *engine) progress() {
 // drain handles the packets waiting in sender s's ring.
 func (e *engine) drain(s int) {
 	r := &e.rx[s]
+	st := r.st
 	size := uint64(len(r.ring))
 	for e.broken == nil {
-		pos := int64(r.pos & (size - 1)) // rings are a power of two
-		want := r.stamp + 1
+		pos := int64(st.Pos & (size - 1)) // rings are a power of two
+		want := st.Stamp + 1
 		if want == 0 {
 			want = 1
 		}
@@ -498,13 +564,13 @@ func (e *engine) drain(s int) {
 		if k == 0 { // a Skip
 			k = int64(size) - pos
 		}
-		r.stamp = want
-		r.pos += uint64(k)
+		st.Stamp = want
+		st.Pos += uint64(k)
 	}
 	// Room goes back at once: a sender that posts a packet and then
 	// computes must find room for its next one. (Giving it back in
 	// batches measured no faster.)
-	if r.pos != r.given {
+	if st.Pos != st.Given {
 		e.giveBack(s, r)
 	}
 }
@@ -513,11 +579,12 @@ func (e *engine) drain(s int) {
 // tail and publishes the new tail to sender s.
 func (e *engine) giveBack(s int, r *rxRing) {
 	size := uint64(len(r.ring))
-	for at := r.given; at != r.pos; at += format.PktCell {
+	st := r.st
+	for at := st.Given; at != st.Pos; at += format.PktCell {
 		binary.LittleEndian.PutUint32(r.ring[at&(size-1):], 0)
 	}
-	r.given = r.pos
-	atomic.StoreUint64(r.tail, r.pos) // sequentially consistent: before the sleepers' load
+	st.Given = st.Pos
+	atomic.StoreUint64(r.tail, st.Pos) // sequentially consistent: before the sleepers' load
 	if p, err := e.peer(s); err == nil {
 		p.bell.Notify()
 	}
@@ -732,8 +799,8 @@ const maxFree = 256
 // takeOp returns a copy of so, a receive not yet started, in an
 // operation from the free list or a new one, whose outcome goes to rv:
 // a persistent request's, reused by each start (its last operation is
-// complete), or, when rv is nil, a new request's. It returns rv. e.mu is
-// held.
+// complete), or, when rv is nil, a new request's. It returns rv. The
+// engine is locked.
 func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op) {
 	var o *op
 	if n := len(e.free); n > 0 {
@@ -754,7 +821,7 @@ func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op) {
 	return rv, o
 }
 
-// unlock releases e.mu, first ringing the doorbell if operations
+// unlock unlocks the engine, first ringing the doorbell if operations
 // completed under it: the fence orders their done stores before the load
 // of the doorbell's sleepers (a sleeper adds itself, then re-checks done).
 func (e *engine) unlock() {
@@ -763,12 +830,12 @@ func (e *engine) unlock() {
 		atomic.AddUint64(e.fence, 1)
 		e.bell.Notify()
 	}
-	e.mu.Unlock()
+	e.release()
 }
 
-// startSend begins sending o to world rank o.peer. Called without e.mu.
+// startSend begins sending o to world rank o.peer. Called with the engine unlocked.
 func (e *engine) startSend(o *op) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	if e.broken != nil {
 		return e.broken
@@ -797,9 +864,9 @@ func (e *engine) startSend(o *op) error {
 }
 
 // startRecv posts receive o: it takes the first unexpected message it
-// matches, or waits in the posted queue. Called without e.mu.
+// matches, or waits in the posted queue. Called with the engine unlocked.
 func (e *engine) startRecv(o *op) {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	e.post(o)
 }
@@ -807,9 +874,9 @@ func (e *engine) startRecv(o *op) {
 // postRecvInto posts a copy of so, a receive not yet started, whose
 // outcome goes to rv (a persistent request's, reused by each start: its
 // last operation is complete) instead of a new recvReq, and returns rv.
-// Called without e.mu.
+// Called with the engine unlocked.
 func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	rv, o := e.takeOp(so, rv)
 	e.post(o)
@@ -817,16 +884,16 @@ func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 }
 
 // postRecv posts a copy of so, a receive not yet started, and returns its
-// request (takeOp: so itself does not escape). Called without e.mu.
+// request (takeOp: so itself does not escape). Called with the engine unlocked.
 func (e *engine) postRecv(so *op) *Request {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	rv, o := e.takeOp(so, nil)
 	e.post(o)
 	return &rv.r
 }
 
-// post is startRecv's work; e.mu is held. A receive that completes here
+// post is startRecv's work; the engine is locked. A receive that completes here
 // has nobody waiting for it yet: it rings no doorbell.
 func (e *engine) post(o *op) {
 	if e.broken != nil {
@@ -852,7 +919,7 @@ func (e *engine) post(o *op) {
 // probe finds the first unexpected message that a receive with ctx, src
 // and tag would take; with take, it removes it (Mprobe).
 func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	e.progress()
 	key := op{ctx: ctx, peer: src, tag: tag}
@@ -868,9 +935,9 @@ func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
 }
 
 // recvMessage receives a message taken by Mprobe into a copy of so, a
-// receive not yet started, and returns its request. Called without e.mu.
+// receive not yet started, and returns its request. Called with the engine unlocked.
 func (e *engine) recvMessage(so *op, m *inMsg) *Request {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	rv, o := e.takeOp(so, nil)
 	e.deliver(o, m, m.data)
@@ -879,7 +946,7 @@ func (e *engine) recvMessage(so *op, m *inMsg) *Request {
 
 // cancel withdraws rv's receive if it is not matched yet.
 func (e *engine) cancel(rv *recvReq) {
-	e.mu.Lock()
+	e.lock()
 	defer e.unlock()
 	o := rv.o
 	if o == nil {
@@ -915,7 +982,7 @@ func (e *engine) waitDone(done *uint32, w barrier.Waiting, recv bool) error {
 		if isDone() {
 			return nil
 		}
-		if e.mu.TryLock() {
+		if e.tryLock() {
 			e.progress()
 			e.unlock()
 		}
@@ -946,7 +1013,7 @@ func (e *engine) poll(cond func() bool) bool {
 	if cond() {
 		return true
 	}
-	if e.mu.TryLock() {
+	if e.tryLock() {
 		e.progress()
 		e.unlock()
 	}

@@ -78,7 +78,7 @@ func FuzzRingPackets(f *testing.F) {
 		ring := e.rx[1].ring
 		// Packets of the fuzzed bytes at cell boundaries, stamped in order.
 		pos, stamp := (at&0xff)*format.PktCell%len(ring), uint32(0)
-		e.rx[1].pos, e.rx[1].given = uint64(pos), uint64(pos)
+		e.rx[1].st.Pos, e.rx[1].st.Given = uint64(pos), uint64(pos)
 		for len(data) >= format.PktHeader && pos+format.PktCell <= len(ring) {
 			n := min(len(data), len(ring)-pos)
 			copy(ring[pos:], data[:n])
@@ -88,9 +88,9 @@ func FuzzRingPackets(f *testing.F) {
 			data = data[min(len(data), format.PktCell):]
 			pos += max(k, format.PktCell)
 		}
-		e.mu.Lock()
+		e.lock()
 		e.progress()
-		e.mu.Unlock()
+		e.release()
 		if r.rv.isDone() && r.rv.err == nil && r.rv.st.Count > len(rbuf) {
 			t.Fatalf("a receive completed with %d bytes into %d", r.rv.st.Count, len(rbuf))
 		}

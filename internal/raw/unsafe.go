@@ -58,6 +58,14 @@ func Word32(mem []byte, off int64) *uint32 {
 // buffer for process_vm_readv), never to be dereferenced by another.
 func Addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
+// AddrOf returns p's address as an integer, for a descriptor that C code
+// reads (internal/winc's P2P).
+//
+// Invariant: *p is shared memory or other memory outside the Go heap
+// (a mapping), which no collector moves or frees while the address is
+// in use.
+func AddrOf[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
+
 // At returns the n bytes at address a of this process (nil for n == 0).
 //
 // Invariant: [a, a+n) is memory this process keeps alive and in place for

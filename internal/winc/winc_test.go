@@ -70,3 +70,52 @@ func TestNew(t *testing.T) {
 		m.Release()
 	}
 }
+
+// TestP2PLayout holds the point-to-point structs to the offsets capi.h
+// repeats, and NewP2P's mapping to the layout.
+func TestP2PLayout(t *testing.T) {
+	var e P2P
+	var x P2PTx
+	var r P2PRx
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"Lock", unsafe.Offsetof(e.Lock), P2POffLock},
+		{"Quiet", unsafe.Offsetof(e.Quiet), P2POffQuiet},
+		{"N", unsafe.Offsetof(e.N), P2POffN},
+		{"Eager", unsafe.Offsetof(e.Eager), P2POffEager},
+		{"Spin", unsafe.Offsetof(e.Spin), P2POffSpin},
+		{"NextID", unsafe.Offsetof(e.NextID), P2POffNextID},
+		{"Tx.Ring", unsafe.Offsetof(x.Ring), TxOffRing},
+		{"Tx.Tail", unsafe.Offsetof(x.Tail), TxOffTail},
+		{"Tx.Seq", unsafe.Offsetof(x.Seq), TxOffSeq},
+		{"Tx.Sleepers", unsafe.Offsetof(x.Sleepers), TxOffSleepers},
+		{"Tx.Head", unsafe.Offsetof(x.Head), TxOffHead},
+		{"Tx.SeenTail", unsafe.Offsetof(x.SeenTail), TxOffSeenTail},
+		{"Tx.Stamp", unsafe.Offsetof(x.Stamp), TxOffStamp},
+		{"Tx.RingLen", unsafe.Offsetof(x.RingLen), TxOffRingLen},
+		{"Tx size", unsafe.Sizeof(x), TxSize},
+		{"Rx.Ring", unsafe.Offsetof(r.Ring), RxOffRing},
+		{"Rx.Tail", unsafe.Offsetof(r.Tail), RxOffTail},
+		{"Rx.Pos", unsafe.Offsetof(r.Pos), RxOffPos},
+		{"Rx.Given", unsafe.Offsetof(r.Given), RxOffGiven},
+		{"Rx.Stamp", unsafe.Offsetof(r.Stamp), RxOffStamp},
+		{"Rx.RingLen", unsafe.Offsetof(r.RingLen), RxOffRingLen},
+		{"Rx size", unsafe.Sizeof(r), RxSize},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	m, err := NewP2P(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uintptr(unsafe.Pointer(m.P2P))
+	if m.N != 3 || len(m.Tx) != 3 || len(m.Rx) != 3 || m.Lock != 0 || m.Quiet != 0 ||
+		uintptr(unsafe.Pointer(&m.Tx[0]))-base != P2PHeader || uintptr(unsafe.Pointer(&m.Rx[0]))-base != P2PHeader+3*TxSize {
+		t.Errorf("NewP2P(3): N %d, %d tx at %d, %d rx at %d", m.N, len(m.Tx), uintptr(unsafe.Pointer(&m.Tx[0]))-base,
+			len(m.Rx), uintptr(unsafe.Pointer(&m.Rx[0]))-base)
+	}
+}

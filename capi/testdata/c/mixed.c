@@ -271,6 +271,31 @@ int main(int argc, char **argv)
 		tok += me;
 		MPI_Send(&tok, 1, MPI_INT, (me + 1) % n, 3, MPI_COMM_WORLD);
 	}
+	/* The token around the ring a hundred times more, then a burst that
+	 * waits in the rings: C ranks send and receive these eager messages
+	 * without leaving C, Go ranks through the engine, on the same rings. */
+	for (int round = 0; round < 100; round++) {
+		int t = round;
+		if (me == 0) {
+			MPI_Send(&t, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+			MPI_Recv(&t, 1, MPI_INT, n - 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			CHECK(t == round + n * (n - 1) / 2, "round %d: token %d", round, t);
+		} else {
+			MPI_Recv(&t, 1, MPI_INT, me - 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			t += me;
+			MPI_Send(&t, 1, MPI_INT, (me + 1) % n, 4, MPI_COMM_WORLD);
+		}
+	}
+	for (int k = 0; k < 20; k++) {
+		double v = me * 100 + k;
+		MPI_Send(&v, 1, MPI_DOUBLE, (me + 1) % n, 7, MPI_COMM_WORLD);
+	}
+	for (int k = 0; k < 20; k++) {
+		double v = -1;
+		MPI_Status st;
+		MPI_Recv(&v, 1, MPI_DOUBLE, (me + n - 1) % n, 7, MPI_COMM_WORLD, &st);
+		CHECK(v == (me + n - 1) % n * 100 + k && st.MPI_SOURCE == (me + n - 1) % n, "burst %d: %g", k, v);
+	}
 	double d = me, sum = 0;
 	MPI_Allreduce(&d, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	CHECK(sum == n * (n - 1) / 2, "allreduce %g", sum);

@@ -235,6 +235,40 @@ func run() error {
 			return err
 		}
 	}
+	// The token a hundred times more, then a burst (as mixed.c).
+	for round := range 100 {
+		t := []int32{int32(round)}
+		if me == 0 {
+			if err := comm.SendT(world, t, next, 4); err != nil {
+				return err
+			}
+			if _, err := comm.RecvT(world, t, prev, 4); err != nil {
+				return err
+			}
+			check(t[0] == int32(round+n*(n-1)/2), "round %d: token %d", round, t[0])
+			continue
+		}
+		if _, err := comm.RecvT(world, t, prev, 4); err != nil {
+			return err
+		}
+		t[0] += int32(me)
+		if err := comm.SendT(world, t, next, 4); err != nil {
+			return err
+		}
+	}
+	for k := range 20 {
+		if err := comm.SendT(world, []float64{float64(me*100 + k)}, next, 7); err != nil {
+			return err
+		}
+	}
+	for k := range 20 {
+		v := []float64{-1}
+		st, err := comm.RecvT(world, v, prev, 7)
+		if err != nil {
+			return err
+		}
+		check(v[0] == float64(prev*100+k) && st.Source == prev, "burst %d: %g", k, v[0])
+	}
 	sum := []float64{0}
 	if err := comm.Allreduce(world, []float64{float64(me)}, sum, atomics.Sum); err != nil {
 		return err

@@ -1,0 +1,307 @@
+/*
+ * p2p_fast.h - MPI_Send, MPI_Isend and MPI_Recv of eager messages without
+ * leaving C: a call into Go costs ~50-90 ns here, about a one-way
+ * message's whole software budget. Over a communicator's point-to-point
+ * descriptor (capi.h's shmrun_p2p_comm), under the engine's lock and only
+ * while its quiet word says Go's engine holds nothing in progress, they
+ * write and read the packets exactly as package comm's engine does
+ * (engine.sendNow, reserve and publish; drain, handle and giveBack; the
+ * format is docs/FORMAT.md's inbox): a packet of the eager kind, its
+ * header, the data, the stamp stored last, the receiver's doorbell rung
+ * if it sleeps; a receive takes the next packet of its source's ring if
+ * it is an eager message of this communicator with the tag and a type
+ * that match and room for it, copies it out, zeroes the cells and gives
+ * the room back. Anything else - another kind of packet, a mismatch, a
+ * full ring, MPI_ANY_SOURCE, MPI_PROC_NULL, a synchronous or large send,
+ * a derived or unknown datatype, a lock held elsewhere, an observed job,
+ * a wait past the spin - returns -1 before changing anything, and the
+ * call takes the Go path, which does it all and names any error.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "capi.h"
+#include "shmrun/format.h"
+
+#define SHMRUN_FUTEX_WAKE 1 /* linux/futex.h's FUTEX_WAKE: shared, never private */
+
+/* Messages this process sent and received in C (written under an
+ * engine's lock; shmrun_p2p_fast_count in mpi.c reads it for the tests). */
+extern unsigned long long shmrun_p2p_fast;
+
+/* shmrun_p2p_of is comm's point-to-point descriptor, or NULL. */
+static inline __attribute__((always_inline)) shmrun_p2p_comm *shmrun_p2p_of(MPI_Comm comm)
+{
+	uintptr_t h = (uintptr_t)comm;
+	shmrun_p2p_comm *d = __atomic_load_n(&shmrun_p2ps[SHMRUN_COMM_SLOT(h)], __ATOMIC_ACQUIRE);
+	return d != NULL && d->handle == h ? d : NULL;
+}
+
+/* shmrun_p2p_lock takes the engine's lock, trying a few times (its Go
+ * holders do short work; one that waits longer leaves the call to Go,
+ * whose lock sleeps). */
+static inline __attribute__((always_inline)) int shmrun_p2p_lock(shmrun_p2p *e)
+{
+	for (int i = 0; i < 64; i++) {
+		uint32_t free = 0;
+		if (__atomic_load_n(&e->lock, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&e->lock, &free, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return 1;
+		shmrun_relax(SHMRUN_PAUSE_FROM);
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) void shmrun_p2p_unlock(shmrun_p2p *e)
+{
+	__atomic_store_n(&e->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* shmrun_p2p_type is a datatype's element size and the signature digest
+ * its data carries (package typesig: a basic type's code; MPI_BYTE's is
+ * 0, which matches anything); 0 if the fast path does not know it. */
+static inline __attribute__((always_inline)) size_t shmrun_p2p_type(MPI_Datatype dt, uint32_t *sig)
+{
+	if (dt == MPI_BYTE) {
+		*sig = 0;
+		return 1;
+	}
+	const shmrun_ctype *ct = shmrun_ctype_of(dt);
+	if (ct == NULL)
+		return 0;
+	*sig = ct->typ;
+	return ct->size;
+}
+
+/* shmrun_p2p_notify rings a doorbell after the state change it announces
+ * was stored with a sequentially consistent store (barrier.Event's
+ * Notify): only if someone sleeps on it. */
+static inline __attribute__((always_inline)) void shmrun_p2p_notify(uint32_t *seq, uint32_t *sleepers)
+{
+	if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST) != 0) {
+		__atomic_fetch_add(seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, seq, SHMRUN_FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+}
+
+static inline __attribute__((always_inline)) uint64_t shmrun_cells(uint64_t k)
+{
+	return (k + SHMRUN_PKT_CELL - 1) & ~(uint64_t)(SHMRUN_PKT_CELL - 1);
+}
+
+/* shmrun_p2p_publish stores the stamp of the packet of k bytes at pos:
+ * the release that hands it to the reader, and a full fence before the
+ * doorbell's sleepers are read (peer.publish). */
+static inline __attribute__((always_inline)) void shmrun_p2p_publish(shmrun_p2p_tx *t, uint64_t pos, uint64_t k)
+{
+	if (++t->stamp == 0)
+		t->stamp = 1;
+	__atomic_store_n((uint32_t *)(t->ring + pos), t->stamp, __ATOMIC_SEQ_CST);
+	t->head += k;
+}
+
+/* shmrun_fast_send sends count elements of dt to dest as one eager packet
+ * (MPI_Send, MPI_Isend: complete once it returns 0). */
+static inline __attribute__((always_inline)) int shmrun_fast_send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+								  int tag, MPI_Comm comm)
+{
+	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
+	uint32_t sig;
+	size_t es = shmrun_p2p_type(dt, &sig);
+	if (d == NULL || es == 0 || (uint32_t)dest >= d->n || tag < 0 || count < 0)
+		return -1;
+	shmrun_p2p *e = d->e;
+	if ((uint64_t)count > e->eager || (uint64_t)count * es > e->eager || (buf == NULL && count > 0))
+		return -1;
+	uint64_t n = (uint64_t)count * es;
+	if (count == 0)
+		sig = 0; /* empty data: Any, as typesig says */
+	if (!shmrun_p2p_lock(e))
+		return -1;
+	shmrun_p2p_tx *t = &d->tx[d->world[dest]];
+	if (!e->quiet || t->ring == NULL) {
+		shmrun_p2p_unlock(e);
+		return -1;
+	}
+	/* peer.reserve */
+	uint64_t size = t->ring_len, k = shmrun_cells(SHMRUN_PKT_HEADER + n);
+	uint64_t pos = t->head & (size - 1), need = k;
+	if (pos + k > size)
+		need += size - pos;
+	if (t->head - t->seen_tail + need > size) {
+		t->seen_tail = __atomic_load_n(t->tail, __ATOMIC_ACQUIRE);
+		if (t->head - t->seen_tail + need > size) {
+			shmrun_p2p_unlock(e);
+			return -1; /* Go queues it */
+		}
+	}
+	if (pos + k > size) {
+		t->ring[pos + SHMRUN_PKT_KIND] = SHMRUN_PKT_SKIP;
+		shmrun_p2p_publish(t, pos, size - pos);
+		pos = 0;
+	}
+	char *b = t->ring + pos;
+	uint32_t w = SHMRUN_PKT_EAGER | sig << 8, ctx = d->ctx, ptag = (uint32_t)tag;
+	uint64_t id = ++e->next_id;
+	memcpy(b + SHMRUN_PKT_KIND, &w, 4);
+	memcpy(b + SHMRUN_PKT_CTX, &ctx, 4);
+	memcpy(b + SHMRUN_PKT_TAG, &ptag, 4);
+	memcpy(b + SHMRUN_PKT_SIZE, &n, 8);
+	memcpy(b + SHMRUN_PKT_ID, &id, 8);
+	if (n > 0)
+		memcpy(b + SHMRUN_PKT_HEADER, buf, n);
+	shmrun_p2p_publish(t, pos, k);
+	shmrun_p2p_notify(t->seq, t->sleepers);
+	shmrun_p2p_fast++;
+	shmrun_p2p_unlock(e);
+	return 0;
+}
+
+/* shmrun_p2p_take receives the next packet of r (from world rank w, whose
+ * sending state toward this rank is t) into buf if it is an eager message
+ * the receive takes: 0 taken, 1 the ring is empty (*want is the stamp to
+ * wait for at *at), -1 anything else (the Go path). The lock is held. */
+static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm *d, shmrun_p2p_rx *r, shmrun_p2p_tx *t, void *buf,
+								 uint64_t room, uint32_t sig, int source, int tag,
+								 MPI_Status *status, uint32_t **at, uint32_t *want)
+{
+	uint64_t size = r->ring_len;
+	for (;;) {
+		uint64_t pos = r->pos & (size - 1);
+		char *b = r->ring + pos;
+		uint32_t next = r->stamp + 1;
+		if (next == 0)
+			next = 1;
+		if (__atomic_load_n((uint32_t *)b, __ATOMIC_ACQUIRE) != next) {
+			*at = (uint32_t *)b;
+			*want = next;
+			return 1;
+		}
+		uint32_t w, ctx, ptag;
+		uint64_t n;
+		memcpy(&w, b + SHMRUN_PKT_KIND, 4);
+		memcpy(&ctx, b + SHMRUN_PKT_CTX, 4);
+		memcpy(&ptag, b + SHMRUN_PKT_TAG, 4);
+		memcpy(&n, b + SHMRUN_PKT_SIZE, 8);
+		uint64_t k;
+		if ((w & 0xff) == SHMRUN_PKT_SKIP) {
+			k = size - pos;
+		} else {
+			uint32_t psig = w >> 8;
+			if ((w & 0xff) != SHMRUN_PKT_EAGER || ctx != d->ctx || (tag != MPI_ANY_TAG && (int)ptag != tag) ||
+			    n > d->e->eager || n > room || (psig != 0 && sig != 0 && psig != sig) ||
+			    shmrun_cells(SHMRUN_PKT_HEADER + n) > size - pos)
+				return -1;
+			if (n > 0)
+				memcpy(buf, b + SHMRUN_PKT_HEADER, n);
+			k = shmrun_cells(SHMRUN_PKT_HEADER + n);
+		}
+		r->stamp = next;
+		r->pos += k;
+		if ((w & 0xff) == SHMRUN_PKT_SKIP)
+			continue;
+		/* engine.giveBack */
+		for (uint64_t g = r->given; g != r->pos; g += SHMRUN_PKT_CELL)
+			*(uint32_t *)(r->ring + (g & (size - 1))) = 0;
+		r->given = r->pos;
+		__atomic_store_n(r->tail, r->pos, __ATOMIC_SEQ_CST);
+		shmrun_p2p_notify(t->seq, t->sleepers);
+		shmrun_p2p_fast++;
+		if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
+			status->MPI_SOURCE = source;
+			status->MPI_TAG = (int)ptag;
+			status->MPI_ERROR = MPI_SUCCESS;
+			status->MPI_internal[0] = (int)(uint32_t)n;
+			status->MPI_internal[1] = (int)(uint32_t)(n >> 32);
+			status->MPI_internal[2] = 0;
+		}
+		return 0;
+	}
+}
+
+/* shmrun_fast_recv is MPI_Recv of an eager message from a given source:
+ * it takes the message if it is there, else polls the ring's next stamp
+ * for as long as the engine's spin, then leaves the wait to Go. */
+static inline __attribute__((always_inline)) int shmrun_fast_recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+								  MPI_Comm comm, MPI_Status *status)
+{
+	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
+	uint32_t sig;
+	size_t es = shmrun_p2p_type(dt, &sig);
+	if (d == NULL || es == 0 || (uint32_t)source >= d->n || (tag < 0 && tag != MPI_ANY_TAG) || count < 0 ||
+	    (buf == NULL && count > 0))
+		return -1;
+	shmrun_p2p *e = d->e;
+	uint64_t room = (uint64_t)count > e->eager ? e->eager : (uint64_t)count * es;
+	if (count == 0)
+		sig = 0;
+	int w = d->world[source], spin = e->spin;
+	shmrun_p2p_rx *r = &d->rx[w];
+	shmrun_p2p_tx *t = &d->tx[w];
+	for (int i = 0;;) {
+		if (!shmrun_p2p_lock(e))
+			return -1;
+		if (!e->quiet || t->ring == NULL) {
+			shmrun_p2p_unlock(e);
+			return -1;
+		}
+		uint32_t *at, want;
+		int rc = shmrun_p2p_take(d, r, t, buf, room, sig, source, tag, status, &at, &want);
+		shmrun_p2p_unlock(e);
+		if (rc != 1)
+			return rc;
+		/* Poll the stamp without the lock (the ring stays mapped). */
+		for (; i < spin && __atomic_load_n(at, __ATOMIC_ACQUIRE) != want; i++)
+			shmrun_relax(spin);
+		if (i >= spin)
+			return -1;
+	}
+}
+
+/* shmrun_sent_status is the status of a completed send (Go's setStatus of
+ * its empty comm.Status). */
+static inline __attribute__((always_inline)) void shmrun_sent_status(MPI_Status *s)
+{
+	if (s == MPI_STATUS_IGNORE)
+		return;
+	s->MPI_SOURCE = 0;
+	s->MPI_TAG = 0;
+	s->MPI_ERROR = MPI_SUCCESS;
+	s->MPI_internal[0] = 0;
+	s->MPI_internal[1] = 0;
+	s->MPI_internal[2] = 0;
+}
+
+/* shmrun_null_status is the empty status of a null request (capi's
+ * emptyStatus). */
+static inline __attribute__((always_inline)) void shmrun_null_status(MPI_Status *s)
+{
+	if (s == MPI_STATUS_IGNORE)
+		return;
+	memset(s, 0, sizeof *s);
+	s->MPI_SOURCE = MPI_ANY_SOURCE;
+	s->MPI_TAG = MPI_ANY_TAG;
+}
+
+/* shmrun_fast_waitall completes an array of requests that holds only
+ * completed C sends and null requests; -1 (nothing changed) otherwise. */
+static inline __attribute__((always_inline)) int shmrun_fast_waitall(int n, MPI_Request *reqs, MPI_Status *sts)
+{
+	if (n < 0 || (n > 0 && reqs == NULL))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if ((uintptr_t)reqs[i] != SHMRUN_REQ_SENT && reqs[i] != MPI_REQUEST_NULL)
+			return -1;
+	for (int i = 0; i < n; i++) {
+		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+		if ((uintptr_t)reqs[i] == SHMRUN_REQ_SENT) {
+			reqs[i] = MPI_REQUEST_NULL;
+			shmrun_sent_status(s);
+		} else {
+			shmrun_null_status(s);
+		}
+	}
+	return 0;
+}
