@@ -14,6 +14,15 @@ func SetSingleOff(off bool) { singleOff = off }
 // they work again).
 func SetReadFault(err error) { readFault = err }
 
+// P2PDirect reports how many messages this rank's blocking receives took
+// straight from a ring (engine.recvNow).
+func P2PDirect(c *Comm) int {
+	e := c.world.eng
+	e.lock()
+	defer e.release()
+	return e.nDirect
+}
+
 // P2PLarge reports how many chunks of large messages this rank has
 // received by single copy and how many through the bulk slots.
 func P2PLarge(c *Comm) (read, staged int) {

@@ -195,20 +195,26 @@ func (c *Comm) send(call string, buf []byte, dest, tag int, f form, sync bool) e
 
 // recv is Recv: no request, and a recycled operation.
 func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, error) {
-	e, o, err := c.newRecv(getOp(), call, buf, src, tag, f)
+	var so op
+	e, o, err := c.newRecv(&so, call, buf, src, tag, f)
 	if err != nil {
 		return Status{}, err
 	}
 	if o == nil {
 		return procNullStatus, nil
 	}
-	e.startRecv(o)
-	if err := e.waitOp(o); err != nil {
+	if st, ok := e.recvNow(o); ok {
+		return st, nil
+	}
+	ho := getOp() // a variable of its own, or so escapes too
+	*ho = so
+	e.startRecv(ho)
+	if err := e.waitOp(ho); err != nil {
 		return Status{}, c.wrapWait(call, err)
 	}
-	chkReceived(o.from)
-	st, err := o.st, o.err
-	putOp(o)
+	chkReceived(ho.from)
+	st, err := ho.st, ho.err
+	putOp(ho)
 	return st, err
 }
 

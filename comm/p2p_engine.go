@@ -68,8 +68,9 @@ type engine struct {
 	free []*op
 
 	// Chunks of large messages this rank received in Data packets and by
-	// single copy (for tests).
-	nStaged, nRead int
+	// single copy, and messages its receives took straight from a ring
+	// (for tests).
+	nStaged, nRead, nDirect int
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
 }
@@ -240,11 +241,110 @@ func (e *engine) release() {
 //go:noinline
 func (e *engine) setQuiet() {
 	q := uint32(0)
-	if len(e.posted.all()) == 0 && len(e.unexp.all()) == 0 && len(e.busy) == 0 && len(e.jobs) == 0 &&
-		len(e.waiting) == 0 && e.broken == nil && rec == nil && chk == nil {
+	if e.idle() {
 		q = 1
 	}
 	e.sh.Quiet = q
+}
+
+// idle reports whether nothing is in progress in the engine's matching
+// state (no receive posted, no message set aside, no packet waiting for
+// room, no large message, no synchronous send waiting for its answer)
+// and nothing observes it: then the next packet of a sender's ring is the
+// oldest message from it that nothing has matched, and a receive from
+// that sender may take it straight from the ring (recvNow, and the C
+// interface's receive). The engine is locked.
+func (e *engine) idle() bool {
+	return len(e.posted.all()) == 0 && len(e.unexp.all()) == 0 && len(e.busy) == 0 && len(e.jobs) == 0 &&
+		len(e.waiting) == 0 && e.broken == nil && rec == nil && chk == nil
+}
+
+// Outcomes of take.
+const (
+	takeDone  = iota // the message is received
+	takeEmpty        // the ring holds no packet yet
+	takeOther        // a packet the receive does not take here: the engine's path
+)
+
+// recvNow receives o, a receive from one sender not yet started, straight
+// from that sender's ring when the engine is idle and the next packet
+// there is an eager message o takes, as drain, handle, deliver and
+// finishRecv would, without posting o: then it reports true with o's
+// status. While the ring is empty it polls the packet's stamp without the
+// lock for as long as the wait policy's spin, and then, as for any
+// packet it does not take, it reports false with nothing changed and o
+// takes the engine's path. Called with the engine unlocked.
+func (e *engine) recvNow(o *op) (Status, bool) {
+	if o.peer == AnySource || o.rtype != nil || rec != nil || chk != nil {
+		return Status{}, false
+	}
+	r := &e.rx[o.peer]
+	spin := e.policy.Spin
+	pause := spin >= barrier.PauseFrom
+	for i := 0; ; {
+		if !e.tryLock() {
+			return Status{}, false
+		}
+		if !e.idle() {
+			e.release()
+			return Status{}, false
+		}
+		st, res, at, want := e.take(o, r)
+		e.release()
+		switch res {
+		case takeDone:
+			return st, true
+		case takeOther:
+			return Status{}, false
+		}
+		for ; i < spin && atomic.LoadUint32(at) != want; i++ {
+			if pause {
+				raw.Pause()
+			}
+		}
+		if i >= spin {
+			return Status{}, false
+		}
+	}
+}
+
+// take is recvNow's work under the lock: it takes the next packet of
+// r (Skip packets first) if it is an eager message receive o takes
+// whole. On takeEmpty, *at is where the next packet's stamp will be and
+// want its value.
+func (e *engine) take(o *op, r *rxRing) (st Status, res int, at *uint32, want uint32) {
+	le := binary.LittleEndian
+	size := uint64(len(r.ring))
+	rs := r.st
+	for {
+		pos := int64(rs.Pos & (size - 1))
+		want = rs.Stamp + 1
+		if want == 0 {
+			want = 1
+		}
+		at = raw.Uint32At(r.ring, pos)
+		if atomic.LoadUint32(at) != want {
+			return Status{}, takeEmpty, at, want
+		}
+		b := r.ring[pos:]
+		kind := b[format.PktKind]
+		if kind == format.PktSkip {
+			rs.Stamp, rs.Pos = want, rs.Pos+size-uint64(pos)
+			continue
+		}
+		n := le.Uint64(b[format.PktSize:])
+		tag := int(int32(le.Uint32(b[format.PktTag:])))
+		if kind != format.PktEager || le.Uint32(b[format.PktCtx:]) != o.ctx || o.tag != AnyTag && tag != o.tag ||
+			n > uint64(e.eager) || n > uint64(len(o.buf)) || !typesig.Match(le.Uint32(b[format.PktKind:])>>8, o.sig) ||
+			cells(format.PktHeader+int(n)) > int64(len(b)) {
+			return Status{}, takeOther, nil, 0
+		}
+		copy(o.buf, b[format.PktHeader:format.PktHeader+n])
+		rs.Stamp, rs.Pos = want, rs.Pos+uint64(cells(format.PktHeader+int(n)))
+		e.giveBack(o.peer, r)
+		e.nDirect++
+		return Status{Source: o.c.commRank(o.peer), Tag: tag, Count: int(n) / o.elem, bytes: int(n)}, takeDone, nil, 0
+	}
 }
 
 // inboxOf is the layout of an inbox for a world of n ranks.

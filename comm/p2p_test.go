@@ -614,6 +614,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"errors", p2pErrors},
 		{"typed", func(c *comm.Comm) error { return p2pTyped(c, procs) }},
 		{"persistent", func(c *comm.Comm) error { return p2pPersistent(c, procs) }},
+		{"waiting", p2pWaiting},
 	}
 	for _, s := range steps {
 		if err := s.f(c); err != nil {
@@ -761,6 +762,70 @@ func p2pAbsentSender(c *comm.Comm, single bool) error {
 		return err
 	}
 	return c.Barrier()
+}
+
+// p2pWaiting: messages that wait in their ring for a blocking Recv from
+// their sender, which takes the eager ones it matches straight from the
+// ring and leaves the rest (a truncation, a type that differs, a large
+// message) to the engine, with the same answers and order.
+func p2pWaiting(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return c.Barrier()
+	}
+	eager := format.P2PEager(format.P2PRing(c.Size()))
+	big := pattern(0, 6, eager+100)
+	if c.Rank() == 0 {
+		for _, f := range []func() error{
+			func() error { return c.Send(pattern(0, 1, 10), 1, 1) },
+			func() error { return comm.SendT(c, []float64{1.5, 2.5}, 1, 2) },
+			func() error { return c.Send(pattern(0, 3, 40), 1, 3) },
+			func() error { return comm.SendT(c, []int32{7}, 1, 4) },
+			func() error { return c.Send(nil, 1, 5) },
+			c.Barrier,
+			func() error { return c.Send(big, 1, 6) },
+			func() error { return c.Send(pattern(0, 7, 8), 1, 7) },
+		} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	before := comm.P2PDirect(c)
+	b := make([]byte, 16)
+	st, err := c.Recv(b, 0, 1)
+	if err != nil || st.Count != 10 || st.Tag != 1 || st.Source != 0 || !bytes.Equal(b[:10], pattern(0, 1, 10)) {
+		return fmt.Errorf("message 1: %+v, %v", st, err)
+	}
+	f := make([]float64, 2)
+	if st, err := comm.RecvT(c, f, 0, comm.AnyTag); err != nil || st.Count != 2 || st.Tag != 2 || f[0] != 1.5 || f[1] != 2.5 {
+		return fmt.Errorf("message 2: %+v, %v, %v", st, f, err)
+	}
+	// The next receive truncates: the engine drains the ring, setting
+	// messages 4 and 5 aside, which their receives then find there.
+	if d := comm.P2PDirect(c) - before; d != 2 {
+		return fmt.Errorf("%d of the 2 eager messages that matched were taken from the ring", d)
+	}
+	if st, err := c.Recv(b, 0, 3); !errors.Is(err, comm.ErrTruncate) || st.Count != 40 {
+		return fmt.Errorf("message 3 into 16 bytes: %+v, %v", st, err)
+	}
+	if _, err := comm.RecvT(c, make([]float32, 1), 0, 4); !errors.Is(err, comm.ErrType) {
+		return fmt.Errorf("int32 into float32: %v", err)
+	}
+	if st, err := c.Recv(b, 0, 5); err != nil || st.Count != 0 || st.Tag != 5 {
+		return fmt.Errorf("message 5: %+v, %v", st, err)
+	}
+	got := make([]byte, len(big))
+	if st, err := c.Recv(got, 0, 6); err != nil || st.Count != len(big) || !bytes.Equal(got, big) {
+		return fmt.Errorf("large message: %+v, %v", st, err)
+	}
+	if st, err := c.Recv(b, 0, 7); err != nil || st.Count != 8 || !bytes.Equal(b[:8], pattern(0, 7, 8)) {
+		return fmt.Errorf("message 7: %+v, %v", st, err)
+	}
+	return nil
 }
 
 // p2pAllToAll: each rank sends rounds messages to every rank (itself
