@@ -243,11 +243,15 @@ static inline void shmrun_unset_p2p(shmrun_p2p_comm *d)
 				    __ATOMIC_ACQUIRE);
 }
 
-/* An eager MPI_Isend done in C completes at once; its request is this
- * one handle, which MPI_Wait and MPI_Waitall complete in C and the Go
- * side knows as a completed send (capi's reqtab.go): not a slot handle
- * (its low bits are not zero), within an int (MPI_Request_toint). */
+/* An eager MPI_Isend done in C completes at once; its request is a
+ * handle SHMRUN_REQ_SENT | k << 4, k counting such sends (mod 2^26, so
+ * that requests active at once differ), which MPI_Wait and MPI_Waitall
+ * complete in C and the Go side knows as a completed send (capi's
+ * reqtab.go): not a slot handle (its low bits are not zero), within an
+ * int (MPI_Request_toint). */
 #define SHMRUN_REQ_SENT ((uintptr_t)0x40000008)
+#define SHMRUN_REQ_SENT_K ((uintptr_t)0x3ffffff0) /* the bits of k << 4 */
+#define SHMRUN_IS_REQ_SENT(h) (((uintptr_t)(h) & ~SHMRUN_REQ_SENT_K) == SHMRUN_REQ_SENT)
 
 /* Window handles are SHMRUN_WIN_BASE + 16 * slot; slot indexes
  * shmrun_wins, which holds the descriptor (NULL: the Go path only). */

@@ -57,7 +57,7 @@ type commH struct {
 	fast *commFast  // the C barrier's descriptor, once made
 	// The C eager point-to-point descriptor (p2pfast.go), once made;
 	// p2pTried once its making was tried.
-	p2p      *C.shmrun_p2p_comm
+	p2p      atomic.Pointer[C.shmrun_p2p_comm]
 	p2pTried atomic.Bool
 }
 

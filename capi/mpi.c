@@ -207,7 +207,7 @@ int PMPI_Info_free(MPI_Info *info) { return shmInfoFree(HP(info)); }
 #define SEND(NAME, CT, MODE)                                                                     \
 	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
 	{                                                                                        \
-		if (MODE == 0 && shmrun_fast_send(buf, count, datatype, dest, tag, comm) == 0)        \
+		if (MODE == 0 && shmrun_fast_send(buf, count, datatype, dest, tag, comm, NULL) == 0)  \
 			return MPI_SUCCESS;                                                          \
 		return shmSend(B(buf), count, H(datatype), dest, tag, H(comm), MODE, "MPI_" #NAME);  \
 	}
@@ -225,10 +225,9 @@ SEND(Rsend_c, MPI_Count, 0)
 	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
 			MPI_Request *request)                                                                  \
 	{                                                                                                      \
-		if (MODE == 0 && request != NULL && shmrun_fast_send(buf, count, datatype, dest, tag, comm) == 0) { \
-			*request = (MPI_Request)SHMRUN_REQ_SENT;                                               \
+		if (MODE == 0 && request != NULL &&                                                            \
+		    shmrun_fast_send(buf, count, datatype, dest, tag, comm, request) == 0)                     \
 			return MPI_SUCCESS;                                                                    \
-		}                                                                                              \
 		return shmIsend(B(buf), count, H(datatype), dest, tag, H(comm), MODE, HP(request), "MPI_" #NAME); \
 	}
 ISEND(Isend, int, 0)
@@ -331,7 +330,7 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) { return shmStarta
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	if (request != NULL && (uintptr_t)*request == SHMRUN_REQ_SENT) {
+	if (request != NULL && SHMRUN_IS_REQ_SENT(*request)) {
 		*request = MPI_REQUEST_NULL;
 		shmrun_sent_status(status);
 		return MPI_SUCCESS;

@@ -103,9 +103,10 @@ static inline __attribute__((always_inline)) void shmrun_p2p_publish(shmrun_p2p_
 }
 
 /* shmrun_fast_send sends count elements of dt to dest as one eager packet
- * (MPI_Send, MPI_Isend: complete once it returns 0). */
+ * (MPI_Send, MPI_Isend: complete once it returns 0; with req, the
+ * request handle of a completed send goes there). */
 static inline __attribute__((always_inline)) int shmrun_fast_send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
-								  int tag, MPI_Comm comm)
+								  int tag, MPI_Comm comm, MPI_Request *req)
 {
 	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
 	uint32_t sig;
@@ -154,9 +155,24 @@ static inline __attribute__((always_inline)) int shmrun_fast_send(const void *bu
 		memcpy(b + SHMRUN_PKT_HEADER, buf, n);
 	shmrun_p2p_publish(t, pos, k);
 	shmrun_p2p_notify(t->seq, t->sleepers);
+	if (req != NULL)
+		*req = (MPI_Request)(SHMRUN_REQ_SENT | (((uintptr_t)shmrun_p2p_fast << 4) & SHMRUN_REQ_SENT_K));
 	shmrun_p2p_fast++;
 	shmrun_p2p_unlock(e);
 	return 0;
+}
+
+/* shmrun_p2p_give_back zeroes the first word of every cell consumed
+ * since the last tail and publishes the new tail to the sender, whose
+ * doorbell t holds (engine.giveBack). */
+static inline __attribute__((always_inline)) void shmrun_p2p_give_back(shmrun_p2p_rx *r, shmrun_p2p_tx *t)
+{
+	uint64_t size = r->ring_len;
+	for (uint64_t g = r->given; g != r->pos; g += SHMRUN_PKT_CELL)
+		*(uint32_t *)(r->ring + (g & (size - 1))) = 0;
+	r->given = r->pos;
+	__atomic_store_n(r->tail, r->pos, __ATOMIC_SEQ_CST);
+	shmrun_p2p_notify(t->seq, t->sleepers);
 }
 
 /* shmrun_p2p_take receives the next packet of r (from world rank w, whose
@@ -175,6 +191,8 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 		if (next == 0)
 			next = 1;
 		if (__atomic_load_n((uint32_t *)b, __ATOMIC_ACQUIRE) != next) {
+			if (r->pos != r->given)
+				shmrun_p2p_give_back(r, t); /* a Skip taken */
 			*at = (uint32_t *)b;
 			*want = next;
 			return 1;
@@ -192,8 +210,11 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 			uint32_t psig = w >> 8;
 			if ((w & 0xff) != SHMRUN_PKT_EAGER || ctx != d->ctx || (tag != MPI_ANY_TAG && (int)ptag != tag) ||
 			    n > d->e->eager || n > room || (psig != 0 && sig != 0 && psig != sig) ||
-			    shmrun_cells(SHMRUN_PKT_HEADER + n) > size - pos)
+			    shmrun_cells(SHMRUN_PKT_HEADER + n) > size - pos) {
+				if (r->pos != r->given)
+					shmrun_p2p_give_back(r, t); /* a Skip taken */
 				return -1;
+			}
 			if (n > 0)
 				memcpy(buf, b + SHMRUN_PKT_HEADER, n);
 			k = shmrun_cells(SHMRUN_PKT_HEADER + n);
@@ -202,12 +223,7 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 		r->pos += k;
 		if ((w & 0xff) == SHMRUN_PKT_SKIP)
 			continue;
-		/* engine.giveBack */
-		for (uint64_t g = r->given; g != r->pos; g += SHMRUN_PKT_CELL)
-			*(uint32_t *)(r->ring + (g & (size - 1))) = 0;
-		r->given = r->pos;
-		__atomic_store_n(r->tail, r->pos, __ATOMIC_SEQ_CST);
-		shmrun_p2p_notify(t->seq, t->sleepers);
+		shmrun_p2p_give_back(r, t);
 		shmrun_p2p_fast++;
 		if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
 			status->MPI_SOURCE = source;
@@ -292,11 +308,11 @@ static inline __attribute__((always_inline)) int shmrun_fast_waitall(int n, MPI_
 	if (n < 0 || (n > 0 && reqs == NULL))
 		return -1;
 	for (int i = 0; i < n; i++)
-		if ((uintptr_t)reqs[i] != SHMRUN_REQ_SENT && reqs[i] != MPI_REQUEST_NULL)
+		if (!SHMRUN_IS_REQ_SENT(reqs[i]) && reqs[i] != MPI_REQUEST_NULL)
 			return -1;
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		if ((uintptr_t)reqs[i] == SHMRUN_REQ_SENT) {
+		if (SHMRUN_IS_REQ_SENT(reqs[i])) {
 			reqs[i] = MPI_REQUEST_NULL;
 			shmrun_sent_status(s);
 		} else {

@@ -19,13 +19,19 @@ import (
 // the first such call on it that goes through Go and cached by handle in
 // shmrun_p2ps. They take the engine's lock and go on only while Go's
 // engine holds nothing in progress (internal/winc's P2P); a completed C
-// Isend's request is the one handle SHMRUN_REQ_SENT (reqSent here).
+// Isend's request is a handle of the form SHMRUN_REQ_SENT | k<<4
+// (reqSent, isSent here).
 
 // installP2PDesc makes x's point-to-point descriptor if it has none yet
-// and the engine allows it (not observed), and caches it. One attempt per
-// communicator: tab is locked for writing only on the first call.
+// and the engine allows it (not observed), and caches it; a descriptor
+// made before is cached again, in case another communicator's took its
+// slot. One attempt to make it per communicator: tab is locked for
+// writing only on the first call.
 func installP2PDesc(x *commH) {
 	if x.p2pTried.Load() {
+		if d := x.p2p.Load(); d != nil {
+			C.shmrun_set_p2p(d.handle, d)
+		}
 		return
 	}
 	tab.Lock()
@@ -48,30 +54,34 @@ func installP2PDesc(x *commH) {
 	d.rx = cword[winc.P2PRx, C.shmrun_p2p_rx](&p.Rx[0])
 	d.world = &w[0]
 	d.ctx, d.n, d.me = C.uint32_t(p.Ctx), C.uint32_t(len(p.World)), C.uint32_t(p.Me)
-	x.p2p = d
+	x.p2p.Store(d)
 	C.shmrun_set_p2p(d.handle, d)
 }
 
 // dropP2PDesc uncaches and frees x's point-to-point descriptor; as
 // dropCommDesc.
 func dropP2PDesc(x *commH) {
-	if x.p2p == nil {
+	d := x.p2p.Swap(nil)
+	if d == nil {
 		return
 	}
-	C.shmrun_unset_p2p(x.p2p)
-	C.free(unsafe.Pointer(x.p2p.world))
-	freeC(x.p2p)
-	x.p2p = nil
+	C.shmrun_unset_p2p(d)
+	C.free(unsafe.Pointer(d.world))
+	freeC(d)
 }
 
-// reqSent is capi.h's SHMRUN_REQ_SENT: the request of every eager
-// MPI_Isend completed in C. Go's completion calls find it as sentReq, a
-// send complete with the empty status a completed Go send has; nothing
-// writes to it (retire frees nothing for it: it is no slot handle and in
-// no map).
-const reqSent = 0x40000008
+// reqSent and reqSentK are capi.h's SHMRUN_REQ_SENT and
+// SHMRUN_REQ_SENT_K: the requests of eager MPI_Isends completed in C are
+// reqSent | k<<4. Go's completion calls find each as a new reqH of a send
+// complete with the empty status a completed Go send has (getReq); it is
+// in no table, so retiring it frees nothing (dropReq).
+const (
+	reqSent  = 0x40000008
+	reqSentK = 0x3ffffff0
+)
 
-var sentReq = reqH{done: true}
+// isSent reports whether h is the request of a send completed in C.
+func isSent(h uintptr) bool { return h&^reqSentK == reqSent }
 
 // p2pLayout is capi.h's point-to-point structs' layout, for the test that
 // holds it to internal/winc's.
@@ -90,6 +100,6 @@ func p2pLayout() map[string]uintptr {
 		"rx.ring": unsafe.Offsetof(r.ring), "rx.tail": unsafe.Offsetof(r.tail), "rx.pos": unsafe.Offsetof(r.pos),
 		"rx.given": unsafe.Offsetof(r.given), "rx.stamp": unsafe.Offsetof(r.stamp),
 		"rx.ring_len": unsafe.Offsetof(r.ring_len), "rx.sizeof": unsafe.Sizeof(r),
-		"REQ_SENT": C.SHMRUN_REQ_SENT,
+		"REQ_SENT": C.SHMRUN_REQ_SENT, "REQ_SENT_K": C.SHMRUN_REQ_SENT_K,
 	}
 }

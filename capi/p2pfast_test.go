@@ -20,7 +20,7 @@ func TestP2PLayout(t *testing.T) {
 		"tx.ring_len": winc.TxOffRingLen, "tx.sizeof": winc.TxSize,
 		"rx.ring": winc.RxOffRing, "rx.tail": winc.RxOffTail, "rx.pos": winc.RxOffPos, "rx.given": winc.RxOffGiven,
 		"rx.stamp": winc.RxOffStamp, "rx.ring_len": winc.RxOffRingLen, "rx.sizeof": winc.RxSize,
-		"REQ_SENT": reqSent,
+		"REQ_SENT": reqSent, "REQ_SENT_K": reqSentK,
 	}
 	got := p2pLayout()
 	if len(got) != len(want) {

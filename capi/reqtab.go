@@ -118,8 +118,8 @@ func decodeReq(h uintptr) (s *reqSlot, gen uint32, ok bool) {
 // handle of tab.reqs has reqSpace clear unless tab.next has passed it,
 // some hundred million handles on; then it is looked up there too.)
 func getReq(h uintptr) (*reqH, bool) {
-	if h == reqSent {
-		return &sentReq, true
+	if isSent(h) {
+		return &reqH{done: true}, true
 	}
 	if h&reqSpace != 0 {
 		if s, gen, ok := decodeReq(h); ok && s.state.Load() == gen<<1|1 {
@@ -132,6 +132,9 @@ func getReq(h uintptr) (*reqH, bool) {
 // dropReq frees request handle h (nothing if it is not live): its object,
 // which the caller must not use after, is zeroed.
 func dropReq(h uintptr) {
+	if isSent(h) {
+		return // in no table
+	}
 	s, gen, ok := decodeReq(h)
 	if !ok || !s.state.CompareAndSwap(gen<<1|1, gen<<1) {
 		drop(tab.reqs, h)

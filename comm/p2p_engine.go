@@ -324,6 +324,9 @@ func (e *engine) take(o *op, r *rxRing) (st Status, res int, at *uint32, want ui
 		}
 		at = raw.Uint32At(r.ring, pos)
 		if atomic.LoadUint32(at) != want {
+			if rs.Pos != rs.Given {
+				e.giveBack(o.peer, r) // a Skip taken
+			}
 			return Status{}, takeEmpty, at, want
 		}
 		b := r.ring[pos:]
@@ -337,6 +340,9 @@ func (e *engine) take(o *op, r *rxRing) (st Status, res int, at *uint32, want ui
 		if kind != format.PktEager || le.Uint32(b[format.PktCtx:]) != o.ctx || o.tag != AnyTag && tag != o.tag ||
 			n > uint64(e.eager) || n > uint64(len(o.buf)) || !typesig.Match(le.Uint32(b[format.PktKind:])>>8, o.sig) ||
 			cells(format.PktHeader+int(n)) > int64(len(b)) {
+			if rs.Pos != rs.Given {
+				e.giveBack(o.peer, r) // a Skip taken
+			}
 			return Status{}, takeOther, nil, 0
 		}
 		copy(o.buf, b[format.PktHeader:format.PktHeader+n])
@@ -1120,11 +1126,26 @@ func (e *engine) poll(cond func() bool) bool {
 	return cond()
 }
 
+// pollLocked is poll that waits for the lock if another holds it: a
+// waiter's check before it sleeps must drain the rings itself. A holder
+// that only sends, or a C call that reads Quiet, completes nothing and
+// rings nothing, so a check that found the lock taken and slept could
+// miss a packet that arrived meanwhile for a whole futex timeout.
+func (e *engine) pollLocked(cond func() bool) bool {
+	if cond() {
+		return true
+	}
+	e.lock()
+	e.progress()
+	e.unlock()
+	return cond()
+}
+
 // waitFor makes progress until cond() holds, waiting like the barrier
 // (spin, yield, futex sleep on this rank's doorbell) in between. p is the
 // wait policy.
 func (e *engine) waitFor(p barrier.Policy, w barrier.Waiting, cond func() bool) error {
-	check := func() bool { return e.poll(cond) }
+	check := func() bool { return e.pollLocked(cond) }
 	if check() {
 		return nil
 	}
