@@ -119,7 +119,9 @@ static inline __attribute__((always_inline)) int shmrun_fast_send(const void *bu
 	uint64_t n = (uint64_t)count * es;
 	if (count == 0)
 		sig = 0; /* empty data: Any, as typesig says */
-	if (!shmrun_p2p_lock(e))
+	/* A glance at quiet first: while Go has work in progress, leave the
+	 * lock to the threads doing it. */
+	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
 		return -1;
 	shmrun_p2p_tx *t = &d->tx[d->world[dest]];
 	if (!e->quiet || t->ring == NULL) {
@@ -175,8 +177,8 @@ static inline __attribute__((always_inline)) void shmrun_p2p_give_back(shmrun_p2
 	shmrun_p2p_notify(t->seq, t->sleepers);
 }
 
-/* shmrun_p2p_take receives the next packet of r (from world rank w, whose
- * sending state toward this rank is t) into buf if it is an eager message
+/* shmrun_p2p_take receives the next packet of r (from the world rank
+ * whose sending state toward this rank is t) into buf if it is an eager message
  * the receive takes: 0 taken, 1 the ring is empty (*want is the stamp to
  * wait for at *at), -1 anything else (the Go path). The lock is held. */
 static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm *d, shmrun_p2p_rx *r, shmrun_p2p_tx *t, void *buf,
@@ -257,7 +259,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_recv(void *buf, MPI
 	shmrun_p2p_rx *r = &d->rx[w];
 	shmrun_p2p_tx *t = &d->tx[w];
 	for (int i = 0;;) {
-		if (!shmrun_p2p_lock(e))
+		if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
 			return -1;
 		if (!e->quiet || t->ring == NULL) {
 			shmrun_p2p_unlock(e);
