@@ -1149,5 +1149,36 @@ func (e *engine) waitFor(p barrier.Policy, w barrier.Waiting, cond func() bool) 
 	if check() {
 		return nil
 	}
-	return e.bell.AwaitAs(w, e.abort, p, check)
+	err := e.bell.AwaitAs(w, e.abort, p, check)
+	if err != nil {
+		e.abandon()
+	}
+	return err
+}
+
+// abandon unpins every send the engine holds once the job is aborted:
+// no receiver will read those buffers any more, and a runtime.Pinner
+// collected while it pins makes the Go runtime panic (a world of the
+// goroutine test mode, dropped after the abort, is collected whole).
+// The operations stay where they are; their buffers, still referenced,
+// stay valid.
+func (e *engine) abandon() {
+	e.lock()
+	defer e.release()
+	for _, o := range e.waiting {
+		unpinSend(o)
+	}
+	for _, p := range e.peers {
+		if p == nil {
+			continue
+		}
+		if p.sending != nil {
+			unpinSend(p.sending)
+		}
+		for _, it := range p.queue {
+			if it.o != nil && !it.o.recv {
+				unpinSend(it.o)
+			}
+		}
+	}
 }

@@ -977,3 +977,38 @@ func TestCancelWhileWaiting(t *testing.T) {
 		t.Fatal("Wait did not return after Cancel")
 	}
 }
+
+// TestAbortWithLargeSendsInFlight: a job aborted while large messages
+// wait for their receivers (a blocking Send and an Isend) leaves no
+// buffer pinned: the sends return the abort, and the garbage collector
+// later finds no runtime.Pinner still pinning (it would panic).
+func TestAbortWithLargeSendsInFlight(t *testing.T) {
+	cs, err := comm.NewLocalWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := 4 * format.P2PEager(format.P2PRing(2))
+	errs := make(chan error, 2)
+	go func() {
+		r, err := cs[0].Isend(make([]byte, big), 1, 1)
+		if err != nil {
+			errs <- err
+			return
+		}
+		errs <- cs[0].Send(make([]byte, big), 1, 2)
+		_, err = r.Wait()
+		errs <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // both RTS sent, nobody receives
+	cs[1].Abort(3)
+	for range 2 {
+		if err := <-errs; !errors.Is(err, comm.ErrAborted) {
+			t.Fatalf("a send in an aborted job returned %v", err)
+		}
+	}
+	cs = nil
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizers run
+	}
+}
