@@ -156,12 +156,12 @@ int main(int argc, char **argv)
 
 	/* Two senders to one receiver, by given source in turn and by
 	 * MPI_ANY_SOURCE: each sender's messages in order. */
-	if (rank == 0 || rank == 2) {
+	if (size >= 3 && (rank == 0 || rank == 2)) {
 		for (int k = 0; k < 200; k++) {
 			int v = rank * 1000 + k;
 			MPI_Send(&v, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
 		}
-	} else {
+	} else if (size >= 3 && rank == 1) {
 		int next[3] = {0, 0, 0};
 		for (int k = 0; k < 400; k++) {
 			int v, src = k < 200 ? (k & 1 ? 2 : 0) : MPI_ANY_SOURCE;
