@@ -73,6 +73,8 @@ type engine struct {
 	nStaged, nRead, nDirect int
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
+
+	rot atomic.Uint32 // where Waitany and its kin start looking (p2p_wait.go)
 }
 
 // rxRing is this rank's receiving state toward one sender: the ring, its

@@ -17,8 +17,37 @@ import (
 // stays (it becomes inactive), and an inactive one counts as nil.
 
 // waitRot rotates where Waitany, Waitsome and Testany start looking, so
-// that a request that is always ready does not starve the others.
+// that a request that is always ready does not starve the others: the
+// engine's rot, or this one for requests of no engine. (One counter for
+// every engine of a process let the goroutine ranks of the test mode,
+// calling in step, start one rank's calls at every other index: Waitany
+// over four ready requests served two of them three times as often.)
 var waitRot atomic.Uint32
+
+// engineOf is the point-to-point engine of r (nil for a null request or
+// a collective one).
+func engineOf(r *Request) *engine {
+	switch {
+	case r.isNull():
+	case r.rv != nil:
+		return r.rv.c.world.eng
+	case r.o != nil:
+		return r.o.c.world.eng
+	case r.ext != nil && r.ext.pers != nil:
+		return r.ext.pers.c.world.eng
+	}
+	return nil
+}
+
+// rotation is the counter testany starts from for reqs.
+func rotation(reqs []*Request) *atomic.Uint32 {
+	for _, r := range reqs {
+		if e := engineOf(r); e != nil {
+			return &e.rot
+		}
+	}
+	return &waitRot
+}
 
 // waitMany waits until cond(), which tests reqs, holds: on the doorbell of
 // the point-to-point engine if any request has one (a request without it,
@@ -28,15 +57,9 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	var e *engine
 	mixed := false
 	for _, r := range reqs {
-		switch {
-		case r.isNull():
-		case r.rv != nil:
-			e = r.rv.c.world.eng
-		case r.o != nil:
-			e = r.o.c.world.eng
-		case r.ext != nil && r.ext.pers != nil:
-			e = r.ext.pers.c.world.eng
-		case r.ext != nil:
+		if x := engineOf(r); x != nil {
+			e = x
+		} else if !r.isNull() && r.ext != nil {
 			mixed = true
 		}
 	}
@@ -171,7 +194,7 @@ func Waitany(reqs []*Request) (int, Status, error) {
 // sets its entry to nil.
 func testany(reqs []*Request) (int, Status, error) {
 	n := len(reqs)
-	start := int(waitRot.Add(1) % uint32(n))
+	start := int(rotation(reqs).Add(1) % uint32(n))
 	for k := range n {
 		i := (start + k) % n
 		st, ok, err := testOne(reqs, i)
