@@ -27,7 +27,12 @@ func TestEpochLayout(t *testing.T) {
 		"GATE_NOLOCKS": winc.GateNoLocks, "GATE_FREED": winc.GateFreed, "GATE_CHECK": winc.GateCheck,
 		"PAUSE_FROM": barrier.PauseFrom,
 	}
-	got := epochLayout()
+	sameLayout(t, epochLayout(), want)
+}
+
+// sameLayout compares capi.h's layout entries (got) with internal/winc's.
+func sameLayout(t *testing.T, got, want map[string]uintptr) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("capi.h has %d layout entries, the test %d", len(got), len(want))
 	}

@@ -22,13 +22,5 @@ func TestP2PLayout(t *testing.T) {
 		"rx.stamp": winc.RxOffStamp, "rx.ring_len": winc.RxOffRingLen, "rx.sizeof": winc.RxSize,
 		"REQ_SENT": reqSent, "REQ_SENT_K": reqSentK,
 	}
-	got := p2pLayout()
-	if len(got) != len(want) {
-		t.Fatalf("capi.h has %d layout entries, the test %d", len(got), len(want))
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: capi.h %d, internal/winc %d", k, got[k], v)
-		}
-	}
+	sameLayout(t, p2pLayout(), want)
 }
