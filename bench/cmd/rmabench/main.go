@@ -75,15 +75,15 @@ type ctx struct {
 	gTarget *comm.Group
 	seq     int64
 	casFail int
-	cs, cr  []float64  // collective rows: send and receive buffers
-	syncNS  int64      // sync rows: this rank's time inside the calls
-	sub     *comm.Comm // barrier_subcomm's communicator
-	wrong   int64      // answers found wrong on this rank (collective, p2p)
-	ps, pr  []byte     // p2p rows: send and receive buffers
-	pseq    int64      // p2p rows: operations so far, in step in a pair
-	preq    []*comm.Request
-	pers    []*comm.Request // msgrate_8_persistent: the window's persistent requests
-	psts    []comm.Status   // and their statuses
+	cs, cr  []float64       // collective rows: send and receive buffers
+	syncNS  int64           // sync rows: this rank's time inside the calls
+	sub     *comm.Comm      // barrier_subcomm's communicator
+	wrong   int64           // answers found wrong on this rank (collective, p2p)
+	ps, pr  []byte          // p2p rows: send and receive buffers
+	pseq    int64           // p2p rows: operations so far, in step in a pair
+	preq    []*comm.Request // msgrate_8, bw_SIZE: the window's requests
+	pers    []*comm.Request // msgrate_8_persistent: its persistent requests
+	psts    []comm.Status   // the statuses of either
 	xw      *win.Win        // flavor rows: their window,
 	xmem    []byte          // the memory it exposes,
 	xdisp   int             // and the displacement of rank 1's first byte
