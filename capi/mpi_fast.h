@@ -537,45 +537,6 @@ static inline __attribute__((always_inline)) shmrun_comm_desc *shmrun_comm_of(MP
 	return d != NULL && d->handle == h ? d : NULL;
 }
 
-/* shmrun_fast_barrier is MPI_Barrier by package comm's protocol
- * (call.barrier) when the previous round is complete: publish the Barrier
- * signature and the round on this rank's flag line, arrive at the area's
- * barrier, wake the line's sleepers (in Go, only if there are any),
- * record the round as seen. A failed round (a rank was in another call)
- * gets Go's verdict. */
-static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm comm, int *rc)
-{
-	shmrun_comm_desc *d = shmrun_comm_of(comm);
-	if (d == NULL)
-		return -1;
-	shmrun_coll *h = d->h;
-	uint32_t r = h->round + 1;
-	if (h->seen != r - 1 && r > 1)
-		return -1; /* Go waits for the round before */
-	int p = (int)(r & 1);
-	d->meta[p][0] = d->sig[0];
-	d->meta[p][1] = d->sig[1];
-	__atomic_store_n(d->seq[p], r, __ATOMIC_RELEASE);
-	h->round = r;
-	h->pending |= (uint8_t)(1 << p);
-	uint32_t gen;
-	int err = shmrun_bar_arrive(d->bstate, d->bsleep, d->bfail, d->n, d->spin, 1, (uintptr_t)comm, &gen);
-	/* The barrier's add was a full fence after the round's store. */
-	if ((h->pending & 1 && __atomic_load_n(d->sleepers[0], __ATOMIC_SEQ_CST) != 0) ||
-	    (h->pending & 2 && __atomic_load_n(d->sleepers[1], __ATOMIC_SEQ_CST) != 0))
-		shmCommWakeLines((uintptr_t)comm);
-	else
-		h->pending = 0;
-	if (err != MPI_SUCCESS) {
-		*rc = err;
-		return 0;
-	}
-	if ((int32_t)(r - h->seen) > 0)
-		h->seen = r;
-	*rc = (gen & 1) ? shmCommBarrierVerdict((uintptr_t)comm, r) : MPI_SUCCESS;
-	return 0;
-}
-
 /* SHMRUN_RMW defines shmrun_rmw<BITS>: op on the aligned word of UT at p,
  * whose float kind is FT (kind 2), with the origin value at v (unused for
  * MPI_NO_OP) and the old value to res if res. -1: an op (or type) the
@@ -773,6 +734,53 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		}
 	}
 	*parity = p;
+	return 0;
+}
+
+/* shmrun_fast_barrier is MPI_Barrier by package comm's protocol
+ * (call.barrier) when the previous round is complete: publish the Barrier
+ * signature and the round on this rank's flag line; up to
+ * SHMRUN_FLAG_BARRIER_RANKS ranks, wait for the others' as the one-round
+ * calls do, else arrive at the area's barrier, wake the line's sleepers
+ * (in Go, only if there are any), record the round as seen. A failed
+ * round (a rank was in another call) gets Go's verdict. */
+static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm comm, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	if (d == NULL)
+		return -1;
+	if (d->n <= SHMRUN_FLAG_BARRIER_RANKS) {
+		int p;
+		if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BARRIER, d->sig[0], d->sig[1], NULL, 0, 0, &p, rc) != 0)
+			return -1;
+		shmrun_coll_flush(d, (uintptr_t)comm);
+		return 0;
+	}
+	shmrun_coll *h = d->h;
+	uint32_t r = h->round + 1;
+	if (h->seen != r - 1 && r > 1)
+		return -1; /* Go waits for the round before */
+	int p = (int)(r & 1);
+	d->meta[p][0] = d->sig[0];
+	d->meta[p][1] = d->sig[1];
+	__atomic_store_n(d->seq[p], r, __ATOMIC_RELEASE);
+	h->round = r;
+	h->pending |= (uint8_t)(1 << p);
+	uint32_t gen;
+	int err = shmrun_bar_arrive(d->bstate, d->bsleep, d->bfail, d->n, d->spin, 1, (uintptr_t)comm, &gen);
+	/* The barrier's add was a full fence after the round's store. */
+	if ((h->pending & 1 && __atomic_load_n(d->sleepers[0], __ATOMIC_SEQ_CST) != 0) ||
+	    (h->pending & 2 && __atomic_load_n(d->sleepers[1], __ATOMIC_SEQ_CST) != 0))
+		shmCommWakeLines((uintptr_t)comm);
+	else
+		h->pending = 0;
+	if (err != MPI_SUCCESS) {
+		*rc = err;
+		return 0;
+	}
+	if ((int32_t)(r - h->seen) > 0)
+		h->seen = r;
+	*rc = (gen & 1) ? shmCommBarrierVerdict((uintptr_t)comm, r) : MPI_SUCCESS;
 	return 0;
 }
 

@@ -11,8 +11,10 @@ import (
 
 // The C interface (capi) runs MPI_Barrier in C over the communicator's
 // collective area, by the protocol of call.barrier (coll.go): publish the
-// Barrier signature and the round, arrive at the area's barrier, wake the
-// lines' sleepers, record the round as seen; and the one-round calls
+// Barrier signature and the round, arrive at the area's barrier (or, up
+// to format.FlagBarrierRanks ranks, wait for the others' rounds as agree
+// does), wake the lines' sleepers, record the round as seen; and the
+// one-round calls
 // whose data rides in the flag lines (Bcast, Reduce and Allreduce of up
 // to format.InlineLen bytes) by the protocol of call.agree and the inline
 // paths of bcast and reduce. winc.BarrierOf gives it the words and the
@@ -88,8 +90,8 @@ func init() {
 		}
 		b.Mismatch = func(r uint32, kind, same uint8) error {
 			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & 1)}
-			// As agree does: a rank in Barrier waits on the barrier line.
-			if k.anyBarrier() {
+			// As agree does: a rank in Barrier may wait on the barrier line.
+			if k.onBarrierLine() {
 				a.flush()
 				if _, err := a.bar.AgreeCode(1); err != nil {
 					return c.wrapWait(k.name, err)

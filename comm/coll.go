@@ -53,6 +53,7 @@ type collArea struct {
 	policy   barrier.Policy
 	fence    *uint64 // a word on a line of this rank's own (see post)
 	bar      *barrier.Barrier
+	flagBar  bool   // Barrier waits on the flag lines, not bar (format.FlagBarrierRanks)
 	single   bool   // large payloads move by single copy (single.go)
 	scratch  []byte // private working memory of single-copy calls
 	evenBl   blocks // equal blocks of evenSize bytes (even)
@@ -183,7 +184,8 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		return nil, err
 	}
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
-		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N),
+		flagBar: l.N <= format.FlagBarrierRanks}
 	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
 		return nil, err
 	}
@@ -442,7 +444,7 @@ func (k *call) agree(s sig, same sameFields) error {
 	if err := a.waitRange(k.r, 0, a.n); err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
-	if k.err != nil && !k.anyBarrier() {
+	if k.err != nil && !k.onBarrierLine() {
 		return k.err
 	}
 	// The common case, every signature alike, word by word.
@@ -464,10 +466,10 @@ func (k *call) agree(s sig, same sameFields) error {
 	if alike {
 		return nil
 	}
-	// A rank in Barrier waits on the Barrier line, not on the flags:
-	// arrive there too, failing, so that it gets out and names the
-	// mismatch as everyone does.
-	if k.anyBarrier() {
+	// A rank in Barrier of a larger communicator waits on the Barrier
+	// line, not on the flags: arrive there too, failing, so that it gets
+	// out and names the mismatch as everyone does.
+	if k.onBarrierLine() {
 		a.flush()
 		if _, err := a.bar.AgreeCode(1); err != nil {
 			return k.c.wrapWait(k.name, err)
@@ -499,6 +501,11 @@ func (k *call) publishSig(s sig) (uint64, uint64) {
 	return w0, w1
 }
 
+// onBarrierLine reports whether a rank of the current round waits on the
+// Barrier line: a rank's signature is Barrier's and the communicator is
+// larger than format.FlagBarrierRanks (read after the round is complete).
+func (k *call) onBarrierLine() bool { return !k.a.flagBar && k.anyBarrier() }
+
 // anyBarrier reports whether a rank's signature of the current round is
 // Barrier's (read after the round is complete).
 func (k *call) anyBarrier() bool {
@@ -511,11 +518,15 @@ func (k *call) anyBarrier() bool {
 }
 
 // barrier is Barrier's first and only round: publish the signature, then
-// arrive at the Barrier line. A failure there means a rank was in another
-// call: every rank has published this round by then, so the signatures
-// name it.
+// wait for every rank's on the flag lines (up to format.FlagBarrierRanks
+// ranks: a one-round call with no data) or arrive at the Barrier line. A
+// failure there means a rank was in another call: every rank has
+// published this round by then, so the signatures name it.
 func (k *call) barrier() error {
 	a := k.a
+	if a.flagBar {
+		return k.agree(mkSig(format.CollBarrier, 0, 0, -1, 0), 0)
+	}
 	k.publishSig(mkSig(format.CollBarrier, 0, 0, -1, 0))
 	// No flush first: only a rank in another call (a mismatch) waits on
 	// this line, and if it has gone to sleep, its futex timeout wakes it;

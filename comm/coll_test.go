@@ -691,6 +691,70 @@ func init() {
 
 func TestMismatchProcs(t *testing.T) { ranktest.Run(t, 3, "mismatch") }
 
+// TestMismatchProcsPair: two ranks, whose Barrier waits on the flag lines
+// (format.FlagBarrierRanks), not on the Barrier line.
+func TestMismatchProcsPair(t *testing.T) { ranktest.Run(t, 2, "mismatch") }
+
+// TestBarrierMismatchesPair: the Barrier mismatches of TestMismatches on a
+// communicator of two ranks, whose Barrier is a round on the flag lines.
+func TestBarrierMismatchesPair(t *testing.T) {
+	cases := []struct {
+		name  string
+		class error
+		call  func(c *comm.Comm) error
+	}{
+		{"barrier and bcast", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 1 {
+				return c.Barrier()
+			}
+			return comm.Bcast(c, make([]float64, 1), 0)
+		}},
+		{"barrier and a large bcast", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return c.Barrier()
+			}
+			return comm.Bcast(c, make([]float64, 50_000), 1)
+		}},
+		{"barrier and a refused argument", comm.ErrOp, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return c.Barrier()
+			}
+			return comm.AllreduceInPlace(c, make([]float64, 2), atomics.Replace)
+		}},
+		{"barrier and split", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return c.Barrier()
+			}
+			_, err := c.Split(0, 0)
+			return err
+		}},
+		{"barrier and allgather", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return c.Barrier()
+			}
+			return comm.Allgather(c, []int32{1}, make([]int32, 2))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+				if err := c.Barrier(); err != nil { // the area exists, rounds under way
+					return err
+				}
+				if err := wantAll(tc.class, tc.call(c), tc.name); err != nil {
+					return err
+				}
+				for range 3 {
+					if err := c.Barrier(); err != nil {
+						return fmt.Errorf("a Barrier after the mismatch: %w", err)
+					}
+				}
+				return stillWorks(c)
+			})
+		})
+	}
+}
+
 func TestIbarrier(t *testing.T) {
 	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
 		// Rank 3 arrives late: nobody's request may complete before.

@@ -159,6 +159,7 @@
 #define SHMRUN_SINGLE_FAILED 0 /* uint8 later rounds: this rank's reads failed */
 #define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
 #define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
+#define SHMRUN_FLAG_BARRIER_RANKS 2 /* most ranks whose Barrier waits on the flag lines */
 #define SHMRUN_OP_USER 255 /* a user-defined op in a signature */
 #define SHMRUN_SAME_COUNT 1 /* the ranks must agree on the count */
 #define SHMRUN_SAME_ROOT 2 /* the ranks must agree on the root */

@@ -65,6 +65,13 @@ const (
 	SingleFailed    = 0         // uint8 in a later round: this rank's reads failed
 )
 
+// FlagBarrierRanks is the most ranks whose Barrier waits on the flag
+// lines, as the other one-round calls do (each rank reads the others'
+// lines: one line transfer each way, in parallel); a larger
+// communicator's Barrier arrives at the area's Barrier line, whose one
+// line costs a transfer per arrival whatever the ranks.
+const FlagBarrierRanks = 2
+
 // OpUser marks a user-defined op (comm.OpCreate) in a signature: its
 // function cannot be compared across processes, only its presence.
 const OpUser = 0xff

@@ -198,6 +198,26 @@ int main(int argc, char **argv)
 	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, dup) == MPI_SUCCESS && v == 1, "bcast after the mismatch: %d", v);
 	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier after a bcast");
 	MPI_Comm_free(&dup);
+	/* The same in pairs of a Go and a C rank, whose Barrier waits on the
+	 * flag lines (SHMRUN_FLAG_BARRIER_RANKS) instead of the Barrier line. */
+	MPI_Comm pair;
+	int pr;
+	MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &pair);
+	MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(pair, &pr);
+	for (int i = 0; i < 3; i++)
+		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier %d", i);
+	v = 7;
+	if (pr == 0)
+		rc = MPI_Barrier(pair);
+	else
+		rc = MPI_Bcast(&v, 1, MPI_INT, 0, pair);
+	CHECK(cls(rc) == MPI_ERR_ARG, "a pair's Barrier matched with a Bcast: %d", rc);
+	for (int i = 0; i < 3; i++)
+		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier %d after the mismatch", i);
+	v = pr;
+	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, pair) == MPI_SUCCESS && v == 1, "pair bcast after the mismatch: %d", v);
+	MPI_Comm_free(&pair);
 	/* A freed request's handle names nothing, not the request that
 	 * reuses its slot. */
 	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);

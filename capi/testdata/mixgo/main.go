@@ -406,6 +406,30 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	if err := dup.Free(); err != nil {
 		return err
 	}
+	// The same in pairs of a Go and a C rank, whose Barrier waits on the
+	// flag lines instead of the Barrier line.
+	pair, err := world.Split(me%2, me)
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		ok(pair.Barrier(), "pair barrier")
+	}
+	if pair.Rank() == 0 {
+		err = pair.Barrier()
+	} else {
+		err = comm.Bcast(pair, []int32{7}, 0)
+	}
+	check(errors.Is(err, comm.ErrArg), "a pair's Barrier matched with a Bcast: %v", err)
+	for range 3 {
+		ok(pair.Barrier(), "pair barrier after the mismatch")
+	}
+	v = []int32{int32(pair.Rank())}
+	ok(comm.Bcast(pair, v, 1), "pair bcast after the mismatch")
+	check(v[0] == 1, "pair bcast after the mismatch: %d", v[0])
+	if err := pair.Free(); err != nil {
+		return err
+	}
 	return report(world, "a mismatched collective fails everywhere, then the communicator works")
 }
 

@@ -178,6 +178,7 @@ func sections() []section {
 			{"SHMRUN_SINGLE_FAILED", format.SingleFailed, "uint8 later rounds: this rank's reads failed"},
 			{"SHMRUN_IBAR_SEQ", format.IbarSeq, "uint32 Ibarrier calls made: the futex word (Ibarrier line)"},
 			{"SHMRUN_IBAR_SLEEPERS", format.IbarSleepers, "uint32 waiters in the futex phase"},
+			{"SHMRUN_FLAG_BARRIER_RANKS", format.FlagBarrierRanks, "most ranks whose Barrier waits on the flag lines"},
 			{"SHMRUN_OP_USER", format.OpUser, "a user-defined op in a signature"},
 			{"SHMRUN_SAME_COUNT", format.SameCount, "the ranks must agree on the count"},
 			{"SHMRUN_SAME_ROOT", format.SameRoot, "the ranks must agree on the root"},
