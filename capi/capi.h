@@ -87,6 +87,11 @@ typedef struct shmrun_win_desc {
 	uint32_t *ffail[2];
 	uint32_t fn;
 	int spin;
+	/* A window of up to SHMRUN_FLAG_FENCE_RANKS ranks fences on its fence
+	 * words instead (FORMAT.md's "Fence"; fword[0] NULL otherwise): this
+	 * rank's two words and their sleepers, the other rank's (NULL alone). */
+	uint64_t *fword[2], *fpeer[2];
+	uint32_t *fwsleep[2];
 	/* PSCW (FORMAT.md), per rank r: postw[r] is post[r][me],
 	 * completew[r] complete[r][me], startw[r] post[me][r], waitw[r]
 	 * complete[me][r], bellsleep[r] r's doorbell's sleepers; the counters

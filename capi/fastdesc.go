@@ -70,6 +70,15 @@ func newDesc(w *win.Win) (*C.shmrun_win_desc, *winc.State) {
 	d.ffail[0] = cword[uint32, C.uint32_t](st.FenceFail[0])
 	d.ffail[1] = cword[uint32, C.uint32_t](st.FenceFail[1])
 	d.fn = C.uint32_t(st.FenceN)
+	for p := range 2 {
+		if st.FenceWord[p] != nil {
+			d.fword[p] = cword[uint64, C.uint64_t](st.FenceWord[p])
+			d.fwsleep[p] = cword[uint32, C.uint32_t](st.FenceWordSleepers[p])
+		}
+		if st.FencePeer[p] != nil {
+			d.fpeer[p] = cword[uint64, C.uint64_t](st.FencePeer[p])
+		}
+	}
 	d.spin = C.int(st.Spin)
 	if n > 0 {
 		d.starts_from = cword[uint32, C.uint32_t](&st.StartsFrom[0])
@@ -189,6 +198,40 @@ func shmWinFenceWake(h C.uintptr_t) {
 	if x, code := winOf("MPI_Win_fence", uintptr(h)); code == 0 {
 		x.fast.FenceWake()
 	}
+}
+
+// The slow paths of the fence of a window of one or two ranks (mpi_fast.h's
+// shmrun_flag_fence).
+
+//export shmWinFlagFenceWait
+func shmWinFlagFenceWait(h C.uintptr_t, g C.uint32_t) C.int {
+	x, code := winOf("MPI_Win_fence", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if err := x.fast.FlagFenceWait(uint32(g)); err != nil {
+		return x.raise("MPI_Win_fence", err)
+	}
+	return C.MPI_SUCCESS
+}
+
+//export shmWinFlagFenceWake
+func shmWinFlagFenceWake(h C.uintptr_t, p C.uint32_t) {
+	if x, code := winOf("MPI_Win_fence", uintptr(h)); code == 0 {
+		x.fast.FlagFenceWake(uint32(p))
+	}
+}
+
+//export shmWinFenceCode
+func shmWinFenceCode(h C.uintptr_t, fail C.uint32_t) C.int {
+	x, code := winOf("MPI_Win_fence", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if err := x.fast.FenceCode(uint32(fail)); err != nil {
+		return x.raise("MPI_Win_fence", err)
+	}
+	return C.MPI_SUCCESS
 }
 
 //export shmWinFenceFailed

@@ -351,6 +351,42 @@ static inline __attribute__((always_inline)) void shmrun_set_fence(shmrun_epoch 
  * last arrival releases the round with one add), spinning as Go does
  * before it hands the wait to Go's futex phase. A round another rank
  * failed, and every local error, go to Go. */
+/* shmrun_flag_fence is the fence of a window of one or two ranks on the
+ * ranks' fence words (FORMAT.md's "Fence"; package win's flagAgree),
+ * arriving with no failure of its own: store this rank's next generation
+ * into its word of that parity, wait for the other rank's (Go's futex
+ * phase after the spins), wake this word's sleepers after a full fence.
+ * The other rank's failure code gets Go's verdict. */
+static inline __attribute__((always_inline)) int shmrun_flag_fence(shmrun_win_desc *d, uintptr_t win)
+{
+	uint32_t a = (uint32_t)__atomic_load_n(d->fword[0], __ATOMIC_RELAXED);
+	uint32_t b = (uint32_t)__atomic_load_n(d->fword[1], __ATOMIC_RELAXED);
+	uint32_t g = ((int32_t)(a - b) > 0 ? a : b) + 1, p = g & 1;
+	__atomic_store_n(d->fword[p], (uint64_t)g, __ATOMIC_RELEASE);
+	if (d->fpeer[p] == NULL) {
+		shmrun_full_fence(d);
+		return MPI_SUCCESS;
+	}
+	uint64_t v;
+	int k = 0;
+	while ((int32_t)((uint32_t)(v = __atomic_load_n(d->fpeer[p], __ATOMIC_ACQUIRE)) - g) < 0) {
+		if (k++ == d->spin) {
+			int rc = shmWinFlagFenceWait(win, g);
+			if (rc != MPI_SUCCESS)
+				return rc;
+			v = __atomic_load_n(d->fpeer[p], __ATOMIC_ACQUIRE);
+			break;
+		}
+		shmrun_relax(d->spin);
+	}
+	shmrun_full_fence(d);
+	if (__atomic_load_n(d->fwsleep[p], __ATOMIC_SEQ_CST) != 0)
+		shmWinFlagFenceWake(win, p);
+	if ((uint32_t)(v >> 32) != 0)
+		return shmWinFenceCode(win, (uint32_t)(v >> 32));
+	return MPI_SUCCESS;
+}
+
 static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, int assert, int *rc)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
@@ -370,12 +406,18 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 		*rc = MPI_SUCCESS;
 		return 0;
 	}
-	uint32_t gen;
-	if ((*rc = shmrun_bar_arrive(d->fstate, d->fsleep, d->ffail, d->fn, d->spin, 0, (uintptr_t)win, &gen)) != MPI_SUCCESS)
-		return 0;
-	if (gen & 1) {
-		*rc = shmWinFenceFailed((uintptr_t)win, gen);
-		return 0;
+	if (d->fword[0] != NULL) {
+		if ((*rc = shmrun_flag_fence(d, (uintptr_t)win)) != MPI_SUCCESS)
+			return 0;
+	} else {
+		uint32_t gen;
+		if ((*rc = shmrun_bar_arrive(d->fstate, d->fsleep, d->ffail, d->fn, d->spin, 0, (uintptr_t)win, &gen)) !=
+		    MPI_SUCCESS)
+			return 0;
+		if (gen & 1) {
+			*rc = shmWinFenceFailed((uintptr_t)win, gen);
+			return 0;
+		}
 	}
 	if (assert & MPI_MODE_NOSUCCEED)
 		shmrun_set_fence(e, 0);

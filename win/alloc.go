@@ -491,6 +491,7 @@ func (w *Win) bind(units []int64) {
 		bo := w.sl.DoorbellOff(r)
 		w.bells[r] = barrier.Event{Seq: raw.Uint32At(sync, bo+format.BellSeq), Sleepers: raw.Uint32At(sync, bo+format.BellSleepers)}
 	}
+	w.bindFlagFence(sync)
 	w.stripes, err = atomics.NewStripes(sync[w.sl.Stripes:w.sl.Stripes+format.NumStripes*atomics.StripeLen], w.t.Abort(), w.t.Policy())
 	if err != nil {
 		panic("win: stripes: " + err.Error())

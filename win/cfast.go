@@ -3,6 +3,8 @@
 package win
 
 import (
+	"sync/atomic"
+
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/winc"
 )
@@ -53,6 +55,22 @@ func init() {
 			},
 		}
 		s.FenceState, s.FenceSleepers, s.FenceFail, s.FenceN, s.Spin = w.fence.Words()
+		if f := w.ff; f != nil {
+			s.FenceWord, s.FencePeer, s.FenceWordSleepers = f.mine, f.peer, f.sleep
+			s.FlagFenceWait = func(g uint32) error {
+				p := g & 1
+				w.flagWake(p)
+				pol := w.t.Policy()
+				pol.Spin = 0
+				pw := f.peer[p]
+				if err := f.ev[p].Await(w.t.Abort(), pol, func() bool { return int32(uint32(atomic.LoadUint64(pw))-g) >= 0 }); err != nil {
+					return errorf(ErrAborted, "Fence on rank %d: %v", w.rank, err)
+				}
+				return nil
+			}
+			s.FlagFenceWake = w.flagWake
+			s.FenceCode = func(code uint32) error { return w.fenceVerdict(nil, code, "Fence") }
+		}
 		for r := range w.locks {
 			s.LockWords[r], s.LockSleepers[r] = w.locks[r].word, w.locks[r].ev.Sleepers
 		}

@@ -194,7 +194,8 @@ func init() {
 	})
 }
 
-func TestFenceFailureAgreed(t *testing.T) { ranktest.Run(t, 4, "fence-agree") }
+func TestFenceFailureAgreed(t *testing.T)     { ranktest.Run(t, 4, "fence-agree") }
+func TestFenceFailureAgreedPair(t *testing.T) { ranktest.Run(t, 2, "fence-agree") }
 
 // ProcNull is a valid target of every RMA communication call inside any
 // open access epoch, where the call is a no-op; Lock, Unlock, Flush and

@@ -68,15 +68,23 @@ func (w *Win) Fence(assert int) error {
 }
 
 // agreeFence is the window barrier with failure agreement: the failing
-// rank's error class travels in the barrier's failure word, so every rank
-// returns the same class. The barrier's atomic read-modify-writes are full
-// fences: every rank's puts before it are visible to every rank after it.
+// rank's error class travels in the barrier's failure word (or, up to
+// format.FlagFenceRanks ranks, in its fence word), so every rank returns
+// the same class. The barrier's atomic read-modify-writes are full
+// fences, the fence words' stores releases and their loads acquires:
+// every rank's puts before it are visible to every rank after it.
 func (w *Win) agreeFence(local error, call string) error {
 	code := uint32(0)
 	if local != nil {
 		code = uint32(classCode(local))<<16 | uint32(w.rank+1)
 	}
-	got, err := w.fence.AgreeCode(code)
+	var got uint32
+	var err error
+	if w.ff != nil {
+		got, err = w.flagAgree(code)
+	} else {
+		got, err = w.fence.AgreeCode(code)
+	}
 	if err != nil {
 		return errorf(ErrAborted, "%s on rank %d: %v", call, w.rank, err)
 	}

@@ -66,6 +66,45 @@ func TestFence(t *testing.T)          { ranktest.Run(t, 4, "fence") }
 func TestFenceLocal(t *testing.T)     { runLocal(t, 6, fenceBody) }
 func TestFenceSingleton(t *testing.T) { runLocal(t, 1, fenceBody) }
 
+// Two ranks fence on their fence words, not the fence barrier
+// (format.FlagFenceRanks).
+func TestFencePair(t *testing.T)      { ranktest.Run(t, 2, "fence") }
+func TestFencePairLocal(t *testing.T) { runLocal(t, 2, fenceBody) }
+
+// TestFencePairSleeping: fences where one rank arrives late, in turn, so
+// that the other waits past its spins, in the futex phase, and is woken.
+func TestFencePairSleeping(t *testing.T) {
+	runLocal(t, 2, func(c *comm.Comm) error {
+		w, err := win.AllocateShared(c, 8, 8, nil)
+		if err != nil {
+			return err
+		}
+		defer w.Free()
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		for round := range 6 {
+			if c.Rank() == round%2 {
+				time.Sleep(20 * time.Millisecond)
+				if err := win.PutT(w, []int64{int64(round)}, 1-c.Rank(), 0); err != nil {
+					return err
+				}
+			}
+			if err := w.Fence(0); err != nil {
+				return err
+			}
+			local, _ := win.View[int64](w.Local())
+			if c.Rank() != round%2 && local[0] != int64(round) {
+				return fmt.Errorf("round %d: rank %d holds %d after the fence", round, c.Rank(), local[0])
+			}
+			if err := w.Fence(0); err != nil {
+				return err
+			}
+		}
+		return w.Fence(win.ModeNoSucceed)
+	})
+}
+
 // pscwBody: overlapping groups and back-to-back epochs. Every rank exposes
 // to all others and accesses a different subset each round (sometimes
 // everybody, sometimes only its right neighbour), putting the round number;

@@ -45,6 +45,7 @@ type Win struct {
 	fast []part
 
 	fence    *barrier.Barrier
+	ff       *flagFence // the fence of a window of 1 or 2 ranks, instead of fence
 	global   *uint64
 	globalEv barrier.Event
 	locks    []lockLine

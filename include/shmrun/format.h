@@ -70,6 +70,9 @@
 #define SHMRUN_LOCK_SLEEPERS 8 /* uint32 sleepers on L[r]'s low half */
 #define SHMRUN_BELL_SEQ 0 /* uint32 doorbell seq */
 #define SHMRUN_BELL_SLEEPERS 4 /* uint32 doorbell sleepers */
+#define SHMRUN_FENCE_WORD 8 /* [2]uint64 fence words: generation (low half), failure code (high) */
+#define SHMRUN_FENCE_SLEEPERS 24 /* [2]uint32 sleepers on the fence words' low halves */
+#define SHMRUN_FLAG_FENCE_RANKS 2 /* most ranks whose Fence uses the fence words */
 
 /* Lock word L[r]: W bits 0-14, R bits 16-30, X bits 32-47, T bits 49-63 */
 #define SHMRUN_LOCK_COUNTER_MASK 32767 /* W, R and T are 15-bit counters */

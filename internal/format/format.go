@@ -67,6 +67,14 @@ const (
 
 	BellSeq      = 0 // uint32 doorbell seq (PSCW)
 	BellSleepers = 4 // uint32 doorbell sleepers
+
+	// The fence words of a window of up to FlagFenceRanks ranks, on the
+	// doorbell line: word p holds, for the rank's fences g with g&1 == p,
+	// g in its low half (the futex word) and the failure code the rank
+	// arrived with in its high half (FORMAT.md).
+	FenceWord      = 8  // [2]uint64 fence words of parities 0 and 1
+	FenceSleepers  = 24 // [2]uint32 sleepers on the fence words' low halves
+	FlagFenceRanks = 2  // the most ranks whose Fence uses the fence words
 )
 
 // SyncLayout places a window's sync block for n ranks; offsets are from the

@@ -196,6 +196,20 @@ type State struct {
 	// failed.
 	FenceFailed func(gen uint32) error
 
+	// A window of up to format.FlagFenceRanks ranks fences on its fence
+	// words instead (FORMAT.md, "Fence"; nil FenceWord otherwise): this
+	// rank's two words and their sleepers, the other rank's two (nil
+	// alone). FlagFenceWait wakes the sleepers of this rank's word of
+	// parity g&1, then waits, after the spin phase, until the other
+	// rank's word of that parity holds generation g; FlagFenceWake wakes
+	// the sleepers of this rank's word of parity p; FenceCode is the error
+	// of a Fence the other rank arrived at with failure code code.
+	FenceWord, FencePeer [2]*uint64
+	FenceWordSleepers    [2]*uint32
+	FlagFenceWait        func(g uint32) error
+	FlagFenceWake        func(p uint32)
+	FenceCode            func(code uint32) error
+
 	// PSCW (FORMAT.md): per rank r, PostWord[r] is post[r][me] (this
 	// rank's Posts to origin r), CompleteWord[r] complete[r][me] (its
 	// Completes toward target r), StartWord[r] post[me][r] (r's Posts to

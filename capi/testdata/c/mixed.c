@@ -217,6 +217,27 @@ int main(int argc, char **argv)
 		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier %d after the mismatch", i);
 	v = pr;
 	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, pair) == MPI_SUCCESS && v == 1, "pair bcast after the mismatch: %d", v);
+	/* A window of the pair fences on its fence words: puts across, and a
+	 * fence failed by one rank (it holds a lock) fails on both. */
+	MPI_Win pw;
+	int64_t *pmine;
+	MPI_Win_allocate_shared(8, 8, MPI_INFO_NULL, pair, &pmine, &pw);
+	MPI_Win_set_errhandler(pw, MPI_ERRORS_RETURN);
+	CHECK(MPI_Win_fence(0, pw) == MPI_SUCCESS, "pair fence");
+	for (int64_t i = 0; i < 20; i++) {
+		int64_t x = 100 * pr + i;
+		CHECK(MPI_Put(&x, 1, MPI_INT64_T, 1 - pr, 0, 1, MPI_INT64_T, pw) == MPI_SUCCESS, "pair put");
+		CHECK(MPI_Win_fence(0, pw) == MPI_SUCCESS, "pair fence %ld", (long)i);
+		CHECK(*pmine == 100 * (1 - pr) + i, "pair round %ld: %ld", (long)i, (long)*pmine);
+		CHECK(MPI_Win_fence(0, pw) == MPI_SUCCESS, "pair fence %ld", (long)i);
+	}
+	if (pr == 1)
+		CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, pw) == MPI_SUCCESS, "pair lock");
+	CHECK(cls(MPI_Win_fence(0, pw)) == MPI_ERR_RMA_SYNC, "a pair fence failed by rank 1");
+	if (pr == 1)
+		CHECK(MPI_Win_unlock(0, pw) == MPI_SUCCESS, "pair unlock");
+	CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, pw) == MPI_SUCCESS, "pair closing fence");
+	MPI_Win_free(&pw);
 	MPI_Comm_free(&pair);
 	/* A freed request's handle names nothing, not the request that
 	 * reuses its slot. */

@@ -427,6 +427,30 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	v = []int32{int32(pair.Rank())}
 	ok(comm.Bcast(pair, v, 1), "pair bcast after the mismatch")
 	check(v[0] == 1, "pair bcast after the mismatch: %d", v[0])
+	pw, err := win.AllocateShared(pair, 8, 8, nil)
+	if err != nil {
+		return err
+	}
+	pr := pair.Rank()
+	pmine, _ := win.View[int64](pw.Local())
+	ok(pw.Fence(0), "pair fence")
+	for i := range int64(20) {
+		ok(win.PutT(pw, []int64{int64(100*pr) + i}, 1-pr, 0), "pair put")
+		ok(pw.Fence(0), "pair fence")
+		check(pmine[0] == int64(100*(1-pr))+i, "pair round %d: %d", i, pmine[0])
+		ok(pw.Fence(0), "pair fence")
+	}
+	if pr == 1 {
+		ok(pw.Lock(win.Shared, 0, 0), "pair lock")
+	}
+	check(errors.Is(pw.Fence(0), win.ErrRMASync), "a pair fence failed by rank 1")
+	if pr == 1 {
+		ok(pw.Unlock(0), "pair unlock")
+	}
+	ok(pw.Fence(win.ModeNoSucceed), "pair closing fence")
+	if err := pw.Free(); err != nil {
+		return err
+	}
 	if err := pair.Free(); err != nil {
 		return err
 	}

@@ -89,6 +89,9 @@ func sections() []section {
 			{"SHMRUN_LOCK_SLEEPERS", format.LockSleepers, "uint32 sleepers on L[r]'s low half"},
 			{"SHMRUN_BELL_SEQ", format.BellSeq, "uint32 doorbell seq"},
 			{"SHMRUN_BELL_SLEEPERS", format.BellSleepers, "uint32 doorbell sleepers"},
+			{"SHMRUN_FENCE_WORD", format.FenceWord, "[2]uint64 fence words: generation (low half), failure code (high)"},
+			{"SHMRUN_FENCE_SLEEPERS", format.FenceSleepers, "[2]uint32 sleepers on the fence words' low halves"},
+			{"SHMRUN_FLAG_FENCE_RANKS", format.FlagFenceRanks, "most ranks whose Fence uses the fence words"},
 		}},
 		{"Lock word L[r]: W bits 0-14, R bits 16-30, X bits 32-47, T bits 49-63", []def{
 			{"SHMRUN_LOCK_COUNTER_MASK", uint64(format.LockCounterMask), "W, R and T are 15-bit counters"},
