@@ -101,10 +101,10 @@ func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (boo
 	c := retire(x, h)
 	if err != nil {
 		code := reqError(c, call, err)
-		setStatus(status, st, code)
+		setStatus(status, &st, code)
 		return true, code
 	}
-	setStatus(status, st, C.MPI_SUCCESS)
+	setStatus(status, &st, C.MPI_SUCCESS)
 	return true, C.MPI_SUCCESS
 }
 
@@ -169,7 +169,12 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 			emptyStatus(st)
 			continue
 		}
-		s, _, err := x.complete(true)
+		// Not x.complete: a Status returned by value through one more
+		// call is copied by halves the next loads cannot forward from.
+		s, err := x.st, x.err
+		if !x.done && x.r != nil {
+			s, err = x.r.Wait()
+		}
 		c := retire(x, &h[i])
 		code := C.int(C.MPI_SUCCESS)
 		if err != nil {
@@ -178,7 +183,7 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 				first, firstC = err, c
 			}
 		}
-		setStatus(st, s, code)
+		setStatus(st, &s, code)
 	}
 	if first != nil {
 		return reqError(firstC, call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
@@ -217,10 +222,10 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			}
 			if err != nil {
 				code := reqError(c, call, err)
-				setStatus(status, s, code)
+				setStatus(status, &s, code)
 				return code
 			}
-			setStatus(status, s, C.MPI_SUCCESS)
+			setStatus(status, &s, C.MPI_SUCCESS)
 			return C.MPI_SUCCESS
 		}
 		if !active {
@@ -313,7 +318,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 					first, firstC = err, c
 				}
 			}
-			setStatus(st, s, code)
+			setStatus(st, &s, code)
 			got++
 		}
 		if !active {
@@ -506,11 +511,11 @@ func shmRequestGetStatus(h C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int
 	*flag = cbool(ok || err != nil)
 	if err != nil {
 		code := x.errorOf("MPI_Request_get_status", err)
-		setStatus(status, st, code)
+		setStatus(status, &st, code)
 		return code
 	}
 	if ok {
-		setStatus(status, st, C.MPI_SUCCESS)
+		setStatus(status, &st, C.MPI_SUCCESS)
 	}
 	return C.MPI_SUCCESS
 }
