@@ -203,7 +203,7 @@ func shmCommBarrierVerdict(h C.uintptr_t, r C.uint32_t) C.int {
 }
 
 // collCallNames are the C names of the small collectives' kinds.
-var collCallNames = map[C.uint8_t]string{format.CollBcast: "MPI_Bcast", format.CollReduce: "MPI_Reduce", format.CollAllreduce: "MPI_Allreduce"}
+var collCallNames = map[C.uint8_t]string{format.CollBarrier: "MPI_Barrier", format.CollBcast: "MPI_Bcast", format.CollReduce: "MPI_Reduce", format.CollAllreduce: "MPI_Allreduce"}
 
 // smallColl is the communicator of handle h and the C name of kind for
 // the small collectives' slow paths, or the error code to return.

@@ -345,12 +345,6 @@ static inline __attribute__((always_inline)) void shmrun_set_fence(shmrun_epoch 
 		e->gate &= (uint8_t)~SHMRUN_GATE_FENCE;
 }
 
-/* shmrun_fast_fence is MPI_Win_fence when no other epoch is open and the
- * assert is valid: a full fence alone for NOPRECEDE|NOSUCCEED, else an
- * arrival at the window's fence barrier by package barrier's protocol (the
- * last arrival releases the round with one add), spinning as Go does
- * before it hands the wait to Go's futex phase. A round another rank
- * failed, and every local error, go to Go. */
 /* shmrun_flag_fence is the fence of a window of one or two ranks on the
  * ranks' fence words (FORMAT.md's "Fence"; package win's flagAgree),
  * arriving with no failure of its own: store this rank's next generation
@@ -387,6 +381,13 @@ static inline __attribute__((always_inline)) int shmrun_flag_fence(shmrun_win_de
 	return MPI_SUCCESS;
 }
 
+/* shmrun_fast_fence is MPI_Win_fence when no other epoch is open and the
+ * assert is valid: a full fence alone for NOPRECEDE|NOSUCCEED; in a window
+ * of up to SHMRUN_FLAG_FENCE_RANKS ranks, shmrun_flag_fence; else an
+ * arrival at the window's fence barrier by package barrier's protocol (the
+ * last arrival releases the round with one add), spinning as Go does
+ * before it hands the wait to Go's futex phase. A round another rank
+ * failed, and every local error, go to Go. */
 static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, int assert, int *rc)
 {
 	shmrun_win_desc *d = shmrun_desc(win);

@@ -72,10 +72,11 @@ func (w *Win) flagWake(p uint32) {
 	}
 }
 
-// flagAgree is the fence barrier's AgreeCode over the fence words: it
-// publishes this rank's arrival with its failure code, waits for the
-// other rank's, and returns the lower rank's nonzero code, else the
-// other's, else 0. It fails only when the job is ending.
+// flagAgree does over the fence words what the fence barrier's AgreeCode
+// does: it publishes this rank's arrival with its failure code, waits for
+// the other rank's, and returns a code both ranks compute alike: the
+// lower rank's nonzero code, else the other's, else 0 (AgreeCode keeps
+// the first code to arrive). It fails only when the job is ending.
 func (w *Win) flagAgree(code uint32) (uint32, error) {
 	f := w.ff
 	g := f.next()

@@ -213,6 +213,10 @@ int main(int argc, char **argv)
 	else
 		rc = MPI_Bcast(&v, 1, MPI_INT, 0, pair);
 	CHECK(cls(rc) == MPI_ERR_ARG, "a pair's Barrier matched with a Bcast: %d", rc);
+	char es[MPI_MAX_ERROR_STRING];
+	int elen;
+	MPI_Error_string(rc, es, &elen);
+	CHECK(strncmp(es, pr == 0 ? "MPI_Barrier" : "MPI_Bcast", pr == 0 ? 11 : 9) == 0, "the error names the call: %s", es);
 	for (int i = 0; i < 3; i++)
 		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier %d after the mismatch", i);
 	v = pr;
