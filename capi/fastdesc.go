@@ -181,17 +181,25 @@ func shmWinLockAllRetry(h C.uintptr_t) C.int {
 // The slow paths of MPI_Win_fence in C: waiting past the spin phase, waking
 // sleepers, and the error of a round another rank failed.
 
-func shmWinFenceWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
+// fenceSlow runs f, one of them, on window h's state, and raises its
+// error on the window.
+func fenceSlow(h C.uintptr_t, f func(st *winc.State) error) C.int {
 	x, code := winOf("MPI_Win_fence", uintptr(h))
 	if code != 0 {
 		return code
 	}
-	g, err := x.fast.FenceWait(uint32(old))
-	if err != nil {
+	if err := f(x.fast); err != nil {
 		return x.raise("MPI_Win_fence", err)
 	}
-	*gen = C.uint32_t(g)
 	return C.MPI_SUCCESS
+}
+
+func shmWinFenceWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
+	return fenceSlow(h, func(st *winc.State) error {
+		g, err := st.FenceWait(uint32(old))
+		*gen = C.uint32_t(g)
+		return err
+	})
 }
 
 func shmWinFenceWake(h C.uintptr_t) {
@@ -205,14 +213,7 @@ func shmWinFenceWake(h C.uintptr_t) {
 
 //export shmWinFlagFenceWait
 func shmWinFlagFenceWait(h C.uintptr_t, g C.uint32_t) C.int {
-	x, code := winOf("MPI_Win_fence", uintptr(h))
-	if code != 0 {
-		return code
-	}
-	if err := x.fast.FlagFenceWait(uint32(g)); err != nil {
-		return x.raise("MPI_Win_fence", err)
-	}
-	return C.MPI_SUCCESS
+	return fenceSlow(h, func(st *winc.State) error { return st.FlagFenceWait(uint32(g)) })
 }
 
 //export shmWinFlagFenceWake
@@ -224,26 +225,12 @@ func shmWinFlagFenceWake(h C.uintptr_t, p C.uint32_t) {
 
 //export shmWinFenceCode
 func shmWinFenceCode(h C.uintptr_t, fail C.uint32_t) C.int {
-	x, code := winOf("MPI_Win_fence", uintptr(h))
-	if code != 0 {
-		return code
-	}
-	if err := x.fast.FenceCode(uint32(fail)); err != nil {
-		return x.raise("MPI_Win_fence", err)
-	}
-	return C.MPI_SUCCESS
+	return fenceSlow(h, func(st *winc.State) error { return st.FenceCode(uint32(fail)) })
 }
 
 //export shmWinFenceFailed
 func shmWinFenceFailed(h C.uintptr_t, gen C.uint32_t) C.int {
-	x, code := winOf("MPI_Win_fence", uintptr(h))
-	if code != 0 {
-		return code
-	}
-	if err := x.fast.FenceFailed(uint32(gen)); err != nil {
-		return x.raise("MPI_Win_fence", err)
-	}
-	return C.MPI_SUCCESS
+	return fenceSlow(h, func(st *winc.State) error { return st.FenceFailed(uint32(gen)) })
 }
 
 // noteGroup caches, after a Post or Start the Go path made, the window
