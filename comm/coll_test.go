@@ -553,12 +553,16 @@ func stillWorks(c *comm.Comm) error {
 	return nil
 }
 
+// mismatchCase is a call every rank makes, differently: each must return
+// an error of class.
+type mismatchCase struct {
+	name  string
+	class error
+	call  func(c *comm.Comm) error
+}
+
 func TestMismatches(t *testing.T) {
-	cases := []struct {
-		name  string
-		class error
-		call  func(c *comm.Comm) error
-	}{
+	cases := []mismatchCase{
 		{"counts", comm.ErrCount, func(c *comm.Comm) error {
 			return comm.AllreduceInPlace(c, make([]float64, 3+c.Rank()%2), atomics.Sum)
 		}},
@@ -698,11 +702,7 @@ func TestMismatchProcsPair(t *testing.T) { ranktest.Run(t, 2, "mismatch") }
 // TestBarrierMismatchesPair: the Barrier mismatches of TestMismatches on a
 // communicator of two ranks, whose Barrier is a round on the flag lines.
 func TestBarrierMismatchesPair(t *testing.T) {
-	cases := []struct {
-		name  string
-		class error
-		call  func(c *comm.Comm) error
-	}{
+	cases := []mismatchCase{
 		{"barrier and bcast", comm.ErrArg, func(c *comm.Comm) error {
 			if c.Rank() == 1 {
 				return c.Barrier()
