@@ -8,9 +8,9 @@ import (
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
-// Scatter and Alltoall split a rank's staging buffer (or inline bytes)
-// into n pieces, piece q for rank q, and move every block a piece per
-// round.
+// Scatter and Alltoall split a rank's staging buffer into n pieces, piece q
+// for rank q, and move every block a piece per round; blocks that fit the
+// inline bytes sit there packed, block q at q times the largest.
 
 // piece is the bytes a rank's buffer of length room holds for each of n
 // ranks in one round, a multiple of the element size s.
@@ -122,7 +122,10 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 	p := piece(int(k.a.l.Chunk), n, size)
 	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
-		p = piece(format.InlineLen, n, size)
+		// Packed, not spread over the line: a small block then sits in
+		// the line's first cache line, which the reader's poll of the
+		// round brought in (the second would be one more miss).
+		p = max(most, 1)
 	}
 	fill := func(dst []byte, off int) {
 		for q := range n {
@@ -274,7 +277,10 @@ func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, 
 	p := piece(int(k.a.l.Chunk), n, size)
 	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
-		p = piece(format.InlineLen, n, size)
+		// Packed, not spread over the line: a small block then sits in
+		// the line's first cache line, which the reader's poll of the
+		// round brought in (the second would be one more miss).
+		p = max(most, 1)
 	}
 	fill := func(dst []byte, off int) {
 		for j := range n {
