@@ -58,6 +58,14 @@ type collArea struct {
 	scratch  []byte // private working memory of single-copy calls
 	evenBl   blocks // equal blocks of evenSize bytes (even)
 	evenSize int
+	// pend names the call whose first and only round this rank published
+	// without waiting for the other rank's signature (offer); the next
+	// call's begin checks them (settle), with pendSame.
+	pend     string
+	pendSame sameFields
+	// stale is the mismatch settle found, returned by the next collective
+	// call that moves data (end), after that call has run.
+	stale error
 }
 
 // fenceLine is a private word alone on its cache lines.
@@ -359,7 +367,24 @@ type call struct {
 
 // end is a call's deferred last step: wake the sleepers of the rounds it
 // published, and record its time (--stats, --trace) under its MPI name.
-func (k *call) end() {
+// Then the mismatch of an earlier call that this rank could only find
+// now (settle) becomes the call's error, joined to its own if it has one.
+func (k *call) end(err *error) {
+	k.endQuiet()
+	if s := k.a.stale; s != nil {
+		k.a.stale = nil
+		if *err == nil {
+			*err = s
+		} else {
+			*err = errors.Join(s, *err)
+		}
+	}
+}
+
+// endQuiet is end for the calls that leave a mismatch found by settle to
+// the next call that moves data (agreeCall: Free and Finalize report it
+// themselves once done, the others make something the other ranks made).
+func (k *call) endQuiet() {
 	k.a.flush()
 	if k.c.clocks != nil {
 		k.c.clocks.Acquire(k.slot, nil) // shmrun --check: what every member did before it
@@ -388,8 +413,20 @@ func (c *Comm) agreeCall(name string, kind uint8) error {
 	if err := c.begin(&k, name); err != nil {
 		return err
 	}
-	defer k.end()
+	defer k.endQuiet()
 	return k.agree(mkSig(kind, 0, 0, -1, 0), 0)
+}
+
+// takeStale returns (and forgets) the mismatch of an earlier call that
+// settle found and no call has reported yet (Free and Finalize report it
+// once they are done).
+func (c *Comm) takeStale() error {
+	if c.coll == nil {
+		return nil
+	}
+	s := c.coll.stale
+	c.coll.stale = nil
+	return s
 }
 
 // begin checks c and opens the call's first round into k (filled in
@@ -414,6 +451,9 @@ func (c *Comm) begin(k *call, name string) error {
 	}
 	if k.r, k.p, err = a.open(); err != nil {
 		return c.wrapWait(name, err)
+	}
+	if a.pend != "" {
+		k.settle()
 	}
 	return nil
 }
@@ -447,23 +487,7 @@ func (k *call) agree(s sig, same sameFields) error {
 	if k.err != nil && !k.onBarrierLine() {
 		return k.err
 	}
-	// The common case, every signature alike, word by word.
-	mask := uint64(sigKindType | sigFailed)
-	if same&sameOp != 0 {
-		mask |= sigOp
-	}
-	if same&sameRoot != 0 {
-		mask |= sigRoot
-	}
-	alike := true
-	for q := range a.n {
-		m := a.lines[q][k.p].meta[metaSig : metaSig+16]
-		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 {
-			alike = false
-			break
-		}
-	}
-	if alike {
+	if k.alike(w0, w1, same) {
 		return nil
 	}
 	// A rank in Barrier of a larger communicator waits on the Barrier
@@ -479,6 +503,65 @@ func (k *call) agree(s sig, same sameFields) error {
 		return k.err
 	}
 	return k.verdict(same)
+}
+
+// offer is agree for a call of one round in which this rank reads no
+// other rank's data (a Bcast's or a Scatter's root, a Reduce's or a
+// Gather's sender, Scan's rank 0: out). On a communicator of two ranks it
+// publishes the round and returns without waiting for the other rank: the
+// call is done once its data is out, and a loop of such calls runs a call
+// ahead of the other rank, as the MPIs' do. The other rank checks both
+// signatures in this same call; this rank checks them when its next call
+// begins (settle), which the reuse rule makes safe: the other rank cannot
+// publish over its round-r line before this rank has published round r+1.
+// A mismatch is then the error of that next call (end), which still runs:
+// failing it unpublished would shift every later call by one round. With
+// its own argument error, or under shmrun --check (every call's clocks
+// are acquired from every member), it is agree.
+func (k *call) offer(s sig, same sameFields, out bool) error {
+	if !out || k.a.n != 2 || k.err != nil || k.bad != nil || k.c.clocks != nil {
+		return k.agree(s, same)
+	}
+	k.publishSig(s)
+	k.a.pend, k.a.pendSame = k.name, same
+	return nil
+}
+
+// settle checks the signatures of the round the call before this one
+// published without waiting (offer), now that open has seen the other
+// rank's: a mismatch is kept for end, named after that call.
+func (k *call) settle() {
+	a := k.a
+	pk := call{c: k.c, a: a, name: a.pend, r: k.r - 1, p: int((k.r - 1) & 1)}
+	own := a.lines[a.me][pk.p].meta[metaSig : metaSig+16]
+	same := a.pendSame
+	a.pend = ""
+	if pk.alike(binary.LittleEndian.Uint64(own), binary.LittleEndian.Uint64(own[8:]), same) {
+		return
+	}
+	if err := pk.verdict(same); err != nil {
+		a.stale = fmt.Errorf("%w (found when rank %d's next collective call here, %s, began)", err, a.me, k.name)
+	}
+}
+
+// alike reports whether every rank's signature of the current round
+// equals w0, w1 in the fields same names (kind and type always), word by
+// word: the common case, checked before any field is decoded.
+func (k *call) alike(w0, w1 uint64, same sameFields) bool {
+	mask := uint64(sigKindType | sigFailed)
+	if same&sameOp != 0 {
+		mask |= sigOp
+	}
+	if same&sameRoot != 0 {
+		mask |= sigRoot
+	}
+	for q := range k.a.n {
+		m := k.a.lines[q][k.p].meta[metaSig : metaSig+16]
+		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 {
+			return false
+		}
+	}
+	return true
 }
 
 // publishSig writes this rank's signature (with its own argument error, if

@@ -23,13 +23,13 @@ import (
 // returns ErrAborted if the job is ending. Like every collective here it
 // checks that all ranks made the same call: a rank in Barrier while another
 // is in Bcast is an error on both, not a hang.
-func (c *Comm) Barrier() error {
+func (c *Comm) Barrier() (err error) {
 	var k call
-	err := c.begin(&k, "Barrier")
+	err = c.begin(&k, "Barrier")
 	if err != nil {
 		return err
 	}
-	defer k.end()
+	defer k.end(&err)
 	return k.barrier()
 }
 
@@ -37,7 +37,9 @@ func (c *Comm) Barrier() error {
 // Collective; a rank returns once its buf holds the data (the root, once
 // every rank has joined and its data is staged, or, for 64 KiB and more
 // between processes, once every rank has copied it straight from root's
-// buf). len(buf) must be the same on every rank.
+// buf; on two ranks, a root whose data fits one round returns once it is
+// staged, and checks the other rank's call in its next one: see the
+// package documentation). len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	return bcast(c, "Bcast", raw.Bytes(buf), root, wireOf[T]())
 }
@@ -55,14 +57,14 @@ func wireOf[T atomics.Elem]() wire {
 	return wire{typ: uint8(atomics.TypeOf[T]()), size: raw.SizeOf[T]()}
 }
 
-func bcast(c *Comm, name string, b []byte, root int, w wire) error {
+func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me := c.Size(), c.Rank()
 	if root < 0 || root >= n {
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
@@ -81,7 +83,8 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) error {
 			copy(st, b)
 		}
 	}
-	if err := k.agree(mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)), sameCount|sameRoot); err != nil {
+	// The root of a Bcast of one round reads nothing: it need not wait.
+	if err := k.offer(mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)), sameCount|sameRoot, me == root && nb <= chunk); err != nil {
 		return err
 	}
 	if inline {
@@ -231,14 +234,14 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 	return gather(c, "GatherInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) error {
+func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, nr := len(send)/s, len(recv)/s
 	if root < 0 || root >= n {
@@ -281,14 +284,14 @@ func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root
 	return gatherv(c, "GathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, root, true, wireOf[T]())
 }
 
-func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root int, inPlace bool, w wire) error {
+func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root int, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	m := len(send) / s
 	var rcv blocks
@@ -348,7 +351,8 @@ func (k *call) collect(mine, recv []byte, rcv blocks, root, size int, sg sig, sa
 			copy(st, mine)
 		}
 	}
-	if err := k.agree(sg, same); err != nil {
+	// A Gather's sender reads nothing; with one round, it need not wait.
+	if err := k.offer(sg, same, root >= 0 && k.a.me != root && size <= int(k.a.l.Chunk)); err != nil {
 		return err
 	}
 	return k.move(mine, recv, k.a.even(size).counts, rcv, root, true)
@@ -416,14 +420,14 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 	return allgather(c, "AllgatherInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
-func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) error {
+func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, nr := len(send)/s, len(recv)/s
 	mine := send
@@ -454,14 +458,14 @@ func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) e
 	return allgatherv(c, "AllgathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, true, wireOf[T]())
 }
 
-func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, inPlace bool, w wire) error {
+func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	me, s := c.Rank(), w.size
 	m := len(send) / s
 	rcv, verr := k.vblocks(counts, displs, len(recv)/s, s, "recv")

@@ -60,14 +60,14 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 }
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
-func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) error {
+func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, m := c.Size(), c.Rank(), len(send)
 	typ := atomics.TypeOf[T]()
 	red, code, err := resolve[T](op, typ)
@@ -102,7 +102,8 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 			copy(st, raw.Bytes(send))
 		}
 	}
-	if err := k.agree(sg, sameCount|sameRoot|sameOp); err != nil {
+	// A Reduce's sender reads nothing: with one round, it need not wait.
+	if err := k.offer(sg, sameCount|sameRoot|sameOp, !receives && (inline || n*b <= redundantMax)); err != nil {
 		return err
 	}
 	if inline || n*b <= redundantMax {
@@ -269,14 +270,14 @@ func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T,
 	return reduceScatter(c, "ReduceScatterBlockInPlace", buf, buf, op, true, nil)
 }
 
-func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) error {
+func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = bad
-	defer k.end()
+	defer k.end(&err)
 	n, me := c.Size(), c.Rank()
 	m := len(recv)
 	if inPlace {
@@ -374,14 +375,14 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 	return scan(c, "ExscanInPlace", format.CollExscan, buf, buf, op, true, nil)
 }
 
-func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) error {
+func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = bad
-	defer k.end()
+	defer k.end(&err)
 	me, m := c.Rank(), len(send)
 	hi := me + 1 // the ranks folded: [0, hi)
 	if kind == format.CollExscan {
@@ -415,7 +416,8 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 			copy(st, raw.Bytes(send[:min(chunk, m)]))
 		}
 	}
-	if err := k.agree(mkSig(kind, uint8(typ), code, -1, uint64(m)), sameCount|sameOp); err != nil {
+	// Rank 0 reads no one's data: with one round, it need not wait.
+	if err := k.offer(mkSig(kind, uint8(typ), code, -1, uint64(m)), sameCount|sameOp, me == 0 && m <= chunk); err != nil {
 		return err
 	}
 	for base := 0; base < m; base += chunk {

@@ -18,8 +18,9 @@ func piece(room, n, s int) int { return room / n / s * s }
 
 // Scatter sends block q of root's send, elements [q·len(recv), (q+1)·len(recv)),
 // to rank q's recv (MPI_Scatter). Collective; the root returns once every
-// rank joined and the data is staged, the others once recv holds their
-// block. len(recv) must be the same on every rank and root's send must
+// rank joined and the data is staged (on two ranks, with data that fits
+// one round, once it is staged: see Bcast), the others once recv holds
+// their block. len(recv) must be the same on every rank and root's send must
 // hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
@@ -32,14 +33,14 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 	return scatter(c, "ScatterInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) error {
+func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	m, ns := len(recv)/s, len(send)/s
 	var snd blocks
@@ -77,14 +78,14 @@ func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, roo
 	return scatterv(c, "ScattervInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), root, true, wireOf[T]())
 }
 
-func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []byte, root int, inPlace bool, w wire) error {
+func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []byte, root int, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	m := len(recv) / s
 	var snd blocks
@@ -144,7 +145,9 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 				fill(st, 0)
 			}
 		}
-		if err := k.agree(sg, same); err != nil {
+		// The root reads only its own block: with one round, it need
+		// not wait.
+		if err := k.offer(sg, same, me == root && most <= p); err != nil {
 			return err
 		}
 	}
@@ -189,14 +192,14 @@ func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
 	return alltoall(c, "AlltoallInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
-func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) error {
+func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, s := c.Size(), w.size
 	ns := len(send) / s
 	m := ns / n
@@ -227,14 +230,14 @@ func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) er
 	return alltoallv(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), counts, displs, wireOf[T]())
 }
 
-func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, recv []byte, recvCounts, recvDispls []int, w wire) error {
+func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, recv []byte, recvCounts, recvDispls []int, w wire) (err error) {
 	var k call
-	err := c.begin(&k, name)
+	err = c.begin(&k, name)
 	if err != nil {
 		return err
 	}
 	k.bad = w.bad
-	defer k.end()
+	defer k.end(&err)
 	n, me, s := c.Size(), c.Rank(), w.size
 	snd, err := k.vblocks(sendCounts, sendDispls, len(send)/s, s, "send")
 	if err != nil {

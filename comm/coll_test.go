@@ -646,7 +646,7 @@ func TestMismatches(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
-				if err := wantAll(tc.class, tc.call(c), tc.name); err != nil {
+				if err := wantAll(tc.class, reported(c, tc.call(c)), tc.name); err != nil {
 					return err
 				}
 				return stillWorks(c)
@@ -687,6 +687,19 @@ func init() {
 			err = comm.Bcast(c, make([]float64, 2), 0)
 		}
 		if err := wantAll(comm.ErrArg, err, "Split against Bcast"); err != nil {
+			return err
+		}
+		if err := stillWorks(c); err != nil {
+			return err
+		}
+		// A Scatter's root and a rank in Gather: on two ranks both read
+		// nothing, and find the mismatch as their next call begins.
+		if c.Rank() == 0 {
+			err = comm.Scatter(c, make([]float64, c.Size()), make([]float64, 1), 0)
+		} else {
+			err = comm.Gather(c, []float64{1}, nil, 0)
+		}
+		if err := wantAll(comm.ErrArg, reported(c, err), "Scatter against Gather"); err != nil {
 			return err
 		}
 		return stillWorks(c)
@@ -741,7 +754,7 @@ func TestBarrierMismatchesPair(t *testing.T) {
 				if err := c.Barrier(); err != nil { // the area exists, rounds under way
 					return err
 				}
-				if err := wantAll(tc.class, tc.call(c), tc.name); err != nil {
+				if err := wantAll(tc.class, reported(c, tc.call(c)), tc.name); err != nil {
 					return err
 				}
 				for range 3 {
@@ -753,6 +766,124 @@ func TestBarrierMismatchesPair(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRootedMismatchesPair: on two ranks a rank that reads no other
+// rank's data (offer) returns before the other has checked anything; each
+// mismatch is still an error on both ranks, in the call or in the next
+// one, which names the call and still does its work.
+func TestRootedMismatchesPair(t *testing.T) {
+	other := func(c *comm.Comm) int { return 1 - c.Rank() }
+	cases := []mismatchCase{
+		{"bcast counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Bcast(c, make([]float64, 2+c.Rank()), 0)
+		}},
+		{"bcast, both roots", comm.ErrRoot, func(c *comm.Comm) error {
+			return comm.Bcast(c, make([]int32, 5), c.Rank())
+		}},
+		{"bcast, neither root", comm.ErrRoot, func(c *comm.Comm) error {
+			return comm.Bcast(c, make([]int32, 5), other(c))
+		}},
+		{"bcast, a chunk", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Bcast(c, make([]byte, 1000+c.Rank()), 1)
+		}},
+		{"reduce counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Reduce(c, make([]float64, 2+c.Rank()), make([]float64, 3), atomics.Sum, 0)
+		}},
+		{"reduce ops", comm.ErrOp, func(c *comm.Comm) error {
+			return comm.Reduce(c, make([]int64, 2), make([]int64, 2), []atomics.Op{atomics.Sum, atomics.Max}[c.Rank()], 1)
+		}},
+		{"gather counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Gather(c, make([]float64, 1+c.Rank()), make([]float64, 4), 1)
+		}},
+		{"scatter counts", comm.ErrCount, func(c *comm.Comm) error {
+			return comm.Scatter(c, make([]float64, 4), make([]float64, 1+c.Rank()), 0)
+		}},
+		{"scan ops", comm.ErrOp, func(c *comm.Comm) error {
+			return comm.ScanInPlace(c, make([]int64, 2), []atomics.Op{atomics.Sum, atomics.Max}[c.Rank()])
+		}},
+		{"exscan and scan", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return comm.ExscanInPlace(c, make([]int64, 2), atomics.Sum)
+			}
+			return comm.ScanInPlace(c, make([]int64, 2), atomics.Sum)
+		}},
+		{"a bcast root and a reduce sender", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return comm.Bcast(c, make([]float64, 1), 0)
+			}
+			return comm.Reduce(c, make([]float64, 1), nil, atomics.Sum, 0)
+		}},
+		{"a gather sender and barrier", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return comm.Gather(c, make([]float64, 1), nil, 1)
+			}
+			return c.Barrier()
+		}},
+		{"a scatter root and a refused argument", comm.ErrRoot, func(c *comm.Comm) error {
+			if c.Rank() == 0 {
+				return comm.Scatter(c, make([]float64, 2), make([]float64, 1), 0)
+			}
+			return comm.Scatter(c, nil, make([]float64, 1), 7)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+				err := tc.call(c)
+				late := err == nil
+				err = reported(c, err)
+				if err := wantAll(tc.class, err, tc.name); err != nil {
+					return err
+				}
+				if late && !strings.Contains(err.Error(), "next collective call here, Barrier") {
+					return fmt.Errorf("%s: the late report does not say so: %v", tc.name, err)
+				}
+				return stillWorks(c)
+			})
+		})
+	}
+}
+
+// TestLateMismatchReported: a mismatch a Bcast's root finds late is
+// returned by its next call that moves data, not by Dup (whose result the
+// other rank has too), and by Free if nothing else came first (the
+// communicator freed all the same).
+func TestLateMismatchReported(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		mismatch := func(d *comm.Comm) error {
+			err := comm.Bcast(d, make([]float64, 2+d.Rank()), 0)
+			if d.Rank() == 0 && err != nil || d.Rank() == 1 && !errors.Is(err, comm.ErrCount) {
+				return fmt.Errorf("rank %d: the mismatched Bcast: %v", d.Rank(), err)
+			}
+			return nil
+		}
+		if err := mismatch(c); err != nil {
+			return err
+		}
+		d, err := c.Dup()
+		if err != nil {
+			return fmt.Errorf("Dup after the mismatch: %w", err)
+		}
+		x := []int64{int64(c.Rank() + 1)}
+		err = comm.AllreduceInPlace(c, x, atomics.Sum)
+		if x[0] != 3 || (c.Rank() == 0) != errors.Is(err, comm.ErrCount) {
+			return fmt.Errorf("rank %d: the Allreduce after Dup: %v, %v", c.Rank(), x, err)
+		}
+		if err := mismatch(d); err != nil {
+			return err
+		}
+		if err := d.Free(); (c.Rank() == 0) != errors.Is(err, comm.ErrCount) {
+			return fmt.Errorf("rank %d: Free after the mismatch: %v", c.Rank(), err)
+		}
+		if err := d.Free(); !errors.Is(err, comm.ErrComm) {
+			return fmt.Errorf("a second Free: %v, want ErrComm", err)
+		}
+		return stillWorks(c)
+	})
 }
 
 func TestIbarrier(t *testing.T) {

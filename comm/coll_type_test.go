@@ -454,7 +454,7 @@ func collTyped(c *comm.Comm) error {
 		if me == 1 {
 			t = i32
 		}
-		if err := comm.BcastType(c, make([]byte, 64), 1, t, 0); !errors.Is(err, comm.ErrType) {
+		if err := reported(c, comm.BcastType(c, make([]byte, 64), 1, t, 0)); !errors.Is(err, comm.ErrType) {
 			return fmt.Errorf("BcastType of float64 and int32: %v, want ErrType", err)
 		}
 	}

@@ -166,7 +166,10 @@ func (c *Comm) splitChecked(call string, color, key int, localErr error) (*Comm,
 // Free frees the communicator (MPI_Comm_free). Collective over c. Windows
 // made on c stay valid until their own Free; its table entry is given back
 // when the last of them and c are freed on every rank. The world and Self
-// cannot be freed (ErrComm), nor can c twice.
+// cannot be freed (ErrComm), nor can c twice. A mismatch of an earlier
+// collective call that this rank could only find late (see the package
+// documentation) and no call has returned yet is Free's error; c is freed
+// all the same.
 func (c *Comm) Free() error {
 	if err := c.check("Free"); err != nil {
 		return err
@@ -180,13 +183,14 @@ func (c *Comm) Free() error {
 	if err := c.t.Barrier(); err != nil {
 		return c.wrapWait("Free", err)
 	}
+	stale := c.takeStale()
 	c.freed.Store(true)
 	if c.coll != nil {
 		c.coll.freed.Store(true)
 		c.coll.release()
 	}
 	c.t.Release()
-	return nil
+	return stale // an earlier call's mismatch, found late; c is freed
 }
 
 // Compare compares two communicators (MPI_Comm_compare): Ident for the same

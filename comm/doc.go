@@ -29,7 +29,17 @@
 // checks all of them: mismatched calls, counts, types, ops or roots, and a
 // rank's own bad arguments, are an error on every rank (ErrCount, ErrType,
 // ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
-// communicator stays usable. A rank that dies inside a collective ends the
+// communicator stays usable. One rank may learn of it a call late: on a
+// communicator of two ranks, a call in which a rank reads no other rank's
+// data (the root of a one-round Bcast or Scatter, the sender of a
+// one-round Reduce or Gather, rank 0 of a one-round Scan or Exscan)
+// returns once its data is published, without waiting for the other rank,
+// and the rank checks the other's signature when its next collective call
+// on the communicator begins: a mismatch is then the error of that call
+// (which still runs, joined to the call's own error if it has one), or of
+// Free or Finalize if one of them comes first. Dup, Split, Create,
+// SplitType and a window's creation pass it on to the next call instead.
+// Under shmrun --check every rank waits for every signature. A rank that dies inside a collective ends the
 // job: the others return ErrAborted.
 //
 // # Messages

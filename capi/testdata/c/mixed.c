@@ -221,6 +221,27 @@ int main(int argc, char **argv)
 		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier %d after the mismatch", i);
 	v = pr;
 	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, pair) == MPI_SUCCESS && v == 1, "pair bcast after the mismatch: %d", v);
+	/* Loops of rooted calls, each rank root in turn: a Go root runs a call
+	 * ahead of a C reader (and checks its signature a call late). */
+	for (int i = 0; i < 50; i++) {
+		int root = i % 2, b = pr == root ? 1000 + i : -1, s = 0, x = pr + i;
+		CHECK(MPI_Bcast(&b, 1, MPI_INT, root, pair) == MPI_SUCCESS && b == 1000 + i, "pair bcast %d: %d", i, b);
+		CHECK(MPI_Reduce(&x, &s, 1, MPI_INT, MPI_SUM, root, pair) == MPI_SUCCESS, "pair reduce %d", i);
+		CHECK(pr != root || s == 2 * i + 1, "pair reduce %d: %d", i, s);
+		CHECK(MPI_Scan(&x, &s, 1, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && s == (pr == 0 ? i : 2 * i + 1), "pair scan %d: %d", i, s);
+	}
+	/* A count mismatch in a Bcast: the root may learn of it from its next
+	 * call (a Go root does), the other rank in the Bcast itself. */
+	{
+		int two[2] = {0, 0};
+		rc = MPI_Bcast(two, 1 + pr, MPI_INT, 0, pair);
+		int rc2 = MPI_Barrier(pair);
+		if (rc == MPI_SUCCESS)
+			CHECK(pr == 0 && cls(rc2) == MPI_ERR_COUNT, "a Bcast's count mismatch, found late: %d", rc2);
+		else
+			CHECK(cls(rc) == MPI_ERR_COUNT && rc2 == MPI_SUCCESS, "a Bcast's count mismatch: %d, then %d", rc, rc2);
+		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier after the count mismatch");
+	}
 	/* A window of the pair fences on its fence words: puts across, and a
 	 * fence failed by one rank (it holds a lock) fails on both. */
 	MPI_Win pw;

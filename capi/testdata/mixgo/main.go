@@ -427,6 +427,33 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 	v = []int32{int32(pair.Rank())}
 	ok(comm.Bcast(pair, v, 1), "pair bcast after the mismatch")
 	check(v[0] == 1, "pair bcast after the mismatch: %d", v[0])
+	// Loops of rooted calls, each rank root in turn: a Go root runs a call
+	// ahead of a C reader (and checks its signature a call late).
+	pr0 := int32(pair.Rank())
+	for i := range int32(50) {
+		root := int(i % 2)
+		b := []int32{-1}
+		if pair.Rank() == root {
+			b[0] = 1000 + i
+		}
+		ok(comm.Bcast(pair, b, root), "pair bcast")
+		check(b[0] == 1000+i, "pair bcast %d: %d", i, b[0])
+		x, s := []int32{pr0 + i}, []int32{0}
+		ok(comm.Reduce(pair, x, s, atomics.Sum, root), "pair reduce")
+		check(pair.Rank() != root || s[0] == 2*i+1, "pair reduce %d: %d", i, s[0])
+		ok(comm.Scan(pair, x, s, atomics.Sum), "pair scan")
+		check(s[0] == map[bool]int32{true: i, false: 2*i + 1}[pr0 == 0], "pair scan %d: %d", i, s[0])
+	}
+	// A count mismatch in a Bcast: the root may learn of it from its next
+	// call (a Go root does), the other rank in the Bcast itself.
+	err = comm.Bcast(pair, make([]int32, 1+pair.Rank()), 0)
+	err2 := pair.Barrier()
+	if err == nil {
+		check(pair.Rank() == 0 && errors.Is(err2, comm.ErrCount), "a Bcast's count mismatch, found late: %v", err2)
+	} else {
+		check(errors.Is(err, comm.ErrCount) && err2 == nil, "a Bcast's count mismatch: %v, then %v", err, err2)
+	}
+	ok(pair.Barrier(), "pair barrier after the count mismatch")
 	pw, err := win.AllocateShared(pair, 8, 8, nil)
 	if err != nil {
 		return err
