@@ -152,8 +152,12 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 	for {
 		// Announce the sleep before reading seq: a Notify that comes after
 		// our read of seq either changes seq (the futex returns at once) or
-		// sees our sleepers count and wakes us. No wake-up is lost.
+		// sees our sleepers count and wakes us. No wake-up is lost. The
+		// heavy fence lets a waker of a registered process skip its own
+		// full fence between its store and its load of our count
+		// (internal/raw's LightFence).
 		atomic.AddUint32(e.Sleepers, 1)
+		raw.HeavyFence()
 		seq := atomic.LoadUint32(e.Seq)
 		if done() {
 			atomic.AddUint32(e.Sleepers, ^uint32(0))

@@ -161,6 +161,10 @@ typedef struct {
 	uint8_t typ, size, cls;
 } shmrun_ctype;
 extern shmrun_ctype shmrun_ctypes[256];
+/* Nonzero when this process is registered for the global expedited
+ * membarrier (internal/raw's RegisterLightFence, set when the library
+ * loads): the small collectives' wake-ups then skip their full fence. */
+extern int shmrun_light_fence;
 extern uint8_t shmrun_cops[32];
 extern uint32_t shmrun_copok[32];
 

@@ -15,6 +15,7 @@ import (
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -24,7 +25,12 @@ import (
 // MPI_Bcast, MPI_Reduce and MPI_Allreduce of data that fits a flag line,
 // for the datatypes and ops of the tables filled here.
 
-func init() { fillCollTables() }
+func init() {
+	fillCollTables()
+	if raw.RegisterLightFence() {
+		C.shmrun_light_fence = 1
+	}
+}
 
 // fillCollTables fills capi.h's tables of the predefined datatypes and
 // ops the C small collectives take, from predefTypes and predefOps: the

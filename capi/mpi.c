@@ -27,6 +27,7 @@ __attribute__((visibility("default"))) unsigned long long shmrun_p2p_fast_count(
 	return __atomic_load_n(&shmrun_p2p_fast, __ATOMIC_RELAXED);
 }
 shmrun_ctype shmrun_ctypes[256];
+int shmrun_light_fence;
 uint8_t shmrun_cops[32];
 uint32_t shmrun_copok[32];
 __thread uintptr_t shmrun_call_pc __attribute__((tls_model("initial-exec")));

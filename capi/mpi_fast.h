@@ -703,14 +703,19 @@ static inline __attribute__((always_inline)) int shmrun_fast_cas(MPI_Win win, co
 #define SHMRUN_FLINE(d, q, p) ((d)->lines + (size_t)(2 * (uint32_t)(q) + (uint32_t)(p)) * SHMRUN_LINE)
 
 /* shmrun_coll_flush wakes the sleepers of the rounds this rank published
- * without a wake-up (comm's collArea.flush): a full fence, then the
- * lines' sleeper words; Go wakes them if there are any. */
+ * without a wake-up (comm's collArea.flush): a full fence (unless this
+ * process is registered for the sleepers' heavy fence: internal/raw's
+ * LightFence; program order then suffices, kept by a compiler barrier),
+ * then the lines' sleeper words; Go wakes them if there are any. */
 static inline __attribute__((always_inline)) void shmrun_coll_flush(shmrun_comm_desc *d, uintptr_t comm)
 {
 	shmrun_coll *h = d->h;
 	if (h->pending == 0)
 		return;
-	__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
+	if (shmrun_light_fence)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
 	int wake = 0;
 	for (int p = 0; p < 2; p++)
 		if (h->pending & (1 << p))

@@ -187,6 +187,7 @@ func checkCollHeader(mem []byte, l format.CollLayout) error {
 }
 
 func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barrier.Policy) (*collArea, error) {
+	raw.RegisterLightFence() // flush's wake-ups then need no fence of their own
 	h, release, err := winc.NewColl()
 	if err != nil {
 		return nil, err
@@ -264,10 +265,11 @@ func (a *collArea) open() (uint32, int, error) {
 // that line, and a locked instruction on it costs a line transfer more per
 // round (bench/NOTES.md). Waking the line's sleepers needs a full fence
 // between that store and the load of the sleepers word (a waiter
-// increments the word, then checks the round again); a fence right here
-// would stall until the store's line arrives, so the wake-up is left
-// pending until flush: before this rank blocks for long and when its call
-// returns. A peer sleeps only after its spin phase, so it is woken at the
+// increments the word, then checks the round again), unless this process
+// is registered for the sleepers' heavy fence (internal/raw's LightFence);
+// a fence right here would stall until the store's line arrives, so the
+// wake-up is left pending until flush: before this rank blocks for long and
+// when its call returns. A peer sleeps only after its spin phase, so it is woken at the
 // latest when this rank stops spinning or finishes its call.
 func (a *collArea) post(r uint32) {
 	atomics.StoreRelease32(a.lines[a.me][r&1].ev.Seq, r)
@@ -276,12 +278,15 @@ func (a *collArea) post(r uint32) {
 }
 
 // flush wakes the sleepers of the rounds this rank published since the
-// last flush.
+// last flush: a full fence first, unless every sleeper's heavy fence
+// stands for it (raw.LightFence).
 func (a *collArea) flush() {
 	if a.h.Pending == 0 {
 		return
 	}
-	a.fullFence()
+	if !raw.LightFence() {
+		a.fullFence()
+	}
 	a.wake()
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/launcher"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -1183,4 +1184,50 @@ func TestUserOpUnits(t *testing.T) {
 		ranktest.RunLocal(t, n, checkUnits)
 	}
 	ranktest.Run(t, 3, "units")
+}
+
+func init() {
+	// wakeups: collectives of two ranks where each rank in turn comes
+	// late, so the other, with a one-poll spin and no yield phase, sleeps
+	// in the futex phase and must be woken. The wakers skip their full
+	// fence where the process is registered for the sleepers' heavy fence
+	// (internal/raw's LightFence); a wake-up lost to a reordering would
+	// cost the sleeper its whole futex timeout (1 s here), which no call
+	// whose peer is 3 ms late comes near.
+	ranktest.Register("wakeups", func(c *comm.Comm) error {
+		for i := range 30 {
+			late := c.Rank() == i%2
+			for call := range 3 {
+				if late {
+					time.Sleep(3 * time.Millisecond)
+				}
+				t0 := time.Now()
+				var err error
+				x := []int64{int64(i)}
+				switch call {
+				case 0:
+					err = c.Barrier()
+				case 1:
+					err = comm.Bcast(c, x, i%2)
+				case 2:
+					err = comm.AllreduceInPlace(c, x, atomics.Sum)
+				}
+				if err != nil {
+					return err
+				}
+				if d := time.Since(t0); !late && d > 500*time.Millisecond {
+					return fmt.Errorf("round %d, call %d: rank %d waited %v for a peer 3 ms late: a lost wake-up", i, call, c.Rank(), d)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// TestWakeupsPair: no wake-up of a collective's sleeper is lost (see
+// "wakeups"), with ranks as processes.
+func TestWakeupsPair(t *testing.T) {
+	ranktest.Run(t, 2, "wakeups", ranktest.Configure(func(cfg *launcher.Config) {
+		cfg.Env = append(cfg.Env, launcher.EnvWait+"=spin=1,yield=0,sleep=1s")
+	}))
 }

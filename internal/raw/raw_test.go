@@ -130,3 +130,15 @@ func TestProcessVM(t *testing.T) {
 		t.Error("a read at address 8 worked")
 	}
 }
+
+// TestLightFence: where the kernel offers the global expedited
+// membarrier, registering succeeds and the heavy fence runs; either way
+// both calls return.
+func TestLightFence(t *testing.T) {
+	ok := raw.RegisterLightFence()
+	if ok != raw.LightFence() {
+		t.Fatalf("RegisterLightFence %v, LightFence %v", ok, raw.LightFence())
+	}
+	raw.HeavyFence()
+	t.Logf("registered: %v", ok)
+}

@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -86,6 +87,11 @@ static void futex_wait(uint32_t *w, uint32_t val)
 
 static void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0); }
 
+/* The sleeper's heavy fence (FORMAT.md's event protocol): a waker of a
+ * process registered for it may skip its own fence. Where the kernel
+ * lacks the command, no waker is registered and this does nothing. */
+static void heavy_fence(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0); }
+
 typedef int (*cond_fn)(void *arg);
 
 /* The event protocol's waiter: spin, yield, then sleep on seq announcing
@@ -106,6 +112,7 @@ static void await(uint32_t *seq, uint32_t *sleepers, cond_fn done, void *arg, co
 		if (time(NULL) > deadline)
 			die("timed out waiting for %s", what);
 		__atomic_add_fetch(sleepers, 1, SC);
+		heavy_fence();
 		uint32_t s = __atomic_load_n(seq, SC);
 		if (done(arg)) {
 			__atomic_sub_fetch(sleepers, 1, SC);
