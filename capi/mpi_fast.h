@@ -373,7 +373,10 @@ static inline __attribute__((always_inline)) int shmrun_flag_fence(shmrun_win_de
 		}
 		shmrun_relax(d->spin);
 	}
-	shmrun_full_fence(d);
+	if (shmrun_light_fence) /* the sleepers' membarrier stands for the fence */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		shmrun_full_fence(d);
 	if (__atomic_load_n(d->fwsleep[p], __ATOMIC_SEQ_CST) != 0)
 		shmWinFlagFenceWake(win, p);
 	if ((uint32_t)(v >> 32) != 0)

@@ -64,9 +64,14 @@ func (f *flagFence) next() uint32 {
 
 // flagWake wakes the sleepers on this rank's word of parity p, after a
 // full fence that orders the word's store before the load of its sleepers
-// (a sleeper adds itself, then checks the word again).
+// (a sleeper adds itself, then checks the word again), or none where the
+// sleepers' heavy fence stands for it (internal/raw's LightFence). The
+// fence is not the Fence's memory ordering: the words' release stores and
+// acquire loads are.
 func (w *Win) flagWake(p uint32) {
-	w.fullFence()
+	if !raw.LightFence() {
+		w.fullFence()
+	}
 	if atomic.LoadUint32(w.ff.sleep[p]) != 0 {
 		raw.WakeAll(w.ff.low[p])
 	}
