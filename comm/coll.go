@@ -268,9 +268,10 @@ func (a *collArea) open() (uint32, int, error) {
 // increments the word, then checks the round again), unless this process
 // is registered for the sleepers' heavy fence (internal/raw's LightFence);
 // a fence right here would stall until the store's line arrives, so the
-// wake-up is left pending until flush: before this rank blocks for long and
-// when its call returns. A peer sleeps only after its spin phase, so it is woken at the
-// latest when this rank stops spinning or finishes its call.
+// wake-up is left pending until flush: before this rank blocks for long
+// and when its call returns. A peer sleeps only after its spin phase, so
+// it is woken at the latest when this rank stops spinning or finishes its
+// call.
 func (a *collArea) post(r uint32) {
 	atomics.StoreRelease32(a.lines[a.me][r&1].ev.Seq, r)
 	a.h.Round = r
