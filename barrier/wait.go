@@ -60,7 +60,8 @@ const PauseFrom = 256
 // condition on that state.
 //
 // Protocol (C code must follow it exactly): a waiter that wants to sleep
-// increments sleepers, loads seq, re-checks its condition, and only then
+// increments sleepers (then, on a Light event, calls raw.HeavyFence),
+// loads seq, re-checks its condition, and only then
 // futex-waits on seq with the loaded value; afterwards it decrements
 // sleepers. Notify loads sleepers after the state change and, only if it is
 // nonzero, increments seq and wakes all. With sequentially consistent
@@ -70,6 +71,13 @@ const PauseFrom = 256
 type Event struct {
 	Seq      *uint32 // the futex word, bumped by a Notify that finds sleepers
 	Sleepers *uint32 // waiters in (or entering) the futex phase
+	// Light: the wakers may skip the full fence between their state
+	// change and their load of sleepers where their process is
+	// registered for it (internal/raw's LightFence), so a waiter calls
+	// raw.HeavyFence between counting itself and re-checking. Events
+	// whose wakers always fence leave it false and save the sleepers the
+	// system call.
+	Light bool
 }
 
 // Notify wakes every waiter of e. Call it after the state change is stored.
@@ -153,11 +161,15 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 		// Announce the sleep before reading seq: a Notify that comes after
 		// our read of seq either changes seq (the futex returns at once) or
 		// sees our sleepers count and wakes us. No wake-up is lost. The
-		// heavy fence lets a waker of a registered process skip its own
-		// full fence between its store and its load of our count
-		// (internal/raw's LightFence).
+		// heavy fence (Light events) lets a waker of a registered process
+		// skip its own full fence between its store and its load of our
+		// count (internal/raw's LightFence).
 		atomic.AddUint32(e.Sleepers, 1)
-		raw.HeavyFence()
+		if e.Light && !raw.HeavyFence() {
+			// The heavy fence failed: a waker that skipped its fence may
+			// miss this sleeper, so look again soon.
+			p.Sleep = min(p.Sleep, time.Millisecond)
+		}
 		seq := atomic.LoadUint32(e.Seq)
 		if done() {
 			atomic.AddUint32(e.Sleepers, ^uint32(0))

@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/shmrun/shmrun/comm"
@@ -209,11 +210,16 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	tab.Lock()
 	dropCommDesc(x) // before the free: a failed free keeps the Go path
 	tab.Unlock()
-	if err := x.c.Free(); err != nil {
+	err := x.c.Free()
+	if err != nil && !errors.Is(err, comm.ErrEarlierCall) {
 		return x.raise("MPI_Comm_free", err)
 	}
+	// Freed, perhaps with an earlier call's mismatch to report.
 	drop(tab.comms, uintptr(*h))
 	*h = hCommNull
+	if err != nil {
+		return x.raise("MPI_Comm_free", err)
+	}
 	return C.MPI_SUCCESS
 }
 

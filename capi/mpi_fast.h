@@ -743,7 +743,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 {
 	shmrun_coll *h = d->h;
 	uint32_t r = h->round + 1;
-	if (h->seen != r - 1 && r > 1)
+	if (h->seen != r - 1)
 		return -1;
 	int p = (int)(r & 1);
 	char *own = SHMRUN_FLINE(d, d->me, p);
@@ -809,7 +809,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm co
 	}
 	shmrun_coll *h = d->h;
 	uint32_t r = h->round + 1;
-	if (h->seen != r - 1 && r > 1)
+	if (h->seen != r - 1)
 		return -1; /* Go waits for the round before */
 	int p = (int)(r & 1);
 	d->meta[p][0] = d->sig[0];

@@ -202,7 +202,7 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		for p := range 2 {
 			off := l.FlagOff(q, p)
 			a.lines[q][p] = flagLine{
-				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, off+format.FlagSleepers)},
+				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, off+format.FlagSleepers), Light: true},
 				meta: mem[off+8 : off+format.Line : off+format.Line],
 			}
 			so := l.StagingOff(q, p)
@@ -252,7 +252,7 @@ func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r
 // have published round r-1.
 func (a *collArea) open() (uint32, int, error) {
 	r := a.h.Round + 1
-	if a.h.Seen != r-1 && r > 1 {
+	if a.h.Seen != r-1 {
 		if err := a.waitRange(r-1, 0, a.n); err != nil {
 			return 0, 0, err
 		}
@@ -546,8 +546,26 @@ func (k *call) settle() {
 		return
 	}
 	if err := pk.verdict(same); err != nil {
-		a.stale = fmt.Errorf("%w (found when rank %d's next collective call here, %s, began)", err, a.me, k.name)
+		a.stale = &lateError{fmt.Errorf("%w (rank %d found it when its next collective call here, %s, began)", err, a.me, k.name)}
 	}
+}
+
+// lateError is the mismatch of an earlier call that settle found, as the
+// error of the call that returns it: that call itself ran and delivered
+// its data.
+type lateError struct{ error }
+
+func (e *lateError) Unwrap() error { return e.error }
+
+// Is makes a late error ErrEarlierCall too.
+func (e *lateError) Is(target error) bool { return target == ErrEarlierCall }
+
+// ran reports whether a call whose error is err moved its data: it
+// returned no error, or only an earlier call's mismatch (lateError). The
+// typed forms unpack their results then.
+func ran(err error) bool {
+	_, late := err.(*lateError)
+	return err == nil || late
 }
 
 // alike reports whether every rank's signature of the current round

@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
@@ -84,5 +86,73 @@ func TestReadRemoteErrors(t *testing.T) {
 	src := []byte("single copy")
 	if err := readRemote(int32(os.Getpid()), buf[:len(src)], uint64(raw.Addr(src))); err != nil || string(buf[:len(src)]) != string(src) {
 		t.Errorf("reading this process: %q, %v", buf[:len(src)], err)
+	}
+}
+
+// TestRoundsWrap: two ranks' rounds pass 2^32 in loops of calls where the
+// root runs ahead (offer) and of exchanges: open must still wait for the
+// round before at rounds 0 and 1 (a wrapped counter), and every result
+// must be the one its call sent.
+func TestRoundsWrap(t *testing.T) {
+	cs, err := NewLocalWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases [2]sync.WaitGroup // barriers of the two goroutines, outside the runtime
+	for i := range phases {
+		phases[i].Add(2)
+	}
+	meet := func(i int) {
+		phases[i].Done()
+		phases[i].Wait()
+	}
+	errs := make(chan error, 2)
+	for _, c := range cs {
+		go func() {
+			errs <- func() error {
+				if err := c.Barrier(); err != nil { // the area exists, round 1 done
+					return err
+				}
+				a := c.coll
+				meet(0)
+				// Both ranks are between calls: move every round counter and
+				// round word 40 rounds short of the wrap, as if that many
+				// calls had run.
+				const start = 1<<32 - 40
+				a.h.Round, a.h.Seen = start, start
+				for p := range 2 {
+					r := uint32(start)
+					if r&1 != uint32(p) {
+						r--
+					}
+					*a.lines[a.me][p].ev.Seq = r
+				}
+				meet(1)
+				me := c.Rank()
+				for i := range 80 {
+					x := []int64{int64(1000*i + me)}
+					if err := Bcast(c, x, i%2); err != nil || x[0] != int64(1000*i+i%2) {
+						return errors.Join(err, errors.New("Bcast across the wrap: wrong data"))
+					}
+					s := []int64{int64(i + me)}
+					r := []int64{0}
+					if err := Reduce(c, s, r, atomics.Sum, 0); err != nil || me == 0 && r[0] != int64(2*i+1) {
+						return errors.Join(err, errors.New("Reduce across the wrap: wrong data"))
+					}
+					if err := AllreduceInPlace(c, s, atomics.Sum); err != nil || s[0] != int64(2*i+1) {
+						return errors.Join(err, errors.New("Allreduce across the wrap: wrong data"))
+					}
+				}
+				if int32(c.coll.h.Round-start) < 200 {
+					return errors.New("the rounds did not pass the wrap")
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

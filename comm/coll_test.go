@@ -4,6 +4,7 @@ package comm_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -882,6 +883,38 @@ func TestLateMismatchReported(t *testing.T) {
 		}
 		if err := d.Free(); !errors.Is(err, comm.ErrComm) {
 			return fmt.Errorf("a second Free: %v, want ErrComm", err)
+		}
+		return stillWorks(c)
+	})
+}
+
+// TestLateMismatchTyped: a typed call that returns an earlier call's
+// mismatch (found late) still delivers its own data.
+func TestLateMismatchTyped(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		// Rank 1 sends to a Reduce with another count: it reads nothing,
+		// so it learns of the mismatch in its next call.
+		err := comm.Reduce(c, make([]int64, 1+c.Rank()), make([]int64, 2), atomics.Sum, 0)
+		if c.Rank() == 0 && !errors.Is(err, comm.ErrCount) || c.Rank() == 1 && err != nil {
+			return fmt.Errorf("rank %d: the mismatched Reduce: %v", c.Rank(), err)
+		}
+		vec := mustType(dtype.Vector(3, 1, 2, dtype.Basic(atomics.Int64)))
+		buf := make([]byte, 5*8)
+		if c.Rank() == 0 {
+			for i := range 5 {
+				binary.LittleEndian.PutUint64(buf[8*i:], uint64(10+i))
+			}
+		}
+		err = comm.BcastType(c, buf, 1, vec, 0)
+		if c.Rank() == 0 && err != nil || c.Rank() == 1 && !errors.Is(err, comm.ErrCount) {
+			return fmt.Errorf("rank %d: BcastType after the mismatch: %v", c.Rank(), err)
+		}
+		if c.Rank() == 1 {
+			for i, want := range []uint64{10, 0, 12, 0, 14} {
+				if got := binary.LittleEndian.Uint64(buf[8*i:]); got != want {
+					return fmt.Errorf("BcastType's data on rank 1, element %d: %d, want %d", i, got, want)
+				}
+			}
 		}
 		return stillWorks(c)
 	})

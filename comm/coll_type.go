@@ -89,7 +89,7 @@ func (c *Comm) landing(call string, d tdata) ([]byte, bool, error) {
 
 // unpack scatters packed data into d (once a call succeeded).
 func unpack(d tdata, wire []byte, inPlace bool, err error) error {
-	if err == nil && !inPlace {
+	if ran(err) && !inPlace {
 		dtype.Unpack(wire, d.buf, d.count, d.t)
 	}
 	return err
@@ -157,7 +157,7 @@ func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
 	w := typedWire(t)
 	b, err := c.pack(call, d) // the root's data; elsewhere overwritten
 	w.bad = err
-	if err := bcast(c, call, b, root, w); err != nil {
+	if err = bcast(c, call, b, root, w); !ran(err) {
 		return err
 	}
 	if c.Rank() != root && b != nil {
@@ -165,7 +165,7 @@ func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
 			dtype.Unpack(b, buf, count, t)
 		}
 	}
-	return nil
+	return err
 }
 
 // GatherType collects scount instances of stype from every rank's send
@@ -287,7 +287,7 @@ func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	}
 	w.bad = err
 	err = gatherv(c, call, mine, area, wc, wd, root, false, w)
-	if c.Rank() == root && err == nil {
+	if c.Rank() == root && ran(err) {
 		unpackV(blocks, wd, w, area)
 	}
 	return err
@@ -402,7 +402,7 @@ func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []
 		wc, wd = make([]int, c.Size()), make([]int, c.Size())
 	}
 	w.bad = err
-	if err = allgatherv(c, call, mine, area, wc, wd, false, w); err == nil {
+	if err = allgatherv(c, call, mine, area, wc, wd, false, w); ran(err) {
 		unpackV(blocks, wd, w, area)
 	}
 	return err
@@ -451,7 +451,7 @@ func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dt
 		all, area = nil, nil
 	}
 	w.bad = err
-	if err = alltoallv(c, call, all, swc, swd, area, rwc, rwd, w); err == nil {
+	if err = alltoallv(c, call, all, swc, swd, area, rwc, rwd, w); ran(err) {
 		unpackV(rblocks, rwd, w, area)
 	}
 	return err
@@ -476,13 +476,13 @@ func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receive
 			}
 		}
 	}
-	if err := run(s, r, err); err != nil {
+	if err = run(s, r, err); !ran(err) {
 		return err
 	}
 	if receives {
 		storeElems(recv, r)
 	}
-	return nil
+	return err
 }
 
 // ReduceType reduces count instances of t from every rank's send with op
@@ -573,7 +573,7 @@ func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t 
 	}
 	wc, wd, blocks, area, err := c.packedV(call, buf, counts, displs, t, w)
 	w.bad = err
-	if err = gatherv(c, call, nil, area, wc, wd, root, true, w); err == nil {
+	if err = gatherv(c, call, nil, area, wc, wd, root, true, w); ran(err) {
 		unpackV(blocks, wd, w, area)
 	}
 	return err
@@ -615,7 +615,7 @@ func (c *Comm) vInPlace(call string, buf []byte, counts, displs []int, t *dtype.
 	w := typedWire(t)
 	wc, wd, blocks, area, err := c.packedV(call, buf, counts, displs, t, w)
 	w.bad = err
-	if err = run(area, wc, wd, w); err == nil {
+	if err = run(area, wc, wd, w); ran(err) {
 		unpackV(blocks, wd, w, area)
 	}
 	return err
@@ -649,11 +649,11 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 	const call = "ReduceScatterBlockTypeInPlace"
 	all := tdata{buf, count * c.Size(), t}
 	s, err := elemsOf[T](c, call, all)
-	if err := reduceScatter(c, call, s, s, op, true, err); err != nil {
+	if err = reduceScatter(c, call, s, s, op, true, err); !ran(err) {
 		return err
 	}
 	storeElems(tdata{buf, count, t}, s[:len(s)/max(1, c.Size())])
-	return nil
+	return err
 }
 
 // ScanTypeInPlace is ScanType with MPI_IN_PLACE: buf is the contribution

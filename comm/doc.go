@@ -36,9 +36,13 @@
 // returns once its data is published, without waiting for the other rank,
 // and the rank checks the other's signature when its next collective call
 // on the communicator begins: a mismatch is then the error of that call
-// (which still runs, joined to the call's own error if it has one), or of
-// Free or Finalize if one of them comes first. Dup, Split, Create,
-// SplitType and a window's creation pass it on to the next call instead.
+// (which still runs and delivers its data, joined to the call's own error
+// if it has one; errors.Is(err, ErrEarlierCall) tells), or of Free, or of
+// Finalize for the world, if one of them comes first. Dup, Split, Create,
+// SplitType and a window's creation pass it on to the next call instead;
+// a communicator never used or freed again never reports it. Since the
+// two ranks learn of a mismatch in different calls, a program that goes
+// on after one should make the same next call on every rank (or end).
 // Under shmrun --check every rank waits for every signature. A rank that dies inside a collective ends the
 // job: the others return ErrAborted.
 //

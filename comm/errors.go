@@ -26,4 +26,12 @@ var (
 	// ErrAborted: the job is ending (a rank failed or called Abort) and the
 	// call gave up waiting.
 	ErrAborted = errors.New("MPI_ERR_OTHER: job aborted")
+	// ErrEarlierCall marks an error that belongs to an earlier collective
+	// call on the same communicator, whose mismatch this rank found only
+	// when a later call began (on two ranks, a rank that read no one's
+	// data; see the package documentation). The call that returned it
+	// completed and delivered its data, and the error also wraps the
+	// mismatch's class (ErrCount, ErrRoot, ...). Only shmrun's backend
+	// returns it.
+	ErrEarlierCall = errors.New("the mismatch of an earlier collective call")
 )

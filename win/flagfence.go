@@ -45,7 +45,7 @@ func (w *Win) bindFlagFence(sync []byte) {
 		if w.size == 2 {
 			po := w.sl.DoorbellOff(1 - w.rank)
 			f.peer[p] = raw.Uint64At(sync, po+format.FenceWord+8*int64(p))
-			f.ev[p] = barrier.Event{Seq: raw.Uint32At(sync, po+format.FenceWord+8*int64(p)), Sleepers: raw.Uint32At(sync, po+format.FenceSleepers+4*int64(p))}
+			f.ev[p] = barrier.Event{Seq: raw.Uint32At(sync, po+format.FenceWord+8*int64(p)), Sleepers: raw.Uint32At(sync, po+format.FenceSleepers+4*int64(p)), Light: true}
 		}
 	}
 	w.ff = f

@@ -66,13 +66,19 @@ func LightFence() bool { return light.Load() }
 
 // HeavyFence is the sleeper's side: after counting itself among a word's
 // sleepers and before reading the word, a full barrier on every CPU that
-// runs a registered process. Every sleeper calls it, registered or not,
-// whenever the kernel offers the command (a waker in another process may
-// be registered). It costs a system call and an interrupt to each such CPU
-// (0.1-0.2 µs here); callers are about to sleep.
-func HeavyFence() {
+// runs a registered process. Every sleeper on a word whose wakers may
+// skip their fence calls it, registered or not, whenever the kernel
+// offers the command (a waker in another process may be registered). It
+// costs a system call and an interrupt to each such CPU (0.1-0.2 µs here);
+// callers are about to sleep. It reports false if the kernel has the
+// command and it failed: a fence-less waker may then miss the sleeper,
+// which should sleep briefly. (Where the kernel lacks the command, no
+// process is registered and every waker fences: true.)
+func HeavyFence() bool {
 	probeHeavy()
-	if heavy {
-		_, _, _ = unix.Syscall(unix.SYS_MEMBARRIER, membarrierGlobalExpedited, 0, 0)
+	if !heavy {
+		return true
 	}
+	_, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierGlobalExpedited, 0, 0)
+	return errno == 0
 }

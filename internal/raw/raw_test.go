@@ -139,6 +139,8 @@ func TestLightFence(t *testing.T) {
 	if ok != raw.LightFence() {
 		t.Fatalf("RegisterLightFence %v, LightFence %v", ok, raw.LightFence())
 	}
-	raw.HeavyFence()
+	if !raw.HeavyFence() {
+		t.Error("HeavyFence failed")
+	}
 	t.Logf("registered: %v", ok)
 }

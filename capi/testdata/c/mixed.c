@@ -242,6 +242,19 @@ int main(int argc, char **argv)
 			CHECK(cls(rc) == MPI_ERR_COUNT && rc2 == MPI_SUCCESS, "a Bcast's count mismatch: %d, then %d", rc, rc2);
 		CHECK(MPI_Barrier(pair) == MPI_SUCCESS, "pair barrier after the count mismatch");
 	}
+	/* A Gather's sender learns of a count mismatch late (it reads
+	 * nothing): here from MPI_Comm_free, which frees all the same. */
+	{
+		MPI_Comm pd;
+		MPI_Comm_dup(pair, &pd);
+		MPI_Comm_set_errhandler(pd, MPI_ERRORS_RETURN);
+		int mine[2] = {pr, pr}, all[4] = {0};
+		rc = MPI_Gather(mine, 1 + pr, MPI_INT, all, 1, MPI_INT, 0, pd);
+		CHECK(pr == 1 ? rc == MPI_SUCCESS : cls(rc) == MPI_ERR_COUNT, "a Gather's count mismatch: %d", rc);
+		rc = MPI_Comm_free(&pd);
+		CHECK(pr == 1 ? cls(rc) == MPI_ERR_COUNT : rc == MPI_SUCCESS, "Comm_free after the Gather: %d", rc);
+		CHECK(pd == MPI_COMM_NULL, "a communicator freed with a late error is MPI_COMM_NULL");
+	}
 	/* A window of the pair fences on its fence words: puts across, and a
 	 * fence failed by one rank (it holds a lock) fails on both. */
 	MPI_Win pw;

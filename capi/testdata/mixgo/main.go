@@ -454,6 +454,17 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 		check(errors.Is(err, comm.ErrCount) && err2 == nil, "a Bcast's count mismatch: %v, then %v", err, err2)
 	}
 	ok(pair.Barrier(), "pair barrier after the count mismatch")
+	// A Gather's sender learns of a count mismatch late (it reads
+	// nothing): here from Free, which frees all the same.
+	pd, err := pair.Dup()
+	if err != nil {
+		return err
+	}
+	err = comm.Gather(pd, make([]int32, 1+pair.Rank()), make([]int32, 4), 0)
+	check(pair.Rank() == 1 && err == nil || pair.Rank() == 0 && errors.Is(err, comm.ErrCount), "a Gather's count mismatch: %v", err)
+	err = pd.Free()
+	check(pair.Rank() == 1 && errors.Is(err, comm.ErrEarlierCall) && errors.Is(err, comm.ErrCount) || pair.Rank() == 0 && err == nil, "Free after the Gather: %v", err)
+	check(errors.Is(pd.Free(), comm.ErrComm), "a communicator freed with a late error is freed")
 	pw, err := win.AllocateShared(pair, 8, 8, nil)
 	if err != nil {
 		return err
