@@ -25,7 +25,9 @@ import (
 // inline bytes of its flag line, publishes the round number, waits for the
 // ranks whose data it needs and reads it. The first round of a call carries
 // every rank's signature and every rank waits for all of them, so all
-// ranks reach the same verdict on a mismatch before any data moves. Later
+// ranks reach the same verdict on a mismatch before any data moves (on two
+// ranks, a rank that reads nothing in a call of one round checks the
+// other's signature when its next call begins instead: offer). Later
 // rounds move the rest of a large payload a chunk at a time, two chunks in
 // flight (the parities), each rank copying or reducing its share.
 //
