@@ -381,12 +381,24 @@ func (k *call) end(err *error) {
 	k.endQuiet()
 	if s := k.a.stale; s != nil {
 		k.a.stale = nil
-		if *err == nil {
-			*err = s
-		} else {
-			*err = errors.Join(s, *err)
-		}
+		*err = withLate(s, *err)
 	}
+}
+
+// withLate is a call's error own with an earlier call's mismatch found
+// late: that one alone (still ErrEarlierCall: the call completed), or
+// both joined, the late one no longer ErrEarlierCall (this call failed).
+func withLate(late, own error) error {
+	switch {
+	case late == nil:
+		return own
+	case own == nil:
+		return late
+	}
+	if le, ok := late.(*lateError); ok {
+		late = le.error
+	}
+	return errors.Join(late, own)
 }
 
 // endQuiet is end for the calls that leave a mismatch found by settle to

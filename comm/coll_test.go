@@ -920,6 +920,27 @@ func TestLateMismatchTyped(t *testing.T) {
 	})
 }
 
+// TestLateMismatchJoined: a late mismatch returned by a call that fails
+// itself is joined to the call's error, without ErrEarlierCall.
+func TestLateMismatchJoined(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		err := comm.Reduce(c, make([]int64, 1+c.Rank()), make([]int64, 2), atomics.Sum, 0)
+		if c.Rank() == 0 && !errors.Is(err, comm.ErrCount) || c.Rank() == 1 && err != nil {
+			return fmt.Errorf("rank %d: the mismatched Reduce: %v", c.Rank(), err)
+		}
+		// Rank 1 names a root out of range: its own error, which rank 0 (a
+		// reader here) sees in the call.
+		err = comm.Bcast(c, make([]int64, 1), []int{1, 7}[c.Rank()])
+		switch {
+		case !errors.Is(err, comm.ErrRoot):
+			return fmt.Errorf("rank %d: the Bcast with a bad root: %v, want ErrRoot", c.Rank(), err)
+		case c.Rank() == 1 && (!errors.Is(err, comm.ErrCount) || errors.Is(err, comm.ErrEarlierCall)):
+			return fmt.Errorf("rank 1: the Bcast's error should join the late ErrCount without ErrEarlierCall: %v", err)
+		}
+		return stillWorks(c)
+	})
+}
+
 func TestIbarrier(t *testing.T) {
 	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
 		// Rank 3 arrives late: nobody's request may complete before.

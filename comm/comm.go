@@ -198,7 +198,7 @@ func (c *Comm) Finalize() error {
 	// The control segment stays mapped until the process exits (a few KiB):
 	// a window the program did not free still points at its abort word, and
 	// unmapping it would turn that mistake into a fault.
-	return errors.Join(c.takeStale(), c.wrapWait("Finalize", err))
+	return withLate(c.takeStale(), c.wrapWait("Finalize", err))
 }
 
 // Rank is the calling process's rank in c (MPI_Comm_rank). Local. A nil or

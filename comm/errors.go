@@ -31,7 +31,8 @@ var (
 	// when a later call began (on two ranks, a rank that read no one's
 	// data; see the package documentation). The call that returned it
 	// completed and delivered its data, and the error also wraps the
-	// mismatch's class (ErrCount, ErrRoot, ...). Only shmrun's backend
-	// returns it.
+	// mismatch's class (ErrCount, ErrRoot, ...). A call that failed itself
+	// joins the earlier mismatch to its own error without this mark. Only
+	// shmrun's backend returns it.
 	ErrEarlierCall = errors.New("the mismatch of an earlier collective call")
 )
