@@ -888,15 +888,23 @@ func TestLateMismatchReported(t *testing.T) {
 	})
 }
 
+// lateReduce mismatches a Reduce's counts on two ranks: rank 0, the
+// root, gets ErrCount; rank 1 sends, reads nothing, and so learns of the
+// mismatch only in its next call.
+func lateReduce(c *comm.Comm) error {
+	err := comm.Reduce(c, make([]int64, 1+c.Rank()), make([]int64, 2), atomics.Sum, 0)
+	if c.Rank() == 0 && !errors.Is(err, comm.ErrCount) || c.Rank() == 1 && err != nil {
+		return fmt.Errorf("rank %d: the mismatched Reduce: %v", c.Rank(), err)
+	}
+	return nil
+}
+
 // TestLateMismatchTyped: a typed call that returns an earlier call's
 // mismatch (found late) still delivers its own data.
 func TestLateMismatchTyped(t *testing.T) {
 	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
-		// Rank 1 sends to a Reduce with another count: it reads nothing,
-		// so it learns of the mismatch in its next call.
-		err := comm.Reduce(c, make([]int64, 1+c.Rank()), make([]int64, 2), atomics.Sum, 0)
-		if c.Rank() == 0 && !errors.Is(err, comm.ErrCount) || c.Rank() == 1 && err != nil {
-			return fmt.Errorf("rank %d: the mismatched Reduce: %v", c.Rank(), err)
+		if err := lateReduce(c); err != nil {
+			return err
 		}
 		vec := mustType(dtype.Vector(3, 1, 2, dtype.Basic(atomics.Int64)))
 		buf := make([]byte, 5*8)
@@ -905,7 +913,7 @@ func TestLateMismatchTyped(t *testing.T) {
 				binary.LittleEndian.PutUint64(buf[8*i:], uint64(10+i))
 			}
 		}
-		err = comm.BcastType(c, buf, 1, vec, 0)
+		err := comm.BcastType(c, buf, 1, vec, 0)
 		if c.Rank() == 0 && err != nil || c.Rank() == 1 && !errors.Is(err, comm.ErrCount) {
 			return fmt.Errorf("rank %d: BcastType after the mismatch: %v", c.Rank(), err)
 		}
@@ -924,13 +932,12 @@ func TestLateMismatchTyped(t *testing.T) {
 // itself is joined to the call's error, without ErrEarlierCall.
 func TestLateMismatchJoined(t *testing.T) {
 	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
-		err := comm.Reduce(c, make([]int64, 1+c.Rank()), make([]int64, 2), atomics.Sum, 0)
-		if c.Rank() == 0 && !errors.Is(err, comm.ErrCount) || c.Rank() == 1 && err != nil {
-			return fmt.Errorf("rank %d: the mismatched Reduce: %v", c.Rank(), err)
+		if err := lateReduce(c); err != nil {
+			return err
 		}
 		// Rank 1 names a root out of range: its own error, which rank 0 (a
 		// reader here) sees in the call.
-		err = comm.Bcast(c, make([]int64, 1), []int{1, 7}[c.Rank()])
+		err := comm.Bcast(c, make([]int64, 1), []int{1, 7}[c.Rank()])
 		switch {
 		case !errors.Is(err, comm.ErrRoot):
 			return fmt.Errorf("rank %d: the Bcast with a bad root: %v, want ErrRoot", c.Rank(), err)
