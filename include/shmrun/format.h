@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 3 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 4 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
@@ -71,7 +71,7 @@
 #define SHMRUN_BELL_SEQ 0 /* uint32 doorbell seq */
 #define SHMRUN_BELL_SLEEPERS 4 /* uint32 doorbell sleepers */
 #define SHMRUN_FENCE_WORD 8 /* [2]uint64 fence words: generation (low half), failure code (high) */
-#define SHMRUN_FENCE_SLEEPERS 24 /* [2]uint32 sleepers on the fence words' low halves */
+#define SHMRUN_FENCE_SLEEPERS 64 /* [2]uint32 sleepers on the fence words' low halves */
 #define SHMRUN_FLAG_FENCE_RANKS 2 /* most ranks whose Fence uses the fence words */
 
 /* Lock word L[r]: W bits 0-14, R bits 16-30, X bits 32-47, T bits 49-63 */

@@ -71,9 +71,12 @@ const (
 	// The fence words of a window of up to FlagFenceRanks ranks, on the
 	// doorbell line: word p holds, for the rank's fences g with g&1 == p,
 	// g in its low half (the futex word) and the failure code the rank
-	// arrived with in its high half (FORMAT.md).
+	// arrived with in its high half (FORMAT.md). Their sleepers sit in the
+	// line's second hardware line: a rank loads them right after storing
+	// its word, which the other rank polls, and a load from the same
+	// hardware line would wait for that store's transfer (~15 ns a Fence).
 	FenceWord      = 8  // [2]uint64 fence words of parities 0 and 1
-	FenceSleepers  = 24 // [2]uint32 sleepers on the fence words' low halves
+	FenceSleepers  = 64 // [2]uint32 sleepers on the fence words' low halves
 	FlagFenceRanks = 2  // the most ranks whose Fence uses the fence words
 )
 
