@@ -30,9 +30,9 @@ const (
 )
 
 var (
-	heavyOnce sync.Once
-	heavy     bool        // the kernel offers the global expedited command
-	light     atomic.Bool // this process is registered for it
+	heavyOnce, lightOnce sync.Once
+	heavy                bool        // the kernel offers the global expedited command
+	light                atomic.Bool // this process is registered for it
 )
 
 func probeHeavy() {
@@ -43,18 +43,22 @@ func probeHeavy() {
 }
 
 // RegisterLightFence registers this process for the global expedited
-// membarrier command, once, and reports whether it is registered: then, and
-// only then, may its wakers skip the full fence between a store and the
-// load of a sleepers count (LightFence). It fails (false) where the kernel
-// has no such command or a seccomp filter refuses it; the wakers then keep
-// their fence, which is always correct.
+// membarrier command (the first call tries; later ones report its outcome)
+// and reports whether it is registered: then, and only then, may its
+// wakers skip the full fence between a store and the load of a sleepers
+// count (LightFence). It fails (false) where the kernel has no such
+// command or a seccomp filter refuses it; the wakers then keep their
+// fence, which is always correct.
 func RegisterLightFence() bool {
-	probeHeavy()
-	if heavy && !light.Load() {
+	lightOnce.Do(func() {
+		probeHeavy()
+		if !heavy {
+			return
+		}
 		if _, _, errno := unix.RawSyscall(unix.SYS_MEMBARRIER, membarrierRegisterGlobalExpedited, 0, 0); errno == 0 {
 			light.Store(true)
 		}
-	}
+	})
 	return light.Load()
 }
 
