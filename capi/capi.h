@@ -29,7 +29,7 @@ typedef struct shmrun_epoch {
 	uint8_t post_open;  /* an exposure epoch (Post without Wait) is open */
 	uint8_t pad[2];
 	uint32_t fence_used; /* atomic: an RMA call was made since that fence */
-	int32_t pad2;        /* which targets are locked is in their bytes alone */
+	uint32_t fence_gen;  /* this rank's last fence on the fence words (read back from here, not there) */
 	uint64_t flush_any;  /* ranks while lock_all, else 0 */
 	int32_t start_n;     /* the open Start group's size, -1: none */
 	int32_t post_n;      /* the open Post group's size, -1: none */

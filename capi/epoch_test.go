@@ -19,7 +19,7 @@ func TestEpochLayout(t *testing.T) {
 	want := map[string]uintptr{
 		"coll.round": winc.OffRound, "coll.seen": winc.OffSeen, "coll.pending": winc.OffPending, "coll.sizeof": unsafe.Sizeof(k),
 		"gate": winc.OffGate, "access_all": winc.OffAccessAll, "lock_all": winc.OffLockAll,
-		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "post_open": winc.OffPostOpen, "fence_used": winc.OffFenceUsed,
+		"all_check": winc.OffAllCheck, "fence_open": winc.OffFenceOpen, "post_open": winc.OffPostOpen, "fence_used": winc.OffFenceUsed, "fence_gen": winc.OffFenceGen,
 		"flush_any": winc.OffFlushAny, "start_n": winc.OffStartN, "post_n": winc.OffPostN, "sizeof": unsafe.Sizeof(e), "tgt_off": winc.TgtOff,
 		"TGT_ACCESS": winc.TgtAccess, "TGT_EXCLUSIVE": winc.TgtExclusive, "TGT_SHARED": winc.TgtShared,
 		"TGT_NOCHECK": winc.TgtNoCheck, "TGT_CHECK": winc.TgtCheck, "TGT_LOCKED": winc.TgtLocked,

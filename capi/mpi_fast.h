@@ -353,9 +353,8 @@ static inline __attribute__((always_inline)) void shmrun_set_fence(shmrun_epoch 
  * The other rank's failure code gets Go's verdict. */
 static inline __attribute__((always_inline)) int shmrun_flag_fence(shmrun_win_desc *d, uintptr_t win)
 {
-	uint32_t a = (uint32_t)__atomic_load_n(d->fword[0], __ATOMIC_RELAXED);
-	uint32_t b = (uint32_t)__atomic_load_n(d->fword[1], __ATOMIC_RELAXED);
-	uint32_t g = ((int32_t)(a - b) > 0 ? a : b) + 1, p = g & 1;
+	uint32_t g = d->ep->fence_gen + 1, p = g & 1;
+	d->ep->fence_gen = g;
 	__atomic_store_n(d->fword[p], (uint64_t)g, __ATOMIC_RELEASE);
 	if (d->fpeer[p] == NULL) {
 		shmrun_full_fence(d);
@@ -722,7 +721,7 @@ static inline __attribute__((always_inline)) void shmrun_coll_flush(shmrun_comm_
 	int wake = 0;
 	for (int p = 0; p < 2; p++)
 		if (h->pending & (1 << p))
-			wake |= __atomic_load_n((uint32_t *)(SHMRUN_FLINE(d, d->me, p) + SHMRUN_FLAG_SLEEPERS), __ATOMIC_SEQ_CST) != 0;
+			wake |= __atomic_load_n(d->sleepers[p], __ATOMIC_SEQ_CST) != 0;
 	if (wake)
 		shmCommWakeLines(comm);
 	else
@@ -756,6 +755,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 	h->pending |= (uint8_t)(1 << p);
 	*rc = MPI_SUCCESS;
 	for (uint32_t q = 0; q < d->n; q++) {
+		if (q == d->me)
+			continue; /* its own round, just stored: loading it back stalls */
 		uint32_t *seq = (uint32_t *)(SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_SEQ);
 		int k = 0;
 		while ((int32_t)(__atomic_load_n(seq, __ATOMIC_ACQUIRE) - r) < 0) {
@@ -777,6 +778,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 	if (same & SHMRUN_SAME_ROOT)
 		mask |= (uint64_t)0xffffffffu << 32;
 	for (uint32_t q = 0; q < d->n; q++) {
+		if (q == d->me)
+			continue; /* its own words are w0, w1 */
 		uint64_t m[2];
 		memcpy(m, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_KIND, sizeof m);
 		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1)) {
@@ -1002,10 +1005,15 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *
 			      nb, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT | SHMRUN_SAME_OP, &p, rc) != 0)
 		return -1;
 	if (*rc == MPI_SUCCESS && receives && nb > 0) {
+		/* This rank's own data from src, not from its line: loading
+		 * that back while the others poll it stalls. The fold is into
+		 * acc, so src (recvbuf in place) is intact until the end. */
 		uint64_t acc[SHMRUN_INLINE_LEN / 8 + 1];
-		memcpy(acc, SHMRUN_FLINE(d, d->n - 1, p) + SHMRUN_FLAG_INLINE, nb);
+		uint32_t last = d->n - 1;
+		memcpy(acc, last == d->me ? src : SHMRUN_FLINE(d, last, p) + SHMRUN_FLAG_INLINE, nb);
 		for (int q = (int)d->n - 2; q >= 0; q--)
-			shmrun_fold_step(acc, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, (int)count, ct, op);
+			shmrun_fold_step(acc, (uint32_t)q == d->me ? src : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, (int)count,
+					 ct, op);
 		memcpy(recvbuf, acc, nb);
 	}
 	shmrun_coll_flush(d, (uintptr_t)comm);

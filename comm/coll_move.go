@@ -396,7 +396,10 @@ func (k *call) move(mine, recv []byte, counts []int, rcv blocks, root int, first
 				continue
 			}
 			src := k.staging(q)
-			if inline {
+			switch {
+			case q == me:
+				src = mine[off:] // not its line back (the own-line rule)
+			case inline:
 				src = k.inline(q)
 			}
 			d := rcv.displs[q] + off

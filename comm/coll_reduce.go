@@ -112,9 +112,12 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 			acc := recv[:m]
 			for q := n - 1; q >= 0; q-- {
 				var x []T
-				if inline {
+				switch {
+				case q == me && !inPlace:
+					x = send[:m] // not its line back (the own-line rule)
+				case inline:
 					x = raw.Elems[T](k.inline(q)[:b])
-				} else {
+				default:
 					x = raw.Elems[T](k.staging(q)[:b])
 				}
 				if q == n-1 {
@@ -336,6 +339,10 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 			}
 		}
 		from := func(q int) []T {
+			if q == me && inline && !inPlace {
+				// Its own data, not its line back (the own-line rule).
+				return send[me*m+base : me*m+base+cnt]
+			}
 			b := k.staging(q)
 			if inline {
 				b = k.inline(q)
@@ -436,6 +443,11 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 			continue
 		}
 		from := func(q int) []T {
+			if q == me && inline {
+				// Its own data, not its line back (the own-line rule); in place,
+				// recv is send, folded first (q == hi-1).
+				return send[:cnt]
+			}
 			if inline {
 				return raw.Elems[T](k.inline(q)[:cnt*s])
 			}

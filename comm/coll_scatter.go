@@ -169,6 +169,12 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 		if off >= counts[me] || inPlace && me == root {
 			continue
 		}
+		if me == root {
+			// Its own block, not its line back (the own-line rule).
+			d := snd.displs[me] + off
+			copy(recv[off:off+min(p, counts[me]-off)], send[d:])
+			continue
+		}
 		src := k.staging(root)
 		if inline {
 			src = k.inline(root)
@@ -319,6 +325,15 @@ func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, 
 		}
 		for q := range n {
 			if off >= rcv.counts[q] {
+				continue
+			}
+			if q == me {
+				// Its own block, not its line back (the own-line rule).
+				d, sd := rcv.displs[me]+off, snd.displs[me]+off
+				l := min(p, rcv.counts[me]-off, snd.counts[me]-off)
+				if l > 0 {
+					copy(recv[d:d+l], send[sd:sd+l])
+				}
 				continue
 			}
 			src := k.staging(q)

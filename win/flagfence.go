@@ -51,17 +51,6 @@ func (w *Win) bindFlagFence(sync []byte) {
 	w.ff = f
 }
 
-// next is this rank's next fence generation: one more than the later of
-// its words' (each word's low half is exactly the generation stored,
-// since the wake-up does not add to it).
-func (f *flagFence) next() uint32 {
-	a, b := uint32(atomic.LoadUint64(f.mine[0])), uint32(atomic.LoadUint64(f.mine[1]))
-	if int32(a-b) > 0 {
-		return a + 1
-	}
-	return b + 1
-}
-
 // flagWake wakes the sleepers on this rank's word of parity p, after a
 // full fence that orders the word's store before the load of its sleepers
 // (a sleeper adds itself, then checks the word again), or none where the
@@ -84,7 +73,8 @@ func (w *Win) flagWake(p uint32) {
 // the first code to arrive). It fails only when the job is ending.
 func (w *Win) flagAgree(code uint32) (uint32, error) {
 	f := w.ff
-	g := f.next()
+	g := w.ep.h.FenceGen + 1 // the generation, kept off the words' line
+	w.ep.h.FenceGen = g
 	p := g & 1
 	atomics.StoreRelease64(f.mine[p], uint64(code)<<32|uint64(g))
 	pw := f.peer[p]

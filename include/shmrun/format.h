@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 4 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 5 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
@@ -145,7 +145,6 @@
 #define SHMRUN_COLL_RANKS 40 /* uint32 ranks n */
 #define SHMRUN_COLL_CHUNK 44 /* uint32 staging buffer length C */
 #define SHMRUN_FLAG_SEQ 0 /* uint32 round last published: the futex word (flag line) */
-#define SHMRUN_FLAG_SLEEPERS 4 /* uint32 waiters in the futex phase */
 #define SHMRUN_FLAG_KIND 8 /* uint8 the call, SHMRUN_COLL_* */
 #define SHMRUN_FLAG_TYPE 9 /* uint8 element type */
 #define SHMRUN_FLAG_OP 10 /* uint8 reduction op, SHMRUN_OP_USER, or 0 */
@@ -162,6 +161,7 @@
 #define SHMRUN_SINGLE_FAILED 0 /* uint8 later rounds: this rank's reads failed */
 #define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
 #define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
+#define SHMRUN_IBAR_FLAG_SLEEPERS 64 /* [2]uint32 waiters on the rank's flag lines (parity 0, 1) */
 #define SHMRUN_FLAG_BARRIER_RANKS 2 /* most ranks whose Barrier waits on the flag lines */
 #define SHMRUN_OP_USER 255 /* a user-defined op in a signature */
 #define SHMRUN_SAME_COUNT 1 /* the ranks must agree on the count */

@@ -31,22 +31,29 @@ const (
 
 // Words of a flag line, as offsets from the line's start.
 const (
-	FlagSeq      = 0  // uint32 the round last published: the futex word
-	FlagSleepers = 4  // uint32 waiters in the futex phase
-	FlagKind     = 8  // uint8 the call (Coll*) of the round's signature
-	FlagType     = 9  // uint8 element type (atomics.Type), 0 for bytes
-	FlagOp       = 10 // uint8 reduction op (atomics.Op), OpUser, or 0
-	FlagFailed   = 11 // uint8 0, or 1 + the class of this rank's argument error
-	FlagRoot     = 12 // int32 root, or -1
-	FlagCount    = 16 // uint64 the count the call checks (elements)
-	FlagInline   = 24 // [InlineLen]byte data small enough to ride in the line
-	InlineLen    = Line - FlagInline
+	FlagSeq = 0 // uint32 the round last published: the futex word
+	// +4: unused; the line's sleepers word is on the rank's Ibarrier line
+	// (IbarFlagSleepers).
+	FlagKind   = 8  // uint8 the call (Coll*) of the round's signature
+	FlagType   = 9  // uint8 element type (atomics.Type), 0 for bytes
+	FlagOp     = 10 // uint8 reduction op (atomics.Op), OpUser, or 0
+	FlagFailed = 11 // uint8 0, or 1 + the class of this rank's argument error
+	FlagRoot   = 12 // int32 root, or -1
+	FlagCount  = 16 // uint64 the count the call checks (elements)
+	FlagInline = 24 // [InlineLen]byte data small enough to ride in the line
+	InlineLen  = Line - FlagInline
 )
 
 // Words of a rank's nonblocking-barrier line.
 const (
 	IbarSeq      = 0 // uint32 Ibarrier calls made by the rank: the futex word
 	IbarSleepers = 4 // uint32 waiters in the futex phase
+	// IbarFlagSleepers holds the waiters in the futex phase on the rank's
+	// two flag lines (parity 0, then 1): a uint32 each, on the line's
+	// second half, which nothing polls. On the flag line itself, the
+	// waker's load of the word right after its round's store would wait
+	// for the line the other ranks are polling (~35 ns a round).
+	IbarFlagSleepers = 64
 )
 
 // Single copy. A large Bcast or Allreduce between processes moves its data

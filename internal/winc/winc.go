@@ -44,10 +44,14 @@ type Epoch struct {
 	_        [2]uint8
 	// FenceUsed: an RMA call was made since that Fence.
 	FenceUsed atomic.Bool
+	// FenceGen is the generation of this rank's last Fence on the fence
+	// words of a window of one or two ranks (win's flagFence): kept here,
+	// not read back from the words, whose line the other rank polls
+	// (loading it right after a store there stalls; bench/NOTES.md).
 	// Which targets are locked is in their bytes alone (no count beside
 	// them), so that threads may lock and unlock different targets at
 	// once (MPI_THREAD_MULTIPLE): each writes only its target's byte.
-	_ int32
+	FenceGen uint32
 	// FlushAny is the number of targets while LockAll, else 0: Flush's
 	// fast path is the one test uint(rank) < FlushAny.
 	FlushAny uint
@@ -68,6 +72,7 @@ const (
 	OffFenceOpen = 4
 	OffPostOpen  = 5
 	OffFenceUsed = 8  // uint32
+	OffFenceGen  = 12 // uint32
 	OffFlushAny  = 16 // uint64
 	OffStartN    = 24 // int32
 	OffPostN     = 28 // int32
