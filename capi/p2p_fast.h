@@ -76,10 +76,17 @@ static inline __attribute__((always_inline)) size_t shmrun_p2p_type(MPI_Datatype
 }
 
 /* shmrun_p2p_notify rings a doorbell after the state change it announces
- * was stored with a sequentially consistent store (barrier.Event's
- * Notify): only if someone sleeps on it. */
+ * was stored with a release (comm's engine.notify): a full fence before
+ * the load of its sleepers, unless this process is registered for the
+ * sleepers' membarrier (the doorbells are light events; program order
+ * then suffices, kept by a compiler barrier); then a wake-up only if
+ * someone sleeps on it. */
 static inline __attribute__((always_inline)) void shmrun_p2p_notify(uint32_t *seq, uint32_t *sleepers)
 {
+	if (shmrun_light_fence)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST) != 0) {
 		__atomic_fetch_add(seq, 1, __ATOMIC_SEQ_CST);
 		syscall(SYS_futex, seq, SHMRUN_FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -92,13 +99,13 @@ static inline __attribute__((always_inline)) uint64_t shmrun_cells(uint64_t k)
 }
 
 /* shmrun_p2p_publish stores the stamp of the packet of k bytes at pos:
- * the release that hands it to the reader, and a full fence before the
- * doorbell's sleepers are read (peer.publish). */
+ * the release that hands it to the reader (peer.publish); the doorbell is
+ * rung by shmrun_p2p_notify. */
 static inline __attribute__((always_inline)) void shmrun_p2p_publish(shmrun_p2p_tx *t, uint64_t pos, uint64_t k)
 {
 	if (++t->stamp == 0)
 		t->stamp = 1;
-	__atomic_store_n((uint32_t *)(t->ring + pos), t->stamp, __ATOMIC_SEQ_CST);
+	__atomic_store_n((uint32_t *)(t->ring + pos), t->stamp, __ATOMIC_RELEASE);
 	t->head += k;
 }
 
@@ -173,7 +180,7 @@ static inline __attribute__((always_inline)) void shmrun_p2p_give_back(shmrun_p2
 	for (uint64_t g = r->given; g != r->pos; g += SHMRUN_PKT_CELL)
 		*(uint32_t *)(r->ring + (g & (size - 1))) = 0;
 	r->given = r->pos;
-	__atomic_store_n(r->tail, r->pos, __ATOMIC_SEQ_CST);
+	__atomic_store_n(r->tail, r->pos, __ATOMIC_RELEASE);
 	shmrun_p2p_notify(t->seq, t->sleepers);
 }
 
@@ -225,7 +232,8 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 		r->pos += k;
 		if ((w & 0xff) == SHMRUN_PKT_SKIP)
 			continue;
-		shmrun_p2p_give_back(r, t);
+		if (r->pos - r->given >= size / 4)
+			shmrun_p2p_give_back(r, t); /* else once the ring is next found empty (engine.take) */
 		shmrun_p2p_fast++;
 		if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
 			status->MPI_SOURCE = source;

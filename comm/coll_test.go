@@ -1248,17 +1248,17 @@ func TestUserOpUnits(t *testing.T) {
 }
 
 func init() {
-	// wakeups: collectives of two ranks where each rank in turn comes
-	// late, so the other, with a one-poll spin and no yield phase, sleeps
-	// in the futex phase and must be woken. The wakers skip their full
-	// fence where the process is registered for the sleepers' heavy fence
-	// (internal/raw's LightFence); a wake-up lost to a reordering would
-	// cost the sleeper its whole futex timeout (1 s here), which no call
-	// whose peer is 3 ms late comes near.
+	// wakeups: collectives and messages of two ranks where each rank in
+	// turn comes late, so the other, with a one-poll spin and no yield
+	// phase, sleeps in the futex phase and must be woken. The wakers skip
+	// their full fence where the process is registered for the sleepers'
+	// heavy fence (internal/raw's LightFence); a wake-up lost to a
+	// reordering would cost the sleeper its whole futex timeout (1 s
+	// here), which no call whose peer is 3 ms late comes near.
 	ranktest.Register("wakeups", func(c *comm.Comm) error {
 		for i := range 30 {
 			late := c.Rank() == i%2
-			for call := range 3 {
+			for call := range 5 {
 				if late {
 					time.Sleep(3 * time.Millisecond)
 				}
@@ -1272,6 +1272,22 @@ func init() {
 					err = comm.Bcast(c, x, i%2)
 				case 2:
 					err = comm.AllreduceInPlace(c, x, atomics.Sum)
+				case 3: // the late rank sends; the other sleeps in Recv
+					if late {
+						err = comm.SendT(c, x, 1-c.Rank(), 7)
+					} else {
+						_, err = comm.RecvT(c, x, 1-c.Rank(), 7)
+					}
+				case 4: // and in Wait, on a request
+					var r *comm.Request
+					if late {
+						r, err = comm.IsendT(c, x, 1-c.Rank(), 8)
+					} else {
+						r, err = comm.IrecvT(c, x, 1-c.Rank(), 8)
+					}
+					if err == nil {
+						_, err = r.Wait()
+					}
 				}
 				if err != nil {
 					return err
@@ -1285,8 +1301,8 @@ func init() {
 	})
 }
 
-// TestWakeupsPair: no wake-up of a collective's sleeper is lost (see
-// "wakeups"), with ranks as processes.
+// TestWakeupsPair: no wake-up of a collective's or a receive's sleeper is
+// lost (see "wakeups"), with ranks as processes.
 func TestWakeupsPair(t *testing.T) {
 	ranktest.Run(t, 2, "wakeups", ranktest.Configure(func(cfg *launcher.Config) {
 		cfg.Env = append(cfg.Env, launcher.EnvWait+"=spin=1,yield=0,sleep=1s")

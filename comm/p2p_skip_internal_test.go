@@ -43,7 +43,9 @@ func eagerPacket(c *Comm, payload []byte) []byte {
 // The room of a Skip packet goes back to the sender whether a packet
 // follows it or the ring is empty after it, on the direct receive (take)
 // and on the engine's drain: else a sender that wrapped could wait for
-// room the receiver holds.
+// room the receiver holds. The direct receive that takes a packet may
+// hold less than a quarter of the ring back until it next finds the ring
+// empty (so the sender always has room for the largest eager packet).
 func TestSkipRoomGivenBack(t *testing.T) {
 	check := func(t *testing.T, r *rxRing, wantPos uint64) {
 		t.Helper()
@@ -75,7 +77,17 @@ func TestSkipRoomGivenBack(t *testing.T) {
 		if res != takeDone || string(buf) != "12345678" || st.Tag != 5 {
 			t.Fatalf("take returned %d, %q, tag %d", res, buf, st.Tag)
 		}
-		check(t, r, uint64(len(r.ring))+uint64(cells(len(pkt))))
+		want := uint64(len(r.ring)) + uint64(cells(len(pkt)))
+		if held := r.st.Pos - atomic.LoadUint64(r.tail); r.st.Pos != want || held >= uint64(len(r.ring))/4 {
+			t.Fatalf("read position %d (want %d), %d bytes held back", r.st.Pos, want, held)
+		}
+		e.lock()
+		_, res, _, _ = e.take(o, r)
+		e.release()
+		if res != takeEmpty {
+			t.Fatalf("second take returned %d, want takeEmpty", res)
+		}
+		check(t, r, want)
 	})
 	t.Run("drain, empty after", func(t *testing.T) {
 		e, r, _ := skipRing(t)

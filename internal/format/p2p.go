@@ -17,12 +17,14 @@ import "github.com/shmrun/shmrun/shm"
 // stamp (the ring's packet count, 1, 2, ..., skipping 0) with a release as
 // the header's first word, then wakes the owner's doorbell if it has
 // sleepers. The consumer reads a packet once the stamp at its read
-// position is the next count (an acquire). After each pass over the ring
-// it zeroes the first word of each cell it consumed (so no stale bytes
-// ever look like a stamp), then stores the bytes consumed so far in the
-// sender's tail line (sequentially consistent) and wakes the sender's
-// doorbell if it has sleepers. The producer writes only below tail + ring
-// size.
+// position is the next count (an acquire). Then, or when it next finds
+// the ring empty while it holds back less than a quarter of it, it zeroes
+// the first word of each cell it consumed (so no stale bytes ever look
+// like a stamp), then stores the bytes consumed so far in the sender's
+// tail line (a release) and wakes the sender's doorbell if it has
+// sleepers. The doorbells are Light events (barrier.Event): a waker in a
+// process registered for the sleepers' membarrier skips its full fence.
+// The producer writes only below tail + ring size.
 //
 // Messages up to P2PEager(ring) bytes travel whole in an Eager packet. A
 // larger one sends an RTS with the address of the sender's pinned buffer.
