@@ -565,7 +565,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -1511,7 +1510,6 @@ func Multi(kind int, rs []Request, sts []ReqStatus, done []int) ([]int, error) {
 // two runtime.Gosched calls of waited.
 const yieldEvery = 256
 
-var waits atomic.Uint32
 
 // waited counts a call that may have waited inside the MPI (a blocking
 // call, a collective, a Wait, a window synchronization), and every
@@ -1524,7 +1522,7 @@ var waits atomic.Uint32
 // switches in 2 s, and 396-428 ns with 2600 when the loop called
 // Gosched every 1000 barriers (Open MPI's C program: 390-460 ns).
 func waited() {
-	if waits.Add(1)%yieldEvery == 0 {
+	if waitsInc()%yieldEvery == 0 {
 		runtime.Gosched()
 	}
 }
