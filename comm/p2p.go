@@ -203,7 +203,8 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 	if o == nil {
 		return procNullStatus, nil
 	}
-	if st, ok := e.recvNow(o); ok {
+	var st Status
+	if e.recvNow(o, &st) {
 		return st, nil
 	}
 	ho := getOp() // a variable of its own, or so escapes too
@@ -213,7 +214,7 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 		return Status{}, c.wrapWait(call, err)
 	}
 	chkReceived(ho.from)
-	st, err := ho.st, ho.err
+	st, err = ho.st, ho.err
 	putOp(ho)
 	return st, err
 }
