@@ -235,7 +235,7 @@ func (e *engine) release() {
 		e.setQuiet()
 	}
 	e.ro.release()
-	atomic.StoreUint32(&e.sh.Lock, 0)
+	atomics.StoreRelease32(&e.sh.Lock, 0)
 }
 
 // setQuiet is release's: Quiet is 1 while nothing is in progress.
