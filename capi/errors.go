@@ -89,8 +89,14 @@ type classError struct {
 
 func (e *classError) Error() string { return e.msg }
 
-// classOf is err's MPI error class.
+// classOf is err's MPI error class; of errors joined (a call's own error
+// with an earlier collective's mismatch, comm's withLate), the first one's.
 func classOf(err error) C.int {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if es := j.Unwrap(); len(es) > 0 {
+			return classOf(es[0])
+		}
+	}
 	var ce *classError
 	if errors.As(err, &ce) {
 		return ce.class

@@ -399,7 +399,8 @@ func (k *call) end(err *error) {
 
 // withLate is a call's error own with an earlier call's mismatch found
 // late: that one alone (still ErrEarlierCall: the call completed), or
-// both joined, the late one no longer ErrEarlierCall (this call failed).
+// both joined, the late one no longer ErrEarlierCall (this call failed),
+// this call's own first: the C interface reports the first one's class.
 func withLate(late, own error) error {
 	switch {
 	case late == nil:
@@ -410,7 +411,7 @@ func withLate(late, own error) error {
 	if le, ok := late.(*lateError); ok {
 		late = le.error
 	}
-	return errors.Join(late, own)
+	return errors.Join(own, late)
 }
 
 // endQuiet is end for the calls that leave a mismatch found by settle to

@@ -943,9 +943,20 @@ func TestLateMismatchJoined(t *testing.T) {
 			return fmt.Errorf("rank %d: the Bcast with a bad root: %v, want ErrRoot", c.Rank(), err)
 		case c.Rank() == 1 && (!errors.Is(err, comm.ErrCount) || errors.Is(err, comm.ErrEarlierCall)):
 			return fmt.Errorf("rank 1: the Bcast's error should join the late ErrCount without ErrEarlierCall: %v", err)
+		case c.Rank() == 1 && !firstIs(err, comm.ErrRoot):
+			return fmt.Errorf("rank 1: the Bcast's own error should come first (the C interface reports its class): %v", err)
 		}
 		return stillWorks(c)
 	})
+}
+
+// firstIs reports whether err's first joined error (err itself if it
+// joins none) is target.
+func firstIs(err, target error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		err = j.Unwrap()[0]
+	}
+	return errors.Is(err, target)
 }
 
 func TestIbarrier(t *testing.T) {
