@@ -1510,7 +1510,6 @@ func Multi(kind int, rs []Request, sts []ReqStatus, done []int) ([]int, error) {
 // two runtime.Gosched calls of waited.
 const yieldEvery = 256
 
-
 // waited counts a call that may have waited inside the MPI (a blocking
 // call, a collective, a Wait, a window synchronization), and every
 // yieldEvery of them lets the Go scheduler run the goroutine anew. A
