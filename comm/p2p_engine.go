@@ -478,9 +478,8 @@ func (p *peer) reserve(k int64) (int64, bool) {
 // that hands it to the reader (its doorbell is rung by notify). A release
 // store is all the protocol needs, and the C library's is one; here it is
 // an exchange, which measured faster for bursts of sends
-// (msgrate_8_persistent 108 against 120 ns a message) and no slower for a
-// ping-pong, whose next locked instruction, the engine's unlock, follows
-// anyway (bench/NOTES.md).
+// (msgrate_8_persistent 108 against 116-120 ns a message) and within
+// noise of it for a ping-pong (bench/NOTES.md).
 func (p *peer) publish(pos, k int64) {
 	st := p.st
 	st.Stamp++
