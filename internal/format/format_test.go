@@ -223,7 +223,7 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("kind: %d control, %d window, %d collective, %d inbox", shm.KindControl, shm.KindWindow, shm.KindCollective, shm.KindInbox),
 		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word; its sleepers word is on the\nrank's Ibarrier line), `+4` 4 bytes unused, `+%d uint8` kind, `+%d uint8`\nelement type, `+%d uint8` op (%d: a user op), `+%d uint8` failed",
 			format.FlagSeq, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),
-		fmt.Sprintf("`+%d int32` root, `+%d uint64` count, `+%d` %d inline bytes.",
+		fmt.Sprintf("`+%d int32` root, `+%d uint64`\ncount, `+%d` %d inline bytes.",
 			format.FlagRoot, format.FlagCount, format.FlagInline, format.InlineLen),
 		fmt.Sprintf("%d Barrier to %d Exscan", format.CollBarrier, format.CollExscan),
 		fmt.Sprintf("%d Free, %d Dup, %d Split, %d\nCreate, %d SplitType, %d a window's creation and %d Finalize",
