@@ -203,9 +203,8 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 	if o == nil {
 		return procNullStatus, nil
 	}
-	var st Status
-	if e.recvNow(o, &st) {
-		return st, nil
+	if src, tag, n, ok := e.recvNow(o); ok {
+		return Status{Source: src, Tag: tag, Count: n / o.elem, bytes: n}, nil
 	}
 	ho := getOp() // a variable of its own, or so escapes too
 	*ho = so
@@ -214,7 +213,7 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 		return Status{}, c.wrapWait(call, err)
 	}
 	chkReceived(ho.from)
-	st, err = ho.st, ho.err
+	st, err := ho.st, ho.err
 	putOp(ho)
 	return st, err
 }

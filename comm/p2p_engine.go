@@ -275,32 +275,33 @@ const (
 // status. While the ring is empty it polls the packet's stamp without the
 // lock for as long as the wait policy's spin, and then, as for any
 // packet it does not take, it reports false with nothing changed and o
-// takes the engine's path. Called with the engine unlocked. The status
-// goes to *st field by field: a Status returned by value through take and
-// recvNow was stored a word at a time and copied sixteen bytes at a time,
-// a failed store-to-load forwarding (a fifth of recvNow's time).
-func (e *engine) recvNow(o *op, st *Status) bool {
+// takes the engine's path. Called with the engine unlocked. It returns
+// the message's source (a rank of o's communicator), tag and bytes, which
+// stay in registers: a Status passed by value or through memory was
+// stored a word at a time and copied sixteen bytes at a time, a failed
+// store-to-load forwarding (a fifth of recvNow's time).
+func (e *engine) recvNow(o *op) (src, tag, n int, ok bool) {
 	if o.peer == AnySource || o.rtype != nil || rec != nil || chk != nil {
-		return false
+		return 0, 0, 0, false
 	}
 	r := &e.rx[o.peer]
 	spin := e.policy.Spin
 	pause := spin >= barrier.PauseFrom
 	for i := 0; ; {
 		if !e.tryLock() {
-			return false
+			return 0, 0, 0, false
 		}
 		if !e.idle() {
 			e.release()
-			return false
+			return 0, 0, 0, false
 		}
-		res, at, want := e.take(o, r, st)
+		res, at, want, src, tag, n := e.take(o, r)
 		e.release()
 		switch res {
 		case takeDone:
-			return true
+			return src, tag, n, true
 		case takeOther:
-			return false
+			return 0, 0, 0, false
 		}
 		for ; i < spin && atomic.LoadUint32(at) != want; i++ {
 			if pause {
@@ -308,16 +309,16 @@ func (e *engine) recvNow(o *op, st *Status) bool {
 			}
 		}
 		if i >= spin {
-			return false
+			return 0, 0, 0, false
 		}
 	}
 }
 
 // take is recvNow's work under the lock: it takes the next packet of
 // r (Skip packets first) if it is an eager message receive o takes
-// whole. On takeEmpty, *at is where the next packet's stamp will be and
-// want its value.
-func (e *engine) take(o *op, r *rxRing, st *Status) (res int, at *uint32, want uint32) {
+// whole, and returns its source, tag and bytes (recvNow's). On takeEmpty,
+// *at is where the next packet's stamp will be and want its value.
+func (e *engine) take(o *op, r *rxRing) (res int, at *uint32, want uint32, src, tag, n int) {
 	le := binary.LittleEndian
 	size := uint64(len(r.ring))
 	rs := r.st
@@ -332,7 +333,7 @@ func (e *engine) take(o *op, r *rxRing, st *Status) (res int, at *uint32, want u
 			if rs.Pos != rs.Given {
 				e.giveBack(o.peer, r) // a Skip taken
 			}
-			return takeEmpty, at, want
+			return takeEmpty, at, want, 0, 0, 0
 		}
 		b := r.ring[pos:]
 		kind := b[format.PktKind]
@@ -340,26 +341,25 @@ func (e *engine) take(o *op, r *rxRing, st *Status) (res int, at *uint32, want u
 			rs.Stamp, rs.Pos = want, rs.Pos+size-uint64(pos)
 			continue
 		}
-		n := le.Uint64(b[format.PktSize:])
-		tag := int(int32(le.Uint32(b[format.PktTag:])))
+		m := le.Uint64(b[format.PktSize:])
+		tag = int(int32(le.Uint32(b[format.PktTag:])))
 		if kind != format.PktEager || le.Uint32(b[format.PktCtx:]) != o.ctx || o.tag != AnyTag && tag != o.tag ||
-			n > uint64(e.eager) || n > uint64(len(o.buf)) || !typesig.Match(le.Uint32(b[format.PktKind:])>>8, o.sig) ||
-			cells(format.PktHeader+int(n)) > int64(len(b)) {
+			m > uint64(e.eager) || m > uint64(len(o.buf)) || !typesig.Match(le.Uint32(b[format.PktKind:])>>8, o.sig) ||
+			cells(format.PktHeader+int(m)) > int64(len(b)) {
 			if rs.Pos != rs.Given {
 				e.giveBack(o.peer, r) // a Skip taken
 			}
-			return takeOther, nil, 0
+			return takeOther, nil, 0, 0, 0, 0
 		}
-		copy(o.buf, b[format.PktHeader:format.PktHeader+n])
-		rs.Stamp, rs.Pos = want, rs.Pos+uint64(cells(format.PktHeader+int(n)))
+		copy(o.buf, b[format.PktHeader:format.PktHeader+m])
+		rs.Stamp, rs.Pos = want, rs.Pos+uint64(cells(format.PktHeader+int(m)))
 		if rs.Pos-rs.Given >= size/4 {
 			// Else the room goes back when this ring is next found
 			// empty (above), off the way of this rank's reply.
 			e.giveBack(o.peer, r)
 		}
 		e.nDirect++
-		st.Source, st.Tag, st.Count, st.Cancelled, st.bytes = o.c.commRank(o.peer), tag, int(n)/o.elem, false, int(n)
-		return takeDone, nil, 0
+		return takeDone, nil, 0, o.c.commRank(o.peer), tag, int(m)
 	}
 }
 
