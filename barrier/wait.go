@@ -133,7 +133,10 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 		return ErrAborted
 	}
 	if p.Yield > 0 {
-		deadline := time.Now().Add(p.Yield)
+		// The clock is read first after 16 yields, not before the first:
+		// most waits of an oversubscribed job end within a few yields, and
+		// a read of the clock costs as much as several polls.
+		var deadline time.Time
 		for i := 0; ; i++ {
 			if done() {
 				return nil
@@ -142,7 +145,10 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 				if aborted(abort) {
 					return ErrAborted
 				}
-				if time.Now().After(deadline) {
+				now := time.Now()
+				if deadline.IsZero() {
+					deadline = now.Add(p.Yield)
+				} else if now.After(deadline) {
 					break
 				}
 			}

@@ -342,7 +342,9 @@ func (a *collArea) wait(q int, r uint32) error {
 		}
 	}
 	a.flush()
-	return a.lines[q][r&1].ev.Await(a.abort, a.policy, func() bool { return reached(seq, r) })
+	p := a.policy
+	p.Spin = 0 // spun above
+	return a.lines[q][r&1].ev.Await(a.abort, p, func() bool { return reached(seq, r) })
 }
 
 // waitRange waits for ranks [lo, hi) to publish round r; with the whole
