@@ -21,7 +21,7 @@ var ErrAborted = errors.New("job aborted")
 // rank that waits for seconds from eating a core.
 type Policy struct {
 	Spin  int           // condition checks before the first yield
-	Yield time.Duration // time spent yielding before sleeping
+	Yield time.Duration // time spent yielding before sleeping (timed from the 16th yield)
 	Sleep time.Duration // longest single futex sleep; the abort word is checked after each
 	// Goroutines: the waiters are goroutines of one process (the heap-backed
 	// test mode), so the yield phase yields the goroutine (runtime.Gosched),
