@@ -133,17 +133,13 @@ typedef struct shmrun_comm_desc {
 	uintptr_t handle;
 	shmrun_coll *h;
 	uint64_t sig[2];        /* the Barrier signature's words */
-	uint64_t *meta[2];      /* per parity: this rank's signature words */
-	uint32_t *seq[2];       /* per parity: this rank's round word */
-	uint32_t *sleepers[2];  /* per parity: that line's sleepers */
-	uint64_t *bstate;       /* the area's barrier line */
-	uint32_t *bsleep;
-	uint32_t *bfail[2];
+	uint32_t *sleepers[8];  /* per line parity: this rank's line's sleepers */
 	uint32_t n;
+	uint32_t par; /* line parities: shmrun_coll_parities(n), a power of two */
 	int spin;
-	/* The small collectives (mpi_fast.h's shmrun_fast_round): rank 0's
+	/* The one-round calls (mpi_fast.h's shmrun_fast_round): rank 0's
 	 * flag line of parity 0, where the flag lines begin (rank q's line of
-	 * parity p is 2q+p lines on), this rank, and a private word whose
+	 * parity p is par*q+p lines on), this rank, and a private word whose
 	 * locked add is the full fence before the wake-up check. */
 	char *lines;
 	uint32_t me;

@@ -88,16 +88,11 @@ func installCommDesc(x *commH) {
 	d := (*C.shmrun_comm_desc)(C.calloc(1, C.sizeof_shmrun_comm_desc))
 	d.handle = C.uintptr_t(x.h)
 	d.h = cword[winc.Coll, C.shmrun_coll](b.Coll)
-	for p := range 2 {
-		d.sig[p] = C.uint64_t(b.Sig[p])
-		d.meta[p] = cword[uint64, C.uint64_t](b.Meta[p])
-		d.seq[p] = cword[uint32, C.uint32_t](b.Seq[p])
+	d.sig[0], d.sig[1] = C.uint64_t(b.Sig[0]), C.uint64_t(b.Sig[1])
+	for p := range b.Parities {
 		d.sleepers[p] = cword[uint32, C.uint32_t](b.Sleepers[p])
-		d.bfail[p] = cword[uint32, C.uint32_t](b.Fail[p])
 	}
-	d.bstate = cword[uint64, C.uint64_t](b.State)
-	d.bsleep = cword[uint32, C.uint32_t](b.BarSleeper)
-	d.n, d.spin = C.uint32_t(b.N), C.int(b.Spin)
+	d.n, d.par, d.spin = C.uint32_t(b.N), C.uint32_t(b.Parities), C.int(b.Spin)
 	d.lines, d.me = cword[uint32, C.char](b.Lines), C.uint32_t(b.Me)
 	x.fast = &commFast{d: d, b: b}
 	setCommSlot(d)
@@ -141,52 +136,23 @@ func commFastOf(h C.uintptr_t) (*commH, *commFast, C.int) {
 	return x, x.fast, 0
 }
 
-// The barriers' slow paths (mpi_fast.h's shmrun_bar_arrive): kind 0 is a
-// window's fence barrier, 1 a communicator's barrier.
+// A window's fence barrier's slow paths (mpi_fast.h's shmrun_bar_arrive).
 
 //export shmBarrierWait
-func shmBarrierWait(kind C.int, h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
-	if kind == 0 {
-		return shmWinFenceWait(h, old, gen)
-	}
-	x, f, code := commFastOf(h)
-	if code != 0 {
-		return code
-	}
-	g, err := f.b.Wait(uint32(old))
-	if err != nil {
-		return x.raise("MPI_Barrier", err)
-	}
-	*gen = C.uint32_t(g)
-	return C.MPI_SUCCESS
+func shmBarrierWait(h C.uintptr_t, old C.uint32_t, gen *C.uint32_t) C.int {
+	return shmWinFenceWait(h, old, gen)
 }
 
 //export shmBarrierWake
-func shmBarrierWake(kind C.int, h C.uintptr_t) {
-	if kind == 0 {
-		shmWinFenceWake(h)
-		return
-	}
-	if _, f, code := commFastOf(h); code == 0 {
-		f.b.Wake()
-	}
-}
+func shmBarrierWake(h C.uintptr_t) { shmWinFenceWake(h) }
 
 //export shmBarrierCorrupt
-func shmBarrierCorrupt(kind C.int, h C.uintptr_t) C.int {
-	err := fmt.Errorf("more arrivals than ranks at a barrier: its line in the segment is corrupt: %w", comm.ErrOther)
-	if kind == 0 {
-		x, code := winOf("MPI_Win_fence", uintptr(h))
-		if code != 0 {
-			return code
-		}
-		return x.raise("MPI_Win_fence", err)
-	}
-	x, code := commOf("MPI_Barrier", uintptr(h))
+func shmBarrierCorrupt(h C.uintptr_t) C.int {
+	x, code := winOf("MPI_Win_fence", uintptr(h))
 	if code != 0 {
 		return code
 	}
-	return x.raise("MPI_Barrier", err)
+	return x.raise("MPI_Win_fence", fmt.Errorf("more arrivals than ranks at a barrier: its line in the segment is corrupt: %w", comm.ErrOther))
 }
 
 //export shmCommWakeLines
@@ -194,18 +160,6 @@ func shmCommWakeLines(h C.uintptr_t) {
 	if _, f, code := commFastOf(h); code == 0 {
 		f.b.WakeLines()
 	}
-}
-
-//export shmCommBarrierVerdict
-func shmCommBarrierVerdict(h C.uintptr_t, r C.uint32_t) C.int {
-	x, f, code := commFastOf(h)
-	if code != 0 {
-		return code
-	}
-	if err := f.b.Verdict(uint32(r)); err != nil {
-		return x.raise("MPI_Barrier", err)
-	}
-	return C.MPI_SUCCESS
 }
 
 // collCallNames are the C names of the small collectives' kinds.

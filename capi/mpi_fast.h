@@ -296,12 +296,12 @@ static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win 
  * protocol with no failure of its own: one add; the last arrival clears
  * the next round's failure word if the round before failed and releases
  * the round with one more add; the others spin as Go does, then hand the
- * wait to Go's futex phase (kind 0: a window's fence barrier, 1: a
- * communicator's). *gen is the generation that ended the round. A
+ * wait to Go's futex phase (the barrier is window h's fence barrier).
+ * *gen is the generation that ended the round. A
  * corrupt line, and a failed wait (the job is ending), return the error
  * Go raised. */
 static inline __attribute__((always_inline)) int shmrun_bar_arrive(uint64_t *state, uint32_t *sleepers, uint32_t **fail,
-								   uint32_t n, int spin, int kind, uintptr_t h,
+								   uint32_t n, int spin, uintptr_t h,
 								   uint32_t *gen_out)
 {
 	uint64_t v = __atomic_add_fetch(state, 1, __ATOMIC_SEQ_CST);
@@ -313,9 +313,9 @@ static inline __attribute__((always_inline)) int shmrun_bar_arrive(uint64_t *sta
 		uint64_t delta = ((uint64_t)(next - gen) << 32) - n - (v & SHMRUN_BARRIER_FAILED_BIT);
 		gen = (uint32_t)(__atomic_add_fetch(state, delta, __ATOMIC_SEQ_CST) >> 32);
 		if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST) != 0)
-			shmBarrierWake(kind, h);
+			shmBarrierWake(h);
 	} else if (cnt > n) {
-		return shmBarrierCorrupt(kind, h);
+		return shmBarrierCorrupt(h);
 	} else {
 		uint32_t old = gen;
 		for (int i = 0; i < spin; i++) {
@@ -327,7 +327,7 @@ static inline __attribute__((always_inline)) int shmrun_bar_arrive(uint64_t *sta
 			shmrun_relax(spin);
 		}
 		if (gen == old) {
-			int rc = shmBarrierWait(kind, h, old, &gen);
+			int rc = shmBarrierWait(h, old, &gen);
 			if (rc != MPI_SUCCESS)
 				return rc;
 		}
@@ -414,7 +414,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_fence(MPI_Win win, 
 			return 0;
 	} else {
 		uint32_t gen;
-		if ((*rc = shmrun_bar_arrive(d->fstate, d->fsleep, d->ffail, d->fn, d->spin, 0, (uintptr_t)win, &gen)) !=
+		if ((*rc = shmrun_bar_arrive(d->fstate, d->fsleep, d->ffail, d->fn, d->spin, (uintptr_t)win, &gen)) !=
 		    MPI_SUCCESS)
 			return 0;
 		if (gen & 1) {
@@ -702,7 +702,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_cas(MPI_Win win, co
  * Go ranks of the same job run on the same lines. */
 
 /* SHMRUN_FLINE is rank q's flag line of parity p. */
-#define SHMRUN_FLINE(d, q, p) ((d)->lines + (size_t)(2 * (uint32_t)(q) + (uint32_t)(p)) * SHMRUN_LINE)
+#define SHMRUN_FLINE(d, q, p) ((d)->lines + (size_t)((d)->par * (uint32_t)(q) + (uint32_t)(p)) * SHMRUN_LINE)
 
 /* shmrun_coll_flush wakes the sleepers of the rounds this rank published
  * without a wake-up (comm's collArea.flush): a full fence (unless this
@@ -719,7 +719,7 @@ static inline __attribute__((always_inline)) void shmrun_coll_flush(shmrun_comm_
 	else
 		__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
 	int wake = 0;
-	for (int p = 0; p < 2; p++)
+	for (uint32_t p = 0; p < d->par; p++)
 		if (h->pending & (1 << p))
 			wake |= __atomic_load_n(d->sleepers[p], __ATOMIC_SEQ_CST) != 0;
 	if (wake)
@@ -744,7 +744,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 	uint32_t r = h->round + 1;
 	if (h->seen != r - 1)
 		return -1;
-	int p = (int)(r & 1);
+	int p = (int)(r & (d->par - 1));
 	char *own = SHMRUN_FLINE(d, d->me, p);
 	if (nb > 0)
 		memcpy(own + SHMRUN_FLAG_INLINE, data, nb);
@@ -793,48 +793,15 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 
 /* shmrun_fast_barrier is MPI_Barrier by package comm's protocol
  * (call.barrier) when the previous round is complete: publish the Barrier
- * signature and the round on this rank's flag line; up to
- * SHMRUN_FLAG_BARRIER_RANKS ranks, wait for the others' as the one-round
- * calls do, else arrive at the area's barrier, wake the line's sleepers
- * (in Go, only if there are any), record the round as seen. A failed
- * round (a rank was in another call) gets Go's verdict. */
+ * signature and the round on this rank's flag line, wait for the others'
+ * as the one-round calls do. A rank in another call gets Go's verdict. */
 static inline __attribute__((always_inline)) int shmrun_fast_barrier(MPI_Comm comm, int *rc)
 {
 	shmrun_comm_desc *d = shmrun_comm_of(comm);
-	if (d == NULL)
+	int p;
+	if (d == NULL || shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BARRIER, d->sig[0], d->sig[1], NULL, 0, 0, &p, rc) != 0)
 		return -1;
-	if (d->n <= SHMRUN_FLAG_BARRIER_RANKS) {
-		int p;
-		if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BARRIER, d->sig[0], d->sig[1], NULL, 0, 0, &p, rc) != 0)
-			return -1;
-		shmrun_coll_flush(d, (uintptr_t)comm);
-		return 0;
-	}
-	shmrun_coll *h = d->h;
-	uint32_t r = h->round + 1;
-	if (h->seen != r - 1)
-		return -1; /* Go waits for the round before */
-	int p = (int)(r & 1);
-	d->meta[p][0] = d->sig[0];
-	d->meta[p][1] = d->sig[1];
-	__atomic_store_n(d->seq[p], r, __ATOMIC_RELEASE);
-	h->round = r;
-	h->pending |= (uint8_t)(1 << p);
-	uint32_t gen;
-	int err = shmrun_bar_arrive(d->bstate, d->bsleep, d->bfail, d->n, d->spin, 1, (uintptr_t)comm, &gen);
-	/* The barrier's add was a full fence after the round's store. */
-	if ((h->pending & 1 && __atomic_load_n(d->sleepers[0], __ATOMIC_SEQ_CST) != 0) ||
-	    (h->pending & 2 && __atomic_load_n(d->sleepers[1], __ATOMIC_SEQ_CST) != 0))
-		shmCommWakeLines((uintptr_t)comm);
-	else
-		h->pending = 0;
-	if (err != MPI_SUCCESS) {
-		*rc = err;
-		return 0;
-	}
-	if ((int32_t)(r - h->seen) > 0)
-		h->seen = r;
-	*rc = (gen & 1) ? shmCommBarrierVerdict((uintptr_t)comm, r) : MPI_SUCCESS;
+	shmrun_coll_flush(d, (uintptr_t)comm);
 	return 0;
 }
 

@@ -4,21 +4,20 @@ package comm
 
 import (
 	"github.com/shmrun/shmrun/internal/format"
-	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // The C interface (capi) runs MPI_Barrier in C over the communicator's
 // collective area, by the protocol of call.barrier (coll.go): publish the
-// Barrier signature and the round, arrive at the area's barrier (or, up
-// to format.FlagBarrierRanks ranks, wait for the others' rounds as agree
-// does), wake the lines' sleepers, record the round as seen; and the
-// one-round calls
-// whose data rides in the flag lines (Bcast, Reduce and Allreduce of up
-// to format.InlineLen bytes) by the protocol of call.agree and the inline
-// paths of bcast and reduce. winc.BarrierOf gives it the words and the
-// slow paths, which stay here.
+// Barrier signature and the round, wait for the others' rounds as agree
+// does, wake the lines' sleepers, record the round as seen; and the
+// one-round calls whose data rides in the flag lines (Bcast, Reduce and
+// Allreduce of up to format.InlineLen bytes) by the protocol of
+// call.agree and the inline paths of bcast and reduce, always checking
+// every rank's signature in the call (a rank may, agree's stricter rule
+// keeps it compatible with Go ranks that check later). winc.BarrierOf
+// gives it the words and the slow paths, which stay here.
 // rmacheck.WorldOf gives package win a communicator's world ranks (for
 // shmrun --check's windows).
 func init() {
@@ -65,23 +64,12 @@ func init() {
 		a := c.coll
 		s := mkSig(format.CollBarrier, 0, 0, -1, 0)
 		b := &winc.Barrier{
-			Coll: a.h,
-			Sig:  [2]uint64{s.w0, s.w1},
-			Wait: func(old uint32) (uint32, error) {
-				g, err := a.bar.WaitPast(old)
-				if err != nil {
-					return 0, c.wrapWait("Barrier", err)
-				}
-				return g, nil
-			},
-			Wake:      a.bar.Wake,
+			Coll:      a.h,
+			Sig:       [2]uint64{s.w0, s.w1},
 			WakeLines: a.wake,
-			Verdict: func(r uint32) error {
-				k := call{c: c, a: a, name: "Barrier", r: r, p: int(r & 1)}
-				return k.verdict(0)
-			},
+			N:         uint32(a.n), Parities: a.par, Spin: a.policy.Spin,
+			Lines: a.lines[0][0].ev.Seq, Me: uint32(a.me),
 		}
-		b.Lines, b.Me = a.lines[0][0].ev.Seq, uint32(a.me)
 		b.WaitRound = func(r uint32, kind uint8) error {
 			if err := a.waitRange(r, 0, a.n); err != nil {
 				return c.wrapWait(kindName(kind), err)
@@ -89,22 +77,12 @@ func init() {
 			return nil
 		}
 		b.Mismatch = func(r uint32, kind, same uint8) error {
-			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & 1)}
-			// As agree does: a rank in Barrier may wait on the barrier line.
-			if k.onBarrierLine() {
-				a.flush()
-				if _, err := a.bar.AgreeCode(1); err != nil {
-					return c.wrapWait(k.name, err)
-				}
-			}
+			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & (a.par - 1))}
 			return k.verdict(sameFields(same))
 		}
-		for p := range 2 {
-			l := a.lines[a.me][p]
-			b.Meta[p] = raw.Uint64At(l.meta, metaSig)
-			b.Seq[p], b.Sleepers[p] = l.ev.Seq, l.ev.Sleepers
+		for p := range a.par {
+			b.Sleepers[p] = a.lines[a.me][p].ev.Sleepers
 		}
-		b.State, b.BarSleeper, b.Fail, b.N, b.Spin = a.bar.Words()
 		return b
 	}
 }

@@ -24,16 +24,25 @@ import (
 // protocol is written there): a rank fills its staging buffer or the
 // inline bytes of its flag line, publishes the round number, waits for the
 // ranks whose data it needs and reads it. The first round of a call carries
-// every rank's signature and every rank waits for all of them, so all
-// ranks reach the same verdict on a mismatch before any data moves (on two
-// ranks, a rank that reads nothing in a call of one round checks the
-// other's signature when its next call begins instead: offer). Later
-// rounds move the rest of a large payload a chunk at a time, two chunks in
-// flight (the parities), each rank copying or reducing its share.
+// every rank's signature. A rank checks the signatures of the ranks it
+// reads before it reads them; in a call of more than one round every rank
+// waits for every rank's signature and checks them all, so all reach the
+// same verdict on a mismatch before any data moves; in a call of one round
+// a rank that reads only some ranks (a Bcast's reader), or none (its root),
+// checks the others' when a later call opens a round (settle): the call is
+// done once its data is in or out, and a loop of such calls runs ahead,
+// as the MPIs' do. Later rounds move the rest of a large payload a chunk
+// at a time, two chunks in flight (the staging parities), each rank
+// copying or reducing its share.
 //
-// A rank publishes round r only once every rank has published round r-1
-// (open waits for that when the previous round did not), which is what lets
-// round r reuse round r-2's line and buffer.
+// A rank writes its line of round r (parity r%P, P = format.CollParities)
+// once every rank has published round r-P/2, and its staging buffer of
+// round r once every rank has published round r-1 (open): a rank reads a
+// round's lines, its pending signature checks included, before it
+// publishes round r+P/2, and a round's buffers before its next round. So
+// a rank that reads nothing runs up to P/2 rounds ahead of the slowest,
+// and it can check the signatures of round r when it opens round r+P/2,
+// having waited for every rank's round r then.
 //
 // The own-line rule: a rank never loads back a word of its own flag line
 // once it has published into it. The others poll that line, and the load
@@ -54,7 +63,8 @@ type collArea struct {
 	// Go heap: the C interface's MPI_Barrier advances it too.
 	h        *winc.Coll
 	releaseH func() // gives h back (Free)
-	lines    [][2]flagLine
+	par      uint32 // line parities: format.CollParities(n), a power of two
+	lines    [][maxParities]flagLine
 	stage    [][2][]byte
 	ibar     []barrier.Event
 	ibarN    uint32      // Ibarrier calls this rank has made
@@ -62,21 +72,29 @@ type collArea struct {
 	abort    *uint32
 	policy   barrier.Policy
 	fence    *uint64 // a word on a line of this rank's own (see post)
-	bar      *barrier.Barrier
-	flagBar  bool   // Barrier waits on the flag lines, not bar (format.FlagBarrierRanks)
-	single   bool   // large payloads move by single copy (single.go)
-	scratch  []byte // private working memory of single-copy calls
-	evenBl   blocks // equal blocks of evenSize bytes (even)
+	single   bool    // large payloads move by single copy (single.go)
+	scratch  []byte  // private working memory of single-copy calls
+	evenBl   blocks  // equal blocks of evenSize bytes (even)
 	evenSize int
-	// pend names the call whose first and only round this rank published
-	// without waiting for the other rank's signature (offer); the next
-	// call's begin checks them (settle), with pendSame.
-	pend     string
-	pendSame sameFields
-	pendSig  sig // its signature
+	// pend holds the first rounds of the calls whose signatures this rank
+	// has not yet compared with every rank's (offer, agreeFrom), oldest
+	// first; settle compares them once every rank has published them.
+	pend  [maxParities - 1]pending
+	npend int
 	// stale is the mismatch settle found, returned by the next collective
 	// call that moves data (end), after that call has run.
 	stale error
+}
+
+// maxParities bounds format.CollParities.
+const maxParities = 8
+
+// pending is a call's first round whose signatures are still to check.
+type pending struct {
+	name string
+	r    uint32
+	same sameFields
+	s    sig
 }
 
 // fenceLine is a private word alone on its cache lines.
@@ -203,19 +221,20 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	if err != nil {
 		return nil, err
 	}
-	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
-		lines: make([][2]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N),
-		flagBar: l.N <= format.FlagBarrierRanks}
-	if a.bar, err = barrier.New(mem[l.BarrierOff:l.BarrierOff+format.Line], l.N, abort, p); err != nil {
-		return nil, err
+	if l.Parities > maxParities || l.Parities&(l.Parities-1) != 0 {
+		return nil, fmt.Errorf("collective area with %d round parities", l.Parities)
 	}
+	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
+		par: uint32(l.Parities), lines: make([][maxParities]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
 	for q := range l.N {
-		for p := range 2 {
+		for p := range l.Parities {
 			off := l.FlagOff(q, p)
 			a.lines[q][p] = flagLine{
 				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, l.IbarLineOff(q)+format.IbarFlagSleepers+4*int64(p)), Light: true},
 				meta: mem[off+8 : off+format.Line : off+format.Line],
 			}
+		}
+		for p := range 2 {
 			so := l.StagingOff(q, p)
 			a.stage[q][p] = mem[so : so+l.Chunk : so+l.Chunk]
 		}
@@ -258,17 +277,22 @@ func (a *collArea) scratchFor(size int) []byte {
 // reached reports whether a sequence word shows round r (or later).
 func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r) >= 0 }
 
-// open starts this rank's next round and returns its number and parity:
-// before that round may reuse round r-2's line and buffer, every rank must
-// have published round r-1.
-func (a *collArea) open() (uint32, int, error) {
+// open starts this rank's next round r and returns it with its line
+// parity. Before the round may reuse its line, every rank must have
+// published round r-P/2; before it may reuse its staging buffer (buffers:
+// the round writes one), round r-1.
+func (a *collArea) open(buffers bool) (uint32, int, error) {
 	r := a.h.Round + 1
-	if a.h.Seen != r-1 {
-		if err := a.waitRange(r-1, 0, a.n); err != nil {
+	need := r - a.par/2
+	if buffers {
+		need = r - 1
+	}
+	if int32(a.h.Seen-need) < 0 {
+		if err := a.waitRange(need, 0, a.n); err != nil {
 			return 0, 0, err
 		}
 	}
-	return r, int(r & 1), nil
+	return r, int(r & (a.par - 1)), nil
 }
 
 // post publishes round r (its line and buffer filled). The round goes out
@@ -284,9 +308,10 @@ func (a *collArea) open() (uint32, int, error) {
 // it is woken at the latest when this rank stops spinning or finishes its
 // call.
 func (a *collArea) post(r uint32) {
-	atomics.StoreRelease32(a.lines[a.me][r&1].ev.Seq, r)
+	p := r & (a.par - 1)
+	atomics.StoreRelease32(a.lines[a.me][p].ev.Seq, r)
 	a.h.Round = r
-	a.h.Pending |= 1 << (r & 1)
+	a.h.Pending |= 1 << p
 }
 
 // flush wakes the sleepers of the rounds this rank published since the
@@ -304,7 +329,7 @@ func (a *collArea) flush() {
 
 // wake is flush after a locked instruction that followed the stores.
 func (a *collArea) wake() {
-	for p := range 2 {
+	for p := range a.par {
 		if a.h.Pending&(1<<p) != 0 {
 			a.lines[a.me][p].ev.Notify()
 		}
@@ -315,12 +340,7 @@ func (a *collArea) wake() {
 // fullFence orders this rank's earlier stores before its later loads.
 func (a *collArea) fullFence() { atomic.AddUint64(a.fence, 1) }
 
-// own returns this rank's staging buffer and line meta for parity p.
-func (a *collArea) own(p int) ([]byte, []byte) {
-	return a.stage[a.me][p], a.lines[a.me][p].meta
-}
-
-// inline returns rank q's inline bytes of parity p.
+// inline returns rank q's inline bytes of line parity p.
 func (a *collArea) inline(q, p int) []byte { return a.lines[q][p].meta[metaInline:] }
 
 // wait blocks until rank q has published round r.
@@ -328,7 +348,8 @@ func (a *collArea) wait(q int, r uint32) error {
 	if q == a.me && int32(a.h.Round-r) >= 0 {
 		return nil // its own round (the own-line rule)
 	}
-	seq := a.lines[q][r&1].ev.Seq
+	l := &a.lines[q][r&(a.par-1)]
+	seq := l.ev.Seq
 	if reached(seq, r) {
 		return nil
 	}
@@ -344,7 +365,7 @@ func (a *collArea) wait(q int, r uint32) error {
 	a.flush()
 	p := a.policy
 	p.Spin = 0 // spun above
-	return a.lines[q][r&1].ev.Await(a.abort, p, func() bool { return reached(seq, r) })
+	return l.ev.Await(a.abort, p, func() bool { return reached(seq, r) })
 }
 
 // waitRange waits for ranks [lo, hi) to publish round r; with the whole
@@ -380,11 +401,14 @@ type call struct {
 	a    *collArea
 	name string
 	r    uint32    // the current round
-	p    int       // its parity
+	p    int       // its line parity (its staging parity is r&1)
 	err  error     // this rank's own argument error (published as failed)
 	bad  error     // an argument error found before the call began (typed forms)
 	t0   time.Time // when the call began (only with --stats or --trace)
 	slot int       // shmrun --check: the call's clock slot
+	// light says that the call's first round writes no staging buffer
+	// (set before begin: its data rides inline, or it has none).
+	light bool
 }
 
 // end is a call's deferred last step: wake the sleepers of the rounds it
@@ -420,6 +444,12 @@ func withLate(late, own error) error {
 // the next call that moves data (agreeCall: Free and Finalize report it
 // themselves once done, the others make something the other ranks made).
 func (k *call) endQuiet() {
+	if a := k.a; a.npend > 0 && a.h.Seen == a.h.Round {
+		// Every rank has published every round this rank has: check
+		// them now, before the C interface's small calls (which take
+		// their fast path only then) move on past them.
+		k.settle()
+	}
 	k.a.flush()
 	if k.c.clocks != nil {
 		k.c.clocks.Acquire(k.slot, nil) // shmrun --check: what every member did before it
@@ -484,11 +514,11 @@ func (c *Comm) begin(k *call, name string) error {
 		c.calls++
 		c.clocks.Release(k.slot)
 	}
-	if k.r, k.p, err = a.open(); err != nil {
+	if k.r, k.p, err = a.open(!k.light); err != nil {
 		return c.wrapWait(name, err)
 	}
-	if a.pend != "" {
-		k.settle()
+	if a.npend > 0 {
+		k.settle() // before this round may reuse a pending round's line
 	}
 	return nil
 }
@@ -503,79 +533,106 @@ func (c *Comm) prepare(name string) (*collArea, error) {
 
 // stage is this rank's staging buffer and inline bytes of the current round.
 func (k *call) stage() ([]byte, []byte) {
-	s, m := k.a.own(k.p)
-	return s, m[metaInline:]
+	return k.staging(k.a.me), k.inline(k.a.me)
 }
 
 // agree publishes the first round with this rank's signature, waits for
-// every rank and checks the signatures: every rank returns the same
-// verdict: a rank whose own arguments were wrong returns its own error,
-// the others one naming the lowest such rank; else the first mismatch
-// against rank 0's signature, in rank order. same says which
+// every rank and checks the signatures: every rank that agrees returns the
+// same verdict: a rank whose own arguments were wrong returns its own
+// error, the others one naming the lowest such rank; else the first
+// mismatch against rank 0's signature, in rank order. same says which
 // fields must match (kind and type always do).
 func (k *call) agree(s sig, same sameFields) error {
-	a := k.a
 	w0, w1 := k.publishSig(s)
-	if err := a.waitRange(k.r, 0, a.n); err != nil {
+	return k.checkAll(w0, w1, same)
+}
+
+// checkAll is agree once the signature (words w0, w1) is published.
+func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
+	if err := k.a.waitRange(k.r, 0, k.a.n); err != nil {
 		return k.c.wrapWait(k.name, err)
-	}
-	if k.err != nil && !k.onBarrierLine() {
-		return k.err
-	}
-	if k.alike(w0, w1, same) {
-		return nil
-	}
-	// A rank in Barrier of a larger communicator waits on the Barrier
-	// line, not on the flags: arrive there too, failing, so that it gets
-	// out and names the mismatch as everyone does.
-	if k.onBarrierLine() {
-		a.flush()
-		if _, err := a.bar.AgreeCode(1); err != nil {
-			return k.c.wrapWait(k.name, err)
-		}
 	}
 	if k.err != nil {
 		return k.err
+	}
+	if k.alike(w0, w1, same, 0, k.a.n) {
+		return nil
 	}
 	return k.verdict(same)
 }
 
 // offer is agree for a call of one round in which this rank reads no
 // other rank's data (a Bcast's or a Scatter's root, a Reduce's or a
-// Gather's sender, Scan's rank 0: out). On a communicator of two ranks it
-// publishes the round and returns without waiting for the other rank: the
-// call is done once its data is out, and a loop of such calls runs a call
-// ahead of the other rank, as the MPIs' do. The other rank checks both
-// signatures in this same call; this rank checks them when its next call
-// begins (settle), which the reuse rule makes safe: the other rank cannot
-// publish over its round-r line before this rank has published round r+1.
-// A mismatch is then the error of that next call (end), which still runs:
-// failing it unpublished would shift every later call by one round. With
-// its own argument error, or under shmrun --check (every call's clocks
-// are acquired from every member), it is agree.
+// Gather's sender, Scan's rank 0: out). It publishes the round and
+// returns without waiting: the call is done once its data is out, and a
+// loop of such calls runs ahead of the other ranks, as the MPIs' do. The
+// ranks that read its data compare its signature with theirs in this same
+// call (agreeFrom); this rank compares every rank's once every rank has
+// published the round, at the latest when it opens its round r+P/2
+// (settle), which the reuse rule makes safe: no rank can publish over its
+// round-r line before this rank has published round r+P/2. A mismatch is
+// then the error of that later call (end), which still runs: failing it
+// unpublished would shift every later call by one round. With its own
+// argument error, or under shmrun --check (every call's clocks are
+// acquired from every member), it is agree.
 func (k *call) offer(s sig, same sameFields, out bool) error {
-	if !out || k.a.n != 2 || k.err != nil || k.bad != nil || k.c.clocks != nil {
+	if !out || k.a.n < 2 || k.err != nil || k.bad != nil || k.c.clocks != nil {
 		return k.agree(s, same)
 	}
 	k.publishSig(s)
-	k.a.pend, k.a.pendSame, k.a.pendSig = k.name, same, s
+	k.pendOn(s, same)
 	return nil
 }
 
-// settle checks the signatures of the round the call before this one
-// published without waiting (offer), now that open has seen the other
-// rank's: a mismatch is kept for end, named after that call.
+// agreeFrom is agree for a call of one round in which this rank reads the
+// data of ranks [lo, hi) only (this rank not among them: a Bcast's or a
+// Scatter's reader, Scan's ranks): it waits for those and compares their
+// signatures with its own before it reads them, and the others' later, as
+// offer does, unless they are all the others. A difference, or its own
+// argument error, makes it agree: wait for every rank and name the
+// mismatch as they do (a rank that reads some ranks' data waits only for
+// ranks that publish on arrival, whatever call they are in: a mismatch
+// never leaves it waiting).
+func (k *call) agreeFrom(s sig, same sameFields, lo, hi int) error {
+	a := k.a
+	w0, w1 := k.publishSig(s)
+	if k.err != nil || k.c.clocks != nil || hi-lo >= a.n-1 {
+		return k.checkAll(w0, w1, same)
+	}
+	if err := a.waitRange(k.r, lo, hi); err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	if !k.alike(w0, w1, same, lo, hi) {
+		return k.checkAll(w0, w1, same)
+	}
+	k.pendOn(s, same)
+	return nil
+}
+
+// pendOn leaves the current round's signature check to settle.
+func (k *call) pendOn(s sig, same sameFields) {
+	a := k.a
+	a.pend[a.npend] = pending{name: k.name, r: k.r, same: same, s: s}
+	a.npend++
+}
+
+// settle checks the signatures of the first rounds this rank published
+// without comparing every rank's (offer, agreeFrom) that every rank has
+// now published: a mismatch is kept for end, named after that call.
 func (k *call) settle() {
 	a := k.a
-	pk := call{c: k.c, a: a, name: a.pend, r: k.r - 1, p: int((k.r - 1) & 1)}
-	same := a.pendSame
-	a.pend = ""
-	if pk.alike(a.pendSig.w0, a.pendSig.w1, same) {
-		return
+	i := 0
+	for ; i < a.npend && int32(a.pend[i].r-a.h.Seen) <= 0; i++ {
+		pd := &a.pend[i]
+		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: int(pd.r & (a.par - 1))}
+		if pk.alike(pd.s.w0, pd.s.w1, pd.same, 0, a.n) {
+			continue
+		}
+		if err := pk.verdict(pd.same); err != nil && a.stale == nil {
+			a.stale = &lateError{fmt.Errorf("%w (rank %d found it in a later collective call here, %s)", err, a.me, k.name)}
+		}
 	}
-	if err := pk.verdict(same); err != nil {
-		a.stale = &lateError{fmt.Errorf("%w (rank %d found it when its next collective call here, %s, began)", err, a.me, k.name)}
-	}
+	a.npend = copy(a.pend[:], a.pend[i:a.npend])
 }
 
 // lateError is the mismatch of an earlier call that settle found, as the
@@ -596,10 +653,10 @@ func ran(err error) bool {
 	return err == nil || late
 }
 
-// alike reports whether every rank's signature of the current round
-// equals w0, w1 in the fields same names (kind and type always), word by
-// word: the common case, checked before any field is decoded.
-func (k *call) alike(w0, w1 uint64, same sameFields) bool {
+// alike reports whether the signatures of ranks [lo, hi) of the current
+// round equal w0, w1 in the fields same names (kind and type always), word
+// by word: the common case, checked before any field is decoded.
+func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
 	mask := uint64(sigKindType | sigFailed)
 	if same&sameOp != 0 {
 		mask |= sigOp
@@ -607,7 +664,7 @@ func (k *call) alike(w0, w1 uint64, same sameFields) bool {
 	if same&sameRoot != 0 {
 		mask |= sigRoot
 	}
-	for q := range k.a.n {
+	for q := lo; q < hi; q++ {
 		if q == k.a.me && k.err == nil {
 			continue // its own words are w0, w1 (the own-line rule)
 		}
@@ -639,48 +696,11 @@ func (k *call) publishSig(s sig) (uint64, uint64) {
 	return w0, w1
 }
 
-// onBarrierLine reports whether a rank of the current round waits on the
-// Barrier line: a rank's signature is Barrier's and the communicator is
-// larger than format.FlagBarrierRanks (read after the round is complete).
-func (k *call) onBarrierLine() bool { return !k.a.flagBar && k.anyBarrier() }
-
-// anyBarrier reports whether a rank's signature of the current round is
-// Barrier's (read after the round is complete).
-func (k *call) anyBarrier() bool {
-	for q := range k.a.n {
-		if k.a.lines[q][k.p].meta[metaSig] == format.CollBarrier {
-			return true
-		}
-	}
-	return false
-}
-
 // barrier is Barrier's first and only round: publish the signature, then
-// wait for every rank's on the flag lines (up to format.FlagBarrierRanks
-// ranks: a one-round call with no data) or arrive at the Barrier line. A
-// failure there means a rank was in another call: every rank has
-// published this round by then, so the signatures name it.
+// wait for every rank's on the flag lines (a one-round call with no data:
+// each rank reads the others' lines, in parallel).
 func (k *call) barrier() error {
-	a := k.a
-	if a.flagBar {
-		return k.agree(mkSig(format.CollBarrier, 0, 0, -1, 0), 0)
-	}
-	k.publishSig(mkSig(format.CollBarrier, 0, 0, -1, 0))
-	// No flush first: only a rank in another call (a mismatch) waits on
-	// this line, and if it has gone to sleep, its futex timeout wakes it;
-	// the arrival's locked add orders the round's store before the wake.
-	code, err := a.bar.AgreeCode(0)
-	a.wake()
-	if err != nil {
-		return k.c.wrapWait(k.name, err)
-	}
-	if int32(k.r-a.h.Seen) > 0 {
-		a.h.Seen = k.r
-	}
-	if code == 0 {
-		return nil
-	}
-	return k.verdict(0)
+	return k.agree(mkSig(format.CollBarrier, 0, 0, -1, 0), 0)
 }
 
 // verdict names the first failure or mismatch of the current round, read
@@ -767,11 +787,14 @@ func mismatchClass(s0, sq sigFields, same sameFields) error {
 
 // next opens the call's next round (after the first).
 func (k *call) next() error {
-	r, p, err := k.a.open()
+	r, p, err := k.a.open(true)
 	if err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
 	k.r, k.p = r, p
+	if k.a.npend > 0 {
+		k.settle() // before this round may reuse a pending round's line
+	}
 	return nil
 }
 
@@ -790,7 +813,7 @@ func (k *call) waitFor(lo, hi int) error {
 func (k *call) waitAll() error { return k.waitFor(0, k.a.n) }
 
 // staging is rank q's staging buffer of the current round.
-func (k *call) staging(q int) []byte { return k.a.stage[q][k.p] }
+func (k *call) staging(q int) []byte { return k.a.stage[q][k.r&1] }
 
 // inline is rank q's inline bytes of the current round.
 func (k *call) inline(q int) []byte { return k.a.inline(q, k.p) }

@@ -24,7 +24,7 @@ import (
 // checks that all ranks made the same call: a rank in Barrier while another
 // is in Bcast is an error on both, not a hang.
 func (c *Comm) Barrier() (err error) {
-	var k call
+	k := call{light: true}
 	err = c.begin(&k, "Barrier")
 	if err != nil {
 		return err
@@ -35,11 +35,11 @@ func (c *Comm) Barrier() (err error) {
 
 // Bcast copies root's buf into every other rank's buf (MPI_Bcast).
 // Collective; a rank returns once its buf holds the data (the root, once
-// every rank has joined and its data is staged, or, for 64 KiB and more
-// between processes, once every rank has copied it straight from root's
-// buf; on two ranks, a root whose data fits one round returns once it is
-// staged, and checks the other rank's call in its next one: see the
-// package documentation). len(buf) must be the same on every rank.
+// its data is staged if it fits one round, checking the others' calls in a
+// later call: see the package documentation; else once every rank has
+// joined and its data is staged, or, for 64 KiB and more between
+// processes, once every rank has copied it straight from root's buf).
+// len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
 	return bcast(c, "Bcast", raw.Bytes(buf), root, wireOf[T]())
 }
@@ -58,7 +58,9 @@ func wireOf[T atomics.Elem]() wire {
 }
 
 func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
-	var k call
+	// Its first round writes a staging buffer only at a root whose data
+	// does not ride inline.
+	k := call{light: c.Rank() != root || len(b) <= format.InlineLen}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -83,8 +85,15 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 			copy(st, b)
 		}
 	}
-	// The root of a Bcast of one round reads nothing: it need not wait.
-	if err := k.offer(mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)), sameCount|sameRoot, me == root && nb <= chunk); err != nil {
+	// In a Bcast of one round the root reads nothing: it need not wait;
+	// the others read the root only.
+	sg := mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size))
+	if me != root && nb <= chunk {
+		err = k.agreeFrom(sg, sameCount|sameRoot, root, root+1)
+	} else {
+		err = k.offer(sg, sameCount|sameRoot, me == root && nb <= chunk)
+	}
+	if err != nil {
 		return err
 	}
 	if inline {
@@ -235,7 +244,7 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
-	var k call
+	k := call{light: inlineBlocks(c, send, recv, inPlace && c.Rank() == root)}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -321,6 +330,15 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 		rcv = blocks{}
 	}
 	return k.move(mine, recv, all, rcv, root, false)
+}
+
+// inlineBlocks reports whether a rank's block of a gather rides inline:
+// its send, or, in place (fromRecv), its share of recv.
+func inlineBlocks(c *Comm, send, recv []byte, fromRecv bool) bool {
+	if fromRecv {
+		return len(recv) <= format.InlineLen*max(c.Size(), 1)
+	}
+	return len(send) <= format.InlineLen
 }
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
@@ -424,7 +442,7 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
-	var k call
+	k := call{light: inlineBlocks(c, send, recv, inPlace)}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err

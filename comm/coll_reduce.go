@@ -61,7 +61,7 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
-	var k call
+	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen} // inline
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 				return err
 			}
 		}
-		pa := k.p
+		pa := k.r & 1 // round A's staging parity
 		// Round B: fold my share into my next buffer, then copy the shares.
 		if err := k.next(); err != nil {
 			return err
@@ -383,7 +383,7 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
-	var k call
+	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen} // inline
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -423,8 +423,15 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 			copy(st, raw.Bytes(send[:min(chunk, m)]))
 		}
 	}
-	// Rank 0 reads no one's data: with one round, it need not wait.
-	if err := k.offer(mkSig(kind, uint8(typ), code, -1, uint64(m)), sameCount|sameOp, me == 0 && m <= chunk); err != nil {
+	// With one round, rank 0 reads no one's data: it need not wait; the
+	// others read the ranks below them only.
+	sg := mkSig(kind, uint8(typ), code, -1, uint64(m))
+	if me > 0 && m <= chunk {
+		err = k.agreeFrom(sg, sameCount|sameOp, 0, me)
+	} else {
+		err = k.offer(sg, sameCount|sameOp, me == 0 && m <= chunk)
+	}
+	if err != nil {
 		return err
 	}
 	for base := 0; base < m; base += chunk {

@@ -17,10 +17,9 @@ import (
 func piece(room, n, s int) int { return room / n / s * s }
 
 // Scatter sends block q of root's send, elements [q·len(recv), (q+1)·len(recv)),
-// to rank q's recv (MPI_Scatter). Collective; the root returns once every
-// rank joined and the data is staged (on two ranks, with data that fits
-// one round, once it is staged: see Bcast), the others once recv holds
-// their block. len(recv) must be the same on every rank and root's send must
+// to rank q's recv (MPI_Scatter). Collective; the root returns once the
+// data is staged (and, unless it fits one round, every rank has joined:
+// see Bcast), the others once recv holds their block. len(recv) must be the same on every rank and root's send must
 // hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
@@ -34,7 +33,9 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
-	var k call
+	// Its first round writes a staging buffer only at a root whose blocks
+	// do not ride inline.
+	k := call{light: c.Rank() != root || len(send) <= format.InlineLen}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -145,9 +146,15 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 				fill(st, 0)
 			}
 		}
-		// The root reads only its own block: with one round, it need
-		// not wait.
-		if err := k.offer(sg, same, me == root && most <= p); err != nil {
+		// With one round, the root reads only its own block: it need
+		// not wait; the others read the root only.
+		var err error
+		if me != root && most <= p && root >= 0 && root < n {
+			err = k.agreeFrom(sg, same, root, root+1)
+		} else {
+			err = k.offer(sg, same, me == root && most <= p)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -668,14 +668,15 @@ func init() {
 		if err := stillWorks(c); err != nil {
 			return err
 		}
-		// A rank in Barrier (on the Barrier line) against ranks in Gather
-		// (on the flag lines).
+		// A rank in Barrier against ranks in Gather: the root and the
+		// Barrier find it in the call, the other sender (which reads
+		// nothing) in the next one.
 		if c.Rank() == 1 {
 			err = c.Barrier()
 		} else {
 			err = comm.Gather(c, []float64{1}, make([]float64, c.Size()), 0)
 		}
-		if err := wantAll(comm.ErrArg, err, "Barrier against Gather"); err != nil {
+		if err := wantAll(comm.ErrArg, reported(c, err), "Barrier against Gather"); err != nil {
 			return err
 		}
 		if err := stillWorks(c); err != nil {
@@ -688,14 +689,15 @@ func init() {
 		} else {
 			err = comm.Bcast(c, make([]float64, 2), 0)
 		}
-		if err := wantAll(comm.ErrArg, err, "Split against Bcast"); err != nil {
+		if err := wantAll(comm.ErrArg, reported(c, err), "Split against Bcast"); err != nil {
 			return err
 		}
 		if err := stillWorks(c); err != nil {
 			return err
 		}
-		// A Scatter's root and a rank in Gather: on two ranks both read
-		// nothing, and find the mismatch as their next call begins.
+		// A Scatter's root and ranks in Gather: the Gather's senders and
+		// the Scatter's root read nothing, and find the mismatch in their
+		// next call.
 		if c.Rank() == 0 {
 			err = comm.Scatter(c, make([]float64, c.Size()), make([]float64, 1), 0)
 		} else {
@@ -841,12 +843,173 @@ func TestRootedMismatchesPair(t *testing.T) {
 				if err := wantAll(tc.class, err, tc.name); err != nil {
 					return err
 				}
-				if late && !strings.Contains(err.Error(), "next collective call here, Barrier") {
+				if late && !strings.Contains(err.Error(), "a later collective call here, Barrier") {
 					return fmt.Errorf("%s: the late report does not say so: %v", tc.name, err)
 				}
 				return stillWorks(c)
 			})
 		})
+	}
+}
+
+// TestRootedMismatchesMany: on more than two ranks, the ranks that read
+// only some ranks' data, or none, return without comparing every rank's
+// signature; each mismatch is still an error on every rank, in the call
+// or by the next Barrier at the latest, whether some rank sees it at once
+// (a reader whose root differs, a root or a Barrier that waits for all)
+// or none does (two groups, each with a root of its own).
+func TestRootedMismatchesMany(t *testing.T) {
+	const n = 5
+	cases := []mismatchCase{
+		{"bcast, one reader's count", comm.ErrCount, func(c *comm.Comm) error {
+			m := 2
+			if c.Rank() == 3 {
+				m = 3
+			}
+			return comm.Bcast(c, make([]float64, m), 0)
+		}},
+		{"bcast, two groups with a root each", comm.ErrRoot, func(c *comm.Comm) error {
+			root := 0
+			if c.Rank() >= 3 {
+				root = 4
+			}
+			return comm.Bcast(c, make([]int32, 3), root)
+		}},
+		{"bcast, a chunk and a reader's count", comm.ErrCount, func(c *comm.Comm) error {
+			m := 1000
+			if c.Rank() == 2 {
+				m = 1001
+			}
+			return comm.Bcast(c, make([]byte, m), 1)
+		}},
+		{"reduce, one sender's op", comm.ErrOp, func(c *comm.Comm) error {
+			op := atomics.Sum
+			if c.Rank() == 2 {
+				op = atomics.Max
+			}
+			return comm.Reduce(c, make([]int64, 2), make([]int64, 2), op, 0)
+		}},
+		{"scan, one rank's op", comm.ErrOp, func(c *comm.Comm) error {
+			op := atomics.Sum
+			if c.Rank() == 2 {
+				op = atomics.Max
+			}
+			return comm.ScanInPlace(c, make([]int64, 2), op)
+		}},
+		{"gather senders and a barrier", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 2 {
+				return c.Barrier()
+			}
+			return comm.Gather(c, []float64{1}, make([]float64, n), 0)
+		}},
+		{"scatter and a refused root", comm.ErrRoot, func(c *comm.Comm) error {
+			root := 0
+			if c.Rank() == 3 {
+				root = 7
+			}
+			return comm.Scatter(c, make([]float64, n), make([]float64, 1), root)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranktest.RunLocal(t, n, func(c *comm.Comm) error {
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+				if err := wantAll(tc.class, reported(c, tc.call(c)), tc.name); err != nil {
+					return err
+				}
+				return stillWorks(c)
+			})
+		})
+	}
+}
+
+func init() {
+	// lag: loops of calls of one round, in which roots and senders run
+	// ahead of the others (up to half the line parities), mixed with
+	// calls whose first round writes a staging buffer (which wait for
+	// the round before) and calls of several rounds, roots rotating:
+	// every result is checked.
+	ranktest.Register("lag", func(c *comm.Comm) error {
+		n, me := c.Size(), c.Rank()
+		big := make([]byte, 150_000) // several rounds
+		for i := range 600 {
+			root := (i / 7) % n
+			v := int64(i)
+			switch i % 7 {
+			case 0, 5:
+				b := []int64{-1, -1}
+				if me == root {
+					b = []int64{v * 3, v + 1}
+				}
+				if err := comm.Bcast(c, b, root); err != nil || b[0] != v*3 || b[1] != v+1 {
+					return fmt.Errorf("call %d: Bcast from %d: %v, %v", i, root, b, err)
+				}
+			case 1:
+				recv := []int64{0}
+				if err := comm.Reduce(c, []int64{v + int64(me)}, recv, atomics.Sum, root); err != nil {
+					return fmt.Errorf("call %d: Reduce: %v", i, err)
+				}
+				if want := int64(n)*v + int64(n*(n-1)/2); me == root && recv[0] != want {
+					return fmt.Errorf("call %d: Reduce at %d: %d, want %d", i, root, recv[0], want)
+				}
+			case 2:
+				recv := make([]int32, n)
+				if err := comm.Gather(c, []int32{int32(i*100 + me)}, recv, root); err != nil {
+					return fmt.Errorf("call %d: Gather: %v", i, err)
+				}
+				for q := range n {
+					if me == root && recv[q] != int32(i*100+q) {
+						return fmt.Errorf("call %d: Gather at %d: %v", i, root, recv)
+					}
+				}
+			case 3:
+				send := make([]int32, n)
+				for q := range send {
+					send[q] = int32(i*100 + q)
+				}
+				recv := []int32{-1}
+				if err := comm.Scatter(c, send, recv, root); err != nil || recv[0] != int32(i*100+me) {
+					return fmt.Errorf("call %d: Scatter from %d: %v, %v", i, root, recv, err)
+				}
+			case 4:
+				x := []int64{v + int64(me)}
+				want := int64(me+1)*v + int64(me*(me+1)/2)
+				if err := comm.ScanInPlace(c, x, atomics.Sum); err != nil || x[0] != want {
+					return fmt.Errorf("call %d: Scan: %v, want %d, %v", i, x, want, err)
+				}
+			case 6:
+				// Rounds through the root's staging buffers, back to
+				// back (one round each), or one call of several.
+				b, calls := big[:1000], 3
+				if i%3 == 0 {
+					b, calls = big, 1
+				}
+				for k := range calls {
+					if me == root {
+						for j := range b {
+							b[j] = byte(i + j + k)
+						}
+					}
+					if err := comm.Bcast(c, b, root); err != nil {
+						return fmt.Errorf("call %d: Bcast of %d bytes: %v", i, len(b), err)
+					}
+					for j := range b {
+						if b[j] != byte(i+j+k) {
+							return fmt.Errorf("call %d: Bcast of %d bytes: byte %d is %d", i, len(b), j, b[j])
+						}
+					}
+				}
+			}
+		}
+		return c.Barrier()
+	})
+}
+
+func TestLagProcs(t *testing.T) {
+	for _, n := range []int{3, 8, 16} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "lag") })
 	}
 }
 
@@ -1066,7 +1229,7 @@ func TestFinalizeMismatch(t *testing.T) {
 		} else {
 			err = comm.Bcast(c, make([]float64, 3), 0)
 		}
-		if err := wantAll(comm.ErrArg, err, "Finalize against Bcast"); err != nil {
+		if err := wantAll(comm.ErrArg, reported(c, err), "Finalize against Bcast"); err != nil {
 			return err
 		}
 		return stillWorks(c)
@@ -1102,7 +1265,7 @@ func TestCallMismatches(t *testing.T) {
 				if c.Rank() == 1 {
 					call = tc.odd
 				}
-				if err := wantAll(comm.ErrArg, call(d), tc.name); err != nil {
+				if err := wantAll(comm.ErrArg, reported(d, call(d)), tc.name); err != nil {
 					return err
 				}
 				if err := stillWorks(d); err != nil {

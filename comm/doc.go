@@ -29,20 +29,27 @@
 // checks all of them: mismatched calls, counts, types, ops or roots, and a
 // rank's own bad arguments, are an error on every rank (ErrCount, ErrType,
 // ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
-// communicator stays usable. One rank may learn of it a call late: on a
-// communicator of two ranks, a call in which a rank reads no other rank's
-// data (the root of a one-round Bcast or Scatter, the sender of a
-// one-round Reduce or Gather, rank 0 of a one-round Scan or Exscan)
-// returns once its data is published, without waiting for the other rank,
-// and the rank checks the other's signature when its next collective call
-// on the communicator begins: a mismatch is then the error of that call
-// (which still runs and delivers its data, joined to the call's own error
-// if it has one; errors.Is(err, ErrEarlierCall) tells), or of Free, or of
-// Finalize for the world, if one of them comes first. Dup, Split, Create,
-// SplitType and a window's creation pass it on to the next call instead;
-// a communicator never used or freed again never reports it. Since the
-// two ranks learn of a mismatch in different calls, a program that goes
-// on after one should make the same next call on every rank (or end).
+// communicator stays usable. Some ranks may learn of it a few calls late:
+// in a call of one round for it, a rank that reads no other rank's data
+// (the root of a one-round Bcast or Scatter, the sender of a one-round
+// Reduce or Gather, rank 0 of a one-round Scan or Exscan) returns once its
+// data is published, without waiting for the others, and a rank that reads
+// only some ranks' data (the other ranks of that Bcast or Scatter, the
+// other ranks of that Scan) compares only their signatures with its own
+// before it reads them; each checks every rank's signature in a later
+// collective call on the communicator, once every rank has joined the
+// call (at the latest its fourth call after; two ranks: the next call): a
+// mismatch is then the error of that call (which still runs and delivers
+// its data, joined to the call's own error if it has one;
+// errors.Is(err, ErrEarlierCall) tells), or of Free, or of Finalize for
+// the world, if one of them comes first. A Barrier, or any call that waits
+// for every rank, reports it at the latest. Dup, Split, Create, SplitType
+// and a window's creation pass it on to the next call instead; a
+// communicator never used or freed again never reports it. Since ranks
+// learn of a mismatch in different calls, a program that goes on after
+// one should make the same next call on every rank (or end). Loops of
+// such calls run ahead of the slowest rank by up to four calls (one on two
+// ranks), as the MPIs' do, which matters most when ranks outnumber cores.
 // Under shmrun --check every rank waits for every signature. A rank that dies inside a collective ends the
 // job: the others return ErrAborted.
 //

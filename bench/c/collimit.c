@@ -124,12 +124,12 @@ static void cbar(void)
 
 static inline uint32_t *seq(int q, uint32_t r)
 {
-	return (uint32_t *)(area + shmrun_coll_flag(PAGE, (uint64_t)q, r & 1) + SHMRUN_FLAG_SEQ);
+	return (uint32_t *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & 1) + SHMRUN_FLAG_SEQ);
 }
 
 static inline double *inl(int q, uint32_t r)
 {
-	return (double *)(area + shmrun_coll_flag(PAGE, (uint64_t)q, r & 1) + SHMRUN_FLAG_INLINE);
+	return (double *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & 1) + SHMRUN_FLAG_INLINE);
 }
 
 static inline double *stg(int q, uint32_t r)

@@ -82,8 +82,9 @@ func blockFence(s *stuck) error   { s.announce("fence"); return s.w.Fence(0) }
 // blockAllreduce and blockBcast wait in a collective's first round (the
 // sleeping rank never joins). The Allreduce is big enough to go by single
 // copy (its buffers pinned and published when the victim dies); the Bcast
-// stays below the single-copy size, in the staging buffers, so a killed
-// root dies with its data staged and unread.
+// stays below the single-copy size, in the staging buffers, and its root
+// is the sleeping rank: the others wait for its data (a root of a Bcast
+// of one round does not wait: it returns once its data is staged).
 func blockAllreduce(s *stuck) error {
 	s.announce("allreduce")
 	x := make([]float64, 100_000)
@@ -92,7 +93,7 @@ func blockAllreduce(s *stuck) error {
 
 func blockBcast(s *stuck) error {
 	s.announce("bcast")
-	return comm.Bcast(s.c, make([]byte, format.SingleBcast-1000), 0)
+	return comm.Bcast(s.c, make([]byte, format.SingleBcast-1000), stuckRanks-1)
 }
 func lockExcl0(s *stuck) error { return s.w.Lock(win.Exclusive, 0, 0) }
 

@@ -4,24 +4,29 @@ import "github.com/shmrun/shmrun/shm"
 
 // A communicator's collective area (a segment of kind shm.KindCollective,
 // made by the communicator's first collective call, or a heap block in the
-// goroutine test mode) holds, after a one-page header, per rank two flag
-// lines (round parities 0 and 1), one nonblocking-barrier line, and two
-// staging buffers of CollChunk bytes each.
+// goroutine test mode) holds, after a one-page header, per rank P flag
+// lines (round parities 0 to P-1, P = CollParities(n)), one
+// nonblocking-barrier line, and two staging buffers of CollChunk bytes
+// each.
 //
 // A collective runs in rounds numbered 1, 2, ... on every rank alike. In
 // round r, rank q fills its staging buffer of parity r&1 and the inline
-// bytes of its flag line of that parity, then stores r into that line's
+// bytes of its flag line of parity r%P, then stores r into that line's
 // sequence word (a release; it is also the futex word), and wakes sleepers
 // if the line's sleepers word is nonzero. A rank reads rank q's line and
 // buffer of round r only after loading a sequence value s with
-// int32(s-r) >= 0 (an acquire). A rank stores round r only once every rank
-// has stored round r-1: every rank has then finished reading round r-2,
-// which used the same line and buffer.
+// int32(s-r) >= 0 (an acquire). A rank reads round r's lines before it
+// publishes round r+P/2 and round r's staging buffers before it publishes
+// round r+1; so it writes its line of round r once every rank has
+// published round r-P/2, and its staging buffer of round r once every
+// rank has published round r-1.
 //
 // The first round of each call carries the call's signature (kind, element
-// type, op, root, count): every rank reads every rank's signature, so all
-// reach the same verdict on a mismatch. A rank whose own arguments are
-// wrong says so in CollFailed with an error class and takes part anyway.
+// type, op, root, count). A rank compares the signatures of the ranks whose
+// data it reads before it reads any; every rank compares every rank's, in
+// the call or, where the call is one round for it, in a later call
+// (docs/FORMAT.md says when). A rank whose own arguments are wrong says so
+// in CollFailed with an error class and takes part anyway.
 
 // Collective area header fields after the common fixed header.
 const (
@@ -49,7 +54,7 @@ const (
 	IbarSeq      = 0 // uint32 Ibarrier calls made by the rank: the futex word
 	IbarSleepers = 4 // uint32 waiters in the futex phase
 	// IbarFlagSleepers holds the waiters in the futex phase on the rank's
-	// two flag lines (parity 0, then 1): a uint32 each, on the line's
+	// flag lines (parity 0, 1, ...): a uint32 each, on the line's
 	// second half, which nothing polls. On the flag line itself, the
 	// waker's load of the word right after its round's store would wait
 	// for the line the other ranks are polling (~35 ns a round).
@@ -72,12 +77,20 @@ const (
 	SingleFailed    = 0         // uint8 in a later round: this rank's reads failed
 )
 
-// FlagBarrierRanks is the most ranks whose Barrier waits on the flag
-// lines, as the other one-round calls do (each rank reads the others'
-// lines: one line transfer each way, in parallel); a larger
-// communicator's Barrier arrives at the area's Barrier line, whose one
-// line costs a transfer per arrival whatever the ranks.
-const FlagBarrierRanks = 2
+// CollParities is the flag lines a rank has in a collective area of n
+// ranks: the round parities. Two ranks alternate two; more ranks keep
+// eight, so that a rank that reads nothing in a call of one round (a
+// Bcast's root) may run four rounds ahead of the slowest before it must
+// wait (the rule above), as the ranks of a loop of such calls do when
+// they outnumber the cores: each then does several calls' work each time
+// it runs (four rounds ahead measured 2.4 against 3.6 µs a Bcast at 8
+// ranks on 2 cores, against two; bench/NOTES.md).
+func CollParities(n int) int {
+	if n <= 2 {
+		return 2
+	}
+	return 8
+}
 
 // OpUser marks a user-defined op (comm.OpCreate) in a signature: its
 // function cannot be compared across processes, only its presence.
@@ -124,6 +137,8 @@ const (
 // CollLayout is where things are in the collective area of n ranks.
 type CollLayout struct {
 	N int
+	// Parities is CollParities(N).
+	Parities int
 	// Chunk is each staging buffer's length: a page multiple that shrinks
 	// with n so the area stays near 2 MiB, from 64 KiB down to one page
 	// (and never below 16 bytes a rank, which Alltoallv's counts need).
@@ -133,11 +148,6 @@ type CollLayout struct {
 	FlagsOff int64
 	// IbarOff is rank 0's nonblocking-barrier line.
 	IbarOff int64
-	// BarrierOff is the communicator's Barrier line (the barrier
-	// package's layout): Barrier arrives there, and a rank that finds a
-	// rank in Barrier while it is in another collective arrives there too,
-	// with a failure.
-	BarrierOff int64
 	// StageOff is rank 0's staging buffer of parity 0 (page aligned).
 	StageOff int64
 	// Total is the area's size, a page multiple.
@@ -150,16 +160,15 @@ func NewCollLayout(n int, page int64) CollLayout {
 	chunk := min(max((2<<20)/(2*int64(n)), page), 64<<10)
 	chunk = max(chunk, 16*int64(n))
 	chunk, _ = shm.AlignUp(chunk, page)
-	l := CollLayout{N: n, Chunk: chunk, FlagsOff: page}
-	l.IbarOff = l.FlagsOff + 2*int64(n)*Line
-	l.BarrierOff = l.IbarOff + int64(n)*Line
-	l.StageOff, _ = shm.AlignUp(l.BarrierOff+Line, page)
+	l := CollLayout{N: n, Parities: CollParities(n), Chunk: chunk, FlagsOff: page}
+	l.IbarOff = l.FlagsOff + int64(l.Parities*n)*Line
+	l.StageOff, _ = shm.AlignUp(l.IbarOff+int64(n)*Line, page)
 	l.Total = l.StageOff + 2*int64(n)*chunk
 	return l
 }
 
 // FlagOff is rank q's flag line of parity p.
-func (l CollLayout) FlagOff(q, p int) int64 { return l.FlagsOff + int64(2*q+p)*Line }
+func (l CollLayout) FlagOff(q, p int) int64 { return l.FlagsOff + int64(l.Parities*q+p)*Line }
 
 // IbarLineOff is rank q's nonblocking-barrier line.
 func (l CollLayout) IbarLineOff(q int) int64 { return l.IbarOff + int64(q)*Line }

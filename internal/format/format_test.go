@@ -165,6 +165,26 @@ func itoa[T ~int | ~int64 | ~uint32](v T) string { return strconv.FormatInt(int6
 
 // TestFormatDocTables checks docs/FORMAT.md's tables and layout formulas
 // against the constants, so the page cannot drift from the code.
+// TestCollLayout: the parts of a collective area do not overlap, the
+// staging buffers are page aligned, and a rank's flag lines' sleepers
+// words fit the second half of its Ibarrier line.
+func TestCollLayout(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 8, 64, 1000} {
+		l := format.NewCollLayout(n, shm.PageSize)
+		p := l.Parities
+		if p < 2 || p&(p-1) != 0 || (n <= 2) != (p == 2) {
+			t.Errorf("n=%d: %d parities", n, p)
+		}
+		if l.FlagOff(n-1, p-1)+format.Line != l.IbarOff || l.IbarLineOff(n-1)+format.Line > l.StageOff ||
+			l.StageOff%shm.PageSize != 0 || l.StagingOff(n-1, 1)+l.Chunk != l.Total || l.Total%shm.PageSize != 0 {
+			t.Errorf("n=%d: layout %+v", n, l)
+		}
+		if format.IbarFlagSleepers < 64 || format.IbarFlagSleepers+4*p > format.Line {
+			t.Errorf("n=%d: %d sleepers words from %d do not fit the line's second half", n, p, format.IbarFlagSleepers)
+		}
+	}
+}
+
 func TestFormatDocTables(t *testing.T) {
 	doc := formatDoc(t)
 	checkTable(t, doc, "## Common header (every segment)", []row{
@@ -228,9 +248,9 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("%d Barrier to %d Exscan", format.CollBarrier, format.CollExscan),
 		fmt.Sprintf("%d Free, %d Dup, %d Split, %d\nCreate, %d SplitType, %d a window's creation and %d Finalize",
 			format.CollFree, format.CollDup, format.CollSplit, format.CollCreate, format.CollSplitType, format.CollWinCreate, format.CollFinalize),
-		fmt.Sprintf("An Ibarrier line:\n`+%d uint32` calls made (the futex word), `+%d uint32` sleepers, `+%d\n[2]uint32` the sleepers of the rank's flag lines of parity 0 and 1", format.IbarSeq, format.IbarSleepers, format.IbarFlagSleepers),
-		fmt.Sprintf("| rank q's Ibarrier line | `page + %dn + %dq` |", 2*format.Line, format.Line),
-		fmt.Sprintf("| the Barrier line | `page + %dn` |", 3*format.Line),
+		fmt.Sprintf("An Ibarrier line:\n`+%d uint32` calls made (the futex word), `+%d uint32` sleepers, `+%d\n[P]uint32` the sleepers of the rank's flag lines of parity 0, 1, ...", format.IbarSeq, format.IbarSleepers, format.IbarFlagSleepers),
+		fmt.Sprintf("| rank q's Ibarrier line | `page + %dPn + %dq` |", format.Line, format.Line),
+		fmt.Sprintf("P = %d for n <= 2, else %d", format.CollParities(2), format.CollParities(3)),
 		fmt.Sprintf("`+%d int32` process id, `+%d uint64` the send buffer's address", format.SinglePID, format.SingleSend),
 		fmt.Sprintf("`+%d uint64` the receive buffer's address", format.SingleRecv),
 		fmt.Sprintf("inline byte %d is 1 if the\nrank's reads failed", format.SingleFailed),

@@ -292,40 +292,28 @@ var colls struct {
 	free []*Coll
 }
 
-// Barrier is what the C interface's MPI_Barrier needs of one
-// communicator: its round counters, this rank's flag lines, the words of
-// the collective area's barrier, and the slow paths. Package comm makes it
-// (BarrierOf), once the communicator has its collective area.
+// Barrier is what the C interface's MPI_Barrier and small collectives
+// need of one communicator: its round counters, the flag lines, and the
+// slow paths. Package comm makes it (BarrierOf), once the communicator has
+// its collective area.
 type Barrier struct {
 	Coll *Coll
-	// Sig is the signature words Barrier publishes; Meta[p] points to
-	// this rank's signature words of parity p, Seq[p] to its round word
-	// and Sleepers[p] to that line's sleepers.
+	// Sig is the signature words Barrier publishes; Sleepers[p] points to
+	// the sleepers word of this rank's line of parity p.
 	Sig      [2]uint64
-	Meta     [2]*uint64
-	Seq      [2]*uint32
-	Sleepers [2]*uint32
-	// The area's barrier (package barrier's protocol).
-	State      *uint64
-	BarSleeper *uint32
-	Fail       [2]*uint32
-	N          uint32
-	Spin       int
-	// Wait waits past the spin phase until the barrier's generation moves
-	// past old and returns the new one; Wake wakes its sleepers.
-	Wait func(old uint32) (uint32, error)
-	Wake func()
+	Sleepers [8]*uint32
+	// N is the ranks, Parities the line parities (format.CollParities),
+	// Spin the polls before a wait goes to WaitRound.
+	N, Parities uint32
+	Spin        int
 	// WakeLines wakes the sleepers of this rank's lines published without
 	// a wake-up (Coll.Pending) and clears Pending.
 	WakeLines func()
-	// Verdict is the error of Barrier's round r whose barrier round
-	// failed: a rank was in another call.
-	Verdict func(r uint32) error
 
-	// The small collectives (a call whose data rides in the flag lines,
-	// one round): Lines is rank 0's round word of parity 0, where the
-	// flag lines begin (rank q's line of parity p is (2q+p) lines on);
-	// Me is this rank.
+	// The one-round calls (Barrier, and a call whose data rides in the
+	// flag lines): Lines is rank 0's round word of parity 0, where the
+	// flag lines begin (rank q's line of parity p is Parities·q+p lines
+	// on); Me is this rank.
 	Lines *uint32
 	Me    uint32
 	// WaitRound waits past the spin phase for every rank to publish round

@@ -198,8 +198,8 @@ int main(int argc, char **argv)
 	CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, dup) == MPI_SUCCESS && v == 1, "bcast after the mismatch: %d", v);
 	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier after a bcast");
 	MPI_Comm_free(&dup);
-	/* The same in pairs of a Go and a C rank, whose Barrier waits on the
-	 * flag lines (SHMRUN_FLAG_BARRIER_RANKS) instead of the Barrier line. */
+	/* The same in pairs of a Go and a C rank, whose areas alternate two
+	 * line parities instead of eight (shmrun_coll_parities). */
 	MPI_Comm pair;
 	int pr;
 	MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &pair);

@@ -180,8 +180,7 @@ func sections() []section {
 			{"SHMRUN_SINGLE_FAILED", format.SingleFailed, "uint8 later rounds: this rank's reads failed"},
 			{"SHMRUN_IBAR_SEQ", format.IbarSeq, "uint32 Ibarrier calls made: the futex word (Ibarrier line)"},
 			{"SHMRUN_IBAR_SLEEPERS", format.IbarSleepers, "uint32 waiters in the futex phase"},
-			{"SHMRUN_IBAR_FLAG_SLEEPERS", format.IbarFlagSleepers, "[2]uint32 waiters on the rank's flag lines (parity 0, 1)"},
-			{"SHMRUN_FLAG_BARRIER_RANKS", format.FlagBarrierRanks, "most ranks whose Barrier waits on the flag lines"},
+			{"SHMRUN_IBAR_FLAG_SLEEPERS", format.IbarFlagSleepers, "[P]uint32 waiters on the rank's flag lines (parity 0, 1, ...)"},
 			{"SHMRUN_OP_USER", format.OpUser, "a user-defined op in a signature"},
 			{"SHMRUN_SAME_COUNT", format.SameCount, "the ranks must agree on the count"},
 			{"SHMRUN_SAME_ROOT", format.SameRoot, "the ranks must agree on the root"},
@@ -336,10 +335,10 @@ static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
 	if (c < 16 * n) c = 16 * n;
 	return shmrun_coll_align(c, page);
 }
-static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t q, uint64_t parity) { return page + (2 * q + parity) * SHMRUN_LINE; }
-static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + 2 * n * SHMRUN_LINE + q * SHMRUN_LINE; }
-static inline uint64_t shmrun_coll_barrier(uint64_t page, uint64_t n) { return shmrun_coll_ibar(page, n, n); }
-static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_barrier(page, n) + SHMRUN_LINE, page); }
+static inline uint64_t shmrun_coll_parities(uint64_t n) { return n <= 2 ? 2 : 8; }
+static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return page + (shmrun_coll_parities(n) * q + parity) * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + shmrun_coll_parities(n) * n * SHMRUN_LINE + q * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
 
