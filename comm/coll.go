@@ -42,7 +42,11 @@ import (
 // publishes round r+P/2, and a round's buffers before its next round. So
 // a rank that reads nothing runs up to P/2 rounds ahead of the slowest,
 // and it can check the signatures of round r when it opens round r+P/2,
-// having waited for every rank's round r then.
+// having waited for every rank's round r then. A call of one round whose
+// staged data fits a P/2-th of a buffer puts it in slot (r/2)%(P/2) of the
+// buffer (format.CollSlot), last used by round r-P, and writes it under
+// the lines' rule, unless the rank wrote more of that buffer within the
+// last P rounds.
 //
 // The own-line rule: a rank never loads back a word of its own flag line
 // once it has published into it. The others poll that line, and the load
@@ -64,6 +68,8 @@ type collArea struct {
 	h        *winc.Coll
 	releaseH func() // gives h back (Free)
 	par      uint32 // line parities: format.CollParities(n), a power of two
+	slotLen  int    // a staging slot's bytes: Chunk / (par/2)
+	fullAt   uint32 // the last round that wrote a staging buffer beyond its slot
 	lines    [][maxParities]flagLine
 	stage    [][2][]byte
 	ibar     []barrier.Event
@@ -225,7 +231,8 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 		return nil, fmt.Errorf("collective area with %d round parities", l.Parities)
 	}
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
-		par: uint32(l.Parities), lines: make([][maxParities]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+		par: uint32(l.Parities), slotLen: int(l.SlotLen()),
+		lines: make([][maxParities]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
 	for q := range l.N {
 		for p := range l.Parities {
 			off := l.FlagOff(q, p)
@@ -277,14 +284,26 @@ func (a *collArea) scratchFor(size int) []byte {
 // reached reports whether a sequence word shows round r (or later).
 func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r) >= 0 }
 
+// stageUse is what of its staging buffer a round writes.
+type stageUse uint8
+
+const (
+	stageNone stageUse = iota // nothing: the line only
+	stageSlot                 // the round's slot (call.inSlot)
+	stageFull                 // any of the buffer
+)
+
 // open starts this rank's next round r and returns it with its line
 // parity. Before the round may reuse its line, every rank must have
-// published round r-P/2; before it may reuse its staging buffer (buffers:
-// the round writes one), round r-1.
-func (a *collArea) open(buffers bool) (uint32, int, error) {
+// published round r-P/2; before it may write its staging buffer, round r-1
+// (its slot alone: r-P/2, unless a round of the last P wrote more).
+func (a *collArea) open(use stageUse) (uint32, int, error) {
 	r := a.h.Round + 1
 	need := r - a.par/2
-	if buffers {
+	switch {
+	case use == stageFull:
+		need, a.fullAt = r-1, r
+	case use == stageSlot && int32(r-a.fullAt) < int32(a.par):
 		need = r - 1
 	}
 	if int32(a.h.Seen-need) < 0 {
@@ -409,6 +428,12 @@ type call struct {
 	// light says that the call's first round writes no staging buffer
 	// (set before begin: its data rides inline, or it has none).
 	light bool
+	// small, set before begin, is the bytes the call stages per rank when
+	// it has one round and its data does not ride inline, the same on
+	// every rank (0: none, or more rounds); inSlot, set by begin, says they
+	// fit the round's staging slot, where staging then points.
+	small  int
+	inSlot bool
 }
 
 // end is a call's deferred last step: wake the sleepers of the rounds it
@@ -514,7 +539,15 @@ func (c *Comm) begin(k *call, name string) error {
 		c.calls++
 		c.clocks.Release(k.slot)
 	}
-	if k.r, k.p, err = a.open(!k.light); err != nil {
+	k.inSlot = k.small > 0 && k.small <= a.slotLen
+	use := stageFull
+	switch {
+	case k.light:
+		use = stageNone
+	case k.inSlot:
+		use = stageSlot
+	}
+	if k.r, k.p, err = a.open(use); err != nil {
 		return c.wrapWait(name, err)
 	}
 	if a.npend > 0 {
@@ -787,7 +820,7 @@ func mismatchClass(s0, sq sigFields, same sameFields) error {
 
 // next opens the call's next round (after the first).
 func (k *call) next() error {
-	r, p, err := k.a.open(true)
+	r, p, err := k.a.open(stageFull)
 	if err != nil {
 		return k.c.wrapWait(k.name, err)
 	}
@@ -812,8 +845,38 @@ func (k *call) waitFor(lo, hi int) error {
 // waitAll waits for every rank to publish the current round.
 func (k *call) waitAll() error { return k.waitFor(0, k.a.n) }
 
-// staging is rank q's staging buffer of the current round.
-func (k *call) staging(q int) []byte { return k.a.stage[q][k.r&1] }
+// staging is rank q's staging buffer of the current round, or its slot.
+func (k *call) staging(q int) []byte {
+	b := k.a.stage[q][k.r&1]
+	if k.inSlot {
+		i := int(format.CollSlot(k.r, int(k.a.par))) * k.a.slotLen
+		return b[i : i+k.a.slotLen : i+k.a.slotLen]
+	}
+	return b
+}
+
+// unslot is for a call whose first round turns out not to be its only
+// one after all (begin gave it its slot): it waits as a round that writes
+// its whole buffer must, and leaves the slot.
+func (k *call) unslot() error {
+	if !k.inSlot {
+		return nil
+	}
+	k.inSlot = false
+	k.a.fullAt = k.r
+	if int32(k.a.h.Seen-(k.r-1)) < 0 {
+		return k.waitForRound(k.r - 1)
+	}
+	return nil
+}
+
+// waitForRound waits for every rank to publish round r.
+func (k *call) waitForRound(r uint32) error {
+	if err := k.a.waitRange(r, 0, k.a.n); err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	return nil
+}
 
 // inline is rank q's inline bytes of the current round.
 func (k *call) inline(q int) []byte { return k.a.inline(q, k.p) }

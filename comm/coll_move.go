@@ -60,7 +60,7 @@ func wireOf[T atomics.Elem]() wire {
 func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	// Its first round writes a staging buffer only at a root whose data
 	// does not ride inline.
-	k := call{light: c.Rank() != root || len(b) <= format.InlineLen}
+	k := call{light: c.Rank() != root || len(b) <= format.InlineLen, small: staged(len(b))}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -245,6 +245,7 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
 	k := call{light: inlineBlocks(c, send, recv, inPlace && c.Rank() == root)}
+	k.small = staged(blockOf(c, send, recv, inPlace && c.Rank() == root, w.size))
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -339,6 +340,24 @@ func inlineBlocks(c *Comm, send, recv []byte, fromRecv bool) bool {
 		return len(recv) <= format.InlineLen*max(c.Size(), 1)
 	}
 	return len(send) <= format.InlineLen
+}
+
+// blockOf is a rank's block of a gather in bytes: its send, or, in place
+// (fromRecv), its share of recv in whole elements of s bytes.
+func blockOf(c *Comm, send, recv []byte, fromRecv bool, s int) int {
+	if fromRecv {
+		return len(recv) / max(s, 1) / max(c.Size(), 1) * s
+	}
+	return len(send)
+}
+
+// staged is call.small for a call that stages b bytes a rank if they do
+// not ride inline: b, or 0.
+func staged(b int) int {
+	if b <= format.InlineLen {
+		return 0
+	}
+	return b
 }
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
@@ -442,7 +461,7 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
-	k := call{light: inlineBlocks(c, send, recv, inPlace)}
+	k := call{light: inlineBlocks(c, send, recv, inPlace), small: staged(blockOf(c, send, recv, inPlace, w.size))}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
 	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen} // inline
+	if b := len(send) * raw.SizeOf[T](); c.Size()*b <= redundantMax {
+		k.small = staged(b) // one round, staged
+	}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -383,7 +386,7 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
-	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen} // inline
+	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen, small: staged(len(send) * raw.SizeOf[T]())} // inline
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -409,6 +412,10 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 	chunk := red.chunk(k.a.l.Chunk, s)
 	if inline {
 		chunk = max(m, 1)
+	} else if m > chunk {
+		if err := k.unslot(); err != nil { // more than one round
+			return err
+		}
 	}
 	if k.err == nil {
 		if err := red.unitErr(m, k.a.l.Chunk, s, !inline); err != nil {

@@ -36,6 +36,14 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 	// Its first round writes a staging buffer only at a root whose blocks
 	// do not ride inline.
 	k := call{light: c.Rank() != root || len(send) <= format.InlineLen}
+	if n := c.Size(); n > 0 {
+		// The root's blocks, packed: a slot's worth at most (spread).
+		blk := len(recv)
+		if inPlace && c.Rank() == root {
+			blk = len(send) / max(w.size, 1) / n * w.size
+		}
+		k.small = staged(n * blk)
+	}
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -122,6 +130,9 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, 
 		most = max(most, c)
 	}
 	p := piece(int(k.a.l.Chunk), n, size)
+	if k.inSlot {
+		p = piece(k.a.slotLen, n, size) // n·most <= slotLen: one round
+	}
 	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
 		// Packed, not spread over the line: a small block then sits in
@@ -291,6 +302,9 @@ func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, 
 func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, size int, sg sig, first bool, same sameFields) error {
 	n, me := k.a.n, k.a.me
 	p := piece(int(k.a.l.Chunk), n, size)
+	if k.inSlot {
+		p = piece(k.a.slotLen, n, size) // n·most <= slotLen: one round
+	}
 	inline := first && most <= piece(format.InlineLen, n, size)
 	if inline {
 		// Packed, not spread over the line: a small block then sits in

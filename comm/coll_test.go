@@ -937,56 +937,78 @@ func init() {
 		for i := range 600 {
 			root := (i / 7) % n
 			v := int64(i)
+			// Every other pass, data that does not ride inline: one
+			// round through the staging buffers' slots.
+			m := 1 + i/7%2*29
 			switch i % 7 {
 			case 0, 5:
-				b := []int64{-1, -1}
+				b := make([]int64, m+1)
 				if me == root {
-					b = []int64{v * 3, v + 1}
+					for j := range b {
+						b[j] = v*3 + int64(j)
+					}
 				}
-				if err := comm.Bcast(c, b, root); err != nil || b[0] != v*3 || b[1] != v+1 {
+				if err := comm.Bcast(c, b, root); err != nil || b[0] != v*3 || b[m] != v*3+int64(m) {
 					return fmt.Errorf("call %d: Bcast from %d: %v, %v", i, root, b, err)
 				}
 			case 1:
-				recv := []int64{0}
-				if err := comm.Reduce(c, []int64{v + int64(me)}, recv, atomics.Sum, root); err != nil {
+				send, recv := make([]int64, m), make([]int64, m)
+				for j := range send {
+					send[j] = v + int64(me+j)
+				}
+				if err := comm.Reduce(c, send, recv, atomics.Sum, root); err != nil {
 					return fmt.Errorf("call %d: Reduce: %v", i, err)
 				}
-				if want := int64(n)*v + int64(n*(n-1)/2); me == root && recv[0] != want {
-					return fmt.Errorf("call %d: Reduce at %d: %d, want %d", i, root, recv[0], want)
+				if want := int64(n)*(v+int64(m-1)) + int64(n*(n-1)/2); me == root && recv[m-1] != want {
+					return fmt.Errorf("call %d: Reduce at %d: %d, want %d", i, root, recv[m-1], want)
 				}
 			case 2:
-				recv := make([]int32, n)
-				if err := comm.Gather(c, []int32{int32(i*100 + me)}, recv, root); err != nil {
+				send, recv := make([]int32, m), make([]int32, n*m)
+				for j := range send {
+					send[j] = int32(i*100 + me + j)
+				}
+				if err := comm.Gather(c, send, recv, root); err != nil {
 					return fmt.Errorf("call %d: Gather: %v", i, err)
 				}
 				for q := range n {
-					if me == root && recv[q] != int32(i*100+q) {
+					if me == root && (recv[q*m] != int32(i*100+q) || recv[q*m+m-1] != int32(i*100+q+m-1)) {
 						return fmt.Errorf("call %d: Gather at %d: %v", i, root, recv)
 					}
 				}
 			case 3:
-				send := make([]int32, n)
+				send := make([]int32, n*m)
 				for q := range send {
 					send[q] = int32(i*100 + q)
 				}
-				recv := []int32{-1}
-				if err := comm.Scatter(c, send, recv, root); err != nil || recv[0] != int32(i*100+me) {
+				recv := make([]int32, m)
+				if err := comm.Scatter(c, send, recv, root); err != nil || recv[0] != int32(i*100+me*m) || recv[m-1] != int32(i*100+me*m+m-1) {
 					return fmt.Errorf("call %d: Scatter from %d: %v, %v", i, root, recv, err)
 				}
 			case 4:
-				x := []int64{v + int64(me)}
+				x := make([]int64, m)
+				for j := range x {
+					x[j] = v + int64(me)
+				}
 				want := int64(me+1)*v + int64(me*(me+1)/2)
-				if err := comm.ScanInPlace(c, x, atomics.Sum); err != nil || x[0] != want {
+				if err := comm.ScanInPlace(c, x, atomics.Sum); err != nil || x[0] != want || x[m-1] != want {
 					return fmt.Errorf("call %d: Scan: %v, want %d, %v", i, x, want, err)
 				}
 			case 6:
 				// Rounds through the root's staging buffers, back to
-				// back (one round each), or one call of several.
-				b, calls := big[:1000], 3
+				// back (one round each: a large one, then two that fit
+				// a slot), or one call of several.
+				calls := 3
 				if i%3 == 0 {
-					b, calls = big, 1
+					calls = 1
 				}
 				for k := range calls {
+					b := big[:40_000]
+					switch {
+					case calls == 1:
+						b = big
+					case k > 0:
+						b = big[:1000]
+					}
 					if me == root {
 						for j := range b {
 							b[j] = byte(i + j + k)

@@ -173,5 +173,16 @@ func (l CollLayout) FlagOff(q, p int) int64 { return l.FlagsOff + int64(l.Pariti
 // IbarLineOff is rank q's nonblocking-barrier line.
 func (l CollLayout) IbarLineOff(q int) int64 { return l.IbarOff + int64(q)*Line }
 
+// SlotLen is a staging slot's length: a call of one round whose staged
+// data fits it puts it in its round's slot of the buffer (CollSlot), and
+// may then write it as early as its flag line (the rule above, for
+// rounds r-P and r: no round in between wrote more of the buffer).
+func (l CollLayout) SlotLen() int64 { return l.Chunk / int64(l.Parities/2) }
+
+// CollSlot is the slot of its staging buffer that round r of a call of
+// one round uses in an area of p parities: (r/2) mod (p/2), at
+// CollSlot·SlotLen bytes into the buffer of parity r&1.
+func CollSlot(r uint32, p int) uint32 { return r >> 1 & uint32(p/2-1) }
+
 // StagingOff is rank q's staging buffer of parity p.
 func (l CollLayout) StagingOff(q, p int) int64 { return l.StageOff + int64(2*q+p)*l.Chunk }

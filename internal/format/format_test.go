@@ -179,6 +179,9 @@ func TestCollLayout(t *testing.T) {
 			l.StageOff%shm.PageSize != 0 || l.StagingOff(n-1, 1)+l.Chunk != l.Total || l.Total%shm.PageSize != 0 {
 			t.Errorf("n=%d: layout %+v", n, l)
 		}
+		if l.SlotLen()*int64(p/2) != l.Chunk || l.SlotLen()%64 != 0 || format.CollSlot(uint32(2*p-1), p) != uint32(p/2-1) {
+			t.Errorf("n=%d: slots of %d bytes in a chunk of %d", n, l.SlotLen(), l.Chunk)
+		}
 		if format.IbarFlagSleepers < 64 || format.IbarFlagSleepers+4*p > format.Line {
 			t.Errorf("n=%d: %d sleepers words from %d do not fit the line's second half", n, p, format.IbarFlagSleepers)
 		}

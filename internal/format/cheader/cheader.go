@@ -341,6 +341,8 @@ static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) {
 static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
+static inline uint64_t shmrun_coll_slot_len(uint64_t page, uint64_t n) { return shmrun_coll_chunk(n, page) / (shmrun_coll_parities(n) / 2); }
+static inline uint64_t shmrun_coll_slot(uint32_t r, uint64_t n) { return (r >> 1) & (shmrun_coll_parities(n) / 2 - 1); }
 
 /* Inbox of a world of n ranks (format.NewInboxLayout, P2PRing, P2PEager, P2PChunk). */
 static inline uint64_t shmrun_p2p_ring(uint64_t n) { return n <= 8 ? 64u << 10 : n <= 16 ? 32u << 10 : n <= 64 ? 16u << 10 : n <= 1024 ? 4u << 10 : 1u << 10; }

@@ -98,6 +98,8 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_coll_ibar(%d, %d, %d)", page, n, n-1), cl.IbarLineOff(n-1))
 			add(fmt.Sprintf("shmrun_coll_staging(%d, %d, %d, 1)", page, n, n-1), cl.StagingOff(n-1, 1))
 			add(fmt.Sprintf("shmrun_coll_total(%d, %d)", page, n), cl.Total)
+			add(fmt.Sprintf("shmrun_coll_slot_len(%d, %d)", page, n), cl.SlotLen())
+			add(fmt.Sprintf("shmrun_coll_slot(7, %d)", n), int64(format.CollSlot(7, cl.Parities)))
 			il := format.NewInboxLayout(n, page)
 			add(fmt.Sprintf("shmrun_p2p_ring(%d)", n), il.Ring)
 			add(fmt.Sprintf("shmrun_p2p_eager(%d)", il.Ring), int64(format.P2PEager(il.Ring)))
