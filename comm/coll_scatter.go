@@ -19,8 +19,8 @@ func piece(room, n, s int) int { return room / n / s * s }
 // Scatter sends block q of root's send, elements [q·len(recv), (q+1)·len(recv)),
 // to rank q's recv (MPI_Scatter). Collective; the root returns once the
 // data is staged (and, unless it fits one round, every rank has joined:
-// see Bcast), the others once recv holds their block. len(recv) must be the same on every rank and root's send must
-// hold n·len(recv) elements.
+// see Bcast), the others once recv holds their block. len(recv) must be
+// the same on every rank and root's send must hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
 }
