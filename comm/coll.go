@@ -395,8 +395,23 @@ func (a *collArea) waitRange(r uint32, lo, hi int) error {
 			return err
 		}
 	}
-	if lo == 0 && hi == a.n && int32(r-a.h.Seen) > 0 {
-		a.h.Seen = r
+	if lo != 0 || hi != a.n {
+		return nil
+	}
+	// Every rank has published round r, and those that have published
+	// more on that line have published every round before: record the
+	// least of them (and of this rank's own), so that the next calls of a
+	// rank that runs ahead need not read every line again.
+	seen := a.h.Round
+	for q := range a.n {
+		if q != a.me {
+			if v := atomic.LoadUint32(a.lines[q][r&(a.par-1)].ev.Seq); int32(v-seen) < 0 {
+				seen = v
+			}
+		}
+	}
+	if int32(seen-a.h.Seen) > 0 {
+		a.h.Seen = seen
 	}
 	return nil
 }
