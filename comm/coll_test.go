@@ -1431,6 +1431,15 @@ func checkUnits(c *comm.Comm) error {
 	if err := wantAll(comm.ErrType, comm.AllreduceInPlace(c, x, op), "Allreduce of 4 elements in units of 3"); err != nil {
 		return err
 	}
+	// A Scan that fits its staging slot but whose unit is larger than a
+	// chunk (it gives the slot back before it fails): the same.
+	huge, err := plain.InUnits(1 << 20)
+	if err != nil {
+		return err
+	}
+	if err := wantAll(comm.ErrType, comm.ScanInPlace(c, unitData(me, 100), huge), "Scan of 100 elements in units of 2^20"); err != nil {
+		return err
+	}
 	return stillWorks(c)
 }
 
