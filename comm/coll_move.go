@@ -323,7 +323,7 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 	if err := k.agree(mkSig(format.CollGatherv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root)
+	all, err := k.countsFrom(root, m, w.typ)
 	if err != nil {
 		return err
 	}
@@ -362,14 +362,19 @@ func staged(b int) int {
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
 // first round and checks them against every rank's own count (its
-// signature's count of its own elements): the same verdict on every rank.
-func (k *call) countsFrom(q int) ([]int, error) {
+// signature's count of its own elements, typ elements; this rank's, mine,
+// from its arguments: the own-line rule): the same verdict on every rank.
+func (k *call) countsFrom(q int, mine int, typ uint8) ([]int, error) {
 	all := make([]int, k.a.n)
 	src := k.staging(q)
 	for j := range all {
 		all[j] = getCount(src, j)
-		sj := getSig(k.a.lines[j][k.p].meta[metaSig:])
-		if own := int(sj.count) * typeUnit(sj.typ); own != all[j] {
+		own := mine * typeUnit(typ)
+		if j != k.a.me {
+			sj := getSig(k.a.lines[j][k.p].meta[metaSig:])
+			own = int(sj.count) * typeUnit(sj.typ)
+		}
+		if own != all[j] {
 			return nil, k.errorf(ErrCount, "rank %d counts %d bytes from rank %d, which has %d", q, all[j], j, own)
 		}
 	}
@@ -525,7 +530,7 @@ func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, i
 	}
 	// Every rank's counts must equal rank 0's, and rank 0's must match
 	// what each rank sends.
-	all, err := k.countsFrom(0)
+	all, err := k.countsFrom(0, m, w.typ)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []by
 	if err := k.agree(mkSig(format.CollScatterv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root)
+	all, err := k.countsFrom(root, m, w.typ)
 	if err != nil {
 		return err
 	}
