@@ -244,8 +244,8 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
-	k := call{light: inlineBlocks(c, send, recv, inPlace && c.Rank() == root)}
-	k.small = staged(blockOf(c, send, recv, inPlace && c.Rank() == root, w.size))
+	var k call
+	k.stages(blockOf(c, send, recv, inPlace && c.Rank() == root, w.size))
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
@@ -333,22 +333,14 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 	return k.move(mine, recv, all, rcv, root, false)
 }
 
-// inlineBlocks reports whether a rank's block of a gather rides inline:
-// its send, or, in place (fromRecv), its share of recv.
-func inlineBlocks(c *Comm, send, recv []byte, fromRecv bool) bool {
-	if fromRecv {
-		return len(recv) <= format.InlineLen*max(c.Size(), 1)
+// blockOf is a rank's block of a gather or scatter in bytes: own, or, in
+// place (fromAll), its share of all (every rank's blocks) in whole
+// elements of s bytes.
+func blockOf(c *Comm, own, all []byte, fromAll bool, s int) int {
+	if fromAll {
+		return len(all) / max(s, 1) / max(c.Size(), 1) * s
 	}
-	return len(send) <= format.InlineLen
-}
-
-// blockOf is a rank's block of a gather in bytes: its send, or, in place
-// (fromRecv), its share of recv in whole elements of s bytes.
-func blockOf(c *Comm, send, recv []byte, fromRecv bool, s int) int {
-	if fromRecv {
-		return len(recv) / max(s, 1) / max(c.Size(), 1) * s
-	}
-	return len(send)
+	return len(own)
 }
 
 // staged is call.small for a call that stages b bytes a rank if they do
@@ -359,6 +351,10 @@ func staged(b int) int {
 	}
 	return b
 }
+
+// stages sets light and small (before begin) for a call of one round in
+// which every rank stages b bytes, inline if they fit.
+func (k *call) stages(b int) { k.light, k.small = b <= format.InlineLen, staged(b) }
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
 // first round and checks them against every rank's own count (its
@@ -466,7 +462,8 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
-	k := call{light: inlineBlocks(c, send, recv, inPlace), small: staged(blockOf(c, send, recv, inPlace, w.size))}
+	var k call
+	k.stages(blockOf(c, send, recv, inPlace, w.size))
 	err = c.begin(&k, name)
 	if err != nil {
 		return err

@@ -386,7 +386,8 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
-	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen, small: staged(len(send) * raw.SizeOf[T]())} // inline
+	var k call
+	k.stages(len(send) * raw.SizeOf[T]())
 	err = c.begin(&k, name)
 	if err != nil {
 		return err

@@ -36,14 +36,8 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 	// Its first round writes a staging buffer only at a root whose blocks
 	// do not ride inline.
 	k := call{light: c.Rank() != root || len(send) <= format.InlineLen}
-	if n := c.Size(); n > 0 {
-		// The root's blocks, packed: a slot's worth at most (spread).
-		blk := len(recv)
-		if inPlace && c.Rank() == root {
-			blk = len(send) / max(w.size, 1) / n * w.size
-		}
-		k.small = staged(n * blk)
-	}
+	// The root's blocks, packed: a slot's worth at most (spread).
+	k.small = staged(c.Size() * blockOf(c, recv, send, inPlace && c.Rank() == root, w.size))
 	err = c.begin(&k, name)
 	if err != nil {
 		return err
