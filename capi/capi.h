@@ -194,7 +194,7 @@ typedef struct {
 	uint32_t n;     /* world ranks */
 	uint32_t eager; /* the largest message sent whole */
 	int32_t spin;   /* polls of a receive before it hands its wait to Go */
-	uint32_t pad0;
+	uint32_t cq;    /* receives queued in C (shmrun_cq), not matched nor moved into Go */
 	uint64_t next_id; /* packet ids */
 	uint64_t pad1[4];
 } shmrun_p2p;
@@ -257,6 +257,64 @@ static inline void shmrun_unset_p2p(shmrun_p2p_comm *d)
 #define SHMRUN_REQ_SENT ((uintptr_t)0x40000008)
 #define SHMRUN_REQ_SENT_K ((uintptr_t)0x3ffffff0) /* the bits of k << 4 */
 #define SHMRUN_IS_REQ_SENT(h) (((uintptr_t)(h) & ~SHMRUN_REQ_SENT_K) == SHMRUN_REQ_SENT)
+
+/* Receives queued in C. MPI_Irecv of an eager-sized basic type from a
+ * given source, while Go's engine is quiet, takes its message from the
+ * ring at once if it is there and nothing is queued before it, else
+ * queues the receive here (shmrun_p2p.cq counts them); MPI_Wait and
+ * MPI_Waitall match the queued receives to the rings' packets in C
+ * (p2p_fast.h). Go's engine, whenever its lock is taken in Go, first
+ * moves the queued receives into its posted queue in the order they were
+ * posted (capi's cq.go, internal/winc's CQMigrate), and from then on each
+ * is a Go request. The queue is guarded by the engine's lock, except that
+ * a slot's state is read with an acquire and set free with a release by
+ * whoever completes its request.
+ *
+ * A queued receive's request is the handle SHMRUN_REQ_CQ | gen << 14 |
+ * idx << 4: idx the slot, gen counting its uses (mod 2^16), so that a
+ * completed handle is invalid and not the slot's next request. It fits
+ * an int (MPI_Request_toint) and is neither a table handle nor a slot
+ * handle of the Go side (low bits) nor SHMRUN_REQ_SENT. */
+#define SHMRUN_CQ_SLOTS 1024
+#define SHMRUN_CQ_ORDER 2048 /* a power of two */
+enum { SHMRUN_CQ_FREE, SHMRUN_CQ_POSTED, SHMRUN_CQ_DONE, SHMRUN_CQ_MIGRATED };
+#define SHMRUN_REQ_CQ ((uintptr_t)0x40000004)
+#define SHMRUN_REQ_CQ_BITS ((uintptr_t)0x3ffffff0) /* gen << 14 | idx << 4 */
+#define SHMRUN_IS_REQ_CQ(h) (((uintptr_t)(h) & ~SHMRUN_REQ_CQ_BITS) == SHMRUN_REQ_CQ)
+#define SHMRUN_CQ_HANDLE(idx, gen) (SHMRUN_REQ_CQ | (uintptr_t)(gen) << 14 | (uintptr_t)(idx) << 4)
+#define SHMRUN_CQ_IDX(h) ((uint32_t)((uintptr_t)(h) >> 4) & (SHMRUN_CQ_SLOTS - 1))
+#define SHMRUN_CQ_GEN(h) ((uint32_t)((uintptr_t)(h) >> 14) & 0xffff)
+typedef struct {
+	uint32_t state; /* gen << 2 | SHMRUN_CQ_*: stored with a release */
+	int32_t src;    /* the source's rank in the communicator */
+	int32_t world;  /* its world rank */
+	int32_t tag;    /* or MPI_ANY_TAG */
+	uint32_t ctx;   /* the communicator's context */
+	uint32_t sig;   /* the data's signature digest (0: bytes, any) */
+	uint64_t es;    /* element size */
+	uint64_t room;  /* bytes the buffer holds */
+	void *buf;
+	uintptr_t comm; /* the communicator's handle */
+	shmrun_p2p_rx *rx; /* the source's ring */
+	shmrun_p2p_tx *tx; /* and its doorbell (the give-back's) */
+	int32_t rtag;   /* once done: the message's tag */
+	uint32_t pad;
+	uint64_t n;     /* once done: its bytes */
+} shmrun_cq_slot;
+typedef struct {
+	shmrun_p2p *e;   /* the engine's state, once a receive is queued */
+	uint32_t head;   /* order's live part is [head, tail) */
+	uint32_t tail;
+	uint32_t cursor; /* where the search for a free slot starts */
+	uint32_t pad;
+	uint32_t order[SHMRUN_CQ_ORDER]; /* gen << 16 | idx, in the order posted */
+	shmrun_cq_slot slot[SHMRUN_CQ_SLOTS];
+} shmrun_cq_t;
+extern shmrun_cq_t shmrun_cq;
+/* shmrun_cq_pop takes the first receive still queued, in post order, out
+ * of the queue, returning its slot (whose state the caller sets) or -1.
+ * Called by Go (capi's cq.go) with the engine's lock held. */
+int shmrun_cq_pop(void);
 
 /* Window handles are SHMRUN_WIN_BASE + 16 * slot; slot indexes
  * shmrun_wins, which holds the descriptor (NULL: the Go path only). */

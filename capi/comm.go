@@ -207,6 +207,7 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	if *h == hCommWorld || *h == hCommSelf {
 		return x.raise("MPI_Comm_free", fmt.Errorf("%s is predefined and cannot be freed: %w", x.name, comm.ErrComm))
 	}
+	cqFlush() // receives queued in C on it become Go's while it has its descriptor
 	tab.Lock()
 	dropCommDesc(x) // before the free: a failed free keeps the Go path
 	tab.Unlock()

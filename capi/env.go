@@ -113,6 +113,7 @@ func shmFinalize() C.int {
 	if !initialized() {
 		return notInit("MPI_Finalize")
 	}
+	cqFlush()
 	dropAllCommDescs()
 	chkFinalize()
 	err := comm.Finalize()

@@ -19,6 +19,20 @@ shmrun_comm_desc *shmrun_comms[SHMRUN_COMM_SLOTS];
 shmrun_p2p_comm *shmrun_p2ps[SHMRUN_COMM_SLOTS];
 unsigned long long shmrun_p2p_fast;
 
+/* The receives queued in C (capi.h, p2p_fast.h). */
+shmrun_cq_t shmrun_cq;
+
+int shmrun_cq_pop(void)
+{
+	shmrun_cq_t *q = &shmrun_cq;
+	shmrun_cq_trim(q);
+	if (q->head == q->tail)
+		return -1;
+	uint32_t o = q->order[q->head++ & (SHMRUN_CQ_ORDER - 1)];
+	q->e->cq--;
+	return (int)(o & 0xffff);
+}
+
 /* shmrun_p2p_fast_count is how many messages this process has sent and
  * received without leaving C (p2p_fast.h): not an MPI function, a hook
  * for the tests (testdata/c/p2p.c), which declare it weak. */
@@ -251,6 +265,8 @@ RECV(Recv_c, MPI_Count)
 #define IRECV(NAME, CT)                                                                                         \
 	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) \
 	{                                                                                                       \
+		if (shmrun_fast_irecv(buf, count, datatype, source, tag, comm, request) == 0)                         \
+			return MPI_SUCCESS;                                                                     \
 		return shmIrecv(B(buf), count, H(datatype), source, tag, H(comm), HP(request), "MPI_" #NAME);       \
 	}
 IRECV(Irecv, int)
@@ -336,6 +352,8 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 		shmrun_sent_status(status);
 		return MPI_SUCCESS;
 	}
+	if (request != NULL && SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_waitall(1, request, status) == 0)
+		return MPI_SUCCESS;
 	return shmWait(HP(request), status);
 }
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return shmTest(HP(request), flag, status); }

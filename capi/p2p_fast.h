@@ -184,13 +184,13 @@ static inline __attribute__((always_inline)) void shmrun_p2p_give_back(shmrun_p2
 	shmrun_p2p_notify(t->seq, t->sleepers);
 }
 
-/* shmrun_p2p_take receives the next packet of r (from the world rank
- * whose sending state toward this rank is t) into buf if it is an eager message
- * the receive takes: 0 taken, 1 the ring is empty (*want is the stamp to
- * wait for at *at), -1 anything else (the Go path). The lock is held. */
-static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm *d, shmrun_p2p_rx *r, shmrun_p2p_tx *t, void *buf,
-								 uint64_t room, uint32_t sig, int source, int tag,
-								 MPI_Status *status, uint32_t **at, uint32_t *want)
+/* shmrun_p2p_head is the next packet of r (from the world rank whose
+ * sending state toward this rank is t) that is not a Skip, taking the
+ * Skips before it; NULL while there is none, the room taken given back,
+ * and then (if at is not NULL) *want is the stamp to wait for at *at.
+ * The lock is held. */
+static inline __attribute__((always_inline)) char *shmrun_p2p_head(shmrun_p2p_rx *r, shmrun_p2p_tx *t, uint32_t **at,
+								   uint32_t *want)
 {
 	uint64_t size = r->ring_len;
 	for (;;) {
@@ -201,50 +201,72 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 			next = 1;
 		if (__atomic_load_n((uint32_t *)b, __ATOMIC_ACQUIRE) != next) {
 			if (r->pos != r->given)
-				shmrun_p2p_give_back(r, t); /* a Skip taken */
-			*at = (uint32_t *)b;
-			*want = next;
-			return 1;
-		}
-		uint32_t w, ctx, ptag;
-		uint64_t n;
-		memcpy(&w, b + SHMRUN_PKT_KIND, 4);
-		memcpy(&ctx, b + SHMRUN_PKT_CTX, 4);
-		memcpy(&ptag, b + SHMRUN_PKT_TAG, 4);
-		memcpy(&n, b + SHMRUN_PKT_SIZE, 8);
-		uint64_t k;
-		if ((w & 0xff) == SHMRUN_PKT_SKIP) {
-			k = size - pos;
-		} else {
-			uint32_t psig = w >> 8;
-			if ((w & 0xff) != SHMRUN_PKT_EAGER || ctx != d->ctx || (tag != MPI_ANY_TAG && (int)ptag != tag) ||
-			    n > d->e->eager || n > room || (psig != 0 && sig != 0 && psig != sig) ||
-			    shmrun_cells(SHMRUN_PKT_HEADER + n) > size - pos) {
-				if (r->pos != r->given)
-					shmrun_p2p_give_back(r, t); /* a Skip taken */
-				return -1;
+				shmrun_p2p_give_back(r, t); /* Skips taken */
+			if (at != NULL) {
+				*at = (uint32_t *)b;
+				*want = next;
 			}
-			if (n > 0)
-				memcpy(buf, b + SHMRUN_PKT_HEADER, n);
-			k = shmrun_cells(SHMRUN_PKT_HEADER + n);
+			return NULL;
 		}
+		if ((unsigned char)b[SHMRUN_PKT_KIND] != SHMRUN_PKT_SKIP)
+			return b;
 		r->stamp = next;
-		r->pos += k;
-		if ((w & 0xff) == SHMRUN_PKT_SKIP)
-			continue;
-		if (r->pos - r->given >= size / 4)
-			shmrun_p2p_give_back(r, t); /* else once the ring is next found empty (engine.take) */
-		shmrun_p2p_fast++;
-		if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
-			status->MPI_SOURCE = source;
-			status->MPI_TAG = (int)ptag;
-			status->MPI_ERROR = MPI_SUCCESS;
-			status->MPI_internal[0] = (int)(uint32_t)n;
-			status->MPI_internal[1] = (int)(uint32_t)(n >> 32);
-			status->MPI_internal[2] = 0;
-		}
-		return 0;
+		r->pos += size - pos;
 	}
+}
+
+/* shmrun_p2p_take_in receives the next packet of r (from the world rank
+ * whose sending state toward this rank is t) into buf if it is an eager
+ * message of context cctx the receive takes: 0 taken, 1 the ring is empty
+ * (*want is the stamp to wait for at *at), -1 anything else (the Go
+ * path). The lock is held. */
+static inline __attribute__((always_inline)) int shmrun_p2p_take_in(uint32_t cctx, uint64_t eager, shmrun_p2p_rx *r,
+								    shmrun_p2p_tx *t, void *buf, uint64_t room, uint32_t sig,
+								    int source, int tag, MPI_Status *status, uint32_t **at,
+								    uint32_t *want)
+{
+	char *b = shmrun_p2p_head(r, t, at, want);
+	if (b == NULL)
+		return 1;
+	uint64_t size = r->ring_len, pos = r->pos & (size - 1);
+	uint32_t w, ctx, ptag, psig;
+	uint64_t n;
+	memcpy(&w, b + SHMRUN_PKT_KIND, 4);
+	memcpy(&ctx, b + SHMRUN_PKT_CTX, 4);
+	memcpy(&ptag, b + SHMRUN_PKT_TAG, 4);
+	memcpy(&n, b + SHMRUN_PKT_SIZE, 8);
+	psig = w >> 8;
+	if ((w & 0xff) != SHMRUN_PKT_EAGER || ctx != cctx || (tag != MPI_ANY_TAG && (int)ptag != tag) || n > eager ||
+	    n > room || (psig != 0 && sig != 0 && psig != sig) || shmrun_cells(SHMRUN_PKT_HEADER + n) > size - pos) {
+		if (r->pos != r->given)
+			shmrun_p2p_give_back(r, t); /* Skips taken */
+		return -1;
+	}
+	if (n > 0)
+		memcpy(buf, b + SHMRUN_PKT_HEADER, n);
+	if (++r->stamp == 0)
+		r->stamp = 1;
+	r->pos += shmrun_cells(SHMRUN_PKT_HEADER + n);
+	if (r->pos - r->given >= size / 4)
+		shmrun_p2p_give_back(r, t); /* else once the ring is next found empty (engine.take) */
+	shmrun_p2p_fast++;
+	if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
+		status->MPI_SOURCE = source;
+		status->MPI_TAG = (int)ptag;
+		status->MPI_ERROR = MPI_SUCCESS;
+		status->MPI_internal[0] = (int)(uint32_t)n;
+		status->MPI_internal[1] = (int)(uint32_t)(n >> 32);
+		status->MPI_internal[2] = 0;
+	}
+	return 0;
+}
+
+/* shmrun_p2p_take is shmrun_p2p_take_in on communicator d. */
+static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm *d, shmrun_p2p_rx *r, shmrun_p2p_tx *t, void *buf,
+								 uint64_t room, uint32_t sig, int source, int tag,
+								 MPI_Status *status, uint32_t **at, uint32_t *want)
+{
+	return shmrun_p2p_take_in(d->ctx, d->e->eager, r, t, buf, room, sig, source, tag, status, at, want);
 }
 
 /* shmrun_fast_recv is MPI_Recv of an eager message from a given source:
@@ -269,7 +291,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_recv(void *buf, MPI
 	for (int i = 0;;) {
 		if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
 			return -1;
-		if (!e->quiet || t->ring == NULL) {
+		if (!e->quiet || e->cq != 0 || t->ring == NULL) { /* queued receives first: Go */
 			shmrun_p2p_unlock(e);
 			return -1;
 		}
@@ -311,23 +333,251 @@ static inline __attribute__((always_inline)) void shmrun_null_status(MPI_Status 
 	s->MPI_TAG = MPI_ANY_TAG;
 }
 
+/* ---- receives queued in C (capi.h's shmrun_cq) ---- */
+
+/* shmrun_cq_live reports whether order entry o is a receive still
+ * queued (its slot's state is POSTED in o's generation). */
+static inline __attribute__((always_inline)) shmrun_cq_slot *shmrun_cq_live(shmrun_cq_t *q, uint32_t o)
+{
+	shmrun_cq_slot *s = &q->slot[o & 0xffff];
+	return s->state == ((o >> 16) << 2 | SHMRUN_CQ_POSTED) ? s : NULL;
+}
+
+/* shmrun_cq_trim drops the order's entries that are no longer queued
+ * from its front. The lock is held. */
+static inline __attribute__((always_inline)) void shmrun_cq_trim(shmrun_cq_t *q)
+{
+	while (q->head != q->tail && shmrun_cq_live(q, q->order[q->head & (SHMRUN_CQ_ORDER - 1)]) == NULL)
+		q->head++;
+}
+
+/* shmrun_cq_done records a queued or new receive of slot s (generation
+ * gen) as complete with the message status st describes. */
+static inline __attribute__((always_inline)) void shmrun_cq_done(shmrun_cq_slot *s, uint32_t gen, const MPI_Status *st)
+{
+	s->rtag = st->MPI_TAG;
+	s->n = (uint64_t)(uint32_t)st->MPI_internal[0] | (uint64_t)(uint32_t)st->MPI_internal[1] << 32;
+	__atomic_store_n(&s->state, gen << 2 | SHMRUN_CQ_DONE, __ATOMIC_RELEASE);
+}
+
+/* shmrun_fast_irecv is MPI_Irecv of count > 0 elements of a basic type
+ * (or bytes) from a given source, while Go's engine is quiet: if nothing
+ * is queued and the source's next packet is a message the receive takes,
+ * it is received at once, else the receive is queued in C. Either way
+ * *req is a queued receive's handle and 0 is returned; -1 (nothing
+ * changed) sends the call to Go. */
+static inline __attribute__((always_inline)) int shmrun_fast_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+								   MPI_Comm comm, MPI_Request *req)
+{
+	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
+	uint32_t sig;
+	size_t es = shmrun_p2p_type(dt, &sig);
+	if (d == NULL || es == 0 || req == NULL || (uint32_t)source >= d->n || (tag < 0 && tag != MPI_ANY_TAG) ||
+	    count <= 0 || (uint64_t)count > ((uint64_t)1 << 40) || buf == NULL)
+		return -1;
+	shmrun_p2p *e = d->e;
+	int w = d->world[source];
+	shmrun_p2p_rx *r = &d->rx[w];
+	shmrun_p2p_tx *t = &d->tx[w];
+	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+		return -1;
+	shmrun_cq_t *q = &shmrun_cq;
+	if (!e->quiet || t->ring == NULL) {
+		shmrun_p2p_unlock(e);
+		return -1;
+	}
+	/* A free slot: claimed only here, under the lock. */
+	int idx = -1;
+	for (uint32_t k = 0; k < SHMRUN_CQ_SLOTS; k++) {
+		uint32_t i = (q->cursor + k) & (SHMRUN_CQ_SLOTS - 1);
+		if ((__atomic_load_n(&q->slot[i].state, __ATOMIC_ACQUIRE) & 3) == SHMRUN_CQ_FREE) {
+			idx = (int)i;
+			break;
+		}
+	}
+	if (idx < 0) {
+		shmrun_p2p_unlock(e);
+		return -1;
+	}
+	q->cursor = (uint32_t)idx + 1;
+	shmrun_cq_slot *s = &q->slot[idx];
+	uint32_t gen = ((s->state >> 2) + 1) & 0xffff;
+	s->src = source;
+	s->world = w;
+	s->tag = tag;
+	s->ctx = d->ctx;
+	s->sig = sig;
+	s->es = es;
+	s->room = (uint64_t)count * es;
+	s->buf = buf;
+	s->comm = (uintptr_t)comm;
+	s->rx = r;
+	s->tx = t;
+	int rc = 1;
+	if (e->cq == 0) {
+		MPI_Status st;
+		uint32_t *at, want;
+		rc = shmrun_p2p_take_in(d->ctx, e->eager, r, t, buf, s->room, s->sig, source, tag, &st, &at, &want);
+		if (rc < 0) {
+			shmrun_p2p_unlock(e);
+			return -1;
+		}
+		if (rc == 0)
+			shmrun_cq_done(s, gen, &st);
+	}
+	if (rc == 1) {
+		if (q->tail - q->head >= SHMRUN_CQ_ORDER)
+			shmrun_cq_trim(q);
+		if (q->tail - q->head >= SHMRUN_CQ_ORDER) {
+			shmrun_p2p_unlock(e);
+			return -1;
+		}
+		q->e = e;
+		q->order[q->tail++ & (SHMRUN_CQ_ORDER - 1)] = gen << 16 | (uint32_t)idx;
+		e->cq++;
+		__atomic_store_n(&s->state, gen << 2 | SHMRUN_CQ_POSTED, __ATOMIC_RELEASE);
+	}
+	shmrun_p2p_unlock(e);
+	*req = (MPI_Request)SHMRUN_CQ_HANDLE(idx, gen);
+	return 0;
+}
+
+/* shmrun_cq_progress matches the packets at the heads of the rings of
+ * the queued receives' sources to the queued receives, each to the first
+ * queued receive (in post order) of its source, communicator and tag. A
+ * ring whose next packet no queued receive takes stops there (*blocked).
+ * -1: a packet only Go handles (not an eager message, or one its receive
+ * takes with an error: truncation, type) - Go must take over. The lock is
+ * held and Go's engine is quiet. */
+static inline int shmrun_cq_progress(shmrun_p2p *e, int *blocked)
+{
+	shmrun_cq_t *q = &shmrun_cq;
+	int32_t seen[8];
+	int nseen = 0;
+	shmrun_cq_trim(q);
+	for (uint32_t i = q->head; i != q->tail; i++) {
+		shmrun_cq_slot *s = shmrun_cq_live(q, q->order[i & (SHMRUN_CQ_ORDER - 1)]);
+		if (s == NULL)
+			continue;
+		int w = s->world, k;
+		for (k = 0; k < nseen && seen[k] != w; k++)
+			;
+		if (k < nseen)
+			continue;
+		if (nseen == (int)(sizeof seen / sizeof seen[0]))
+			break;
+		seen[nseen++] = w;
+		for (;;) {
+			char *b = shmrun_p2p_head(s->rx, s->tx, NULL, NULL);
+			if (b == NULL)
+				break;
+			uint32_t kw, ctx, ptag;
+			memcpy(&kw, b + SHMRUN_PKT_KIND, 4);
+			memcpy(&ctx, b + SHMRUN_PKT_CTX, 4);
+			memcpy(&ptag, b + SHMRUN_PKT_TAG, 4);
+			if ((kw & 0xff) != SHMRUN_PKT_EAGER)
+				return -1;
+			shmrun_cq_slot *m = NULL;
+			uint32_t mo = 0;
+			for (uint32_t j = i; j != q->tail; j++) {
+				uint32_t o = q->order[j & (SHMRUN_CQ_ORDER - 1)];
+				shmrun_cq_slot *c = shmrun_cq_live(q, o);
+				if (c != NULL && c->world == w && c->ctx == ctx && (c->tag == MPI_ANY_TAG || c->tag == (int)ptag)) {
+					m = c;
+					mo = o;
+					break;
+				}
+			}
+			if (m == NULL) {
+				*blocked = 1;
+				break;
+			}
+			MPI_Status st;
+			uint32_t *at, want;
+			if (shmrun_p2p_take_in(ctx, e->eager, m->rx, m->tx, m->buf, m->room, m->sig, m->src, m->tag, &st, &at,
+					       &want) != 0)
+				return -1;
+			shmrun_cq_done(m, mo >> 16, &st);
+			e->cq--;
+		}
+	}
+	shmrun_cq_trim(q);
+	return 0;
+}
+
+/* shmrun_cq_status is the status of the completed receive of slot s. */
+static inline __attribute__((always_inline)) void shmrun_cq_status(const shmrun_cq_slot *s, MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	st->MPI_SOURCE = s->src;
+	st->MPI_TAG = s->rtag;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->MPI_internal[0] = (int)(uint32_t)s->n;
+	st->MPI_internal[1] = (int)(uint32_t)(s->n >> 32);
+	st->MPI_internal[2] = 0;
+}
+
 /* shmrun_fast_waitall completes an array of requests that holds only
- * completed C sends and null requests; -1 (nothing changed) otherwise. */
+ * completed C sends, null requests and receives queued in C (MPI_Waitall;
+ * MPI_Wait with one): it matches the queued ones in C for as long as the
+ * engine's spin, and returns 0 once all are complete; -1 (nothing
+ * changed but matches made, which Go sees as completed receives) sends
+ * the call to Go: a request of another kind, a queued receive Go took
+ * over, a packet C does not take, a ring blocked by a message no queued
+ * receive takes (Go sets it aside), a busy lock, a wait past the spin. */
 static inline __attribute__((always_inline)) int shmrun_fast_waitall(int n, MPI_Request *reqs, MPI_Status *sts)
 {
 	if (n < 0 || (n > 0 && reqs == NULL))
 		return -1;
-	for (int i = 0; i < n; i++)
-		if (!SHMRUN_IS_REQ_SENT(reqs[i]) && reqs[i] != MPI_REQUEST_NULL)
+	shmrun_cq_t *q = &shmrun_cq;
+	int queued = 0;
+	for (int i = 0; i < n; i++) {
+		MPI_Request h = reqs[i];
+		if (SHMRUN_IS_REQ_SENT(h) || h == MPI_REQUEST_NULL)
+			continue;
+		if (!SHMRUN_IS_REQ_CQ(h))
 			return -1;
+		queued = 1;
+	}
+	for (int k = 0; queued; k++) {
+		int pending = 0;
+		for (int i = 0; i < n; i++) {
+			if (!SHMRUN_IS_REQ_CQ(reqs[i]))
+				continue;
+			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(reqs[i])].state, __ATOMIC_ACQUIRE);
+			if (st >> 2 != SHMRUN_CQ_GEN(reqs[i]) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
+				return -1; /* Go's, or an invalid request Go names */
+			pending += (st & 3) == SHMRUN_CQ_POSTED;
+		}
+		if (pending == 0)
+			break;
+		shmrun_p2p *e = q->e;
+		if (k > 0)
+			shmrun_relax(e->spin);
+		if (k > e->spin || __atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+			return -1;
+		int blocked = 0, rc = -1;
+		if (e->quiet)
+			rc = shmrun_cq_progress(e, &blocked);
+		shmrun_p2p_unlock(e);
+		if (rc < 0 || blocked)
+			return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		if (SHMRUN_IS_REQ_SENT(reqs[i])) {
-			reqs[i] = MPI_REQUEST_NULL;
+		MPI_Request h = reqs[i];
+		if (SHMRUN_IS_REQ_SENT(h)) {
 			shmrun_sent_status(s);
+		} else if (SHMRUN_IS_REQ_CQ(h)) {
+			shmrun_cq_slot *c = &q->slot[SHMRUN_CQ_IDX(h)];
+			shmrun_cq_status(c, s);
+			__atomic_store_n(&c->state, SHMRUN_CQ_GEN(h) << 2 | SHMRUN_CQ_FREE, __ATOMIC_RELEASE);
 		} else {
 			shmrun_null_status(s);
+			continue;
 		}
+		reqs[i] = MPI_REQUEST_NULL;
 	}
 	return 0;
 }

@@ -55,6 +55,7 @@ func installP2PDesc(x *commH) {
 	d.world = &w[0]
 	d.ctx, d.n, d.me = C.uint32_t(p.Ctx), C.uint32_t(len(p.World)), C.uint32_t(p.Me)
 	x.p2p.Store(d)
+	p2pComms.Store(x.h, x)
 	C.shmrun_set_p2p(d.handle, d)
 }
 
@@ -65,6 +66,7 @@ func dropP2PDesc(x *commH) {
 	if d == nil {
 		return
 	}
+	p2pComms.Delete(x.h)
 	C.shmrun_unset_p2p(d)
 	C.free(unsafe.Pointer(d.world))
 	freeC(d)
@@ -91,7 +93,7 @@ func p2pLayout() map[string]uintptr {
 	var r C.shmrun_p2p_rx
 	return map[string]uintptr{
 		"lock": unsafe.Offsetof(e.lock), "quiet": unsafe.Offsetof(e.quiet), "n": unsafe.Offsetof(e.n),
-		"eager": unsafe.Offsetof(e.eager), "spin": unsafe.Offsetof(e.spin), "next_id": unsafe.Offsetof(e.next_id),
+		"eager": unsafe.Offsetof(e.eager), "spin": unsafe.Offsetof(e.spin), "cq": unsafe.Offsetof(e.cq), "next_id": unsafe.Offsetof(e.next_id),
 		"sizeof":  unsafe.Sizeof(e),
 		"tx.ring": unsafe.Offsetof(t.ring), "tx.tail": unsafe.Offsetof(t.tail), "tx.seq": unsafe.Offsetof(t.seq),
 		"tx.sleepers": unsafe.Offsetof(t.sleepers), "tx.head": unsafe.Offsetof(t.head),

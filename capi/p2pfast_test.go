@@ -14,7 +14,7 @@ import (
 func TestP2PLayout(t *testing.T) {
 	want := map[string]uintptr{
 		"lock": winc.P2POffLock, "quiet": winc.P2POffQuiet, "n": winc.P2POffN, "eager": winc.P2POffEager,
-		"spin": winc.P2POffSpin, "next_id": winc.P2POffNextID, "sizeof": winc.P2PHeader,
+		"spin": winc.P2POffSpin, "cq": winc.P2POffCQ, "next_id": winc.P2POffNextID, "sizeof": winc.P2PHeader,
 		"tx.ring": winc.TxOffRing, "tx.tail": winc.TxOffTail, "tx.seq": winc.TxOffSeq, "tx.sleepers": winc.TxOffSleepers,
 		"tx.head": winc.TxOffHead, "tx.seen_tail": winc.TxOffSeenTail, "tx.stamp": winc.TxOffStamp,
 		"tx.ring_len": winc.TxOffRingLen, "tx.sizeof": winc.TxSize,

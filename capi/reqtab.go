@@ -121,6 +121,9 @@ func getReq(h uintptr) (*reqH, bool) {
 	if isSent(h) {
 		return &reqH{done: true}, true
 	}
+	if isCQ(h) {
+		return cqReq(h)
+	}
 	if h&reqSpace != 0 {
 		if s, gen, ok := decodeReq(h); ok && s.state.Load() == gen<<1|1 {
 			return &s.x, true
@@ -134,6 +137,10 @@ func getReq(h uintptr) (*reqH, bool) {
 func dropReq(h uintptr) {
 	if isSent(h) {
 		return // in no table
+	}
+	if isCQ(h) {
+		cqDrop(h)
+		return
 	}
 	s, gen, ok := decodeReq(h)
 	if !ok || !s.state.CompareAndSwap(gen<<1|1, gen<<1) {

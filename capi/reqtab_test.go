@@ -118,3 +118,35 @@ func BenchmarkReqTable(b *testing.B) {
 		}
 	}
 }
+
+// TestCQHandles: the handles of receives queued in C are a kind of their
+// own - no slot, table, sent-send or predefined handle is one, each of
+// them is, they fit an int - and one that names no queued receive is
+// an invalid request, which retiring leaves alone.
+func TestCQHandles(t *testing.T) {
+	for _, idx := range []uintptr{0, 1, 517, cqSlots - 1} {
+		for _, gen := range []uintptr{0, 1, 0x8001, 0xffff} {
+			h := reqCQ | gen<<14 | idx<<4
+			if !isCQ(h) || isSent(h) || h > 1<<31-1 {
+				t.Fatalf("slot %d gen %d: handle %#x: isCQ %v isSent %v", idx, gen, h, isCQ(h), isSent(h))
+			}
+			if _, g, ok := decodeReq(h); ok {
+				t.Fatalf("handle %#x decodes as a request slot (generation %d)", h, g)
+			}
+			if s, i, g := cqSlot(h); i != int(idx) || g != uint32(gen) || s == nil {
+				t.Fatalf("handle %#x: slot %d generation %d", h, i, g)
+			}
+			if _, ok := getReq(h); ok {
+				t.Fatalf("handle %#x of no queued receive found", h)
+			}
+			dropReq(h)
+		}
+	}
+	others := []uintptr{hRequestNull, firstHandle, firstHandle + 16, reqSpace, reqSpace | 5<<4,
+		reqSpace | reqGenMask<<reqGenShift | (reqSlots-1)<<4, reqSent, reqSent | reqSentK, 1 << 30, 0}
+	for _, h := range others {
+		if isCQ(h) {
+			t.Fatalf("handle %#x taken for a queued receive's", h)
+		}
+	}
+}

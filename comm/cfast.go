@@ -3,6 +3,8 @@
 package comm
 
 import (
+	"fmt"
+
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/winc"
@@ -52,6 +54,25 @@ func init() {
 			w[r] = int32(m)
 		}
 		return &winc.P2PComm{Eng: e.sh.P2P, Tx: e.sh.Tx, Rx: e.sh.Rx, Ctx: c.p2p().ctx, World: w, Me: c.Rank()}
+	}
+}
+
+// The C interface's receives queued in C: a completed one as a request
+// (winc.DoneRecv), and the lock and unlock that moves the pending ones
+// into the engine (winc.P2PFlush, engine.migrateCQ).
+func init() {
+	winc.DoneRecv = func(src, tag int, n int64) any {
+		return doneRequest(Status{Source: src, Tag: tag, Count: int(n), bytes: int(n)})
+	}
+	winc.P2PFlush = func(x any) error {
+		c, ok := x.(*Comm)
+		if !ok || c == nil || c.world == nil || c.world.eng == nil {
+			return fmt.Errorf("comm: no point-to-point engine: %w", ErrComm)
+		}
+		e := c.world.eng
+		e.lock()
+		e.unlock()
+		return nil
 	}
 }
 

@@ -204,9 +204,29 @@ func (e *engine) tryLock() bool {
 	l := &e.sh.Lock
 	if atomic.LoadUint32(l) == 0 && atomic.CompareAndSwapUint32(l, 0, 1) {
 		e.ro.acquire()
+		if e.sh.CQ != 0 {
+			e.migrateCQ()
+		}
 		return true
 	}
 	return false
+}
+
+// migrateCQ moves the receives the C interface queued in C (winc.P2P's
+// CQ) into the posted queue, in the order they were posted, before the
+// lock's new holder does anything: messages are then matched as if they
+// had been posted here. The engine is locked.
+func (e *engine) migrateCQ() {
+	if winc.CQMigrate == nil {
+		return
+	}
+	winc.CQMigrate(func(x any, buf []byte, src, tag, elem int, sig uint32) any {
+		c := x.(*Comm)
+		so := op{recv: true, c: c, ctx: c.p2p().ctx, peer: src, tag: tag, buf: buf, elem: elem, sig: sig, call: "MPI_Irecv"}
+		rv, o := e.takeOp(&so, nil)
+		e.post(o)
+		return &rv.r
+	})
 }
 
 // lock takes the engine's lock: a word the C interface's fast paths take

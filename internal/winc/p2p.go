@@ -28,13 +28,20 @@ import (
 // written behind nothing and the next packet of a sender's ring is the
 // oldest message from it that nobody has matched: C can send and receive
 // it exactly as the engine would. Anything else takes the Go path.
+//
+// MPI_Irecv from C may also queue a receive in C (CQ counts them) while
+// Quiet is 1, and MPI_Wait and MPI_Waitall match the queued receives to
+// the rings' packets in C. Whoever takes the lock in Go first moves the
+// queued receives into the engine's posted queue, in the order they were
+// posted (CQMigrate), so that Go's engine never runs while C holds
+// receives that a message could be meant for.
 type P2P struct {
 	Lock  uint32 // 0 free, 1 held: a compare-and-swap takes it, a store-release gives it back
 	Quiet uint32 // 1 while Go's engine holds no operation in progress
 	N     uint32 // world ranks: P2PTx and P2PRx entries
 	Eager uint32 // the largest message sent whole (format.P2PEager)
 	Spin  int32  // polls a C receive makes before it hands its wait to Go
-	_     uint32
+	CQ    uint32 // receives queued in C, not yet matched nor moved into Go
 	// NextID numbers the packets (format.PktID); the engine's own.
 	NextID uint64
 }
@@ -74,6 +81,7 @@ const (
 	P2POffN      = 8
 	P2POffEager  = 12
 	P2POffSpin   = 16
+	P2POffCQ     = 20
 	P2POffNextID = 24
 	P2PHeader    = 64 // the P2PTx entries start here, then the P2PRx entries
 
@@ -147,3 +155,24 @@ type P2PComm struct {
 // point-to-point engine or the job is observed (shmrun --stats, --trace,
 // --check), where every call takes the Go path. Package comm sets it.
 var P2POf func(c any) *P2PComm
+
+// CQMigrate moves the receives queued in C (P2P.CQ) into Go's engine:
+// for each, in the order they were posted, it calls post with the
+// receive's communicator (a *comm.Comm), its buffer (C memory), its
+// source's world rank, its tag (comm.AnyTag for any), its element size
+// and signature digest (typesig), and keeps the request post returns (a
+// *comm.Request) for the receive's handle. Package comm calls it with
+// the engine locked whenever CQ is not 0; post neither locks nor blocks.
+// The C interface sets it.
+var CQMigrate func(post func(c any, buf []byte, src, tag, elem int, sig uint32) any)
+
+// DoneRecv returns a completed request (a *comm.Request) whose status is
+// that of a received message of n bytes from rank src of its
+// communicator with tag: a receive the C interface completed in C, when
+// a call that goes through Go must see it. Package comm sets it.
+var DoneRecv func(src, tag int, n int64) any
+
+// P2PFlush locks and unlocks the point-to-point engine of c (a
+// *comm.Comm), which moves the receives queued in C into Go
+// (CQMigrate); an error if c has no engine. Package comm sets it.
+var P2PFlush func(c any) error

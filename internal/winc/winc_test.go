@@ -86,6 +86,7 @@ func TestP2PLayout(t *testing.T) {
 		{"N", unsafe.Offsetof(e.N), P2POffN},
 		{"Eager", unsafe.Offsetof(e.Eager), P2POffEager},
 		{"Spin", unsafe.Offsetof(e.Spin), P2POffSpin},
+		{"CQ", unsafe.Offsetof(e.CQ), P2POffCQ},
 		{"NextID", unsafe.Offsetof(e.NextID), P2POffNextID},
 		{"Tx.Ring", unsafe.Offsetof(x.Ring), TxOffRing},
 		{"Tx.Tail", unsafe.Offsetof(x.Tail), TxOffTail},

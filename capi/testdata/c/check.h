@@ -31,3 +31,18 @@ static void report(const char *name)
 	}
 	failures = 0;
 }
+
+/* fill writes pattern k into b (n bytes); same checks it. */
+static inline void fill(unsigned char *b, int n, int k)
+{
+	for (int i = 0; i < n; i++)
+		b[i] = (unsigned char)(k * 131 + i * 7 + 1);
+}
+
+static inline int same(const unsigned char *b, int n, int k)
+{
+	for (int i = 0; i < n; i++)
+		if (b[i] != (unsigned char)(k * 131 + i * 7 + 1))
+			return 0;
+	return 1;
+}

@@ -2,7 +2,8 @@
  * cflags: -fopenmp
  * C ranks with OpenMP threads under MPI_THREAD_MULTIPLE: every thread of
  * each rank exchanges messages with its twin thread on the other rank (tag
- * = thread number) and adds to a counter in rank 0's window, at once.
+ * = thread number) and adds to a counter in rank 0's window, at once;
+ * then every thread posts windows of Irecvs and Isends at once.
  * Then one thread per target locks and unlocks its own target at once
  * (passive-target epochs to different targets may overlap): exclusive
  * locks around a Get+Put increment, shared ones around a Fetch_and_op,
@@ -52,6 +53,33 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		CHECK(*ctr == (long)size * THREADS * ITERS, "counter %ld, want %ld", *ctr, (long)size * THREADS * ITERS);
 	report("OpenMP threads under MPI_THREAD_MULTIPLE");
+
+	/* Windows of Irecvs and Isends on every thread at once (libmpi_abi
+	 * queues receives in C for several threads, and whichever thread
+	 * waits matches them), each thread's messages in order. */
+	bad = 0;
+#pragma omp parallel num_threads(THREADS) reduction(+ : bad)
+	{
+		int t = omp_get_thread_num();
+		for (int i = 0; i < 50; i++) {
+			int in[16], out[16];
+			MPI_Request rq[32];
+			for (int j = 0; j < 16; j++) {
+				in[j] = -1;
+				MPI_Irecv(&in[j], 1, MPI_INT, other, 100 + t, MPI_COMM_WORLD, &rq[j]);
+			}
+			for (int j = 0; j < 16; j++) {
+				out[j] = rank * 100000 + t * 1000 + i * 16 + j;
+				MPI_Isend(&out[j], 1, MPI_INT, other, 100 + t, MPI_COMM_WORLD, &rq[16 + j]);
+			}
+			if (MPI_Waitall(32, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+				bad++;
+			for (int j = 0; j < 16; j++)
+				bad += in[j] != other * 100000 + t * 1000 + i * 16 + j;
+		}
+	}
+	CHECK(bad == 0, "%d nonblocking messages wrong or out of order", bad);
+	report("windows of Irecv and Isend on every thread");
 	MPI_Win_free(&w);
 
 	long *pair;

@@ -13,21 +13,6 @@
  * without leaving C; elsewhere the hook is absent. */
 extern unsigned long long shmrun_p2p_fast_count(void) __attribute__((weak));
 
-/* fill writes a pattern of message k into b (n bytes). */
-static void fill(unsigned char *b, int n, int k)
-{
-	for (int i = 0; i < n; i++)
-		b[i] = (unsigned char)(k * 131 + i * 7 + 1);
-}
-
-static int same(const unsigned char *b, int n, int k)
-{
-	for (int i = 0; i < n; i++)
-		if (b[i] != (unsigned char)(k * 131 + i * 7 + 1))
-			return 0;
-	return 1;
-}
-
 /* sizes cycles through eager sizes (some cross the rings' ends, leaving a
  * skip) and large ones. */
 static int size_of(int k)
