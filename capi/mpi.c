@@ -352,19 +352,27 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 		shmrun_sent_status(status);
 		return MPI_SUCCESS;
 	}
-	if (request != NULL && SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_waitall(1, request, status) == 0)
+	if (request != NULL && SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_reqs(1, request, status, 1, NULL) == 0)
 		return MPI_SUCCESS;
 	return shmWait(HP(request), status);
 }
-int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) { return shmTest(HP(request), flag, status); }
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	if (request != NULL && flag != NULL && SHMRUN_IS_REQ_CQ(*request) &&
+	    shmrun_fast_reqs(1, request, status, 0, flag) == 0)
+		return MPI_SUCCESS;
+	return shmTest(HP(request), flag, status);
+}
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-	if (shmrun_fast_waitall(count, array_of_requests, array_of_statuses) == 0)
+	if (shmrun_fast_reqs(count, array_of_requests, array_of_statuses, 1, NULL) == 0)
 		return MPI_SUCCESS;
 	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 1, NULL);
 }
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+	if (flag != NULL && shmrun_fast_reqs(count, array_of_requests, array_of_statuses, 0, flag) == 0)
+		return MPI_SUCCESS;
 	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 0, flag);
 }
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)

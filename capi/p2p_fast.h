@@ -518,51 +518,70 @@ static inline __attribute__((always_inline)) void shmrun_cq_status(const shmrun_
 	st->MPI_internal[2] = 0;
 }
 
-/* shmrun_fast_waitall completes an array of requests that holds only
- * completed C sends, null requests and receives queued in C (MPI_Waitall;
- * MPI_Wait with one): it matches the queued ones in C for as long as the
- * engine's spin, and returns 0 once all are complete; -1 (nothing
+/* shmrun_fast_reqs completes an array of requests that holds only
+ * completed C sends, null requests and receives queued in C: with block
+ * (MPI_Waitall; MPI_Wait with one) it matches the queued ones in C for as
+ * long as the engine's spin, polling the ring of the first one pending
+ * without the lock in between, and returns 0 once all are complete;
+ * without (MPI_Testall, MPI_Test) it matches once and returns 0 with
+ * *flag 0, nothing completed, if some are still pending. -1 (nothing
  * changed but matches made, which Go sees as completed receives) sends
  * the call to Go: a request of another kind, a queued receive Go took
  * over, a packet C does not take, a ring blocked by a message no queued
- * receive takes (Go sets it aside), a busy lock, a wait past the spin. */
-static inline __attribute__((always_inline)) int shmrun_fast_waitall(int n, MPI_Request *reqs, MPI_Status *sts)
+ * receive takes (Go sets it aside), Go's engine not idle or its lock
+ * busy, a wait past the spin. */
+static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Request *reqs, MPI_Status *sts, int block,
+								      int *flag)
 {
 	if (n < 0 || (n > 0 && reqs == NULL))
 		return -1;
 	shmrun_cq_t *q = &shmrun_cq;
-	int queued = 0;
 	for (int i = 0; i < n; i++) {
 		MPI_Request h = reqs[i];
-		if (SHMRUN_IS_REQ_SENT(h) || h == MPI_REQUEST_NULL)
-			continue;
-		if (!SHMRUN_IS_REQ_CQ(h))
+		if (!SHMRUN_IS_REQ_SENT(h) && h != MPI_REQUEST_NULL && !SHMRUN_IS_REQ_CQ(h))
 			return -1;
-		queued = 1;
 	}
-	for (int k = 0; queued; k++) {
-		int pending = 0;
-		for (int i = 0; i < n; i++) {
-			if (!SHMRUN_IS_REQ_CQ(reqs[i]))
+	int i0 = 0, passes = 0; /* requests before i0 are complete */
+	for (int k = 0;;) {
+		for (; i0 < n; i0++) {
+			MPI_Request h = reqs[i0];
+			if (!SHMRUN_IS_REQ_CQ(h))
 				continue;
-			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(reqs[i])].state, __ATOMIC_ACQUIRE);
-			if (st >> 2 != SHMRUN_CQ_GEN(reqs[i]) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
+			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(h)].state, __ATOMIC_ACQUIRE);
+			if (st >> 2 != SHMRUN_CQ_GEN(h) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
 				return -1; /* Go's, or an invalid request Go names */
-			pending += (st & 3) == SHMRUN_CQ_POSTED;
+			if ((st & 3) == SHMRUN_CQ_POSTED)
+				break;
 		}
-		if (pending == 0)
+		if (i0 == n)
 			break;
+		if (!block && passes > 0) {
+			*flag = 0;
+			return 0;
+		}
+		passes++;
 		shmrun_p2p *e = q->e;
-		if (k > 0)
-			shmrun_relax(e->spin);
 		if (k > e->spin || __atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
 			return -1;
 		int blocked = 0, rc = -1;
-		if (e->quiet)
+		uint32_t *at = NULL, want = 0, cq = e->cq;
+		if (e->quiet) {
 			rc = shmrun_cq_progress(e, &blocked);
+			shmrun_cq_slot *s = &q->slot[SHMRUN_CQ_IDX(reqs[i0])];
+			if (rc == 0 && e->cq == cq && s->state == (SHMRUN_CQ_GEN(reqs[i0]) << 2 | SHMRUN_CQ_POSTED)) {
+				/* Nothing came: wait for its ring's next packet. */
+				shmrun_p2p_rx *r = s->rx;
+				at = (uint32_t *)(r->ring + (r->pos & (r->ring_len - 1)));
+				want = r->stamp + 1;
+				if (want == 0)
+					want = 1;
+			}
+		}
 		shmrun_p2p_unlock(e);
 		if (rc < 0 || blocked)
 			return -1;
+		for (k++; at != NULL && k <= e->spin && __atomic_load_n(at, __ATOMIC_ACQUIRE) != want; k++)
+			shmrun_relax(e->spin);
 	}
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
@@ -579,5 +598,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_waitall(int n, MPI_
 		}
 		reqs[i] = MPI_REQUEST_NULL;
 	}
+	if (flag != NULL)
+		*flag = 1;
 	return 0;
 }
