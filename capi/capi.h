@@ -311,6 +311,30 @@ typedef struct {
 	shmrun_cq_slot slot[SHMRUN_CQ_SLOTS];
 } shmrun_cq_t;
 extern shmrun_cq_t shmrun_cq;
+/* Persistent point-to-point requests that C may start (MPI_Send_init's
+ * and MPI_Recv_init's of the standard mode): made by the Go side with
+ * the request, looked up by its handle's slot in the Go side's request
+ * table, and started in C as an eager MPI_Isend or an MPI_Irecv queued in
+ * C (cq: its handle) while their fast paths allow. state says who holds
+ * the started operation: nobody (inactive), C (MPI_Wait, MPI_Waitall,
+ * MPI_Test and MPI_Testall complete it in C while they can; any other
+ * call hands it to Go first), or Go. Only the thread that starts,
+ * completes or frees the request touches it, as the standard requires. */
+enum { SHMRUN_PERS_INACTIVE, SHMRUN_PERS_C, SHMRUN_PERS_GO };
+#define SHMRUN_PERS_SLOTS 65536
+typedef struct {
+	uintptr_t handle; /* the request's handle */
+	uint32_t state;   /* SHMRUN_PERS_*, stored with a release */
+	uint32_t send;    /* a send's, else a receive's */
+	void *buf;
+	MPI_Count count;
+	uintptr_t dt;   /* the MPI_Datatype */
+	uintptr_t comm; /* the MPI_Comm */
+	int32_t peer, tag;
+	uintptr_t cq; /* started in C: the receive's queued handle (a send: 0) */
+} shmrun_pers;
+extern shmrun_pers *shmrun_perss[SHMRUN_PERS_SLOTS];
+
 /* shmrun_cq_pop takes the first receive still queued, in post order, out
  * of the queue, returning its slot (whose state the caller sets) or -1.
  * Called by Go (capi's cq.go) with the engine's lock held. */

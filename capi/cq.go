@@ -3,6 +3,7 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "capi.h"
 */
 import "C"
@@ -160,4 +161,77 @@ func cqFlush() {
 	if w := worldH.Load(); w != nil {
 		_ = winc.P2PFlush(w.c)
 	}
+}
+
+// Persistent requests C may start (capi.h's shmrun_pers): states.
+const (
+	persInactive = C.SHMRUN_PERS_INACTIVE
+	persCStarted = C.SHMRUN_PERS_C
+	persGo       = C.SHMRUN_PERS_GO
+)
+
+func persGet(pc *C.shmrun_pers) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&pc.state)))
+}
+
+func persSet(pc *C.shmrun_pers, st uint32) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&pc.state)), st)
+}
+
+// persSlot is the C table's entry of request handle h (a slot handle).
+func persSlot(h uintptr) *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(&C.shmrun_perss[h>>4&(reqSlots-1)]))
+}
+
+// persC gives persistent request h (just made, inactive) a C part, so
+// that MPI_Start and MPI_Startall may start it in C: a standard-mode
+// send or a receive from a given rank, with its arguments as the call
+// gave them (C checks them again at each start, and leaves to Go what
+// its fast paths do not take). Only requests in a slot of the request
+// table can have one.
+func persC(h uintptr, buf *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int, comm C.uintptr_t, send bool) {
+	if _, _, ok := decodeReq(h); !ok {
+		return
+	}
+	x, ok := getReq(h)
+	if !ok {
+		return
+	}
+	pc := (*C.shmrun_pers)(C.calloc(1, C.sizeof_shmrun_pers))
+	pc.handle, pc.send = C.uintptr_t(h), C.uint32_t(cbool(send))
+	pc.buf, pc.count, pc.dt, pc.comm = unsafe.Pointer(buf), C.MPI_Count(count), dt, comm
+	pc.peer, pc.tag = C.int32_t(peer), C.int32_t(tag)
+	x.pc = pc
+	atomic.StorePointer(persSlot(h), unsafe.Pointer(pc))
+}
+
+// persDrop takes persistent request h's C part pc out of the C table and
+// frees it (MPI_Request_free).
+func persDrop(h uintptr, pc *C.shmrun_pers) {
+	atomic.CompareAndSwapPointer(persSlot(h), unsafe.Pointer(pc), nil)
+	C.free(unsafe.Pointer(pc))
+}
+
+// fromC hands the operation C started of persistent request x (if it
+// did) to Go, for a call on x that goes through Go: a send's, complete at
+// its start, or the receive C queued, which becomes Go's (cqReq) and
+// whose slot retire frees.
+func (x *reqH) fromC() {
+	pc := x.pc
+	if persGet(pc) != persCStarted {
+		return
+	}
+	x.r = new(comm.Request) // a send complete at its start: the empty status
+	if pc.send == 0 {
+		if y, ok := cqReq(uintptr(pc.cq)); ok && y.r != nil {
+			x.r, x.cqh = y.r, uintptr(pc.cq)
+		} else {
+			x.done, x.err = true, fmt.Errorf("the receive started in C (handle %#x) is lost: %w", uintptr(pc.cq), errRequest)
+			if ok {
+				x.err, x.cqh = y.err, uintptr(pc.cq)
+			}
+		}
+	}
+	pc.cq = 0
+	persSet(pc, persGo)
 }

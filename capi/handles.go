@@ -84,6 +84,11 @@ type reqH struct {
 	st      comm.Status
 	err     error
 	persist *persistent // a persistent request's (inactive while r is nil)
+	// A persistent request C may start: its C part (capi.h's
+	// shmrun_pers), and while an operation C started is Go's, the handle
+	// of its receive queued in C, freed when it completes.
+	pc  *C.shmrun_pers
+	cqh uintptr
 	// An RMA request form's buffers in shmcc --check's table (chkRMA),
 	// dropped when the request completes.
 	chkFirst uint32

@@ -19,8 +19,10 @@ shmrun_comm_desc *shmrun_comms[SHMRUN_COMM_SLOTS];
 shmrun_p2p_comm *shmrun_p2ps[SHMRUN_COMM_SLOTS];
 unsigned long long shmrun_p2p_fast;
 
-/* The receives queued in C (capi.h, p2p_fast.h). */
+/* The receives queued in C and the persistent requests C may start
+ * (capi.h, p2p_fast.h). */
 shmrun_cq_t shmrun_cq;
+shmrun_pers *shmrun_perss[SHMRUN_PERS_SLOTS];
 
 int shmrun_cq_pop(void)
 {
@@ -342,8 +344,22 @@ SEND_INIT(Rsend_init_c, MPI_Count, 0)
 	}
 RECV_INIT(Recv_init, int)
 RECV_INIT(Recv_init_c, MPI_Count)
-int PMPI_Start(MPI_Request *request) { return shmStart(HP(request)); }
-int PMPI_Startall(int count, MPI_Request array_of_requests[]) { return shmStartall(count, HP(array_of_requests)); }
+int PMPI_Start(MPI_Request *request)
+{
+	if (request != NULL && shmrun_fast_pstart(*request) == 0)
+		return MPI_SUCCESS;
+	return shmStart(HP(request));
+}
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+	int i = 0;
+	if (array_of_requests != NULL)
+		while (i < count && shmrun_fast_pstart(array_of_requests[i]) == 0)
+			i++;
+	if (count > 0 && i == count)
+		return MPI_SUCCESS;
+	return shmStartall(count - i, HP(array_of_requests + i));
+}
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {

@@ -518,37 +518,93 @@ static inline __attribute__((always_inline)) void shmrun_cq_status(const shmrun_
 	st->MPI_internal[2] = 0;
 }
 
+/* shmrun_pers_of is the persistent request h's C part, or NULL (h is
+ * not a slot handle of the Go side's request table, or its request has
+ * none). */
+static inline __attribute__((always_inline)) shmrun_pers *shmrun_pers_of(MPI_Request h)
+{
+	uintptr_t v = (uintptr_t)h;
+	if ((v & 15) != 0 || (v & ((uintptr_t)1 << 30)) == 0 || v >> 31 != 0)
+		return NULL;
+	shmrun_pers *p = __atomic_load_n(&shmrun_perss[(v >> 4) & (SHMRUN_PERS_SLOTS - 1)], __ATOMIC_ACQUIRE);
+	return p != NULL && p->handle == v ? p : NULL;
+}
+
+/* shmrun_fast_pstart starts inactive persistent request h in C (MPI_Start):
+ * a send as an eager MPI_Isend, complete at once; a receive as an
+ * MPI_Irecv queued in C. -1 (nothing changed): Go starts it. */
+static inline __attribute__((always_inline)) int shmrun_fast_pstart(MPI_Request h)
+{
+	shmrun_pers *p = shmrun_pers_of(h);
+	if (p == NULL || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != SHMRUN_PERS_INACTIVE)
+		return -1;
+	MPI_Request r = MPI_REQUEST_NULL;
+	MPI_Datatype dt = (MPI_Datatype)p->dt;
+	MPI_Comm comm = (MPI_Comm)p->comm;
+	if (p->send ? shmrun_fast_send(p->buf, p->count, dt, p->peer, p->tag, comm, NULL)
+		    : shmrun_fast_irecv(p->buf, p->count, dt, p->peer, p->tag, comm, &r))
+		return -1;
+	p->cq = (uintptr_t)r;
+	__atomic_store_n(&p->state, SHMRUN_PERS_C, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* shmrun_inner is what completing request h takes in C: h itself (a
+ * completed send, a null request, a queued receive), a started
+ * persistent request's operation (its queued receive, or null for a
+ * completed send; *pp its C part), MPI_REQUEST_NULL with *pp set for an
+ * inactive one; 0 with nothing set for anything else (Go's). */
+static inline __attribute__((always_inline)) int shmrun_inner(MPI_Request h, MPI_Request *in, shmrun_pers **pp)
+{
+	*pp = NULL;
+	if (SHMRUN_IS_REQ_SENT(h) || h == MPI_REQUEST_NULL || SHMRUN_IS_REQ_CQ(h)) {
+		*in = h;
+		return 1;
+	}
+	shmrun_pers *p = shmrun_pers_of(h);
+	if (p == NULL)
+		return 0;
+	uint32_t st = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+	if (st == SHMRUN_PERS_GO)
+		return 0;
+	*pp = p;
+	*in = st == SHMRUN_PERS_C ? (MPI_Request)p->cq : MPI_REQUEST_NULL;
+	return 1;
+}
+
 /* shmrun_fast_reqs completes an array of requests that holds only
- * completed C sends, null requests and receives queued in C: with block
- * (MPI_Waitall; MPI_Wait with one) it matches the queued ones in C for as
- * long as the engine's spin, polling the ring of the first one pending
- * without the lock in between, and returns 0 once all are complete;
- * without (MPI_Testall, MPI_Test) it matches once and returns 0 with
- * *flag 0, nothing completed, if some are still pending. -1 (nothing
- * changed but matches made, which Go sees as completed receives) sends
- * the call to Go: a request of another kind, a queued receive Go took
- * over, a packet C does not take, a ring blocked by a message no queued
- * receive takes (Go sets it aside), Go's engine not idle or its lock
- * busy, a wait past the spin. */
+ * completed C sends, null requests, receives queued in C and persistent
+ * requests inactive or started in C: with block (MPI_Waitall; MPI_Wait
+ * with one) it matches the queued receives in C for as long as the
+ * engine's spin, polling the ring of the first one pending without the
+ * lock in between, and returns 0 once all are complete; without
+ * (MPI_Testall, MPI_Test) it matches once and returns 0 with *flag 0,
+ * nothing completed, if some are still pending. Completed requests
+ * become null, persistent ones inactive. -1 (nothing changed but matches
+ * made, which Go sees as completed receives) sends the call to Go: a
+ * request of another kind, a queued receive Go took over, a packet C does
+ * not take, a ring blocked by a message no queued receive takes (Go sets
+ * it aside), Go's engine not idle or its lock busy, a wait past the
+ * spin. */
 static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Request *reqs, MPI_Status *sts, int block,
-								      int *flag)
+								  int *flag)
 {
 	if (n < 0 || (n > 0 && reqs == NULL))
 		return -1;
 	shmrun_cq_t *q = &shmrun_cq;
-	for (int i = 0; i < n; i++) {
-		MPI_Request h = reqs[i];
-		if (!SHMRUN_IS_REQ_SENT(h) && h != MPI_REQUEST_NULL && !SHMRUN_IS_REQ_CQ(h))
+	MPI_Request in;
+	shmrun_pers *p;
+	for (int i = 0; i < n; i++)
+		if (!shmrun_inner(reqs[i], &in, &p))
 			return -1;
-	}
 	int i0 = 0, passes = 0; /* requests before i0 are complete */
 	for (int k = 0;;) {
 		for (; i0 < n; i0++) {
-			MPI_Request h = reqs[i0];
-			if (!SHMRUN_IS_REQ_CQ(h))
+			shmrun_inner(reqs[i0], &in, &p);
+			if (!SHMRUN_IS_REQ_CQ(in))
 				continue;
-			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(h)].state, __ATOMIC_ACQUIRE);
-			if (st >> 2 != SHMRUN_CQ_GEN(h) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
+			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(in)].state, __ATOMIC_ACQUIRE);
+			if (st >> 2 != SHMRUN_CQ_GEN(in) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
 				return -1; /* Go's, or an invalid request Go names */
 			if ((st & 3) == SHMRUN_CQ_POSTED)
 				break;
@@ -567,8 +623,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 		uint32_t *at = NULL, want = 0, cq = e->cq;
 		if (e->quiet) {
 			rc = shmrun_cq_progress(e, &blocked);
-			shmrun_cq_slot *s = &q->slot[SHMRUN_CQ_IDX(reqs[i0])];
-			if (rc == 0 && e->cq == cq && s->state == (SHMRUN_CQ_GEN(reqs[i0]) << 2 | SHMRUN_CQ_POSTED)) {
+			shmrun_cq_slot *s = &q->slot[SHMRUN_CQ_IDX(in)];
+			if (rc == 0 && e->cq == cq && s->state == (SHMRUN_CQ_GEN(in) << 2 | SHMRUN_CQ_POSTED)) {
 				/* Nothing came: wait for its ring's next packet. */
 				shmrun_p2p_rx *r = s->rx;
 				at = (uint32_t *)(r->ring + (r->pos & (r->ring_len - 1)));
@@ -585,18 +641,27 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 	}
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		MPI_Request h = reqs[i];
-		if (SHMRUN_IS_REQ_SENT(h)) {
-			shmrun_sent_status(s);
-		} else if (SHMRUN_IS_REQ_CQ(h)) {
-			shmrun_cq_slot *c = &q->slot[SHMRUN_CQ_IDX(h)];
+		shmrun_inner(reqs[i], &in, &p);
+		if (p != NULL && __atomic_load_n(&p->state, __ATOMIC_RELAXED) == SHMRUN_PERS_INACTIVE) {
+			shmrun_null_status(s); /* an inactive persistent request: empty */
+			continue;
+		}
+		if (SHMRUN_IS_REQ_CQ(in)) {
+			shmrun_cq_slot *c = &q->slot[SHMRUN_CQ_IDX(in)];
 			shmrun_cq_status(c, s);
-			__atomic_store_n(&c->state, SHMRUN_CQ_GEN(h) << 2 | SHMRUN_CQ_FREE, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->state, SHMRUN_CQ_GEN(in) << 2 | SHMRUN_CQ_FREE, __ATOMIC_RELEASE);
+		} else if (SHMRUN_IS_REQ_SENT(in) || p != NULL) {
+			shmrun_sent_status(s);
 		} else {
 			shmrun_null_status(s);
 			continue;
 		}
-		reqs[i] = MPI_REQUEST_NULL;
+		if (p != NULL) {
+			p->cq = 0;
+			__atomic_store_n(&p->state, SHMRUN_PERS_INACTIVE, __ATOMIC_RELEASE);
+		} else {
+			reqs[i] = MPI_REQUEST_NULL;
+		}
 	}
 	if (flag != NULL)
 		*flag = 1;

@@ -27,6 +27,9 @@ func reqOf(call string, h C.uintptr_t) (*reqH, C.int) {
 	if !ok {
 		return nil, raiseSelf(call, fmt.Errorf("an invalid request (handle %#x): %w", uintptr(h), errRequest))
 	}
+	if x.pc != nil {
+		x.fromC()
+	}
 	return x, 0
 }
 
@@ -50,6 +53,13 @@ func retire(x *reqH, h *C.uintptr_t) *commH {
 	c := x.c
 	if x.persist != nil {
 		x.r, x.done, x.st, x.err = nil, false, comm.Status{}, nil
+		if x.cqh != 0 {
+			dropReq(x.cqh)
+			x.cqh = 0
+		}
+		if x.pc != nil {
+			persSet(x.pc, persInactive)
+		}
 		return c
 	}
 	first, n := x.chkFirst, x.chkN
@@ -352,6 +362,12 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		if err := x.persist.r.Free(); err != nil {
 			return x.errorOf("MPI_Request_free", err)
 		}
+		if x.cqh != 0 {
+			dropReq(x.cqh) // its receive goes on in Go's engine
+		}
+		if x.pc != nil {
+			persDrop(uintptr(*h), x.pc)
+		}
 	}
 	dropReq(uintptr(*h))
 	*h = hRequestNull
@@ -444,6 +460,9 @@ func shmPersistInit(p *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.int,
 		return x.raise(name, err)
 	}
 	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r, name: call}}))
+	if mode != modeSync && peer >= 0 {
+		persC(uintptr(*req), p, count, dt, peer, tag, h, send != 0)
+	}
 	return C.MPI_SUCCESS
 }
 
@@ -486,6 +505,9 @@ func start(call string, h *C.uintptr_t) C.int {
 		return x.errorOf(call, err)
 	}
 	x.r = x.persist.r
+	if x.pc != nil {
+		persSet(x.pc, persGo)
+	}
 	return C.MPI_SUCCESS
 }
 

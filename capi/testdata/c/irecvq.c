@@ -329,6 +329,115 @@ int main(int argc, char **argv)
 	}
 	report("a completed handle");
 
+	/* Persistent requests (started in C by libmpi_abi while they can):
+	 * windows by MPI_Startall and MPI_Waitall, every completion call, a
+	 * restart after each, cancel, an inactive request among active ones,
+	 * a start of an active one, and free. */
+	MPI_Request ps[W], pr[W];
+	int pin[W], pout[W];
+	if (rank == 0)
+		for (int i = 0; i < W; i++)
+			MPI_Send_init(&pout[i], 1, MPI_INT, 1, 50, MPI_COMM_WORLD, &ps[i]);
+	if (rank == 1)
+		for (int i = 0; i < W; i++)
+			MPI_Recv_init(&pin[i], 1, MPI_INT, 0, 50, MPI_COMM_WORLD, &pr[i]);
+	for (int round = 0; round < 12; round++) {
+		if (rank == 1) {
+			for (int i = 0; i < W; i++)
+				pin[i] = -1;
+			CHECK(MPI_Startall(W, pr) == MPI_SUCCESS, "startall");
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			for (int i = 0; i < W; i++)
+				pout[i] = round * 1000 + i;
+			CHECK(MPI_Startall(W, ps) == MPI_SUCCESS && MPI_Waitall(W, ps, MPI_STATUSES_IGNORE) == MPI_SUCCESS,
+			      "round %d: sends", round);
+		} else if (rank == 1) {
+			int flag = 0, idx = -1, outc = 0, idxs[W], done = 0;
+			switch (round % 6) {
+			case 0:
+				CHECK(MPI_Waitall(W, pr, sts) == MPI_SUCCESS, "waitall");
+				break;
+			case 1:
+				for (int i = 0; i < W; i++)
+					CHECK(MPI_Wait(&pr[i], &sts[i]) == MPI_SUCCESS, "wait");
+				break;
+			case 2:
+				do
+					CHECK(MPI_Testall(W, pr, &flag, sts) == MPI_SUCCESS, "testall");
+				while (!flag);
+				break;
+			case 3:
+				while (done < W) {
+					CHECK(MPI_Waitany(W, pr, &idx, &sts[0]) == MPI_SUCCESS && idx != MPI_UNDEFINED, "waitany");
+					done++;
+				}
+				break;
+			case 4:
+				while (done < W) {
+					CHECK(MPI_Waitsome(W, pr, &outc, idxs, sts) == MPI_SUCCESS && outc > 0, "waitsome");
+					done += outc;
+				}
+				break;
+			case 5:
+				CHECK(MPI_Request_get_status(pr[0], &flag, &sts[0]) == MPI_SUCCESS, "get_status");
+				CHECK(MPI_Waitall(W, pr, sts) == MPI_SUCCESS, "waitall after get_status");
+				break;
+			}
+			for (int i = 0; i < W; i++)
+				CHECK(pr[i] != MPI_REQUEST_NULL && pin[i] == round * 1000 + i, "round %d message %d: %d", round,
+				      i, pin[i]);
+		}
+	}
+	/* An inactive request among started ones; a start of an active one
+	 * (shmrun: MPI_ERR_REQUEST); a cancelled one. */
+	if (rank == 1) {
+		CHECK(MPI_Start(&pr[1]) == MPI_SUCCESS, "start");
+		if (shmrun_p2p_fast_count != NULL) { /* erroneous: Open MPI starts it again */
+			int rc = MPI_Start(&pr[1]), cls = -1;
+			MPI_Error_class(rc, &cls);
+			CHECK(cls == MPI_ERR_REQUEST, "start of an active request: class %d", cls);
+		}
+		CHECK(MPI_Cancel(&pr[1]) == MPI_SUCCESS && MPI_Wait(&pr[1], &sts[1]) == MPI_SUCCESS, "cancel");
+		int flag = 0;
+		MPI_Test_cancelled(&sts[1], &flag);
+		CHECK(flag, "not cancelled");
+		CHECK(MPI_Start(&pr[2]) == MPI_SUCCESS, "start");
+		MPI_Barrier(MPI_COMM_WORLD);
+		CHECK(MPI_Waitall(3, pr, sts) == MPI_SUCCESS && pin[2] == 77, "inactive among started: %d", pin[2]);
+		CHECK(sts[0].MPI_SOURCE == MPI_ANY_SOURCE && sts[0].MPI_TAG == MPI_ANY_TAG, "inactive: empty status");
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			int v = 77;
+			MPI_Send(&v, 1, MPI_INT, 1, 50, MPI_COMM_WORLD);
+		}
+	}
+	/* Free: a started receive still takes its message. */
+	static int late = -1;
+	if (rank == 1) {
+		MPI_Request fr;
+		MPI_Recv_init(&late, 1, MPI_INT, 0, 51, MPI_COMM_WORLD, &fr);
+		MPI_Start(&fr);
+		CHECK(MPI_Request_free(&fr) == MPI_SUCCESS && fr == MPI_REQUEST_NULL, "free");
+		MPI_Barrier(MPI_COMM_WORLD);
+		int v = -1;
+		MPI_Recv(&v, 1, MPI_INT, 0, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		CHECK(late == 51 && v == 52, "freed %d, then %d", late, v);
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			int a = 51, b = 52;
+			MPI_Send(&a, 1, MPI_INT, 1, 51, MPI_COMM_WORLD);
+			MPI_Send(&b, 1, MPI_INT, 1, 52, MPI_COMM_WORLD);
+		}
+	}
+	for (int i = 0; i < W; i++)
+		if (rank < 2)
+			CHECK(MPI_Request_free(rank == 0 ? &ps[i] : &pr[i]) == MPI_SUCCESS, "free %d", i);
+	report("persistent requests");
+
 	MPI_Finalize();
 	return 0;
 }
