@@ -306,7 +306,6 @@ func (e *engine) recvNow(o *op) (src, tag, n int, ok bool) {
 	}
 	r := &e.rx[o.peer]
 	spin := e.policy.Spin
-	pause := spin >= barrier.PauseFrom
 	for i := 0; ; {
 		if !e.tryLock() {
 			return 0, 0, 0, false
@@ -323,10 +322,12 @@ func (e *engine) recvNow(o *op) (src, tag, n int, ok bool) {
 		case takeOther:
 			return 0, 0, 0, false
 		}
-		for ; i < spin && atomic.LoadUint32(at) != want; i++ {
-			if pause {
-				raw.Pause()
-			}
+		// Back to back, without the pause other spins make (barrier.
+		// PauseFrom): nobody makes a locked add on a ring's cell, and the
+		// pause only delays seeing the packet (8 B ping-pong, 2 ranks
+		// bound, 16 interleaved runs: 183.6 -> 175.6 ns).
+		for i < spin && atomic.LoadUint32(at) != want {
+			i++
 		}
 		if i >= spin {
 			return 0, 0, 0, false
