@@ -247,6 +247,11 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take_in(uint32_t cct
 	if (++r->stamp == 0)
 		r->stamp = 1;
 	r->pos += shmrun_cells(SHMRUN_PKT_HEADER + n);
+	/* The sender's next packets are on lines of its cache: ask for one a
+	 * few cells on now, so that a run of them arrives overlapped, not one
+	 * miss after the other (C msgrate_8, 2 ranks bound: 69 -> 59 ns a
+	 * message; 8 cells ahead about the same, 16 less). */
+	__builtin_prefetch(r->ring + ((r->pos + 4 * SHMRUN_PKT_CELL) & (size - 1)));
 	if (r->pos - r->given >= size / 4)
 		shmrun_p2p_give_back(r, t); /* else once the ring is next found empty (engine.take) */
 	shmrun_p2p_fast++;
