@@ -374,6 +374,7 @@ func (e *engine) take(o *op, r *rxRing) (res int, at *uint32, want uint32, src, 
 		}
 		copy(o.buf, b[format.PktHeader:format.PktHeader+m])
 		rs.Stamp, rs.Pos = want, rs.Pos+uint64(cells(format.PktHeader+int(m)))
+		raw.Prefetch(r.ring, int64((rs.Pos+prefetchAhead)&(size-1)))
 		if rs.Pos-rs.Given >= size/4 {
 			// Else the room goes back when this ring is next found
 			// empty (above), off the way of this rank's reply.
@@ -467,6 +468,11 @@ func (e *engine) peer(w int) (*peer, error) {
 }
 
 func (e *engine) newID() uint64 { e.sh.NextID++; return e.sh.NextID }
+
+// prefetchAhead is how far on a receiver prefetches the ring after the
+// packet it takes: four cells (measured from C: msgrate_8 69 -> 59 ns a
+// message; eight about the same, sixteen worse).
+const prefetchAhead = 4 * format.PktCell
 
 func cells(k int) int64 { return int64((k + format.PktCell - 1) &^ (format.PktCell - 1)) }
 
@@ -703,6 +709,10 @@ func (e *engine) drain(s int) {
 		if atomic.LoadUint32(raw.Uint32At(r.ring, pos)) != want {
 			break
 		}
+		// The sender's next packets are on lines of its cache: ask for
+		// one a few cells on, so that a run of them arrives overlapped
+		// (capi's shmrun_p2p_take_in does the same).
+		raw.Prefetch(r.ring, int64((st.Pos+prefetchAhead)&(size-1)))
 		k := e.handle(s, r, r.ring[pos:])
 		if k == 0 { // a Skip
 			k = int64(size) - pos
