@@ -346,16 +346,13 @@ RECV_INIT(Recv_init, int)
 RECV_INIT(Recv_init_c, MPI_Count)
 int PMPI_Start(MPI_Request *request)
 {
-	if (request != NULL && shmrun_fast_pstart(*request) == 0)
+	if (request != NULL && shmrun_fast_pstartall(1, request) == 1)
 		return MPI_SUCCESS;
 	return shmStart(HP(request));
 }
 int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
-	int i = 0;
-	if (array_of_requests != NULL)
-		while (i < count && shmrun_fast_pstart(array_of_requests[i]) == 0)
-			i++;
+	int i = array_of_requests != NULL && count > 0 ? shmrun_fast_pstartall(count, array_of_requests) : 0;
 	if (count > 0 && i == count)
 		return MPI_SUCCESS;
 	return shmStartall(count - i, HP(array_of_requests + i));

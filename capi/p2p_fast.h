@@ -109,32 +109,36 @@ static inline __attribute__((always_inline)) void shmrun_p2p_publish(shmrun_p2p_
 	t->head += k;
 }
 
-/* shmrun_fast_send sends count elements of dt to dest as one eager packet
- * (MPI_Send, MPI_Isend: complete once it returns 0; with req, the
- * request handle of a completed send goes there). */
-static inline __attribute__((always_inline)) int shmrun_fast_send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
-								  int tag, MPI_Comm comm, MPI_Request *req)
+/* shmrun_send_args checks an eager send's arguments for the fast path:
+ * the communicator's descriptor (NULL: Go's), the data's bytes and
+ * signature digest. */
+static inline __attribute__((always_inline)) shmrun_p2p_comm *shmrun_send_args(const void *buf, MPI_Count count, MPI_Datatype dt,
+									    int dest, int tag, MPI_Comm comm, uint64_t *n,
+									    uint32_t *sig)
 {
 	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
-	uint32_t sig;
-	size_t es = shmrun_p2p_type(dt, &sig);
+	size_t es = shmrun_p2p_type(dt, sig);
 	if (d == NULL || es == 0 || (uint32_t)dest >= d->n || tag < 0 || count < 0)
-		return -1;
-	shmrun_p2p *e = d->e;
-	if ((uint64_t)count > e->eager || (uint64_t)count * es > e->eager || (buf == NULL && count > 0))
-		return -1;
-	uint64_t n = (uint64_t)count * es;
+		return NULL;
+	if ((uint64_t)count > d->e->eager || (uint64_t)count * es > d->e->eager || (buf == NULL && count > 0))
+		return NULL;
+	*n = (uint64_t)count * es;
 	if (count == 0)
-		sig = 0; /* empty data: Any, as typesig says */
-	/* A glance at quiet first: while Go has work in progress, leave the
-	 * lock to the threads doing it. */
-	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
-		return -1;
+		*sig = 0; /* empty data: Any, as typesig says */
+	return d;
+}
+
+/* shmrun_send_locked writes the eager packet of n bytes to dest (engine's
+ * peer.reserve, header, copy, publish): 0, or -1 with nothing written (the
+ * ring not mapped yet, or full: Go queues it). The lock is held and
+ * quiet is 1; the caller rings *tp's doorbell (shmrun_p2p_notify). */
+static inline __attribute__((always_inline)) int shmrun_send_locked(shmrun_p2p_comm *d, int dest, const void *buf, uint64_t n,
+								    uint32_t sig, int tag, shmrun_p2p_tx **tp)
+{
+	shmrun_p2p *e = d->e;
 	shmrun_p2p_tx *t = &d->tx[d->world[dest]];
-	if (!e->quiet || t->ring == NULL) {
-		shmrun_p2p_unlock(e);
+	if (t->ring == NULL)
 		return -1;
-	}
 	/* peer.reserve */
 	uint64_t size = t->ring_len, k = shmrun_cells(SHMRUN_PKT_HEADER + n);
 	uint64_t pos = t->head & (size - 1), need = k;
@@ -142,10 +146,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_send(const void *bu
 		need += size - pos;
 	if (t->head - t->seen_tail + need > size) {
 		t->seen_tail = __atomic_load_n(t->tail, __ATOMIC_ACQUIRE);
-		if (t->head - t->seen_tail + need > size) {
-			shmrun_p2p_unlock(e);
-			return -1; /* Go queues it */
-		}
+		if (t->head - t->seen_tail + need > size)
+			return -1;
 	}
 	if (pos + k > size) {
 		t->ring[pos + SHMRUN_PKT_KIND] = SHMRUN_PKT_SKIP;
@@ -163,10 +165,35 @@ static inline __attribute__((always_inline)) int shmrun_fast_send(const void *bu
 	if (n > 0)
 		memcpy(b + SHMRUN_PKT_HEADER, buf, n);
 	shmrun_p2p_publish(t, pos, k);
+	shmrun_p2p_fast++;
+	*tp = t;
+	return 0;
+}
+
+/* shmrun_fast_send sends count elements of dt to dest as one eager packet
+ * (MPI_Send, MPI_Isend: complete once it returns 0; with req, the
+ * request handle of a completed send goes there). */
+static inline __attribute__((always_inline)) int shmrun_fast_send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+								  int tag, MPI_Comm comm, MPI_Request *req)
+{
+	uint64_t n;
+	uint32_t sig;
+	shmrun_p2p_comm *d = shmrun_send_args(buf, count, dt, dest, tag, comm, &n, &sig);
+	if (d == NULL)
+		return -1;
+	shmrun_p2p *e = d->e;
+	/* A glance at quiet first: while Go has work in progress, leave the
+	 * lock to the threads doing it. */
+	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+		return -1;
+	shmrun_p2p_tx *t;
+	if (!e->quiet || shmrun_send_locked(d, dest, buf, n, sig, tag, &t) != 0) {
+		shmrun_p2p_unlock(e);
+		return -1;
+	}
 	shmrun_p2p_notify(t->seq, t->sleepers);
 	if (req != NULL)
 		*req = (MPI_Request)(SHMRUN_REQ_SENT | (((uintptr_t)shmrun_p2p_fast << 4) & SHMRUN_REQ_SENT_K));
-	shmrun_p2p_fast++;
 	shmrun_p2p_unlock(e);
 	return 0;
 }
@@ -365,32 +392,37 @@ static inline __attribute__((always_inline)) void shmrun_cq_done(shmrun_cq_slot 
 	__atomic_store_n(&s->state, gen << 2 | SHMRUN_CQ_DONE, __ATOMIC_RELEASE);
 }
 
-/* shmrun_fast_irecv is MPI_Irecv of count > 0 elements of a basic type
- * (or bytes) from a given source, while Go's engine is quiet: if nothing
- * is queued and the source's next packet is a message the receive takes,
- * it is received at once, else the receive is queued in C. Either way
- * *req is a queued receive's handle and 0 is returned; -1 (nothing
- * changed) sends the call to Go. */
-static inline __attribute__((always_inline)) int shmrun_fast_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
-								   MPI_Comm comm, MPI_Request *req)
+/* shmrun_irecv_args checks a receive's arguments for the queue: the
+ * communicator's descriptor (NULL: Go's), the element size and the
+ * signature digest. */
+static inline __attribute__((always_inline)) shmrun_p2p_comm *shmrun_irecv_args(void *buf, MPI_Count count, MPI_Datatype dt,
+									     int source, int tag, MPI_Comm comm, size_t *es,
+									     uint32_t *sig)
 {
 	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
-	uint32_t sig;
-	size_t es = shmrun_p2p_type(dt, &sig);
-	if (d == NULL || es == 0 || req == NULL || (uint32_t)source >= d->n || (tag < 0 && tag != MPI_ANY_TAG) ||
-	    count <= 0 || (uint64_t)count > ((uint64_t)1 << 40) || buf == NULL)
-		return -1;
+	*es = shmrun_p2p_type(dt, sig);
+	if (d == NULL || *es == 0 || (uint32_t)source >= d->n || (tag < 0 && tag != MPI_ANY_TAG) || count <= 0 ||
+	    (uint64_t)count > ((uint64_t)1 << 40) || buf == NULL)
+		return NULL;
+	return d;
+}
+
+/* shmrun_irecv_locked is MPI_Irecv under the lock, quiet being 1: if
+ * nothing is queued and the source's next packet is a message the
+ * receive takes, it is received at once, else the receive is queued in
+ * C. Either way *req is a queued receive's handle and 0 is returned; -1
+ * (nothing changed): Go's. */
+static inline __attribute__((always_inline)) int shmrun_irecv_locked(shmrun_p2p_comm *d, void *buf, MPI_Count count, size_t es,
+								     uint32_t sig, int source, int tag, MPI_Comm comm,
+								     MPI_Request *req)
+{
 	shmrun_p2p *e = d->e;
 	int w = d->world[source];
 	shmrun_p2p_rx *r = &d->rx[w];
 	shmrun_p2p_tx *t = &d->tx[w];
-	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
-		return -1;
 	shmrun_cq_t *q = &shmrun_cq;
-	if (!e->quiet || t->ring == NULL) {
-		shmrun_p2p_unlock(e);
+	if (t->ring == NULL)
 		return -1;
-	}
 	/* A free slot: claimed only here, under the lock. */
 	int idx = -1;
 	for (uint32_t k = 0; k < SHMRUN_CQ_SLOTS; k++) {
@@ -400,10 +432,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_irecv(void *buf, MP
 			break;
 		}
 	}
-	if (idx < 0) {
-		shmrun_p2p_unlock(e);
+	if (idx < 0)
 		return -1;
-	}
 	q->cursor = (uint32_t)idx + 1;
 	shmrun_cq_slot *s = &q->slot[idx];
 	uint32_t gen = ((s->state >> 2) + 1) & 0xffff;
@@ -423,28 +453,42 @@ static inline __attribute__((always_inline)) int shmrun_fast_irecv(void *buf, MP
 		MPI_Status st;
 		uint32_t *at, want;
 		rc = shmrun_p2p_take_in(d->ctx, e->eager, r, t, buf, s->room, s->sig, source, tag, &st, &at, &want);
-		if (rc < 0) {
-			shmrun_p2p_unlock(e);
+		if (rc < 0)
 			return -1;
-		}
 		if (rc == 0)
 			shmrun_cq_done(s, gen, &st);
 	}
 	if (rc == 1) {
 		if (q->tail - q->head >= SHMRUN_CQ_ORDER)
 			shmrun_cq_trim(q);
-		if (q->tail - q->head >= SHMRUN_CQ_ORDER) {
-			shmrun_p2p_unlock(e);
+		if (q->tail - q->head >= SHMRUN_CQ_ORDER)
 			return -1;
-		}
 		q->e = e;
 		q->order[q->tail++ & (SHMRUN_CQ_ORDER - 1)] = gen << 16 | (uint32_t)idx;
 		e->cq++;
 		__atomic_store_n(&s->state, gen << 2 | SHMRUN_CQ_POSTED, __ATOMIC_RELEASE);
 	}
-	shmrun_p2p_unlock(e);
 	*req = (MPI_Request)SHMRUN_CQ_HANDLE(idx, gen);
 	return 0;
+}
+
+/* shmrun_fast_irecv is MPI_Irecv of count > 0 elements of a basic type
+ * (or bytes) from a given source while Go's engine is quiet
+ * (shmrun_irecv_locked); -1 (nothing changed) sends the call to Go. */
+static inline __attribute__((always_inline)) int shmrun_fast_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+								   MPI_Comm comm, MPI_Request *req)
+{
+	size_t es;
+	uint32_t sig;
+	shmrun_p2p_comm *d = shmrun_irecv_args(buf, count, dt, source, tag, comm, &es, &sig);
+	if (d == NULL || req == NULL)
+		return -1;
+	shmrun_p2p *e = d->e;
+	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+		return -1;
+	int rc = e->quiet ? shmrun_irecv_locked(d, buf, count, es, sig, source, tag, comm, req) : -1;
+	shmrun_p2p_unlock(e);
+	return rc;
 }
 
 /* shmrun_cq_progress matches the packets at the heads of the rings of
@@ -535,23 +579,57 @@ static inline __attribute__((always_inline)) shmrun_pers *shmrun_pers_of(MPI_Req
 	return p != NULL && p->handle == v ? p : NULL;
 }
 
-/* shmrun_fast_pstart starts inactive persistent request h in C (MPI_Start):
- * a send as an eager MPI_Isend, complete at once; a receive as an
- * MPI_Irecv queued in C. -1 (nothing changed): Go starts it. */
-static inline __attribute__((always_inline)) int shmrun_fast_pstart(MPI_Request h)
+/* shmrun_fast_pstartall starts inactive persistent requests reqs[0..n)
+ * in C, in order, under one taking of the lock (MPI_Startall; MPI_Start
+ * with one): a send as an eager MPI_Isend, complete at once; a receive as
+ * an MPI_Irecv queued in C. It returns how many it started: Go starts
+ * the rest. */
+static inline __attribute__((always_inline)) int shmrun_fast_pstartall(int n, MPI_Request *reqs)
 {
-	shmrun_pers *p = shmrun_pers_of(h);
-	if (p == NULL || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != SHMRUN_PERS_INACTIVE)
-		return -1;
-	MPI_Request r = MPI_REQUEST_NULL;
-	MPI_Datatype dt = (MPI_Datatype)p->dt;
-	MPI_Comm comm = (MPI_Comm)p->comm;
-	if (p->send ? shmrun_fast_send(p->buf, p->count, dt, p->peer, p->tag, comm, NULL)
-		    : shmrun_fast_irecv(p->buf, p->count, dt, p->peer, p->tag, comm, &r))
-		return -1;
-	p->cq = (uintptr_t)r;
-	__atomic_store_n(&p->state, SHMRUN_PERS_C, __ATOMIC_RELEASE);
-	return 0;
+	shmrun_p2p *e = NULL;
+	shmrun_p2p_tx *bell = NULL; /* a doorbell to ring, at the next change of peer or the end */
+	int i = 0;
+	for (; i < n; i++) {
+		shmrun_pers *p = shmrun_pers_of(reqs[i]);
+		if (p == NULL || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != SHMRUN_PERS_INACTIVE)
+			break;
+		MPI_Datatype dt = (MPI_Datatype)p->dt;
+		MPI_Comm comm = (MPI_Comm)p->comm;
+		uint64_t nb;
+		size_t es;
+		uint32_t sig;
+		shmrun_p2p_comm *d = p->send ? shmrun_send_args(p->buf, p->count, dt, p->peer, p->tag, comm, &nb, &sig)
+					     : shmrun_irecv_args(p->buf, p->count, dt, p->peer, p->tag, comm, &es, &sig);
+		if (d == NULL)
+			break;
+		if (e == NULL) {
+			if (__atomic_load_n(&d->e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(d->e))
+				break;
+			e = d->e;
+			if (!e->quiet)
+				break;
+		} else if (d->e != e) {
+			break;
+		}
+		MPI_Request r = MPI_REQUEST_NULL;
+		if (p->send) {
+			shmrun_p2p_tx *t;
+			if (shmrun_send_locked(d, p->peer, p->buf, nb, sig, p->tag, &t) != 0)
+				break;
+			if (bell != NULL && bell != t)
+				shmrun_p2p_notify(bell->seq, bell->sleepers);
+			bell = t;
+		} else if (shmrun_irecv_locked(d, p->buf, p->count, es, sig, p->peer, p->tag, comm, &r) != 0) {
+			break;
+		}
+		p->cq = (uintptr_t)r;
+		__atomic_store_n(&p->state, SHMRUN_PERS_C, __ATOMIC_RELEASE);
+	}
+	if (bell != NULL)
+		shmrun_p2p_notify(bell->seq, bell->sleepers);
+	if (e != NULL)
+		shmrun_p2p_unlock(e);
+	return i;
 }
 
 /* shmrun_inner is what completing request h takes in C: h itself (a
