@@ -516,6 +516,7 @@ static inline int shmrun_cq_progress(shmrun_p2p *e, int *blocked)
 		if (nseen == (int)(sizeof seen / sizeof seen[0]))
 			break;
 		seen[nseen++] = w;
+		uint32_t js = i; /* the search starts at the first receive still queued */
 		for (;;) {
 			char *b = shmrun_p2p_head(s->rx, s->tx, NULL, NULL);
 			if (b == NULL)
@@ -528,7 +529,9 @@ static inline int shmrun_cq_progress(shmrun_p2p *e, int *blocked)
 				return -1;
 			shmrun_cq_slot *m = NULL;
 			uint32_t mo = 0;
-			for (uint32_t j = i; j != q->tail; j++) {
+			while (js != q->tail && shmrun_cq_live(q, q->order[js & (SHMRUN_CQ_ORDER - 1)]) == NULL)
+				js++;
+			for (uint32_t j = js; j != q->tail; j++) {
 				uint32_t o = q->order[j & (SHMRUN_CQ_ORDER - 1)];
 				shmrun_cq_slot *c = shmrun_cq_live(q, o);
 				if (c != NULL && c->world == w && c->ctx == ctx && (c->tag == MPI_ANY_TAG || c->tag == (int)ptag)) {
