@@ -222,7 +222,12 @@ func (p *persist) startRecv() error {
 	if err != nil {
 		return err
 	}
-	p.cur, p.st = Request{}, procNullStatus
+	// Field by field, not a copy of procNullStatus nor of Status{}: a
+	// 40-byte struct is stored and loaded in overlapping 16-byte halves,
+	// and a load that spans two pending stores cannot take its data from
+	// them (three quarters of startRecv's samples; see engine.handle).
+	p.cur = Request{}
+	p.st.Source, p.st.Tag, p.st.Count, p.st.Cancelled, p.st.bytes = ProcNull, AnyTag, 0, false, 0
 	if o == nil {
 		return nil // ProcNull
 	}
