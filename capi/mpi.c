@@ -390,20 +390,28 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
 }
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
+	if (shmrun_fast_any(count, array_of_requests, index, status, 1, NULL) == 0)
+		return MPI_SUCCESS;
 	return shmWaitany(count, HP(array_of_requests), index, 1, NULL, status);
 }
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+	if (shmrun_fast_any(count, array_of_requests, index, status, 0, flag) == 0)
+		return MPI_SUCCESS;
 	return shmWaitany(count, HP(array_of_requests), index, 0, flag, status);
 }
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
 		  MPI_Status array_of_statuses[])
 {
+	if (shmrun_fast_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1) == 0)
+		return MPI_SUCCESS;
 	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 1);
 }
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
 		  MPI_Status array_of_statuses[])
 {
+	if (shmrun_fast_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0) == 0)
+		return MPI_SUCCESS;
 	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 0);
 }
 int PMPI_Request_free(MPI_Request *request) { return shmRequestFree(HP(request)); }

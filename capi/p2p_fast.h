@@ -658,6 +658,169 @@ static inline __attribute__((always_inline)) int shmrun_inner(MPI_Request h, MPI
 	return 1;
 }
 
+/* Kinds of a request for the C completion calls (shmrun_req_state). */
+enum { SHMRUN_RQ_NULL, SHMRUN_RQ_DONE, SHMRUN_RQ_PENDING };
+
+/* shmrun_req_state classifies request h for the C completion calls: null
+ * (or persistent and inactive), complete, or a queued receive not matched
+ * yet; -1 for a request only Go completes (another kind, a queued receive
+ * Go took over, an invalid handle Go names). in and *pp as shmrun_inner. */
+static inline __attribute__((always_inline)) int shmrun_req_state(MPI_Request h, MPI_Request *in, shmrun_pers **pp)
+{
+	if (!shmrun_inner(h, in, pp))
+		return -1;
+	shmrun_pers *p = *pp;
+	if (p != NULL && __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == SHMRUN_PERS_INACTIVE)
+		return SHMRUN_RQ_NULL;
+	if (*in == MPI_REQUEST_NULL)
+		return p != NULL ? SHMRUN_RQ_DONE : SHMRUN_RQ_NULL; /* a persistent send started in C is complete */
+	if (SHMRUN_IS_REQ_SENT(*in))
+		return SHMRUN_RQ_DONE;
+	uint32_t st = __atomic_load_n(&shmrun_cq.slot[SHMRUN_CQ_IDX(*in)].state, __ATOMIC_ACQUIRE);
+	if (st >> 2 != SHMRUN_CQ_GEN(*in) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
+		return -1;
+	return (st & 3) == SHMRUN_CQ_DONE ? SHMRUN_RQ_DONE : SHMRUN_RQ_PENDING;
+}
+
+/* shmrun_req_finish completes request *h, complete in C (in and p as
+ * shmrun_req_state gave them): its status into s, its queued receive's
+ * slot freed, the request null (a persistent one inactive). */
+static inline __attribute__((always_inline)) void shmrun_req_finish(MPI_Request *h, MPI_Request in, shmrun_pers *p,
+								     MPI_Status *s)
+{
+	if (SHMRUN_IS_REQ_CQ(in)) {
+		shmrun_cq_slot *c = &shmrun_cq.slot[SHMRUN_CQ_IDX(in)];
+		shmrun_cq_status(c, s);
+		__atomic_store_n(&c->state, SHMRUN_CQ_GEN(in) << 2 | SHMRUN_CQ_FREE, __ATOMIC_RELEASE);
+	} else {
+		shmrun_sent_status(s);
+	}
+	if (p != NULL) {
+		p->cq = 0;
+		__atomic_store_n(&p->state, SHMRUN_PERS_INACTIVE, __ATOMIC_RELEASE);
+	} else {
+		*h = MPI_REQUEST_NULL;
+	}
+}
+
+/* shmrun_cq_step makes one matching pass over the queued receives for a
+ * completion call that waits on some: 0, or -1 when Go must take over
+ * (its engine not idle or its lock busy, a packet C does not take, a
+ * ring blocked by a message no queued receive takes). */
+static inline __attribute__((always_inline)) int shmrun_cq_step(shmrun_p2p *e)
+{
+	if (e == NULL || __atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+		return -1;
+	int blocked = 0, rc = -1;
+	if (e->quiet)
+		rc = shmrun_cq_progress(e, &blocked);
+	shmrun_p2p_unlock(e);
+	return rc < 0 || blocked ? -1 : 0;
+}
+
+/* shmrun_fast_any is MPI_Waitany (block) and MPI_Testany over requests
+ * C completes (shmrun_req_state): the first complete one is completed;
+ * none active: MPI_UNDEFINED and an empty status. A wait matches queued
+ * receives for as long as the engine's spin; a test once. -1 (nothing
+ * completed): Go's. */
+static inline __attribute__((always_inline)) int shmrun_fast_any(int n, MPI_Request *reqs, int *index, MPI_Status *status,
+								 int block, int *flag)
+{
+	if (n < 0 || (n > 0 && reqs == NULL) || index == NULL || (!block && flag == NULL))
+		return -1;
+	MPI_Request in;
+	shmrun_pers *p;
+	for (int k = 0, passes = 0;; k++) {
+		int live = 0;
+		for (int i = 0; i < n; i++) {
+			int st = shmrun_req_state(reqs[i], &in, &p);
+			if (st < 0)
+				return -1;
+			if (st == SHMRUN_RQ_NULL)
+				continue;
+			live = 1;
+			if (st == SHMRUN_RQ_DONE) {
+				shmrun_req_finish(&reqs[i], in, p, status);
+				*index = i;
+				if (flag != NULL)
+					*flag = 1;
+				return 0;
+			}
+		}
+		if (!live) {
+			*index = MPI_UNDEFINED;
+			if (flag != NULL)
+				*flag = 1;
+			shmrun_null_status(status);
+			return 0;
+		}
+		if (!block && passes > 0) {
+			*index = MPI_UNDEFINED;
+			*flag = 0;
+			return 0;
+		}
+		passes++;
+		shmrun_p2p *e = shmrun_cq.e;
+		if (e == NULL || k > e->spin)
+			return -1;
+		if (k > 0)
+			shmrun_relax(e->spin);
+		if (shmrun_cq_step(e) < 0)
+			return -1;
+	}
+}
+
+/* shmrun_fast_some is MPI_Waitsome (block) and MPI_Testsome over
+ * requests C completes: every complete one is completed (statuses and
+ * indices in order); none active: MPI_UNDEFINED. A wait matches queued
+ * receives for as long as the engine's spin until one completes; a test
+ * once. -1 (nothing completed): Go's. */
+static inline __attribute__((always_inline)) int shmrun_fast_some(int n, MPI_Request *reqs, int *outcount, int *indices,
+								  MPI_Status *sts, int block)
+{
+	if (n < 0 || (n > 0 && (reqs == NULL || indices == NULL)) || outcount == NULL)
+		return -1;
+	MPI_Request in;
+	shmrun_pers *p;
+	for (int i = 0; i < n; i++)
+		if (shmrun_req_state(reqs[i], &in, &p) < 0)
+			return -1;
+	for (int k = 0, passes = 0;; k++) {
+		int live = 0, got = 0;
+		for (int i = 0; i < n; i++) {
+			int st = shmrun_req_state(reqs[i], &in, &p);
+			if (st < 0) {
+				if (got > 0)
+					break; /* another thread's call moved it into Go: return those done */
+				return -1;
+			}
+			if (st == SHMRUN_RQ_NULL)
+				continue;
+			live = 1;
+			if (st == SHMRUN_RQ_DONE) {
+				shmrun_req_finish(&reqs[i], in, p, sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[got]);
+				indices[got++] = i;
+			}
+		}
+		if (!live && got == 0) {
+			*outcount = MPI_UNDEFINED;
+			return 0;
+		}
+		if (got > 0 || (!block && passes > 0)) {
+			*outcount = got;
+			return 0;
+		}
+		passes++;
+		shmrun_p2p *e = shmrun_cq.e;
+		if (e == NULL || k > e->spin)
+			return -1;
+		if (k > 0)
+			shmrun_relax(e->spin);
+		if (shmrun_cq_step(e) < 0)
+			return -1;
+	}
+}
+
 /* shmrun_fast_reqs completes an array of requests that holds only
  * completed C sends, null requests, receives queued in C and persistent
  * requests inactive or started in C: with block (MPI_Waitall; MPI_Wait
@@ -681,18 +844,15 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 	MPI_Request in;
 	shmrun_pers *p;
 	for (int i = 0; i < n; i++)
-		if (!shmrun_inner(reqs[i], &in, &p))
+		if (shmrun_req_state(reqs[i], &in, &p) < 0)
 			return -1;
 	int i0 = 0, passes = 0; /* requests before i0 are complete */
 	for (int k = 0;;) {
 		for (; i0 < n; i0++) {
-			shmrun_inner(reqs[i0], &in, &p);
-			if (!SHMRUN_IS_REQ_CQ(in))
-				continue;
-			uint32_t st = __atomic_load_n(&q->slot[SHMRUN_CQ_IDX(in)].state, __ATOMIC_ACQUIRE);
-			if (st >> 2 != SHMRUN_CQ_GEN(in) || (st & 3) == SHMRUN_CQ_FREE || (st & 3) == SHMRUN_CQ_MIGRATED)
-				return -1; /* Go's, or an invalid request Go names */
-			if ((st & 3) == SHMRUN_CQ_POSTED)
+			int st = shmrun_req_state(reqs[i0], &in, &p);
+			if (st < 0)
+				return -1; /* another thread's call moved it into Go */
+			if (st == SHMRUN_RQ_PENDING)
 				break;
 		}
 		if (i0 == n)
@@ -727,27 +887,10 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 	}
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		shmrun_inner(reqs[i], &in, &p);
-		if (p != NULL && __atomic_load_n(&p->state, __ATOMIC_RELAXED) == SHMRUN_PERS_INACTIVE) {
-			shmrun_null_status(s); /* an inactive persistent request: empty */
-			continue;
-		}
-		if (SHMRUN_IS_REQ_CQ(in)) {
-			shmrun_cq_slot *c = &q->slot[SHMRUN_CQ_IDX(in)];
-			shmrun_cq_status(c, s);
-			__atomic_store_n(&c->state, SHMRUN_CQ_GEN(in) << 2 | SHMRUN_CQ_FREE, __ATOMIC_RELEASE);
-		} else if (SHMRUN_IS_REQ_SENT(in) || p != NULL) {
-			shmrun_sent_status(s);
-		} else {
-			shmrun_null_status(s);
-			continue;
-		}
-		if (p != NULL) {
-			p->cq = 0;
-			__atomic_store_n(&p->state, SHMRUN_PERS_INACTIVE, __ATOMIC_RELEASE);
-		} else {
-			reqs[i] = MPI_REQUEST_NULL;
-		}
+		if (shmrun_req_state(reqs[i], &in, &p) == SHMRUN_RQ_NULL)
+			shmrun_null_status(s); /* a null or inactive request: empty, kept */
+		else
+			shmrun_req_finish(&reqs[i], in, p, s);
 	}
 	if (flag != NULL)
 		*flag = 1;
