@@ -703,13 +703,19 @@ static inline __attribute__((always_inline)) void shmrun_req_finish(MPI_Request 
 	}
 }
 
-/* shmrun_cq_step makes one matching pass over the queued receives for a
- * completion call that waits on some: 0, or -1 when Go must take over
- * (its engine not idle or its lock busy, a packet C does not take, a
- * ring blocked by a message no queued receive takes). */
-static inline __attribute__((always_inline)) int shmrun_cq_step(shmrun_p2p *e)
+/* shmrun_cq_step makes pass k of a completion call's matching of the
+ * queued receives (a pause before all but the first): 0, or -1 when Go
+ * must take over (k past the engine's spin, its engine not idle or its
+ * lock busy, a packet C does not take, a ring blocked by a message no
+ * queued receive takes). */
+static inline __attribute__((always_inline)) int shmrun_cq_step(int k)
 {
-	if (e == NULL || __atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+	shmrun_p2p *e = shmrun_cq.e;
+	if (e == NULL || k > e->spin)
+		return -1;
+	if (k > 0)
+		shmrun_relax(e->spin);
+	if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
 		return -1;
 	int blocked = 0, rc = -1;
 	if (e->quiet)
@@ -760,12 +766,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_any(int n, MPI_Requ
 			return 0;
 		}
 		passes++;
-		shmrun_p2p *e = shmrun_cq.e;
-		if (e == NULL || k > e->spin)
-			return -1;
-		if (k > 0)
-			shmrun_relax(e->spin);
-		if (shmrun_cq_step(e) < 0)
+		if (shmrun_cq_step(k) < 0)
 			return -1;
 	}
 }
@@ -811,12 +812,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_some(int n, MPI_Req
 			return 0;
 		}
 		passes++;
-		shmrun_p2p *e = shmrun_cq.e;
-		if (e == NULL || k > e->spin)
-			return -1;
-		if (k > 0)
-			shmrun_relax(e->spin);
-		if (shmrun_cq_step(e) < 0)
+		if (shmrun_cq_step(k) < 0)
 			return -1;
 	}
 }
