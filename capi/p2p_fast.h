@@ -840,7 +840,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 	MPI_Request in;
 	shmrun_pers *p;
 	for (int i = 0; i < n; i++)
-		if (shmrun_req_state(reqs[i], &in, &p) < 0)
+		if (!shmrun_inner(reqs[i], &in, &p))
 			return -1;
 	int i0 = 0, passes = 0; /* requests before i0 are complete */
 	for (int k = 0;;) {
@@ -883,7 +883,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_reqs(int n, MPI_Req
 	}
 	for (int i = 0; i < n; i++) {
 		MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
-		if (shmrun_req_state(reqs[i], &in, &p) == SHMRUN_RQ_NULL)
+		shmrun_inner(reqs[i], &in, &p);
+		if (p != NULL ? __atomic_load_n(&p->state, __ATOMIC_RELAXED) == SHMRUN_PERS_INACTIVE : in == MPI_REQUEST_NULL)
 			shmrun_null_status(s); /* a null or inactive request: empty, kept */
 		else
 			shmrun_req_finish(&reqs[i], in, p, s);
