@@ -23,6 +23,7 @@ unsigned long long shmrun_p2p_fast;
  * (capi.h, p2p_fast.h). */
 shmrun_cq_t shmrun_cq;
 shmrun_pers *shmrun_perss[SHMRUN_PERS_SLOTS];
+unsigned shmrun_any_next;
 
 int shmrun_cq_pop(void)
 {

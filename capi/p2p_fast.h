@@ -1,5 +1,6 @@
 /*
- * p2p_fast.h - MPI_Send, MPI_Isend and MPI_Recv of eager messages without
+ * p2p_fast.h - MPI_Send, MPI_Isend, MPI_Recv and MPI_Irecv of eager
+ * messages, their completion calls and persistent requests, without
  * leaving C: a call into Go costs ~50-90 ns here, about a one-way
  * message's whole software budget. Over a communicator's point-to-point
  * descriptor (capi.h's shmrun_p2p_comm), under the engine's lock and only
@@ -11,8 +12,10 @@
  * if it sleeps; a receive takes the next packet of its source's ring if
  * it is an eager message of this communicator with the tag and a type
  * that match and room for it, copies it out, zeroes the cells and gives
- * the room back. Anything else - another kind of packet, a mismatch, a
- * full ring, MPI_ANY_SOURCE, MPI_PROC_NULL, a synchronous or large send,
+ * the room back (from MPI_ANY_SOURCE, the first ring whose next packet
+ * it takes); receives posted before their messages queue in C (capi.h's
+ * shmrun_cq). Anything else - another kind of packet, a mismatch, a
+ * full ring, MPI_PROC_NULL, a synchronous or large send,
  * a derived or unknown datatype, a lock held elsewhere, an observed job,
  * a wait past the spin - returns -1 before changing anything, and the
  * call takes the Go path, which does it all and names any error.
@@ -301,22 +304,75 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take(shmrun_p2p_comm
 	return shmrun_p2p_take_in(d->ctx, d->e->eager, r, t, buf, room, sig, source, tag, status, at, want);
 }
 
-/* shmrun_fast_recv is MPI_Recv of an eager message from a given source:
- * it takes the message if it is there, else polls the ring's next stamp
- * for as long as the engine's spin, then leaves the wait to Go. */
+/* shmrun_any_next is where MPI_Recv from MPI_ANY_SOURCE in C starts
+ * looking (one rank further each call, so that no sender starves). */
+extern unsigned shmrun_any_next;
+
+/* shmrun_fast_recv_any is shmrun_fast_recv from MPI_ANY_SOURCE: the next
+ * packet of each member's ring, from a rotating start, if it is a message
+ * the receive takes; a ring whose next packet it does not take is passed
+ * over (any sender's message may be taken; Go, after the spin, sees
+ * behind it). Polls with the lock for as long as the engine's spin. */
+static inline __attribute__((always_inline)) int shmrun_fast_recv_any(shmrun_p2p_comm *d, void *buf, uint64_t room, uint32_t sig,
+								      int tag, MPI_Status *status)
+{
+	shmrun_p2p *e = d->e;
+	uint32_t n = d->n;
+	uint32_t start = __atomic_fetch_add(&shmrun_any_next, 1, __ATOMIC_RELAXED);
+	for (int i = 0;; i++) {
+		if (__atomic_load_n(&e->quiet, __ATOMIC_RELAXED) == 0 || !shmrun_p2p_lock(e))
+			return -1;
+		if (!e->quiet || e->cq != 0) {
+			shmrun_p2p_unlock(e);
+			return -1;
+		}
+		int rc = 1;
+		for (uint32_t j = 0; j < n && rc == 1; j++) {
+			int src = (int)((start + j) % n), w = d->world[src];
+			shmrun_p2p_rx *r = &d->rx[w];
+			shmrun_p2p_tx *t = &d->tx[w];
+			uint32_t next = r->stamp + 1;
+			if (next == 0)
+				next = 1;
+			if (__atomic_load_n((uint32_t *)(r->ring + (r->pos & (r->ring_len - 1))), __ATOMIC_ACQUIRE) != next)
+				continue; /* nothing from it */
+			if (t->ring == NULL) {
+				rc = -1; /* its room could not be given back here */
+				break;
+			}
+			uint32_t *at, want;
+			rc = shmrun_p2p_take(d, r, t, buf, room, sig, src, tag, status, &at, &want);
+			if (rc < 0)
+				rc = 1; /* not for this receive: the next sender */
+		}
+		shmrun_p2p_unlock(e);
+		if (rc != 1)
+			return rc;
+		if (i >= e->spin)
+			return -1;
+		shmrun_relax(e->spin);
+	}
+}
+
+/* shmrun_fast_recv is MPI_Recv of an eager message from a given source
+ * (or any: shmrun_fast_recv_any): it takes the message if it is there,
+ * else polls the ring's next stamp for as long as the engine's spin, then
+ * leaves the wait to Go. */
 static inline __attribute__((always_inline)) int shmrun_fast_recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
 								  MPI_Comm comm, MPI_Status *status)
 {
 	shmrun_p2p_comm *d = shmrun_p2p_of(comm);
 	uint32_t sig;
 	size_t es = shmrun_p2p_type(dt, &sig);
-	if (d == NULL || es == 0 || (uint32_t)source >= d->n || (tag < 0 && tag != MPI_ANY_TAG) || count < 0 ||
-	    (buf == NULL && count > 0))
+	if (d == NULL || es == 0 || ((uint32_t)source >= d->n && source != MPI_ANY_SOURCE) ||
+	    (tag < 0 && tag != MPI_ANY_TAG) || count < 0 || (buf == NULL && count > 0))
 		return -1;
 	shmrun_p2p *e = d->e;
 	uint64_t room = (uint64_t)count > e->eager ? e->eager : (uint64_t)count * es;
 	if (count == 0)
 		sig = 0;
+	if (source == MPI_ANY_SOURCE)
+		return shmrun_fast_recv_any(d, buf, room, sig, tag, status);
 	int w = d->world[source], spin = e->spin;
 	shmrun_p2p_rx *r = &d->rx[w];
 	shmrun_p2p_tx *t = &d->tx[w];

@@ -212,14 +212,47 @@ int main(int argc, char **argv)
 	}
 	report("cancel and free");
 
-	/* Every other completion call on queued receives, and two senders
-	 * (rank 1 writes to rank 2 first: libmpi_abi queues a receive in C
-	 * only from a rank whose inbox it has mapped, for the room it gives
-	 * back). */
+	/* From here on rank 1 receives from rank 2 too: it writes to it first
+	 * (libmpi_abi receives in C only from a rank whose inbox it has
+	 * mapped, for the room it gives back). */
 	if (rank == 1)
 		MPI_Send(NULL, 0, MPI_BYTE, 2, 19, MPI_COMM_WORLD);
 	else if (rank == 2)
 		MPI_Recv(NULL, 0, MPI_BYTE, 1, 19, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+
+	/* MPI_ANY_SOURCE, messages waiting from two senders: each sender's in
+	 * order; under shmrun all received in C, both senders served early
+	 * (it starts one rank further each call). */
+	before = shmrun_p2p_fast_count != NULL ? shmrun_p2p_fast_count() : 0;
+	if (rank == 0 || rank == 2)
+		for (int k = 0; k < 40; k++) {
+			int v = rank * 1000 + k;
+			MPI_Send(&v, 1, MPI_INT, 1, 18, MPI_COMM_WORLD);
+		}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		int next[3] = {0, 0, 0}, early[3] = {0, 0, 0};
+		for (int k = 0; k < 80; k++) {
+			int v = -1;
+			MPI_Status st;
+			MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 18, MPI_COMM_WORLD, &st);
+			int s = st.MPI_SOURCE;
+			CHECK((s == 0 || s == 2) && v == s * 1000 + next[s], "message %d: %d from %d", k, v, s);
+			if (s == 0 || s == 2) {
+				next[s]++;
+				early[s] += k < 10;
+			}
+		}
+		if (shmrun_p2p_fast_count != NULL) {
+			CHECK(shmrun_p2p_fast_count() - before == 80, "%llu of the 80 waiting messages received in C",
+			      shmrun_p2p_fast_count() - before);
+			CHECK(early[0] > 0 && early[2] > 0, "the first ten from rank 0: %d, from rank 2: %d", early[0],
+			      early[2]);
+		}
+	}
+	report("any source, messages waiting");
+
+	/* Every other completion call on queued receives, and two senders. */
 	for (int round = 0; round < 6; round++) {
 		int in[4] = {-1, -1, -1, -1};
 		if (rank == 1) {
