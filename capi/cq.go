@@ -71,16 +71,9 @@ func cqSlot(h uintptr) (*C.shmrun_cq_slot, int, uint32) {
 	return &C.shmrun_cq.slot[idx], idx, uint32(h>>14) & 0xffff
 }
 
-// cqState is slot s's state word, read with an acquire.
-func cqState(s *C.shmrun_cq_slot) uint32 {
-	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&s.state)))
-}
-
-// cqSet stores slot s's state word with a release (in Go, so that the
-// race detector sees cqTab's writes before it).
-func cqSet(s *C.shmrun_cq_slot, st uint32) {
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&s.state)), st)
-}
+// cqState is slot s's state word; cqSet stores it (after cqTab's entry).
+func cqState(s *C.shmrun_cq_slot) uint32   { return loadWord(&s.state) }
+func cqSet(s *C.shmrun_cq_slot, st uint32) { storeWord(&s.state, st) }
 
 // cqMigrate is winc.CQMigrate: it moves every receive still queued in C
 // into Go's engine by post, in post order, keeping each request in
@@ -170,13 +163,8 @@ const (
 	persGo       = C.SHMRUN_PERS_GO
 )
 
-func persGet(pc *C.shmrun_pers) uint32 {
-	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&pc.state)))
-}
-
-func persSet(pc *C.shmrun_pers, st uint32) {
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&pc.state)), st)
-}
+func persGet(pc *C.shmrun_pers) uint32     { return loadWord(&pc.state) }
+func persSet(pc *C.shmrun_pers, st uint32) { storeWord(&pc.state, st) }
 
 // persSlot is the C table's entry of request handle h (a slot handle).
 func persSlot(h uintptr) *unsafe.Pointer {
@@ -209,7 +197,7 @@ func persC(h uintptr, buf *C.char, count C.int64_t, dt C.uintptr_t, peer, tag C.
 // frees it (MPI_Request_free).
 func persDrop(h uintptr, pc *C.shmrun_pers) {
 	atomic.CompareAndSwapPointer(persSlot(h), unsafe.Pointer(pc), nil)
-	C.free(unsafe.Pointer(pc))
+	freeC(pc)
 }
 
 // fromC hands the operation C started of persistent request x (if it

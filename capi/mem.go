@@ -145,6 +145,12 @@ func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
 // __atomic loads).
 func storeInt(p *C.int, v int32) { atomic.StoreInt32((*int32)(unsafe.Pointer(p)), v) }
 
+// loadWord loads the C word at p with an acquire, storeWord stores v
+// there with a release (C threads use __atomic loads and stores on it);
+// in Go, so that the race detector orders what is written before.
+func loadWord(p *C.uint32_t) uint32     { return atomic.LoadUint32((*uint32)(unsafe.Pointer(p))) }
+func storeWord(p *C.uint32_t, v uint32) { atomic.StoreUint32((*uint32)(unsafe.Pointer(p)), v) }
+
 // cword is p as a C pointer. p must point outside the Go heap (a window's
 // segment, the epoch state's mapping): the C side keeps it.
 func cword[T, C any](p *T) *C { return (*C)(unsafe.Pointer(p)) }
