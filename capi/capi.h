@@ -250,7 +250,7 @@ static inline void shmrun_unset_p2p(shmrun_p2p_comm *d)
 
 /* An eager MPI_Isend done in C completes at once; its request is a
  * handle SHMRUN_REQ_SENT | k << 4, k counting such sends (mod 2^26, so
- * that requests active at once differ), which MPI_Wait and MPI_Waitall
+ * that requests active at once differ), which the completion calls
  * complete in C and the Go side knows as a completed send (capi's
  * reqtab.go): not a slot handle (its low bits are not zero), within an
  * int (MPI_Request_toint). */
@@ -261,8 +261,8 @@ static inline void shmrun_unset_p2p(shmrun_p2p_comm *d)
 /* Receives queued in C. MPI_Irecv of an eager-sized basic type from a
  * given source, while Go's engine is quiet, takes its message from the
  * ring at once if it is there and nothing is queued before it, else
- * queues the receive here (shmrun_p2p.cq counts them); MPI_Wait and
- * MPI_Waitall match the queued receives to the rings' packets in C
+ * queues the receive here (shmrun_p2p.cq counts them); the completion
+ * calls match the queued receives to the rings' packets in C
  * (p2p_fast.h). Go's engine, whenever its lock is taken in Go, first
  * moves the queued receives into its posted queue in the order they were
  * posted (capi's cq.go, internal/winc's CQMigrate), and from then on each

@@ -21,8 +21,9 @@ import (
 // Receives queued in C (capi.h's shmrun_cq, p2p_fast.h). MPI_Irecv of
 // a basic type from a given source, while Go's engine is quiet, queues
 // the receive in C (or receives its message at once) and hands out a
-// handle of the form SHMRUN_REQ_CQ | gen<<14 | idx<<4; MPI_Wait and
-// MPI_Waitall complete such requests in C while they can. The Go side
+// handle of the form SHMRUN_REQ_CQ | gen<<14 | idx<<4; the completion
+// calls (Wait, Test, their all, any and some forms) complete such
+// requests in C while they can. The Go side
 // meets them two ways:
 //   - package comm's engine, whenever its lock is taken in Go, first
 //     moves every receive still queued into its posted queue, in post

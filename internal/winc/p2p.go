@@ -30,8 +30,9 @@ import (
 // it exactly as the engine would. Anything else takes the Go path.
 //
 // MPI_Irecv from C may also queue a receive in C (CQ counts them) while
-// Quiet is 1, and MPI_Wait and MPI_Waitall match the queued receives to
-// the rings' packets in C. Whoever takes the lock in Go first moves the
+// Quiet is 1, and the completion calls (MPI_Wait, MPI_Test and their
+// all, any and some forms) match the queued receives to the rings'
+// packets in C. Whoever takes the lock in Go first moves the
 // queued receives into the engine's posted queue, in the order they were
 // posted (CQMigrate), so that Go's engine never runs while C holds
 // receives that a message could be meant for.
