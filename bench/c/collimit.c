@@ -662,14 +662,14 @@ int main(int argc, char **argv)
 		perror("calloc");
 		return 1;
 	}
-	memset(sbuf, 0, cap * sizeof(double)); /* pre-fault */
-	memset(rbuf, 0, cap * sizeof(double));
+	bench_prefault(sbuf, cap * sizeof(double)); /* calloc's pages are untouched */
+	bench_prefault(rbuf, cap * sizeof(double));
 	scratch = malloc(SINGLE_PIECE);
 	if (!scratch) {
 		perror("malloc");
 		return 1;
 	}
-	memset(scratch, 0, SINGLE_PIECE);
+	bench_prefault(scratch, SINGLE_PIECE);
 
 	/* Single copy if every process can read its successor's memory. */
 	ctl->pid[me] = getpid();

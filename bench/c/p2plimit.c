@@ -456,8 +456,8 @@ int main(int argc, char **argv)
 		perror("malloc");
 		return 1;
 	}
-	memset(sbuf, 0, cap); /* pre-fault */
-	memset(rbuf, 0, cap);
+	bench_prefault(sbuf, cap);
+	bench_prefault(rbuf, cap);
 
 	/* Single copy if every process can read its partner's memory. */
 	ctl->pid[me] = getpid();

@@ -652,8 +652,8 @@ static void p2p_setup(struct ctx *c, const struct meas *m)
 		c->pr = malloc(need);
 		if (!c->ps || !c->pr)
 			MPI_Abort(MPI_COMM_WORLD, 1);
-		memset(c->ps, 0, need); /* pre-fault */
-		memset(c->pr, 0, need);
+		bench_prefault(c->ps, need);
+		bench_prefault(c->pr, need);
 		c->pcap = need;
 	}
 	int q = p2p_partner(c), nslot = p2p_slots(row), len = (int)row->bytes;
@@ -1486,8 +1486,8 @@ int main(int argc, char **argv)
 		c.cr = malloc(cap * sizeof(double));
 		if (!c.cs || !c.cr)
 			MPI_Abort(MPI_COMM_WORLD, 1);
-		memset(c.cs, 0, cap * sizeof(double));
-		memset(c.cr, 0, cap * sizeof(double));
+		bench_prefault(c.cs, cap * sizeof(double));
+		bench_prefault(c.cr, cap * sizeof(double));
 	}
 	if (c.size > 1) {
 		MPI_Group world;
