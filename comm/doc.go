@@ -64,10 +64,12 @@
 // match anything, communicators never see each other's messages, and a
 // short buffer is ErrTruncate with the message's real length in the
 // Status. Every rank has an inbox with a ring per sender (docs/FORMAT.md);
-// messages up to 4 KiB are copied into it, larger ones are copied by both
-// ranks at once, the sender through its ring and the receiver straight
-// from the sender's pinned buffer by process_vm_readv, so that a receive
-// completes even while its sender computes. Ranks move messages only while
+// messages up to 8 KiB are copied into it, larger ones are copied by both
+// ranks at once from their two ends, each in one copy: the receiver reads
+// the sender's pinned buffer by process_vm_readv while the sender writes
+// into the receiver's pinned buffer by process_vm_writev (where the
+// kernel allows neither, the sender copies through its ring), so that a
+// receive completes even while its sender computes. Ranks move messages only while
 // one of their goroutines is inside a point-to-point call (MPI's weak
 // progress), and any goroutine may make them (MPI_THREAD_MULTIPLE).
 //

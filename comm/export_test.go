@@ -24,10 +24,15 @@ func P2PDirect(c *Comm) int {
 }
 
 // P2PLarge reports how many chunks of large messages this rank has
-// received by single copy and how many through the bulk slots.
-func P2PLarge(c *Comm) (read, staged int) {
+// received by reading them (single copy), through its rings (Data
+// packets), and written in place by their senders.
+func P2PLarge(c *Comm) (read, staged, written int) {
 	e := c.world.eng
 	e.lock()
 	defer e.release()
-	return e.nRead, e.nStaged
+	return e.nRead, e.nStaged, e.nWritten
 }
+
+// SetWriteFaultIn makes this rank's k-th write into another process from
+// now on fail, and every one after it (0: writes work again).
+func SetWriteFaultIn(k int) { writeFaultIn = k }

@@ -14,16 +14,22 @@ import (
 
 // Large messages (more than the eager limit). The sender announces the
 // message with an RTS holding its pinned buffer's address; the receiver
-// that matches it opens a job on the sender's job line and answers CTS.
-// Then both ends copy at once: the sender claims chunks from the front and
-// sends each in a Data packet through its ring (two copies, pipelined over
-// the ring's quarters), while the receiver claims chunks from the back, in
-// batches, and reads them straight from the sender's buffer by
-// process_vm_readv (one copy a batch, and a system call). The two meet
-// where their speeds put them; a receiver whose sender is computing (an
-// Isend left to run) completes on its own. Where the receiver cannot read
-// the sender's memory (Yama, seccomp, --no-single-copy, SetSingleOff) the
-// sender moves it all.
+// that matches it opens a job on the sender's job line and answers CTS,
+// with its own buffer's address (pinned) where single copy is on. Then
+// both ends copy at once, each claiming batches of chunks from its end:
+// the receiver from the back, read straight from the sender's buffer by
+// process_vm_readv; the sender from the front, written straight into the
+// receiver's buffer by process_vm_writev and reported in a Wrote packet.
+// One copy per byte, two cores at it: on this host a 1 MiB ping-pong half
+// trip took 35-38 us with the sender's part going through its ring (two
+// copies), 32 with the receiver reading it all, and 19-20 with the sender
+// writing its part in place (bench/NOTES.md). The two meet where their speeds put them; a
+// receiver whose sender is computing (an Isend left to run) completes on
+// its own. Where the kernel lets the sender read its own buffer but not
+// write the receiver's, the sender's chunks go through its ring in Data
+// packets (two copies), and where the receiver cannot read the sender's
+// memory (Yama, seccomp, --no-single-copy, SetSingleOff), the sender moves
+// it all.
 //
 // The receiver used to leave a job to its sender for its first 5 µs
 // (process_vm_readv then cost ~2.5 µs a call here): on the 2026-11 host,
@@ -36,14 +42,22 @@ import (
 // same sender, matched meanwhile, is read whole by single copy when
 // possible, or waits for the line.
 
-// backBatch is the most chunks the receiver claims at once (one system
-// call: its fixed cost spread over up to backBatch chunks).
-const backBatch = 32
+// maxBatch is the most chunks either end claims at once (one system
+// call: its fixed cost spread over up to maxBatch chunks).
+const maxBatch = 32
 
-// localBufs maps the addresses of pinned send buffers to the buffers, for
-// single copy in the goroutine test mode, where ranks share an address
-// space: the receiver copies from the slice itself (the race detector sees
-// it), not through the kernel.
+// batch is how many of rest unclaimed chunks an end claims: half, so that
+// the other end, copying at the same time, finds the other half (the two
+// halve what is left until they meet), but at least two and at most
+// maxBatch.
+func batch(rest int) int {
+	return min(rest, maxBatch, max(2, (rest+1)/2))
+}
+
+// localBufs maps the addresses of pinned buffers of large messages to the
+// buffers, for single copy in the goroutine test mode, where ranks share
+// an address space: a rank copies from or into the slice itself (the race
+// detector sees it), not through the kernel.
 var localBufs sync.Map // uint64 -> []byte
 
 // claimFields splits a claim word.
@@ -80,8 +94,10 @@ func (e *engine) openJob(o *op, m *inMsg) {
 		e.startJob(m.src, r, o)
 		return
 	}
-	// The line is busy: read the whole message now if this rank may.
-	if e.canRead(p, m.addr) {
+	// The line is busy. Where the sender writes in place, the message
+	// waits for the line, to move from both ends; else this rank reads it
+	// whole now if it may.
+	if !e.offers(r) && e.canRead(p, m.addr) {
 		if err := e.readPeer(p, o.buf[:o.lg.accept], m.addr, 0); err != nil {
 			e.send(p, txItem{kind: format.PktFin, id: m.id})
 			e.complete(o, Status{}, e.readError(o, err))
@@ -95,7 +111,9 @@ func (e *engine) openJob(o *op, m *inMsg) {
 	r.queued = append(r.queued, o)
 }
 
-// startJob opens o's job on sender s's line and answers CTS.
+// startJob opens o's job on sender s's line and answers CTS, offering
+// writes in place where single copy is on (o's buffer pinned until the
+// job ends).
 func (e *engine) startJob(s int, r *rxRing, o *op) {
 	o.id = e.newID()
 	o.lg.got = 0
@@ -104,15 +122,23 @@ func (e *engine) startJob(s int, r *rxRing, o *op) {
 	atomic.StoreUint64(r.claim, jobTag(o.id)<<format.JobTagShift)
 	atomic.StoreUint64(r.jobID, o.id)
 	e.jobs = append(e.jobs, s)
+	var addr uint64
+	if e.offers(r) {
+		pinBuf(o, e.t.Local())
+		o.lg.offer = true
+		addr = uint64(raw.Addr(o.buf))
+	}
 	if p, err := e.peer(s); err == nil {
-		e.send(p, txItem{kind: format.PktCTS, id: o.lg.msg.id, rid: o.id, accept: uint64(o.lg.accept)})
+		e.send(p, txItem{kind: format.PktCTS, id: o.lg.msg.id, rid: o.id, accept: uint64(o.lg.accept), addr: addr})
 	}
 }
 
-// cts is the sender's side of a job opening: stream the message's front.
-func (e *engine) cts(s int, id, rid, accept uint64) {
+// cts is the sender's side of a job opening: move the message's front,
+// in place at addr where the receiver offers it and this rank may write
+// there, else through the ring.
+func (e *engine) cts(s int, id, rid, accept, addr uint64) {
 	o := e.waiting[id]
-	if o == nil || o.recv || o.lg == nil || accept > uint64(len(o.buf)) {
+	if o == nil || o.recv || o.lg == nil || accept == 0 || accept > uint64(len(o.buf)) {
 		e.corrupt(s, fmt.Sprintf("a CTS for no large message of this rank (request %d, %d bytes)", id, accept))
 		return
 	}
@@ -122,28 +148,44 @@ func (e *engine) cts(s int, id, rid, accept uint64) {
 	if err != nil {
 		return
 	}
+	o.lg.raddr = 0
+	if addr != 0 && e.mayWrite(p) {
+		o.lg.raddr = addr
+	}
 	e.markBusy(p)
 	p.sending = o
 }
 
-// stream claims chunks of p's open send job from the front and sends them
-// in Data packets, while the ring has room.
+// stream moves p's open send job's front: in place (writeFront), or by
+// claiming chunks one at a time and sending each in a Data packet while
+// the ring has room (first the chunks a failed write left over).
 func (e *engine) stream(p *peer) {
 	o := p.sending
+	if o.lg.raddr != 0 {
+		e.writeFront(p)
+		return
+	}
 	for {
 		k := cells(format.PktHeader + e.chunk)
 		pos, ok := p.reserve(k)
 		if !ok {
 			return
 		}
-		c := atomic.LoadUint64(p.claim)
-		front, back, tag := claimFields(c)
-		if tag != jobTag(o.lg.rid) || front+back >= o.lg.n {
-			p.sending = nil // the rest is the receiver's; Fin completes o
-			return
-		}
-		if !atomic.CompareAndSwapUint64(p.claim, c, c+1) {
-			continue
+		var front int
+		if o.lg.oweLo < o.lg.oweHi {
+			front = o.lg.oweLo
+			o.lg.oweLo++
+		} else {
+			c := atomic.LoadUint64(p.claim)
+			f, back, tag := claimFields(c)
+			if tag != jobTag(o.lg.rid) || f+back >= o.lg.n {
+				p.sending = nil // the rest is the receiver's; Fin completes o
+				return
+			}
+			if !atomic.CompareAndSwapUint64(p.claim, c, c+1) {
+				continue
+			}
+			front = f
 		}
 		off := front * e.chunk
 		n := min(e.chunk, o.lg.accept-off)
@@ -158,6 +200,46 @@ func (e *engine) stream(p *peer) {
 	}
 }
 
+// writeFront claims batches of p's open send job from the front, writes
+// each straight into the receiver's buffer and reports it in a Wrote
+// packet, as long as the ring has room for the report. A write that fails
+// turns writing off toward p; its batch goes in Data packets.
+func (e *engine) writeFront(p *peer) {
+	o := p.sending
+	le := binary.LittleEndian
+	for {
+		k := cells(format.PktHeader)
+		pos, ok := p.reserve(k) // room for the report before the claim
+		if !ok {
+			return
+		}
+		c := atomic.LoadUint64(p.claim)
+		front, back, tag := claimFields(c)
+		if tag != jobTag(o.lg.rid) || front+back >= o.lg.n {
+			p.sending = nil // the rest is the receiver's; Fin completes o
+			return
+		}
+		m := batch(o.lg.n - front - back)
+		if !atomic.CompareAndSwapUint64(p.claim, c, c+uint64(m)) {
+			continue
+		}
+		lo, hi := front*e.chunk, min((front+m)*e.chunk, o.lg.accept)
+		if err := e.writePeer(p, o.lg.raddr, lo, o.buf[lo:hi]); err != nil {
+			o.lg.raddr = 0
+			o.lg.oweLo, o.lg.oweHi = front, front+m
+			e.stream(p)
+			return
+		}
+		e.nWrote += m
+		b := p.ring[pos : pos+k]
+		le.PutUint32(b[format.PktKind:], format.PktWrote)
+		le.PutUint64(b[format.PktOffset:], uint64(lo))
+		le.PutUint64(b[format.PktSize:], uint64(hi-lo))
+		le.PutUint64(b[format.PktID:], o.lg.rid)
+		p.publish(pos, k)
+	}
+}
+
 // data copies a chunk of sender s's open job into its buffer.
 func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 	o := r.job
@@ -167,8 +249,29 @@ func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 		return
 	}
 	copy(o.buf[off:off+n], chunk)
+	if o.lg.offer {
+		r.noWrites = true // the sender cannot write here
+	}
 	e.nStaged++
 	o.lg.got++
+	if o.lg.got == o.lg.n {
+		e.finishJob(s, r)
+	}
+}
+
+// wrote counts the n bytes at off of sender s's open job that the sender
+// wrote in place.
+func (e *engine) wrote(s int, r *rxRing, rid, off, n uint64) {
+	o := r.job
+	ch := uint64(e.chunk)
+	if o == nil || o.id != rid || !o.lg.offer || off%ch != 0 || n == 0 || off+n > uint64(o.lg.accept) ||
+		(off+n != uint64(o.lg.accept) && n%ch != 0) || o.lg.got+int((n+ch-1)/ch) > o.lg.n {
+		e.corrupt(s, fmt.Sprintf("a report of %d bytes written at %d for no open job (request %d)", n, off, rid))
+		return
+	}
+	k := int((n + ch - 1) / ch)
+	e.nWritten += k
+	o.lg.got += k
 	if o.lg.got == o.lg.n {
 		e.finishJob(s, r)
 	}
@@ -189,7 +292,7 @@ func (e *engine) readJobs() {
 		for r.job == o && e.broken == nil {
 			c := atomic.LoadUint64(r.claim)
 			front, back, _ := claimFields(c)
-			k := min(o.lg.n-front-back, backBatch)
+			k := batch(o.lg.n - front - back)
 			if k <= 0 {
 				break // the rest is the sender's, in flight
 			}
@@ -280,10 +383,51 @@ func (e *engine) readError(o *op, err error) error {
 	return fmt.Errorf("comm: receive on rank %d: reading the sender's buffer: %v: %w", o.c.Rank(), err, ErrOther)
 }
 
+// offers reports whether this rank's jobs on r's line offer the sender
+// writes in place: single copy is on, and the sender has not answered an
+// offer with Data packets (it cannot write here).
+func (e *engine) offers(r *rxRing) bool {
+	return e.single && !singleOff && !r.noWrites
+}
+
+// mayWrite reports whether this rank is to try writing p's memory: single
+// copy is on, and no write toward p has failed. (There is no probe: the
+// first batch written is the test, and a batch that fails goes in Data
+// packets.)
+func (e *engine) mayWrite(p *peer) bool {
+	return e.single && !singleOff && !p.noWrite
+}
+
+// writePeer copies src to offset off of the buffer at addr in p's
+// process. A failure turns writing off toward p.
+func (e *engine) writePeer(p *peer, addr uint64, off int, src []byte) error {
+	if e.t.Local() {
+		v, ok := localBufs.Load(addr)
+		dst, _ := v.([]byte)
+		if !ok || len(dst) < off+len(src) {
+			p.noWrite = true
+			return fmt.Errorf("no buffer of %d bytes at %#x", off+len(src), addr)
+		}
+		copy(dst[off:], src)
+		return nil
+	}
+	err := writeRemote(int32(p.pid), addr+uint64(off), src)
+	if err != nil {
+		p.noWrite = true
+	}
+	return err
+}
+
 // pinSend pins a large send's buffer: another process reads it by address
 // until the send completes.
 func pinSend(o *op, local bool) {
 	o.lg = new(large)
+	pinBuf(o, local)
+}
+
+// pinBuf pins o's buffer, which another process reads or writes by
+// address until o completes (unpinSend).
+func pinBuf(o *op, local bool) {
 	o.lg.pin.Pin(&o.buf[0])
 	o.lg.pinned = true
 	if local {
@@ -291,7 +435,7 @@ func pinSend(o *op, local bool) {
 	}
 }
 
-// unpinSend undoes pinSend.
+// unpinSend undoes pinBuf.
 func unpinSend(o *op) {
 	if o.lg != nil && o.lg.pinned {
 		localBufs.Delete(uint64(raw.Addr(o.buf)))

@@ -71,6 +71,7 @@ type engine struct {
 	// single copy, and messages its receives took straight from a ring
 	// (for tests).
 	nStaged, nRead, nDirect int
+	nWrote, nWritten        int // chunks this rank wrote in place as a sender, and got so as a receiver
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
 
@@ -88,6 +89,10 @@ type rxRing struct {
 	st     *winc.P2PRx // the read position, given-back position and stamp
 	job    *op         // the receive whose job is open on the line
 	queued []*op       // receives matched to a large message, waiting for the line
+	// noWrites: the sender answered an offer of writes in place with Data
+	// packets; later jobs read whole when the line is busy, and offer
+	// nothing.
+	noWrites bool
 }
 
 // peer is this rank's sending state toward another world rank (or
@@ -105,14 +110,15 @@ type peer struct {
 	sending  *op  // the send whose job is open on the peer's line
 	noSingle bool // this rank cannot read the peer's memory
 	probed   bool // noSingle is known
+	noWrite  bool // a write of this rank into the peer's memory failed
 }
 
 // txItem is a packet waiting for room in a peer's ring.
 type txItem struct {
-	kind        uint8
-	o           *op    // Eager, Sync, RTS
-	id          uint64 // Fin, CTS: the sender's request
-	rid, accept uint64 // CTS
+	kind              uint8
+	o                 *op    // Eager, Sync, RTS
+	id                uint64 // Fin, CTS: the sender's request
+	rid, accept, addr uint64 // CTS
 }
 
 // inMsg is a message matched to no receive yet (or taken by Mprobe).
@@ -166,12 +172,17 @@ type op struct {
 // garbage collector to scan per request).
 type large struct {
 	pin    runtime.Pinner
-	pinned bool
+	pinned bool   // o.buf is pinned (a send's always, a receive's job where it offers writes)
 	rid    uint64 // a send's: the receiver's job
-	accept int    // bytes that move
-	n      int    // chunks
-	got    int    // a receive's chunks in
-	msg    *inMsg // a receive's message
+	raddr  uint64 // a send's: the receiver's buffer, written in place; 0: Data packets
+	// oweLo, oweHi: a send's chunks that a failed write in place left to
+	// Data packets.
+	oweLo, oweHi int
+	accept       int    // bytes that move
+	n            int    // chunks
+	got          int    // a receive's chunks in
+	offer        bool   // a receive's: its CTS offered writes in place
+	msg          *inMsg // a receive's message
 }
 
 // isDone reports whether o is complete (an acquire).
@@ -577,6 +588,7 @@ func (e *engine) write(p *peer, it *txItem) bool {
 		header(b, it.kind, 0, 0, 0, 0, it.id)
 		le.PutUint64(b[format.CTSRecvID:], it.rid)
 		le.PutUint64(b[format.CTSAccept:], it.accept)
+		le.PutUint64(b[format.CTSAddr:], it.addr)
 		p.publish(pos, k)
 	}
 	return true
@@ -771,7 +783,7 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 			return 0
 		}
 		k = cells(format.PktHeader + int(size))
-	case format.PktFin:
+	case format.PktFin, format.PktWrote:
 		k = cells(format.PktHeader)
 	default:
 		e.corrupt(s, fmt.Sprintf("a packet of kind %d", kind))
@@ -815,9 +827,11 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 		*h = m
 		e.unexp.push(h)
 	case format.PktCTS:
-		e.cts(s, id, le.Uint64(b[format.CTSRecvID:]), le.Uint64(b[format.CTSAccept:]))
+		e.cts(s, id, le.Uint64(b[format.CTSRecvID:]), le.Uint64(b[format.CTSAccept:]), le.Uint64(b[format.CTSAddr:]))
 	case format.PktData:
 		e.data(s, r, id, le.Uint64(b[format.PktOffset:]), b[format.PktHeader:format.PktHeader+size])
+	case format.PktWrote:
+		e.wrote(s, r, id, le.Uint64(b[format.PktOffset:]), size)
 	case format.PktFin:
 		if o := e.waiting[id]; o != nil {
 			delete(e.waiting, id)
@@ -1239,8 +1253,8 @@ func (e *engine) waitFor(p barrier.Policy, w barrier.Waiting, cond func() bool) 
 	return err
 }
 
-// abandon unpins every send the engine holds once the job is aborted:
-// no receiver will read those buffers any more, and a runtime.Pinner
+// abandon unpins every send and receive job the engine holds once the
+// job is aborted: no other rank will read or write those buffers any more, and a runtime.Pinner
 // collected while it pins makes the Go runtime panic (a world of the
 // goroutine test mode, dropped after the abort, is collected whole).
 // The operations stay where they are; their buffers, still referenced,
@@ -1250,6 +1264,11 @@ func (e *engine) abandon() {
 	defer e.release()
 	for _, o := range e.waiting {
 		unpinSend(o)
+	}
+	for s := range e.rx {
+		if o := e.rx[s].job; o != nil {
+			unpinSend(o) // a receive job offering writes in place
+		}
 	}
 	for _, p := range e.peers {
 		if p == nil {

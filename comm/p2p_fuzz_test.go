@@ -37,7 +37,7 @@ func FuzzInboxHeader(f *testing.F) {
 // operations in progress and never panics or reads outside the ring.
 func FuzzRingPackets(f *testing.F) {
 	pkt := func(kind uint8, ctx uint32, tag int32, size, id uint64, payload []byte) []byte {
-		b := make([]byte, format.PktHeader+len(payload))
+		b := make([]byte, format.PktHeader, format.PktHeader+len(payload))
 		b[format.PktKind] = kind
 		binary.LittleEndian.PutUint32(b[format.PktCtx:], ctx)
 		binary.LittleEndian.PutUint32(b[format.PktTag:], uint32(tag))
@@ -51,6 +51,14 @@ func FuzzRingPackets(f *testing.F) {
 	f.Add(pkt(format.PktCTS, 0, 0, 0, 7, make([]byte, 16)), 3)
 	f.Add(pkt(format.PktData, 0, 0, 64, 9, make([]byte, 64)), 4)
 	f.Add(pkt(format.PktFin, 0, 0, 0, 12345, nil), 5)
+	cts := make([]byte, 24)
+	binary.LittleEndian.PutUint64(cts[8:], 10000)
+	binary.LittleEndian.PutUint64(cts[16:], 0x7f0000001000) // an address no buffer has
+	f.Add(pkt(format.PktCTS, 0, 0, 0, 1, cts), 8)
+	rts := pkt(format.PktRTS, 0, 3, 1<<20, 7, make([]byte, 8))
+	wrote := pkt(format.PktWrote, 0, 0, 1<<16, 1, nil)
+	binary.LittleEndian.PutUint64(wrote[format.PktOffset:], 0)
+	f.Add(append(append(rts, make([]byte, format.PktCell-len(rts))...), wrote...), 9)
 	f.Add(pkt(99, 0, 0, 0, 0, nil), 6)
 	typed := pkt(format.PktEager, 0, 3, 16, 0, make([]byte, 16))
 	typed[format.PktSig], typed[format.PktSig+2] = 0x12, 0x80 // a mixed-type digest
@@ -71,8 +79,7 @@ func FuzzRingPackets(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := cs[0].Isend(make([]byte, 10000), 1, 0)
-		if err != nil {
+		if _, err := cs[0].Isend(make([]byte, 10000), 1, 0); err != nil { // request 1: the seeds' CTS
 			t.Fatal(err)
 		}
 		ring := e.rx[1].ring
@@ -94,8 +101,9 @@ func FuzzRingPackets(f *testing.F) {
 		if r.rv.isDone() && r.rv.err == nil && r.rv.st.Count > len(rbuf) {
 			t.Fatalf("a receive completed with %d bytes into %d", r.rv.st.Count, len(rbuf))
 		}
-		// The world is dropped unfinished: a pinned buffer must not be
-		// collected while pinned (the runtime would fail the process).
-		unpinSend(s.o)
+		// The world is dropped unfinished: a pinned buffer (the send's,
+		// a receive job's) must not be collected while pinned (the
+		// runtime would fail the process).
+		e.abandon()
 	})
 }

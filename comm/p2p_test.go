@@ -644,6 +644,9 @@ func init() {
 		}
 		return p2pAbsentSender(c, !off && ptraceAllowed())
 	})
+	// p2pwrite: the sender's writes in place, their failure, and the
+	// fallback to Data packets (p2pWriteInPlace).
+	ranktest.Register("p2pwrite", p2pWriteInPlace)
 	// p2pall: an all-to-all exchange of checksummed messages between
 	// every pair, in random order of posting.
 	ranktest.Register("p2pall", func(c *comm.Comm) error { return p2pAllToAll(c, 3) })
@@ -754,7 +757,7 @@ func p2pAbsentSender(c *comm.Comm, single bool) error {
 	if _, err := c.Recv(buf, 1, 77); err != nil || !bytes.Equal(buf, pattern(1, 77, n)) {
 		return fmt.Errorf("receive from the absent sender: %v", err)
 	}
-	read, staged := comm.P2PLarge(c)
+	read, staged, _ := comm.P2PLarge(c)
 	if (read > 0) != single {
 		return fmt.Errorf("%d chunks read by single copy, %d through the ring; single copy: %v", read, staged, single)
 	}
@@ -762,6 +765,63 @@ func p2pAbsentSender(c *comm.Comm, single bool) error {
 		return err
 	}
 	return c.Barrier()
+}
+
+// p2pWriteInPlace: rank 0 cannot read rank 1's memory (a read fault), so
+// rank 1 moves every chunk of its large messages, and the counters say
+// how. First, where the kernel allows it, it writes them all in place;
+// then a write fails after the first batch (the rest of that message goes
+// in Data packets); then a message after the failure goes in Data packets
+// whole (rank 1 no longer writes, rank 0 no longer offers). Every message
+// arrives intact. Without ptrace rights everything goes in Data packets.
+func p2pWriteInPlace(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return c.Barrier()
+	}
+	const n = 4 << 20
+	chunks := (n + format.P2PChunk(format.P2PRing(c.Size())) - 1) / format.P2PChunk(format.P2PRing(c.Size()))
+	single := ptraceAllowed()
+	if c.Rank() == 0 {
+		comm.SetReadFault(errors.New("reads refused by the test"))
+		defer comm.SetReadFault(nil)
+	}
+	for k, fault := range []int{0, 2, 0} {
+		if c.Rank() == 1 {
+			comm.SetWriteFaultIn(fault)
+			if err := c.Send(pattern(1, 90+k, n), 0, 90+k); err != nil {
+				return err
+			}
+			comm.SetWriteFaultIn(0)
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			continue
+		}
+		read0, staged0, written0 := comm.P2PLarge(c)
+		buf := make([]byte, n)
+		if _, err := c.Recv(buf, 1, 90+k); err != nil || !bytes.Equal(buf, pattern(1, 90+k, n)) {
+			return fmt.Errorf("message %d: %v (or wrong bytes)", k, err)
+		}
+		read, staged, written := comm.P2PLarge(c)
+		read, staged, written = read-read0, staged-staged0, written-written0
+		var ok bool
+		switch {
+		case !single || k == 2:
+			ok = read == 0 && staged == chunks && written == 0
+		case k == 0:
+			ok = read == 0 && staged == 0 && written == chunks
+		case k == 1:
+			ok = read == 0 && written > 0 && staged > 0 && written+staged == chunks
+		}
+		if !ok {
+			return fmt.Errorf("message %d (single copy %v): %d chunks read, %d in Data packets, %d written in place, of %d",
+				k, single, read, staged, written, chunks)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // p2pWaiting: messages that wait in their ring for a blocking Recv from
@@ -892,6 +952,8 @@ func TestP2PAllToAllLocal(t *testing.T) {
 }
 
 func TestP2PProcs(t *testing.T) { ranktest.Run(t, 3, "p2p") }
+
+func TestP2PWriteInPlaceProcs(t *testing.T) { ranktest.Run(t, 2, "p2pwrite") }
 
 func TestP2PStreamedProcs(t *testing.T) { ranktest.Run(t, 2, "p2p", ranktest.Args("off")) }
 

@@ -4,6 +4,7 @@ package comm
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"runtime"
 
@@ -63,6 +64,25 @@ func pinBytes(p *runtime.Pinner, b []byte) uint64 {
 
 // readFault, when set (by tests), fails readRemote with its error.
 var readFault error
+
+// writeFaultIn, when positive (set by tests), fails the writeFaultIn-th
+// writeRemote from then on, and every one after it, with
+// errWriteFault.
+var writeFaultIn int
+
+var errWriteFault = errors.New("a write fault set by a test")
+
+// writeRemote copies src to address dst of process pid
+// (process_vm_writev), resuming after a partial write.
+func writeRemote(pid int32, dst uint64, src []byte) error {
+	if writeFaultIn > 0 {
+		if writeFaultIn == 1 {
+			return errWriteFault
+		}
+		writeFaultIn--
+	}
+	return shm.WriteProcess(int(pid), dst, src)
+}
 
 // readRemote copies len(dst) bytes at address src of process pid into dst
 // (process_vm_readv), resuming after a partial read.

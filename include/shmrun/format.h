@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 6 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 7 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
@@ -225,11 +225,11 @@
 #define SHMRUN_JOB_COUNT_MASK 16777215
 #define SHMRUN_JOB_TAG_MASK 65535
 #define SHMRUN_PKT_STAMP 0 /* uint32 the packet's number in its ring, stored last */
-#define SHMRUN_PKT_KIND 4 /* uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_SKIP */
+#define SHMRUN_PKT_KIND 4 /* uint8 SHMRUN_PKT_EAGER..SHMRUN_PKT_WROTE */
 #define SHMRUN_PKT_SIG 5 /* uint24 type signature digest, bytes 5..7 */
 #define SHMRUN_PKT_CTX 8 /* uint32 communicator context */
 #define SHMRUN_PKT_TAG 12 /* int32 tag */
-#define SHMRUN_PKT_OFFSET 8 /* uint64 byte offset in the message (Data) */
+#define SHMRUN_PKT_OFFSET 8 /* uint64 byte offset in the message (Data, Wrote) */
 #define SHMRUN_PKT_SIZE 16 /* uint64 message or chunk bytes */
 #define SHMRUN_PKT_ID 24 /* uint64 a request */
 #define SHMRUN_PKT_HEADER 32 /* payload starts here */
@@ -237,6 +237,7 @@
 #define SHMRUN_RTS_ADDR 32 /* uint64 the sender's buffer address (RTS) */
 #define SHMRUN_CTS_RECV_ID 32 /* uint64 the receiver's request (CTS) */
 #define SHMRUN_CTS_ACCEPT 40 /* uint64 bytes the receiver takes (CTS) */
+#define SHMRUN_CTS_ADDR 48 /* uint64 the receiver's buffer address, 0: no writes in place (CTS) */
 #define SHMRUN_PKT_EAGER 1
 #define SHMRUN_PKT_SYNC 2
 #define SHMRUN_PKT_RTS 3
@@ -244,6 +245,7 @@
 #define SHMRUN_PKT_DATA 5
 #define SHMRUN_PKT_FIN 6
 #define SHMRUN_PKT_SKIP 7
+#define SHMRUN_PKT_WROTE 8
 
 /* Environment of a rank */
 #define SHMRUN_ENV_JOB "SHMRUN_JOB" /* job id (hex) */

@@ -31,16 +31,20 @@ import "github.com/shmrun/shmrun/shm"
 // The receiver that matches it opens a job on the sender's job line (its
 // request's id, the chunk count n, a claim word of zero) and answers CTS.
 // The message is then copied in chunks of P2PChunk(ring) bytes from both
-// ends at once: the sender claims chunks from the front, while its ring
-// has room, and sends each in a Data packet (half a ring); the owner
-// copies it out. The owner claims chunks from the back and reads them from the sender's buffer with
-// process_vm_readv, when the kernel allows it and the sender has not
-// shown progress for a moment (it may be computing, not in a call). A
-// claim is a compare-and-swap of the claim word: JobFront chunks taken by
-// the sender, JobBack by the owner, and the job's tag (the low bits of its
-// id, so that a claim meant for an earlier job on the line fails). When
-// all n chunks are in, the owner clears the line and answers Fin. A
-// sender's buffer is its own again only after Fin.
+// ends at once. The owner claims chunks from the back, in batches, and
+// reads them from the sender's buffer with process_vm_readv where the
+// kernel allows it. The sender claims chunks from the front: where the
+// CTS carries the owner's buffer address (single copy on) and the kernel
+// lets the sender write there, it writes a batch in place with
+// process_vm_writev and then reports it in a Wrote packet (offset and
+// bytes, no payload); otherwise it sends each chunk in a Data packet, while
+// its ring has room, and the owner copies it out. A claim is a
+// compare-and-swap of the claim word: JobFront chunks taken by the sender,
+// JobBack by the owner, and the job's tag (the low bits of its id, so that
+// a claim meant for an earlier job on the line fails). When all n chunks
+// are in, the owner clears the line and answers Fin. A sender's buffer is
+// its own again only after Fin; the owner's buffer is pinned from its CTS
+// until the job ends.
 
 // Inbox header fields after the common fixed header.
 const (
@@ -72,16 +76,17 @@ const (
 	PktSig    = 5              // uint24 type signature digest (Eager, Sync, RTS): bytes 5..7, little-endian
 	PktCtx    = 8              // uint32 communicator context (Eager, Sync, RTS)
 	PktTag    = 12             // int32 tag (Eager, Sync, RTS)
-	PktOffset = 8              // uint64 byte offset in the message (Data; overlays ctx and tag)
-	PktSize   = 16             // uint64 message bytes (Eager, Sync, RTS), chunk bytes (Data)
-	PktID     = 24             // uint64 sender's request (Sync, RTS, Fin, CTS), receiver's (Data)
+	PktOffset = 8              // uint64 byte offset in the message (Data, Wrote; overlays ctx and tag)
+	PktSize   = 16             // uint64 message bytes (Eager, Sync, RTS), chunk bytes (Data), bytes written (Wrote)
+	PktID     = 24             // uint64 sender's request (Sync, RTS, Fin, CTS), receiver's (Data, Wrote)
 	PktHeader = 32             // payload starts here
 	PktCell   = 64             // packets are whole cells
 	RTSAddr   = PktHeader      // uint64 sender's buffer address (RTS payload)
 	RTSLen    = PktHeader + 8  // RTS packet length before rounding
-	CTSRecvID = PktHeader      // uint64 receiver's request for the Data packets (CTS payload)
+	CTSRecvID = PktHeader      // uint64 receiver's request for the Data and Wrote packets (CTS payload)
 	CTSAccept = PktHeader + 8  // uint64 bytes the receiver takes (CTS payload)
-	CTSLen    = PktHeader + 16 // CTS packet length before rounding
+	CTSAddr   = PktHeader + 16 // uint64 receiver's buffer address, 0: no writes in place (CTS payload)
+	CTSLen    = PktHeader + 24 // CTS packet length before rounding
 )
 
 // Packet kinds.
@@ -93,6 +98,7 @@ const (
 	PktData  = 5 // a chunk of a large message
 	PktFin   = 6 // receiver to sender: the message is matched (Sync) or read (RTS)
 	PktSkip  = 7 // nothing: the rest of the ring up to its end
+	PktWrote = 8 // sender to receiver: PktSize bytes at PktOffset are written in place
 )
 
 // P2PRing is the ring bytes per sender in a world of n ranks: smaller for

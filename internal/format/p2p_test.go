@@ -57,14 +57,16 @@ func TestInboxDoc(t *testing.T) {
 		fmt.Sprintf("`page + %d + %ds`", format.Line, format.Line),
 		fmt.Sprintf("`page + %d + %dn + %ds`", format.Line, format.Line, format.Line),
 		fmt.Sprintf("| %d | `uint32` | stamp", format.PktStamp),
-		fmt.Sprintf("| %d | `uint8` | kind: %d Eager, %d Sync, %d RTS, %d CTS, %d Data, %d Fin, %d Skip |",
-			format.PktKind, format.PktEager, format.PktSync, format.PktRTS, format.PktCTS, format.PktData, format.PktFin, format.PktSkip),
+		fmt.Sprintf("| %d | `uint8` | kind: %d Eager, %d Sync, %d RTS, %d CTS, %d Data, %d Fin, %d Skip, %d Wrote |",
+			format.PktKind, format.PktEager, format.PktSync, format.PktRTS, format.PktCTS, format.PktData, format.PktFin, format.PktSkip, format.PktWrote),
 		fmt.Sprintf("| %d | `uint24` | type signature digest", format.PktSig),
 		fmt.Sprintf("| %d | `uint32` | communicator context", format.PktCtx),
 		fmt.Sprintf("| %d | `int32` | tag", format.PktTag),
 		fmt.Sprintf("| %d | `uint64` | message bytes", format.PktSize),
 		fmt.Sprintf("| %d | `uint64` | the sender's request", format.PktID),
 		fmt.Sprintf("| %d | … | payload", format.PktHeader),
+		// The CTS payload's three words, in order from PktHeader (below).
+		"`uint64` receiver's request, `uint64` bytes taken and `uint64` receiver's buffer address or 0 (CTS)",
 		fmt.Sprintf("rounded up to %d-byte cells", format.PktCell),
 		fmt.Sprintf("`min(8192, R/4 - %d)`", format.PktHeader),
 		fmt.Sprintf("chunks of `R/4 - %d` bytes (`R/2 - %d` for rings of 16 KiB and less)", format.PktCell, format.PktCell),
@@ -77,6 +79,10 @@ func TestInboxDoc(t *testing.T) {
 		if !strings.Contains(doc, f) {
 			t.Errorf("FORMAT.md does not say %q", f)
 		}
+	}
+	if format.CTSRecvID != format.PktHeader || format.CTSAccept != format.CTSRecvID+8 || format.CTSAddr != format.CTSAccept+8 ||
+		format.CTSLen != format.CTSAddr+8 || format.CTSLen > format.PktCell {
+		t.Error("the CTS payload is not the three words FORMAT.md lists, in one cell")
 	}
 	for n, want := range map[int]string{8: "64 KiB up to 8 ranks", 16: "32 KiB up to 16", 64: "16 KiB up to 64", 1024: "4 KiB up to\n1024", 1025: "1 KiB beyond"} {
 		if !strings.Contains(doc, want) || !strings.HasPrefix(want, fmt.Sprint(format.P2PRing(n)>>10)) {
