@@ -10,6 +10,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
 )
 
 // The collectives that move data without combining it. A payload that
@@ -126,17 +127,26 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 
 // bcastSingle is Bcast by single copy: the root publishes its buffer, the
 // others read it, then say so in a second round, which the root waits for
-// before it returns (its buffer is free again).
+// before it returns (its buffer is free again). Two ranks split the copy
+// (bcastPair).
 func (k *call) bcastSingle(b []byte, root int, sg sig) error {
-	me := k.a.me
+	me, pair := k.a.me, k.a.n == 2
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	_, in := k.stage()
-	if me == root && k.err == nil {
-		remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, b)}.put(in)
+	if k.err == nil {
+		switch {
+		case me == root:
+			remoteBuf{pid: int32(os.Getpid()), send: pinBytes(&pin, b)}.put(in)
+		case pair:
+			remoteBuf{pid: int32(os.Getpid()), recv: pinBytes(&pin, b)}.put(in)
+		}
 	}
 	if err := k.agree(sg, sameCount|sameRoot); err != nil {
 		return err
+	}
+	if pair {
+		return k.bcastPair(b, root)
 	}
 	var rerr error
 	if me != root {
@@ -144,6 +154,71 @@ func (k *call) bcastSingle(b []byte, root int, sg sig) error {
 		rerr = readRemote(rb.pid, b, rb.send)
 	}
 	return k.done(rerr, me == root)
+}
+
+// bcastPair is a single-copy Bcast between two ranks, both copying at
+// once, one copy each: the reader reads the first half of the root's
+// buffer (page-aligned) while the root writes the second half into the
+// reader's, which the reader published in the first round. In the second
+// round each says whether its copy failed and waits for the other's; a
+// root whose write failed leaves its half to the reader, which reads it
+// and says so in a third round, which the root waits for. (With more
+// ranks the root would write to each reader in turn while they read in
+// parallel: no faster with a core each, so they only read.) A 1 MiB
+// Bcast here: 51-56 us read by the reader alone, 18 so (quick runs,
+// bench/NOTES.md).
+func (k *call) bcastPair(b []byte, root int) error {
+	me := k.a.me
+	peer := 1 - me
+	cut := len(b) / 2 &^ int(shm.PageSize-1)
+	rb := getRemoteBuf(k.inline(peer))
+	var err error // this rank's copy
+	if me == root {
+		err = writeRemote(rb.pid, rb.recv+uint64(cut), b[cut:])
+	} else {
+		err = readRemote(rb.pid, b[:cut], rb.send)
+	}
+	if e := k.flagRound(err != nil, peer); e != nil {
+		return e
+	}
+	peerFailed := k.inline(peer)[format.SingleFailed] != 0
+	rootFailed := (me == root && err != nil) || (me != root && peerFailed)
+	if me != root && err == nil && peerFailed {
+		err = readRemote(rb.pid, b[cut:], rb.send+uint64(cut)) // the root's half
+	}
+	if rootFailed {
+		if e := k.flagRound(me != root && err != nil, peer); e != nil {
+			return e
+		}
+		if me == root {
+			if k.inline(peer)[format.SingleFailed] != 0 {
+				return k.errorf(ErrOther, "rank %d could not read the data by single copy", peer)
+			}
+			return nil
+		}
+	}
+	switch {
+	case me != root && err != nil:
+		return k.errorf(ErrOther, "%v", err)
+	case me == root && !rootFailed && peerFailed:
+		return k.errorf(ErrOther, "rank %d could not read the data by single copy", peer)
+	}
+	return nil
+}
+
+// flagRound opens the call's next round with inline byte SingleFailed
+// set to failed, and waits for rank q's post of it.
+func (k *call) flagRound(failed bool, q int) error {
+	if err := k.next(); err != nil {
+		return err
+	}
+	_, in := k.stage()
+	in[format.SingleFailed] = 0
+	if failed {
+		in[format.SingleFailed] = 1
+	}
+	k.post()
+	return k.waitFor(q, q+1)
 }
 
 // done ends a single-copy call: a round in which every rank says whether

@@ -469,6 +469,53 @@ func init() {
 
 func TestReadFailProcs(t *testing.T) { ranktest.Run(t, 3, "readfail") }
 
+func init() {
+	// pairfail: a single-copy Bcast between two ranks, where the reader
+	// reads half and the root writes half (bcastPair), with each copy
+	// failing in turn: a root whose write fails leaves its half to the
+	// reader (no error, the data whole); a reader whose read fails is an
+	// error on both ranks, whatever the root's write did. Then all works.
+	ranktest.Register("pairfail", func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if !comm.SingleCopy(c) {
+			return nil // nothing to fail (Yama): the staging test covers this
+		}
+		const n = 1 << 20
+		for k, tc := range []struct {
+			root             int
+			writeFail, rFail bool
+		}{{0, true, false}, {1, true, false}, {0, false, true}, {1, true, true}, {0, false, false}} {
+			reader := 1 - tc.root
+			if c.Rank() == tc.root && tc.writeFail {
+				comm.SetWriteFaultIn(1)
+			}
+			if c.Rank() == reader && tc.rFail {
+				comm.SetReadFault(errors.New("injected read failure"))
+			}
+			buf := pattern(tc.root, 200+k, n)
+			if c.Rank() == reader {
+				buf = make([]byte, n)
+			}
+			err := comm.Bcast(c, buf, tc.root)
+			comm.SetWriteFaultIn(0)
+			comm.SetReadFault(nil)
+			switch {
+			case tc.rFail && !errors.Is(err, comm.ErrOther):
+				return fmt.Errorf("case %d: Bcast with a failed read: %v, want ErrOther", k, err)
+			case !tc.rFail && err != nil:
+				return fmt.Errorf("case %d: Bcast: %v", k, err)
+			case !tc.rFail && !bytes.Equal(buf, pattern(tc.root, 200+k, n)):
+				return fmt.Errorf("case %d: Bcast: wrong bytes on rank %d", k, c.Rank())
+			}
+		}
+		return stillWorks(c)
+	})
+}
+
+func TestBcastPairFailProcs(t *testing.T) { ranktest.Run(t, 2, "pairfail") }
+
 func TestCollectivesProcs(t *testing.T) {
 	for _, n := range []int{2, 3, 7, 16} {
 		// 16 race-built ranks on 2 cores take 55 s alone, and CI runs

@@ -62,11 +62,13 @@ const (
 )
 
 // Single copy. A large Bcast or Allreduce between processes moves its data
-// by process_vm_readv from the owners' buffers: in the call's first round,
-// each rank whose buffers others read puts its process id and the
-// buffers' addresses in its inline bytes (offsets below, from FlagInline);
-// each later round of the call has, in inline byte SingleFailed, 1 if the
-// rank's reads failed. A rank returns only after every reader's last round.
+// by process_vm_readv from the owners' buffers (a Bcast between two ranks
+// also by the root's process_vm_writev into the reader's): in the call's
+// first round, each rank whose buffers others read or write puts its
+// process id and the buffers' addresses in its inline bytes (offsets
+// below, from FlagInline); each later round of the call has, in inline
+// byte SingleFailed, 1 if the rank's copies failed. A rank returns only
+// after every reader's last round.
 const (
 	SingleBcast     = 64 << 10  // bytes from which a Bcast moves by single copy
 	SingleAllreduce = 512 << 10 // bytes from which an Allreduce does
