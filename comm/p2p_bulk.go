@@ -21,11 +21,11 @@ import (
 // process_vm_readv; the sender from the front, written straight into the
 // receiver's buffer by process_vm_writev and reported in a Wrote packet.
 // One copy per byte, two cores at it: on this host a 1 MiB ping-pong half
-// trip took 35-38 us with the sender's part going through its ring (two
-// copies), 32 with the receiver reading it all, and 19-20 with the sender
-// writing its part in place (bench/NOTES.md). The two meet where their speeds put them; a
-// receiver whose sender is computing (an Isend left to run) completes on
-// its own. Where the kernel lets the sender read its own buffer but not
+// trip over real pages took 88-93 us with the sender's part going through
+// its ring (two copies, and the receiver's core copying them out) and
+// 42-52 with it written in place (bench/NOTES.md). The two meet where
+// their speeds put them; a receiver whose sender is computing (an Isend
+// left to run) completes on its own. Where the kernel lets the sender read its own buffer but not
 // write the receiver's, the sender's chunks go through its ring in Data
 // packets (two copies), and where the receiver cannot read the sender's
 // memory (Yama, seccomp, --no-single-copy, SetSingleOff), the sender moves
@@ -39,8 +39,9 @@ import (
 // 246 with both ends at work from the start (bench/NOTES.md).
 //
 // One job is open per sender at a time; a second large message from the
-// same sender, matched meanwhile, is read whole by single copy when
-// possible, or waits for the line.
+// same sender, matched meanwhile, waits for the line where the receiver
+// offers writes in place (it then moves from both ends too), else is read
+// whole by single copy when possible, or waits for the line.
 
 // maxBatch is the most chunks either end claims at once (one system
 // call: its fixed cost spread over up to maxBatch chunks).
@@ -230,7 +231,6 @@ func (e *engine) writeFront(p *peer) {
 			e.stream(p)
 			return
 		}
-		e.nWrote += m
 		b := p.ring[pos : pos+k]
 		le.PutUint32(b[format.PktKind:], format.PktWrote)
 		le.PutUint64(b[format.PktOffset:], uint64(lo))
@@ -426,7 +426,7 @@ func pinSend(o *op, local bool) {
 }
 
 // pinBuf pins o's buffer, which another process reads or writes by
-// address until o completes (unpinSend).
+// address until o completes (unpinBuf).
 func pinBuf(o *op, local bool) {
 	o.lg.pin.Pin(&o.buf[0])
 	o.lg.pinned = true
@@ -435,8 +435,8 @@ func pinBuf(o *op, local bool) {
 	}
 }
 
-// unpinSend undoes pinBuf.
-func unpinSend(o *op) {
+// unpinBuf undoes pinBuf.
+func unpinBuf(o *op) {
 	if o.lg != nil && o.lg.pinned {
 		localBufs.Delete(uint64(raw.Addr(o.buf)))
 		o.lg.pin.Unpin()

@@ -71,7 +71,7 @@ type engine struct {
 	// single copy, and messages its receives took straight from a ring
 	// (for tests).
 	nStaged, nRead, nDirect int
-	nWrote, nWritten        int // chunks this rank wrote in place as a sender, and got so as a receiver
+	nWritten                int // chunks its receives got written in place by their senders
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
 
@@ -969,7 +969,7 @@ func (o *op) outcome() *Status {
 
 // completed is complete once o's status is in place.
 func (e *engine) completed(o *op, err error) {
-	unpinSend(o)
+	unpinBuf(o)
 	if rv := o.rq; rv != nil {
 		rv.err, rv.from, rv.o = err, o.from, nil
 		atomics.StoreRelease32(&rv.done, 1)
@@ -1254,20 +1254,20 @@ func (e *engine) waitFor(p barrier.Policy, w barrier.Waiting, cond func() bool) 
 }
 
 // abandon unpins every send and receive job the engine holds once the
-// job is aborted: no other rank will read or write those buffers any more, and a runtime.Pinner
-// collected while it pins makes the Go runtime panic (a world of the
-// goroutine test mode, dropped after the abort, is collected whole).
-// The operations stay where they are; their buffers, still referenced,
-// stay valid.
+// job is aborted: no other rank will read or write those buffers any
+// more, and a runtime.Pinner collected while it pins makes the Go runtime
+// panic (a world of the goroutine test mode, dropped after the abort, is
+// collected whole). The operations stay where they are; their buffers,
+// still referenced, stay valid.
 func (e *engine) abandon() {
 	e.lock()
 	defer e.release()
 	for _, o := range e.waiting {
-		unpinSend(o)
+		unpinBuf(o)
 	}
 	for s := range e.rx {
 		if o := e.rx[s].job; o != nil {
-			unpinSend(o) // a receive job offering writes in place
+			unpinBuf(o) // a receive job offering writes in place
 		}
 	}
 	for _, p := range e.peers {
@@ -1275,11 +1275,11 @@ func (e *engine) abandon() {
 			continue
 		}
 		if p.sending != nil {
-			unpinSend(p.sending)
+			unpinBuf(p.sending)
 		}
 		for _, it := range p.queue {
 			if it.o != nil && !it.o.recv {
-				unpinSend(it.o)
+				unpinBuf(it.o)
 			}
 		}
 	}
