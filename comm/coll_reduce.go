@@ -211,7 +211,12 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 		}
 		for q := n - 1; q >= 0 && rerr == nil; q-- {
 			src := send[a:e]
-			if q != me {
+			switch {
+			case q == n-1 && q != me:
+				// The fold's first term: straight into the accumulator.
+				rerr = readRemote(bufs[q].pid, raw.Bytes(ac), bufs[q].send+uint64(a*s))
+				continue
+			case q != me:
 				rerr = readRemote(bufs[q].pid, raw.Bytes(xc), bufs[q].send+uint64(a*s))
 				src = xc
 			}
