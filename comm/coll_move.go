@@ -206,9 +206,18 @@ func (k *call) bcastPair(b []byte, root int) error {
 	return nil
 }
 
-// flagRound opens the call's next round with inline byte SingleFailed
-// set to failed, and waits for rank q's post of it.
+// flagRound posts the call's next round with its failed flag
+// (postFlag) and waits for rank q's post of it.
 func (k *call) flagRound(failed bool, q int) error {
+	if err := k.postFlag(failed); err != nil {
+		return err
+	}
+	return k.waitFor(q, q+1)
+}
+
+// postFlag opens the call's next round and posts it with inline byte
+// SingleFailed 1 if failed, else 0.
+func (k *call) postFlag(failed bool) error {
 	if err := k.next(); err != nil {
 		return err
 	}
@@ -218,22 +227,16 @@ func (k *call) flagRound(failed bool, q int) error {
 		in[format.SingleFailed] = 1
 	}
 	k.post()
-	return k.waitFor(q, q+1)
+	return nil
 }
 
 // done ends a single-copy call: a round in which every rank says whether
 // its reads succeeded; a rank whose buffer others read (wait) waits for all
 // of them. A failed read is an error on the reader, and on the waiters.
 func (k *call) done(rerr error, wait bool) error {
-	if err := k.next(); err != nil {
+	if err := k.postFlag(rerr != nil); err != nil {
 		return err
 	}
-	_, in := k.stage()
-	in[format.SingleFailed] = 0
-	if rerr != nil {
-		in[format.SingleFailed] = 1
-	}
-	k.post()
 	if rerr != nil {
 		return k.errorf(ErrOther, "%v", rerr)
 	}
