@@ -167,7 +167,8 @@ func partner(c *ctx) int {
 // takes fresh pages from the system, which nothing has touched: untouched,
 // a sender's buffer is the kernel's one zero page over and over, which a
 // reader copies from its cache (a 1 MiB window of Isends measured 34 us a
-// message so, 80 over real pages; the C programs write theirs).
+// message so, 80 over real pages; the C programs do the same with
+// benchutil.h's bench_prefault).
 func prefault(b []byte) []byte {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
