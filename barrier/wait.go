@@ -81,9 +81,26 @@ type Event struct {
 }
 
 // Notify wakes every waiter of e. Call it after the state change is stored.
+// It bumps Seq when someone sleeps: for events whose Seq is only the futex
+// word (a doorbell). Where Seq is the state itself, use Wake.
 func (e Event) Notify() {
 	if atomic.LoadUint32(e.Sleepers) != 0 {
 		atomic.AddUint32(e.Seq, 1)
+		raw.WakeAll(e.Seq)
+	}
+}
+
+// Wake is Notify for an event whose Seq word is the state the waiters wait
+// on, and which every state change stores a new value into: a collective
+// flag line's round, an Ibarrier count, a lock word's low half. It wakes
+// the sleepers without touching Seq: Notify's increment there would
+// announce a state nobody reached (the round after the one published).
+// The futex still cannot miss a wake-up: a waiter loads Seq after counting
+// itself, and the state change has changed Seq by then or comes after
+// that load, when the futex sees the new value or the waker sees the
+// count. Call it after the state change is stored.
+func (e Event) Wake() {
+	if atomic.LoadUint32(e.Sleepers) != 0 {
 		raw.WakeAll(e.Seq)
 	}
 }

@@ -350,7 +350,7 @@ func (a *collArea) flush() {
 func (a *collArea) wake() {
 	for p := range a.par {
 		if a.h.Pending&(1<<p) != 0 {
-			a.lines[a.me][p].ev.Notify()
+			a.lines[a.me][p].ev.Wake() // the round is the futex word
 		}
 	}
 	a.h.Pending = 0

@@ -5,11 +5,15 @@ package comm
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
@@ -152,6 +156,109 @@ func TestRoundsWrap(t *testing.T) {
 	}
 	for range 2 {
 		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A rank that wakes the sleepers of its flag line leaves the word they
+// sleep on at the round it stored: that word is the state itself, and the
+// increment a doorbell's wake-up makes (barrier.Event.Notify) would
+// announce the next round before the rank made it (TestIbarrierWake: the
+// same of the Ibarrier count). A rank that had published further then took
+// the bumped round for every rank's (its Seen) and compared a signature
+// its peer was still writing (a data race the race detector saw in CI).
+func TestWakeKeepsRound(t *testing.T) {
+	l := format.NewCollLayout(3, shm.PageSize)
+	heap := make([]uint64, l.Total/8)
+	a, err := newCollArea(raw.Bytes(heap), l, 1, nil, barrier.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.release()
+	for r := uint32(1); r <= 2*a.par; r++ {
+		ev := a.lines[1][r&(a.par-1)].ev
+		atomic.StoreUint32(ev.Sleepers, 1) // a rank asleep on it
+		a.post(r)
+		a.flush()
+		if got := atomic.LoadUint32(ev.Seq); got != r {
+			t.Fatalf("round %d published and its sleepers woken: the round word says %d", r, got)
+		}
+		atomic.StoreUint32(ev.Sleepers, 0)
+	}
+}
+
+// A rank's wake-up of the ranks asleep in an Ibarrier leaves its count
+// alone: the count is the word they sleep on, and the increment of a
+// doorbell's wake-up completed a sleeper's next Ibarrier before this rank
+// made it.
+func TestIbarrierWake(t *testing.T) {
+	cs, err := NewLocalWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	go func() {
+		errs <- func() error {
+			c := cs[0]
+			if err := c.Barrier(); err != nil { // the area exists
+				return err
+			}
+			sleepers := c.coll.ibar[0].Sleepers
+			for i := 0; atomic.LoadUint32(sleepers) == 0; i++ {
+				if i == 10000 {
+					return errors.New("rank 1 never slept in its Ibarrier")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			first, err := c.Ibarrier() // rank 1 asleep on its count
+			if err == nil {
+				_, err = first.Wait()
+			}
+			if err == nil {
+				_, err = RecvT(c, []int32{0}, 1, 0) // rank 1 has tested its second
+			}
+			if err != nil {
+				return err
+			}
+			second, err := c.Ibarrier()
+			if err != nil {
+				return err
+			}
+			_, err = second.Wait()
+			return err
+		}()
+	}()
+	go func() {
+		errs <- func() error {
+			c := cs[1]
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			first, err := c.Ibarrier()
+			if err != nil {
+				return err
+			}
+			second, err := c.Ibarrier()
+			if err != nil {
+				return err
+			}
+			if _, err := first.Wait(); err != nil {
+				return err
+			}
+			if _, done, err := second.Test(); done || err != nil {
+				return fmt.Errorf("the second Ibarrier completed (%v) before rank 0 made it: %v", done, err)
+			}
+			if err := SendT(c, []int32{1}, 0, 0); err != nil {
+				return err
+			}
+			_, err = second.Wait()
+			return err
+		}()
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			cs[0].Abort(1)
 			t.Fatal(err)
 		}
 	}

@@ -1192,19 +1192,22 @@ func firstIs(err, target error) bool {
 }
 
 func TestIbarrier(t *testing.T) {
+	var late atomic.Bool // rank 3 has called Ibarrier
 	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
 		// Rank 3 arrives late: nobody's request may complete before.
-		var arrived [4]int64
 		if c.Rank() == 3 {
 			time.Sleep(50 * time.Millisecond)
+			late.Store(true)
 		}
 		req, err := c.Ibarrier()
 		if err != nil {
 			return err
 		}
-		_ = arrived
 		if _, err := req.Wait(); err != nil {
 			return err
+		}
+		if !late.Load() {
+			return errors.New("Ibarrier completed before rank 3 called it")
 		}
 		if _, done, err := req.Test(); !done || err != nil {
 			return fmt.Errorf("Test after Wait: %v, %v", done, err)

@@ -259,7 +259,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	me := a.ibar[a.me]
 	atomics.StoreRelease32(me.Seq, j)
 	a.fullFence()
-	me.Notify()
+	me.Wake() // the count is the futex word
 	next := 0 // ranks [0, next) are known to have arrived
 	return &Request{ext: &requestExt{poll: func(block bool) (bool, error) {
 		if a.freed.Load() {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
-	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Passive-target locks (docs/FORMAT.md has the same text for C code).
@@ -56,11 +55,7 @@ func addLock(word *uint64, d uint64) uint64 {
 // ticketOf returns the ticket drawn by the add that produced v.
 func ticketOf(v uint64) uint64 { return ((v >> format.LockTShift) - 1) & format.LockCounterMask }
 
-func (l *lockLine) wake() {
-	if atomic.LoadUint32(l.ev.Sleepers) != 0 {
-		raw.WakeAll(l.ev.Seq)
-	}
-}
+func (l *lockLine) wake() { l.ev.Wake() }
 
 // lockExclusiveAfter finishes an exclusive Lock whose add drew the ticket
 // in v: it clears a carry guard the add set, waits for the turn and then for
