@@ -327,3 +327,52 @@ func TestPersistentAllocs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestWindowAllocs: a window of Irecvs and eager Isends to oneself, waited
+// for with WaitallInto, allocates about one block of requests per 32
+// messages of each kind, not one per message (the garbage collector's
+// work in a message-rate loop).
+func TestWindowAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ranktest.RunLocal(t, 1, func(c *comm.Comm) error {
+		const window = 64
+		sbuf, rbuf := make([]byte, 8*window), make([]byte, 8*window)
+		reqs := make([]*comm.Request, 2*window)
+		sts := make([]comm.Status, 2*window)
+		var ferr error
+		allocs := testing.AllocsPerRun(200, func() {
+			for j := range window {
+				r, err := c.Irecv(rbuf[8*j:8*j+8], 0, 1)
+				if err != nil {
+					ferr = err
+					return
+				}
+				reqs[j] = r
+			}
+			for j := range window {
+				sbuf[8*j]++
+				r, err := c.Isend(sbuf[8*j:8*j+8], 0, 1)
+				if err != nil {
+					ferr = err
+					return
+				}
+				reqs[window+j] = r
+			}
+			if err := comm.WaitallInto(reqs, sts); err != nil {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if !bytes.Equal(rbuf, sbuf) {
+			return fmt.Errorf("received %v, sent %v", rbuf, sbuf)
+		}
+		if perMsg := allocs / window; perMsg > 0.2 {
+			return fmt.Errorf("%.2f allocations a message (%v a window of %d)", perMsg, allocs, window)
+		}
+		return nil
+	})
+}

@@ -26,7 +26,7 @@ type Request struct {
 	// (an eager message) is complete when Isend returns and has no field
 	// set (its requests come from a block of them); a receive's operation
 	// goes back to the engine's free list when it completes, leaving its
-	// outcome in rv.
+	// outcome in rv (which comes from a block too).
 	o   *op         // a send's operation, which keeps its outcome
 	rv  *recvReq    // a receive's state
 	ext *requestExt // what few requests need
