@@ -58,8 +58,58 @@ func batch(rest int) int {
 // localBufs maps the addresses of pinned buffers of large messages to the
 // buffers, for single copy in the goroutine test mode, where ranks share
 // an address space: a rank copies from or into the slice itself (the race
-// detector sees it), not through the kernel.
-var localBufs sync.Map // uint64 -> []byte
+// detector sees it), not through the kernel. Several operations may pin
+// buffers at one address at once (one buffer in two Isends, or the first
+// half of it in another): the entry counts them and holds the longest,
+// until the last is unpinned.
+var localBufs struct {
+	sync.Mutex
+	m map[uint64]*localBuf
+}
+
+type localBuf struct {
+	buf  []byte
+	pins int
+}
+
+func addLocalBuf(b []byte) {
+	localBufs.Lock()
+	defer localBufs.Unlock()
+	if localBufs.m == nil {
+		localBufs.m = make(map[uint64]*localBuf)
+	}
+	addr := uint64(raw.Addr(b))
+	lb := localBufs.m[addr]
+	if lb == nil {
+		lb = new(localBuf)
+		localBufs.m[addr] = lb
+	}
+	if len(b) > len(lb.buf) {
+		lb.buf = b
+	}
+	lb.pins++
+}
+
+func dropLocalBuf(b []byte) {
+	localBufs.Lock()
+	defer localBufs.Unlock()
+	addr := uint64(raw.Addr(b))
+	if lb := localBufs.m[addr]; lb != nil {
+		if lb.pins--; lb.pins == 0 {
+			delete(localBufs.m, addr)
+		}
+	}
+}
+
+// localBufAt returns the buffer pinned at addr (nil if none).
+func localBufAt(addr uint64) []byte {
+	localBufs.Lock()
+	defer localBufs.Unlock()
+	if lb := localBufs.m[addr]; lb != nil {
+		return lb.buf
+	}
+	return nil
+}
 
 // claimFields splits a claim word.
 func claimFields(c uint64) (front, back int, tag uint64) {
@@ -364,9 +414,8 @@ func (e *engine) canRead(p *peer, addr uint64) bool {
 // p's process into dst. A failure turns single copy off toward p.
 func (e *engine) readPeer(p *peer, dst []byte, addr uint64, off int) error {
 	if e.t.Local() {
-		v, ok := localBufs.Load(addr)
-		src, _ := v.([]byte)
-		if !ok || len(src) < off+len(dst) {
+		src := localBufAt(addr)
+		if len(src) < off+len(dst) {
 			return fmt.Errorf("no buffer of %d bytes at %#x", off+len(dst), addr)
 		}
 		copy(dst, src[off:])
@@ -402,9 +451,8 @@ func (e *engine) mayWrite(p *peer) bool {
 // process. A failure turns writing off toward p.
 func (e *engine) writePeer(p *peer, addr uint64, off int, src []byte) error {
 	if e.t.Local() {
-		v, ok := localBufs.Load(addr)
-		dst, _ := v.([]byte)
-		if !ok || len(dst) < off+len(src) {
+		dst := localBufAt(addr)
+		if len(dst) < off+len(src) {
 			p.noWrite = true
 			return fmt.Errorf("no buffer of %d bytes at %#x", off+len(src), addr)
 		}
@@ -431,14 +479,14 @@ func pinBuf(o *op, local bool) {
 	o.lg.pin.Pin(&o.buf[0])
 	o.lg.pinned = true
 	if local {
-		localBufs.Store(uint64(raw.Addr(o.buf)), o.buf)
+		addLocalBuf(o.buf)
 	}
 }
 
 // unpinBuf undoes pinBuf.
 func unpinBuf(o *op) {
 	if o.lg != nil && o.lg.pinned {
-		localBufs.Delete(uint64(raw.Addr(o.buf)))
+		dropLocalBuf(o.buf)
 		o.lg.pin.Unpin()
 		o.lg.pinned = false
 	}

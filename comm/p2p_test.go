@@ -1074,3 +1074,49 @@ func TestAbortWithLargeSendsInFlight(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the finalizers run
 	}
 }
+
+// TestP2PSameBufferLocal: one buffer in two large Isends at once (MPI
+// allows a send buffer in several sends). In the goroutine mode, where a
+// rank copies from the other's slice by address, the first send's
+// completion must not take away the second's buffer.
+func TestP2PSameBufferLocal(t *testing.T) {
+	const size = 256 << 10
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		if c.Rank() == 0 {
+			buf := bytes.Repeat([]byte{7}, size)
+			r1, err := c.Isend(buf, 1, 0)
+			if err != nil {
+				return err
+			}
+			r2, err := c.Isend(buf[:size/2], 1, 0) // the same address, shorter
+			if err != nil {
+				return err
+			}
+			if _, err := r1.Wait(); err != nil {
+				return err
+			}
+			if err := c.Send(nil, 1, 1); err != nil { // the first send is complete
+				return err
+			}
+			_, err = r2.Wait()
+			return err
+		}
+		got := make([]byte, size)
+		for i, want := range []int{size, size / 2} {
+			if i == 1 {
+				if _, err := c.Recv(nil, 0, 1); err != nil {
+					return err
+				}
+			}
+			clear(got)
+			st, err := c.Recv(got, 0, 0)
+			if err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+			if st.Count != want || !bytes.Equal(got[:want], bytes.Repeat([]byte{7}, want)) {
+				return fmt.Errorf("message %d: %d bytes, want %d of 7s", i, st.Count, want)
+			}
+		}
+		return nil
+	})
+}
