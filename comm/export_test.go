@@ -33,6 +33,15 @@ func P2PLarge(c *Comm) (read, staged, written int) {
 	return e.nRead, e.nStaged, e.nWritten
 }
 
+// P2PWhole reports how many large messages this rank has read whole at
+// their match, their sender's line busy with another message's job.
+func P2PWhole(c *Comm) int {
+	e := c.world.eng
+	e.lock()
+	defer e.release()
+	return e.nWhole
+}
+
 // SetWriteFaultIn makes this rank's k-th write into another process from
 // now on fail, and every one after it (0: writes work again).
 func SetWriteFaultIn(k int) { writeFaultIn = k }

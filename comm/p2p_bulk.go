@@ -155,6 +155,7 @@ func (e *engine) openJob(o *op, m *inMsg) {
 			return
 		}
 		e.nRead += o.lg.n
+		e.nWhole++
 		e.send(p, txItem{kind: format.PktFin, id: m.id})
 		e.finishRecv(o, o.lg.msg)
 		return

@@ -77,6 +77,7 @@ type engine struct {
 	// (for tests).
 	nStaged, nRead, nDirect int
 	nWritten                int // chunks its receives got written in place by their senders
+	nWhole                  int // messages read whole at their match, their sender's line busy
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
 

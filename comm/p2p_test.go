@@ -647,6 +647,10 @@ func init() {
 	// p2pwrite: the sender's writes in place, their failure, and the
 	// fallback to Data packets (p2pWriteInPlace).
 	ranktest.Register("p2pwrite", p2pWriteInPlace)
+	// p2pwhole: a large message matched while its sender's line is busy
+	// is read whole at once when the sender cannot write in place
+	// (p2pReadWhole).
+	ranktest.Register("p2pwhole", p2pReadWhole)
 	// p2pall: an all-to-all exchange of checksummed messages between
 	// every pair, in random order of posting.
 	ranktest.Register("p2pall", func(c *comm.Comm) error { return p2pAllToAll(c, 3) })
@@ -824,6 +828,95 @@ func p2pWriteInPlace(c *comm.Comm) error {
 	return nil
 }
 
+// p2pReadWhole: rank 1's writes into rank 0 fail, so after a large
+// message that rank 1 answered in Data packets rank 0 offers it no more
+// writes; then two large messages are matched at once, and the second,
+// its line busy with the first's job, is read whole at its match instead
+// of waiting for the line (the combination asymmetric ptrace rights make:
+// the receiver may read its sender, not be written by it). Both arrive
+// intact. Without ptrace rights everything goes in Data packets.
+func p2pReadWhole(c *comm.Comm) error {
+	if c.Size() < 2 || c.Rank() > 1 {
+		return c.Barrier()
+	}
+	const n = 4 << 20
+	single := ptraceAllowed()
+	if c.Rank() == 1 {
+		comm.SetWriteFaultIn(1)
+		defer comm.SetWriteFaultIn(0)
+	}
+	// First messages until one came (partly) in Data packets: rank 1
+	// claimed a batch, failed to write it and sent it (rank 0 may read
+	// all of a message before rank 1 claims any).
+	for k := 0; ; k++ {
+		var staged int
+		if c.Rank() == 1 {
+			if err := c.Send(pattern(1, 80+k, n), 0, 80); err != nil {
+				return err
+			}
+		} else {
+			_, staged0, _ := comm.P2PLarge(c)
+			buf := make([]byte, n)
+			if _, err := c.Recv(buf, 1, 80); err != nil || !bytes.Equal(buf, pattern(1, 80+k, n)) {
+				return fmt.Errorf("first message %d: %v (or wrong bytes)", k, err)
+			}
+			_, staged, _ = comm.P2PLarge(c)
+			staged -= staged0
+		}
+		more := []int32{0}
+		if staged == 0 && k < 20 {
+			more[0] = 1
+		}
+		if err := comm.Bcast(c, more, 0); err != nil {
+			return err
+		}
+		if more[0] == 0 {
+			if c.Rank() == 0 && staged == 0 {
+				return fmt.Errorf("rank 1 sent no Data packet in %d messages", k+1)
+			}
+			break
+		}
+	}
+	if c.Rank() == 1 {
+		r1, err := c.Isend(pattern(1, 91, n), 0, 91)
+		if err != nil {
+			return err
+		}
+		r2, err := c.Isend(pattern(1, 92, n), 0, 92)
+		if err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil { // both RTS are in rank 0's ring
+			return err
+		}
+		_, err = comm.Waitall([]*comm.Request{r1, r2})
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	whole0 := comm.P2PWhole(c)
+	b1, b2 := make([]byte, n), make([]byte, n)
+	r1, err := c.Irecv(b1, 1, 91)
+	if err != nil {
+		return err
+	}
+	r2, err := c.Irecv(b2, 1, 92)
+	if err != nil {
+		return err
+	}
+	if _, err := comm.Waitall([]*comm.Request{r1, r2}); err != nil {
+		return err
+	}
+	if !bytes.Equal(b1, pattern(1, 91, n)) || !bytes.Equal(b2, pattern(1, 92, n)) {
+		return errors.New("the two messages arrived with wrong bytes")
+	}
+	if whole, want := comm.P2PWhole(c)-whole0, map[bool]int{true: 1, false: 0}[single]; whole != want {
+		return fmt.Errorf("%d messages read whole at their match (single copy %v), want %d", whole, single, want)
+	}
+	return nil
+}
+
 // p2pWaiting: messages that wait in their ring for a blocking Recv from
 // their sender, which takes the eager ones it matches straight from the
 // ring and leaves the rest (a truncation, a type that differs, a large
@@ -954,6 +1047,8 @@ func TestP2PAllToAllLocal(t *testing.T) {
 func TestP2PProcs(t *testing.T) { ranktest.Run(t, 3, "p2p") }
 
 func TestP2PWriteInPlaceProcs(t *testing.T) { ranktest.Run(t, 2, "p2pwrite") }
+
+func TestP2PReadWholeProcs(t *testing.T) { ranktest.Run(t, 2, "p2pwhole") }
 
 func TestP2PStreamedProcs(t *testing.T) { ranktest.Run(t, 2, "p2p", ranktest.Args("off")) }
 
