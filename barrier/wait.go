@@ -95,10 +95,11 @@ func (e Event) Notify() {
 // flag line's round, an Ibarrier count, a lock word's low half. It wakes
 // the sleepers without touching Seq: Notify's increment there would
 // announce a state nobody reached (the round after the one published).
-// The futex still cannot miss a wake-up: a waiter loads Seq after counting
-// itself, and the state change has changed Seq by then or comes after
-// that load, when the futex sees the new value or the waker sees the
-// count. Call it after the state change is stored.
+// No wake-up is lost: a waiter loads Seq after counting itself; a state
+// change stored before that load is seen by its re-check, one stored
+// after it makes the futex wait return at once (Seq differs), or comes
+// before the waker's load of the count, which then sees the waiter. Call
+// it after the state change is stored.
 func (e Event) Wake() {
 	if atomic.LoadUint32(e.Sleepers) != 0 {
 		raw.WakeAll(e.Seq)
