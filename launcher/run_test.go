@@ -257,6 +257,29 @@ func TestEnvReachesRanks(t *testing.T) {
 	}
 }
 
+// An empty SHMRUN_WAIT is no policy: an oversubscribed job's ranks get
+// the oversubscribed one (not DefaultPolicy's long spin, which an empty
+// string parses to), the others none.
+func TestEmptyWaitIsUnset(t *testing.T) {
+	n := len(launcher.CPUs()) + 1
+	for _, over := range []bool{true, false} {
+		if !over {
+			n = 1
+		}
+		res := ranktest.Run(t, n, "env", ranktest.Args(launcher.EnvWait), ranktest.Env(launcher.EnvWait+"="),
+			ranktest.Configure(func(c *launcher.Config) { c.Oversubscribe = over }))
+		for r := range n {
+			want := fmt.Sprintf("rank %d %s= set=false", r, launcher.EnvWait)
+			if over {
+				want = fmt.Sprintf("rank %d %s=oversubscribed set=true", r, launcher.EnvWait)
+			}
+			if !slices.Contains(res.Lines(), want) {
+				t.Errorf("no line %q in\n%s", want, res.Stdout)
+			}
+		}
+	}
+}
+
 func TestBindToCore(t *testing.T) {
 	cpus := launcher.CPUs()
 	n := 2 * len(cpus)

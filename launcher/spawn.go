@@ -14,28 +14,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// userWait reports whether the user chose the wait policy (SHMRUN_WAIT in
-// shmrun's environment or a -x).
+// userWait reports whether the user chose the wait policy: a SHMRUN_WAIT
+// with a value in shmrun's environment or a -x. An empty one is no choice
+// (`export SHMRUN_WAIT=` is how a shell user clears it): the ranks get
+// the launcher's policy, not DefaultPolicy's long spin, which 32
+// oversubscribed ranks measured 190x slower a Bcast with.
 func (j *job) userWait() bool {
-	if _, ok := os.LookupEnv(EnvWait); ok {
+	if v := os.Getenv(EnvWait); v != "" {
 		return true
 	}
 	for _, kv := range j.cfg.Env {
-		if strings.HasPrefix(kv, EnvWait+"=") {
+		if strings.HasPrefix(kv, EnvWait+"=") && !emptyWait(kv) {
 			return true
 		}
 	}
 	return false
 }
 
+// emptyWait reports whether kv is SHMRUN_WAIT with no value (dropped from
+// the ranks' environment: userWait).
+func emptyWait(kv string) bool { return kv == EnvWait+"=" }
+
 func (j *job) rankEnv(rank, size int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, format.EnvPrefix) || strings.HasPrefix(kv, EnvWait+"=") {
+		if !strings.HasPrefix(kv, format.EnvPrefix) || strings.HasPrefix(kv, EnvWait+"=") && !emptyWait(kv) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, j.cfg.Env...)
+	for _, kv := range j.cfg.Env {
+		if !emptyWait(kv) {
+			env = append(env, kv)
+		}
+	}
 	env = append(env, j.obs.env()...)
 	if j.oversubscribed && !j.userWait() {
 		// More ranks than CPUs: spin briefly, then yield (barrier package).
