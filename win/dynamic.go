@@ -75,7 +75,12 @@ type dynamic struct {
 	local  bool // goroutine ranks: one process
 
 	mu  sync.Mutex // Attach, Detach (held while Detach waits for accesses)
-	own []attached // this rank's regions, sorted by base
+	own []attached // this rank's regions, sorted by base: its table's truth
+	seq uint64     // this rank's table edits so far (its sequence word is 2·seq)
+	// mine is this rank's table as its last edit wrote it: its RMA calls
+	// to itself look up regions there, not in the shared copy, whose
+	// addresses they would otherwise dereference on a peer's word.
+	mine atomic.Pointer[ownTable]
 	// mapMu guards new mappings, prune and stale. It is never held while
 	// waiting for another rank: an access that holds a slot may take it.
 	mapMu sync.Mutex
@@ -92,8 +97,16 @@ type attached struct {
 	base uintptr
 	n    int
 	id   uint64 // the object's id in the registry, 0 for private memory
+	e    entry  // its row of the table
 	hold *heap.Hold
 	pin  *pinned
+}
+
+// ownTable is a rank's table rows and the sequence word's value after the
+// edit that wrote them.
+type ownTable struct {
+	seq  uint64
+	rows []entry
 }
 
 // hotRegion is a mapped region of a target as the last lookup found it,
@@ -269,6 +282,23 @@ func (d *dynamic) lookup(abort *uint32, target int, addr uint64, n int) (entry, 
 	}
 }
 
+// lookupOwn is lookup in this rank's own table, as its last edit wrote it
+// (d.mine; the access slot is held, so a Detach's edit is seen, or waits
+// for this access, as with the shared table).
+func (d *dynamic) lookupOwn(addr uint64, n int) (entry, bool, uint64) {
+	t := d.mine.Load()
+	if t == nil {
+		return entry{}, false, 0
+	}
+	// The last region whose base is at most addr.
+	i, _ := slices.BinarySearchFunc(t.rows, addr, func(e entry, a uint64) int { return cmp.Compare(e.base, a+1) })
+	if i == 0 {
+		return entry{}, false, t.seq
+	}
+	e := t.rows[i-1]
+	return e, addr-e.base <= e.n && uint64(n) <= e.n-(addr-e.base), t.seq
+}
+
 // resolve is the dynamic window's part of resolve: addr is the
 // displacement, an address in target.
 func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (where, error) {
@@ -281,7 +311,15 @@ func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (
 		d.leave(&wh)
 		return where{}, err
 	}
-	e, found, seq, err := d.lookup(w.t.Abort(), target, addr, n)
+	var e entry
+	var found bool
+	var seq uint64
+	var err error
+	if target == w.rank && !d.local {
+		e, found, seq = d.lookupOwn(addr, n)
+	} else {
+		e, found, seq, err = d.lookup(w.t.Abort(), target, addr, n)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -505,16 +543,9 @@ func (w *Win) Attach(mem []byte) error {
 	case !d.cma:
 		return errorf(ErrRMAAttach, "Attach on rank %d: %d bytes at %#x are private memory (not from comm.AllocMem), and the kernel forbids the other ranks to reach this process's memory here (Yama ptrace_scope, or shmrun --no-single-copy): allocate the region with comm.AllocMem", w.rank, n, base)
 	}
-	a.pin = pin(mem)
+	a.pin, a.e = pin(mem), e
 	d.own = slices.Insert(d.own, i, a)
-	d.edit(w.rank, func(seqCount *uint64) {
-		cnt := int(atomic.LoadUint64(seqCount))
-		for j := cnt; j > i; j-- {
-			d.copyEntry(w.rank, j-1, j)
-		}
-		d.putEntry(w.rank, i, e)
-		atomic.StoreUint64(seqCount, uint64(cnt+1))
-	})
+	d.edit(w.rank, i)
 	return nil
 }
 
@@ -535,29 +566,46 @@ func (d *dynamic) addOwnMap(me int, loc heap.Loc) {
 	d.cache[me].Store(&next)
 }
 
-// dropOwnMap removes this process's own object id from its cache.
+// dropOwnMap removes this process's own object id from its cache. A
+// mapping of it made through the registry's descriptor rather than
+// addOwnMap (a lookup of this rank's own region that missed the cache
+// between Attach's addOwnMap and its table edit, while another goroutine
+// pruned the entry the table did not list yet) is this process's to
+// unmap: it goes to stale, as prune's do.
 func (d *dynamic) dropOwnMap(me int, id uint64) {
 	d.mapMu.Lock()
 	defer d.mapMu.Unlock()
 	if p := d.cache[me].Load(); p != nil {
-		next := slices.DeleteFunc(slices.Clone(*p), func(m peerMap) bool { return m.id == id })
+		next := slices.DeleteFunc(slices.Clone(*p), func(m peerMap) bool {
+			if m.id == id && !m.own {
+				d.stale = append(d.stale, staleMap{target: me, mem: m.mem})
+			}
+			return m.id == id
+		})
 		d.cache[me].Store(&next)
 	}
 }
 
-// edit changes this rank's table under its sequence lock; f gets the count
-// word.
-func (d *dynamic) edit(me int, f func(count *uint64)) {
+// edit rewrites this rank's table from d.own, its rows from index from on
+// and its count, under the table's sequence lock (d.mu is held). The table
+// lives in the window's segment, which every process of the job can write;
+// the owner writes it from its own state and never reads it back, so a
+// count or sequence word gone bad there is overwritten at the next edit,
+// never trusted (a count past the table would index outside it).
+func (d *dynamic) edit(me, from int) {
 	seq := d.word(me, format.AttachSeq)
-	atomic.AddUint64(seq, 1) // odd: readers retry
-	f(d.word(me, format.AttachCount))
-	atomic.AddUint64(seq, 1)
-}
-
-func (d *dynamic) copyEntry(me, from, to int) {
-	for f := int64(0); f < format.AttachEntryLen; f += 8 {
-		atomic.StoreUint64(d.entryWord(me, to, f), atomic.LoadUint64(d.entryWord(me, from, f)))
+	d.seq++
+	atomic.StoreUint64(seq, 2*d.seq-1) // odd: readers retry
+	for j := from; j < len(d.own); j++ {
+		d.putEntry(me, j, d.own[j].e)
 	}
+	atomic.StoreUint64(d.word(me, format.AttachCount), uint64(len(d.own)))
+	atomic.StoreUint64(seq, 2*d.seq)
+	t := &ownTable{seq: 2 * d.seq, rows: make([]entry, len(d.own))}
+	for j, a := range d.own {
+		t.rows[j] = a.e
+	}
+	d.mine.Store(t) // before a Detach's quiesce, as the shared table
 }
 
 func (d *dynamic) putEntry(me, i int, e entry) {
@@ -591,13 +639,7 @@ func (w *Win) Detach(mem []byte) error {
 	}
 	a := d.own[i]
 	d.own = slices.Delete(d.own, i, i+1)
-	d.edit(w.rank, func(count *uint64) {
-		cnt := int(atomic.LoadUint64(count))
-		for j := i; j+1 < cnt; j++ {
-			d.copyEntry(w.rank, j+1, j)
-		}
-		atomic.StoreUint64(count, uint64(cnt-1))
-	})
+	d.edit(w.rank, i)
 	qerr := d.quiesce(w)
 	if a.id != 0 && !slices.ContainsFunc(d.own, func(b attached) bool { return b.id == a.id }) {
 		d.dropOwnMap(w.rank, a.id) // no access can use it any more
