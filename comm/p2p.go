@@ -335,7 +335,8 @@ func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error
 		return procNullStatus, true, nil
 	}
 	var m *inMsg
-	find := func() bool { m = e.probe(o.ctx, o.peer, o.tag, false); return m != nil }
+	var perr error
+	find := func() bool { m, perr = e.probe(o.ctx, o.peer, o.tag, false); return m != nil || perr != nil }
 	if !find() {
 		if !block {
 			return Status{}, false, nil
@@ -343,6 +344,9 @@ func (c *Comm) probe(call string, src, tag int, block bool) (Status, bool, error
 		if err := e.waitFor(e.policy, barrier.Waiting{Kind: barrier.WaitProbe, Peer: int32(o.peer), Tag: int32(o.tag)}, find); err != nil {
 			return Status{}, false, c.wrapWait(call, err)
 		}
+	}
+	if perr != nil {
+		return Status{}, false, perr
 	}
 	return msgStatus(c, m, 1), true, nil
 }
@@ -384,7 +388,8 @@ func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, 
 		return &Message{c: c, e: e}, procNullStatus, true, nil
 	}
 	var m *inMsg
-	find := func() bool { m = e.probe(o.ctx, o.peer, o.tag, true); return m != nil }
+	var perr error
+	find := func() bool { m, perr = e.probe(o.ctx, o.peer, o.tag, true); return m != nil || perr != nil }
 	if !find() {
 		if !block {
 			return nil, Status{}, false, nil
@@ -392,6 +397,9 @@ func (c *Comm) mprobe(call string, src, tag int, block bool) (*Message, Status, 
 		if err := e.waitFor(e.policy, barrier.Waiting{Kind: barrier.WaitProbe, Peer: int32(o.peer), Tag: int32(o.tag)}, find); err != nil {
 			return nil, Status{}, false, c.wrapWait(call, err)
 		}
+	}
+	if perr != nil {
+		return nil, Status{}, false, perr
 	}
 	return &Message{c: c, e: e, m: m}, msgStatus(c, m, 1), true, nil
 }

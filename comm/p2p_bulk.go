@@ -166,8 +166,17 @@ func (e *engine) openJob(o *op, m *inMsg) {
 // startJob opens o's job on sender s's line and answers CTS, offering
 // writes in place where single copy is on (o's buffer pinned until the
 // job ends).
+//
+// The job's request is its number on the line (1, 2, ...), whose low bits
+// are the claim word's tag: consecutive jobs on a line never share a tag,
+// so a sender still working on a job the receiver has finished (it read
+// the rest from the back) fails its next claim rather than take chunks of
+// a later job for its message, and write them into the finished one's
+// buffer. (Requests from the engine's counter, which every send also
+// draws from, could share the tag with the job before.)
 func (e *engine) startJob(s int, r *rxRing, o *op) {
-	o.id = e.newID()
+	r.jobs++
+	o.id = r.jobs
 	o.lg.got = 0
 	r.job = o
 	atomic.StoreUint32(r.chunks, uint32(o.lg.n))
@@ -295,7 +304,9 @@ func (e *engine) writeFront(p *peer) {
 func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 	o := r.job
 	n := uint64(len(chunk))
-	if o == nil || o.id != rid || off%uint64(e.chunk) != 0 || off+n > uint64(o.lg.accept) || n != min(uint64(e.chunk), uint64(o.lg.accept)-off) {
+	// No sums of the packet's words: off near 2^64 would wrap past the
+	// check and index the buffer out of range.
+	if o == nil || o.id != rid || off%uint64(e.chunk) != 0 || off >= uint64(o.lg.accept) || n != min(uint64(e.chunk), uint64(o.lg.accept)-off) {
 		e.corrupt(s, fmt.Sprintf("a chunk of %d bytes at %d for no open job (request %d)", n, off, rid))
 		return
 	}
@@ -315,7 +326,7 @@ func (e *engine) data(s int, r *rxRing, rid, off uint64, chunk []byte) {
 func (e *engine) wrote(s int, r *rxRing, rid, off, n uint64) {
 	o := r.job
 	ch := uint64(e.chunk)
-	if o == nil || o.id != rid || !o.lg.offer || off%ch != 0 || n == 0 || off+n > uint64(o.lg.accept) ||
+	if o == nil || o.id != rid || !o.lg.offer || off%ch != 0 || n == 0 || off >= uint64(o.lg.accept) || n > uint64(o.lg.accept)-off ||
 		(off+n != uint64(o.lg.accept) && n%ch != 0) || o.lg.got+int((n+ch-1)/ch) > o.lg.n {
 		e.corrupt(s, fmt.Sprintf("a report of %d bytes written at %d for no open job (request %d)", n, off, rid))
 		return

@@ -95,6 +95,7 @@ type rxRing struct {
 	st     *winc.P2PRx // the read position, given-back position and stamp
 	job    *op         // the receive whose job is open on the line
 	queued []*op       // receives matched to a large message, waiting for the line
+	jobs   uint64      // jobs opened on the line so far: the last one's number
 	// noWrites: the sender answered an offer of writes in place with Data
 	// packets; later jobs read whole when the line is busy, and offer
 	// nothing.
@@ -864,13 +865,26 @@ func (e *engine) corrupt(s int, what string) {
 		e.complete(o, Status{}, e.broken)
 	}
 	for _, p := range e.peers {
-		if p != nil {
-			p.sending, p.queue = nil, nil
+		if p == nil {
+			continue
 		}
+		// A send still queued for ring room is in no other list (write
+		// puts it in waiting once written): it fails here, or its Wait
+		// would wait for ever. Fin and CTS items carry no operation.
+		for _, it := range p.queue {
+			if it.o != nil && !it.o.isDone() {
+				e.complete(it.o, Status{}, e.broken)
+			}
+		}
+		p.sending, p.queue = nil, nil
 	}
 	e.busy = nil
 	for i := range e.rx {
 		if o := e.rx[i].job; o != nil && !o.isDone() {
+			// The sender may not claim more of it (its next claim sees
+			// every chunk taken); a batch it claimed already may still
+			// be landing in o's buffer, which nothing here can wait for.
+			atomic.StoreUint64(e.rx[i].claim, jobTag(o.id)<<format.JobTagShift|uint64(o.lg.n))
 			e.complete(o, Status{}, e.broken)
 		}
 		for _, o := range e.rx[i].queued {
@@ -1133,21 +1147,25 @@ func (e *engine) post(o *op) {
 }
 
 // probe finds the first unexpected message that a receive with ctx, src
-// and tag would take; with take, it removes it (Mprobe).
-func (e *engine) probe(ctx uint32, src, tag int, take bool) *inMsg {
+// and tag would take; with take, it removes it (Mprobe). A broken engine
+// (corrupt) is its error: no message will come.
+func (e *engine) probe(ctx uint32, src, tag int, take bool) (*inMsg, error) {
 	e.lock()
 	defer e.unlock()
 	e.progress()
+	if e.broken != nil {
+		return nil, e.broken
+	}
 	key := op{ctx: ctx, peer: src, tag: tag}
 	for i, m := range e.unexp.all() {
 		if key.matches(m) {
 			if take {
 				e.unexp.take(i)
 			}
-			return m
+			return m, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // recvMessage receives a message taken by Mprobe into a copy of so, a
@@ -1156,6 +1174,10 @@ func (e *engine) recvMessage(so *op, m *inMsg) *Request {
 	e.lock()
 	defer e.unlock()
 	rv, o := e.takeOp(so, nil)
+	if e.broken != nil {
+		e.complete(o, Status{}, e.broken) // its sender's data cannot come
+		return &rv.r
+	}
 	e.deliver(o, m, m.data)
 	return &rv.r
 }

@@ -59,14 +59,14 @@ const TailPos = 0
 // Words of a job line. The owner writes JobID and JobChunks before its
 // CTS; the claim word is changed by both sides, by compare-and-swap only.
 const (
-	JobID     = 0  // uint64 the owner's request of the job in progress, 0 for none
+	JobID     = 0  // uint64 the job in progress: its number on the line (1, 2, ...), 0 for none
 	JobClaim  = 8  // uint64 claim word: front | back<<JobBackShift | tag<<JobTagShift
 	JobChunks = 16 // uint32 the job's chunk count n
 
 	JobBackShift = 24
 	JobTagShift  = 48
 	JobCountMask = 1<<24 - 1 // front and back are 24-bit counts
-	JobTagMask   = 1<<16 - 1 // the tag is the id's low 16 bits
+	JobTagMask   = 1<<16 - 1 // the tag is the job number's low 16 bits
 )
 
 // Packet header fields, offsets from the packet's start.

@@ -70,8 +70,8 @@ func TestInboxDoc(t *testing.T) {
 		fmt.Sprintf("rounded up to %d-byte cells", format.PktCell),
 		fmt.Sprintf("`min(8192, R/4 - %d)`", format.PktHeader),
 		fmt.Sprintf("chunks of `R/4 - %d` bytes (`R/2 - %d` for rings of 16 KiB and less)", format.PktCell, format.PktCell),
-		fmt.Sprintf("| %d | `uint64` | the receiver's request of the job", format.JobID),
-		fmt.Sprintf("| %d | `uint64` | claim word: chunks taken from the front (bits 0-%d), from the back (%d-%d), the job's tag = request mod 2^%d (%d-63) |",
+		fmt.Sprintf("| %d | `uint64` | the job in progress: its number on this line (1, 2, ...), 0 for none |", format.JobID),
+		fmt.Sprintf("| %d | `uint64` | claim word: chunks taken from the front (bits 0-%d), from the back (%d-%d), the job's tag = its number mod 2^%d (%d-63) |",
 			format.JobClaim, format.JobBackShift-1, format.JobBackShift, format.JobTagShift-1, 64-format.JobTagShift, format.JobTagShift),
 		fmt.Sprintf("| %d | `uint32` | chunk count k |", format.JobChunks),
 	}
