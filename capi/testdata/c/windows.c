@@ -116,6 +116,13 @@ int main(int argc, char **argv)
 	err = MPI_Accumulate(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_BAND, win);
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_OP, "MPI_BAND on doubles: class %d", class);
+	/* A large count whose bytes wrap around 2^64 to 8 is refused, not
+	 * taken for one element (nor walked past the part). */
+	MPI_Count huge = ((MPI_Count)1 << 61) + 1;
+	err = MPI_Accumulate_c(&z, huge, MPI_DOUBLE, 0, 0, huge, MPI_DOUBLE, MPI_SUM, win);
+	CHECK(err != MPI_SUCCESS, "Accumulate_c of 2^61 + 1 doubles succeeded");
+	err = MPI_Put_c(&z, huge, MPI_DOUBLE, 0, 0, huge, MPI_DOUBLE, win);
+	CHECK(err != MPI_SUCCESS, "Put_c of 2^61 + 1 doubles succeeded");
 	MPI_Win_unlock_all(win);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
