@@ -99,16 +99,17 @@ type reqH struct {
 // reading, which goroutines and C threads share (MPI_THREAD_MULTIPLE).
 var tab = struct {
 	sync.RWMutex
-	next   uintptr
-	comms  map[uintptr]*commH
-	groups map[uintptr]*comm.Group
-	wins   map[uintptr]*winH
-	reqs   map[uintptr]*reqH
-	types  map[uintptr]*typeH
-	ops    map[uintptr]*opH
-	infos  map[uintptr]*infoH
-	errhs  map[uintptr]*errhH
-	msgs   map[uintptr]*msgH
+	next    uintptr
+	wrapped bool // next has come back from handleEnd: values are reused
+	comms   map[uintptr]*commH
+	groups  map[uintptr]*comm.Group
+	wins    map[uintptr]*winH
+	reqs    map[uintptr]*reqH
+	types   map[uintptr]*typeH
+	ops     map[uintptr]*opH
+	infos   map[uintptr]*infoH
+	errhs   map[uintptr]*errhH
+	msgs    map[uintptr]*msgH
 }{
 	next:   firstHandle,
 	comms:  map[uintptr]*commH{},
@@ -122,12 +123,47 @@ var tab = struct {
 	msgs:   map[uintptr]*msgH{},
 }
 
+// handleEnd bounds the values newHandle gives: request slot handles have
+// reqSpace set (and MPI_*_toint needs an int).
+const handleEnd = reqSpace
+
 // newHandle is a fresh handle value; tab is locked for writing. Values
-// step by 16 so that no handle is a small offset of another.
+// step by 16 so that no handle is a small offset of another. Once all
+// 67 million below handleEnd have been given (a long run that makes and
+// frees objects), they are given again from the first, skipping those
+// still live: a freed handle names a new object only after every other
+// value has been given out since.
 func newHandle() uintptr {
-	h := tab.next
+	for range (handleEnd - firstHandle) / 16 {
+		h := tab.next
+		tab.next += 16
+		if tab.next >= handleEnd {
+			tab.next, tab.wrapped = firstHandle, true
+		}
+		if !tab.wrapped || !liveHandle(h) {
+			return h
+		}
+	}
+	// Every value is live: 67 million objects. Past handleEnd, a
+	// request of the fallback map may share a slot handle's value.
+	h := handleEnd + tab.next
 	tab.next += 16
 	return h
+}
+
+// liveHandle reports whether an object of any kind holds handle h; tab
+// is locked.
+func liveHandle(h uintptr) bool {
+	_, c := tab.comms[h]
+	_, g := tab.groups[h]
+	_, w := tab.wins[h]
+	_, r := tab.reqs[h]
+	_, t := tab.types[h]
+	_, o := tab.ops[h]
+	_, i := tab.infos[h]
+	_, e := tab.errhs[h]
+	_, m := tab.msgs[h]
+	return c || g || w || r || t || o || i || e || m
 }
 
 // add stores x under a fresh handle in m and returns the handle.

@@ -115,8 +115,8 @@ func decodeReq(h uintptr) (s *reqSlot, gen uint32, ok bool) {
 }
 
 // getReq is request handle h's object, if h names a live request. (A
-// handle of tab.reqs has reqSpace clear unless tab.next has passed it,
-// some hundred million handles on; then it is looked up there too.)
+// handle of tab.reqs has reqSpace clear: newHandle stays below it unless
+// 67 million objects are live at once; then it is looked up there too.)
 func getReq(h uintptr) (*reqH, bool) {
 	if isSent(h) {
 		return &reqH{done: true}, true

@@ -150,3 +150,30 @@ func TestCQHandles(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlesWrap: once every handle value below handleEnd has been given
+// out, newHandle gives them again from the first, skipping those still
+// live, and never one with reqSpace set (a request slot's) nor past an
+// int (MPI_*_toint).
+func TestHandlesWrap(t *testing.T) {
+	tab.Lock()
+	defer tab.Unlock()
+	next, wrapped := tab.next, tab.wrapped
+	defer func() { tab.next, tab.wrapped = next, wrapped }()
+	live := []uintptr{firstHandle, firstHandle + 32}
+	for _, h := range live {
+		tab.infos[h] = &infoH{}
+	}
+	defer func() {
+		for _, h := range live {
+			delete(tab.infos, h)
+		}
+	}()
+	tab.next = handleEnd - 32
+	want := []uintptr{handleEnd - 32, handleEnd - 16, firstHandle + 16, firstHandle + 48}
+	for i, w := range want {
+		if h := newHandle(); h != w || h&reqSpace != 0 || h > 1<<31-1 {
+			t.Fatalf("handle %d near the end: %#x, want %#x", i, h, w)
+		}
+	}
+}

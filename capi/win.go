@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -144,9 +145,12 @@ func shmWinFree(h *C.uintptr_t) C.int {
 		chkFlush()
 		chkFree(x.h)
 	}
-	if err := x.w.Free(); err != nil {
-		return x.raise("MPI_Win_free", err)
+	err := x.w.Free()
+	if err != nil && (errors.Is(err, win.ErrRMASync) || errors.Is(err, win.ErrWin) || errors.Is(err, win.ErrAborted)) {
+		return x.raise("MPI_Win_free", err) // not freed: the handle stays
 	}
+	// Freed, perhaps with its release's error: the C fast paths must not
+	// find the descriptor of memory that is gone.
 	tab.Lock()
 	delete(tab.wins, uintptr(*h))
 	freeWinHandle(uintptr(*h))
@@ -154,6 +158,9 @@ func shmWinFree(h *C.uintptr_t) C.int {
 	freeDesc(x.desc)
 	freeAttrs(x.attrs)
 	*h = hWinNull
+	if err != nil {
+		return x.raise("MPI_Win_free", err)
+	}
 	return C.MPI_SUCCESS
 }
 

@@ -9,8 +9,10 @@ import (
 
 // Free frees the window (MPI_Win_free): collective. It fails with ErrRMASync
 // on every rank if any rank has an epoch open (the window then stays valid),
-// and with ErrWin if the window was freed already. After it returns, slices
-// from Local, SharedQuery and View must not be used: the memory is unmapped.
+// with ErrWin if the window was freed already, and with ErrAborted if the
+// job ended first; any other error is the release's (an unmap that failed),
+// and the window is freed all the same. After it returns, slices from
+// Local, SharedQuery and View must not be used: the memory is unmapped.
 func (w *Win) Free() error {
 	if err := w.live("Free"); err != nil {
 		return err
