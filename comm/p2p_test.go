@@ -672,6 +672,25 @@ func init() {
 			_, err := c.Recv(nil, 1, 3)
 			return fmt.Errorf("Recv returned: %v", err)
 		}
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "threaded" {
+			// Rank 1 waits in a receive on one goroutine while another
+			// computes for longer than the watch's period, then sends
+			// what lets rank 0 answer that receive.
+			if c.Rank() == 1 {
+				got := make(chan error, 1)
+				go func() { _, err := c.Recv(make([]byte, 8), 0, 9); got <- err }()
+				for start := time.Now(); time.Since(start) < 1200*time.Millisecond; {
+				}
+				if err := c.Send([]byte("late"), 0, 5); err != nil {
+					return err
+				}
+				return <-got
+			}
+			if _, err := c.Recv(make([]byte, 8), 1, 5); err != nil {
+				return err
+			}
+			return c.Send([]byte("back"), 1, 9)
+		}
 		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "compute" {
 			if c.Rank() == 1 {
 				time.Sleep(1500 * time.Millisecond)
@@ -1065,7 +1084,8 @@ func TestP2POversubscribedProcs(t *testing.T) {
 }
 
 // Two ranks that both receive first are ended by the deadlock watch, which
-// names both waits; a rank that computes is never taken for blocked.
+// names both waits; a rank that computes is never taken for blocked, even
+// with another of its goroutines asleep in a wait.
 func TestP2PDeadlockWatch(t *testing.T) {
 	res := ranktest.Run(t, 2, "p2pdeadlock", ranktest.ExitCode(launcher.DeadlockExitCode),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
@@ -1075,6 +1095,9 @@ func TestP2PDeadlockWatch(t *testing.T) {
 		}
 	}
 	ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("compute"),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	// Asleep on one goroutine, computing on another: not blocked.
+	ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("threaded"),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
 	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("send"), ranktest.ExitCode(launcher.DeadlockExitCode),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))

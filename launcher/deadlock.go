@@ -2,7 +2,9 @@ package launcher
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,9 @@ import (
 // re-checks its condition at each futex timeout. The launcher then ends
 // the job and says who waits for whom. A rank that has not reached Init,
 // or that computes, is not asleep: the watch never fires while one runs.
+// A rank with a goroutine (or a C thread) asleep may compute on another:
+// so a rank whose process used more than a hundredth of the period's CPU
+// time since the ranks were all seen asleep counts as running too.
 
 // deadlockAfter is the configured watch period (0: off).
 func (j *job) deadlockAfter() time.Duration {
@@ -40,21 +45,83 @@ type deadlockWatch struct {
 	after time.Duration
 	since time.Time
 	wakes []uint32
+	cpu   []time.Duration // and their processes' CPU time then
 }
 
 // stuck reports whether every running rank has been asleep in a wait,
 // with no wait ending, for w.after.
 func (w *deadlockWatch) stuck(j *job, exited []bool, now time.Time) bool {
 	wakes, ok := j.asleep(exited)
-	switch {
-	case !ok:
+	if !ok {
 		w.since, w.wakes = time.Time{}, nil
 		return false
-	case w.since.IsZero() || !slices.Equal(wakes, w.wakes):
-		w.since, w.wakes = now, wakes
+	}
+	cpu := j.cpuTimes(exited)
+	if w.since.IsZero() || !slices.Equal(wakes, w.wakes) || computed(w.cpu, cpu, w.after) {
+		w.since, w.wakes, w.cpu = now, wakes, cpu
 		return false
 	}
 	return now.Sub(w.since) >= w.after
+}
+
+// computed reports whether a rank's process used more CPU time between
+// before and after than a rank whose threads all sleep would in period
+// (a hundredth of it, at least 20 ms: the kernel counts in 10 ms ticks).
+func computed(before, after []time.Duration, period time.Duration) bool {
+	busy := max(period/100, 20*time.Millisecond)
+	for i := range min(len(before), len(after)) {
+		if after[i]-before[i] > busy {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuTimes returns the running ranks' processes' CPU time (user and
+// system, every thread), in the order of asleep's wake counts; 0 where it
+// cannot be read (the rank's pid published at Init names its process).
+func (j *job) cpuTimes(exited []bool) []time.Duration {
+	var cpu []time.Duration
+	for r := range exited {
+		if !exited[r] {
+			cpu = append(cpu, processCPU(int(atomic.LoadUint32(j.ctl.RankWord(r, format.RankPID)))))
+		}
+	}
+	return cpu
+}
+
+// processCPU is process pid's CPU time from /proc/<pid>/stat (utime and
+// stime, in clock ticks of 1/100 s on Linux), or 0.
+func processCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	return statCPU(string(b))
+}
+
+// statCPU reads utime and stime out of a /proc/<pid>/stat line: fields 14
+// and 15, counted after the command name in parentheses (which may hold
+// spaces and parentheses itself); 0 if the line is not one (or counts
+// more than 2^32 ticks, 1.4 years).
+func statCPU(stat string) time.Duration {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+1:]) // from field 3, the state
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 63)
+	s, err2 := strconv.ParseUint(f[12], 10, 63)
+	if err1 != nil || err2 != nil || u > 1<<32 || s > 1<<32 {
+		return 0
+	}
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // asleep returns the running ranks' wake counts if every one of them (at

@@ -4,3 +4,5 @@ package launcher
 var RemoveJobObjects = removeJobObjects
 
 const OrphanAge = orphanAge
+
+var StatCPU = statCPU

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/launcher"
@@ -66,6 +67,24 @@ func FuzzParseEnvSpec(f *testing.F) {
 			if v, _ := lookup(name); v != value {
 				t.Fatalf("ParseEnvSpec(%q) = %q: want the environment's value %q", spec, kv, v)
 			}
+		}
+	})
+}
+
+// FuzzStatCPU: the deadlock watch's reader of /proc/<pid>/stat never
+// panics and never returns a negative time, whatever the line (a command
+// name may hold spaces and parentheses); a real line gives utime + stime.
+func FuzzStatCPU(f *testing.F) {
+	real := "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 120 0 0 0 250 37 0 0 20 0 3 0 900 1000 20 18446744073709551615"
+	if got := launcher.StatCPU(real); got != 2870*time.Millisecond {
+		f.Fatalf("utime 250 + stime 37 ticks read as %v, want 2.87s", got)
+	}
+	for _, s := range []string{real, "", ")", "1 (x) S", "1 (x) S 1 2 3 4 5 6 7 8 9 10 -1 -2", "1 (x)) S 1 2 3 4 5 6 7 8 9 10 99999999999999999999 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stat string) {
+		if d := launcher.StatCPU(stat); d < 0 {
+			t.Fatalf("%q: CPU time %v", stat, d)
 		}
 	})
 }
