@@ -78,6 +78,11 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	if err == nil && dispUnit <= 0 {
 		err = errorf(ErrArg, "%s on rank %d: disp unit %d must be positive", call, t.Rank(), dispUnit)
 	}
+	if err == nil && t.Size() > format.LockCounterMask {
+		// A lock word's tickets count modulo 2^15: with more ranks
+		// queued on one target, two would hold the same ticket.
+		err = errorf(ErrOther, "%s on rank %d: a window spans at most %d ranks, not %d (its locks' tickets)", call, t.Rank(), format.LockCounterMask, t.Size())
+	}
 	// The epoch state is mapped before round 1, so that a failure is agreed
 	// on like any other; Free unmaps it (dispose), a failed creation here.
 	var ep epochState

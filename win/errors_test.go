@@ -66,6 +66,8 @@ func TestEpochErrors(t *testing.T) {
 		{"flush outside passive epoch", none, func(w *win.Win, c *comm.Comm) error { return w.Flush(1) }, win.ErrRMASync, []string{"Flush"}},
 		{"flush to unlocked target", lock1, func(w *win.Win, c *comm.Comm) error { return w.Flush(0) }, win.ErrRMASync, nil},
 		{"flush to a bad rank in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.Flush(2) }, win.ErrRank, []string{"target 2"}},
+		{"flush to rank -1 in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.Flush(-1) }, win.ErrRank, []string{"target -1"}},
+		{"flushlocal to rank -1 in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.FlushLocal(-1) }, win.ErrRank, []string{"target -1"}},
 		{"flush to a negative rank in LockAll", lockAll, func(w *win.Win, c *comm.Comm) error { return w.Flush(-7) }, win.ErrRank, []string{"target -7"}},
 		{"flush after UnlockAll", func(w *win.Win, c *comm.Comm) error {
 			if err := w.LockAll(0); err != nil {

@@ -392,6 +392,9 @@ func (w *Win) lockAllChecked(assert int) error {
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
 	if w != nil && w.ep.h.LockAll && !w.freed.Load() {
+		if w.obs != nil {
+			defer w.obs.Sync("UnlockAll", time.Now())
+		}
 		if w.chk != nil {
 			w.chk.Complete(-1) // shmrun --check: complete, then released
 			w.chk.UnlockAll()
@@ -438,7 +441,7 @@ func (w *Win) flushTarget(rank int) error {
 		w.fullFence()
 		return nil
 	}
-	return w.flushSlow("Flush", rank)
+	return w.flushSlow("Flush", rank, false)
 }
 
 // FlushAll completes every RMA call of this rank to every target
@@ -451,7 +454,7 @@ func (w *Win) FlushAll() error {
 		w.fullFence()
 		return nil
 	}
-	return w.flushSlow("FlushAll", -1)
+	return w.flushSlow("FlushAll", -1, true)
 }
 
 // FlushLocal completes this rank's RMA calls to rank at the origin
@@ -461,7 +464,7 @@ func (w *Win) FlushLocal(rank int) error {
 	if w != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
 		return nil
 	}
-	return w.flushSlow("FlushLocal", rank)
+	return w.flushSlow("FlushLocal", rank, false)
 }
 
 // FlushLocalAll is FlushLocal to every target (MPI_Win_flush_local_all).
@@ -470,7 +473,7 @@ func (w *Win) FlushLocalAll() error {
 	if w != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		return nil
 	}
-	return w.flushSlow("FlushLocalAll", -1)
+	return w.flushSlow("FlushLocalAll", -1, true)
 }
 
 // Sync synchronizes this rank's view of the window's memory (MPI_Win_sync):
@@ -482,19 +485,22 @@ func (w *Win) Sync() error {
 		w.fullFence()
 		return nil
 	}
-	return w.flushSlow("Sync", -1)
+	return w.flushSlow("Sync", -1, true)
 }
 
-func (w *Win) flushSlow(call string, rank int) error {
+// flushSlow is the error of a flush or sync call outside its epoch, or to
+// a rank outside the window; all: a call without a rank (FlushAll,
+// FlushLocalAll, Sync), whose rank is ignored.
+func (w *Win) flushSlow(call string, rank int, all bool) error {
 	if err := w.live(call); err != nil {
 		return err
 	}
-	if rank == ProcNull {
+	if !all && rank == ProcNull {
 		return errorf(ErrRank, "%s on rank %d: ProcNull is a target of RMA calls only, not of %s", call, w.rank, call)
-	} else if rank != -1 && (rank < 0 || rank >= w.size) {
+	} else if !all && (rank < 0 || rank >= w.size) {
 		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, rank, w.size)
 	}
-	if rank >= 0 {
+	if !all {
 		return errorf(ErrRMASync, "%s on rank %d: no passive-target epoch to rank %d (Lock it or LockAll first)", call, w.rank, rank)
 	}
 	return errorf(ErrRMASync, "%s on rank %d: not inside a passive-target epoch (Lock or LockAll first)", call, w.rank)

@@ -55,7 +55,7 @@ func TestCountsJob(t *testing.T) {
 	}
 	calls := map[string][2]int64{"Put": {10, 80}, "Get": {5, 40}, "Accumulate": {7, 56}, "FetchAndOp": {7, 56},
 		"CompareAndSwap": {7, 56}, "GetAccumulate": {3, 24}}
-	syncs := map[string]int64{"Fence": 3, "Lock": 7, "Unlock": 7, "LockAll": 1}
+	syncs := map[string]int64{"Fence": 3, "Lock": 7, "Unlock": 7, "LockAll": 1, "UnlockAll": 1}
 	waits := map[string]int64{"Barrier": 4, "Allreduce": 6}
 	for _, r := range s.Ranks {
 		if len(r.Windows) != 1 {
