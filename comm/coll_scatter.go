@@ -13,8 +13,18 @@ import (
 // inline bytes sit there packed, block q at q times the largest.
 
 // piece is the bytes a rank's buffer of length room holds for each of n
-// ranks in one round, a multiple of the element size s.
-func piece(room, n, s int) int { return room / n / s * s }
+// ranks in one round: a multiple of 16 where that leaves any (aligned
+// copies), and in any case the same on every rank. It must not depend on
+// a rank's element size: the typed forms let a rank that moves bytes
+// (dtype.Byte, or a root whose send type differs from its receive type)
+// meet ranks of wider elements, and a piece of 5461 bytes on one rank
+// against 5456 on the others put the blocks at different offsets.
+func piece(room, n int) int {
+	if p := room / n; p >= 16 {
+		return p &^ 15
+	}
+	return room / n
+}
 
 // Scatter sends block q of root's send, elements [q·len(recv), (q+1)·len(recv)),
 // to rank q's recv (MPI_Scatter). Collective; the root returns once the
@@ -63,7 +73,7 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 		snd = bl
 	}
 	sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(m))
-	return k.spread(send, snd, recv, bl.counts, root, s, inPlace, sg, true, sameCount|sameRoot)
+	return k.spread(send, snd, recv, bl.counts, root, inPlace, sg, true, sameCount|sameRoot)
 }
 
 // Scatterv sends counts[q] elements of root's send, from send[displs[q]:],
@@ -110,24 +120,25 @@ func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []by
 	if err != nil {
 		return err
 	}
-	return k.spread(send, snd, recv, all, root, s, inPlace, sig{}, false, 0)
+	return k.spread(send, snd, recv, all, root, inPlace, sig{}, false, 0)
 }
 
 // spread runs a scatter: counts[q] bytes for rank q from snd's blocks of
-// root's send, in pieces that are multiples of the element size. With sg, the first round is yet to be agreed and carries
+// root's send, in pieces of the same bytes on every rank (piece). With sg,
+// the first round is yet to be agreed and carries
 // the first pieces; without, the counts round is done and data rounds
 // follow.
-func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root, size int, inPlace bool, sg sig, first bool, same sameFields) error {
+func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root int, inPlace bool, sg sig, first bool, same sameFields) error {
 	n, me := k.a.n, k.a.me
 	most := 0
 	for _, c := range counts {
 		most = max(most, c)
 	}
-	p := piece(int(k.a.l.Chunk), n, size)
+	p := piece(int(k.a.l.Chunk), n)
 	if k.inSlot {
-		p = piece(k.a.slotLen, n, size) // n·most <= slotLen: one round
+		p = piece(k.a.slotLen, n) // n·most <= slotLen: one round
 	}
-	inline := first && most <= piece(format.InlineLen, n, size)
+	inline := first && most <= piece(format.InlineLen, n)
 	if inline {
 		// Packed, not spread over the line: a small block then sits in
 		// the line's first cache line, which the reader's poll of the
@@ -229,7 +240,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 	}
 	bl := k.a.even(m * s)
 	sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(m))
-	return k.exchange(send, bl, recv, bl, m*s, s, sg, true, sameCount)
+	return k.exchange(send, bl, recv, bl, m*s, sg, true, sameCount)
 }
 
 // Alltoallv sends sendCounts[j] elements of send, from
@@ -285,7 +296,7 @@ func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, 
 			most = max(most, out)
 		}
 	}
-	return k.exchange(send, snd, recv, rcv, most, s, sig{}, false, 0)
+	return k.exchange(send, snd, recv, rcv, most, sig{}, false, 0)
 }
 
 // exchange runs an alltoall's data rounds: rank j gets snd.counts[j] bytes
@@ -293,13 +304,13 @@ func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, 
 // rcv.counts[q] bytes at rcv.displs[q]; most is the largest block of all.
 // Send and receive buffers may be one (in place): a round reads a piece of
 // each block before it writes the same bytes of each block.
-func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most, size int, sg sig, first bool, same sameFields) error {
+func (k *call) exchange(send []byte, snd blocks, recv []byte, rcv blocks, most int, sg sig, first bool, same sameFields) error {
 	n, me := k.a.n, k.a.me
-	p := piece(int(k.a.l.Chunk), n, size)
+	p := piece(int(k.a.l.Chunk), n)
 	if k.inSlot {
-		p = piece(k.a.slotLen, n, size) // n·most <= slotLen: one round
+		p = piece(k.a.slotLen, n) // n·most <= slotLen: one round
 	}
-	inline := first && most <= piece(format.InlineLen, n, size)
+	inline := first && most <= piece(format.InlineLen, n)
 	if inline {
 		// Packed, not spread over the line: a small block then sits in
 		// the line's first cache line, which the reader's poll of the

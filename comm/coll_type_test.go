@@ -489,3 +489,58 @@ func TestCollTypedLocal(t *testing.T) {
 func init() { ranktest.Register("colltyped", collTyped) }
 
 func TestCollTypedProcs(t *testing.T) { ranktest.Run(t, 3, "colltyped") }
+
+// mixedWidthBody: rank 0 moves its blocks as bytes (dtype.Byte, which
+// matches any type by size) while the others move float64s: the same
+// bytes, so the calls match, and every block must land where it belongs,
+// in one round (inline, a slot) or several. The pieces a round carries
+// were once a multiple of each rank's own element size: with 3 ranks, 1
+// byte on rank 0 against 8 elsewhere split a buffer at different offsets.
+func mixedWidthBody(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	f64 := dtype.Basic(atomics.Float64)
+	for _, per := range []int{5, 300, 5000} { // float64s a block: inline, staged, several rounds
+		send := make([]float64, n*per)
+		for i := range send {
+			send[i] = float64(me*1_000_000 + i)
+		}
+		recv := make([]float64, n*per)
+		var err error
+		if me == 0 {
+			err = comm.AlltoallType(c, raw.Bytes(send), per*8, dtype.Byte, raw.Bytes(recv), per*8, dtype.Byte)
+		} else {
+			err = comm.AlltoallType(c, raw.Bytes(send), per, f64, raw.Bytes(recv), per, f64)
+		}
+		if err != nil {
+			return fmt.Errorf("AlltoallType, %d a block: %w", per, err)
+		}
+		for q := range n {
+			for i := range per {
+				if want := float64(q*1_000_000 + me*per + i); recv[q*per+i] != want {
+					return fmt.Errorf("AlltoallType, %d a block: element %d from rank %d is %g, want %g", per, i, q, recv[q*per+i], want)
+				}
+			}
+		}
+		mine := make([]float64, per)
+		if me == 0 {
+			err = comm.ScatterType(c, raw.Bytes(send), per*8, dtype.Byte, raw.Bytes(mine), per, f64, 0)
+		} else {
+			err = comm.ScatterType(c, nil, 0, dtype.Byte, raw.Bytes(mine), per, f64, 0)
+		}
+		if err != nil {
+			return fmt.Errorf("ScatterType, %d a block: %w", per, err)
+		}
+		for i, v := range mine {
+			if want := float64(me*per + i); v != want {
+				return fmt.Errorf("ScatterType, %d a block: element %d is %g, want %g", per, i, v, want)
+			}
+		}
+	}
+	return c.Barrier()
+}
+
+func TestCollMixedWidthLocal(t *testing.T) {
+	for _, n := range []int{3, 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.RunLocal(t, n, mixedWidthBody) })
+	}
+}
