@@ -785,8 +785,11 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		uint64_t m[2];
 		memcpy(m, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_KIND, sizeof m);
 		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1)) {
-			*rc = shmCommMismatch(comm, r, kind, same);
-			return 0;
+			/* Go's verdict: a mismatch, or types that match by size (a
+			 * rank of MPI_BYTE, say), over every rank's line. */
+			if ((*rc = shmCommMismatch(comm, r, kind, same)) != MPI_SUCCESS)
+				return 0;
+			break;
 		}
 	}
 	*parity = p;

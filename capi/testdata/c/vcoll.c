@@ -253,6 +253,18 @@ int main(int argc, char **argv)
 		MPI_Type_free(&every2);
 	}
 	report("user ops on derived datatypes");
+
+	/* Rank 0 broadcasts 8 bytes as MPI_BYTE, the others receive one
+	 * MPI_DOUBLE: the same bytes, which MPI_BYTE matches, in the C fast
+	 * path too (its round's signatures differ in the type alone). */
+	MPI_Barrier(MPI_COMM_WORLD);
+	{
+		double dv = rank == 0 ? 2.5 : 0;
+		int err = rank == 0 ? MPI_Bcast(&dv, 8, MPI_BYTE, 0, MPI_COMM_WORLD)
+				    : MPI_Bcast(&dv, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		CHECK(err == MPI_SUCCESS && dv == 2.5, "Bcast of 8 MPI_BYTE into one MPI_DOUBLE: error %d, value %g", err, dv);
+	}
+	report("bytes meet a double in a Bcast");
 	MPI_Finalize();
 	return 0;
 }
