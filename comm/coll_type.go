@@ -226,8 +226,8 @@ func (c *Comm) vlayout(call string, buf []byte, counts, displs []int, t *dtype.T
 	wc, wd, blocks = make([]int, n), make([]int, n), make([]tdata, n)
 	ext, at := t.Extent(), 0
 	for q := range n {
-		off := int64(displs[q]) * ext
-		if displs[q] < 0 || off > int64(len(buf)) || counts[q] < 0 {
+		off, ok := blockOffset(displs[q], ext, len(buf))
+		if !ok || counts[q] < 0 {
 			return nil, nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
 				call, c.Rank(), q, counts[q], displs[q], len(buf), ErrCount)
 		}

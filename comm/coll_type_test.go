@@ -544,3 +544,35 @@ func TestCollMixedWidthLocal(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.RunLocal(t, n, mixedWidthBody) })
 	}
 }
+
+// badDisplsBody: a root's displacements that put a block before its
+// buffer (a type resized to a negative extent) or wrap past 2^63 when
+// multiplied by the extent are an error on every rank, not a panic at the
+// root nor a block silently put at the buffer's start.
+func badDisplsBody(c *comm.Comm) error {
+	f64 := dtype.Basic(atomics.Float64)
+	neg := mustType(dtype.Resized(f64, 0, -8))
+	if err := neg.Commit(); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	for _, tc := range []struct {
+		name  string
+		t     *dtype.Type
+		displ int
+	}{{"negative extent", neg, 1}, {"wrapping displacement", f64, 1 << 61}} {
+		counts, displs := make([]int, n), make([]int, n)
+		for q := range n {
+			counts[q], displs[q] = 1, q
+		}
+		displs[n-1] = tc.displ
+		recv := make([]float64, 4*n)
+		err := comm.GathervType(c, raw.Bytes([]float64{float64(me)}), 1, f64, raw.Bytes(recv), counts, displs, tc.t, 0)
+		if !errors.Is(err, comm.ErrCount) {
+			return fmt.Errorf("GathervType, %s: %v, want ErrCount on every rank", tc.name, err)
+		}
+	}
+	return c.Barrier()
+}
+
+func TestCollBadDisplsLocal(t *testing.T) { ranktest.RunLocal(t, 3, badDisplsBody) }

@@ -354,8 +354,8 @@ func (c *Comm) vlayoutType(call string, buf []byte, counts, displs []int, t *dty
 	v := vblocks{blocks: make([]tdata, n), bc: make([]int, n), bd: make([]int, n)}
 	ext := t.Extent()
 	for q := range n {
-		off := int64(displs[q]) * ext
-		if displs[q] < 0 || off > int64(len(buf)) || counts[q] < 0 {
+		off, ok := blockOffset(displs[q], ext, len(buf))
+		if !ok || counts[q] < 0 {
 			return vblocks{}, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
 				call, c.rank, q, counts[q], displs[q], len(buf), ErrCount)
 		}

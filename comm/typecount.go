@@ -73,3 +73,19 @@ func elems(r dtype.SigRun) int64 {
 	}
 	return 1
 }
+
+// blockOffset is the byte offset of a v form's block at displ extents of
+// ext bytes in a buffer of n bytes, and whether it lies inside (at most at
+// its end). No product is taken before the bounds: a displacement times
+// the extent may wrap past 2^63, and a type resized to a negative extent
+// puts the block before the buffer.
+func blockOffset(displ int, ext int64, n int) (int64, bool) {
+	d := int64(displ)
+	switch {
+	case d == 0:
+		return 0, true
+	case d < 0 || ext <= 0 || d > int64(n)/ext:
+		return 0, false
+	}
+	return d * ext, true
+}
