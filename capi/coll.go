@@ -68,6 +68,8 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // A userOp is an op made by MPI_Op_create.
@@ -119,6 +121,9 @@ const (
 )
 
 var redNames = [...]string{"MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"}
+
+// redKinds are their collective kinds (format.Coll*).
+var redKinds = [...]uint8{format.CollReduce, format.CollAllreduce, format.CollReduceScatterBlock, format.CollScan, format.CollExscan}
 
 // reducer runs one reduction kind for element type T.
 type reducer func(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *opH, dt C.uintptr_t, root int, inPlace bool) error
@@ -241,28 +246,29 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 	if code != 0 {
 		return code
 	}
+	refuse := func(err error) error { return winc.RefuseColl(x.c, call, redKinds[kind], err) }
 	err := func() error {
 		t, err := typeOf(uintptr(dt))
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		op, err := opOf(uintptr(oph))
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		e, ok := t.t.Elem()
 		switch {
 		case uintptr(dt) == hByte && op.user == nil:
 			// MPI_BYTE takes the bitwise ops (MPI's "Byte" class).
 			if op.op != atomics.Band && op.op != atomics.Bor && op.op != atomics.Bxor {
-				return fmt.Errorf("%s does not apply to MPI_BYTE (MPI_BAND, MPI_BOR and MPI_BXOR do): %w", op.name, comm.ErrOp)
+				return refuse(fmt.Errorf("%s does not apply to MPI_BYTE (MPI_BAND, MPI_BOR and MPI_BXOR do): %w", op.name, comm.ErrOp))
 			}
 			e, ok, t = atomics.Uint8, true, &typeH{t: dtype.Basic(atomics.Uint8), name: t.name, pre: true}
 		case t.pre && !ok && op.user == nil:
 			// long double and its kin: their ops are C functions.
 			fn := C.shmrun_opaque_op(dt, oph)
 			if fn == 0 {
-				return fmt.Errorf("%s does not apply to %s: %w", op.name, t.name, comm.ErrOp)
+				return refuse(fmt.Errorf("%s does not apply to %s: %w", op.name, t.name, comm.ErrOp))
 			}
 			op = &opH{name: op.name, user: &userOp{fn: fn, commute: true}}
 		}
@@ -271,7 +277,7 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 		bytes := op.user != nil && (!t.pre || !ok)
 		red := reducers[e]
 		if !bytes && (!ok || red == nil) {
-			return fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType)
+			return refuse(fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType))
 		}
 		// Reduce_scatter_block's send (or in-place) buffer holds a block
 		// per rank; its result, and every other reduction's data, n.
@@ -283,17 +289,17 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 		var s, r []byte
 		if inPlace == 0 {
 			if s, err = buf(sp, sn, t.t); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
 		receives := kind != redReduce || int(root) == x.c.Rank()
 		if inPlace != 0 {
 			if r, err = buf(rp, sn, t.t); err != nil {
-				return err
+				return refuse(err)
 			}
 		} else if receives {
 			if r, err = buf(rp, n, t.t); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
 		if bytes {
@@ -336,12 +342,24 @@ func shmIbarrier(h C.uintptr_t, req *C.uintptr_t) C.int {
 
 //export shmBcast
 func shmBcast(p *C.char, count C.int64_t, dt C.uintptr_t, root C.int, h C.uintptr_t) C.int {
-	x, t, b, code := p2pArgs("MPI_Bcast", h, dt, p, count)
+	const call = "MPI_Bcast"
+	x, code := collArgs(call, h)
 	if code != 0 {
 		return code
 	}
-	if err := comm.BcastType(x.c, b, int(count), t, int(root)); err != nil {
-		return x.raise("MPI_Bcast", err)
+	err := func() error {
+		t, err := typeOf(uintptr(dt))
+		if err != nil {
+			return winc.RefuseColl(x.c, call, format.CollBcast, err)
+		}
+		b, err := buf(p, int64(count), t.t)
+		if err != nil {
+			return winc.RefuseColl(x.c, call, format.CollBcast, err)
+		}
+		return comm.BcastType(x.c, b, int(count), t.t, int(root))
+	}()
+	if err != nil {
+		return x.raise(call, err)
 	}
 	return C.MPI_SUCCESS
 }
@@ -355,6 +373,9 @@ const (
 )
 
 var mvNames = [...]string{"MPI_Gather", "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall"}
+
+// mvKinds are their collective kinds (format.Coll*).
+var mvKinds = [...]uint8{format.CollGather, format.CollScatter, format.CollAllgather, format.CollAlltoall}
 
 // shmMove is Gather, Scatter, Allgather and Alltoall (inPlace: the
 // MPI_IN_PLACE form; for Scatter it is the receive buffer that is
@@ -371,6 +392,7 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 	n := int64(x.c.Size())
 	me := x.c.Rank()
 	isRoot := me == int(root)
+	refuse := func(err error) error { return winc.RefuseColl(x.c, call, mvKinds[kind], err) }
 	err := func() error {
 		// What each side's buffer holds: n blocks at the side that has
 		// every rank's data, one block elsewhere.
@@ -391,21 +413,21 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 		if sUsed && !(inPlace != 0 && kind != mvScatter) {
 			t, err := typeOf(uintptr(sdt))
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			st = t.t
 			if s, err = buf(sp, sBlocks*int64(scount), st); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
 		if rUsed && !(inPlace != 0 && kind == mvScatter) {
 			t, err := typeOf(uintptr(rdt))
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			rt = t.t
 			if r, err = buf(rp, rBlocks*int64(rcount), rt); err != nil {
-				return err
+				return refuse(err)
 			}
 		}
 		if inPlace != 0 {

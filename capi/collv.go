@@ -12,6 +12,8 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // The v forms of the data-movement collectives.
@@ -23,6 +25,9 @@ const (
 )
 
 var mvvNames = [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv"}
+
+// mvvKinds are their collective kinds (format.Coll*).
+var mvvKinds = [...]uint8{format.CollGatherv, format.CollScatterv, format.CollAllgatherv, format.CollAlltoallv}
 
 // vArrays reads n counts and displacements (instances and extents of a
 // type) and returns them with the instances the buffer must hold.
@@ -63,19 +68,20 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 	}
 	n := x.c.Size()
 	isRoot := x.c.Rank() == int(root)
+	refuse := func(err error) error { return winc.RefuseColl(x.c, call, mvvKinds[kind], err) }
 	err := func() error {
 		st, rt := dtype.Byte, dtype.Byte
 		if !(inPlace != 0 && kind != mvScatterv) && (kind != mvScatterv || isRoot) {
 			t, err := typeOf(uintptr(sdt))
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			st = t.t
 		}
 		if !(inPlace != 0 && kind == mvScatterv) && (kind != mvGatherv || isRoot) {
 			t, err := typeOf(uintptr(rdt))
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			rt = t.t
 		}
@@ -87,10 +93,10 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 				var hi int64
 				var err error
 				if counts, displs, hi, err = vArrays(rcounts, rdispls, n); err != nil {
-					return err
+					return refuse(err)
 				}
 				if r, err = buf(rp, hi, rt); err != nil {
-					return err
+					return refuse(err)
 				}
 			}
 			if inPlace != 0 && isRoot {
@@ -98,7 +104,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			}
 			s, err := buf(sp, int64(scount), st)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			return comm.GathervType(x.c, s, int(scount), st, r, counts, displs, rt, int(root))
 		case mvScatterv:
@@ -108,10 +114,10 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 				var hi int64
 				var err error
 				if counts, displs, hi, err = vArrays(scounts, sdispls, n); err != nil {
-					return err
+					return refuse(err)
 				}
 				if s, err = buf(sp, hi, st); err != nil {
-					return err
+					return refuse(err)
 				}
 			}
 			if inPlace != 0 && isRoot {
@@ -119,45 +125,45 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			}
 			r, err := buf(rp, int64(rcount), rt)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			return comm.ScattervType(x.c, s, counts, displs, st, r, int(rcount), rt, int(root))
 		case mvAllgatherv:
 			counts, displs, hi, err := vArrays(rcounts, rdispls, n)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			r, err := buf(rp, hi, rt)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			if inPlace != 0 {
 				return comm.AllgathervTypeInPlace(x.c, r, counts, displs, rt)
 			}
 			s, err := buf(sp, int64(scount), st)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			return comm.AllgathervType(x.c, s, int(scount), st, r, counts, displs, rt)
 		default:
 			rc, rd, rhi, err := vArrays(rcounts, rdispls, n)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			r, err := buf(rp, rhi, rt)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			if inPlace != 0 {
 				return comm.AlltoallvTypeInPlace(x.c, r, rc, rd, rt)
 			}
 			sc, sd, shi, err := vArrays(scounts, sdispls, n)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			s, err := buf(sp, shi, st)
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			return comm.AlltoallvType(x.c, s, sc, sd, st, r, rc, rd, rt)
 		}

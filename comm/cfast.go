@@ -77,6 +77,12 @@ func init() {
 }
 
 func init() {
+	winc.RefuseColl = func(x any, name string, kind uint8, bad error) error {
+		if c, ok := x.(*Comm); ok && c != nil {
+			return c.refuse(name, kind, bad)
+		}
+		return bad
+	}
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)
 		if !ok || c.check("Barrier") != nil || c.coll == nil || rec != nil || chk != nil {

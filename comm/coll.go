@@ -429,6 +429,22 @@ func classIndex(err error) uint8 {
 	return 1
 }
 
+// refuse is collective call kind on a rank whose arguments were refused
+// before the call could begin (winc.RefuseColl): its first round,
+// published as failed with bad, which every rank's verdict names. Its
+// error is bad (with an earlier call's mismatch found late, as any call's),
+// not what the round ends with (the verdict naming this rank, an abort).
+func (c *Comm) refuse(name string, kind uint8, bad error) (err error) {
+	k := call{light: true}
+	if c.begin(&k, name) != nil {
+		return bad
+	}
+	k.bad = bad
+	defer k.end(&err)
+	_ = k.agree(mkSig(kind, 0, 0, -1, 0), 0)
+	return bad
+}
+
 // call is one collective call in progress on one rank.
 type call struct {
 	c    *Comm

@@ -326,6 +326,16 @@ type Barrier struct {
 	Mismatch func(r uint32, kind, same uint8) error
 }
 
+// RefuseColl makes collective call kind (a format.Coll* value, named
+// call) on communicator c (a *comm.Comm) for a rank that refused its own
+// arguments before it could make the call (a handle, an array or a buffer
+// the C interface found wrong): the rank takes part in the call's first
+// round with err as its own, so that every rank fails, as when package
+// comm refuses arguments itself, rather than wait for it. It returns err
+// (joined with an earlier call's mismatch found late, as any call's).
+// Package comm sets it.
+var RefuseColl func(c any, call string, kind uint8, err error) error
+
 // BarrierOf returns c's Barrier (c a *comm.Comm), or nil when c has no
 // collective area yet or cannot take the fast path (the job is observed:
 // shmrun --stats or --trace). Package comm sets it.
