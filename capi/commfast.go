@@ -110,7 +110,7 @@ func dropCommDesc(x *commH) {
 		return
 	}
 	C.shmrun_unset_comm(x.fast.d)
-	freeC(x.fast.d)
+	freeLater(x.fast.d)
 	x.fast = nil
 }
 

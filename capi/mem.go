@@ -10,6 +10,7 @@ package main
 import "C"
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -140,6 +141,31 @@ const ptrSize = unsafe.Sizeof(uintptr(0))
 
 // freeC frees C memory.
 func freeC[T any](p *T) { C.free(unsafe.Pointer(p)) }
+
+// A communicator's C descriptors live in cache slots that communicators
+// share by hash: a C fast path of one thread may load another
+// communicator's descriptor from the slot just before that one's
+// MPI_Comm_free takes it out, and then read its handle to find it is not
+// its own. So their memory goes back only descQuarantine frees later,
+// which no such read outlasts.
+const descQuarantine = 256
+
+var freedDescs struct {
+	sync.Mutex
+	ps []unsafe.Pointer
+}
+
+// freeLater frees p once descQuarantine later ones have been queued.
+func freeLater[T any](p *T) {
+	freedDescs.Lock()
+	defer freedDescs.Unlock()
+	freedDescs.ps = append(freedDescs.ps, unsafe.Pointer(p))
+	for len(freedDescs.ps) > descQuarantine {
+		C.free(freedDescs.ps[0])
+		freedDescs.ps[0] = nil
+		freedDescs.ps = freedDescs.ps[1:]
+	}
+}
 
 // storeInt stores v into the C int at p atomically (C threads read it with
 // __atomic loads).

@@ -68,8 +68,8 @@ func dropP2PDesc(x *commH) {
 	}
 	p2pComms.Delete(x.h)
 	C.shmrun_unset_p2p(d)
-	C.free(unsafe.Pointer(d.world))
-	freeC(d)
+	freeLater(d.world)
+	freeLater(d)
 }
 
 // reqSent and reqSentK are capi.h's SHMRUN_REQ_SENT and

@@ -8,7 +8,9 @@
 // Flush and Sync. MPI 3.1 chapter 11 ("One-Sided Communications") decides
 // wherever this documentation is silent; MPI 4.1 where noted.
 //
-// It sits above comm, atomics, barrier and shm.
+// It sits above comm, atomics, barrier and shm. A window spans at most
+// 32767 ranks (its lock words count tickets in 15 bits); a job may have
+// more, in windows of sub-communicators.
 //
 // # Memory model and completion
 //
