@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -46,7 +47,9 @@ func AllocMem(size int, info Info) ([]byte, error) {
 	}
 	mem, err := heap.Alloc(size, align)
 	if err != nil {
-		if errors.Is(err, shm.ErrNoSpace) {
+		// The kernel's refusals are out of memory too: no address space
+		// (RLIMIT_AS, vm.max_map_count: ENOMEM), no room (ENOSPC).
+		if errors.Is(err, shm.ErrNoSpace) || errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ENOSPC) {
 			return nil, fmt.Errorf("comm: AllocMem of %d bytes: %v: %w", size, err, ErrNoMem)
 		}
 		return nil, fmt.Errorf("comm: AllocMem of %d bytes: %v: %w", size, err, ErrOther)

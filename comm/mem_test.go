@@ -4,6 +4,7 @@ package comm_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/shmrun/shmrun/comm"
@@ -22,6 +23,16 @@ func TestAllocMem(t *testing.T) {
 	for _, v := range []string{"3", "0", "x", "-64"} {
 		if _, err := comm.AllocMem(8, comm.Info{"mpi_minimum_memory_alignment": v}); !errors.Is(err, comm.ErrArg) {
 			t.Errorf("alignment %q: %v, want ErrArg", v, err)
+		}
+	}
+	// More than the machine maps (ENOMEM from the kernel), and a size
+	// whose alignment padding would wrap past 2^63: ErrNoMem, as MPI says.
+	for _, tc := range []struct {
+		size  int
+		align string
+	}{{1 << 50, "64"}, {math.MaxInt - 100, "1073741824"}} {
+		if _, err := comm.AllocMem(tc.size, comm.Info{"mpi_minimum_memory_alignment": tc.align}); !errors.Is(err, comm.ErrNoMem) {
+			t.Errorf("AllocMem(%d) aligned to %s: %v, want ErrNoMem", tc.size, tc.align, err)
 		}
 	}
 	var blocks [][]byte

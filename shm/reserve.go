@@ -25,6 +25,9 @@ func (e *NoSpaceError) Error() string {
 	if e.Free < 0 {
 		free = "free space unknown"
 	}
+	if e.Dir == "" { // a memfd: in no directory, limited by memory alone
+		return fmt.Sprintf("shm: cannot reserve %d bytes of memory for a memfd: %s (the machine, or this process's memory cgroup, has no more)", e.Asked, free)
+	}
 	return fmt.Sprintf("shm: cannot reserve %d bytes in %s: %s (a small tmpfs, e.g. Docker's 64 MiB "+
 		"/dev/shm? choose a larger directory with --shm-dir, or run shmrun with --shm=memfd)",
 		e.Asked, e.Dir, free)

@@ -187,3 +187,17 @@ func TestReserveBeyondFree(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSpaceMessage: a reservation that fails in a directory points at
+// the directory's size and the ways around it; one that fails for a memfd
+// (in no directory) names memory, with no advice about directories.
+func TestNoSpaceMessage(t *testing.T) {
+	dir := (&shm.NoSpaceError{Dir: "/dev/shm", Asked: 1 << 20, Free: 4096}).Error()
+	memfd := (&shm.NoSpaceError{Asked: 1 << 20, Free: -1}).Error()
+	if !strings.Contains(dir, "/dev/shm") || !strings.Contains(dir, "--shm-dir") {
+		t.Errorf("in a directory: %q", dir)
+	}
+	if !strings.Contains(memfd, "memfd") || !strings.Contains(memfd, "memory cgroup") || strings.Contains(memfd, "--shm-dir") || strings.Contains(memfd, " in :") {
+		t.Errorf("for a memfd: %q", memfd)
+	}
+}

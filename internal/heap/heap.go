@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/shmrun/shmrun/internal/raw"
@@ -136,7 +137,19 @@ func newMapped(label string, n, off, length int64) (*mapping, error) {
 	return m, nil
 }
 
+// cgroupCheck refuses to reserve n more bytes of memfd pages past the
+// memory cgroup's room: a charge there is an OOM kill, not an error.
+func cgroupCheck(n int64) error {
+	if room := shm.CgroupRoom(); room >= 0 && n > room {
+		return fmt.Errorf("heap: %d bytes: the memory cgroup has room for %d more bytes (memory.max): %w", n, room, shm.ErrNoSpace)
+	}
+	return nil
+}
+
 func newArena() (*arena, error) {
+	if err := cgroupCheck(ArenaSize); err != nil {
+		return nil, err
+	}
 	m, err := newMapped("shmrun-heap", ArenaSize, 0, ArenaSize)
 	if err != nil {
 		return nil, err
@@ -152,8 +165,11 @@ func allocOwn(size int, n, align int64) ([]byte, error) {
 		pad = align - shm.PageSize
 	}
 	total, ok := shm.AlignUp(n+pad, shm.PageSize)
-	if !ok {
-		return nil, fmt.Errorf("heap: size %d is too large", size)
+	if !ok || n > math.MaxInt64-pad {
+		return nil, fmt.Errorf("heap: size %d is too large: %w", size, shm.ErrNoSpace)
+	}
+	if err := cgroupCheck(n); err != nil {
+		return nil, err
 	}
 	// The padding before an aligned block costs address space only: the
 	// mapping's address decides where the block starts, so only the
