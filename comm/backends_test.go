@@ -33,12 +33,13 @@ func init() {
 	ranktest.Register("be_tcoll", beTypedColl)
 	ranktest.Register("be_hw", beHardware)
 	ranktest.Register("be_signals", beSignals)
+	ranktest.Register("be_userstack", beUserOpStack)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
@@ -1346,4 +1347,54 @@ func reported(c *comm.Comm, err error) error {
 		return fmt.Errorf("a Barrier after the call's error (%v) failed too: %v", err, berr)
 	}
 	return err
+}
+
+// beUserOpStack: Allreduce with a user op whose function grows the stack,
+// over buffers the caller keeps on its stack. Over an MPI the op runs in a
+// call back into Go from inside MPI_Allreduce, on the calling goroutine:
+// its stack may then move, and a reduction handed the buffers' addresses
+// as integers wrote its result into the old stack (a rank's own input
+// came back).
+func beUserOpStack(c *comm.Comm) error {
+	op, err := comm.OpCreate(func(in, inout []int64) {
+		stackSink += growStack(400)
+		for i := range in {
+			inout[i] += in[i]
+		}
+	}, true)
+	if err != nil {
+		return err
+	}
+	n := int64(c.Size())
+	for i := range 20 {
+		got0, got1, err := userOpRound(c, op)
+		if err != nil {
+			return err
+		}
+		if got0 != n*(n+1)/2 || got1 != 10*n {
+			return fmt.Errorf("round %d: Allreduce with a user op gave %d, %d; want %d, %d", i, got0, got1, n*(n+1)/2, 10*n)
+		}
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+var stackSink int
+
+//go:noinline
+func userOpRound(c *comm.Comm, op *comm.UserOp[int64]) (int64, int64, error) {
+	a := []int64{int64(c.Rank() + 1), 10} // on this goroutine's stack
+	b := make([]int64, 2)
+	err := comm.Allreduce(c, a, b, op)
+	return b[0], b[1], err
+}
+
+//go:noinline
+func growStack(n int) int {
+	var pad [256]byte
+	pad[n%256] = byte(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return growStack(n-1) + int(pad[n%256])
 }

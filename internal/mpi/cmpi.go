@@ -986,12 +986,13 @@ func (c Comm) Bcast(buf []byte, root int) error {
 // Red is a reduction's datatype and op: a predefined op on a predefined
 // type, or a user op over its own datatype (UserOp).
 type Red struct {
-	dt C.MPI_Datatype
-	op C.MPI_Op
+	dt   C.MPI_Datatype
+	op   C.MPI_Op
+	user bool // a user op: MPI calls back into Go during the reduction
 }
 
 // Predefined is the Red of op on elements of t.
-func Predefined(t atomics.Type, op atomics.Op) Red { return Red{dt(t), mop(op)} }
+func Predefined(t atomics.Type, op atomics.Op) Red { return Red{dt: dt(t), op: mop(op)} }
 
 func inPlace(send []byte) unsafe.Pointer {
 	if send == nil {
@@ -1012,6 +1013,30 @@ func (c Comm) Reduce(send, recv []byte, count int, r Red, root int) error {
 	in := C.int(0)
 	if send == nil {
 		in = 1
+	}
+	if r.user {
+		// The op calls back into Go on this goroutine, whose stack may
+		// then move, and with it buffers the caller kept there (addr's
+		// rule holds only while no Go code runs): the reduction works
+		// on copies on the heap, pinned.
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		heapCopy := func(b []byte) []byte {
+			if len(b) == 0 {
+				return b
+			}
+			h := make([]byte, len(b))
+			pin.Pin(&h[0])
+			copy(h, b)
+			return h
+		}
+		hs, hr := heapCopy(send), heapCopy(recv)
+		if send == nil {
+			hs = nil
+		}
+		rc := C.shmc_h_reduce(in, addr(hs), addr(hr), C.int(count), htype(r.dt), hop(r.op), C.int(root), hcomm(c.h))
+		copy(recv, hr)
+		return check(rc, call)
 	}
 	rc := C.shmc_h_reduce(in, addr(send), addr(recv), C.int(count), htype(r.dt), hop(r.op), C.int(root), hcomm(c.h))
 	runtime.KeepAlive(send)

@@ -34,6 +34,7 @@ func NewUserOp(unit int, commute bool, fn UserFn) (Red, error) {
 		return Red{}, err
 	}
 	userFns.Store(uintptr(key), fn)
+	r.user = true
 	return r, nil
 }
 
