@@ -34,12 +34,13 @@ func init() {
 	ranktest.Register("be_hw", beHardware)
 	ranktest.Register("be_signals", beSignals)
 	ranktest.Register("be_userstack", beUserOpStack)
+	ranktest.Register("be_dropped", beDropped)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
@@ -1397,4 +1398,47 @@ func growStack(n int) int {
 		return int(pad[0])
 	}
 	return growStack(n-1) + int(pad[n%256])
+}
+
+// beDropped: requests the program lets go of while their operations are
+// in flight (a persistent send freed while active, an Isend never waited
+// for; MPI lets the operations go on) must not take their pinned buffers
+// to the collector, which ends the process: the collector runs, and the
+// messages arrive.
+func beDropped(c *comm.Comm) error {
+	const n = 1 << 20
+	if c.Size() >= 2 && c.Rank() == 0 {
+		err := func() error { // the requests go out of scope here
+			p, err := c.SendInit(make([]byte, n), 1, 71)
+			if err != nil {
+				return err
+			}
+			if err := p.Start(); err != nil {
+				return err
+			}
+			if err := p.Free(); err != nil {
+				return err
+			}
+			_, err = c.Isend(make([]byte, n), 1, 72)
+			return err
+		}()
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		runtime.GC()
+	}
+	if c.Size() >= 2 && c.Rank() == 1 {
+		for _, tag := range []int{71, 72} {
+			if _, err := c.Recv(make([]byte, n), 0, tag); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	runtime.GC()
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
 }

@@ -120,8 +120,16 @@ func (r *Request) msgBuf(buf []byte, send bool) []byte {
 	x := r.extra()
 	x.pin.Pin(&buf[0])
 	x.pinned = true
+	pinnedOps.Store(x, struct{}{})
 	return buf
 }
+
+// pinnedOps holds the pins of every operation whose buffer the MPI may
+// still use, until release: a Request the program drops before its
+// operation completes (or a persistent one freed while active) would
+// otherwise take its runtime.Pinner to the collector, which ends the
+// process ("found leaking pinned pointer").
+var pinnedOps sync.Map // *reqExtra -> struct{}
 
 // release gives back what msgBuf took, copying a small receive's bytes
 // (n of them) to the caller's buffer first. With a non-nil blocks, a C
@@ -141,6 +149,7 @@ func (r *Request) release(n int, blocks *[][]byte) {
 	if r.x != nil && r.x.pinned {
 		r.x.pin.Unpin()
 		r.x.pinned = false
+		pinnedOps.Delete(r.x)
 	}
 }
 
@@ -495,8 +504,9 @@ func startall(reqs []*Request) error {
 
 // Free frees request r (MPI_Request_free). A persistent request may not be
 // started again; if it is active its operation goes on, and its buffer
-// stays pinned for the rest of the process. Other requests need no
-// freeing: Free does nothing to them. Local.
+// stays pinned (and held) for the rest of the process. Other requests need
+// no freeing: Free does nothing to them, and one dropped before its
+// operation completes keeps its buffer pinned and held for good. Local.
 func (r *Request) Free() error {
 	if r == nil {
 		return fmt.Errorf("comm: Free of a nil request: %w", ErrArg)
