@@ -325,7 +325,10 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 			for (int i = 0; i < n; i++) { idx[i] = i; shmc_st(&ss[i], st + 5 * i, rc); }
 		}
 	} else if (kind == 1 || kind == 4) {
-		if (one != MPI_UNDEFINED) { *count = 1; idx[0] = one; shmc_st(&ss[0], st + 5 * one, rc); }
+		// Waitany and Testany return the request's own error, with its
+		// index: the request is done (the MPI freed it), and its status
+		// carries the error, as MPI_ERR_IN_STATUS's would.
+		if (one != MPI_UNDEFINED) { *count = 1; idx[0] = one; shmc_st(&ss[0], st + 5 * one, rc); rc = MPI_SUCCESS; }
 	} else {
 		if (*count == MPI_UNDEFINED) *count = 0;
 		for (int i = 0; i < *count; i++) shmc_st(&ss[i], st + 5 * idx[i], rc);
