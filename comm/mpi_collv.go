@@ -4,6 +4,7 @@ package comm
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/mpi"
@@ -20,11 +21,16 @@ func (c *Comm) layout(call, what string, counts, displs []int, n, s int) ([]int,
 	}
 	bc, bd := make([]int, c.size), make([]int, c.size)
 	for q := range c.size {
-		if counts[q] < 0 || displs[q] < 0 || displs[q]+counts[q] > n {
+		if counts[q] < 0 || displs[q] < 0 || counts[q] > n || displs[q] > n-counts[q] {
 			return nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block of %d at %d is outside %s's %d elements: %w",
 				call, c.rank, q, counts[q], displs[q], what, n, ErrCount)
 		}
 		bc[q], bd[q] = counts[q]*s, displs[q]*s
+		if bd[q]+bc[q] > math.MaxInt32 {
+			// The MPI takes them in bytes, as ints.
+			return nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block ends %d bytes into %s, past the MPI's int counts: %w",
+				call, c.rank, q, bd[q]+bc[q], what, ErrCount)
+		}
 	}
 	return bc, bd, nil
 }

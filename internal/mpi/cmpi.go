@@ -566,6 +566,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"unsafe"
@@ -624,6 +625,30 @@ func check(rc C.int, call string) error {
 	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
 	C.shmc_error_string(rc, &buf[0])
 	return &Error{Call: call, Class: Class(C.shmc_class(rc)), Msg: C.GoString(&buf[0])}
+}
+
+// bigCount is the error of a call with a count (of bytes or of elements)
+// or a displacement in elements past the MPI's int: the MPI-3 calls
+// this backend makes take int counts (MPI 4's _c forms are not in every
+// MPI it links), and a count cut to 32 bits would move the wrong bytes,
+// or write outside the buffer.
+func bigCount(call string, ns ...int) error {
+	for _, n := range ns {
+		if n > math.MaxInt32 || n < math.MinInt32 {
+			return &Error{Call: call, Class: ClassCount, Msg: fmt.Sprintf("%d is past the MPI's int counts (at most %d)", n, math.MaxInt32)}
+		}
+	}
+	return nil
+}
+
+// bigCounts is bigCount of every value of each of vs.
+func bigCounts(call string, vs ...[]int) error {
+	for _, v := range vs {
+		if err := bigCount(call, v...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Comm is an MPI communicator handle.
@@ -939,6 +964,9 @@ func (c Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	if sync {
 		call, s = "MPI_Ssend", 1
 	}
+	if err := bigCount(call, len(buf)); err != nil {
+		return err
+	}
 	rc := C.shmc_h_send(addr(buf), C.int(len(buf)), C.int(dest), C.int(tag), hcomm(c.h), s)
 	runtime.KeepAlive(buf)
 	return check(rc, call)
@@ -948,6 +976,9 @@ func (c Comm) Send(buf []byte, dest, tag int, sync bool) error {
 func (c Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	defer waited()
 	var st [3]C.int
+	if err := bigCount("MPI_Recv", len(buf)); err != nil {
+		return Status{}, err
+	}
 	rc := C.shmc_h_recv(addr(buf), C.int(len(buf)), C.int(src), C.int(tag), hcomm(c.h), addrOf(&st[0]))
 	runtime.KeepAlive(buf)
 	return status(&st), check(rc, "MPI_Recv")
@@ -957,6 +988,9 @@ func (c Comm) Recv(buf []byte, src, tag int) (Status, error) {
 func (c Comm) Sendrecv(send []byte, dest, stag int, recv []byte, src, rtag int) (Status, error) {
 	defer waited()
 	var st [3]C.int
+	if err := bigCount("MPI_Sendrecv", len(send), len(recv)); err != nil {
+		return Status{}, err
+	}
 	rc := C.shmc_sendrecv(ptr(send), C.int(len(send)), C.int(dest), C.int(stag),
 		ptr(recv), C.int(len(recv)), C.int(src), C.int(rtag), c.h, &st[0])
 	return status(&st), check(rc, "MPI_Sendrecv")
@@ -981,6 +1015,9 @@ func (c Comm) Probe(src, tag int, block bool) (st Status, found bool, err error)
 // Bcast is MPI_Bcast of buf as bytes.
 func (c Comm) Bcast(buf []byte, root int) error {
 	defer waited()
+	if err := bigCount("MPI_Bcast", len(buf)); err != nil {
+		return err // len(buf) is the same on every rank: every rank returns here
+	}
 	rc := C.shmc_h_bcast(addr(buf), C.int(len(buf)), C.int(root), hcomm(c.h))
 	runtime.KeepAlive(buf)
 	return check(rc, "MPI_Bcast")
@@ -1012,6 +1049,9 @@ func (c Comm) Reduce(send, recv []byte, count int, r Red, root int) error {
 	call := "MPI_Reduce"
 	if root < 0 {
 		call, root = "MPI_Allreduce", -1
+	}
+	if err := bigCount(call, count); err != nil {
+		return err // count is the same on every rank
 	}
 	in := C.int(0)
 	if send == nil {
@@ -1050,6 +1090,9 @@ func (c Comm) Reduce(send, recv []byte, count int, r Red, root int) error {
 // Scan is MPI_Scan, or MPI_Exscan when ex; a nil send is MPI_IN_PLACE.
 func (c Comm) Scan(send, recv []byte, count int, r Red, ex bool) error {
 	defer waited()
+	if err := bigCount("MPI_Scan", count); err != nil {
+		return err
+	}
 	if ex {
 		return check(C.MPI_Exscan(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Exscan")
 	}
@@ -1060,6 +1103,9 @@ func (c Comm) Scan(send, recv []byte, count int, r Red, ex bool) error {
 // rank; a nil send is MPI_IN_PLACE.
 func (c Comm) ReduceScatterBlock(send, recv []byte, count int, r Red) error {
 	defer waited()
+	if err := bigCount("MPI_Reduce_scatter_block", count); err != nil {
+		return err
+	}
 	return check(C.MPI_Reduce_scatter_block(inPlace(send), ptr(recv), C.int(count), r.dt, r.op, c.h), "MPI_Reduce_scatter_block")
 }
 
@@ -1075,6 +1121,9 @@ const (
 // bytes a rank; a nil send is MPI_IN_PLACE.
 func (c Comm) Move(kind int, send, recv []byte, n, root int) error {
 	defer waited()
+	if err := bigCount([...]string{"MPI_Gather", "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall"}[kind], n); err != nil {
+		return err // n is the same on every rank
+	}
 	sp := inPlace(send)
 	cn := C.int(n)
 	switch kind {
@@ -1325,6 +1374,9 @@ func (w Win) Test() (bool, error) {
 
 // Put is MPI_Put of src as bytes, at disp units into target's memory.
 func (w Win) Put(src []byte, target, disp int) error {
+	if err := bigCount("MPI_Put", len(src)); err != nil {
+		return err
+	}
 	rc := C.shmc_h_put(addr(src), C.int(len(src)), C.int(target), C.MPI_Aint(disp), hwin(w.h))
 	runtime.KeepAlive(src)
 	return check(rc, "MPI_Put")
@@ -1333,6 +1385,9 @@ func (w Win) Put(src []byte, target, disp int) error {
 // Get is MPI_Get into dst, completed at the origin (MPI_Win_flush_local)
 // in the same C call.
 func (w Win) Get(dst []byte, target, disp int) error {
+	if err := bigCount("MPI_Get", len(dst)); err != nil {
+		return err
+	}
 	rc := C.shmc_h_get(addr(dst), C.int(len(dst)), C.int(target), C.MPI_Aint(disp), hwin(w.h))
 	runtime.KeepAlive(dst)
 	return check(rc, "MPI_Get")
@@ -1340,6 +1395,9 @@ func (w Win) Get(dst []byte, target, disp int) error {
 
 // Accumulate is MPI_Accumulate of count elements of t.
 func (w Win) Accumulate(src []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
+	if err := bigCount("MPI_Accumulate", count); err != nil {
+		return err
+	}
 	rc := C.shmc_h_acc(addr(src), C.int(count), hTypes[t], C.int(target), C.MPI_Aint(disp), hOps[op], hwin(w.h))
 	runtime.KeepAlive(src)
 	return check(rc, "MPI_Accumulate")
@@ -1348,6 +1406,9 @@ func (w Win) Accumulate(src []byte, count int, t atomics.Type, target, disp int,
 // GetAccumulate is MPI_Get_accumulate of count elements of t, completed
 // at the origin in the same C call.
 func (w Win) GetAccumulate(src, result []byte, count int, t atomics.Type, target, disp int, op atomics.Op) error {
+	if err := bigCount("MPI_Get_accumulate", count); err != nil {
+		return err
+	}
 	rc := C.shmc_h_get_acc(addr(src), addr(result), C.int(count), hTypes[t], C.int(target), C.MPI_Aint(disp), hOps[op], hwin(w.h))
 	runtime.KeepAlive(src)
 	runtime.KeepAlive(result)
@@ -1422,10 +1483,13 @@ const (
 // valid, C memory or pinned.
 func (c Comm) NewRequest(kind int, buf []byte, peer, tag int) (Request, error) {
 	var r Request
+	call := [...]string{"MPI_Isend", "MPI_Issend", "MPI_Irecv", "MPI_Send_init", "MPI_Ssend_init", "MPI_Recv_init"}[kind]
+	if err := bigCount(call, len(buf)); err != nil {
+		return r, err
+	}
 	rc := C.shmc_h_new_request(C.int(kind), addr(buf), C.int(len(buf)), C.int(peer), C.int(tag), hcomm(c.h), addrOf(&r.h))
 	runtime.KeepAlive(buf)
-	err := check(rc, [...]string{"MPI_Isend", "MPI_Issend", "MPI_Irecv", "MPI_Send_init", "MPI_Ssend_init", "MPI_Recv_init"}[kind])
-	return r, err
+	return r, check(rc, call)
 }
 
 // Ibarrier is MPI_Ibarrier.
@@ -1599,15 +1663,22 @@ func (c Comm) MoveV(kind int, send []byte, sn int, sc, sd []int, recv []byte, rn
 	if kind == MoveScatter {
 		sp, rp = ptr(send), inPlace(recv)
 	}
+	call := [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv"}[kind]
+	if err := bigCounts(call, []int{sn, rn}, sc, sd, rc, rd); err != nil {
+		return err
+	}
 	csc, csd, crc, crd := cints(sc), cints(sd), cints(rc), cints(rd)
 	rcode := C.shmc_movev(C.int(kind), sp, C.int(sn), cptr(csc), cptr(csd), rp, C.int(rn), cptr(crc), cptr(crd), C.int(root), c.h)
-	return check(rcode, [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoallv"}[kind])
+	return check(rcode, call)
 }
 
 // SendrecvReplace is MPI_Sendrecv_replace of buf as bytes.
 func (c Comm) SendrecvReplace(buf []byte, dest, stag, src, rtag int) (Status, error) {
 	defer waited()
 	var st [3]C.int
+	if err := bigCount("MPI_Sendrecv_replace", len(buf)); err != nil {
+		return Status{}, err
+	}
 	rc := C.shmc_sendrecv_replace(ptr(buf), C.int(len(buf)), C.int(dest), C.int(stag), C.int(src), C.int(rtag), c.h, &st[0])
 	return status(&st), check(rc, "MPI_Sendrecv_replace")
 }
@@ -1669,6 +1740,9 @@ func (c Comm) Mprobe(src, tag int, block bool) (m Message, st Status, found bool
 func (m *Message) Recv(buf []byte) (Status, error) {
 	defer waited()
 	var st [3]C.int
+	if err := bigCount("MPI_Mrecv", len(buf)); err != nil {
+		return Status{}, err
+	}
 	rc := C.shmc_mrecv(ptr(buf), C.int(len(buf)), &m.h, &st[0])
 	return status(&st), check(rc, "MPI_Mrecv")
 }
@@ -1677,6 +1751,9 @@ func (m *Message) Recv(buf []byte) (Status, error) {
 // memory, or pinned) until the request completes.
 func (m *Message) Irecv(buf []byte) (Request, error) {
 	var r Request
+	if err := bigCount("MPI_Imrecv", len(buf)); err != nil {
+		return r, err
+	}
 	err := check(C.MPI_Imrecv(ptr(buf), C.int(len(buf)), cByte, &m.h, &r.h), "MPI_Imrecv")
 	return r, err
 }
@@ -1688,6 +1765,9 @@ type Datatype struct{ h C.MPI_Datatype }
 // (atomics.Type 0: bytes) at byte displacements displs[i], resized to lb
 // and extent, committed. The type lives as long as the process.
 func MakeType(lens []int, displs []int64, elem atomics.Type, lb, extent int64) (Datatype, error) {
+	if err := bigCounts("MPI_Type_create_hindexed", lens, []int{len(lens)}); err != nil {
+		return Datatype{}, err
+	}
 	cl := cints(lens)
 	cd := make([]C.MPI_Aint, len(displs))
 	for i, d := range displs {
@@ -1707,18 +1787,27 @@ func MakeType(lens []int, displs []int64, elem atomics.Type, lb, extent int64) (
 // instances of tdt at byte offset off on target. src stays valid until
 // the call completes, as for Put.
 func (w Win) PutType(src []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype) error {
+	if err := bigCount("MPI_Put", n, tn); err != nil {
+		return err
+	}
 	return check(C.shmc_put_dt(ptr(src), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, w.h), "MPI_Put")
 }
 
 // GetType is MPI_Get of tn instances of tdt at off on target into n
 // elements of elem at dst, completed at the origin in the same C call.
 func (w Win) GetType(dst []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype) error {
+	if err := bigCount("MPI_Get", n, tn); err != nil {
+		return err
+	}
 	return check(C.shmc_get_dt_now(ptr(dst), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, w.h), "MPI_Get")
 }
 
 // AccumulateType is MPI_Accumulate of n elements of elem into tn
 // instances of tdt; src stays valid until the call completes.
 func (w Win) AccumulateType(src []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype, op atomics.Op) error {
+	if err := bigCount("MPI_Accumulate", n, tn); err != nil {
+		return err
+	}
 	return check(C.shmc_acc_dt(ptr(src), C.int(n), dt(elem), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, mop(op), w.h), "MPI_Accumulate")
 }
 
@@ -1726,5 +1815,8 @@ func (w Win) AccumulateType(src []byte, n int, elem atomics.Type, target, off, t
 // in res, n elements too) with tn instances of tdt, completed at the
 // origin in the same C call.
 func (w Win) GetAccumulateType(src, res []byte, n int, elem atomics.Type, target, off, tn int, tdt Datatype, op atomics.Op) error {
+	if err := bigCount("MPI_Get_accumulate", n, tn); err != nil {
+		return err
+	}
 	return check(C.shmc_get_acc_dt_now(ptr(src), C.int(n), dt(elem), ptr(res), C.int(target), C.MPI_Aint(off), C.int(tn), tdt.h, mop(op), w.h), "MPI_Get_accumulate")
 }
