@@ -30,12 +30,13 @@ func init() {
 	ranktest.Register("be_rreq", beRequests)
 	ranktest.Register("be_local", beLocal)
 	ranktest.Register("be_longwait", beLongWait)
+	ranktest.Register("be_epochs", beEpochs)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -1089,4 +1090,47 @@ func beLocal(c *comm.Comm) error {
 		}
 		return nil
 	})
+}
+
+// beEpochs: epoch rules both backends enforce alike. Sync outside a
+// passive-target epoch and Post while this rank holds a lock are
+// ErrRMASync; Free while a fence epoch with RMA calls is open on one rank
+// is ErrRMASync on every rank (no rank waits in the free), and the window
+// stays valid: ended with Fence(ModeNoSucceed), it frees.
+func beEpochs(c *comm.Comm) error {
+	w, err := win.Allocate(c, 64, 1, nil)
+	if err != nil {
+		return err
+	}
+	if err := w.Sync(); !errors.Is(err, win.ErrRMASync) {
+		return fmt.Errorf("Sync outside an epoch: %v, want ErrRMASync", err)
+	}
+	if err := w.Lock(win.Shared, 0, 0); err != nil {
+		return err
+	}
+	if err := w.Post(c.Group(), 0); !errors.Is(err, win.ErrRMASync) {
+		return fmt.Errorf("Post while holding a lock: %v, want ErrRMASync", err)
+	}
+	if err := w.Unlock(0); err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		if err := w.Put([]byte{1}, c.Size()-1, 0); err != nil {
+			return err
+		}
+	}
+	if err := w.Free(); !errors.Is(err, win.ErrRMASync) {
+		return fmt.Errorf("Free inside a fence epoch with RMA calls on rank 0: %v, want ErrRMASync", err)
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
 }

@@ -131,6 +131,8 @@ func (e *mpiEpoch) describe() string {
 		return "a Start epoch is open"
 	case e.post:
 		return "a Post epoch is open"
+	case e.fenceRMA:
+		return "a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))"
 	}
 	return "no epoch is open"
 }
@@ -455,16 +457,30 @@ func (w *Win) usable(call string) error {
 	return nil
 }
 
-// Free frees the window (MPI_Win_free): collective. An epoch open on this
-// rank is ErrRMASync, and the window stays valid.
+// Free frees the window (MPI_Win_free): collective. An epoch open on any
+// rank (a fence epoch with RMA calls too) is ErrRMASync on every rank,
+// and the window stays valid, as with shmrun's backend.
 func (w *Win) Free() error {
 	if err := w.usable("Free"); err != nil {
 		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ep.passive() || w.ep.start != nil || w.ep.post {
+	open := w.ep.passive() || w.ep.start != nil || w.ep.post || w.ep.fenceRMA
+	// Agreed before MPI_Win_free, which the others would otherwise enter
+	// and wait in for this rank.
+	v := []int64{0}
+	if open {
+		v[0] = 1
+	}
+	if err := comm.AllreduceInPlace(w.c, v, atomics.Max); err != nil {
+		return errorf(ErrOther, "Free on rank %d: agreeing on open epochs: %v", w.rank, err)
+	}
+	switch {
+	case open:
 		return errorf(ErrRMASync, "Free on rank %d: %s", w.rank, w.ep.describe())
+	case v[0] != 0:
+		return errorf(ErrRMASync, "Free on rank %d: another rank of the window has an epoch open", w.rank)
 	}
 	if !w.freed.CompareAndSwap(false, true) {
 		return errorf(ErrWin, "Free on rank %d: the window was freed", w.rank)
@@ -818,18 +834,21 @@ func (w *Win) Sync() error {
 	if err := w.usable("Sync"); err != nil {
 		return err
 	}
+	w.mu.Lock()
+	passive := w.ep.passive()
+	w.mu.Unlock()
+	if !passive {
+		// As shmrun's backend and the standard: only inside a
+		// passive-target epoch (an MPI may let it pass).
+		return errorf(ErrRMASync, "Sync on rank %d: not inside a passive-target epoch (Lock or LockAll first)", w.rank)
+	}
 	if w.d != nil {
-		w.mu.Lock()
-		passive := w.ep.passive()
-		w.mu.Unlock()
-		if passive {
-			// A direct window's passive-target epoch is under its own
-			// locks, which the MPI has not seen (MPICH's MPI_Win_sync
-			// refuses a window it thinks unlocked); in the unified model
-			// the sync is a memory barrier.
-			w.d.barrier()
-			return nil
-		}
+		// A direct window's passive-target epoch is under its own locks,
+		// which the MPI has not seen (MPICH's MPI_Win_sync refuses a
+		// window it thinks unlocked); in the unified model the sync is a
+		// memory barrier.
+		w.d.barrier()
+		return nil
 	}
 	if err := w.h.Sync(); err != nil {
 		return w.mpiErr("Sync", err)
@@ -879,6 +898,9 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	}
 	if w.ep.post {
 		return errorf(ErrRMASync, "Post on rank %d: an exposure epoch is open already (Post without Wait)", w.rank)
+	}
+	if w.ep.passive() {
+		return errorf(ErrRMASync, "Post on rank %d: %s (a window cannot be exposed while this rank holds its locks)", w.rank, w.ep.describe())
 	}
 	if err := w.openActive("Post"); err != nil {
 		return err
