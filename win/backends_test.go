@@ -1092,7 +1092,7 @@ func beLocal(c *comm.Comm) error {
 	})
 }
 
-// beEpochs: epoch rules both backends enforce alike. Sync outside a
+// beEpochs: epoch and range rules both backends enforce alike. Sync outside a
 // passive-target epoch and Post while this rank holds a lock are
 // ErrRMASync; Free while a fence epoch with RMA calls is open on one rank
 // is ErrRMASync on every rank (no rank waits in the free), and the window
@@ -1112,6 +1112,24 @@ func beEpochs(c *comm.Comm) error {
 		return fmt.Errorf("Post while holding a lock: %v, want ErrRMASync", err)
 	}
 	if err := w.Unlock(0); err != nil {
+		return err
+	}
+	// A displacement whose product with the unit wraps past 2^64 back to
+	// 0 is outside the part, not at its start.
+	w8, err := win.Allocate(c, 64, 8, nil)
+	if err != nil {
+		return err
+	}
+	if err := w8.LockAll(0); err != nil {
+		return err
+	}
+	if err := w8.Put(make([]byte, 8), 0, 1<<61); !errors.Is(err, win.ErrRMARange) {
+		return fmt.Errorf("Put at disp 2^61 of 8-byte units: %v, want ErrRMARange", err)
+	}
+	if err := w8.UnlockAll(); err != nil {
+		return err
+	}
+	if err := w8.Free(); err != nil {
 		return err
 	}
 	if err := w.Fence(0); err != nil {

@@ -1061,9 +1061,11 @@ func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off 
 		}
 		return h, off, false, nil
 	}
-	if end := disp*w.units[target] + n; end > w.sizes[target] || end < 0 {
+	// disp is bounded before it is multiplied: a product past 2^63 could
+	// wrap back inside the part.
+	if u := w.units[target]; u <= 0 || disp > w.sizes[target]/u || disp*u+n > w.sizes[target] || disp*u+n < 0 {
 		w.mu.Unlock()
-		return h, 0, false, errorf(ErrRMARange, "%s on rank %d to rank %d: bytes [%d, %d) are outside its part of %d bytes", call, w.rank, target, disp*w.units[target], end, w.sizes[target])
+		return h, 0, false, errorf(ErrRMARange, "%s on rank %d to rank %d: %d bytes at disp %d (units of %d bytes) are outside its part of %d bytes", call, w.rank, target, n, disp, w.units[target], w.sizes[target])
 	}
 	if w.ep.fence {
 		w.ep.fenceRMA = true
