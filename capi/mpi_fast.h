@@ -122,8 +122,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_copy(MPI_Win win, i
 	int kind, sz;
 	shmrun_win_desc *d = shmrun_desc(win);
 	if (d == NULL || otype != ttype || ocount != tcount || ocount < 0 || !shmrun_open(d, t) ||
-	    (sz = shmrun_elem(otype, &kind)) == 0 || (uint64_t)ocount > SIZE_MAX / (size_t)sz)
-		return -1; /* a count whose bytes overflow: Go names the error */
+	    (sz = shmrun_elem(otype, &kind)) == 0 || (uint64_t)ocount >> 59 != 0)
+		return -1; /* a count whose bytes may overflow (sz < 16): Go names the error */
 	size_t n = (size_t)ocount * (size_t)sz;
 	char *p = shmrun_target(d, t, disp, n);
 	if (p == NULL || (n > 0 && origin == NULL))
@@ -650,8 +650,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_acc(MPI_Win win, co
 		return -1;
 	if (op == MPI_NO_OP && !fetch)
 		return -1; /* MPI_NO_OP is for the fetching calls: Go names the error */
-	if ((uint64_t)ocount > SIZE_MAX / (size_t)sz)
-		return -1; /* its bytes overflow: the range check below would pass */
+	if ((uint64_t)ocount >> 59 != 0)
+		return -1; /* its bytes may overflow (sz < 16): the range check below would pass */
 	size_t n = (size_t)ocount * (size_t)sz;
 	char *p = shmrun_target(d, t, disp, n);
 	if (p == NULL || ((uintptr_t)p & (uintptr_t)(sz - 1)) != 0 || (n > 0 && op != MPI_NO_OP && origin == NULL) ||
