@@ -53,7 +53,10 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 
 // makeBuildDir creates the job's build directory, shmrun-build.<job> in the
 // temporary directory, and writes its path into the job's lock file, where
-// --cleanup finds it if this launcher is killed before it removes it.
+// --cleanup finds it if this launcher is killed before it removes it. The
+// path is written first: a launcher killed between the two leaves a lock
+// file naming a directory that may not exist (cleanup skips it), never a
+// directory no lock file names.
 func (j *job) makeBuildDir() error {
 	dir := filepath.Join(os.TempDir(), format.BuildDirName(j.id))
 	if !filepath.IsAbs(dir) {
@@ -63,12 +66,12 @@ func (j *job) makeBuildDir() error {
 		}
 		dir = abs
 	}
+	if _, err := j.lock.WriteString(dir + "\n"); err != nil {
+		return fmt.Errorf("recording the build directory in %s: %w", j.lock.Name(), err)
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("build directory: %w", err)
 	}
 	j.buildTo = dir
-	if _, err := j.lock.WriteString(dir + "\n"); err != nil {
-		return fmt.Errorf("recording the build directory in %s: %w", j.lock.Name(), err)
-	}
 	return nil
 }
