@@ -31,12 +31,14 @@ func init() {
 	ranktest.Register("be_local", beLocal)
 	ranktest.Register("be_longwait", beLongWait)
 	ranktest.Register("be_epochs", beEpochs)
+	ranktest.Register("be_pscw_goroutines", bePSCWGoroutines)
+	ranktest.Register("be_lock_goroutines", beLockGoroutines)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -547,6 +549,141 @@ func pscwOn(c *comm.Comm, w *win.Win) error {
 		}
 	}
 	return nil
+}
+
+// bePSCWGoroutines: each rank's access epoch in one goroutine, its
+// exposure epoch in another, the Start first. A Start or Complete that
+// waits for the targets' Posts must let this rank's own Post through:
+// every rank's Post is what the others wait for.
+func bePSCWGoroutines(c *comm.Comm) error {
+	return onFlavors(c, 8, func(c *comm.Comm, w *win.Win) error {
+		r := c.Rank()
+		next, prev, to, from, mine, err := ring(c, w)
+		if err != nil {
+			return err
+		}
+		for round := range 4 {
+			access := make(chan error, 1)
+			go func() {
+				err := w.Start(to, 0)
+				if err == nil {
+					err = win.PutT(w, []int64{int64(1000*round + r)}, next, 0)
+				}
+				if err == nil {
+					err = w.Complete()
+				}
+				access <- err
+			}()
+			// Let the Start begin (and wait, where it waits for Posts).
+			time.Sleep(5 * time.Millisecond)
+			if err := w.Post(from, 0); err != nil {
+				return err
+			}
+			if err := w.Wait(); err != nil {
+				return err
+			}
+			if err := <-access; err != nil {
+				return fmt.Errorf("round %d: access epoch: %w", round, err)
+			}
+			if mine[0] != int64(1000*round+prev) {
+				return fmt.Errorf("round %d: %d", round, mine[0])
+			}
+		}
+		return nil
+	})
+}
+
+// beLockGoroutines: rank 1 holds rank 0's lock until rank 0 sends it a
+// message; rank 0 waits for that lock in one goroutine while another
+// locks rank 1, reads from it and sends the message. The goroutine that
+// waits for a lock (in Lock, or in the Unlock of an MPI that takes locks
+// lazily) must not keep the other from the window.
+func beLockGoroutines(c *comm.Comm) error {
+	if c.Size() < 2 {
+		fmt.Printf("rank %d ok\n", c.Rank())
+		return nil
+	}
+	return onFlavors(c, 8, func(c *comm.Comm, w *win.Win) error {
+		switch c.Rank() {
+		case 0:
+			if err := c.Barrier(); err != nil { // rank 1 holds the lock
+				return err
+			}
+			first := make(chan error, 1)
+			go func() {
+				err := w.Lock(win.Exclusive, 0, 0)
+				if err == nil {
+					err = win.PutT(w, []int64{7}, 0, 0)
+				}
+				if err == nil {
+					err = w.Unlock(0)
+				}
+				first <- err
+			}()
+			time.Sleep(5 * time.Millisecond)
+			got := []int64{0}
+			if err := w.Lock(win.Shared, 1, 0); err != nil {
+				return err
+			}
+			if err := win.GetT(w, got, 1, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(1); err != nil {
+				return err
+			}
+			if got[0] != 0 {
+				return fmt.Errorf("rank 1's word read %d, want 0", got[0])
+			}
+			if err := c.Send(nil, 1, 0); err != nil {
+				return err
+			}
+			if err := <-first; err != nil {
+				return fmt.Errorf("the goroutine waiting for the lock: %w", err)
+			}
+		case 1:
+			if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+				return err
+			}
+			if err := win.PutT(w, []int64{3}, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Flush(0); err != nil {
+				return err
+			}
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			if _, err := c.Recv(nil, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+		default:
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			got := []int64{0}
+			if err := w.Lock(win.Shared, 0, 0); err != nil {
+				return err
+			}
+			if err := win.GetT(w, got, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+			if got[0] != 7 {
+				return fmt.Errorf("rank 0's word is %d, want 7 (rank 0's Put after rank 1's)", got[0])
+			}
+		}
+		return nil
+	})
 }
 
 // beShared: a shared window of the node's ranks, written by load/store and

@@ -111,6 +111,16 @@ func (w *Win) pscwGroupOf(call string, g *comm.Group) (pscwGroup, error) {
 }
 
 // mpiEpoch is one rank's open epochs on a window.
+//
+// Lock, LockAll, Start and Complete may block in the MPI (or the direct
+// path) until another rank acts, so they do not hold the window's mutex
+// meanwhile: a goroutine's Post or Wait that the other rank waits for
+// must get through (two ranks each with one goroutine in Start and one
+// about to Post would otherwise deadlock). Such a call claims its epoch
+// under the mutex first, marked pending: the epoch counts as open for the
+// checks that keep epochs from overlapping, but not for RMA calls or the
+// calls that close it, which another goroutine making them before it
+// returns gets ErrRMASync for, as a call it did not order after it.
 type mpiEpoch struct {
 	fence    bool // a Fence opened an epoch (no ModeNoSucceed)
 	fenceRMA bool // an RMA call was made in it
@@ -119,14 +129,38 @@ type mpiEpoch struct {
 	lockAll  bool
 	locks    []LockType // per target: the lock this rank holds, 0 if none
 	nlocks   int        // targets locked
+	// The pending calls: a Lock per target, LockAll, Start, Complete.
+	lockPend   []bool
+	npend      int // Locks pending
+	allPend    bool
+	startPend  bool
+	completing bool
 }
+
+// locked says whether target is locked by this rank, its Lock returned.
+func (e *mpiEpoch) locked(target int) bool {
+	return e.locks[target] != 0 && !e.lockPend[target]
+}
+
+// lockedAll says whether LockAll's epoch is open, its LockAll returned.
+func (e *mpiEpoch) lockedAll() bool { return e.lockAll && !e.allPend }
+
+// started says whether Start's epoch is open, Start returned and
+// Complete not called.
+func (e *mpiEpoch) started() bool { return e.start != nil && !e.startPend && !e.completing }
 
 func (e *mpiEpoch) describe() string {
 	switch {
+	case e.allPend:
+		return "a LockAll is in progress in another goroutine"
 	case e.lockAll:
 		return "a LockAll epoch is open"
 	case e.nlocks > 0:
 		return fmt.Sprintf("a Lock epoch is open (%d ranks locked)", e.nlocks)
+	case e.startPend:
+		return "a Start is in progress in another goroutine"
+	case e.completing:
+		return "a Complete is in progress in another goroutine"
 	case e.start != nil:
 		return "a Start epoch is open"
 	case e.post:
@@ -142,19 +176,19 @@ func (e *mpiEpoch) passive() bool { return e.lockAll || e.nlocks > 0 }
 // access says whether target may be reached, and whether through a
 // passive-target epoch of the window itself.
 func (e *mpiEpoch) access(target int) (ok, passive bool) {
-	if e.lockAll {
+	if e.lockedAll() {
 		return true, true
 	}
-	if target >= 0 && e.locks[target] != 0 {
+	if target >= 0 && e.locked(target) {
 		return true, true
 	}
 	if e.fence {
 		return true, false
 	}
-	if e.start != nil && (target == ProcNull || slices.Contains(e.start, target)) {
+	if e.started() && (target == ProcNull || slices.Contains(e.start, target)) {
 		return true, false
 	}
-	if target == ProcNull && e.nlocks > 0 {
+	if target == ProcNull && e.nlocks > e.npend {
 		return true, true
 	}
 	return false, false
@@ -291,7 +325,7 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		return nil, errorf(ErrOther, "%s: %v", call, err)
 	}
 	w.sizes, w.units = make([]int, w.size), make([]int, w.size)
-	w.open, w.ep.locks = make([]bool, w.size), make([]LockType, w.size)
+	w.open, w.ep.locks, w.ep.lockPend = make([]bool, w.size), make([]LockType, w.size), make([]bool, w.size)
 	for r := range w.size {
 		w.sizes[r], w.units[r] = int(all[2*r]), int(all[2*r+1])
 		switch {
@@ -687,25 +721,43 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 		return errorf(ErrAssert, "Lock on rank %d: assert %#x has bits Lock does not take", w.rank, assert)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if l := w.ep.locks[rank]; l != 0 {
+		defer w.mu.Unlock()
+		if w.ep.lockPend[rank] {
+			return errorf(ErrRMASync, "Lock on rank %d: rank %d is being locked by another goroutine of this rank", w.rank, rank)
+		}
 		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%v)", w.rank, rank, l)
 	}
 	if w.ep.lockAll || w.ep.start != nil {
+		defer w.mu.Unlock()
 		return errorf(ErrRMASync, "Lock on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
 	}
 	if err := w.openActive("Lock"); err != nil {
+		w.mu.Unlock()
 		return err
 	}
+	// Claimed, pending, then taken without the mutex (mpiEpoch).
+	w.ep.locks[rank], w.ep.lockPend[rank], w.ep.fence = lt, true, false
+	w.ep.nlocks++
+	w.ep.npend++
+	w.mu.Unlock()
+	var err error
 	if w.d != nil {
 		if assert&ModeNoCheck == 0 {
 			w.d.locks.lock(rank, lt == Exclusive)
 		}
-	} else if err := w.h.Lock(lt == Exclusive, rank, assert); err != nil {
+	} else {
+		err = w.h.Lock(lt == Exclusive, rank, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ep.lockPend[rank] = false
+	w.ep.npend--
+	if err != nil {
+		w.ep.locks[rank] = 0
+		w.ep.nlocks--
 		return w.mpiErr("Lock", err)
 	}
-	w.ep.locks[rank], w.ep.fence = lt, false
-	w.ep.nlocks++
 	return nil
 }
 
@@ -722,6 +774,9 @@ func (w *Win) Unlock(rank int) error {
 	defer w.mu.Unlock()
 	if w.ep.locks[rank] == 0 {
 		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is not locked by this rank (Unlock without Lock)", w.rank, rank)
+	}
+	if w.ep.lockPend[rank] {
+		return errorf(ErrRMASync, "Unlock on rank %d: the Lock of rank %d in another goroutine has not returned", w.rank, rank)
 	}
 	if w.d != nil {
 		w.d.locks.unlock(rank)
@@ -744,21 +799,32 @@ func (w *Win) LockAll(assert int) error {
 		return errorf(ErrAssert, "LockAll on rank %d: assert %#x has bits LockAll does not take", w.rank, assert)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.ep.passive() || w.ep.start != nil {
+		defer w.mu.Unlock()
 		return errorf(ErrRMASync, "LockAll on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
 	}
 	if err := w.openActive("LockAll"); err != nil {
+		w.mu.Unlock()
 		return err
 	}
+	// Claimed, pending, then taken without the mutex (mpiEpoch).
+	w.ep.lockAll, w.ep.allPend, w.ep.fence = true, true, false
+	w.mu.Unlock()
+	var err error
 	if w.d != nil {
 		if assert&ModeNoCheck == 0 {
 			w.d.locks.lockAll()
 		}
-	} else if err := w.h.LockAll(assert); err != nil {
+	} else {
+		err = w.h.LockAll(assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ep.allPend = false
+	if err != nil {
+		w.ep.lockAll = false
 		return w.mpiErr("LockAll", err)
 	}
-	w.ep.lockAll, w.ep.fence = true, false
 	return nil
 }
 
@@ -771,6 +837,9 @@ func (w *Win) UnlockAll() error {
 	defer w.mu.Unlock()
 	if !w.ep.lockAll {
 		return errorf(ErrRMASync, "UnlockAll on rank %d: no LockAll epoch (UnlockAll without LockAll)", w.rank)
+	}
+	if w.ep.allPend {
+		return errorf(ErrRMASync, "UnlockAll on rank %d: the LockAll in another goroutine has not returned", w.rank)
 	}
 	if w.d != nil {
 		w.d.locks.unlockAll()
@@ -795,10 +864,10 @@ func (w *Win) flush(call string, rank int, local bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if rank >= 0 {
-		if w.ep.locks[rank] == 0 && !w.ep.lockAll {
+		if !w.ep.locked(rank) && !w.ep.lockedAll() {
 			return errorf(ErrRMASync, "%s on rank %d: no passive-target epoch to rank %d (Lock it or LockAll first)", call, w.rank, rank)
 		}
-	} else if !w.ep.passive() {
+	} else if !w.ep.lockedAll() && w.ep.nlocks == w.ep.npend {
 		return errorf(ErrRMASync, "%s on rank %d: not inside a passive-target epoch (Lock or LockAll first)", call, w.rank)
 	}
 	if w.d != nil {
@@ -927,23 +996,35 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 		return errorf(ErrAssert, "Start on rank %d: assert %#x has bits Start does not take", w.rank, assert)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	pg, err := w.pscwGroupOf("Start", g)
 	if err != nil {
+		w.mu.Unlock()
 		return err
 	}
 	if w.ep.start != nil || w.ep.passive() {
+		defer w.mu.Unlock()
 		return errorf(ErrRMASync, "Start on rank %d: %s (access epochs must not overlap)", w.rank, w.ep.describe())
 	}
 	if err := w.openActive("Start"); err != nil {
+		w.mu.Unlock()
 		return err
 	}
+	// Claimed, pending, then started without the mutex (mpiEpoch): it
+	// may wait for the targets' Posts.
+	w.ep.start, w.ep.startPend, w.ep.fence = pg.ranks, true, false
+	w.mu.Unlock()
 	if w.d != nil {
 		w.d.pscw.startOn(pg.ranks)
-	} else if err := w.h.Start(pg.h, assert); err != nil {
+	} else {
+		err = w.h.Start(pg.h, assert)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ep.startPend = false
+	if err != nil {
+		w.ep.start = nil
 		return w.mpiErr("Start", err)
 	}
-	w.ep.start, w.ep.fence = pg.ranks, false
 	return nil
 }
 
@@ -954,13 +1035,28 @@ func (w *Win) Complete() error {
 		return err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.ep.start == nil {
+		w.mu.Unlock()
 		return errorf(ErrRMASync, "Complete on rank %d: no access epoch (Complete without Start)", w.rank)
 	}
+	if w.ep.startPend || w.ep.completing {
+		defer w.mu.Unlock()
+		return errorf(ErrRMASync, "Complete on rank %d: %s", w.rank, w.ep.describe())
+	}
+	// Without the mutex (mpiEpoch): the MPI's Complete may wait for the
+	// targets' Posts.
+	w.ep.completing = true
+	w.mu.Unlock()
+	var err error
 	if w.d != nil {
 		w.d.pscw.completeAll()
-	} else if err := w.h.Complete(); err != nil {
+	} else {
+		err = w.h.Complete()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ep.completing = false
+	if err != nil {
 		return w.mpiErr("Complete", err)
 	}
 	w.ep.start = nil
