@@ -33,12 +33,13 @@ func init() {
 	ranktest.Register("be_epochs", beEpochs)
 	ranktest.Register("be_pscw_goroutines", bePSCWGoroutines)
 	ranktest.Register("be_lock_goroutines", beLockGoroutines)
+	ranktest.Register("be_acc_mix", beAccMix)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -684,6 +685,91 @@ func beLockGoroutines(c *comm.Comm) error {
 		}
 		return nil
 	})
+}
+
+// beAccMix: in fence and PSCW epochs, half the ranks Accumulate into
+// one word of rank 0 while the others FetchAndOp and GetAccumulate it:
+// accumulates to one location are atomic with each other whichever call
+// makes them, so no update is lost.
+func beAccMix(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	const k = 2000
+	for _, flavor := range []int{0, 2, 3} {
+		w, err := newWin(c, flavor, 8)
+		if err != nil {
+			return err
+		}
+		add := func() error {
+			for i := range k {
+				var err error
+				switch {
+				case r%2 == 0:
+					err = win.Accumulate(w, []int64{1}, 0, 0, atomics.Sum)
+				case i%2 == 0:
+					_, err = win.FetchAndOp(w, int64(1), 0, 0, atomics.Sum)
+				default:
+					err = win.GetAccumulate(w, []int64{1}, []int64{0}, 0, 0, atomics.Sum)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		if err := add(); err != nil {
+			return fmt.Errorf("flavor %d: fence epoch: %w", flavor, err)
+		}
+		if err := w.Fence(0); err != nil {
+			return err
+		}
+		// A PSCW epoch of every rank to rank 0.
+		if r == 0 {
+			if err := w.Post(c.Group(), 0); err != nil {
+				return err
+			}
+		}
+		zero, err := c.Group().Incl(0)
+		if err != nil {
+			return err
+		}
+		if err := w.Start(zero, 0); err != nil {
+			return err
+		}
+		if err := add(); err != nil {
+			return fmt.Errorf("flavor %d: PSCW epoch: %w", flavor, err)
+		}
+		if err := w.Complete(); err != nil {
+			return err
+		}
+		if r == 0 {
+			if err := w.Wait(); err != nil {
+				return err
+			}
+			mine, err := win.View[int64](w.Local())
+			if err != nil {
+				return err
+			}
+			if mine[0] != int64(2*k*n) {
+				return fmt.Errorf("flavor %d: the word is %d after %d increments: %d lost", flavor, mine[0], 2*k*n, int64(2*k*n)-mine[0])
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+		if flavor == 2 {
+			if err := comm.FreeMem(allocMem); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
 }
 
 // beShared: a shared window of the node's ranks, written by load/store and

@@ -118,12 +118,12 @@ func (w *Win) typed(call string, origin []byte, ocount int, otype *dtype.Type, t
 }
 
 // typedRMA is rma for a call whose target bytes span [lo, hi) from disp.
-func (w *Win) typedRMA(call string, target, disp int, lo, hi int64, fetch bool) (mpi.Win, int, bool, error) {
+func (w *Win) typedRMA(call string, target, disp int, lo, hi int64, via route) (mpi.Win, int, bool, error) {
 	if lo < 0 && target != ProcNull && disp >= 0 && target >= 0 && target < w.size && w.flavor != FlavorDynamic &&
 		int64(disp*w.units[target])+lo < 0 {
 		return mpi.Win{}, 0, false, errorf(ErrRMARange, "%s on rank %d to rank %d: the target data starts %d bytes before disp %d", call, w.rank, target, -lo, disp)
 	}
-	return w.rma(call, target, disp, int(max(hi, 0)), fetch)
+	return w.rma(call, target, disp, int(max(hi, 0)), via)
 }
 
 // elemOf is the one predefined type both types of an accumulate are made
@@ -149,7 +149,7 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if err != nil {
 		return err
 	}
-	h, off, noop, err := w.typedRMA("PutType", target, disp, lo, hi, false)
+	h, off, noop, err := w.typedRMA("PutType", target, disp, lo, hi, viaWin)
 	if err != nil || noop {
 		return err
 	}
@@ -172,7 +172,7 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 	if err != nil {
 		return err
 	}
-	h, off, noop, err := w.typedRMA("GetType", target, disp, lo, hi, true)
+	h, off, noop, err := w.typedRMA("GetType", target, disp, lo, hi, viaTwinFetch)
 	if err != nil || noop {
 		return err
 	}
@@ -208,7 +208,7 @@ func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target
 	if err != nil {
 		return err
 	}
-	h, off, noop, err := w.typedRMA("AccumulateType", target, disp, lo, hi, false)
+	h, off, noop, err := w.typedRMA("AccumulateType", target, disp, lo, hi, viaTwinAccum)
 	if err != nil || noop {
 		return err
 	}
@@ -246,7 +246,7 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 	if err != nil {
 		return err
 	}
-	h, off, noop, err := w.typedRMA("GetAccumulateType", target, disp, lo, hi, true)
+	h, off, noop, err := w.typedRMA("GetAccumulateType", target, disp, lo, hi, viaTwinFetch)
 	if err != nil || noop {
 		return err
 	}

@@ -24,7 +24,8 @@ import (
 // the calls that return data (Get, GetAccumulate, FetchAndOp,
 // CompareAndSwap) complete before they return inside fence and
 // post-start-complete-wait epochs, where MPI itself has no call to
-// complete one operation. An AllocateShared window in the unified model
+// complete one operation; Accumulate takes the twin there too, so that
+// the accumulates to one location stay atomic with each other (route). An AllocateShared window in the unified model
 // has no twin: its RMA calls are loads and stores (mpi_direct.go).
 type Win struct {
 	c      *comm.Comm
@@ -62,6 +63,10 @@ type Win struct {
 	// groups are the MPI groups of the last few groups given to Post and
 	// Start, made once each (under mu; freed with the window).
 	groups []pscwGroup
+
+	// twinOps says whether Accumulates went through the twin in the open
+	// fence or PSCW epoch (route), for its closing call to complete.
+	twinOps bool
 
 	// d is the direct path of a shared window in the unified model
 	// (mpi_direct.go), which needs no twin; nil otherwise.
@@ -629,6 +634,9 @@ func (w *Win) Fence(assert int) error {
 	if w.ep.passive() || w.ep.start != nil || w.ep.post {
 		return errorf(ErrRMASync, "Fence on rank %d: %s", w.rank, w.ep.describe())
 	}
+	if err := w.flushTwin(); err != nil {
+		return w.mpiErr("Fence", err)
+	}
 	if err := w.h.Fence(assert); err != nil {
 		return w.mpiErr("Fence", err)
 	}
@@ -1043,6 +1051,10 @@ func (w *Win) Complete() error {
 		defer w.mu.Unlock()
 		return errorf(ErrRMASync, "Complete on rank %d: %s", w.rank, w.ep.describe())
 	}
+	if err := w.flushTwin(); err != nil {
+		defer w.mu.Unlock()
+		return w.mpiErr("Complete", err)
+	}
 	// Without the mutex (mpiEpoch): the MPI's Complete may wait for the
 	// targets' Posts.
 	w.ep.completing = true
@@ -1113,12 +1125,44 @@ func (w *Win) Test() (bool, error) {
 	return done, nil
 }
 
+// route says which window an RMA call goes through in a fence or PSCW
+// epoch (in a passive-target epoch every call goes through the window
+// itself): the window, or the twin, in whose passive-target epoch a call
+// can be completed before it returns. Every call of the accumulate
+// family takes the twin, the Accumulates that need no completion too:
+// MPI makes accumulates to one location atomic with each other only on
+// one window, and the MPIs serialize them per window (Open MPI's osc/sm
+// and osc/rdma take a lock of the window for an accumulate they cannot
+// do with one instruction), so an Accumulate on the window and a
+// FetchAndOp on the twin could lose an update.
+type route int
+
+const (
+	viaWin       route = iota
+	viaTwinFetch       // completed before the call returns (flush_local)
+	viaTwinAccum       // completed by the epoch's closing Fence or Complete
+)
+
+// flushTwin completes the Accumulates issued through the twin in the
+// epoch that Fence or Complete is about to close (called with w.mu held).
+func (w *Win) flushTwin() error {
+	if !w.twinOps || w.d != nil { // a direct window has no twin
+		w.twinOps = false
+		return nil
+	}
+	if err := w.twin.Flush(-1, false); err != nil {
+		return err
+	}
+	w.twinOps = false
+	return nil
+}
+
 // rma checks an RMA call of n bytes at disp on target and returns the
 // window to issue it on, the byte offset in target's memory, and whether
 // it is a no-op (ProcNull); it holds w.mu on success, for the caller to
 // release. The MPI's windows have disp unit 1: the backend scales disps
 // itself (MPICH 4.0.2 misplaces data at disps of larger units).
-func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off int, noop bool, err error) {
+func (w *Win) rma(call string, target, disp, n int, via route) (h mpi.Win, off int, noop bool, err error) {
 	if err := w.usable(call); err != nil {
 		return h, 0, false, err
 	}
@@ -1152,8 +1196,9 @@ func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off 
 			w.ep.fenceRMA = true
 		}
 		h, off = w.h, disp
-		if fetch && !passive {
+		if via != viaWin && !passive {
 			h = w.twin
+			w.twinOps = w.twinOps || via == viaTwinAccum
 		}
 		return h, off, false, nil
 	}
@@ -1167,8 +1212,9 @@ func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off 
 		w.ep.fenceRMA = true
 	}
 	h, off = w.h, disp*w.units[target]+w.leads[target]
-	if fetch && !passive {
+	if via != viaWin && !passive {
 		h, off = w.twin, disp*w.units[target]+w.twinLeads[target]
+		w.twinOps = w.twinOps || via == viaTwinAccum
 	}
 	return h, off, false, nil
 }
@@ -1179,7 +1225,7 @@ func (w *Win) rma(call string, target, disp, n int, fetch bool) (h mpi.Win, off 
 // (ErrRMASync), a disp >= 0 (ErrDisp) and bytes inside the target's part
 // (ErrRMARange). ProcNull is a no-op inside any open access epoch.
 func (w *Win) Put(src []byte, target, disp int) error {
-	h, off, noop, err := w.rma("Put", target, disp, len(src), false)
+	h, off, noop, err := w.rma("Put", target, disp, len(src), viaWin)
 	if err != nil || noop {
 		return err
 	}
@@ -1197,7 +1243,7 @@ func (w *Win) Put(src []byte, target, disp int) error {
 // As Put for epochs, ranges and ProcNull; dst may be read once Get
 // returns.
 func (w *Win) Get(dst []byte, target, disp int) error {
-	h, off, noop, err := w.rma("Get", target, disp, len(dst), true)
+	h, off, noop, err := w.rma("Get", target, disp, len(dst), viaTwinFetch)
 	if err != nil || noop {
 		return err
 	}
@@ -1235,7 +1281,7 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 		return err
 	}
 	b := raw.Bytes(src)
-	h, off, noop, err := w.rma("Accumulate", target, disp, len(b), false)
+	h, off, noop, err := w.rma("Accumulate", target, disp, len(b), viaTwinAccum)
 	if err != nil || noop {
 		return err
 	}
@@ -1263,7 +1309,7 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	if op == atomics.NoOp {
 		b = rb
 	}
-	h, off, noop, err := w.rma("GetAccumulate", target, disp, len(rb), true)
+	h, off, noop, err := w.rma("GetAccumulate", target, disp, len(rb), viaTwinFetch)
 	if err != nil || noop {
 		return err
 	}
@@ -1286,7 +1332,7 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 	}
 	src := []T{v}
 	res := []T{old}
-	h, off, noop, err := w.rma("FetchAndOp", target, disp, atomics.SizeOf[T](), true)
+	h, off, noop, err := w.rma("FetchAndOp", target, disp, atomics.SizeOf[T](), viaTwinFetch)
 	if err != nil || noop {
 		return old, err
 	}
@@ -1306,7 +1352,7 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 func CompareAndSwap[T atomics.Integer](w *Win, v, compare T, target, disp int) (T, error) {
 	var old T
 	args := []T{v, compare, old}
-	h, off, noop, err := w.rma("CompareAndSwap", target, disp, atomics.SizeOf[T](), true)
+	h, off, noop, err := w.rma("CompareAndSwap", target, disp, atomics.SizeOf[T](), viaTwinFetch)
 	if err != nil || noop {
 		return old, err
 	}
