@@ -993,6 +993,10 @@ func (e *engine) completed(o *op, err error) {
 	if rv := o.rq; rv != nil {
 		rv.err, rv.from, rv.o = err, o.from, nil
 		atomics.StoreRelease32(&rv.done, 1)
+		if f := rv.freed; f != nil {
+			rv.freed = nil
+			f(rv.st, err)
+		}
 		if len(e.free) < maxFree {
 			*o = op{} // holds no buffer of the user's while it waits
 			e.free = append(e.free, o)

@@ -251,10 +251,29 @@ func (r *Request) Free() error {
 		if err != nil {
 			return err
 		}
+		if p.active && p.in != nil && p.cur.rv != nil {
+			// The receive goes on, and its data must still reach the
+			// buffer (MPI 4.1 §3.7.3): the scatter Wait would have run.
+			p.cur.rv.onComplete(p.in.finish)
+		}
 		p.freed, p.active = true, false
 		p.cur = Request{}
 	}
 	return nil
+}
+
+// onComplete runs f with the outcome of receive rv once it completes (at
+// once if it has): what its completion call would have done, for a
+// request freed while active. The engine's lock orders it with completed.
+func (rv *recvReq) onComplete(f func(Status, error) (Status, error)) {
+	e := rv.c.world.eng
+	e.lock()
+	defer e.unlock()
+	if rv.isDone() {
+		f(rv.st, rv.err)
+		return
+	}
+	rv.freed = f
 }
 
 // isNull reports whether r counts as MPI_REQUEST_NULL for the calls on

@@ -376,3 +376,44 @@ func TestWindowAllocs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPersistFreeActiveTypedLocal: Free of an active persistent receive
+// lets its operation complete (MPI 4.1 §3.7.3), so the message it matched
+// lands in its buffer, a strided column too.
+func TestPersistFreeActiveTypedLocal(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		const rows, cols = 8, 4
+		col := mustType(dtype.Vector(rows, 1, cols, dtype.Basic(atomics.Float64)))
+		mat := make([]float64, rows*cols)
+		if c.Rank() == 0 {
+			for i := range mat {
+				mat[i] = float64(i + 1)
+			}
+			if err := c.SendType(raw.Bytes(mat), 1, col, 1, 8); err != nil {
+				return err
+			}
+			return c.Send([]byte{1}, 1, 9)
+		}
+		r, err := c.RecvInitType(raw.Bytes(mat), 1, col, 0, 8)
+		if err != nil {
+			return err
+		}
+		if err := r.Start(); err != nil {
+			return err
+		}
+		if err := r.Free(); err != nil {
+			return err
+		}
+		// The second message comes after the first: once it is here, the
+		// first has been received.
+		if _, err := c.Recv(make([]byte, 1), 0, 9); err != nil {
+			return err
+		}
+		for i := 0; i < rows; i++ {
+			if v, want := mat[i*cols], float64(i*cols+1); v != want {
+				return fmt.Errorf("column element %d is %v, want %v", i, v, want)
+			}
+		}
+		return nil
+	})
+}

@@ -59,6 +59,11 @@ type recvReq struct {
 	call      string
 	st        Status
 	err       error
+	// freed is what the receive's completion still owes its buffer once
+	// its request was freed while active (a typed receive's scatter): run
+	// by the engine when it completes, since no Wait will. Set and run
+	// under the engine's lock.
+	freed func(Status, error) (Status, error)
 }
 
 // doneRequest is a request complete from the start with status st

@@ -36,10 +36,40 @@ func ReadStats(dir string, n int) (Stats, error) {
 		case err != nil:
 			return s, err
 		default:
+			if err := rs.check(r); err != nil {
+				return s, err
+			}
 			s.Ranks = append(s.Ranks, rs)
 		}
 	}
 	return s, nil
+}
+
+// check reports what in rank r's record no rank writes: another rank's
+// number, or a null count (which Table would dereference). The file is
+// another process's, so it is checked before it is used.
+func (rs *RankStats) check(r int) error {
+	if rs.Rank != r {
+		return fmt.Errorf("rank %d's record: it says it is rank %d's", r, rs.Rank)
+	}
+	for name, t := range rs.Waits {
+		if t == nil {
+			return fmt.Errorf("rank %d's record: %s has no timing", r, name)
+		}
+	}
+	for _, w := range rs.Windows {
+		for name, c := range w.Calls {
+			if c == nil {
+				return fmt.Errorf("rank %d's record: window %d: %s has no count", r, w.ID, name)
+			}
+		}
+		for name, t := range w.Sync {
+			if t == nil {
+				return fmt.Errorf("rank %d's record: window %d: %s has no timing", r, w.ID, name)
+			}
+		}
+	}
+	return nil
 }
 
 func readJSON(dir string, r int, v any) error {
@@ -131,7 +161,7 @@ type chromeEvent struct {
 	Cat  string         `json:"cat,omitempty"`
 	Ph   string         `json:"ph"`
 	Ts   float64        `json:"ts"`
-	Dur  float64        `json:"dur,omitempty"`
+	Dur  *float64       `json:"dur,omitempty"` // set on every X event: Perfetto drops one without it, even of 0 µs
 	Pid  int            `json:"pid"`
 	Tid  int            `json:"tid"`
 	S    string         `json:"s,omitempty"`
@@ -155,6 +185,8 @@ func WriteTrace(dir string, n int, out io.Writer) ([]int, error) {
 			missing = append(missing, r)
 		case err != nil:
 			return missing, err
+		case rt.Rank != r:
+			return missing, fmt.Errorf("rank %d's trace: it says it is rank %d's", r, rt.Rank)
 		default:
 			ranks = append(ranks, rt)
 		}
@@ -186,7 +218,8 @@ func WriteTrace(dir string, n int, out io.Writer) ([]int, error) {
 					evs = append(evs, chromeEvent{Name: "thread_name", Ph: "M", Pid: rt.Rank, Tid: tid, Args: map[string]any{"name": fmt.Sprintf("window %d", e.Win)}})
 				}
 			}
-			ce := chromeEvent{Name: e.Name, Cat: e.Cat, Ph: "X", Ts: us(e.Ts), Dur: float64(e.Dur) / 1e3, Pid: rt.Rank, Tid: tid}
+			dur := float64(e.Dur) / 1e3
+			ce := chromeEvent{Name: e.Name, Cat: e.Cat, Ph: "X", Ts: us(e.Ts), Dur: &dur, Pid: rt.Rank, Tid: tid}
 			if e.Cat == "rma" {
 				ce.Name = fmt.Sprintf("%s ×%d", e.Name, e.N)
 				ce.Args = map[string]any{"calls": e.N, "bytes": e.Bytes, "first_target": e.Target}

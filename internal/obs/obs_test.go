@@ -159,3 +159,77 @@ func TestMergeAndTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceZeroDuration: a burst of one RMA call lasts 0 ns, and its
+// complete event ("ph": "X") must still carry "dur": Perfetto's JSON
+// importer drops an X event without one, so every single Put between a
+// Lock and an Unlock would vanish from the picture.
+func TestTraceZeroDuration(t *testing.T) {
+	r := newTestRank()
+	w := r.NewWin(WinDesc{Flavor: "allocate", Ranks: 2})
+	w.Sync("Lock", time.Now())
+	w.RMA("Put", 1, 8)
+	w.Sync("Unlock", time.Now())
+	dir := t.TempDir()
+	if err := writeJSON(filepath.Join(dir, "rank-0.json"), r.traceLocked()); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := WriteTrace(dir, 1, &out); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	puts := 0
+	for _, e := range doc.TraceEvents {
+		if e["ph"] != "X" {
+			continue
+		}
+		if _, ok := e["dur"]; !ok {
+			t.Errorf("complete event without dur (Perfetto drops it): %v", e)
+		}
+		if e["name"] == "Put ×1" {
+			puts++
+		}
+	}
+	if puts != 1 {
+		t.Errorf("%d Put ×1 events, want 1", puts)
+	}
+}
+
+// TestHostileRecords: a rank's record is a file another process wrote; one
+// whose counts are null (or that is otherwise not what a rank writes) is
+// an error naming the rank, never a panic of the launcher.
+func TestHostileRecords(t *testing.T) {
+	for _, rec := range []string{
+		`{"rank":0,"waits":{"Barrier":null}}`,
+		`{"rank":0,"windows":[{"id":0,"calls":{"Put":null}}]}`,
+		`{"rank":0,"windows":[{"id":0,"sync":{"Fence":null}}]}`,
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "rank-0.json"), []byte(rec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("record %s: panic %v", rec, p)
+				}
+			}()
+			s, err := ReadStats(dir, 1)
+			if err != nil {
+				if !strings.Contains(err.Error(), "rank 0") {
+					t.Errorf("record %s: error %v does not name the rank", rec, err)
+				}
+				return
+			}
+			var tab bytes.Buffer
+			_ = s.Table(&tab)
+			t.Errorf("record %s: accepted", rec)
+		}()
+	}
+}
