@@ -51,9 +51,14 @@ func (t *Type) flatten() ([]Run, []SigRun, error) {
 	}
 	runs := make([]Run, 0, 4)
 	var sig []SigRun
+	if t.size == 0 {
+		// No data, no runs: the pieces, which may number 2^40, need no walk.
+		return runs, sig, nil
+	}
 	var err error
 	t.pieces(func(p piece) bool {
-		if p.count == 0 {
+		if p.count == 0 || p.t.size == 0 {
+			// Copies of a type of no data add nothing, however many.
 			return true
 		}
 		var cr []Run
@@ -178,7 +183,8 @@ func (t *Type) Span(count int) (lo, hi int64, err error) {
 	}
 	lo, ok1 := add(t.tlb, min(0, span))
 	hi, ok2 := add(t.tub, max(0, span))
-	if !ok1 || !ok2 {
+	_, ok3 := sub(hi, lo) // a range check computes the length hi - lo
+	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, errorf(ErrCount, "%d instances of %v overflow", count, t)
 	}
 	return lo, hi, nil
@@ -210,6 +216,9 @@ func (t *Type) Each(count int, f func(off, n int64) bool) error {
 	}
 	if count < 0 {
 		return errorf(ErrCount, "count %d is negative", count)
+	}
+	if len(runs) == 0 {
+		return nil // count instances of no data: nothing to walk
 	}
 	ext := t.ub - t.lb
 	if len(runs) == 1 && runs[0].Len == ext && count > 0 {

@@ -53,13 +53,38 @@ func (t *Type) pieces(yield func(piece) bool) {
 	}
 }
 
+// shape yields what build needs of t's pieces: each piece with how many
+// times its data count (size and runs). A Vector's blocks and a
+// Subarray's rows are copies of one piece shifted, so their bounds are
+// those of the first and the last copy (yielded with times 0): build's work
+// does not grow with a count, which may be 2^40.
+func (t *Type) shape(yield func(p piece, times int64) bool) {
+	switch t.comb {
+	case CombinerVector, CombinerHvector:
+		count := int64(t.ints[0])
+		if count == 0 {
+			return
+		}
+		p := piece{t.types[0], 0, int64(t.ints[1])}
+		if !yield(p, count) {
+			return
+		}
+		p.disp = (count - 1) * t.addrs[0]
+		yield(p, 0)
+	case CombinerSubarray:
+		t.subarrayShape(yield)
+	default:
+		t.pieces(func(p piece) bool { return yield(p, 1) })
+	}
+}
+
 // build finishes a new type: its bounds, size and alignment from its
 // pieces, with overflow checked.
 func build(t *Type, call string) (*Type, error) {
 	first, seen := true, false
 	t.align = 1
 	var err error
-	t.pieces(func(p piece) bool {
+	t.shape(func(p piece, times int64) bool {
 		o := p.t
 		t.align = max(t.align, o.align)
 		if p.count == 0 {
@@ -71,7 +96,8 @@ func build(t *Type, call string) (*Type, error) {
 			err = errorf(ErrArg, "%s: %d copies of a %d-byte extent overflow", call, p.count, ext)
 			return false
 		}
-		sz, ok1 := mul(p.count, o.size)
+		sz, ok0 := mul(p.count, o.size)
+		sz, ok1 := mul(sz, times)
 		size, ok2 := add(t.size, sz)
 		lo, ok3 := add(p.disp, min(0, span))
 		hi, ok4 := add(p.disp, max(0, span))
@@ -79,19 +105,24 @@ func build(t *Type, call string) (*Type, error) {
 		ub, ok6 := add(hi, o.ub)
 		tlb, ok7 := add(lo, o.tlb)
 		tub, ok8 := add(hi, o.tub)
-		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8) {
+		if !(ok0 && ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8) {
 			err = errorf(ErrArg, "%s: the type's bounds overflow int64", call)
 			return false
 		}
 		t.size = size
+		runs := o.nruns
 		if o.nruns == 1 && o.size == ext {
-			t.nruns++ // consecutive copies of a dense type: one run
+			runs = 1 // consecutive copies of a dense type: one run
 		} else if r, ok := mul(o.nruns, p.count); ok {
-			t.nruns += r
+			runs = r
+		} else {
+			runs = maxRuns + 1
+		}
+		if r, ok := mul(runs, times); ok {
+			t.nruns = min(t.nruns+min(r, maxRuns+1), maxRuns+1)
 		} else {
 			t.nruns = maxRuns + 1
 		}
-		t.nruns = min(t.nruns, maxRuns+1)
 		if first {
 			t.lb, t.ub = lb, ub
 		} else {
@@ -113,8 +144,20 @@ func build(t *Type, call string) (*Type, error) {
 	if t.comb == CombinerStruct && t.align > 1 {
 		// MPI's ε: the extent rounded up to the strictest alignment.
 		if ext := t.ub - t.lb; ext%t.align != 0 {
-			t.ub += t.align - ext%t.align
+			ub, ok := add(t.ub, t.align-ext%t.align)
+			if !ok {
+				return nil, errorf(ErrArg, "%s: the type's upper bound, aligned, overflows int64", call)
+			}
+			t.ub = ub
 		}
+	}
+	// Extents are differences of bounds: they must fit in int64 too, or
+	// Span and a window's range check would compute a negative length.
+	if _, ok := sub(t.ub, t.lb); !ok {
+		return nil, errorf(ErrArg, "%s: the type's extent overflows int64", call)
+	}
+	if _, ok := sub(t.tub, t.tlb); !ok {
+		return nil, errorf(ErrArg, "%s: the type's true extent overflows int64", call)
 	}
 	return t, nil
 }

@@ -62,6 +62,7 @@ func FuzzConstructors(f *testing.F) {
 		if err := cur.Commit(); err != nil {
 			return
 		}
+		checkBounds(t, cur)
 		lo, hi, err := cur.Span(2)
 		if err != nil || lo < 0 || hi > 1<<16 || cur.Size() > 1<<14 {
 			return
@@ -81,5 +82,42 @@ func FuzzConstructors(f *testing.F) {
 		if _, err := dtype.Unpack(packed, back, 2, cur); err != nil {
 			t.Fatalf("Unpack of %v: %v", cur, err)
 		}
+	})
+}
+
+// checkBounds checks t's size and true bounds against its reference type
+// map, and that every run of three instances lies inside Span(3): a
+// window's range check trusts Span, and a run past it would reach another
+// rank's memory.
+func checkBounds(t *testing.T, tp *dtype.Type) {
+	t.Helper()
+	var size int64
+	first, tlb, tub := true, int64(0), int64(0)
+	for _, e := range typeMap(tp) {
+		runs, _ := e.t.Runs()
+		for _, r := range runs {
+			size += r.Len
+			if first || e.off+r.Off < tlb {
+				tlb = e.off + r.Off
+			}
+			if first || e.off+r.Off+r.Len > tub {
+				tub = e.off + r.Off + r.Len
+			}
+			first = false
+		}
+	}
+	if size != tp.Size() || tlb != tp.TrueLB() || tub-tlb != tp.TrueExtent() {
+		t.Fatalf("%v: size %d, true lb %d, true extent %d; the type map's %d, %d, %d",
+			tp, tp.Size(), tp.TrueLB(), tp.TrueExtent(), size, tlb, tub-tlb)
+	}
+	lo, hi, err := tp.Span(3)
+	if err != nil {
+		return
+	}
+	_ = tp.Each(3, func(off, n int64) bool {
+		if off < lo || off+n > hi {
+			t.Fatalf("%v: run [%d, %d) outside Span(3) [%d, %d)", tp, off, off+n, lo, hi)
+		}
+		return true
 	})
 }

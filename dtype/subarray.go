@@ -51,15 +51,15 @@ func Subarray(sizes, subsizes, starts []int, order Order, old *Type) (*Type, err
 	return t, nil
 }
 
-// subarrayPieces yields one piece per row of the block: subsizes[fastest]
-// consecutive elements.
-func (t *Type) subarrayPieces(yield func(piece) bool) {
+// subarrayGeom is the shape of a Subarray's block: its sizes, subsizes
+// and starts, its dimensions from the slowest to the fastest, and the
+// bytes between neighbours in each dimension.
+func (t *Type) subarrayGeom() (sizes, subsizes, starts, dims []int, stride []int64) {
 	o := t.types[0]
 	order := Order(t.ints[0])
 	n := (len(t.ints) - 1) / 3
-	sizes, subsizes, starts := t.ints[1:1+n], t.ints[1+n:1+2*n], t.ints[1+2*n:]
-	// dims from slowest to fastest
-	dims := make([]int, n)
+	sizes, subsizes, starts = t.ints[1:1+n], t.ints[1+n:1+2*n], t.ints[1+2*n:]
+	dims = make([]int, n)
 	for i := range n {
 		if order == OrderC {
 			dims[i] = i
@@ -67,13 +67,47 @@ func (t *Type) subarrayPieces(yield func(piece) bool) {
 			dims[i] = n - 1 - i
 		}
 	}
-	ext := o.ub - o.lb
-	stride := make([]int64, n) // bytes between neighbours in each dimension
-	s := ext
+	stride = make([]int64, n)
+	s := o.ub - o.lb
 	for i := n - 1; i >= 0; i-- {
 		stride[dims[i]] = s
 		s *= int64(sizes[dims[i]])
 	}
+	return sizes, subsizes, starts, dims, stride
+}
+
+// subarrayShape is shape for a Subarray: its first row, counted once per
+// row, and the rows nearest the array's start and its end (bounds only).
+// The rows are one row shifted by a sum over the dimensions, so the
+// extremes are at the block's corners.
+func (t *Type) subarrayShape(yield func(piece, int64) bool) {
+	o := t.types[0]
+	_, subsizes, starts, dims, stride := t.subarrayGeom()
+	fast := dims[len(dims)-1]
+	rows, first, lo, hi := int64(1), int64(0), int64(0), int64(0)
+	for d := range dims {
+		a := int64(starts[d]) * stride[d]
+		first += a
+		if d == fast {
+			lo, hi = lo+a, hi+a
+			continue
+		}
+		rows *= int64(subsizes[d])
+		b := int64(starts[d]+subsizes[d]-1) * stride[d]
+		lo, hi = lo+min(a, b), hi+max(a, b)
+	}
+	row := int64(subsizes[fast])
+	if yield(piece{o, first, row}, rows) && yield(piece{o, lo, row}, 0) {
+		yield(piece{o, hi, row}, 0)
+	}
+}
+
+// subarrayPieces yields one piece per row of the block: subsizes[fastest]
+// consecutive elements.
+func (t *Type) subarrayPieces(yield func(piece) bool) {
+	o := t.types[0]
+	_, subsizes, starts, dims, stride := t.subarrayGeom()
+	n := len(dims)
 	fast := dims[n-1]
 	idx := make([]int, n)
 	for {

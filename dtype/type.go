@@ -251,7 +251,7 @@ func (t *Type) Committed() bool {
 	return t.committed.Load()
 }
 
-// mul and add are int64 arithmetic that reports overflow.
+// mul, add and sub are int64 arithmetic that reports overflow.
 func mul(a, b int64) (int64, bool) {
 	if a == 0 || b == 0 {
 		return 0, true
@@ -270,6 +270,14 @@ func mul(a, b int64) (int64, bool) {
 func add(a, b int64) (int64, bool) {
 	r := a + b
 	if (a > 0 && b > 0 && r < 0) || (a < 0 && b < 0 && r >= 0) {
+		return 0, false
+	}
+	return r, true
+}
+
+func sub(a, b int64) (int64, bool) {
+	r := a - b
+	if (b > 0 && r > a) || (b < 0 && r < a) {
 		return 0, false
 	}
 	return r, true

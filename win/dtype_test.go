@@ -5,6 +5,7 @@ package win_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -336,3 +337,32 @@ func typedAccDiffBody(c *comm.Comm) error {
 }
 
 func TestTypedAccDiff(t *testing.T) { ranktest.Run(t, 2, "typed-acc-diff") }
+
+// TestTypedSpanOverflow: a target type whose instances reach from before
+// disp to past 2^63 bytes after it is an error of the call, not a range
+// of negative length that passes the range check (and then a panic
+// slicing the window, or a write outside the target's part).
+func TestTypedSpanOverflow(t *testing.T) {
+	inLockAll(t, func(w *win.Win) error {
+		i64 := dtype.Basic(atomics.Int64)
+		low, err := dtype.Hindexed([]int{1}, []int64{-40}, i64) // 8 bytes 40 before its origin
+		if err != nil {
+			return err
+		}
+		far, err := dtype.Resized(low, 0, math.MaxInt64-5)
+		if err != nil {
+			return err
+		}
+		pair, err := dtype.Contiguous(2, i64)
+		if err != nil {
+			return err
+		}
+		for _, tp := range []*dtype.Type{far, pair} {
+			if err := tp.Commit(); err != nil {
+				return err
+			}
+		}
+		err = win.PutType(w, make([]byte, 16), 1, pair, 0, 5, 2, far) // disp 5 × 8 bytes: the first int64 at byte 0
+		return check(err != nil, "PutType to 2 instances %d bytes apart: %v", far.Extent(), err)
+	})
+}

@@ -64,6 +64,11 @@ func (w *Win) resolveRange(call string, target, disp int, lo, n int64) (where, e
 	if disp < 0 {
 		return where{}, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
 	}
+	if n < 0 {
+		// A length that wrapped past 2^63 would pass the checks below,
+		// which compare it with what is left of the memory.
+		return where{}, errorf(ErrRMARange, "%s on rank %d to rank %d: a range of %d bytes", call, w.rank, target, n)
+	}
 	if w.dyn != nil {
 		a := int64(disp) + lo
 		if lo < 0 && a < 0 || lo > 0 && a < int64(disp) {
