@@ -325,7 +325,9 @@ void shmrun_chk_slow(uintptr_t a, uintptr_t n, int write, void *pc)
 	chk_range hit[HITS];
 	int nh, alone;
 	uint32_t s;
-	if (chk_busy)
+	/* A copy of no bytes (memcpy, memset of a length 0) touches nothing:
+	 * inside a range it would pass the overlap tests below as [a, a). */
+	if (chk_busy || n == 0)
 		return;
 	s = __atomic_load_n(&chk_seq, __ATOMIC_ACQUIRE);
 	if (s == chk_last.seq && a >= chk_last.lo && a + n <= chk_last.hi) {

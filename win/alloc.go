@@ -231,6 +231,7 @@ func (w *Win) checkLog(p *rmacheck.Proc, call string) error {
 	}
 	w.chkMem = mem
 	w.chk = p.NewLog(mem, world, w.rank, int(checked.Add(1)-1), w.cfg.sameOp)
+	w.chk.SetOrdering(w.cfg.ordering)
 	w.clocks = w.chk.Clocks()
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -75,6 +76,10 @@ type Log struct {
 	anyDup  uint32   // 1 when a repeat may be outstanding (relaxed)
 	reps    []*memo  // the memos of the records settle made pending (pend.rep; nil when done)
 	live    int      // reps not nil
+
+	// unordered has a bit per order of accumulate_ordering the window
+	// does not keep (ordRAR...): 0, the default, keeps all four.
+	unordered uint8
 }
 
 type pend struct {
@@ -101,6 +106,46 @@ func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
 	p.logs = append(p.logs, l)
 	p.mu.Unlock()
 	return l
+}
+
+// The orders of accumulate_ordering, bits of Log.unordered.
+const (
+	ordRAR = 1 << iota
+	ordRAW
+	ordWAR
+	ordWAW
+)
+
+// SetOrdering is the window's accumulate_ordering info ("": the default,
+// "none", or a comma-separated subset of rar, raw, war, waw): which of
+// one origin's accumulates to the same bytes MPI applies in the order
+// they were made, and so do not conflict with each other (conflict).
+func (l *Log) SetOrdering(ord string) {
+	if l == nil || ord == "" {
+		return
+	}
+	l.unordered = 0
+	for i, o := range [...]string{"rar", "raw", "war", "waw"} {
+		if !strings.Contains(ord, o) {
+			l.unordered |= 1 << i
+		}
+	}
+}
+
+// ordered reports whether the window keeps one origin's atomic access a
+// before its later b in order: accumulate_ordering holds the order of
+// a's kind (a write, unless NoOp) before b's.
+func (l *Log) ordered(a, b Access) bool {
+	bit := uint8(ordRAR)
+	switch aw, bw := a.Op != OpNoOp, b.Op != OpNoOp; {
+	case aw && bw:
+		bit = ordWAW
+	case aw:
+		bit = ordRAW
+	case bw:
+		bit = ordWAR
+	}
+	return l.unordered&bit == 0
 }
 
 // ID is the window's number in reports.
@@ -234,12 +279,14 @@ func (l *Log) access(a *Access, pc uintptr) {
 	after := id
 	if m := l.tg[a.Target].memo.Load(); m == nil || m.entry != p.self || m.outstanding() || !m.same(a, rets, depth == 0) {
 		after = l.scan(a, id)
-	} else if _, h := m.rec(); h != id-1 {
+	} else if mid, h := m.rec(); h != id-1 || a.Kind == Write && !a.Local && atomic.LoadUint64(raw.Word64(l.mem, l.recOff(a.Target, mid)+recWord0)) == uint64(mid)<<32 {
 		after = l.scan(a, id)
 	}
 	// Else a new record of the memo's access with nothing recorded there
 	// since it was checked: every record there was checked against the
-	// same access (repeat.go).
+	// same access (repeat.go) — but for the memo's own record when that
+	// is a Put not complete yet, which conflicts with this one (the
+	// condition above).
 	l.remember(a, rets, depth, id, after, pc)
 	p.mu.Unlock()
 }
@@ -402,8 +449,10 @@ func (l *Log) conflict(a, b Access, origin int) bool {
 		}
 		// MPI applies a process's accumulates in the order they were
 		// made: another thread's made before this one (its making known
-		// here) is ordered.
-		if same || origin/Threads == l.p.self/Threads && l.p.vc[origin] >= a.issue {
+		// here) is ordered — as far as the window's accumulate_ordering
+		// keeps that order; where it does not, the two are concurrent,
+		// and the ops decide as for two origins' (below).
+		if (same || origin/Threads == l.p.self/Threads && l.p.vc[origin] >= a.issue) && l.ordered(a, b) {
 			return false
 		}
 		if a.Op == b.Op {

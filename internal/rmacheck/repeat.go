@@ -109,6 +109,19 @@ func (m *memo) outstanding() bool {
 	return m.conv || loadRelaxed(&m.made) != atomic.LoadUint32(&m.done)
 }
 
+// unordered reports whether a repeat of m's access would conflict with
+// an earlier one not complete yet: a Put's (MPI orders no two RMA calls
+// of one origin before the first completes; a rank's stores are in
+// program order, its accumulates ordered, its Gets only read), whose
+// repeats are outstanding. Such a repeat must get a record of its own and
+// be checked, not counted: the one record would stand for two conflicting
+// calls and be checked against neither. It reads the counters only (it
+// is on the lock-free path; conv is p.mu's): a record settle made pending
+// reads pending, which stands for no repeat (reuse, standsFor).
+func (m *memo) unordered() bool {
+	return Kind(m.key) == Write && m.key>>24&1 == 0 && loadRelaxed(&m.made) != atomic.LoadUint32(&m.done)
+}
+
 // accessKey packs what, besides the bytes and the site, makes two accesses
 // the same: KeyOf's fields, and bit 24 for a load or store.
 func accessKey(a *Access) uint64 {
@@ -173,7 +186,7 @@ func (l *Log) repeat(a *Access, m *memo) bool {
 // repeatAt is repeat for an RMA call to target t: the record stands for
 // it, and it is counted.
 func (l *Log) repeatAt(t int, m *memo) bool {
-	if !l.standsFor(t, m) {
+	if m.unordered() || !l.standsFor(t, m) {
 		return false
 	}
 	l.count(m)
@@ -224,8 +237,10 @@ func (l *Log) reuse(a *Access, m *memo, rets []uintptr, given bool) bool {
 	}
 	switch {
 	case uint32(v) == 0:
-		return true
-	case uint32(v) == p.vc[p.self] && a.Kind != Atomic && goOnly():
+		// A Put not complete yet cannot stand for a second one: the two
+		// conflict (access checks the new record against it).
+		return a.Kind != Write || a.Local
+	case uint32(v) == p.vc[p.self] && a.Kind != Atomic && goOnly() && !m.unordered():
 		if !a.Local {
 			l.count(m)
 		}
@@ -412,7 +427,7 @@ func (l *Log) RMA(target int, lo, hi uint64, key uint64, pc uintptr) {
 		return
 	}
 	if m := l.tg[target].memo.Load(); m != nil && m.lo == lo && m.hi == hi && m.key == key && goOnly() &&
-		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) && (!m.atomic || l.quiet(target, m)) {
+		(pc != 0 && m.pc == pc || m.pc == 0 && m.depth > 0 && l.sameFrames(m)) && (!m.atomic || l.quiet(target, m)) && !m.unordered() {
 		// standsFor and count, spelled out: no calls on this path.
 		v := m.at.Load()
 		id, head := uint32(v>>32), uint32(v)

@@ -137,3 +137,53 @@ func TestAccessKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatPutUnflushed: two Puts of one origin from one line to the
+// same bytes with no completion between conflict (MPI orders no two RMA
+// calls before the first completes), whether the first is a record still
+// pending or a repeat counted on the lock-free path; flushed between, or
+// Gets, they do not.
+func TestRepeatPutUnflushed(t *testing.T) {
+	site := Name("repeat_test.go:2")
+	key := KeyOf(Write, 0, 0, 2, EpochLockAll)
+	for _, c := range []struct {
+		name string
+		run  func(l *Log)
+		want bool
+	}{
+		{"two pending", func(l *Log) { put(l, 1, 0, site); put(l, 1, 0, site) }, true},
+		{"two repeats after flushed ones", func(l *Log) {
+			for range 3 {
+				put(l, 1, 0, site)
+				l.Complete(1)
+			}
+			put(l, 1, 0, site)
+			put(l, 1, 0, site)
+		}, true},
+		{"two repeats by RMA after flushed ones", func(l *Log) {
+			for i := range 5 {
+				l.RMA(1, 0, 8, key, 0) // one line: the same site
+				if i < 3 {
+					l.Complete(1)
+				}
+			}
+		}, true},
+		{"each flushed", func(l *Log) {
+			for range 4 {
+				put(l, 1, 0, site)
+				l.Complete(1)
+			}
+		}, false},
+		{"gets", func(l *Log) {
+			for range 4 {
+				l.Access(&Access{Target: 1, Lo: 0, Hi: 8, Kind: Read, Call: 3, Site: site})
+			}
+		}, false},
+	} {
+		p, l := twoRanks(1)
+		c.run(l[0][0])
+		if got := reported(p[0]); got != c.want {
+			t.Errorf("%s: reported %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -78,3 +78,37 @@ func TestThreadsAccumulates(t *testing.T) {
 		t.Error("rank 1's thread 1's Sum: no conflict")
 	}
 }
+
+// TestAccumulateOrdering: one origin's accumulates to the same bytes are
+// ordered only as the window's accumulate_ordering says; under none (or
+// without waw) a Sum and a Max of one origin are concurrent, which
+// accumulate_ops=same_op_no_op does not allow.
+func TestAccumulateOrdering(t *testing.T) {
+	i64 := uint8(atomics.Int64)
+	sum := Access{Kind: Atomic, Op: uint8(atomics.Sum), Typ: i64, Hi: 8}
+	max_ := Access{Kind: Atomic, Op: uint8(atomics.Max), Typ: i64, Hi: 8}
+	read := Access{Kind: Atomic, Op: OpNoOp, Typ: i64, Hi: 8}
+	for _, c := range []struct {
+		ordering string
+		sameOp   bool
+		a, b     Access
+		want     bool
+	}{
+		{"", false, sum, max_, false},
+		{"rar,raw,war,waw", false, sum, max_, false},
+		{"none", false, sum, max_, true},
+		{"rar,raw,war", false, sum, max_, true},
+		{"waw", false, sum, max_, false},
+		{"none", false, sum, sum, false},  // one op: atomic, in any order
+		{"none", false, sum, read, false}, // same_op_no_op allows NoOp
+		{"none", true, sum, read, true},   // same_op does not
+		{"raw", true, sum, read, false},   // ordered: read after write
+		{"raw", true, read, sum, true},    // war is not kept
+	} {
+		l := &Log{p: newProc(0, 2, make([]byte, MsgAreaLen(2)), nil), sameOp: c.sameOp}
+		l.SetOrdering(c.ordering)
+		if got := l.conflict(c.a, c.b, 0); got != c.want {
+			t.Errorf("ordering %q, same_op %v, op %d then op %d from one origin: conflict %v, want %v", c.ordering, c.sameOp, c.a.Op, c.b.Op, got, c.want)
+		}
+	}
+}

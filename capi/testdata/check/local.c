@@ -119,6 +119,31 @@ static void c_get_origin_flush(void)
 	MPI_Win_unlock_all(win);
 }
 
+/* Copies of no bytes into a pending Get's origin buffer (and out of it,
+ * and into window memory a Put targets) before the flush: they touch
+ * nothing. */
+static volatile size_t zero;
+static void c_review_zero_copy(void)
+{
+	MPI_Win_lock_all(0, win);
+	if (rank == 1) {
+		long got[4];
+		MPI_Get(got, 4, MPI_LONG, 0, 2, 4, MPI_LONG, win);
+		memset(&got[1], 0, zero);
+		memcpy(&got[2], buf, zero);
+		memmove(buf, &got[1], zero);
+		MPI_Win_flush(0, win);
+	}
+	MPI_Win_unlock_all(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, win);
+	if (rank == 1)
+		MPI_Put(buf, 4, MPI_LONG, 0, 0, 4, MPI_LONG, win);
+	else
+		memset(&mine[1], 0, zero);
+	MPI_Win_unlock_all(win);
+}
+
 /* An Accumulate's origin buffer overwritten by memcpy before the flush. */
 static void c_acc_memcpy(void)
 {
@@ -1132,6 +1157,7 @@ static const struct {
 	{"review_taskwait_dep", c_review_taskwait_dep},
 	{"review_taskloop", c_review_taskloop},
 	{"review_drain", c_review_drain},
+	{"review_zero_copy", c_review_zero_copy},
 	{"review_nested_sections", c_review_nested_sections},
 	{"review_flush_other", c_review_flush_other},
 	{"pthread_store", c_pthread_store},

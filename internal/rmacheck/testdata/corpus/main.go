@@ -50,6 +50,7 @@ var cases = map[string]func(e *env) error{
 	"acc_types_one_origin": accTypesOneOrigin,
 	"repeat_flushed":       repeatFlushed,
 	"repeat_unflushed":     repeatUnflushed,
+	"repeat_put_put":       repeatPutPut,
 	"repeat_message":       repeatMessage,
 	"repeat_converted":     repeatConverted,
 	"repeat_stores":        repeatStores,
@@ -497,6 +498,27 @@ func repeatUnflushed(e *env) error {
 	}
 	if err := e.c.Barrier(); err != nil {
 		return err
+	}
+	return e.w.UnlockAll()
+}
+
+// Rank 1 puts to one word from one line in a loop, flushing only after
+// the last two: those two conflict with each other (one line, one rank).
+func repeatPutPut(e *env) error {
+	if err := e.w.LockAll(0); err != nil {
+		return err
+	}
+	if e.me == 1 {
+		for i := range 4 {
+			if err := win.PutT(e.w, []int64{int64(i)}, 0, 3); err != nil { // race
+				return err
+			}
+			if i < 2 {
+				if err := e.w.Flush(0); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return e.w.UnlockAll()
 }
