@@ -141,7 +141,7 @@ func (c *Comm) symmetric(call string, send, recv, sblock, rblock tdata, run func
 // inPlaceAll runs Allgather or Alltoall in place on count instances of t
 // per rank in buf.
 func (c *Comm) inPlaceAll(call string, buf []byte, count int, t *dtype.Type, run func(b []byte, w wire) error) error {
-	d := tdata{buf, count * c.Size(), t}
+	d := tdata{buf, blocksOf(count, c.Size()), t}
 	b, err := c.pack(call, d)
 	w := typedWire(t)
 	w.bad = err
@@ -182,7 +182,7 @@ func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte
 	inPlace := true
 	if c.Rank() == root && err == nil {
 		w, err = c.pairWire(call, sd, tdata{nil, rcount, rtype})
-		rd = tdata{recv, rcount * c.Size(), rtype}
+		rd = tdata{recv, blocksOf(rcount, c.Size()), rtype}
 		var aerr error
 		area, inPlace, aerr = c.landing(call, rd)
 		err = firstErr(err, aerr)
@@ -202,7 +202,7 @@ func GatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) 
 	const call = "GatherTypeInPlace"
 	d := tdata{buf, count, t}
 	if c.Rank() == root {
-		d.count = count * c.Size()
+		d.count = blocksOf(count, c.Size())
 	}
 	b, err := c.pack(call, d)
 	w := typedWire(t)
@@ -310,7 +310,7 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 			w = ws // bytes
 		}
 		if err == nil {
-			all, err = c.pack(call, tdata{send, scount * c.Size(), stype})
+			all, err = c.pack(call, tdata{send, blocksOf(scount, c.Size()), stype})
 		}
 	}
 	w.bad = err
@@ -326,7 +326,7 @@ func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int)
 	d := tdata{buf, count, t}
 	w := typedWire(t)
 	if c.Rank() == root {
-		d.count = count * c.Size()
+		d.count = blocksOf(count, c.Size())
 		b, err := c.pack(call, d)
 		w.bad = err
 		return scatter(c, call, b, b, root, true, w) // nothing to unpack: the root's block stays
@@ -370,7 +370,7 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 // (MPI_Allgather with datatypes). Collective.
 func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	const call = "AllgatherType"
-	return c.symmetric(call, tdata{send, scount, stype}, tdata{recv, rcount * c.Size(), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
+	return c.symmetric(call, tdata{send, scount, stype}, tdata{recv, blocksOf(rcount, c.Size()), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
 		func(mine, area []byte, w wire) error { return allgather(c, call, mine, area, false, w) })
 }
 
@@ -415,7 +415,7 @@ func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []
 func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	const call = "AlltoallType"
 	n := c.Size()
-	return c.symmetric(call, tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
+	return c.symmetric(call, tdata{send, blocksOf(scount, n), stype}, tdata{recv, blocksOf(rcount, n), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
 		func(mine, area []byte, w wire) error { return alltoall(c, call, mine, area, false, w) })
 }
 
@@ -532,7 +532,7 @@ func AllreduceTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, c
 // (MPI_Reduce_scatter_block with a datatype). Collective.
 func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, count int, t *dtype.Type, op O) error {
 	op = typedOp[T](op, t)
-	return typedReduce(c, "ReduceScatterBlockType", tdata{send, count * c.Size(), t}, tdata{recv, count, t}, true, false,
+	return typedReduce(c, "ReduceScatterBlockType", tdata{send, blocksOf(count, c.Size()), t}, tdata{recv, count, t}, true, false,
 		func(s, r []T, bad error) error {
 			return reduceScatter(c, "ReduceScatterBlockType", s, r, op, false, bad)
 		})
@@ -647,7 +647,7 @@ func AlltoallvTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Ty
 func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, count int, t *dtype.Type, op O) error {
 	op = typedOp[T](op, t)
 	const call = "ReduceScatterBlockTypeInPlace"
-	all := tdata{buf, count * c.Size(), t}
+	all := tdata{buf, blocksOf(count, c.Size()), t}
 	s, err := elemsOf[T](c, call, all)
 	if err = reduceScatter(c, call, s, s, op, true, err); !ran(err) {
 		return err

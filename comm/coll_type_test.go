@@ -576,3 +576,23 @@ func badDisplsBody(c *comm.Comm) error {
 }
 
 func TestCollBadDisplsLocal(t *testing.T) { ranktest.RunLocal(t, 3, badDisplsBody) }
+
+// TestCollCountOverflowLocal: a count whose n blocks overflow int is an
+// error on every rank, not a product wrapped to a small count (2^62 bytes
+// a rank on 4 ranks wrapped to 0, and the call moved nothing and
+// succeeded).
+func TestCollCountOverflowLocal(t *testing.T) {
+	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
+		buf := make([]byte, 64)
+		for name, f := range map[string]func() error{
+			"AllgatherTypeInPlace": func() error { return comm.AllgatherTypeInPlace(c, buf, 1<<62, dtype.Byte) },
+			"AlltoallType":         func() error { return comm.AlltoallType(c, buf, 1<<62, dtype.Byte, buf, 1<<62, dtype.Byte) },
+			"GatherTypeInPlace":    func() error { return comm.GatherTypeInPlace(c, buf, 1<<62, dtype.Byte, 0) },
+		} {
+			if err := f(); err == nil {
+				return fmt.Errorf("%s of 2^62 bytes a rank in a buffer of 64: no error", name)
+			}
+		}
+		return nil
+	})
+}

@@ -150,7 +150,7 @@ func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	sd, rd := tdata{send, scount, stype}, tdata{recv, rcount * c.size, rtype}
+	sd, rd := tdata{send, scount, stype}, tdata{recv, blocksOf(rcount, c.size), rtype}
 	bad := c.checkRoot(call, root)
 	var mine, area []byte
 	direct := true
@@ -182,7 +182,7 @@ func GatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) 
 	}
 	d := tdata{buf, count, t}
 	if c.rank == root {
-		d.count = count * c.size
+		d.count = blocksOf(count, c.size)
 	}
 	bad := c.checkRoot(call, root)
 	var b []byte
@@ -208,7 +208,7 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	sd, rd := tdata{send, scount * c.size, stype}, tdata{recv, rcount, rtype}
+	sd, rd := tdata{send, blocksOf(scount, c.size), stype}, tdata{recv, rcount, rtype}
 	bad := c.checkRoot(call, root)
 	var all, area []byte
 	direct := true
@@ -243,7 +243,7 @@ func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int)
 	var b []byte
 	direct := true
 	if bad == nil && c.rank == root {
-		d.count = count * c.size
+		d.count = blocksOf(count, c.size)
 		b, bad = c.pack(call, d)
 	} else if bad == nil {
 		b, direct, bad = c.landingOf(call, d)
@@ -287,7 +287,7 @@ func (c *Comm) inPlaceType(call string, buf []byte, count int, t *dtype.Type, mo
 	if err := c.usable(call); err != nil {
 		return err
 	}
-	d := tdata{buf, count * c.size, t}
+	d := tdata{buf, blocksOf(count, c.size), t}
 	b, bad := c.pack(call, d)
 	return c.typedCall(call, bad, func() error {
 		if err := move(b); err != nil {
@@ -307,7 +307,7 @@ func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []b
 	if c != nil {
 		n = c.size
 	}
-	return c.symmetricType("AllgatherType", tdata{send, scount, stype}, tdata{recv, rcount * n, rtype},
+	return c.symmetricType("AllgatherType", tdata{send, scount, stype}, tdata{recv, blocksOf(rcount, n), rtype},
 		tdata{nil, scount, stype}, tdata{nil, rcount, rtype}, func(mine, area []byte) error { return Allgather(c, mine, area) })
 }
 
@@ -326,7 +326,7 @@ func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []by
 	if c != nil {
 		n = c.size
 	}
-	return c.symmetricType("AlltoallType", tdata{send, scount * n, stype}, tdata{recv, rcount * n, rtype},
+	return c.symmetricType("AlltoallType", tdata{send, blocksOf(scount, n), stype}, tdata{recv, blocksOf(rcount, n), rtype},
 		tdata{nil, scount, stype}, tdata{nil, rcount, rtype}, func(mine, area []byte) error { return Alltoall(c, mine, area) })
 }
 
@@ -691,7 +691,7 @@ func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv 
 		return err
 	}
 	op = typedOp[T](op, t)
-	sd, rd := tdata{send, count * c.size, t}, tdata{recv, count, t}
+	sd, rd := tdata{send, blocksOf(count, c.size), t}, tdata{recv, count, t}
 	s, bad := elemsOf[T](c, call, sd)
 	var r []T
 	if bad == nil {
@@ -715,7 +715,7 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 		return err
 	}
 	op = typedOp[T](op, t)
-	s, bad := elemsOf[T](c, call, tdata{buf, count * c.size, t})
+	s, bad := elemsOf[T](c, call, tdata{buf, blocksOf(count, c.size), t})
 	return c.typedCall(call, bad, func() error {
 		if err := ReduceScatterBlockInPlace(c, s, op); err != nil {
 			return err

@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
@@ -88,4 +89,15 @@ func blockOffset(displ int, ext int64, n int) (int64, bool) {
 		return 0, false
 	}
 	return d * ext, true
+}
+
+// blocksOf is the instances of n blocks of count each, or math.MaxInt
+// where that overflows: more than any buffer holds or any type's size
+// allows, so tcheck reports it (ErrCount, ErrBuffer), where the wrapped
+// product could pass as a small count (2^62 on 4 ranks as 0).
+func blocksOf(count, n int) int {
+	if count > 0 && n > 0 && count > math.MaxInt/n {
+		return math.MaxInt
+	}
+	return count * n
 }
