@@ -84,6 +84,9 @@ func (c *Comm) landing(call string, d tdata) ([]byte, bool, error) {
 	if off, l, ok := d.t.Contig(d.count); ok {
 		return d.buf[off : off+l : off+l], true, nil
 	}
+	if err := d.t.FitsRecv(d.count, len(d.buf)); err != nil {
+		return nil, false, c.typeError(call, err)
+	}
 	return make([]byte, n), false, nil
 }
 

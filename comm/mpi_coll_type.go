@@ -76,7 +76,7 @@ func (c *Comm) pack(call string, d tdata) ([]byte, error) {
 // landingOf returns where d's bytes arrive: a slice of d.buf when its
 // instances are one run (direct), else a buffer to unpack from.
 func (c *Comm) landingOf(call string, d tdata) (area []byte, direct bool, err error) {
-	n, err := c.typedSize(call, d.buf, d.count, d.t)
+	n, err := c.recvSize(call, d.buf, d.count, d.t)
 	if err != nil {
 		return nil, false, err
 	}

@@ -45,6 +45,17 @@ func (c *Comm) typedSize(call string, buf []byte, count int, t *dtype.Type) (int
 	return int(n), nil
 }
 
+// recvSize is typedSize for a buffer a message arrives in (FitsRecv).
+func (c *Comm) recvSize(call string, buf []byte, count int, t *dtype.Type) (int, error) {
+	n, err := c.typedSize(call, buf, count, t)
+	if err == nil {
+		if ferr := t.FitsRecv(count, len(buf)); ferr != nil {
+			return 0, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.rank, ferr, ErrType)
+		}
+	}
+	return n, err
+}
+
 // typed is st with Count in whole instances of t.
 func typed(st Status, t *dtype.Type) Status {
 	if st.Source != ProcNull {
@@ -77,7 +88,7 @@ func (c *Comm) SsendType(buf []byte, count int, t *dtype.Type, dest, tag int) er
 // datatype). Blocking. The status's Count is in whole instances of t; a
 // message longer than the data is ErrTruncate.
 func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Status, error) {
-	n, err := c.typedSize("RecvType", buf, count, t)
+	n, err := c.recvSize("RecvType", buf, count, t)
 	if err != nil {
 		return Status{}, err
 	}
@@ -95,7 +106,7 @@ func (c *Comm) SendrecvType(send []byte, scount int, stype *dtype.Type, dest, se
 	if err != nil {
 		return Status{}, err
 	}
-	n, err := c.typedSize("SendrecvType", recv, rcount, rtype)
+	n, err := c.recvSize("SendrecvType", recv, rcount, rtype)
 	if err != nil {
 		return Status{}, err
 	}
@@ -143,7 +154,7 @@ func (c *Comm) IssendType(buf []byte, count int, t *dtype.Type, dest, tag int) (
 // IrecvType starts a receive into count instances of t (MPI_Irecv with a
 // datatype); buf is written when the request completes. Local.
 func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
-	n, err := c.typedSize("IrecvType", buf, count, t)
+	n, err := c.recvSize("IrecvType", buf, count, t)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +207,7 @@ func (c *Comm) sendInitType(call string, buf []byte, count int, t *dtype.Type, d
 // RecvInitType makes a persistent receive into count instances of t
 // (MPI_Recv_init with a datatype). Local.
 func (c *Comm) RecvInitType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
-	n, err := c.typedSize("RecvInitType", buf, count, t)
+	n, err := c.recvSize("RecvInitType", buf, count, t)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +227,7 @@ func (msg *Message) RecvType(buf []byte, count int, t *dtype.Type) (Status, erro
 		return Status{}, fmt.Errorf("comm: RecvType: %v: %w", err, ErrType)
 	}
 	n, err := dtype.PackSize(count, t)
-	if err != nil || t.Fits(count, len(buf)) != nil {
+	if err != nil || t.FitsRecv(count, len(buf)) != nil {
 		return Status{}, fmt.Errorf("comm: RecvType: %d instances of %v in %d bytes: %w", count, t, len(buf), ErrBuffer)
 	}
 	tmp := make([]byte, n)
@@ -234,7 +245,7 @@ func (msg *Message) IrecvType(buf []byte, count int, t *dtype.Type) (*Request, e
 		return nil, fmt.Errorf("comm: IrecvType: %v: %w", err, ErrType)
 	}
 	n, err := dtype.PackSize(count, t)
-	if err != nil || t.Fits(count, len(buf)) != nil {
+	if err != nil || t.FitsRecv(count, len(buf)) != nil {
 		return nil, fmt.Errorf("comm: IrecvType: %d instances of %v in %d bytes: %w", count, t, len(buf), ErrBuffer)
 	}
 	tmp := make([]byte, n)

@@ -124,7 +124,7 @@ func (c *Comm) typedIn(call string, buf []byte, count int, t *dtype.Type) (*type
 	if err := t.CheckCommitted(); err != nil {
 		return nil, c.typeError(call, err)
 	}
-	if err := t.Fits(count, len(buf)); err != nil {
+	if err := t.FitsRecv(count, len(buf)); err != nil {
 		return nil, c.typeError(call, err)
 	}
 	in := &typedIn{f: form{elem: instanceSize(t), rtype: t, rcount: count}}

@@ -5,10 +5,12 @@ package comm_test
 import (
 	"errors"
 	"fmt"
+	"testing"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
@@ -279,4 +281,26 @@ func p2pTyped(c *comm.Comm, procs bool) error {
 		return fmt.Errorf("typed receive from ProcNull: %w", err)
 	}
 	return nil
+}
+
+// TestRecvOverlappingLocal: a receive into instances whose entries
+// overlap is ErrType (MPI makes it erroneous), before anything is staged:
+// 2^40 zero-extent int64s in 8 bytes would have staged 8 TiB. A
+// collective's receive side is refused too.
+func TestRecvOverlappingLocal(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		flat := mustType(dtype.Resized(dtype.Basic(atomics.Int64), 0, 0))
+		buf := make([]byte, 8)
+		if _, err := c.IrecvType(buf, 1<<40, flat, comm.AnySource, 0); !errors.Is(err, comm.ErrType) {
+			return fmt.Errorf("IrecvType of 2^40 overlapping instances: %v, want ErrType", err)
+		}
+		if _, err := c.RecvType(buf, 2, flat, c.Rank(), 0); !errors.Is(err, comm.ErrType) {
+			return fmt.Errorf("RecvType of 2 overlapping instances: %v, want ErrType", err)
+		}
+		send := make([]byte, 16)
+		if err := comm.AllgatherType(c, send, 1, dtype.Basic(atomics.Int64), buf, 1, flat); err == nil {
+			return fmt.Errorf("AllgatherType into overlapping instances: no error")
+		}
+		return nil
+	})
 }

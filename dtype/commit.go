@@ -206,6 +206,25 @@ func (t *Type) Fits(count int, n int) error {
 	return nil
 }
 
+// FitsRecv is Fits for a buffer data arrive in (a receive's, a Get's
+// result): count instances of t must moreover hold no more bytes than
+// they span. More would be entries that overlap, which MPI makes
+// erroneous in a receive (MPI 4.1 §5.1: even where the message is too
+// short to write an entry twice), so it is ErrType; and the check keeps
+// the staging buffer a receive of such data packs through within the
+// size of the user's buffer (2^40 instances of a zero-extent int64 in 8
+// bytes would be 8 TiB).
+func (t *Type) FitsRecv(count int, n int) error {
+	if err := t.Fits(count, n); err != nil {
+		return err
+	}
+	lo, hi, _ := t.Span(count)
+	if sz, ok := mul(int64(count), t.size); !ok || sz > hi-lo {
+		return errorf(ErrType, "%d × %v hold %d bytes in a span of %d: their entries overlap, which data may not where they arrive", count, t, sz, hi-lo)
+	}
+	return nil
+}
+
 // Each calls f with every run of count instances of the committed type t,
 // in type-map order (instance i's runs shifted by i extents), merging runs
 // that touch. It stops early if f returns false.

@@ -132,3 +132,44 @@ func TestExtentOverflow(t *testing.T) {
 		t.Errorf("Span(2) of %v: [%d, %d), %d bytes", far, lo, hi, hi-lo)
 	}
 }
+
+// TestFitsRecv: instances that hold more bytes than they span overlap,
+// which a receive buffer's may not (and a receive would stage all of
+// them: 2^40 zero-extent int64s in 8 bytes are 8 TiB); ones that tile or
+// leave gaps fit.
+func TestFitsRecv(t *testing.T) {
+	i64 := dtype.Basic(atomics.Int64)
+	flat, err := dtype.Resized(i64, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := dtype.Indexed([]int{1, 1}, []int{0, 0}, i64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gappy, err := dtype.Vector(2, 1, 3, i64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []*dtype.Type{flat, twice, gappy} {
+		if err := tp.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		t     *dtype.Type
+		count int
+		ok    bool
+	}{
+		{flat, 1, true}, {flat, 2, false}, {flat, 1 << 40, false},
+		{twice, 1, false}, {i64, 4, true}, {gappy, 2, true}, {gappy, 0, true},
+	} {
+		err := c.t.FitsRecv(c.count, 1<<10)
+		if (err == nil) != c.ok {
+			t.Errorf("%d × %v: FitsRecv %v, want ok %v", c.count, c.t, err, c.ok)
+		}
+		if err != nil && !errors.Is(err, dtype.ErrType) {
+			t.Errorf("%d × %v: %v is not ErrType", c.count, c.t, err)
+		}
+	}
+}

@@ -76,6 +76,15 @@ func typedRange(call string, w *Win, buf []byte, ocount int, otype *dtype.Type, 
 	return lo, hi, nil
 }
 
+// fitsResult checks that data may arrive in rcount instances of rtype in
+// result (dtype.FitsRecv: no overlapping entries).
+func fitsResult(call string, w *Win, result []byte, rcount int, rtype *dtype.Type) error {
+	if err := rtype.FitsRecv(rcount, len(result)); err != nil {
+		return typeError(call, w, err)
+	}
+	return nil
+}
+
 // PutType is Put with derived datatypes (MPI_Put with an origin and a
 // target datatype): ocount instances of otype from origin go into tcount
 // instances of ttype at disp on target. Local, completes eagerly; see
@@ -146,6 +155,9 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp, tcount int, ttype *dtype.Type) error {
 	const call = "GetType"
 	lo, hi, err := typedRange(call, w, result, rcount, rtype, tcount, ttype)
+	if err == nil {
+		err = fitsResult(call, w, result, rcount, rtype)
+	}
 	if err != nil {
 		return err
 	}

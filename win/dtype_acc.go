@@ -51,6 +51,9 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	var err error
 	if fetch {
 		lo, hi, err = typedRange(call, w, result, rcount, rtype, tcount, ttype)
+		if err == nil {
+			err = fitsResult(call, w, result, rcount, rtype)
+		}
 	}
 	if err == nil && (!fetch || op != atomics.NoOp) {
 		lo, hi, err = typedRange(call, w, origin, ocount, otype, tcount, ttype)

@@ -93,6 +93,12 @@ func (w *Win) typed(call string, origin []byte, ocount int, otype *dtype.Type, t
 	if err := otype.Fits(ocount, len(origin)); err != nil {
 		return nil, tt, 0, 0, errorf(ErrBuffer, "%s on rank %d: %v", call, w.rank, err)
 	}
+	if !pack {
+		// A result: data arrive there (dtype.FitsRecv).
+		if err := otype.FitsRecv(ocount, len(origin)); err != nil {
+			return nil, tt, 0, 0, errorf(ErrType, "%s on rank %d: %v", call, w.rank, err)
+		}
+	}
 	if int64(ocount)*otype.Size() != int64(tcount)*ttype.Size() {
 		return nil, tt, 0, 0, errorf(ErrType, "%s on rank %d: %d bytes of origin data for %d bytes of target data", call, w.rank,
 			int64(ocount)*otype.Size(), int64(tcount)*ttype.Size())
