@@ -110,7 +110,7 @@ func build(t *Type, call string) (*Type, error) {
 			return false
 		}
 		t.size = size
-		runs := o.nruns
+		var runs int64
 		if o.nruns == 1 && o.size == ext {
 			runs = 1 // consecutive copies of a dense type: one run
 		} else if r, ok := mul(o.nruns, p.count); ok {
