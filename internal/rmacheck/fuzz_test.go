@@ -3,7 +3,11 @@ package rmacheck
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // FuzzRing: a window's rings hold whatever other processes wrote; checking
@@ -58,4 +62,32 @@ func FuzzNames(f *testing.F) {
 			t.Fatalf("name 7 read back as %q, written %q", got, s)
 		}
 	})
+}
+
+// TestRingHeadBackwards: a ring's head word is shared memory; one that
+// goes back below a rank's watermark (a stray store of the program) must
+// not send the scan round all 2^32 ids.
+func TestRingHeadBackwards(t *testing.T) {
+	out, err := os.CreateTemp(t.TempDir(), "reports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), out)
+	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 0, false)
+	for i := range 20 {
+		l.Access(&Access{Target: 1, Lo: uint64(8 * i), Hi: uint64(8*i + 8), Kind: Write, Call: Name("Put")})
+		l.Complete(1)
+	}
+	atomic.StoreUint64(raw.Word64(l.mem, l.base(1)), 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Access(&Access{Target: 1, Lo: 0, Hi: 8, Kind: Write, Call: Name("Put")})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an access after the ring's head went back: still scanning after 10 s")
+	}
 }

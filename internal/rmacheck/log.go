@@ -314,6 +314,12 @@ func (l *Log) scan(b *Access, id uint32) (head uint32) {
 	switch {
 	case head < RingLen:
 		from = max(from, 1)
+		if from > head+1 {
+			// The head went back below the watermark, which only a
+			// stray store into the area does: scan what the ring says
+			// it holds rather than round the 2^32 ids to it.
+			from = 1
+		}
 	case from == 0 || head-from >= RingLen:
 		from = head - RingLen + 1 // older ids are gone from the ring
 	}
