@@ -13,6 +13,8 @@
  *   semaphores:     sem_post releases, a successful wait acquires.
  *   barriers:       every arriving thread's past before every leaving
  *                   thread's future.
+ *   *_destroy:      the object's clock goes (a new object at the address
+ *                   starts with none).
  *   atomics (tsanhooks.c, shmrun_chk_atomic_*): every atomic store or
  *                   read-modify-write releases, every atomic load or
  *                   read-modify-write acquires, through one object of the
@@ -140,6 +142,26 @@ RELEASING(sem_post, sem_t)
 RELEASING(pthread_cond_signal, pthread_cond_t)
 RELEASING(pthread_cond_broadcast, pthread_cond_t)
 
+/* An object's end: the clock the checker keeps for it goes (a program
+ * that makes and destroys locks by the million would otherwise grow the
+ * checker's table without bound); an object made again at the address
+ * starts with none, as a new object. */
+#define DESTROYING(name, T)                                                                      \
+	int __wrap_##name(T *x)                                                                  \
+	{                                                                                        \
+		REAL(name, int (*)(T *));                                                        \
+		int r = real(x);                                                                 \
+		if (r == 0 && on())                                                              \
+			sync_obj(DROP, x);                                                       \
+		return r;                                                                        \
+	}
+DESTROYING(pthread_mutex_destroy, pthread_mutex_t)
+DESTROYING(pthread_rwlock_destroy, pthread_rwlock_t)
+DESTROYING(pthread_spin_destroy, pthread_spinlock_t)
+DESTROYING(pthread_cond_destroy, pthread_cond_t)
+DESTROYING(pthread_barrier_destroy, pthread_barrier_t)
+DESTROYING(sem_destroy, sem_t)
+
 /* The timed and clock-selecting forms: acquire when they succeed. */
 #define ACQUIRING_TIMED(name, T)                                                                 \
 	int __wrap_##name(T *x, const struct timespec *ts)                                       \
@@ -266,6 +288,16 @@ void __wrap_thrd_exit(int ret)
 	__builtin_unreachable();
 }
 
+#define DESTROYING_VOID(name, T)                                                                 \
+	void __wrap_##name(T *x)                                                                 \
+	{                                                                                        \
+		REAL(name, void (*)(T *));                                                       \
+		real(x);                                                                         \
+		if (on())                                                                        \
+			sync_obj(DROP, x);                                                       \
+	}
+DESTROYING_VOID(mtx_destroy, mtx_t)
+DESTROYING_VOID(cnd_destroy, cnd_t)
 ACQUIRING(mtx_lock, mtx_t)
 ACQUIRING(mtx_trylock, mtx_t)
 ACQUIRING_TIMED(mtx_timedlock, mtx_t)

@@ -397,4 +397,6 @@ var CheckWrapped = []string{
 	"sem_clockwait", "pthread_cond_clockwait", "GOMP_taskwait_depend", "GOMP_taskloop", "GOMP_taskloop_ull",
 	"thrd_create", "thrd_join", "thrd_exit", "mtx_lock", "mtx_trylock", "mtx_timedlock",
 	"mtx_unlock", "cnd_signal", "cnd_broadcast", "cnd_wait", "cnd_timedwait",
+	"pthread_mutex_destroy", "pthread_rwlock_destroy", "pthread_spin_destroy", "pthread_cond_destroy",
+	"pthread_barrier_destroy", "sem_destroy", "mtx_destroy", "cnd_destroy",
 }
