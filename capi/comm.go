@@ -141,7 +141,9 @@ func shmCommSplitType(h C.uintptr_t, kind, key C.int, info C.uintptr_t, out *C.u
 	case C.MPI_COMM_TYPE_HW_UNGUIDED:
 		k = comm.TypeHWUnguided
 	case C.MPI_UNDEFINED:
-		k = 0
+		// The other ranks may pass a kind (MPI 4.1, 7.4.2): this rank
+		// takes part in their SplitType and gets no communicator.
+		k = comm.SplitKind(comm.Undefined)
 	default:
 		return x.raise("MPI_Comm_split_type", fmt.Errorf("split type %d: %w", int(kind), comm.ErrArg))
 	}
@@ -149,12 +151,7 @@ func shmCommSplitType(h C.uintptr_t, kind, key C.int, info C.uintptr_t, out *C.u
 	if err != nil {
 		return x.raise("MPI_Comm_split_type", err)
 	}
-	var c *comm.Comm
-	if k == 0 {
-		c, err = x.c.Split(comm.Undefined, int(key))
-	} else {
-		c, err = x.c.SplitType(k, int(key), comm.Info(in))
-	}
+	c, err := x.c.SplitType(k, int(key), comm.Info(in))
 	if err != nil {
 		return x.raise("MPI_Comm_split_type", err)
 	}

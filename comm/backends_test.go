@@ -36,12 +36,13 @@ func init() {
 	ranktest.Register("be_userstack", beUserOpStack)
 	ranktest.Register("be_dropped", beDropped)
 	ranktest.Register("be_anyerr", beAnyErr)
+	ranktest.Register("be_splittype_undefined", beSplitTypeUndefined)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
@@ -1487,5 +1488,39 @@ func beAnyErr(c *comm.Comm) error {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+// beSplitTypeUndefined: a rank may pass Undefined as the split kind where
+// the others pass a kind (MPI 4.1, 7.4.2: it gets no communicator), for
+// every kind; the others split among themselves.
+func beSplitTypeUndefined(w *comm.Comm) error {
+	me := w.Rank()
+	for _, kind := range []comm.SplitKind{comm.TypeShared, comm.TypeHWGuided, comm.TypeHWUnguided} {
+		k := kind
+		if me == 0 {
+			k = comm.SplitKind(comm.Undefined)
+		}
+		info := comm.Info{comm.HWResourceType: "mpi_shared_memory"}
+		c, err := w.SplitType(k, -me, info)
+		if err != nil {
+			return fmt.Errorf("rank %d: SplitType(%d) with rank 0 passing Undefined: %v", me, kind, err)
+		}
+		if me == 0 && c != nil {
+			return fmt.Errorf("rank 0: SplitType(Undefined) gave a communicator of %d", c.Size())
+		}
+		if me != 0 && kind != comm.TypeHWUnguided && (c == nil || c.Size() != w.Size()-1 || c.Rank() != w.Size()-1-me) {
+			return fmt.Errorf("rank %d: SplitType(%d) without rank 0 gave %v", me, kind, c)
+		}
+		if c != nil {
+			if err := c.Free(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.Barrier(); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", me)
 	return nil
 }

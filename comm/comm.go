@@ -34,6 +34,7 @@ type Comm struct {
 	pt        p2pInfo          // message context and rank map, made on first use
 	clocks    *rmacheck.Clocks // shmrun --check: the members' published clocks (with coll)
 	calls     uint64           // shmrun --check: collective calls so far (their clock slots alternate)
+	groupMsgs []team.Message   // on the world: CreateGroup messages that came before their call
 }
 
 var process struct {

@@ -243,9 +243,11 @@ func (c *Comm) newSelf() *Comm {
 // without the rest of c (MPI_Comm_create_group): collective over g's
 // members only, who all pass the same group and tag (tag >= 0). A rank of
 // c outside g gets nil and no error. g must be a subgroup of c's group
-// (ErrGroup). A rank makes its CreateGroup calls one at a time; ranks that
-// pass different groups or tags are an erroneous program, reported as
-// ErrArg on the ranks that see the difference.
+// (ErrGroup). A rank makes its CreateGroup calls one at a time, but may
+// make those of overlapping groups in any order; ranks that pass the same
+// group with different tags are an erroneous program, reported as ErrArg
+// on the ranks that see the difference (a rank whose group's rank 0 passed
+// another group waits for the call of its own group).
 func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	if err := c.check("CreateGroup"); err != nil {
 		return nil, err
@@ -281,16 +283,38 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 		}
 		return c.subComm("CreateGroup", entry, gen, 0, members)
 	}
-	m, err := c.t.Collect()
+	m, err := c.collectGroup(key)
 	switch {
 	case err != nil:
 		return nil, c.wrapWait("CreateGroup", err)
-	case m.Tag != int64(tag) || m.Key != key:
+	case m.Tag != int64(tag):
 		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0 passed tag %d and another group, this rank tag %d: %w", c.Rank(), m.Tag, tag, ErrArg)
 	case m.Entry < 0:
 		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0: %w: %w", c.Rank(), team.ErrNoEntry, ErrOther)
 	}
 	return c.subComm("CreateGroup", m.Entry, m.Gen, me, members)
+}
+
+// collectGroup waits for the message of the CreateGroup whose group has
+// key. A rank in several groups may get another group's message first:
+// that group's rank 0 may call before this group's does, and the standard
+// lets this rank make the calls in any order. Such a message is kept for
+// the later call that wants it. One leader's messages arrive in the order
+// of its calls, so the first kept or new message with key is this call's.
+func (c *Comm) collectGroup(key uint64) (team.Message, error) {
+	w := c.world
+	if i := slices.IndexFunc(w.groupMsgs, func(m team.Message) bool { return m.Key == key }); i >= 0 {
+		m := w.groupMsgs[i]
+		w.groupMsgs = slices.Delete(w.groupMsgs, i, i+1)
+		return m, nil
+	}
+	for {
+		m, err := c.t.Collect()
+		if err != nil || m.Key == key {
+			return m, err
+		}
+		w.groupMsgs = append(w.groupMsgs, m)
+	}
 }
 
 // subComm is the communicator of this rank over entry e.

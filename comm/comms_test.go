@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -304,4 +305,58 @@ func init() { ranktest.Register("creategroup", createGroup) }
 func TestCreateGroup(t *testing.T) {
 	ranktest.Run(t, 6, "creategroup")
 	runWorld(t, 6, createGroup)
+}
+
+// createGroupOverlap: world rank 1 is in two groups, {0, 1} and {2, 1},
+// and makes their communicators one after the other; ranks 0 and 2 each
+// make only their own, rank 0 late, so that rank 2's call reaches rank 1
+// first. The standard allows this program (each group's members make the
+// call), so both communicators must be made.
+func createGroupOverlap(w *comm.Comm) error {
+	me := w.Rank()
+	a, err := w.Group().Incl(0, 1)
+	if err != nil {
+		return err
+	}
+	b, err := w.Group().Incl(2, 1)
+	if err != nil {
+		return err
+	}
+	var calls []*comm.Group
+	switch me {
+	case 0:
+		time.Sleep(100 * time.Millisecond)
+		calls = []*comm.Group{a}
+	case 1:
+		calls = []*comm.Group{a, b}
+	case 2:
+		calls = []*comm.Group{b}
+	}
+	for i, g := range calls {
+		c, err := w.CreateGroup(g, 5)
+		if err != nil {
+			return fmt.Errorf("rank %d: CreateGroup %d: %v", me, i, err)
+		}
+		got, err := worldRanks(c, w)
+		if err != nil {
+			return err
+		}
+		if want := members(g); !slices.Equal(got, want) {
+			return fmt.Errorf("rank %d: CreateGroup %d members %v, want %v", me, i, got, want)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := c.Free(); err != nil {
+			return err
+		}
+	}
+	return w.Barrier()
+}
+
+func init() { ranktest.Register("creategroup-overlap", createGroupOverlap) }
+
+func TestCreateGroupOverlap(t *testing.T) {
+	ranktest.Run(t, 3, "creategroup-overlap")
+	runWorld(t, 3, createGroupOverlap)
 }

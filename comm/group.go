@@ -145,8 +145,14 @@ func (g *Group) expand(call string, ranges [][3]int) ([]int, error) {
 			return nil, fmt.Errorf("comm: Group.%s: range %v: outside a group of %d: %w", call, r, len(g.members), ErrRank)
 		}
 		// MPI's count, floor((last-first)/stride)+1: a triplet whose stride
-		// leads away from last names no rank.
-		for k := range max((last-first)/stride+1, 0) {
+		// leads away from last names no rank. Go's division truncates
+		// toward zero, which would give (0, 1, -3) one rank: the quotient
+		// is rounded down when the signs differ and there is a remainder.
+		q := (last - first) / stride
+		if (last-first)%stride != 0 && (last-first < 0) != (stride < 0) {
+			q--
+		}
+		for k := range max(q+1, 0) {
 			ranks = append(ranks, first+k*stride)
 		}
 	}
@@ -203,13 +209,19 @@ func (g *Group) Excl(ranks ...int) (*Group, error) {
 }
 
 // TranslateRanks returns, for each rank of g listed, its rank in other, or
-// Undefined where it is not a member (MPI_Group_translate_ranks). Local.
+// Undefined where it is not a member, and ProcNull for ProcNull
+// (MPI_Group_translate_ranks). Local.
 func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
 	if g == nil || other == nil {
 		return nil, fmt.Errorf("comm: TranslateRanks: nil group: %w", ErrGroup)
 	}
 	out := make([]int, len(ranks))
 	for i, r := range ranks {
+		if r == ProcNull {
+			// MPI 4.1, 7.3.1: the null process translates to itself.
+			out[i] = ProcNull
+			continue
+		}
 		if r < 0 || r >= len(g.members) {
 			return nil, fmt.Errorf("comm: TranslateRanks: rank %d outside a group of %d: %w", r, len(g.members), ErrRank)
 		}

@@ -131,6 +131,11 @@ func TestGroupTranslateRanks(t *testing.T) {
 	if want := []int{comm.Undefined, 2, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("TranslateRanks = %v, want %v", got, want)
 	}
+	// MPI_PROC_NULL translates to itself (MPI 4.1, 7.3.1).
+	got, err = a.TranslateRanks([]int{comm.ProcNull, 1}, b)
+	if want := []int{comm.ProcNull, 2}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("TranslateRanks with ProcNull = %v, %v, want %v", got, err, want)
+	}
 	if got, err := a.TranslateRanks(nil, b); err != nil || len(got) != 0 {
 		t.Errorf("TranslateRanks of none = %v, %v", got, err)
 	}
@@ -188,6 +193,8 @@ func TestGroupSetOps(t *testing.T) {
 			{"difference from empty", must(comm.GroupEmpty.Difference(a)), nil},
 			{"range incl", must(w.RangeIncl([3]int{5, 1, -2}, [3]int{0, 0, 1})), []int{5, 3, 1, 0}},
 			{"range incl away from last", must(w.RangeIncl([3]int{4, 2, 1}, [3]int{2, 3, 1})), []int{2, 3}},
+			{"range incl away by less than a stride", must(w.RangeIncl([3]int{0, 1, -3}, [3]int{5, 4, 2}, [3]int{3, 3, -7})), []int{3}},
+			{"range excl away by less than a stride", must(w.RangeExcl([3]int{2, 3, -2}, [3]int{4, 2, 3})), []int{0, 1, 2, 3, 4, 5}},
 			{"range excl", must(w.RangeExcl([3]int{0, 4, 2})), []int{1, 3, 5}},
 			{"range excl nothing", must(w.RangeExcl()), []int{0, 1, 2, 3, 4, 5}},
 		} {

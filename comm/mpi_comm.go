@@ -241,18 +241,43 @@ func (c *Comm) made(call string, h mpi.Comm, err error) (*Comm, error) {
 // info[HWResourceType] (a rank bound across several instances, a missing
 // or unknown name: nil and no error), TypeHWUnguided at the first level
 // at which c's ranks split — the node when c spans nodes
-// ("mpi_shared_memory") — written into info. An unknown kind is ErrArg.
+// ("mpi_shared_memory") — written into info. A rank may pass
+// SplitKind(Undefined) where the others pass a kind: it gets nil, and the
+// others split among themselves. An unknown kind, or ranks passing
+// different kinds, is ErrArg on every rank.
 func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	if err := c.usable("SplitType"); err != nil {
 		return nil, err
 	}
-	switch kind {
-	case TypeShared:
+	// The ranks agree on the kind first: one that passes Undefined takes
+	// the others' calls (the hardware kinds are several), and a kind
+	// unknown or different anywhere is every rank's error.
+	kinds := make([]int32, c.size)
+	if err := Allgather(c, []int32{int32(kind)}, kinds); err != nil {
+		return nil, err
+	}
+	all := SplitKind(Undefined)
+	for r, k := range kinds {
+		switch k := SplitKind(k); {
+		case k == SplitKind(Undefined):
+		case k != TypeShared && k != TypeHWGuided && k != TypeHWUnguided:
+			return nil, fmt.Errorf("comm: SplitType on rank %d: rank %d passed split kind %d: %w", c.rank, r, int(k), ErrArg)
+		case all == SplitKind(Undefined):
+			all = k
+		case k != all:
+			return nil, fmt.Errorf("comm: SplitType on rank %d: ranks passed split kinds %d and %d: %w", c.rank, int(all), int(k), ErrArg)
+		}
+	}
+	out := kind == SplitKind(Undefined)
+	switch {
+	case all == SplitKind(Undefined):
+		return nil, nil
+	case all == TypeShared && out:
+		h, err := c.h.SplitSharedOut()
+		return c.made("SplitType", h, err)
+	case all == TypeShared:
 		h, err := c.h.SplitShared(key)
 		return c.made("SplitType", h, err)
-	case TypeHWGuided, TypeHWUnguided:
-	default:
-		return nil, fmt.Errorf("comm: SplitType on rank %d: split kind %d: %w", c.rank, int(kind), ErrArg)
 	}
 	// Each node's ranks first (in c's order), then by resource there.
 	nh, err := c.h.SplitShared(0)
@@ -262,9 +287,9 @@ func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	}
 	defer node.Free()
 	loc, lerr := location()
-	if kind == TypeHWGuided {
+	if all == TypeHWGuided {
 		color := Undefined
-		if name := info[HWResourceType]; name != "" && lerr == nil {
+		if name := info[HWResourceType]; name != "" && lerr == nil && !out {
 			if level, err := topo.ParseLevel(name); err == nil && loc.At(level) >= 0 {
 				color = loc.At(level)
 			}
@@ -283,18 +308,23 @@ func (c *Comm) SplitType(kind SplitKind, key int, info Info) (*Comm, error) {
 	if node.size == c.size {
 		mine := make([]int32, len(loc))
 		copy(mine, loc[:])
-		all := make([]int32, len(loc)*c.size)
-		if err := Allgather(c, mine, all); err != nil {
+		every := make([]int32, len(loc)*c.size)
+		if err := Allgather(c, mine, every); err != nil {
 			return nil, err
 		}
-		locs := make([]topo.Location, c.size)
-		for r := range locs {
-			copy(locs[r][:], all[r*len(loc):])
+		// The level is where the ranks that ask split.
+		var locs []topo.Location
+		for r := range c.size {
+			if SplitKind(kinds[r]) == TypeHWUnguided {
+				var l topo.Location
+				copy(l[:], every[r*len(loc):])
+				locs = append(locs, l)
+			}
 		}
 		level, ok = topo.Unguided(locs)
 	}
 	color := Undefined
-	if ok && (level == topo.Machine || loc.At(level) >= 0) {
+	if ok && (level == topo.Machine || loc.At(level) >= 0) && !out {
 		color = max(0, loc.At(level))
 	}
 	nc, err := node.Split(color, key)

@@ -142,3 +142,7 @@ func TestSplitType(t *testing.T) {
 	}
 	runWorld(t, 3, splitType)
 }
+
+// TestSplitTypeUndefined: be_splittype_undefined (TestBackends runs it
+// as processes) in one process.
+func TestSplitTypeUndefined(t *testing.T) { runWorld(t, 3, beSplitTypeUndefined) }

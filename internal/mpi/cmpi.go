@@ -169,8 +169,8 @@ static int shmc_probe(int src, int tag, MPI_Comm c, int block, int *flag, int *s
 	return rc;
 }
 
-static int shmc_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
-	return MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
+static int shmc_split_shared(MPI_Comm c, int join, int key, MPI_Comm *out) {
+	return MPI_Comm_split_type(c, join ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED, key, MPI_INFO_NULL, out);
 }
 
 // shmc_world_ranks writes the world ranks of c's members into out (size of c).
@@ -916,7 +916,15 @@ func (c Comm) Split(color, key int) (Comm, error) {
 // SplitShared is MPI_Comm_split_type with MPI_COMM_TYPE_SHARED.
 func (c Comm) SplitShared(key int) (Comm, error) {
 	var out C.MPI_Comm
-	rc := C.shmc_split_shared(c.h, C.int(key), &out)
+	rc := C.shmc_split_shared(c.h, 1, C.int(key), &out)
+	return c.made(out, rc, "MPI_Comm_split_type")
+}
+
+// SplitSharedOut is SplitShared's call on a rank that passes
+// MPI_UNDEFINED: it takes part and gets MPI_COMM_NULL (a zero Comm).
+func (c Comm) SplitSharedOut() (Comm, error) {
+	var out C.MPI_Comm
+	rc := C.shmc_split_shared(c.h, 0, 0, &out)
 	return c.made(out, rc, "MPI_Comm_split_type")
 }
 
