@@ -52,7 +52,9 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 }
 
 // makeBuildDir creates the job's build directory, shmrun-build.<job> in the
-// temporary directory, and writes its path into the job's lock file, where
+// temporary directory (it also holds the directories the ranks write their
+// --stats, --trace and --check records into), and writes its path into the
+// job's lock file, where
 // --cleanup finds it if this launcher is killed before it removes it. The
 // path is written first: a launcher killed between the two leaves a lock
 // file naming a directory that may not exist (cleanup skips it), never a

@@ -21,9 +21,18 @@ type observer struct {
 	statsJSON, trace             *os.File
 }
 
-// newObserver sets up what cfg asks for; nil when it asks for nothing.
-func newObserver(cfg Config) (*observer, error) {
-	if !cfg.Stats && cfg.StatsJSON == "" && cfg.Trace == "" && cfg.Check == "" {
+// observing reports whether cfg asks for --stats, --stats-json, --trace or
+// --check.
+func observing(cfg Config) bool {
+	return cfg.Stats || cfg.StatsJSON != "" || cfg.Trace != "" || cfg.Check != ""
+}
+
+// newObserver sets up what cfg asks for, the ranks' directories inside
+// parent (the job's directory, which its lock file names, so that --cleanup
+// removes them when a killed launcher could not); nil when cfg asks for
+// nothing.
+func newObserver(cfg Config, parent string) (*observer, error) {
+	if !observing(cfg) {
 		return nil, nil
 	}
 	o := &observer{}
@@ -43,7 +52,7 @@ func newObserver(cfg Config) (*observer, error) {
 			return ""
 		}
 		var d string
-		d, err = os.MkdirTemp("", pattern)
+		d, err = os.MkdirTemp(parent, pattern)
 		return d
 	}
 	o.statsJSON = create(cfg.StatsJSON, "--stats-json")

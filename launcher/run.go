@@ -37,6 +37,7 @@ type job struct {
 	pgid    int
 	buildTo string
 	out     *tagger
+	stdin   *stdinRelay // rank 0's stdin when shmrun's is its terminal; nil if not
 
 	spawnerDone chan struct{} // closed when every rank is reaped: the spawner thread may exit
 
@@ -88,7 +89,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	j.oversubscribed = cfg.Ranks() > len(cpus)
-	if j.obs, err = newObserver(cfg); err != nil {
+	if observing(cfg) && j.buildTo == "" {
+		if err := j.makeBuildDir(); err != nil {
+			return Result{}, err
+		}
+	}
+	if j.obs, err = newObserver(cfg, j.buildTo); err != nil {
 		return Result{}, err
 	}
 	defer j.obs.close()
@@ -169,6 +175,7 @@ func (j *job) cleanup() {
 		_ = os.Remove(j.lock.Name())
 		j.lock.Close()
 	}
+	j.stdin.close()
 	if j.ctlFile != nil {
 		j.ctlFile.Close()
 	}

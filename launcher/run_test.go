@@ -438,3 +438,15 @@ func TestPlacementUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestTinyDeadlockAfter: a watch period under 4 ns (--deadlock-after 3ns)
+// made the watch's ticker period 0, and time.NewTicker panicked in the
+// supervisor with the ranks running.
+func TestTinyDeadlockAfter(t *testing.T) {
+	for _, d := range []time.Duration{1, 3} {
+		res := ranktest.Run(t, 2, "plain", ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = d }))
+		if got := len(res.Lines()); got != 2 {
+			t.Errorf("DeadlockAfter %v: %d lines of output, want 2", d, got)
+		}
+	}
+}

@@ -95,6 +95,11 @@ func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 				if cmd.Stdin == nil {
 					cmd.Stdin = os.Stdin
 				}
+				if f, ok := cmd.Stdin.(*os.File); ok {
+					if j.stdin = newStdinRelay(f); j.stdin != nil {
+						cmd.Stdin = j.stdin.rank0
+					}
+				}
 			}
 			if j.out != nil {
 				cmd.Stdout, cmd.Stderr = j.out.writer(rank, false), j.out.writer(rank, true)
@@ -109,7 +114,9 @@ func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 	started := make(chan error)
 	j.spawnerDone = make(chan struct{})
 	go j.spawn(cpus, started)
-	if err := <-started; err != nil {
+	err = <-started
+	j.stdin.started()
+	if err != nil {
 		return nil, err
 	}
 	exits := make(chan exitEvent, n)

@@ -46,7 +46,9 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 	var watch <-chan time.Time
 	var dl deadlockWatch
 	if after := j.deadlockAfter(); after > 0 {
-		t := time.NewTicker(min(after/4, 250*time.Millisecond))
+		// At least 1 ms: a period under 4 ns (--deadlock-after 3ns) would
+		// make the tick 0, which time.NewTicker refuses with a panic.
+		t := time.NewTicker(max(min(after/4, 250*time.Millisecond), time.Millisecond))
 		defer t.Stop()
 		watch, dl.after = t.C, after
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -549,4 +550,94 @@ func TestBrokenPipe(t *testing.T) {
 		t.Errorf("shmrun exited %d (%v) after its reader went away; want %d", code, cmd.ProcessState, 128+int(syscall.SIGPIPE))
 	}
 	// shmDir's cleanup checks that nothing is left.
+}
+
+// openPTY returns the two ends of a new pseudo-terminal, or skips the test.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("opening the pty's slave: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// TestStdinFromTerminal: run from an interactive shell, shmrun's stdin is
+// its controlling terminal and shmrun is in the terminal's foreground
+// process group, but its ranks are in a process group of their own. Rank
+// 0 read the terminal directly, so its first read stopped it by SIGTTIN
+// and the job hung for good (no rank had reached Init for the deadlock
+// watch to see). Rank 0 must get what is typed.
+func TestStdinFromTerminal(t *testing.T) {
+	dir := shmDir(t)
+	master, slave := openPTY(t)
+	cmd := exec.Command(ranktest.Program(), "--shm-dir", dir, "--timeout", "15s", "-n", "1",
+		"sh", "-c", `read line; echo "rank 0 read: $line"`)
+	cmd.Env = append(os.Environ(), envAsCLI+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, &stderr
+	// A session of its own with the pty as its controlling terminal: shmrun
+	// is then in the terminal's foreground process group, as under a shell.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, master) // the terminal's echo
+	if _, err := master.WriteString("hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 0 || stdout.String() != "rank 0 read: hello\n" {
+		t.Errorf("shmrun on a terminal: exit %d (%v), stdout %q, stderr:\n%s\nwant exit 0 and rank 0 reading the line typed", code, err, stdout.String(), stderr.String())
+	}
+}
+
+// TestObserverDirsOfKilledJob: the directories into which the ranks write
+// their --stats, --trace and --check records are the job's, like its
+// build directory: when shmrun is SIGKILLed, --cleanup must remove them
+// once the job's lock is free. They stayed in $TMPDIR for good, since no
+// lock file named them.
+func TestObserverDirsOfKilledJob(t *testing.T) {
+	dir := shmDir(t)
+	tmp := t.TempDir()
+	cmd, stderr, pids := startCLI(t, "true", []string{"TMPDIR=" + tmp},
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe", "--stats", "--trace", filepath.Join(t.TempDir(), "trace.json"), "--check"}, body("hang")...)...)
+	fds := waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitGone(t, fds)
+	left := ranktest.Objects(t, dir)
+	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
+		t.Fatalf("the killed job left %q, want its lock file", left)
+	}
+	then := time.Now().Add(-2 * launcher.LockSettle)
+	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir); code != 0 {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in $TMPDIR after --cleanup of the killed job: %q", names)
+	}
 }
