@@ -293,6 +293,11 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			}
 		}
 		receives := kind != redReduce || int(root) == x.c.Rank()
+		if inPlace != 0 && !receives && root >= 0 && int(root) < x.c.Size() {
+			// MPI_IN_PLACE is the root's alone: a non-root's send buffer
+			// is its data.
+			return refuse(fmt.Errorf("MPI_IN_PLACE on rank %d, which is not the root (%d): %w", x.c.Rank(), root, comm.ErrBuffer))
+		}
 		if inPlace != 0 {
 			if r, err = buf(rp, sn, t.t); err != nil {
 				return refuse(err)
@@ -394,6 +399,12 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 	isRoot := me == int(root)
 	refuse := func(err error) error { return winc.RefuseColl(x.c, call, mvKinds[kind], err) }
 	err := func() error {
+		if inPlace != 0 && (kind == mvGather || kind == mvScatter) && !isRoot && root >= 0 && int64(root) < n {
+			// The buffer MPI_IN_PLACE stands for is the root's alone; a
+			// non-root's is its data, which the call would otherwise take
+			// from (or put at) MPI_IN_PLACE's address.
+			return refuse(fmt.Errorf("MPI_IN_PLACE on rank %d, which is not the root (%d): %w", me, root, comm.ErrBuffer))
+		}
 		// What each side's buffer holds: n blocks at the side that has
 		// every rank's data, one block elsewhere.
 		sBlocks, rBlocks := int64(1), int64(1)

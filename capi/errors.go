@@ -101,6 +101,10 @@ func classOf(err error) C.int {
 	if errors.As(err, &ce) {
 		return ce.class
 	}
+	var ie *inStatusError
+	if errors.As(err, &ie) {
+		return C.MPI_ERR_IN_STATUS
+	}
 	for _, c := range classes {
 		if errors.Is(err, c.err) {
 			return c.class

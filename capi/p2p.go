@@ -14,16 +14,17 @@ import (
 	"github.com/shmrun/shmrun/dtype"
 )
 
-// Status: the three public fields, then the message's length in bytes in
-// MPI_internal[0..1] (low, high) and the cancelled flag in [2].
-func setStatus(s *C.MPI_Status, st *comm.Status, code C.int) {
+// Status: the source and tag, then the message's length in bytes in
+// MPI_internal[0..1] (low, high) and the cancelled flag in [2]. MPI_ERROR
+// is left as it was: only the calls that complete several requests set
+// it (MPI 4.1 §3.2.5), which they do themselves.
+func setStatus(s *C.MPI_Status, st *comm.Status) {
 	if s == nil {
 		return
 	}
 	n, _ := comm.GetCountType(*st, dtype.Byte)
 	s.MPI_SOURCE = cRank(st.Source)
 	s.MPI_TAG = cTag(st.Tag)
-	s.MPI_ERROR = code
 	s.MPI_internal[0] = C.int(uint32(n))
 	s.MPI_internal[1] = C.int(uint32(uint64(n) >> 32))
 	s.MPI_internal[2] = cbool(st.Cancelled)
@@ -96,10 +97,10 @@ func shmRecv(p *C.char, count C.int64_t, dt C.uintptr_t, src, tag C.int, h C.uin
 	st, err := x.c.RecvType(b, int(count), t, goRank(src), goTag(tag))
 	if err != nil {
 		code := x.raise(name, err)
-		setStatus(status, &st, code)
+		setStatus(status, &st)
 		return code
 	}
-	setStatus(status, &st, C.MPI_SUCCESS)
+	setStatus(status, &st)
 	return C.MPI_SUCCESS
 }
 
@@ -154,10 +155,10 @@ func shmSendrecv(sp *C.char, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int
 	s, err := x.c.SendrecvType(sb, int(scount), st, goRank(dest), int(stag), rb, int(rcount), rt, goRank(src), goTag(rtag))
 	if err != nil {
 		code := x.raise(name, err)
-		setStatus(status, &s, code)
+		setStatus(status, &s)
 		return code
 	}
-	setStatus(status, &s, C.MPI_SUCCESS)
+	setStatus(status, &s)
 	return C.MPI_SUCCESS
 }
 
@@ -171,10 +172,10 @@ func shmSendrecvReplace(p *C.char, count C.int64_t, dt C.uintptr_t, dest, stag, 
 	s, err := x.c.SendrecvReplaceType(b, int(count), t, goRank(dest), int(stag), goRank(src), goTag(rtag))
 	if err != nil {
 		code := x.raise(name, err)
-		setStatus(status, &s, code)
+		setStatus(status, &s)
 		return code
 	}
-	setStatus(status, &s, C.MPI_SUCCESS)
+	setStatus(status, &s)
 	return C.MPI_SUCCESS
 }
 
@@ -203,7 +204,7 @@ func shmProbe(src, tag C.int, h C.uintptr_t, block C.int, flag *C.int, status *C
 		*flag = cbool(ok)
 	}
 	if ok {
-		setStatus(status, &st, C.MPI_SUCCESS)
+		setStatus(status, &st)
 	}
 	return C.MPI_SUCCESS
 }
@@ -247,7 +248,7 @@ func shmMprobe(src, tag C.int, h C.uintptr_t, block C.int, flag *C.int, msg *C.u
 	} else {
 		*msg = C.uintptr_t(add(tab.msgs, &msgH{m: m, c: x}))
 	}
-	setStatus(status, &st, C.MPI_SUCCESS)
+	setStatus(status, &st)
 	return C.MPI_SUCCESS
 }
 
@@ -264,7 +265,7 @@ func shmMrecv(p *C.char, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, bloc
 		*msg = hMessageNull
 		st := comm.Status{Source: comm.ProcNull, Tag: comm.AnyTag}
 		if block != 0 {
-			setStatus(status, &st, C.MPI_SUCCESS)
+			setStatus(status, &st)
 		} else {
 			*req = C.uintptr_t(newReq(reqH{done: true, st: st}))
 		}
@@ -284,10 +285,10 @@ func shmMrecv(p *C.char, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, bloc
 		st, err := m.m.RecvType(b, int(count), t)
 		if err != nil {
 			code := x.raise(name, err)
-			setStatus(status, &st, code)
+			setStatus(status, &st)
 			return code
 		}
-		setStatus(status, &st, C.MPI_SUCCESS)
+		setStatus(status, &st)
 		return C.MPI_SUCCESS
 	}
 	r, err := m.m.IrecvType(b, int(count), t)

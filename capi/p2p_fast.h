@@ -288,7 +288,6 @@ static inline __attribute__((always_inline)) int shmrun_p2p_take_in(uint32_t cct
 	if (status != MPI_STATUS_IGNORE) { /* capi's setStatus */
 		status->MPI_SOURCE = source;
 		status->MPI_TAG = (int)ptag;
-		status->MPI_ERROR = MPI_SUCCESS;
 		status->MPI_internal[0] = (int)(uint32_t)n;
 		status->MPI_internal[1] = (int)(uint32_t)(n >> 32);
 		status->MPI_internal[2] = 0;
@@ -397,14 +396,13 @@ static inline __attribute__((always_inline)) int shmrun_fast_recv(void *buf, MPI
 }
 
 /* shmrun_sent_status is the status of a completed send (Go's setStatus of
- * its empty comm.Status). */
+ * its empty comm.Status), MPI_ERROR left as it was (as setStatus does). */
 static inline __attribute__((always_inline)) void shmrun_sent_status(MPI_Status *s)
 {
 	if (s == MPI_STATUS_IGNORE)
 		return;
 	s->MPI_SOURCE = 0;
 	s->MPI_TAG = 0;
-	s->MPI_ERROR = MPI_SUCCESS;
 	s->MPI_internal[0] = 0;
 	s->MPI_internal[1] = 0;
 	s->MPI_internal[2] = 0;
@@ -620,7 +618,6 @@ static inline __attribute__((always_inline)) void shmrun_cq_status(const shmrun_
 		return;
 	st->MPI_SOURCE = s->src;
 	st->MPI_TAG = s->rtag;
-	st->MPI_ERROR = MPI_SUCCESS;
 	st->MPI_internal[0] = (int)(uint32_t)s->n;
 	st->MPI_internal[1] = (int)(uint32_t)(s->n >> 32);
 	st->MPI_internal[2] = 0;

@@ -111,10 +111,10 @@ func finish1(call string, h *C.uintptr_t, status *C.MPI_Status, block bool) (boo
 	c := retire(x, h)
 	if err != nil {
 		code := reqError(c, call, err)
-		setStatus(status, &st, code)
+		setStatus(status, &st)
 		return true, code
 	}
-	setStatus(status, &st, C.MPI_SUCCESS)
+	setStatus(status, &st)
 	return true, C.MPI_SUCCESS
 }
 
@@ -193,13 +193,27 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 				first, firstC = err, c
 			}
 		}
-		setStatus(st, &s, code)
+		setStatus(st, &s)
+		if st != nil {
+			st.MPI_ERROR = code
+		}
 	}
 	if first != nil {
-		return reqError(firstC, call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+		return reqError(firstC, call, &inStatusError{first})
 	}
 	return C.MPI_SUCCESS
 }
+
+// inStatusError is the error of a multi-completion call some of whose
+// requests failed: its class is MPI_ERR_IN_STATUS whatever the first
+// failure's (MPI 4.1 §3.7.5), each status's MPI_ERROR saying which.
+type inStatusError struct{ first error }
+
+func (e *inStatusError) Error() string {
+	return "a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): " + e.first.Error()
+}
+
+func (e *inStatusError) Unwrap() error { return e.first }
 
 // shmWaitany is MPI_Waitany (block) and MPI_Testany.
 //
@@ -232,10 +246,10 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			}
 			if err != nil {
 				code := reqError(c, call, err)
-				setStatus(status, &s, code)
+				setStatus(status, &s)
 				return code
 			}
-			setStatus(status, &s, C.MPI_SUCCESS)
+			setStatus(status, &s)
 			return C.MPI_SUCCESS
 		}
 		if !active {
@@ -328,7 +342,10 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 					first, firstC = err, c
 				}
 			}
-			setStatus(st, &s, code)
+			setStatus(st, &s)
+			if st != nil {
+				st.MPI_ERROR = code
+			}
 			got++
 		}
 		if !active {
@@ -338,7 +355,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 		if got > 0 || block == 0 {
 			*outcount = C.int(got)
 			if first != nil {
-				return reqError(firstC, call, fmt.Errorf("a request failed (MPI_ERR_IN_STATUS; see each status's MPI_ERROR): %w", first))
+				return reqError(firstC, call, &inStatusError{first})
 			}
 			return C.MPI_SUCCESS
 		}
@@ -358,6 +375,13 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		return raiseSelf("MPI_Request_free", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
 	}
 	// The operation goes on; nothing will ask for its outcome.
+	if x.persist == nil && x.r != nil && !x.done {
+		// A typed receive's data still has to reach its buffer, which
+		// the completion call would have scattered there.
+		if err := x.r.Free(); err != nil {
+			return x.errorOf("MPI_Request_free", err)
+		}
+	}
 	if x.persist != nil {
 		if err := x.persist.r.Free(); err != nil {
 			return x.errorOf("MPI_Request_free", err)
@@ -533,11 +557,11 @@ func shmRequestGetStatus(h C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int
 	*flag = cbool(ok || err != nil)
 	if err != nil {
 		code := x.errorOf("MPI_Request_get_status", err)
-		setStatus(status, &st, code)
+		setStatus(status, &st)
 		return code
 	}
 	if ok {
-		setStatus(status, &st, C.MPI_SUCCESS)
+		setStatus(status, &st)
 	}
 	return C.MPI_SUCCESS
 }

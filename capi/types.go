@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -193,6 +194,9 @@ func opOf(h uintptr) (*opH, error) {
 	return nil, fmt.Errorf("an invalid op (handle %#x): %w", h, comm.ErrOp)
 }
 
+// inPlaceAddr is MPI_IN_PLACE's address in the standard ABI.
+const inPlaceAddr = 1
+
 // buf is count instances of t at p as the byte slice the runtime's typed
 // calls take: from p to where the instances end. A type reaching before
 // its buffer's start (a negative lower bound) is refused.
@@ -203,6 +207,11 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 	lo, hi, err := t.Span(int(count))
 	if err != nil {
 		return nil, err
+	}
+	if uintptr(unsafe.Pointer(p)) == inPlaceAddr && hi > 0 {
+		// Not memory: the caller passed MPI_IN_PLACE where the call does
+		// not take it (off a rooted collective's root, say).
+		return nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)
 	}
 	if lo < 0 {
 		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are not supported): %w", count, t, -lo, errUnsupported)

@@ -240,11 +240,24 @@ func (p *persist) startRecv() error {
 // may not be started again, and Wait and Test on it are ErrRequest; if it
 // is active, its operation goes on (a receive still writes its buffer)
 // but its outcome is lost. Any other request needs no freeing (the
-// garbage collector takes it once it is unreferenced): Free does nothing
-// to it. Local.
+// garbage collector takes it once it is unreferenced): Free only makes
+// sure that a typed receive's data still reaches its buffer, which its
+// completion call would have scattered there. Local.
 func (r *Request) Free() error {
 	if r == nil {
 		return fmt.Errorf("comm: Free: nil request: %w", ErrRequest)
+	}
+	if x := r.ext; x != nil && x.pers == nil && r.rv != nil {
+		// Taken under x.mu, so that a completion call that has already
+		// run the scatter (outcome) leaves nothing to run twice.
+		x.mu.Lock()
+		f := x.after
+		x.after = nil
+		x.mu.Unlock()
+		if f != nil {
+			r.rv.onComplete(f)
+		}
+		return nil
 	}
 	if x := r.ext; x != nil && x.pers != nil {
 		p, err := r.persistOf("Free")
