@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/shmrun/shmrun/comm"
@@ -105,6 +106,9 @@ func shmInfoSet(h C.uintptr_t, key, val *C.char) C.int {
 func shmInfoDelete(h C.uintptr_t, key *C.char) C.int {
 	k := goString(key)
 	return infoCall("MPI_Info_delete", h, func(x *infoH) error {
+		if err := checkKey(k); err != nil {
+			return err
+		}
 		if _, ok := x.vals[k]; !ok {
 			return fmt.Errorf("key %q: %w", k, errInfoNoKey)
 		}
@@ -142,7 +146,14 @@ func shmInfoGetString(h C.uintptr_t, key *C.char, buflen *C.int, value *C.char, 
 //
 //export shmInfoGet
 func shmInfoGet(h C.uintptr_t, key *C.char, valuelen C.int, value *C.char, flag *C.int) C.int {
-	n := valuelen + 1
+	if valuelen < 0 {
+		return infoCall("MPI_Info_get", h, func(*infoH) error {
+			return fmt.Errorf("valuelen %d is negative: %w", valuelen, comm.ErrArg)
+		})
+	}
+	// The buffer holds valuelen characters and the terminating NUL:
+	// INT_MAX + 1 would wrap to a negative length, and nothing be copied.
+	n := min(valuelen, math.MaxInt32-1) + 1
 	return shmInfoGetString(h, key, &n, value, flag)
 }
 
@@ -150,6 +161,9 @@ func shmInfoGet(h C.uintptr_t, key *C.char, valuelen C.int, value *C.char, flag 
 func shmInfoGetValuelen(h C.uintptr_t, key *C.char, valuelen *C.int, flag *C.int) C.int {
 	k := goString(key)
 	return infoCall("MPI_Info_get_valuelen", h, func(x *infoH) error {
+		if err := checkKey(k); err != nil {
+			return err
+		}
 		v, ok := x.vals[k]
 		*flag = cbool(ok)
 		if ok {
