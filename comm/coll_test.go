@@ -1191,6 +1191,36 @@ func firstIs(err, target error) bool {
 	return errors.Is(err, target)
 }
 
+// TestIbarrierThenFree: an Ibarrier pending when its communicator is
+// freed completes normally (MPI 4.1 §7.4.3), and its Wait says so, even
+// once the area serves a communicator made after.
+func TestIbarrierThenFree(t *testing.T) {
+	ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
+		d, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		req, err := d.Ibarrier()
+		if err != nil {
+			return err
+		}
+		if err := d.Free(); err != nil {
+			return err
+		}
+		e, err := c.Dup() // may take the freed one's area
+		if err != nil {
+			return err
+		}
+		if _, err := req.Wait(); err != nil {
+			return fmt.Errorf("Wait of an Ibarrier whose communicator was freed: %v", err)
+		}
+		if _, done, err := req.Test(); !done || err != nil {
+			return fmt.Errorf("Test after Wait: %v, %v", done, err)
+		}
+		return e.Free()
+	})
+}
+
 func TestIbarrier(t *testing.T) {
 	var late atomic.Bool // rank 3 has called Ibarrier
 	ranktest.RunLocal(t, 4, func(c *comm.Comm) error {
