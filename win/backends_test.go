@@ -860,6 +860,8 @@ func beErrors(c *comm.Comm) error {
 		{"Lock of rank n", w.Lock(win.Exclusive, n, 0), win.ErrRank},
 		{"Lock of ProcNull", w.Lock(win.Exclusive, win.ProcNull, 0), win.ErrRank},
 		{"Lock type 7", w.Lock(win.LockType(7), 0, 0), win.ErrLockType},
+		{"Post to a nil group", w.Post(nil, 0), comm.ErrGroup},
+		{"Start on a nil group", w.Start(nil, 0), comm.ErrGroup},
 	}
 	for _, tc := range cases {
 		if err := ranktest.WantErr(tc.what, tc.err, tc.class); err != nil {

@@ -936,7 +936,7 @@ func (w *Win) Sync() error {
 // groupRanks returns the window ranks of g's members.
 func (w *Win) groupRanks(call string, g *comm.Group) ([]int, error) {
 	if g == nil {
-		return nil, errorf(ErrArg, "%s on rank %d: nil group", call, w.rank)
+		return nil, errorf(comm.ErrGroup, "%s on rank %d: nil group", call, w.rank)
 	}
 	r, err := g.TranslateRanks(slices.Collect(func(yield func(int) bool) {
 		for i := range g.Size() {
@@ -946,11 +946,11 @@ func (w *Win) groupRanks(call string, g *comm.Group) ([]int, error) {
 		}
 	}), w.c.Group())
 	if err != nil {
-		return nil, errorf(ErrArg, "%s on rank %d: %v", call, w.rank, err)
+		return nil, errorf(comm.ErrGroup, "%s on rank %d: %v", call, w.rank, err)
 	}
 	for i, x := range r {
 		if x == comm.Undefined {
-			return nil, errorf(ErrArg, "%s on rank %d: member %d of the group is not in the window's group", call, w.rank, i)
+			return nil, errorf(comm.ErrGroup, "%s on rank %d: member %d of the group is not in the window's group", call, w.rank, i)
 		}
 	}
 	return r, nil
@@ -962,7 +962,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 		return err
 	}
 	if g == nil {
-		return errorf(ErrArg, "Post on rank %d: nil group", w.rank)
+		return errorf(comm.ErrGroup, "Post on rank %d: nil group", w.rank)
 	}
 	if assert&^(ModeNoCheck|ModeNoStore|ModeNoPut) != 0 {
 		return errorf(ErrAssert, "Post on rank %d: assert %#x has bits Post does not take", w.rank, assert)
@@ -998,7 +998,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 		return err
 	}
 	if g == nil {
-		return errorf(ErrArg, "Start on rank %d: nil group", w.rank)
+		return errorf(comm.ErrGroup, "Start on rank %d: nil group", w.rank)
 	}
 	if assert&^ModeNoCheck != 0 {
 		return errorf(ErrAssert, "Start on rank %d: assert %#x has bits Start does not take", w.rank, assert)
