@@ -34,12 +34,13 @@ func init() {
 	ranktest.Register("be_pscw_goroutines", bePSCWGoroutines)
 	ranktest.Register("be_lock_goroutines", beLockGoroutines)
 	ranktest.Register("be_acc_mix", beAccMix)
+	ranktest.Register("be_nolocks", beNoLocks)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -769,6 +770,44 @@ func beAccMix(c *comm.Comm) error {
 		}
 	}
 	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beNoLocks: info no_locks=true is a promise both backends hold the
+// program to (Lock and LockAll are ErrRMASync, fences work), and a
+// malformed value on one rank is ErrInfo on every rank, not a hang of
+// the others in the window's creation.
+func beNoLocks(c *comm.Comm) error {
+	w, err := win.Allocate(c, 8, 8, win.Info{"no_locks": "true"})
+	if err != nil {
+		return err
+	}
+	if err := ranktest.WantErr("Lock with no_locks", w.Lock(win.Shared, 0, 0), win.ErrRMASync); err != nil {
+		return err
+	}
+	if err := ranktest.WantErr("LockAll with no_locks", w.LockAll(0), win.ErrRMASync); err != nil {
+		return err
+	}
+	if err := w.Fence(0); err != nil {
+		return err
+	}
+	if err := win.PutT(w, []int64{int64(c.Rank())}, (c.Rank()+1)%c.Size(), 0); err != nil {
+		return err
+	}
+	if err := w.Fence(win.ModeNoSucceed); err != nil {
+		return err
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	info := win.Info{"no_locks": "false"}
+	if c.Rank() == 0 {
+		info["no_locks"] = "maybe"
+	}
+	if _, err := win.Allocate(c, 8, 8, info); !errors.Is(err, win.ErrInfo) {
+		return fmt.Errorf("Allocate with rank 0's no_locks=maybe: %v, want ErrInfo", err)
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
 	return nil
 }
 

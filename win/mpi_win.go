@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -63,6 +64,8 @@ type Win struct {
 	// groups are the MPI groups of the last few groups given to Post and
 	// Start, made once each (under mu; freed with the window).
 	groups []pscwGroup
+
+	noLocks bool // info no_locks=true: Lock and LockAll are ErrRMASync
 
 	// twinOps says whether Accumulates went through the twin in the open
 	// fence or PSCW epoch (route), for its closing call to complete.
@@ -322,22 +325,45 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		return nil, errorf(ErrWin, "%s: %v", call, err)
 	}
 	w := &Win{c: c, hc: hc, rank: c.Rank(), size: c.Size(), flavor: flavor, info: maps.Clone(info)}
+	// As on the shmrun backend, no_locks=true is checked: Lock and
+	// LockAll are then ErrRMASync.
+	var badInfo error
+	if v, ok := info["no_locks"]; ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			w.noLocks = true
+		case "false":
+		default:
+			badInfo = errorf(ErrInfo, "%s on rank %d: info no_locks=%q: want true or false", call, w.rank, v)
+		}
+	}
 	// Every rank's arguments reach every rank first, so a bad one is an
 	// error on every rank rather than inside the MPI.
-	mine := []int64{int64(size), int64(dispUnit)}
-	all := make([]int64, 2*w.size)
+	mine := []int64{int64(size), int64(dispUnit), 0}
+	if badInfo != nil {
+		mine[2] = 1
+	}
+	all := make([]int64, 3*w.size)
 	if err := comm.Allgather(c, mine, all); err != nil {
 		return nil, errorf(ErrOther, "%s: %v", call, err)
+	}
+	for r := range w.size {
+		switch {
+		case badInfo != nil:
+			return nil, badInfo
+		case all[3*r+2] != 0:
+			return nil, errorf(ErrInfo, "%s on rank %d: rank %d gave a malformed info value", call, w.rank, r)
+		}
 	}
 	w.sizes, w.units = make([]int, w.size), make([]int, w.size)
 	w.open, w.ep.locks, w.ep.lockPend = make([]bool, w.size), make([]LockType, w.size), make([]bool, w.size)
 	for r := range w.size {
-		w.sizes[r], w.units[r] = int(all[2*r]), int(all[2*r+1])
+		w.sizes[r], w.units[r] = int(all[3*r]), int(all[3*r+1])
 		switch {
-		case all[2*r] < 0:
-			return nil, errorf(ErrSize, "%s on rank %d: rank %d gave size %d", call, w.rank, r, all[2*r])
-		case all[2*r+1] <= 0:
-			return nil, errorf(ErrDisp, "%s on rank %d: rank %d gave disp unit %d", call, w.rank, r, all[2*r+1])
+		case all[3*r] < 0:
+			return nil, errorf(ErrSize, "%s on rank %d: rank %d gave size %d", call, w.rank, r, all[3*r])
+		case all[3*r+1] <= 0:
+			return nil, errorf(ErrDisp, "%s on rank %d: rank %d gave disp unit %d", call, w.rank, r, all[3*r+1])
 		}
 	}
 	// An Allocate window whose ranks share a node is a shared window
@@ -728,6 +754,9 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	if assert&^ModeNoCheck != 0 {
 		return errorf(ErrAssert, "Lock on rank %d: assert %#x has bits Lock does not take", w.rank, assert)
 	}
+	if w.noLocks {
+		return errorf(ErrRMASync, "Lock on rank %d: the window was created with info no_locks=true", w.rank)
+	}
 	w.mu.Lock()
 	if l := w.ep.locks[rank]; l != 0 {
 		defer w.mu.Unlock()
@@ -805,6 +834,9 @@ func (w *Win) LockAll(assert int) error {
 	}
 	if assert&^ModeNoCheck != 0 {
 		return errorf(ErrAssert, "LockAll on rank %d: assert %#x has bits LockAll does not take", w.rank, assert)
+	}
+	if w.noLocks {
+		return errorf(ErrRMASync, "LockAll on rank %d: the window was created with info no_locks=true", w.rank)
 	}
 	w.mu.Lock()
 	if w.ep.passive() || w.ep.start != nil {
