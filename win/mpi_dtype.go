@@ -3,7 +3,9 @@
 package win
 
 import (
+	"runtime"
 	"sync"
+	"weak"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
@@ -13,20 +15,25 @@ import (
 // The datatype forms of RMA under the MPI backend: the origin's instances
 // are packed (dtype.Pack) into contiguous bytes or elements, and the
 // target's layout is an MPI datatype made from the target type's runs
-// (one per type and element kind, kept for the process's life), so each
+// (one per type and element kind, freed once the type is garbage), so each
 // call is one MPI call.
 
+// typeKey names a dtype.Type by a weak pointer: the cache below must not
+// keep a program's types (nor their MPI datatypes) alive once the program
+// drops them, a type made per call (a Vector of this call's count) would
+// otherwise grow both for ever.
 type typeKey struct {
-	t    *dtype.Type
+	t    weak.Pointer[dtype.Type]
 	elem atomics.Type
 }
 
 var mpiTypes sync.Map // typeKey → mpi.Datatype
 
 // mpiType returns t's layout as an MPI datatype of bytes (elem 0) or of
-// elements of elem.
+// elements of elem, made on t's first use with elem and freed (from a
+// cleanup) once t is garbage.
 func mpiType(t *dtype.Type, elem atomics.Type) (mpi.Datatype, error) {
-	k := typeKey{t, elem}
+	k := typeKey{weak.Make(t), elem}
 	if d, ok := mpiTypes.Load(k); ok {
 		return d.(mpi.Datatype), nil
 	}
@@ -55,7 +62,15 @@ func mpiType(t *dtype.Type, elem atomics.Type) (mpi.Datatype, error) {
 	if err != nil {
 		return mpi.Datatype{}, err
 	}
-	mpiTypes.Store(k, d)
+	if old, loaded := mpiTypes.LoadOrStore(k, d); loaded {
+		_ = d.Free() // another goroutine made it first
+		return old.(mpi.Datatype), nil
+	}
+	runtime.AddCleanup(t, func(k typeKey) {
+		if d, ok := mpiTypes.LoadAndDelete(k); ok {
+			_ = d.(mpi.Datatype).Free()
+		}
+	}, k)
 	return d, nil
 }
 

@@ -353,6 +353,8 @@ static int shmc_make_type(int n, int *lens, MPI_Aint *displs, MPI_Datatype old, 
 	return MPI_Type_commit(out);
 }
 
+static int shmc_type_free(MPI_Datatype d) { return MPI_Type_free(&d); }
+
 static int shmc_put_dt(void *src, int n, MPI_Datatype sdt, int t, MPI_Aint off, int tn, MPI_Datatype tdt, MPI_Win w) {
 	return MPI_Put(src, n, sdt, t, off, tn, tdt, w);
 }
@@ -569,6 +571,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -839,10 +842,20 @@ func Restored() []int {
 	return r
 }
 
+// life orders MPI_Finalize after the frees that may run on any goroutine
+// (Datatype.Free, from cleanups): after it, finalized says not to call.
+var life struct {
+	sync.RWMutex
+	finalized bool
+}
+
 // Finalize calls MPI_Finalize on the thread that called MPI_Init_thread.
 func Finalize() error {
+	life.Lock()
+	defer life.Unlock()
 	var err error
 	onOwner(func() { err = check(C.MPI_Finalize(), "MPI_Finalize") })
+	life.finalized = true
 	return err
 }
 
@@ -1771,7 +1784,7 @@ type Datatype struct{ h C.MPI_Datatype }
 
 // MakeType builds an MPI datatype: blocks of lens[i] elements of elem
 // (atomics.Type 0: bytes) at byte displacements displs[i], resized to lb
-// and extent, committed. The type lives as long as the process.
+// and extent, committed. It lives until Free (or MPI_Finalize).
 func MakeType(lens []int, displs []int64, elem atomics.Type, lb, extent int64) (Datatype, error) {
 	if err := bigCounts("MPI_Type_create_hindexed", lens, []int{len(lens)}); err != nil {
 		return Datatype{}, err
@@ -1789,6 +1802,18 @@ func MakeType(lens []int, displs []int64, elem atomics.Type, lb, extent int64) (
 	rc := C.shmc_make_type(C.int(len(cl)), cptr(cl), pd, dt(elem), C.MPI_Aint(lb), C.MPI_Aint(extent), &out)
 	err := check(rc, "MPI_Type_create_hindexed")
 	return Datatype{out}, err
+}
+
+// Free is MPI_Type_free of d, a no-op once MPI_Finalize has been called.
+// Operations pending on d complete normally (MPI 4.1 §5.1.10). Any
+// goroutine may call it.
+func (d Datatype) Free() error {
+	life.RLock()
+	defer life.RUnlock()
+	if life.finalized {
+		return nil
+	}
+	return check(C.shmc_type_free(d.h), "MPI_Type_free")
 }
 
 // PutType is MPI_Put of n elements of elem (0: bytes) at src into tn
