@@ -31,6 +31,14 @@ func bytesAt(p *C.char, n int64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
 }
 
+// emptyAt is an empty slice at p: a window part of size 0 keeps the base
+// the program gave (MPI_WIN_BASE reports it). p must not be nil.
+func emptyAt(p *C.char) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(p)), 0) }
+
+// isInPlace says whether p is MPI_IN_PLACE (address 1 in the standard
+// ABI), which is not memory.
+func isInPlace(p *C.char) bool { return uintptr(unsafe.Pointer(p)) == inPlaceAddr }
+
 // cptr is the C pointer to b's memory, also when b is empty (a window
 // part of size 0 still has an address: where it would start). b must not
 // be Go heap memory: the C program keeps the pointer.

@@ -707,7 +707,9 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 }
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	if (disp_unit > INT32_MAX)
+	/* Out of int's range either way is refused: a cast would keep the low
+	 * 32 bits, which may be a positive unit the program never asked for. */
+	if (disp_unit > INT32_MAX || disp_unit < INT32_MIN)
 		disp_unit = -1; /* refused as out of range */
 	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 0, NULL, (char **)baseptr, HP(win));
 }
@@ -717,7 +719,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 }
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	if (disp_unit > INT32_MAX)
+	if (disp_unit > INT32_MAX || disp_unit < INT32_MIN)
 		disp_unit = -1;
 	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 1, NULL, (char **)baseptr, HP(win));
 }
@@ -727,7 +729,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 }
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	if (disp_unit > INT32_MAX)
+	if (disp_unit > INT32_MAX || disp_unit < INT32_MIN)
 		disp_unit = -1;
 	return shmWinAllocate(size, (int)disp_unit, H(info), H(comm), 2, B(base), NULL, HP(win));
 }

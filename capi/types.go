@@ -9,7 +9,6 @@ import "C"
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -208,7 +207,7 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if uintptr(unsafe.Pointer(p)) == inPlaceAddr && hi > 0 {
+	if isInPlace(p) && hi > 0 {
 		// Not memory: the caller passed MPI_IN_PLACE where the call does
 		// not take it (off a rooted collective's root, say).
 		return nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)

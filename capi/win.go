@@ -88,8 +88,17 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 	if err != nil {
 		return x.raise(call, err)
 	}
-	if size < 0 {
+	// A negative size goes on to Allocate and AllocateShared, which refuse
+	// it on every rank alike; refused here on one rank, it would leave the
+	// others in the window's creation, matched with this rank's next
+	// collective call. Create's memory cannot carry it.
+	if kind == wkCreate && size < 0 {
 		return x.raise(call, fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize))
+	}
+	if kind == wkCreate && size > 0 && mem == nil {
+		// bytesAt would make it no memory at all: a window of size 0
+		// where the program asked for size bytes.
+		return x.raise(call, fmt.Errorf("base is NULL and size is %d: %w", int64(size), win.ErrArg))
 	}
 	var w *win.Win
 	switch kind {
@@ -98,7 +107,13 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 	case wkAllocate:
 		w, err = win.Allocate(x.c, int(size), int(dispUnit), win.Info(in))
 	case wkCreate:
-		w, err = win.Create(x.c, bytesAt(mem, int64(size)), int(dispUnit), win.Info(in))
+		own := bytesAt(mem, int64(size))
+		if own == nil && mem != nil {
+			// Size 0: an empty slice that keeps base, which MPI_WIN_BASE
+			// reports (the value given to MPI_Win_create), not NULL.
+			own = emptyAt(mem)
+		}
+		w, err = win.Create(x.c, own, int(dispUnit), win.Info(in))
 	default:
 		w, err = win.CreateDynamic(x.c, win.Info(in))
 	}
