@@ -99,8 +99,8 @@ func checksum(hdr []byte) uint32 {
 }
 
 // ReadHeader validates the header at the start of m, field by field, for a
-// segment of the given kind whose object is size bytes long, and returns it.
-// It never reads outside m.
+// segment of the given kind whose object is size bytes long (-1: unknown),
+// and returns it. It never reads outside m, nor past size.
 func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
 	if len(m) < FixedHeaderLen {
 		return Header{}, fmt.Errorf("shm: header: %d bytes mapped, need %d: %w", len(m), FixedHeaderLen, ErrTruncated)
@@ -118,8 +118,15 @@ func ReadHeader(m []byte, kind uint32, size int64) (Header, error) {
 	if h.Version != FormatVersion {
 		return h, fmt.Errorf("shm: header: version %d, this build reads %d: %w", h.Version, FormatVersion, ErrVersion)
 	}
-	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > uint64(len(m)) {
-		return h, fmt.Errorf("shm: header: length %d outside [%d, %d]: %w", h.HeaderLen, FixedHeaderLen, len(m), ErrHeaderSize)
+	// The checksum reads the whole header, so its length must lie inside
+	// the mapping and, where the object's size is known, inside the
+	// object: a mapping's pages past the object's end fault when touched.
+	limit := uint64(len(m))
+	if size >= 0 && uint64(size) < limit {
+		limit = uint64(size)
+	}
+	if h.HeaderLen < FixedHeaderLen || h.HeaderLen > limit {
+		return h, fmt.Errorf("shm: header: length %d outside [%d, %d]: %w", h.HeaderLen, FixedHeaderLen, limit, ErrHeaderSize)
 	}
 	if got, want := checksum(m[:h.HeaderLen]), le.Uint32(m[OffChecksum:]); got != want {
 		return h, fmt.Errorf("shm: header: checksum %#08x, computed %#08x: %w", want, got, ErrCorrupt)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -184,4 +185,36 @@ func FuzzReadHeader(f *testing.F) {
 			t.Fatalf("ReadHeader of a sealed header = %+v, %v; want %+v", h, err, want)
 		}
 	})
+}
+
+// TestReadHeaderBeyondTheObject: a header whose length field reaches past
+// the end of the object (a foreign or truncated segment mapped at the size
+// its reader expected) is refused, not read: the pages of a mapping past
+// the object's end fault (SIGBUS) when touched.
+func TestReadHeaderBeyondTheObject(t *testing.T) {
+	o, err := shm.NewMemfd("shm-test", shm.PageSize, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	m, err := o.Map(3 * shm.PageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Unmap(m)
+	le := binary.LittleEndian
+	copy(m, shm.Magic[:])
+	le.PutUint32(m[shm.OffVersion:], shm.FormatVersion)
+	le.PutUint32(m[shm.OffKind:], shm.KindWindow)
+	le.PutUint64(m[shm.OffHeaderLen:], uint64(2*shm.PageSize+64))
+	le.PutUint64(m[shm.OffTotalSize:], uint64(3*shm.PageSize))
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("ReadHeader of a %d-byte object mapped as %d: %v", shm.PageSize, len(m), p)
+		}
+	}()
+	if _, err := shm.ReadHeader(m, shm.KindWindow, shm.PageSize); !errors.Is(err, shm.ErrHeaderSize) {
+		t.Errorf("ReadHeader = %v, want ErrHeaderSize", err)
+	}
 }

@@ -66,8 +66,14 @@ func ReadProcessPieces(pid int, dst []byte, pieces []Piece) error {
 }
 
 func vmCopyPieces(pid int, local []byte, pieces []Piece, write bool) error {
+	// Only positive pieces reach the kernel, which copies their sum into
+	// local: a negative length (or a sum that wraps) that still adds up to
+	// len(local) would let it write past the end of local.
 	total := 0
 	for _, p := range pieces {
+		if p.Len < 0 || p.Len > len(local)-total {
+			return fmt.Errorf("process memory copy: %d bytes for a piece of %d after %d: %w", len(local), p.Len, total, unix.EINVAL)
+		}
 		total += p.Len
 	}
 	if total != len(local) {

@@ -141,6 +141,10 @@ const madvPopulateWrite = 23
 // Reserve it checks its filesystem's free space first and gives back what it took when
 // it fails midway (MADV_REMOVE).
 func (o *Object) Populate(dir string, m []byte, off, length int64) error {
+	if off < 0 || length < 0 {
+		// A negative offset would round down to a page before m.
+		return fmt.Errorf("shm: populate %d bytes at %d of %s: %w", length, off, o.describe(), ErrSize)
+	}
 	start := off &^ (PageSize - 1)
 	end, _ := AlignUp(off+length, PageSize)
 	end = min(end, int64(len(m)))

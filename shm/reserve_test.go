@@ -201,3 +201,29 @@ func TestNoSpaceMessage(t *testing.T) {
 		t.Errorf("for a memfd: %q", memfd)
 	}
 }
+
+// TestPopulateRefusesNegativeRange: a negative offset or length is an
+// error, not a slice of m before its start.
+func TestPopulateRefusesNegativeRange(t *testing.T) {
+	dir := shmDir(t)
+	size := 2 * shm.PageSize
+	o := mustCreate(t, dir, size)
+	defer o.Unlink()
+	m, err := o.Map(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Unmap(m)
+	for _, r := range [][2]int64{{-5, 10}, {0, -1}} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("Populate(%d, %d): panic %v", r[0], r[1], p)
+				}
+			}()
+			if err := o.Populate(dir, m, r[0], r[1]); !errors.Is(err, shm.ErrSize) {
+				t.Errorf("Populate(%d, %d) = %v, want ErrSize", r[0], r[1], err)
+			}
+		}()
+	}
+}
