@@ -10,11 +10,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // soname is the library's: the one MPICH's standard-ABI library has, so
@@ -78,12 +80,25 @@ func install(dir string) error {
 }
 
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	// The module named, not the main one: in a workspace (go.work) of
+	// several modules, go list -m lists every one of them.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", modulePath).Output()
 	if err != nil {
-		return "", fmt.Errorf("finding the module (run inside the shmrun repository): %w", err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("finding the module %s (run inside the shmrun repository): %w", modulePath, err)
 	}
-	return string(out[:len(out)-1]), nil
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("finding the module %s: go list gave no directory (run inside the shmrun repository)", modulePath)
+	}
+	return dir, nil
 }
+
+// modulePath is this module's path (go.mod).
+const modulePath = "github.com/shmrun/shmrun"
 
 func gobuild(root string, args ...string) error {
 	cmd := exec.Command("go", append([]string{"build"}, args...)...)
