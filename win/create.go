@@ -173,6 +173,11 @@ func (w *Win) expose(mem []byte, dispUnit int) error {
 	if err := checkSame(w.cfg, sizes, units, "Create"); err != nil {
 		return err
 	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	w.obs.Exposed(sizes[w.rank], total, units[w.rank])
 	for r := range w.size {
 		if localErr = w.reach(r, slots[r*format.SlotLen:(r+1)*format.SlotLen], mem, loc); localErr != nil {
 			break

@@ -58,8 +58,11 @@ func TestCountsJob(t *testing.T) {
 	syncs := map[string]int64{"Fence": 3, "Lock": 7, "Unlock": 7, "LockAll": 1, "UnlockAll": 1}
 	waits := map[string]int64{"Barrier": 4, "Allreduce": 6}
 	for _, r := range s.Ranks {
-		if len(r.Windows) != 1 {
-			t.Fatalf("rank %d: %d windows, want 1", r.Rank, len(r.Windows))
+		if len(r.Windows) != 2 {
+			t.Fatalf("rank %d: %d windows, want 2", r.Rank, len(r.Windows))
+		}
+		if cw := r.Windows[1]; cw.Flavor != "create" || cw.Size != int64(256*(r.Rank+1)) || cw.Total != 768 || cw.DispUnit != 4 || !cw.Freed {
+			t.Errorf("rank %d: Create window %+v, want its parts (256 and 512 bytes, disp unit 4)", r.Rank, cw.WinDesc)
 		}
 		w := r.Windows[0]
 		if w.Flavor != "allocate" || w.Ranks != 2 || w.Size != 512 || w.Total != 1024 || w.DispUnit != 8 || !w.Freed {
@@ -168,8 +171,8 @@ func TestCountsJob(t *testing.T) {
 			}
 		}
 	}
-	if lifetimes != 2 {
-		t.Errorf("%d window lifetimes, want 2", lifetimes)
+	if lifetimes != 4 { // two windows on each rank
+		t.Errorf("%d window lifetimes, want 4", lifetimes)
 	}
 	if barrier1 < 25_000 {
 		t.Errorf("rank 1's longest Barrier is %vµs in the trace, want ≥ 25ms (rank 0 slept 30ms)", barrier1)

@@ -146,6 +146,19 @@ func (r *Rank) NewWin(d WinDesc) *Win {
 	return w
 }
 
+// Exposed records the memory of a window whose ranks give their own
+// (Create), known only once they have told each other, after NewWin:
+// this rank's part, every rank's parts and this rank's disp unit. Safe on
+// nil.
+func (w *Win) Exposed(size, total, dispUnit int64) {
+	if w == nil {
+		return
+	}
+	w.r.mu.Lock()
+	defer w.r.mu.Unlock()
+	w.desc.Size, w.desc.Total, w.desc.DispUnit = size, total, dispUnit
+}
+
 // ID is the window's number on this rank (creation order).
 func (w *Win) ID() int { return w.id }
 

@@ -92,5 +92,14 @@ func run() error {
 	if err := w.Free(); err != nil {
 		return err
 	}
+	// A window over the ranks' own memory: its parts are known only once
+	// the ranks have told each other (256 and 512 bytes, disp unit 4).
+	cw, err := win.Create(world, make([]byte, 256*(me+1)), 4, nil)
+	if err != nil {
+		return err
+	}
+	if err := cw.Free(); err != nil {
+		return err
+	}
 	return comm.Finalize()
 }
