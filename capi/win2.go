@@ -74,8 +74,14 @@ func shmWinAttach(h C.uintptr_t, base *C.char, size C.MPI_Aint, attach C.int) C.
 		err = x.w.Attach(bytesAt(base, int64(size)))
 		if err == nil {
 			chkAttach(x.h, x.w, bytesAt(base, int64(size)), true)
+			// A region of size 0 is no region: it must not replace the
+			// size of one attached at the same base, which its detach
+			// names.
+			k := attachKey{x.h, caddr(base)}
 			tab.Lock()
-			attached[attachKey{x.h, caddr(base)}] = int64(size)
+			if old, ok := attached[k]; !ok || old == 0 {
+				attached[k] = int64(size)
+			}
 			tab.Unlock()
 		}
 	} else {

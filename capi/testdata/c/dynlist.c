@@ -122,6 +122,21 @@ int main(int argc, char **argv)
 		MPI_Win_detach(w, mine[i]);
 		MPI_Free_mem(mine[i]);
 	}
+#ifdef MPI_ABI_VERSION
+	{
+		/* A region of size 0 attached at an attached region's base does not
+		 * change what MPI_Win_detach of that base detaches. */
+		static char region[64];
+		int e1 = MPI_Win_attach(w, region, sizeof region);
+		int e2 = MPI_Win_attach(w, region, 0);
+		int e3 = MPI_Win_detach(w, region);
+		int e4 = MPI_Win_attach(w, region, sizeof region);
+		CHECK(e1 == MPI_SUCCESS && e2 == MPI_SUCCESS && e3 == MPI_SUCCESS && e4 == MPI_SUCCESS,
+		      "attach, attach of size 0 at its base, detach, attach again: %d %d %d %d", e1, e2, e3, e4);
+		MPI_Win_detach(w, region);
+	}
+#endif
+	report("a region of size 0 at an attached region's base");
 	MPI_Win_free(&w);
 	MPI_Finalize();
 	return 0;
