@@ -92,13 +92,21 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 	// it on every rank alike; refused here on one rank, it would leave the
 	// others in the window's creation, matched with this rank's next
 	// collective call. Create's memory cannot carry it.
-	if kind == wkCreate && size < 0 {
-		return x.raise(call, fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize))
-	}
-	if kind == wkCreate && size > 0 && mem == nil {
+	var bad error
+	switch {
+	case kind == wkCreate && size < 0:
+		bad = fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize)
+	case kind == wkCreate && size > 0 && mem == nil:
 		// bytesAt would make it no memory at all: a window of size 0
 		// where the program asked for size bytes.
-		return x.raise(call, fmt.Errorf("base is NULL and size is %d: %w", int64(size), win.ErrArg))
+		bad = fmt.Errorf("base is NULL and size is %d: %w", int64(size), win.ErrArg)
+	}
+	if bad != nil {
+		// This rank still joins the others' creation, with a disp unit
+		// that fails it on every rank: refused here alone, it would leave
+		// them waiting in it, matched with this rank's next collective.
+		_, _ = win.Create(x.c, nil, 0, win.Info(in))
+		return x.raise(call, bad)
 	}
 	var w *win.Win
 	switch kind {

@@ -63,12 +63,24 @@ int main(int argc, char **argv)
 	err = MPI_Barrier(MPI_COMM_WORLD);
 	CHECK(err == MPI_SUCCESS, "Barrier after the failed window: %d", err);
 	report("negative size on one rank");
+
+	/* A NULL base with a size on rank 0 only: every rank's MPI_Win_create
+	 * fails, and the next collective call matches. */
+	win = MPI_WIN_NULL;
+	err = MPI_Win_create(rank == 0 ? NULL : buf, 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	CHECK(err != MPI_SUCCESS && win == MPI_WIN_NULL, "Win_create with a NULL base on rank 0: %d", err);
+	if (err == MPI_SUCCESS)
+		MPI_Win_free(&win);
+	err = MPI_Barrier(MPI_COMM_WORLD);
+	CHECK(err == MPI_SUCCESS, "Barrier after the failed window: %d", err);
+	report("NULL base on one rank");
 #else
 	(void)buf, (void)win, (void)flag, (void)err, (void)class, (void)base;
 	report("size-0 base");
 	report("NULL base");
 	report("large disp units");
 	report("negative size on one rank");
+	report("NULL base on one rank");
 #endif
 	MPI_Finalize();
 	return 0;
