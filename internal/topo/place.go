@@ -24,8 +24,8 @@ type Options struct {
 	// holding the rank's place. NoLevel leaves ranks unbound (they run on
 	// every allowed CPU).
 	Bind Level
-	// Oversubscribe allows more ranks than a resource has room for: cores
-	// (hardware threads when binding to HWThread), overall and in each
+	// Oversubscribe allows more ranks than a resource has room for:
+	// hardware threads (cores when binding to Core), overall and in each
 	// instance ranks are bound to.
 	Oversubscribe bool
 }
@@ -56,9 +56,9 @@ type Binding struct {
 // cut to the mapped instance (the part of a socket-wide L3 in one NUMA
 // node). When Bind is Map or coarser, the rank is bound to the bind-level
 // instance containing its mapped instance. It is an error, naming the
-// numbers, when there are more ranks than cores (or hardware threads for
-// Bind HWThread) in the allowed CPUs or in one bind instance and Options
-// does not allow oversubscription; when the map or bind level has no
+// numbers, when there are more ranks than hardware threads (cores for Bind
+// Core) in the allowed CPUs or in one bind instance and Options does not
+// allow oversubscription; when the map or bind level has no
 // instance among the allowed CPUs (no L3 information in sysfs, say); and
 // when a mapped instance spans several instances of a coarser bind level.
 func (t *Topology) Place(n int, opts Options) ([]Binding, error) {
@@ -119,11 +119,14 @@ func (t *Topology) Place(n int, opts Options) ([]Binding, error) {
 }
 
 // capacity is how many ranks cpus holds without oversubscription: its
-// cores, or its hardware threads when ranks are bound to hardware threads.
+// cores when ranks are bound to cores, else its hardware threads. Counting
+// cores for unbound ranks too would refuse, on any machine with SMT, the
+// launcher's default job of one rank per allowed CPU, which the launcher
+// (and its documentation) does not count as oversubscribed.
 func (t *Topology) capacity(cpus CPUSet, bind Level) (int, string) {
-	n, what := len(t.allowedInstances(Core, cpus)), "core"
-	if bind == HWThread {
-		n, what = cpus.Len(), "hardware thread"
+	n, what := cpus.Len(), "hardware thread"
+	if bind == Core {
+		n, what = len(t.allowedInstances(Core, cpus)), "core"
 	}
 	if n != 1 {
 		what += "s"

@@ -33,14 +33,16 @@ func TestPlace(t *testing.T) {
 			want: "0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15"},
 		{tree: "twosocket", n: 17, opts: Options{Map: Core, Bind: HWThread}, err: "17 ranks but the allowed CPUs 0-15 hold 16 hardware threads"},
 		{tree: "twosocket", n: 9, opts: Options{Map: Core, Bind: Core}, err: "9 ranks but the allowed CPUs 0-15 hold 8 cores"},
-		{tree: "twosocket", n: 9, opts: Options{Map: Core}, err: "9 ranks but the allowed CPUs 0-15 hold 8 cores"},
+		// Unbound ranks count hardware threads: 16 here.
+		{tree: "twosocket", n: 9, opts: Options{Map: Core}, want: "0-15 | 0-15 | 0-15 | 0-15 | 0-15 | 0-15 | 0-15 | 0-15 | 0-15"},
+		{tree: "twosocket", n: 17, opts: Options{Map: Core}, err: "17 ranks but the allowed CPUs 0-15 hold 16 hardware threads"},
 		{tree: "twosocket", n: 9, opts: Options{Map: Core, Bind: Core, Oversubscribe: true},
 			want: "0,8 | 1,9 | 2,10 | 3,11 | 4,12 | 5,13 | 6,14 | 7,15 | 0,8"},
 		{tree: "twosocket", n: 2, opts: Options{Map: Core}, want: "0-15 | 0-15"},
 		// Five cores allowed, one of them in package 1: round-robin over
 		// packages puts two ranks on it.
 		{tree: "twosocket", allowed: "0-4", n: 5, opts: Options{Map: Package, Bind: Package},
-			err: "2 ranks bound to Package CPUs 4, which hold 1 core"},
+			err: "2 ranks bound to Package CPUs 4, which hold 1 hardware thread"},
 		{tree: "twosocket", allowed: "0-4", n: 5, opts: Options{Map: Package, Bind: Package, Oversubscribe: true},
 			want: "0-3 | 4 | 0-3 | 4 | 0-3"},
 		{tree: "twosocket", allowed: "0-4", n: 3, opts: Options{Map: NUMANode, Bind: NUMANode}, want: "0-1 | 2-3 | 4"},
@@ -247,4 +249,68 @@ func TestParseLevel(t *testing.T) {
 	if s := Level(99).String(); s != "Level(99)" {
 		t.Errorf("Level(99) = %q", s)
 	}
+}
+
+// TestPlaceOneRankPerCPU checks that as many ranks as allowed CPUs need no
+// oversubscription unless they are bound to cores: shmrun's default -n is
+// the number of allowed CPUs, and its --oversubscribe is documented as
+// needed only for more ranks than CPUs. On a machine with SMT there are
+// fewer cores than CPUs, and counting cores refused the default job.
+func TestPlaceOneRankPerCPU(t *testing.T) {
+	tp := readTree(t, "twosocket")
+	n := tp.Allowed().Len()
+	for _, opts := range []Options{
+		{},
+		{Map: Core},
+		{Map: Package, Bind: Package},
+		{Map: NUMANode, Bind: NUMANode},
+		{Map: Core, Bind: L3Cache},
+		{Map: Core, Bind: HWThread},
+	} {
+		if _, err := tp.Place(n, opts); err != nil {
+			t.Errorf("Place(%d, %+v) = %v; want no error", n, opts, err)
+		}
+		if _, err := tp.Place(n+1, opts); !errors.Is(err, ErrPlacement) {
+			t.Errorf("Place(%d, %+v) = %v; want ErrPlacement", n+1, opts, err)
+		}
+	}
+	if _, err := tp.Place(n, Options{Map: Core, Bind: Core}); !errors.Is(err, ErrPlacement) {
+		t.Errorf("Place(%d) bound to cores = %v; want ErrPlacement (8 cores)", n, err)
+	}
+}
+
+// FuzzPlace places ranks on the fake trees with any allowed CPUs and
+// options, and checks that Place never panics, fails only with
+// ErrPlacement, and binds every rank inside the allowed CPUs.
+func FuzzPlace(f *testing.F) {
+	f.Add(uint8(0), "0-15", uint16(4), uint8(Core), uint8(Core), false)
+	f.Add(uint8(1), "4-11", uint16(9), uint8(NUMANode), uint8(L3Cache), true)
+	f.Add(uint8(2), "1,3,5", uint16(3), uint8(L3Cache), uint8(NUMANode), false)
+	f.Add(uint8(3), "8", uint16(2), uint8(Package), uint8(HWThread), true)
+	trees := []string{"twosocket", "container", "fournuma", "vm", "host"}
+	f.Fuzz(func(t *testing.T, tree uint8, allowed string, n uint16, mapL, bindL uint8, over bool) {
+		set, err := ParseList(allowed)
+		if err != nil {
+			return
+		}
+		tp, err := Read("testdata/"+trees[int(tree)%len(trees)], set)
+		if err != nil {
+			return
+		}
+		bs, err := tp.Place(int(n), Options{Map: Level(mapL % 9), Bind: Level(bindL % 9), Oversubscribe: over})
+		if err != nil {
+			if !errors.Is(err, ErrPlacement) {
+				t.Fatalf("Place: %v is not an ErrPlacement", err)
+			}
+			return
+		}
+		if len(bs) != int(n) {
+			t.Fatalf("Place(%d) made %d bindings", n, len(bs))
+		}
+		for _, b := range bs {
+			if b.CPUs.IsEmpty() || !b.CPUs.SubsetOf(tp.Allowed()) {
+				t.Fatalf("rank %d bound to %v, allowed %v", b.Rank, b.CPUs, tp.Allowed())
+			}
+		}
+	})
 }
