@@ -297,6 +297,41 @@ func TestCRankCrash(t *testing.T) {
 	}
 }
 
+// TestCWinAfterFinalize: RMA calls on a window the program did not free,
+// made after MPI_Finalize, are an error like every other call then, not
+// calls the C fast paths complete as if MPI were still initialized.
+func TestCWinAfterFinalize(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	src, exe := filepath.Join(tmp, "winfin.c"), filepath.Join(tmp, "winfin")
+	prog := `#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+	MPI_Win w;
+	int *base;
+	MPI_Init(&argc, &argv);
+	MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+	MPI_Win_lock_all(0, w);
+	MPI_Win_unlock_all(w);
+	MPI_Finalize();
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+	printf("MPI_Win_lock returned after MPI_Finalize\n");
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-O2", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("shmcc: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 16 || !strings.Contains(string(out), "MPI_Win_lock: called after MPI_Finalize") {
+		t.Fatalf("shmrun exited %v, want status 16 (MPI_ERR_OTHER) naming MPI_Win_lock after MPI_Finalize\n%s", err, out)
+	}
+}
+
 // TestCStats runs a C program under shmrun --stats-json: calls that run in
 // C otherwise (the RMA calls, Lock, Barrier, a small Allreduce) take the Go
 // paths of an observed job and are all counted.

@@ -303,7 +303,11 @@ func shmCommGetAttr(h C.uintptr_t, key C.int, val **C.int, flag *C.int) C.int {
 	p, ok := w.attr.lookup(key)
 	if !ok {
 		*flag = 0
-		if key < 0 || key > C.MPI_UNIVERSE_SIZE && key < firstKeyval {
+		// Below firstKeyval only the predefined keys are keys (and a
+		// window's are not a communicator's): any other number, such as
+		// MPI_KEYVAL_INVALID, is MPI_ERR_KEYVAL, not a valid key without
+		// a value.
+		if key < C.MPI_TAG_UB || key > C.MPI_UNIVERSE_SIZE && key < firstKeyval {
 			return x.raise("MPI_Comm_get_attr", fmt.Errorf("attribute key %d: %w", int(key), errKeyval))
 		}
 		return C.MPI_SUCCESS

@@ -115,6 +115,7 @@ func shmFinalize() C.int {
 	}
 	cqFlush()
 	dropAllCommDescs()
+	dropAllWinDescs()
 	chkFinalize()
 	err := comm.Finalize()
 	env.Lock()

@@ -122,6 +122,8 @@ const (
 	codeRing = 256
 	// codeShift leaves room for every class below it.
 	codeShift = 7
+	// codeSeqs is how many sequence numbers codes take before they repeat.
+	codeSeqs = 1 << 20
 )
 
 type errRecord struct {
@@ -139,19 +141,29 @@ var codes struct {
 func newCode(class C.int, msg string) C.int {
 	codes.Lock()
 	defer codes.Unlock()
-	codes.seq = (codes.seq + 1) % (1 << 20)
+	codes.seq = (codes.seq + 1) % codeSeqs
 	code := C.int(codeBase + codes.seq<<codeShift + int(class))
 	codes.ring[codes.seq%codeRing] = errRecord{code, msg}
 	return code
 }
 
 // classOfCode is the class of an error code (a class is its own code).
+// Only a predefined class (or an MPI_T_ERR_ return code) and a code
+// newCode can have made are error codes: any other number is not, and
+// MPI_Error_class and MPI_Error_string must refuse it rather than answer
+// with a class made up from its bits.
 func classOfCode(code C.int) (C.int, bool) {
+	var class C.int
 	switch {
 	case code >= 0 && code <= C.MPI_ERR_LASTCODE:
-		return code, true
-	case code >= codeBase:
-		return C.int((int(code) - codeBase) & (1<<codeShift - 1)), true
+		class = code
+	case code >= codeBase && int(code) < codeBase+codeSeqs<<codeShift:
+		class = C.int((int(code) - codeBase) & (1<<codeShift - 1))
+	default:
+		return 0, false
+	}
+	if _, ok := classNames[class]; ok || class >= C.MPI_T_ERR_CANNOT_INIT && class <= C.MPI_T_ERR_PVAR_NO_ATOMIC {
+		return class, true
 	}
 	return 0, false
 }

@@ -42,6 +42,21 @@ func freeWinHandle(h uintptr) {
 	}
 }
 
+// dropAllWinDescs takes every window's descriptor out of the C table
+// (MPI_Finalize): an RMA call on a window the program did not free then
+// takes the Go path, which names a call after MPI_Finalize an error,
+// rather than running in C as if MPI were still initialized. The
+// descriptors stay allocated, as the windows themselves do.
+func dropAllWinDescs() {
+	tab.Lock()
+	defer tab.Unlock()
+	for s, used := range winSlots.used {
+		if used {
+			C.shmrun_set_win(C.int(s), nil)
+		}
+	}
+}
+
 // newDesc builds w's descriptor (nil for flavors whose parts are not all
 // mapped here) and returns it with the Go slow paths its C calls hand over
 // to.

@@ -755,7 +755,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 {
 	shmrun_win_attrs *a;
 	char *base;
-	int rc = shmWinAttrs(H(win), &a, &base);
+	int rc = shmWinAttrs(H(win), win_keyval, &a, &base);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	*flag = 1;

@@ -188,10 +188,16 @@ func shmWinFree(h *C.uintptr_t) C.int {
 }
 
 //export shmWinAttrs
-func shmWinAttrs(h C.uintptr_t, out *winAttrs, base **C.char) C.int {
+func shmWinAttrs(h C.uintptr_t, key C.int, out *winAttrs, base **C.char) C.int {
 	x, code := winOf("MPI_Win_get_attr", uintptr(h))
 	if code != 0 {
 		return code
+	}
+	// As on communicators: below firstKeyval only the window's predefined
+	// keys are keys, and MPI_KEYVAL_INVALID or a communicator's key is
+	// MPI_ERR_KEYVAL rather than a key without a value.
+	if key < C.MPI_WIN_BASE || key > C.MPI_WIN_MODEL && key < firstKeyval {
+		return x.raise("MPI_Win_get_attr", fmt.Errorf("attribute key %d: %w", int(key), errKeyval))
 	}
 	*out = x.attrs
 	*base = cptr(x.w.Attr().Base)
