@@ -228,10 +228,16 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 	if w.ep.h.FenceOpen && w.ep.h.FenceUsed.Load() {
 		return nil, errorf(ErrRMASync, "%s on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", call, w.rank)
 	}
-	// Groups are immutable: the translation of the last two groups seen
-	// (typically Post's and Start's) is kept, so an epoch allocates nothing.
-	for _, c := range w.groupCache {
-		if c.g == g {
+	// Groups are immutable: the translation of the last group given to
+	// Post and of the last given to Start is kept, so an epoch allocates
+	// nothing. Each call writes its own slot, through an atomic pointer:
+	// a goroutine's Post and another's Start may run at once.
+	slot := 0
+	if call == "Start" {
+		slot = 1
+	}
+	for i := range w.groupCache {
+		if c := w.groupCache[i].Load(); c != nil && c.g == g {
 			return c.ranks, nil
 		}
 	}
@@ -248,7 +254,7 @@ func (w *Win) checkPSCW(call string, g *comm.Group, assert, allowed int) ([]int,
 			return nil, errorf(comm.ErrGroup, "%s on rank %d: group rank %d is not in the window's group", call, w.rank, i)
 		}
 	}
-	w.groupCache[1], w.groupCache[0] = w.groupCache[0], groupRanks{g, ranks}
+	w.groupCache[slot].Store(&groupRanks{g, ranks})
 	return ranks, nil
 }
 

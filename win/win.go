@@ -53,8 +53,8 @@ type Win struct {
 	stripes  *atomics.Stripes
 
 	ep         epochState
-	hot        *winc.Epoch   // ep.h, one load nearer for Flush's inlined path
-	groupCache [2]groupRanks // last groups given to Post and Start
+	hot        *winc.Epoch                   // ep.h, one load nearer for Flush's inlined path
+	groupCache [2]atomic.Pointer[groupRanks] // the last groups given to Post and Start (pscw.go)
 	freed      atomic.Bool
 
 	obs *obs.Win
