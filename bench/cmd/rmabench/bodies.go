@@ -299,8 +299,8 @@ func put8Touched(c *ctx, _ *meas, k int64) error {
 func word(b []byte, off int) *uint64 { return raw.Uint64At(b, int64(off)) }
 
 var table = []meas{
-	originLockall("put8_flush", put8Flush),
-	originLockall("get8_flush", get8Flush),
+	{name: "put8_flush", kind: origin, need2: true, setup: lockallOrigin, body: put8Flush, teardown: rmaCheckTeardown},
+	{name: "get8_flush", kind: origin, need2: true, setup: lockallOrigin, body: get8Flush, teardown: rmaCheckTeardown},
 	{name: "put8_flush_touched", kind: all, need2: true, setup: touchedSetup, body: put8Touched, teardown: unlockallOrigin},
 	putBWRow("put_bw_4096", 4*kib, false),
 	putBWRow("put_bw_65536", 64*kib, false),
@@ -329,5 +329,102 @@ func originLockall(name string, body func(*ctx, *meas, int64) error) meas {
 }
 
 func putBWRow(name string, bytes int, full bool) meas {
-	return meas{name: name, kind: origin, need2: true, fullOnly: full, arg: bytes, setup: lockallOrigin, body: putBW, teardown: unlockallOrigin}
+	return meas{name: name, kind: origin, need2: true, fullOnly: full, arg: bytes, setup: lockallOrigin, body: putBW, teardown: rmaCheckTeardown}
+}
+
+// rmaPattern is byte j of the pattern rmaCheckTeardown moves in n bytes
+// (rmabench.c's rma_pattern).
+func rmaPattern(j, n int) byte { return byte(j*131 + j/251 + n + 1) }
+
+// rmaCheckTeardown checks the answers of the Put and Get rows as
+// rmabench.c's rma_check_teardown does: one more operation of the row's
+// size moves a pattern the timed ones never wrote, and the rank that did
+// not issue it checks every byte, reading its own part under an exclusive
+// lock on itself. A runtime whose Put lands in the wrong place must not be
+// timed as if it had done the work.
+func rmaCheckTeardown(c *ctx, m *meas) error {
+	get := m.name == "get8_flush"
+	n, disp := 8, offPut
+	if m.arg > 0 {
+		n, disp = m.arg, 0
+	}
+	buf := make([]byte, n)
+	wrong := int64(0)
+	if !get && c.rank == 0 {
+		for j := range buf {
+			buf[j] = rmaPattern(j, n)
+		}
+		if err := c.w.Put(buf, 1, disp); err != nil {
+			return err
+		}
+		if err := c.w.Flush(1); err != nil {
+			return err
+		}
+	}
+	if err := unlockallOrigin(c, m); err != nil {
+		return err
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if c.rank == 1 {
+		if err := c.w.Lock(win.Exclusive, 1, 0); err != nil {
+			return err
+		}
+		at := c.base[disp : disp+n]
+		for j := range at {
+			switch {
+			case get:
+				at[j] = rmaPattern(j, n)
+			case at[j] != rmaPattern(j, n):
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 1: byte %d of %d is %d, want %d\n", m.name, j, n, at[j], rmaPattern(j, n))
+				}
+				wrong++
+			}
+		}
+		if err := c.w.Unlock(1); err != nil {
+			return err
+		}
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if get && c.rank == 0 {
+		if err := c.w.Lock(win.Shared, 1, 0); err != nil {
+			return err
+		}
+		if err := c.w.Get(buf, 1, disp); err != nil {
+			return err
+		}
+		if err := c.w.Unlock(1); err != nil {
+			return err
+		}
+		for j, g := range buf {
+			if g != rmaPattern(j, n) {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 0: byte %d of %d is %d, want %d\n", m.name, j, n, g, rmaPattern(j, n))
+				}
+				wrong++
+			}
+		}
+	}
+	return reportCheck(c, m.name, wrong)
+}
+
+// reportCheck sums the wrong answers every rank found and has rank 0 print
+// the row's verdict ("INFO check <row> ok|WRONG").
+func reportCheck(c *ctx, name string, wrong int64) error {
+	sum := []int64{0}
+	if err := comm.Reduce(c.c, []int64{wrong}, sum, atomics.Sum, 0); err != nil {
+		return err
+	}
+	if c.rank == 0 {
+		verdict := "ok"
+		if sum[0] != 0 {
+			verdict = "WRONG"
+		}
+		fmt.Printf("INFO check %s %s\n", name, verdict)
+	}
+	return nil
 }

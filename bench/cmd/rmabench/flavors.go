@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -139,23 +138,6 @@ func xFop8(c *ctx, _ *meas, k int64) error {
 	for range k {
 		win.FetchAndOp(c.xw, int64(1), 1, c.xdisp+xFop, atomics.Sum)
 		c.xw.Flush(1)
-	}
-	return nil
-}
-
-// reportCheck sums the wrong answers every rank found and has rank 0 print
-// the row's verdict ("INFO check <row> ok|WRONG").
-func reportCheck(c *ctx, name string, wrong int64) error {
-	sum := []int64{0}
-	if err := comm.Reduce(c.c, []int64{wrong}, sum, atomics.Sum, 0); err != nil {
-		return err
-	}
-	if c.rank == 0 {
-		verdict := "ok"
-		if sum[0] != 0 {
-			verdict = "WRONG"
-		}
-		fmt.Printf("INFO check %s %s\n", name, verdict)
 	}
 	return nil
 }
