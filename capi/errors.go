@@ -97,13 +97,15 @@ func classOf(err error) C.int {
 			return classOf(es[0])
 		}
 	}
-	var ce *classError
-	if errors.As(err, &ce) {
-		return ce.class
-	}
+	// MPI_ERR_IN_STATUS first: it wraps the first failure, whose own
+	// class the statuses carry.
 	var ie *inStatusError
 	if errors.As(err, &ie) {
 		return C.MPI_ERR_IN_STATUS
+	}
+	var ce *classError
+	if errors.As(err, &ce) {
+		return ce.class
 	}
 	for _, c := range classes {
 		if errors.Is(err, c.err) {
@@ -162,7 +164,7 @@ func classOfCode(code C.int) (C.int, bool) {
 	default:
 		return 0, false
 	}
-	if _, ok := classNames[class]; ok || class >= C.MPI_T_ERR_CANNOT_INIT && class <= C.MPI_T_ERR_PVAR_NO_ATOMIC {
+	if _, ok := classNames[class]; ok || class == C.MPI_ERR_LASTCODE || class >= C.MPI_T_ERR_CANNOT_INIT && class <= C.MPI_T_ERR_PVAR_NO_ATOMIC {
 		return class, true
 	}
 	return 0, false

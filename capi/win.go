@@ -84,16 +84,13 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 	if code != 0 {
 		return code
 	}
-	in, err := infoMap(uintptr(info))
-	if err != nil {
-		return x.raise(call, err)
-	}
+	in, bad := infoMap(uintptr(info))
 	// A negative size goes on to Allocate and AllocateShared, which refuse
 	// it on every rank alike; refused here on one rank, it would leave the
 	// others in the window's creation, matched with this rank's next
 	// collective call. Create's memory cannot carry it.
-	var bad error
 	switch {
+	case bad != nil:
 	case kind == wkCreate && size < 0:
 		bad = fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize)
 	case kind == wkCreate && size > 0 && mem == nil:
@@ -102,13 +99,24 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 		bad = fmt.Errorf("base is NULL and size is %d: %w", int64(size), win.ErrArg)
 	}
 	if bad != nil {
-		// This rank still joins the others' creation, with a disp unit
+		// This rank still joins the others' creation, with an info value
 		// that fails it on every rank: refused here alone, it would leave
 		// them waiting in it, matched with this rank's next collective.
-		_, _ = win.Create(x.c, nil, 0, win.Info(in))
+		refused := win.Info{"no_locks": "(another argument of this rank was refused)"}
+		switch kind {
+		case wkShared:
+			_, _ = win.AllocateShared(x.c, 0, 1, refused)
+		case wkAllocate:
+			_, _ = win.Allocate(x.c, 0, 1, refused)
+		case wkCreate:
+			_, _ = win.Create(x.c, nil, 1, refused)
+		default:
+			_, _ = win.CreateDynamic(x.c, refused)
+		}
 		return x.raise(call, bad)
 	}
 	var w *win.Win
+	var err error
 	switch kind {
 	case wkShared:
 		w, err = win.AllocateShared(x.c, int(size), int(dispUnit), win.Info(in))

@@ -208,12 +208,13 @@ func (t *Type) Fits(count int, n int) error {
 
 // FitsRecv is Fits for a buffer data arrive in (a receive's, a Get's
 // result): count instances of t must moreover hold no more bytes than
-// they span. More would be entries that overlap, which MPI makes
-// erroneous in a receive (MPI 4.1 §5.1: even where the message is too
-// short to write an entry twice), so it is ErrType; and the check keeps
-// the staging buffer a receive of such data packs through within the
-// size of the user's buffer (2^40 instances of a zero-extent int64 in 8
-// bytes would be 8 TiB).
+// they span. More are entries that overlap, which MPI makes erroneous in
+// a receive (MPI 4.1 §5.1: even where the message is too short to write
+// an entry twice), so it is ErrType; and the check keeps the staging
+// buffer a receive of such data packs through within the size of the
+// user's buffer (2^40 instances of a zero-extent int64 in 8 bytes would
+// be 8 TiB). Overlaps that leave as many bytes of gaps elsewhere in the
+// span are not seen: the check is the bound, not a full overlap test.
 func (t *Type) FitsRecv(count int, n int) error {
 	if err := t.Fits(count, n); err != nil {
 		return err

@@ -177,6 +177,9 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	if w.d != nil {
 		return w.directPutType(packed, target, disp, tcount, ttype)
 	}
+	// The cleanup mpiType attached to ttype frees tt once ttype is
+	// garbage: ttype must outlive the MPI call that takes tt.
+	defer runtime.KeepAlive(ttype)
 	defer w.mu.Unlock()
 	if err := h.PutType(w.origin(packed, target), len(packed), 0, target, off, tcount, tt); err != nil {
 		return w.mpiErr("PutType", err)
@@ -206,6 +209,9 @@ func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp,
 		_, _ = dtype.UnpackPrefix(tmp[:n], result, rcount, rtype)
 		return nil
 	}
+	// The cleanup mpiType attached to ttype frees tt once ttype is
+	// garbage: ttype must outlive the MPI call that takes tt.
+	defer runtime.KeepAlive(ttype)
 	defer w.mu.Unlock()
 	if err := h.GetType(tmp, n, 0, target, off, tcount, tt); err != nil {
 		return w.mpiErr("GetType", err)
@@ -236,6 +242,9 @@ func AccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, target
 	if w.d != nil {
 		return w.directAccType("AccumulateType", e, packed, nil, target, disp, tcount, ttype, op)
 	}
+	// The cleanup mpiType attached to ttype frees tt once ttype is
+	// garbage: ttype must outlive the MPI call that takes tt.
+	defer runtime.KeepAlive(ttype)
 	defer w.mu.Unlock()
 	n := len(packed) / int(dtype.Basic(e).Size())
 	if err := h.AccumulateType(w.origin(spread(packed, n, e), target), n, e, target, off, tcount, tt, op); err != nil {
@@ -280,6 +289,9 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 		_, _ = dtype.UnpackPrefix(tmp[:nb], result, rcount, rtype)
 		return nil
 	}
+	// The cleanup mpiType attached to ttype frees tt once ttype is
+	// garbage: ttype must outlive the MPI call that takes tt.
+	defer runtime.KeepAlive(ttype)
 	defer w.mu.Unlock()
 	n := nb / int(dtype.Basic(e).Size())
 	// The MPI reads and writes whole elements of e: gaps included.

@@ -62,8 +62,10 @@ type Win struct {
 	nopen  int
 
 	// groups are the MPI groups of the last few groups given to Post and
-	// Start, made once each (under mu; freed with the window).
-	groups []pscwGroup
+	// Start, made once each (under mu; freed with the window); pendGroup
+	// is the group of a Start in progress, which stays.
+	groups    []pscwGroup
+	pendGroup *comm.Group
 
 	noLocks bool // info no_locks=true: Lock and LockAll are ErrRMASync
 
@@ -111,8 +113,14 @@ func (w *Win) pscwGroupOf(call string, g *comm.Group) (pscwGroup, error) {
 	}
 	c := pscwGroup{g: g, ranks: ranks, h: h}
 	if len(w.groups) == maxPSCWGroups {
-		_ = w.groups[0].h.Free()
-		w.groups = append(w.groups[:0], w.groups[1:]...)
+		// The oldest, but not the group a pending Start (which runs
+		// without the mutex) is passing to the MPI.
+		i := 0
+		if w.groups[0].g == w.pendGroup {
+			i = 1
+		}
+		_ = w.groups[i].h.Free()
+		w.groups = append(w.groups[:i], w.groups[i+1:]...)
 	}
 	w.groups = append(w.groups, c)
 	return c, nil
@@ -774,6 +782,7 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 		return err
 	}
 	// Claimed, pending, then taken without the mutex (mpiEpoch).
+	fence := w.ep.fence // restored if the lock fails
 	w.ep.locks[rank], w.ep.lockPend[rank], w.ep.fence = lt, true, false
 	w.ep.nlocks++
 	w.ep.npend++
@@ -793,6 +802,7 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	if err != nil {
 		w.ep.locks[rank] = 0
 		w.ep.nlocks--
+		w.ep.fence = w.ep.fence || fence && w.ep.nlocks == 0
 		return w.mpiErr("Lock", err)
 	}
 	return nil
@@ -848,6 +858,7 @@ func (w *Win) LockAll(assert int) error {
 		return err
 	}
 	// Claimed, pending, then taken without the mutex (mpiEpoch).
+	fence := w.ep.fence // restored if the lock fails
 	w.ep.lockAll, w.ep.allPend, w.ep.fence = true, true, false
 	w.mu.Unlock()
 	var err error
@@ -862,7 +873,7 @@ func (w *Win) LockAll(assert int) error {
 	defer w.mu.Unlock()
 	w.ep.allPend = false
 	if err != nil {
-		w.ep.lockAll = false
+		w.ep.lockAll, w.ep.fence = false, fence
 		return w.mpiErr("LockAll", err)
 	}
 	return nil
@@ -944,7 +955,7 @@ func (w *Win) Sync() error {
 		return err
 	}
 	w.mu.Lock()
-	passive := w.ep.passive()
+	passive := w.ep.lockedAll() || w.ep.nlocks > w.ep.npend // a pending Lock is not open yet
 	w.mu.Unlock()
 	if !passive {
 		// As shmrun's backend and the standard: only inside a
@@ -1051,7 +1062,9 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	}
 	// Claimed, pending, then started without the mutex (mpiEpoch): it
 	// may wait for the targets' Posts.
+	fence := w.ep.fence // restored if the start fails
 	w.ep.start, w.ep.startPend, w.ep.fence = pg.ranks, true, false
+	w.pendGroup = g // not evicted from the groups while Start uses it
 	w.mu.Unlock()
 	if w.d != nil {
 		w.d.pscw.startOn(pg.ranks)
@@ -1060,9 +1073,10 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ep.startPend = false
+	w.ep.startPend, w.pendGroup = false, nil
 	if err != nil {
 		w.ep.start = nil
+		w.ep.fence = w.ep.fence || fence && !w.ep.post
 		return w.mpiErr("Start", err)
 	}
 	return nil

@@ -74,6 +74,17 @@ int main(int argc, char **argv)
 	err = MPI_Barrier(MPI_COMM_WORLD);
 	CHECK(err == MPI_SUCCESS, "Barrier after the failed window: %d", err);
 	report("NULL base on one rank");
+
+	/* An invalid info handle on rank 1 only: every rank's
+	 * MPI_Win_allocate fails, and the next collective call matches. */
+	win = MPI_WIN_NULL;
+	err = MPI_Win_allocate(64, 1, rank == 1 ? (MPI_Info)(intptr_t)0x7770 : MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	CHECK(err != MPI_SUCCESS && win == MPI_WIN_NULL, "Win_allocate with an invalid info on rank 1: %d", err);
+	if (err == MPI_SUCCESS)
+		MPI_Win_free(&win);
+	err = MPI_Barrier(MPI_COMM_WORLD);
+	CHECK(err == MPI_SUCCESS, "Barrier after the failed window: %d", err);
+	report("invalid info on one rank");
 #else
 	(void)buf, (void)win, (void)flag, (void)err, (void)class, (void)base;
 	report("size-0 base");
@@ -81,6 +92,7 @@ int main(int argc, char **argv)
 	report("large disp units");
 	report("negative size on one rank");
 	report("NULL base on one rank");
+	report("invalid info on one rank");
 #endif
 	MPI_Finalize();
 	return 0;
