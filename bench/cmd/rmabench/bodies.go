@@ -87,14 +87,33 @@ func casSetup(c *ctx, m *meas) error {
 	return lockallOrigin(c, m)
 }
 
+// casTeardown checks the row's answer, as the C twin does: every CAS
+// swapped, and the target word holds the last value swapped in.
 func casTeardown(c *ctx, m *meas) error {
 	if err := unlockallOrigin(c, m); err != nil {
 		return err
 	}
-	if c.rank == 0 && c.casFail > 0 {
-		fmt.Printf("INFO warning cas_i64 %d compare-and-swap calls did not swap\n", c.casFail)
+	if err := c.c.Barrier(); err != nil {
+		return err
 	}
-	return nil
+	var wrong int64
+	if c.rank == 0 {
+		got := []int64{-1}
+		if err := c.w.Lock(win.Shared, 1, 0); err != nil {
+			return err
+		}
+		if err := win.GetT(c.w, got, 1, offCAS); err != nil {
+			return err
+		}
+		if err := c.w.Unlock(1); err != nil {
+			return err
+		}
+		if c.casFail > 0 || got[0] != c.seq {
+			wrong = 1
+			fmt.Printf("INFO check cas_i64 WRONG on rank 0: %d calls did not swap; the word is %d, want %d\n", c.casFail, got[0], c.seq)
+		}
+	}
+	return reportCheck(c, m.name, wrong)
 }
 
 func cas(c *ctx, _ *meas, k int64) error {
