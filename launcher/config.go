@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -280,17 +281,17 @@ func rankCount(parts []Part) string {
 }
 
 // CPUs returns the CPUs in the launcher's own affinity set (containers
-// restrict it), in ascending order.
+// restrict it), in ascending order: topo.Affinity's, which also reads
+// machines of more CPUs than x/sys's 1024-CPU set holds. Where even that
+// fails, the first runtime.NumCPU CPUs (the Go runtime counts the set
+// with a larger buffer).
 func CPUs() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return []int{0}
+	if set, err := topo.Affinity(); err == nil && !set.IsEmpty() {
+		return set.CPUs()
 	}
-	var cpus []int
-	for i := 0; len(cpus) < set.Count(); i++ {
-		if set.IsSet(i) {
-			cpus = append(cpus, i)
-		}
+	cpus := make([]int, max(1, runtime.NumCPU()))
+	for i := range cpus {
+		cpus[i] = i
 	}
 	return cpus
 }

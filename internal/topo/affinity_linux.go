@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,7 +13,19 @@ import (
 func Affinity() (CPUSet, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return CPUSet{}, fmt.Errorf("topo: sched_getaffinity: %w", err)
+		// x/sys's set holds 1024 CPUs, and the kernel refuses a buffer
+		// smaller than its possible CPUs (EINVAL): the thread's status
+		// file lists them whatever their number.
+		f, rerr := os.Open("/proc/thread-self/status")
+		if rerr != nil {
+			return CPUSet{}, fmt.Errorf("topo: sched_getaffinity: %w (and %v)", err, rerr)
+		}
+		defer f.Close()
+		s, perr := AllowedFromStatus(f)
+		if perr != nil {
+			return CPUSet{}, fmt.Errorf("topo: sched_getaffinity: %w (and /proc/thread-self/status: %v)", err, perr)
+		}
+		return s, nil
 	}
 	var b builder
 	for c := 0; c < len(set)*64 && c < MaxCPUs; c++ {
