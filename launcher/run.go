@@ -81,7 +81,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := j.lockJob(); err != nil {
 		return Result{}, err
 	}
-	progs, err := j.buildPrograms(ctx)
+	progs, sig, err := j.buildWatched(ctx)
+	if sig != nil {
+		// A signal that ends the job came while the programs were built:
+		// no rank is started only to be killed.
+		s, _ := sig.(syscall.Signal)
+		return Result{ExitCode: 128 + int(s), Reason: fmt.Sprintf("received %s during the build; no rank was started", signalName(s))}, nil
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -128,6 +134,45 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// buildWatched is buildPrograms with the job's signals watched: one that
+// would end the job (any but SIGUSR1/2, which have no rank to go to yet)
+// cancels the build and is returned. Once the build is over the signals
+// are supervise's again.
+func (j *job) buildWatched(ctx context.Context) ([]string, os.Signal, error) {
+	if j.cfg.Signals == nil {
+		progs, err := j.buildPrograms(ctx)
+		return progs, nil, err
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, got := make(chan struct{}), make(chan os.Signal, 1)
+	go func() {
+		defer close(got)
+		for {
+			select {
+			case <-stop:
+				return
+			case sig, ok := <-j.cfg.Signals:
+				if !ok {
+					return
+				}
+				if s, _ := sig.(syscall.Signal); s == syscall.SIGUSR1 || s == syscall.SIGUSR2 {
+					continue
+				}
+				got <- sig
+				cancel()
+				return
+			}
+		}
+	}()
+	progs, err := j.buildPrograms(bctx)
+	close(stop)
+	if sig, ok := <-got; ok {
+		return nil, sig, err
+	}
+	return progs, nil, err
 }
 
 // writeIndented writes v to f as indented JSON.

@@ -2,6 +2,7 @@ package launcher_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -448,5 +449,25 @@ func TestTinyDeadlockAfter(t *testing.T) {
 		if got := len(res.Lines()); got != 2 {
 			t.Errorf("DeadlockAfter %v: %d lines of output, want 2", d, got)
 		}
+	}
+}
+
+// TestSignalDuringBuild: a signal that ends the job, come while its Go
+// program is built, ends it there: the build is cancelled and no rank is
+// started only to be killed.
+func TestSignalDuringBuild(t *testing.T) {
+	sigs := make(chan os.Signal, 1)
+	sigs <- syscall.SIGTERM
+	var out, errOut strings.Builder
+	res, err := launcher.Run(context.Background(), launcher.Config{
+		Parts:   []launcher.Part{{N: 2, Prog: "testdata/gohello"}},
+		Signals: sigs, Stdout: &out, Stderr: &errOut, Oversubscribe: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 128+int(syscall.SIGTERM) || !strings.Contains(res.Reason, "during the build") || out.Len() != 0 {
+		t.Errorf("exit %d, reason %q, stdout %q; want %d, a reason saying the build was stopped, no output",
+			res.ExitCode, res.Reason, out.String(), 128+int(syscall.SIGTERM))
 	}
 }
