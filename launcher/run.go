@@ -41,7 +41,7 @@ type job struct {
 
 	spawnerDone chan struct{} // closed when every rank is reaped: the spawner thread may exit
 
-	oversubscribed bool           // more ranks than CPUs in shmrun's affinity set
+	oversubscribed bool           // more ranks than CPUs in shmrun's affinity set, or in a bound rank's set (stacked)
 	backing        format.Backing // Config.Shm, parsed
 	topo           *topo.Topology // nil: unknown (ranks run unbound)
 	obs            *observer      // --stats, --trace: nil when off
@@ -94,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if j.ctl, err = team.NewControl(j.id, j.cfg.Ranks()); err != nil {
 		return Result{}, err
 	}
-	j.oversubscribed = cfg.Ranks() > len(cpus)
+	j.oversubscribed = cfg.Ranks() > len(cpus) || stacked(bindings)
 	if observing(cfg) && j.buildTo == "" {
 		if err := j.makeBuildDir(); err != nil {
 			return Result{}, err
@@ -134,6 +134,25 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// stacked reports whether more bound ranks share a CPU set than it has
+// CPUs: round-robin over uneven instances (--oversubscribe with an
+// instance cut down by the allowed CPUs) can put two ranks on one CPU
+// while the job as a whole has a CPU a rank. Such ranks wait as
+// oversubscribed ones must (they take turns on a core), not by spinning.
+func stacked(bs []topo.Binding) bool {
+	on := map[string]int{}
+	for _, b := range bs {
+		if !b.Bound {
+			continue
+		}
+		k := b.CPUs.String()
+		if on[k]++; on[k] > b.CPUs.Len() {
+			return true
+		}
+	}
+	return false
 }
 
 // buildWatched is buildPrograms with the job's signals watched: one that
