@@ -54,6 +54,15 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 		}
 		e.dir = d
 	}
+	// The record directories of --stats and --trace (internal/obs reads
+	// them at start): the launcher gives absolute ones; a relative one
+	// (a stray SHMRUN_STATS=1) would fail only at Finalize, once the
+	// program's work is done.
+	for _, k := range []string{format.EnvStats, format.EnvTrace} {
+		if d := get(k); d != "" && d[0] != '/' {
+			return e, fmt.Errorf("comm: %s=%q is not an absolute path (shmrun --stats and --trace set it): %w", k, d, ErrInit)
+		}
+	}
 	if e.backing, err = format.ParseBacking(get(EnvShm)); err != nil {
 		return e, fmt.Errorf("comm: %s: %v: %w", EnvShm, err, ErrInit)
 	}

@@ -66,6 +66,8 @@ func TestParseEnv(t *testing.T) {
 		{"single copy on", rankVars(format.EnvSingleCopy, "on"), rankEnv{job: "0123456789abcdef", rank: 1, size: 4, localRank: 1, controlFD: 3, dir: "/dev/shm"}, true},
 		{"bad single copy", rankVars(format.EnvSingleCopy, "maybe"), rankEnv{}, false},
 		{"singleton relative dir", map[string]string{EnvShmDir: "./x"}, rankEnv{}, false},
+		{"relative stats dir", map[string]string{format.EnvStats: "1"}, rankEnv{}, false},
+		{"relative trace dir", rankVars(format.EnvTrace, "trace"), rankEnv{}, false},
 		{"job upper case", rankVars(EnvJob, "ABC"), rankEnv{}, false},
 		{"job with slash", rankVars(EnvJob, "ab/cd"), rankEnv{}, false},
 		{"job with dot", rankVars(EnvJob, "ab.cd"), rankEnv{}, false},
