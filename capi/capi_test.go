@@ -141,6 +141,19 @@ func build(t *testing.T, cc []string, name, dir string, libs ...string) string {
 	return exe
 }
 
+// shmccBuild writes the C program prog to src and builds it to exe with
+// the installed shmcc (in dir) and flags.
+func shmccBuild(t *testing.T, dir, src, exe, prog string, flags ...string) {
+	t.Helper()
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append(flags, "-o", exe), src)
+	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("shmcc: %v\n%s", err, out)
+	}
+}
+
 // run runs a job and returns its standard output, failing on a non-zero
 // exit.
 func run(t *testing.T, env []string, args ...string) string {
@@ -276,13 +289,8 @@ func TestCRankCrash(t *testing.T) {
 			src := filepath.Join(tmp, c.name+".c")
 			prog := "#include <mpi.h>\n#include <signal.h>\nint main(int argc, char **argv) {\n\tint rank;\n" +
 				"\tMPI_Init(&argc, &argv);\n\tMPI_Comm_rank(MPI_COMM_WORLD, &rank);" + c.body + "\n\tMPI_Finalize();\n\treturn 0;\n}\n"
-			if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			exe := filepath.Join(tmp, c.name)
-			if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-g", "-o", exe, src).CombinedOutput(); err != nil {
-				t.Fatalf("shmcc: %v\n%s", err, out)
-			}
+			shmccBuild(t, dir, src, exe, prog, "-g")
 			start := time.Now()
 			cmd := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "3", "--oversubscribe", "--timeout", "60s", exe)
 			out, err := cmd.CombinedOutput()
@@ -319,12 +327,7 @@ int main(int argc, char **argv) {
 	return 0;
 }
 `
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-O2", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("shmcc: %v\n%s", err, out)
-	}
+	shmccBuild(t, dir, src, exe, prog, "-O2")
 	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 16 || !strings.Contains(string(out), "MPI_Win_lock: called after MPI_Finalize") {
@@ -369,12 +372,7 @@ int main(int argc, char **argv) {
 	return 0;
 }
 `
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-O2", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("shmcc: %v\n%s", err, out)
-	}
+	shmccBuild(t, dir, src, exe, prog, "-O2")
 	run(t, nil, filepath.Join(dir, "bin", "shmrun"), "-n", "2", "--oversubscribe", "--stats-json", stats, exe)
 	b, err := os.ReadFile(stats)
 	if err != nil {
@@ -453,12 +451,7 @@ int main(int argc, char **argv) {
 	return 0;
 }
 `
-		if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-g", "-o", exe, src).CombinedOutput(); err != nil {
-			t.Fatalf("shmcc: %v\n%s", err, out)
-		}
+		shmccBuild(t, dir, src, exe, prog, "-g")
 		out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "--check", "-n", "2", "--oversubscribe", exe).CombinedOutput()
 		var ee *exec.ExitError
 		switch {

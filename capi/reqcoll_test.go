@@ -3,8 +3,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -50,11 +48,6 @@ int main(int argc, char **argv) {
 	return bad;
 }
 `
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(filepath.Join(dir, "bin", "shmcc"), "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("shmcc: %v\n%s", err, out)
-	}
+	shmccBuild(t, dir, src, exe, prog)
 	run(t, nil, filepath.Join(dir, "bin", "shmrun"), "-n", "3", "--oversubscribe", "--timeout", "60s", exe)
 }

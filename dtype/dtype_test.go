@@ -227,21 +227,7 @@ func checkAgainstRef(t *testing.T, name string, tp *dtype.Type, count int) {
 		}
 	}
 	// Size and true bounds agree with the type map.
-	var size, tlb, tub int64
-	first := true
-	for _, e := range m {
-		runs, _ := e.t.Runs()
-		for _, r := range runs {
-			size += r.Len
-			if first || e.off+r.Off < tlb {
-				tlb = e.off + r.Off
-			}
-			if first || e.off+r.Off+r.Len > tub {
-				tub = e.off + r.Off + r.Len
-			}
-			first = false
-		}
-	}
+	size, tlb, tub := mapBounds(m)
 	if size != tp.Size() || (size > 0 && (tlb != tp.TrueLB() || tub-tlb != tp.TrueExtent())) {
 		t.Fatalf("%s: Size %d TrueLB %d TrueExtent %d; the type map says %d, %d, %d", name, tp.Size(), tp.TrueLB(), tp.TrueExtent(), size, tlb, tub-tlb)
 	}
@@ -496,4 +482,24 @@ func TestUnpackPrefix(t *testing.T) {
 	if _, err := dtype.UnpackPrefix(src, pre, 1, col); err != nil || !bytes.Equal(pre, full) {
 		t.Fatalf("full buffer: % x, Unpack gives % x (%v)", pre, full, err)
 	}
+}
+
+// mapBounds is a type map's size in bytes and its true bounds: its
+// lowest and one past its highest byte (0, 0 without data).
+func mapBounds(m []elem) (size, tlb, tub int64) {
+	first := true
+	for _, e := range m {
+		runs, _ := e.t.Runs()
+		for _, r := range runs {
+			size += r.Len
+			if first || e.off+r.Off < tlb {
+				tlb = e.off + r.Off
+			}
+			if first || e.off+r.Off+r.Len > tub {
+				tub = e.off + r.Off + r.Len
+			}
+			first = false
+		}
+	}
+	return size, tlb, tub
 }

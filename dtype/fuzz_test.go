@@ -91,21 +91,7 @@ func FuzzConstructors(f *testing.F) {
 // rank's memory.
 func checkBounds(t *testing.T, tp *dtype.Type) {
 	t.Helper()
-	var size int64
-	first, tlb, tub := true, int64(0), int64(0)
-	for _, e := range typeMap(tp) {
-		runs, _ := e.t.Runs()
-		for _, r := range runs {
-			size += r.Len
-			if first || e.off+r.Off < tlb {
-				tlb = e.off + r.Off
-			}
-			if first || e.off+r.Off+r.Len > tub {
-				tub = e.off + r.Off + r.Len
-			}
-			first = false
-		}
-	}
+	size, tlb, tub := mapBounds(typeMap(tp))
 	if size != tp.Size() || tlb != tp.TrueLB() || tub-tlb != tp.TrueExtent() {
 		t.Fatalf("%v: size %d, true lb %d, true extent %d; the type map's %d, %d, %d",
 			tp, tp.Size(), tp.TrueLB(), tp.TrueExtent(), size, tlb, tub-tlb)

@@ -493,28 +493,15 @@ func TestBuildDirOfKilledJob(t *testing.T) {
 	tmp := t.TempDir()
 	cmd, stderr, pids := startCLI(t, "true", []string{"TMPDIR=" + tmp},
 		"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe", "testdata/gosleep")
-	fds := waitReady(t, 2, pids, stderr)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	waitGone(t, fds)
-	left := ranktest.Objects(t, dir)
-	if len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
-		t.Fatalf("the killed job left %q, want its lock file", left)
-	}
+	lock := killWhenReady(t, dir, cmd, stderr, pids)
 	ents, err := os.ReadDir(tmp)
 	if err != nil || len(ents) != 1 {
 		t.Fatalf("$TMPDIR holds %v (%v), want the killed job's build directory", ents, err)
 	}
 	build := filepath.Join(tmp, ents[0].Name())
-	then := time.Now().Add(-2 * launcher.LockSettle)
-	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
-		t.Fatal(err)
-	}
 	code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir)
-	if code != 0 || !strings.Contains(stdout, "removed "+build+"\n") || !strings.Contains(stdout, "removed "+left[0]+"\n") {
-		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q; want it to remove %s and %s", code, stdout, errOut, build, left[0])
+	if code != 0 || !strings.Contains(stdout, "removed "+build+"\n") || !strings.Contains(stdout, "removed "+lock+"\n") {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q; want it to remove %s and %s", code, stdout, errOut, build, lock)
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("left in $TMPDIR after --cleanup: %v", ents)
@@ -616,6 +603,25 @@ func TestObserverDirsOfKilledJob(t *testing.T) {
 	tmp := t.TempDir()
 	cmd, stderr, pids := startCLI(t, "true", []string{"TMPDIR=" + tmp},
 		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe", "--stats", "--trace", filepath.Join(t.TempDir(), "trace.json"), "--check"}, body("hang")...)...)
+	killWhenReady(t, dir, cmd, stderr, pids)
+	if code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir); code != 0 {
+		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in $TMPDIR after --cleanup of the killed job: %q", names)
+	}
+}
+
+// killWhenReady SIGKILLs shmrun once its 2 ranks are ready and gone with
+// it, checks that the job left its lock file alone in dir, and ages that
+// file past launcher.LockSettle, so that --cleanup takes the job as dead;
+// it returns the lock file's name.
+func killWhenReady(t *testing.T, dir string, cmd *exec.Cmd, stderr *bytes.Buffer, pids <-chan int) string {
+	t.Helper()
 	fds := waitReady(t, 2, pids, stderr)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -630,14 +636,5 @@ func TestObserverDirsOfKilledJob(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, left[0]), then, then); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, errOut := runCLI(t, "--cleanup", "--shm-dir", dir); code != 0 {
-		t.Errorf("--cleanup: exit %d, stdout %q, stderr %q", code, stdout, errOut)
-	}
-	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Errorf("left in $TMPDIR after --cleanup of the killed job: %q", names)
-	}
+	return left[0]
 }
