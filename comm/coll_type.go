@@ -56,6 +56,9 @@ func (c *Comm) tcheck(call string, d tdata) (int, error) {
 	if err != nil {
 		return 0, c.typeError(call, err)
 	}
+	if err := c.stageOK(call, n, d.count, d.t); err != nil {
+		return 0, err
+	}
 	return int(n), nil
 }
 
@@ -238,6 +241,10 @@ func (c *Comm) vlayout(call string, buf []byte, counts, displs []int, t *dtype.T
 		nb, err := c.tcheck(call, blocks[q])
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if int64(nb) > physMem()-int64(at) {
+			return nil, nil, nil, fmt.Errorf("comm: %s on rank %d: the blocks up to rank %d's pack into more than this machine's memory (%d bytes): %w",
+				call, c.Rank(), q, physMem(), ErrNoMem)
 		}
 		wc[q], wd[q] = nb/w.size, at/w.size
 		at += nb

@@ -42,6 +42,9 @@ func (c *Comm) typedSize(call string, buf []byte, count int, t *dtype.Type) (int
 	if err != nil {
 		return 0, fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.rank, err, ErrType)
 	}
+	if err := c.stageOK(call, n, count, t); err != nil {
+		return 0, err
+	}
 	return int(n), nil
 }
 

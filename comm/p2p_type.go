@@ -100,6 +100,9 @@ func (c *Comm) typedOut(call string, buf []byte, count int, t *dtype.Type) ([]by
 	if err != nil {
 		return nil, form{}, c.typeError(call, err)
 	}
+	if err := c.stageOK(call, n, count, t); err != nil {
+		return nil, form{}, err
+	}
 	wire := make([]byte, n)
 	if _, err := dtype.Pack(buf, count, t, wire); err != nil {
 		return nil, form{}, c.typeError(call, err)

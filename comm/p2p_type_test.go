@@ -3,6 +3,7 @@
 package comm_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -300,6 +301,41 @@ func TestRecvOverlappingLocal(t *testing.T) {
 		send := make([]byte, 16)
 		if err := comm.AllgatherType(c, send, 1, dtype.Basic(atomics.Int64), buf, 1, flat); err == nil {
 			return fmt.Errorf("AllgatherType into overlapping instances: no error")
+		}
+		return nil
+	})
+}
+
+// TestSendOverlappingHuge: a send of overlapping instances is legal MPI,
+// but 2^43 bytes of them (2^40 zero-extent int64s in 8 bytes) are more
+// than any buffer here can hold: ErrNoMem on the sending rank, where the
+// packed copy was a fatal out of memory error of the Go runtime. The
+// same in a collective's send side; the job goes on.
+func TestSendOverlappingHuge(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		flat := mustType(dtype.Resized(dtype.Basic(atomics.Int64), 0, 0))
+		buf := make([]byte, 8)
+		if c.Rank() == 0 {
+			if err := c.SendType(buf, 1<<40, flat, 1, 0); !errors.Is(err, comm.ErrNoMem) {
+				return fmt.Errorf("SendType of 2^40 overlapping instances: %v, want ErrNoMem", err)
+			}
+			if _, err := c.IsendType(buf, 1<<40, flat, 1, 0); !errors.Is(err, comm.ErrNoMem) {
+				return fmt.Errorf("IsendType of 2^40 overlapping instances: %v, want ErrNoMem", err)
+			}
+		}
+		recv := make([]byte, 32)
+		if err := comm.BcastType(c, buf, 1<<40, flat, 0); !errors.Is(err, comm.ErrNoMem) && c.Rank() == 0 {
+			return fmt.Errorf("BcastType of 2^40 overlapping instances at the root: %v, want ErrNoMem", err)
+		}
+		// Two overlapping instances are small: they travel.
+		binary.LittleEndian.PutUint64(buf, uint64(7+c.Rank()))
+		if err := comm.AllgatherType(c, buf, 2, flat, recv, 2, dtype.Basic(atomics.Int64)); err != nil {
+			return fmt.Errorf("AllgatherType of 2 overlapping instances: %w", err)
+		}
+		for i := range 4 {
+			if v, want := binary.LittleEndian.Uint64(recv[8*i:]), uint64(7+i/2); v != want {
+				return fmt.Errorf("AllgatherType of 2 overlapping instances: element %d is %d, want %d", i, v, want)
+			}
 		}
 		return nil
 	})

@@ -3,6 +3,9 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
@@ -12,6 +15,33 @@ import (
 // The parts of the datatype forms both backends share; each backend has
 // its own pack (count instances of a type as contiguous bytes: a slice of
 // the buffer when they are one run, else a packed copy).
+
+// physMem is this machine's memory in bytes (sysinfo), or the largest
+// int64 where the kernel does not say.
+var physMem = sync.OnceValue(func() int64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil || si.Totalram == 0 {
+		return 1<<63 - 1
+	}
+	unit := max(uint64(si.Unit), 1)
+	if uint64(si.Totalram) > uint64(1<<63-1)/unit {
+		return 1<<63 - 1
+	}
+	return int64(uint64(si.Totalram) * unit)
+})
+
+// stageOK refuses a packed copy of n bytes larger than this machine's
+// memory, which the Go runtime could only meet with a fatal out of memory
+// error: count instances of a type whose entries overlap hold more data
+// than their span in the buffer, and a send of them is legal MPI however
+// large (the instances' bytes are copied, packed, before they travel).
+func (c *Comm) stageOK(call string, n int64, count int, t *dtype.Type) error {
+	if n <= physMem() {
+		return nil
+	}
+	return fmt.Errorf("comm: %s on rank %d: %d instances of %v pack into %d bytes, more than this machine's memory (%d): %w",
+		call, c.Rank(), count, t, n, physMem(), ErrNoMem)
+}
 
 // tdata is count instances of t in buf.
 type tdata struct {
