@@ -11,6 +11,7 @@ import (
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/team"
 )
 
 func (j *job) killAll(sig syscall.Signal) {
@@ -115,7 +116,7 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 	if ev.state != nil {
 		pid = ev.state.Pid()
 	}
-	if ctl := j.ctl; atomic.LoadUint32(ctl.AbortWord()) == format.AbortByRank {
+	if ctl := j.ctl; abortState(ctl) == format.AbortByRank {
 		// The word holds Abort's int code truncated to 32 bits: read it back
 		// signed, so Abort(-1) is named as such.
 		code := int(int32(atomic.LoadUint32(ctl.AbortCode())))
@@ -137,6 +138,19 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init without comm.Finalize; its peers could wait for it forever", ev.rank, pid), true
 	}
 	return 0, "", false
+}
+
+// abortState is the abort line's state once no Abort is midway: a rank
+// that claimed it (format.AbortClaimed) stores its code and rank and then
+// AbortByRank, a few stores, while its peers may already be leaving; wait
+// up to a second for them, in case the claiming rank was killed midway.
+func abortState(ctl *team.Control) uint32 {
+	s := atomic.LoadUint32(ctl.AbortWord())
+	for deadline := time.Now().Add(time.Second); s == format.AbortClaimed && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Microsecond)
+		s = atomic.LoadUint32(ctl.AbortWord())
+	}
+	return s
 }
 
 // abort tells the ranks the job is ending and starts the grace period.

@@ -119,6 +119,7 @@
 #define SHMRUN_ABORT_NONE 0 /* running */
 #define SHMRUN_ABORT_LAUNCHER 1 /* the launcher is ending the job */
 #define SHMRUN_ABORT_BY_RANK 2 /* a rank called Abort */
+#define SHMRUN_ABORT_CLAIMED 3 /* a rank calling Abort writes code and rank */
 #define SHMRUN_RANK_STATE 0 /* uint32 rank state (rank line) */
 #define SHMRUN_RANK_PID 4 /* uint32 pid (rank line) */
 #define SHMRUN_RANK_STARTED 0

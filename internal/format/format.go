@@ -212,6 +212,10 @@ const (
 	AbortNone     = 0
 	AbortLauncher = 1 // a rank failed or the launcher was signalled
 	AbortByRank   = 2 // a rank called comm.Abort
+	// AbortClaimed: a rank calling Abort won the state and is writing its
+	// code and rank, after which it stores AbortByRank; a second rank's
+	// Abort at the same time loses the claim and writes nothing.
+	AbortClaimed = 3
 )
 
 // Rank states, written by the rank, read by the launcher.

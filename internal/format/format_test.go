@@ -259,7 +259,8 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("inline byte %d is 1 if the\nrank's reads failed", format.SingleFailed),
 		fmt.Sprintf("a Bcast of `SHMRUN_SINGLE_BCAST` bytes (%d KiB) or more, or an Allreduce of\n`SHMRUN_SINGLE_ALLREDUCE` (%d KiB) or more", format.SingleBcast>>10, format.SingleAllreduce>>10),
 		fmt.Sprintf("exchange slot length S (%d)", format.SlotLen),
-		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort)", format.AbortNone, format.AbortLauncher, format.AbortByRank),
+		fmt.Sprintf("state (%d running, %d the launcher is ending the job,\n  %d a rank called Abort, %d a rank calling Abort is writing the next two\n  words)", format.AbortNone, format.AbortLauncher, format.AbortByRank, format.AbortClaimed),
+		fmt.Sprintf("claims the state by a CAS from %d to %d, stores the\n  code and its rank, then stores %d", format.AbortNone, format.AbortClaimed, format.AbortByRank),
 
 		fmt.Sprintf("(`page + %d + %d`, the barrier's generation)", format.Line, barrier.OffGen),
 		fmt.Sprintf("W = bits 0–%d (guard bit %d), R = bits %d–%d (guard bit %d),\nX = bits %d–%d, T = bits %d–63",

@@ -199,14 +199,18 @@ func (t *Team) WatchWaits() {
 // word within their policy's sleep. The launcher ends the job with exit
 // status format.AbortExitStatus(code).
 func (t *Team) RequestAbort(code int) {
-	if t.ctl != nil {
+	if t.ctl == nil {
+		atomic.CompareAndSwapUint32(t.abort, format.AbortNone, format.AbortByRank)
+		return
+	}
+	// Claim, write, publish: two ranks aborting at once must not leave
+	// one's code beside the other's rank (FORMAT.md, abort line).
+	if atomic.CompareAndSwapUint32(t.abort, format.AbortNone, format.AbortClaimed) {
 		atomic.StoreUint32(t.ctl.AbortCode(), uint32(code))
 		atomic.StoreUint32(t.ctl.AbortRank(), uint32(t.WorldRank(t.rank)))
+		atomic.StoreUint32(t.abort, format.AbortByRank)
 	}
-	atomic.CompareAndSwapUint32(t.abort, format.AbortNone, format.AbortByRank)
-	if t.ctl != nil {
-		raw.WakeAll(t.ctl.WakeWord())
-	}
+	raw.WakeAll(t.ctl.WakeWord())
 }
 
 // Local reports whether the team lives on the Go heap (singleton or the

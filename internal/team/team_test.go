@@ -171,6 +171,36 @@ func TestRequestAbort(t *testing.T) {
 	}
 }
 
+// TestRequestAbortRace: ranks calling Abort at once, each with a code of
+// its own, leave the code and the rank of one of them, never one's code
+// beside another's rank (the state is claimed before they are written).
+// Counted over many rounds, 8 ranks on whatever cores there are.
+func TestRequestAbortRace(t *testing.T) {
+	const n, rounds = 8, 20000
+	ts, ctl := attachAll(t, n)
+	for round := range rounds {
+		atomic.StoreUint32(ctl.AbortWord(), format.AbortNone)
+		atomic.StoreUint32(ctl.AbortCode(), 0)
+		atomic.StoreUint32(ctl.AbortRank(), 0)
+		var start sync.WaitGroup
+		start.Add(1)
+		var wg sync.WaitGroup
+		for _, tm := range ts {
+			wg.Go(func() {
+				start.Wait()
+				tm.RequestAbort(100 + tm.Rank())
+			})
+		}
+		start.Done()
+		wg.Wait()
+		state := atomic.LoadUint32(ctl.AbortWord())
+		code, rank := atomic.LoadUint32(ctl.AbortCode()), atomic.LoadUint32(ctl.AbortRank())
+		if state != format.AbortByRank || code != 100+rank {
+			t.Fatalf("round %d: state %d, code %d, rank %d; want state %d and code 100+rank", round, state, code, rank, format.AbortByRank)
+		}
+	}
+}
+
 // TestRankStateForLauncher: what a rank publishes is what the launcher reads
 // from its own mapping.
 func TestRankStateForLauncher(t *testing.T) {

@@ -138,6 +138,7 @@ func sections() []section {
 			{"SHMRUN_ABORT_NONE", format.AbortNone, "running"},
 			{"SHMRUN_ABORT_LAUNCHER", format.AbortLauncher, "the launcher is ending the job"},
 			{"SHMRUN_ABORT_BY_RANK", format.AbortByRank, "a rank called Abort"},
+			{"SHMRUN_ABORT_CLAIMED", format.AbortClaimed, "a rank calling Abort writes code and rank"},
 			{"SHMRUN_RANK_STATE", format.RankState, "uint32 rank state (rank line)"},
 			{"SHMRUN_RANK_PID", format.RankPID, "uint32 pid (rank line)"},
 			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
