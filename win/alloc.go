@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -62,7 +63,11 @@ const maxRemoteMsg = 64 << 10
 const (
 	slotSameSize     = 1 << 16
 	slotSameDispUnit = 1 << 17
-	slotOnly         = slotSameSize | slotSameDispUnit
+	// Bits 24-28: log2 of the rank's mpi_minimum_memory_alignment (0:
+	// none); the largest asked for holds for every part.
+	slotAlignShift = 24
+	slotAlignMask  = 0x1f << slotAlignShift
+	slotOnly       = slotSameSize | slotSameDispUnit | slotAlignMask
 )
 
 func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) (w *Win, err error) {
@@ -113,6 +118,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	if cfg.sameDispUnit {
 		flags |= slotSameDispUnit
 	}
+	flags |= uint32(bits.TrailingZeros64(uint64(cfg.minAlign))) << slotAlignShift
 	slots, err := exchange(t, err, func(b []byte) {
 		binary.LittleEndian.PutUint64(b[slotSize:], uint64(size))
 		binary.LittleEndian.PutUint64(b[slotDispUnit:], uint64(dispUnit))
@@ -128,7 +134,9 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		s := slots[r*format.SlotLen:]
 		sizes[r] = int64(binary.LittleEndian.Uint64(s[slotSize:]))
 		units[r] = int64(binary.LittleEndian.Uint64(s[slotDispUnit:]))
-		flags |= binary.LittleEndian.Uint32(s[slotFlags:])
+		f := binary.LittleEndian.Uint32(s[slotFlags:])
+		cfg.minAlign = max(cfg.minAlign, int64(1)<<((f&slotAlignMask)>>slotAlignShift))
+		flags |= f &^ slotAlignMask
 	}
 	cfg.noncontig = flags&format.FlagNoncontig != 0
 	cfg.hugePages = flags&format.FlagHuge != 0
@@ -146,7 +154,7 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 		align = shm.HugePageSize
 	}
 	sl := format.NewSyncLayout(n)
-	layout, lerr := format.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align)
+	layout, lerr := format.NewWindowLayout(sizes, format.WinHeaderLen(n), sl.Total, cfg.noncontig, align, cfg.minAlign)
 	if lerr != nil {
 		return nil, errorf(ErrSize, "%s: %v", call, lerr)
 	}
@@ -333,7 +341,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	if t.Rank() == 0 {
 		obj, name, err = t.MakeObject(sp.layout.Total, sp.flags&format.FlagNoReserve == 0, "shmrun-window")
 		if err == nil {
-			mem, err = obj.Map(sp.layout.Total)
+			mem, err = obj.MapAligned(sp.layout.Total, sp.layout.MapAlign())
 		}
 		if err == nil {
 			// The header and sync pages exist before rank 0 writes them, even
@@ -362,7 +370,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 		}
 		obj, err = team.OpenObject(t.Dir(), string(msg), sp.layout.Total)
 		if err == nil {
-			mem, err = obj.Map(sp.layout.Total)
+			mem, err = obj.MapAligned(sp.layout.Total, sp.layout.MapAlign())
 		}
 		if err == nil {
 			err = checkWindowHeader(mem, sp.layout.Total, sp)
@@ -458,8 +466,9 @@ func (w *Win) mapLocal(sp segmentSpec) error {
 	}
 	key := w.t.NextSeq()
 	if w.rank == 0 {
-		heap := make([]byte, sp.layout.Total+shm.PageSize)
-		skip := (shm.PageSize - int64(raw.Addr(heap))%shm.PageSize) % shm.PageSize
+		a := sp.layout.MapAlign()
+		heap := make([]byte, sp.layout.Total+a)
+		skip := (a - int64(raw.Addr(heap))%a) % a
 		mem := heap[skip : skip+sp.layout.Total : skip+sp.layout.Total]
 		if err := writeWindowHeader(mem, sp); err != nil {
 			return err

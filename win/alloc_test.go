@@ -628,3 +628,101 @@ func init() {
 		return nil
 	})
 }
+
+func init() {
+	for _, a := range []int{256, 2 << 20} {
+		for _, nc := range []bool{false, true} {
+			ranktest.Register(fmt.Sprintf("layout-align-%d-%v", a, nc), func(c *comm.Comm) error { return alignBody(c, a, nc) })
+		}
+	}
+	ranktest.Register("align-bad", alignBadBody)
+}
+
+// alignBody: info mpi_minimum_memory_alignment, given by rank 3 only,
+// aligns every part's base to a in every process, pads every size to a
+// multiple of it (each at least what its rank asked for: rank 2 asks 0
+// and gets 0) and keeps the contiguous layout contiguous over the padded
+// sizes. Each rank fills its whole padded part; every rank then reads
+// every part back through its own mapping.
+func alignBody(c *comm.Comm, a int, noncontig bool) error {
+	info := win.Info{}
+	if c.Rank() == 3 {
+		info["mpi_minimum_memory_alignment"] = fmt.Sprint(a)
+	}
+	if noncontig {
+		info["alloc_shared_noncontig"] = "true"
+	}
+	w, err := win.AllocateShared(c, sizeOf(c.Rank()), 1, info)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	if got := w.Info()["mpi_minimum_memory_alignment"]; got != fmt.Sprint(a) {
+		return fmt.Errorf("Info: mpi_minimum_memory_alignment=%q, want %d", got, a)
+	}
+	var prev win.Segment
+	for r := range c.Size() {
+		seg := mustQuery(w, r)
+		want := (sizeOf(r) + a - 1) / a * a
+		if seg.Size != want || len(seg.Bytes) != want {
+			return fmt.Errorf("rank %d asked %d bytes: part of %d (%d), want %d", r, sizeOf(r), seg.Size, len(seg.Bytes), want)
+		}
+		if seg.Size > 0 && raw.Addr(seg.Bytes)%uintptr(a) != 0 {
+			return fmt.Errorf("rank %d's part at %#x, not a multiple of %d", r, raw.Addr(seg.Bytes), a)
+		}
+		if r > 0 && !noncontig && seg.Offset != prev.Offset+prev.Size {
+			return fmt.Errorf("contiguous rank %d: offset %d, want offset[%d]+size = %d", r, seg.Offset, r-1, prev.Offset+prev.Size)
+		}
+		prev = seg
+	}
+	own := w.Local()
+	for i := range own {
+		own[i] = byte(c.Rank() + 1)
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	for r := range c.Size() {
+		for i, b := range mustQuery(w, r).Bytes {
+			if b != byte(r+1) {
+				return fmt.Errorf("rank %d's part, byte %d of %d: %d, want %d", r, i, sizeOf(r), b, r+1)
+			}
+		}
+	}
+	return c.Barrier()
+}
+
+// alignBadBody: a malformed alignment on one rank fails the allocation on
+// every rank with ErrInfo.
+func alignBadBody(c *comm.Comm) error {
+	for _, v := range []string{"0", "3", "-8", "x", "2147483648"} {
+		info := win.Info{}
+		if c.Rank() == 1 {
+			info["mpi_minimum_memory_alignment"] = v
+		}
+		w, err := win.Allocate(c, 64, 1, info)
+		if !errors.Is(err, win.ErrInfo) {
+			if w != nil {
+				w.Free()
+			}
+			return fmt.Errorf("mpi_minimum_memory_alignment=%q on rank 1: %v, want ErrInfo", v, err)
+		}
+	}
+	return nil
+}
+
+func TestMinimumAlignment(t *testing.T) {
+	for _, a := range []int{256, 2 << 20} {
+		for _, nc := range []bool{false, true} {
+			name := fmt.Sprintf("layout-align-%d-%v", a, nc)
+			t.Run(name, func(t *testing.T) { ranktest.Run(t, 5, name) })
+		}
+	}
+	t.Run("malformed", func(t *testing.T) { ranktest.Run(t, 3, "align-bad") })
+}
+
+// TestMinimumAlignmentLocal: the goroutine ranks of a local world share one
+// heap segment, aligned as a process's mapping is.
+func TestMinimumAlignmentLocal(t *testing.T) {
+	ranktest.RunLocal(t, 5, func(c *comm.Comm) error { return alignBody(c, 2<<20, false) })
+}

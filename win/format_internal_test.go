@@ -21,7 +21,7 @@ func specFor(t testing.TB, sizes []int64, noncontig bool) segmentSpec {
 	for i := range units {
 		units[i] = int64(1 + i%8)
 	}
-	l, err := format.NewWindowLayout(sizes, format.WinHeaderLen(n), format.NewSyncLayout(n).Total, noncontig, shm.PageSize)
+	l, err := format.NewWindowLayout(sizes, format.WinHeaderLen(n), format.NewSyncLayout(n).Total, noncontig, shm.PageSize, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,10 +26,11 @@ type config struct {
 	policyNode     int    // N of node:N
 	granularity    int    // mpi_accumulate_granularity, bytes (0: one element)
 	maxAttach      int    // shmrun_max_attach: regions of a dynamic window
+	minAlign       int64  // mpi_minimum_memory_alignment: every part's (1: none)
 }
 
 func parseInfo(info Info) (config, error) {
-	c := config{orderingStrict: true, ordering: "rar,raw,war,waw", mempolicy: "local", maxAttach: format.DefaultMaxAttach}
+	c := config{orderingStrict: true, ordering: "rar,raw,war,waw", mempolicy: "local", maxAttach: format.DefaultMaxAttach, minAlign: 1}
 	for _, n := range []struct {
 		key      string
 		dst      *int
@@ -42,6 +43,13 @@ func parseInfo(info Info) (config, error) {
 			}
 			*n.dst = x
 		}
+	}
+	if v, ok := info["mpi_minimum_memory_alignment"]; ok {
+		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || x <= 0 || x&(x-1) != 0 || x > format.MaxMinAlign {
+			return c, errorf(ErrInfo, "info mpi_minimum_memory_alignment=%q: want a power of two up to %d", v, format.MaxMinAlign)
+		}
+		c.minAlign = x
 	}
 	if v, ok := info["shmrun_mempolicy"]; ok {
 		switch v = strings.TrimSpace(v); {
@@ -119,7 +127,7 @@ func (c config) info() Info {
 	if c.sameOp {
 		ops = "same_op"
 	}
-	return Info{
+	in := Info{
 		"accumulate_ordering":        c.ordering,
 		"accumulate_ops":             ops,
 		"no_locks":                   b(c.noLocks),
@@ -131,4 +139,8 @@ func (c config) info() Info {
 		"shmrun_mempolicy":           c.mempolicy,
 		"mpi_accumulate_granularity": strconv.Itoa(c.granularity),
 	}
+	if c.minAlign > 1 {
+		in["mpi_minimum_memory_alignment"] = strconv.FormatInt(c.minAlign, 10)
+	}
+	return in
 }

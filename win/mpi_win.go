@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,6 +344,15 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		case "false":
 		default:
 			badInfo = errorf(ErrInfo, "%s on rank %d: info no_locks=%q: want true or false", call, w.rank, v)
+		}
+	}
+	// mpi_minimum_memory_alignment goes to the MPI, which honors it as it
+	// does (Open MPI 4.1 for a window of one process only); a malformed
+	// value is ErrInfo here as on the shmrun backend.
+	if v, ok := info["mpi_minimum_memory_alignment"]; ok && badInfo == nil {
+		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || x <= 0 || x&(x-1) != 0 || x > 1<<30 {
+			badInfo = errorf(ErrInfo, "%s on rank %d: info mpi_minimum_memory_alignment=%q: want a power of two up to %d", call, w.rank, v, 1<<30)
 		}
 	}
 	// Every rank's arguments reach every rank first, so a bad one is an

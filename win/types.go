@@ -145,6 +145,7 @@ func (l LockType) String() string {
 //	shmrun_mempolicy        local | interleave | node:N: NUMA placement of this rank's part (local)
 //	mpi_accumulate_granularity  N bytes: a hint (every accumulate is atomic per element whatever it says) (0)
 //	shmrun_max_attach       N: regions one rank may attach to a dynamic window (1024)
+//	mpi_minimum_memory_alignment  N: a power of two up to 1 GiB; every part's base is a multiple of N (none)
 //
 // shmrun_no_reserve is for huge sparse windows: nothing is reserved, so a
 // full tmpfs shows up as SIGBUS when a page is first touched instead of an
@@ -154,6 +155,16 @@ func (l LockType) String() string {
 // every rank; when they are not, the assertion is checked on every rank as if
 // all had given it, so the outcome is the same everywhere); the effective
 // values are in Win.Info.
+//
+// mpi_minimum_memory_alignment (MPI 4.1, Allocate and AllocateShared) holds
+// for every rank's part when any rank gives it, the largest value given:
+// each part starts on a multiple of N in every process and its size grows
+// to a multiple of N (each rank still gets at least what it asked for, as
+// MPI allows; SharedQuery, Attr and the C header's tables give the grown
+// size), so the contiguous layout stays contiguous over the grown sizes.
+// The growth is address space: only the bytes asked for are reserved, so
+// a 2 MiB alignment costs no 2 MiB a rank (the shm directory's free space
+// is still checked against the whole segment).
 //
 // shmrun_mempolicy is each rank's own: local places its part's pages on the
 // NUMA node of the rank that first touches them (the owner, which reserves

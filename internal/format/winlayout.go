@@ -16,12 +16,20 @@ import (
 // Contiguous: rank i's data starts right after rank i-1's last byte (rank 0's
 // starts page-aligned), as MPI_Win_allocate_shared requires. Noncontig: each
 // rank's data starts on its own Align boundary, so first touch by the owner
-// places it on the owner's NUMA node and no two ranks share a page.
+// places it on the owner's NUMA node and no two ranks share a page. With a
+// minimum alignment (info mpi_minimum_memory_alignment) every part is
+// padded to a multiple of it and starts on one, contiguous or not: Sizes
+// are the padded sizes, each at least what its rank asked for, as
+// MPI_Win_allocate's "at least size bytes" allows, and contiguity holds
+// over them.
 type WindowLayout struct {
 	HeaderLen int64
 	SyncOff   int64
 	SyncLen   int64
-	Align     int64 // per-rank alignment when Noncontig
+	Align     int64   // per-rank alignment when Noncontig, or MinAlign if larger
+	MinAlign  int64   // every part's size and start are multiples of it (1: none)
+	Asked     []int64 // the sizes the ranks asked for, when MinAlign padded them
+	resAlign  int64   // noncontig reservations end on it (align, not MinAlign)
 	Noncontig bool
 	Sizes     []int64
 	Offsets   []int64 // data offset of each rank in the segment
@@ -30,13 +38,32 @@ type WindowLayout struct {
 
 // NewWindowLayout computes a layout for the per-rank data sizes. headerLen and
 // syncLen are rounded up to pages. align is the per-rank alignment for the
-// noncontig layout (shm.PageSize or shm.HugePageSize). Sizes above 4 GiB are fine.
-func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, align int64) (WindowLayout, error) {
-	l := WindowLayout{Noncontig: noncontig, Align: align, Sizes: sizes, Offsets: make([]int64, len(sizes))}
+// noncontig layout (shm.PageSize or shm.HugePageSize); minAlign is the
+// minimum alignment of every part (a power of two up to MaxMinAlign; 1 for
+// none), which pads the sizes. The segment must then be mapped at an
+// address aligned to MapAlign. Sizes above 4 GiB are fine.
+func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, align, minAlign int64) (WindowLayout, error) {
+	l := WindowLayout{Noncontig: noncontig, Align: align, MinAlign: minAlign, Sizes: sizes, Offsets: make([]int64, len(sizes))}
 	if align <= 0 || align&(align-1) != 0 || align < shm.PageSize {
 		return l, fmt.Errorf("format: window layout: alignment %d is not a power-of-two multiple of the page size: %w", align, shm.ErrSize)
 	}
+	if minAlign <= 0 || minAlign&(minAlign-1) != 0 || minAlign > MaxMinAlign {
+		return l, fmt.Errorf("format: window layout: minimum alignment %d is not a power of two up to %d: %w", minAlign, int64(MaxMinAlign), shm.ErrSize)
+	}
+	l.Align, l.resAlign = max(align, minAlign), align
 	var ok bool
+	if minAlign > 1 {
+		l.Asked, l.Sizes = sizes, make([]int64, len(sizes))
+		for i, s := range sizes {
+			if s < 0 {
+				return l, fmt.Errorf("format: window layout: rank %d size %d is negative: %w", i, s, shm.ErrSize)
+			}
+			if l.Sizes[i], ok = shm.AlignUp(s, minAlign); !ok {
+				return l, fmt.Errorf("format: window layout: rank %d size %d padded to %d: %w", i, s, minAlign, shm.ErrSize)
+			}
+		}
+		sizes = l.Sizes
+	}
 	if l.HeaderLen, ok = shm.AlignUp(headerLen, shm.PageSize); !ok {
 		return l, fmt.Errorf("format: window layout: header %d bytes: %w", headerLen, shm.ErrSize)
 	}
@@ -45,8 +72,8 @@ func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, al
 		return l, fmt.Errorf("format: window layout: sync block %d bytes: %w", syncLen, shm.ErrSize)
 	}
 	at := l.SyncOff + l.SyncLen
-	if noncontig {
-		if at, ok = shm.AlignUp(at, align); !ok {
+	if noncontig || minAlign > 1 {
+		if at, ok = shm.AlignUp(at, l.Align); !ok {
 			return l, fmt.Errorf("format: window layout: %w", shm.ErrSize)
 		}
 	}
@@ -55,7 +82,7 @@ func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, al
 			return l, fmt.Errorf("format: window layout: rank %d size %d is negative: %w", i, s, shm.ErrSize)
 		}
 		if noncontig {
-			if at, ok = shm.AlignUp(at, align); !ok {
+			if at, ok = shm.AlignUp(at, l.Align); !ok {
 				return l, fmt.Errorf("format: window layout: rank %d: total overflows: %w", i, shm.ErrSize)
 			}
 		}
@@ -71,6 +98,14 @@ func NewWindowLayout(sizes []int64, headerLen, syncLen int64, noncontig bool, al
 	return l, nil
 }
 
+// MaxMinAlign is the largest minimum alignment a window's parts may ask
+// for (info mpi_minimum_memory_alignment), as for AllocMem.
+const MaxMinAlign = 1 << 30
+
+// MapAlign is the alignment the segment's mapping needs in every process
+// for the parts' offsets to be aligned addresses.
+func (l WindowLayout) MapAlign() int64 { return max(shm.PageSize, l.MinAlign) }
+
 // Part returns rank's data range [off, off+size) in the segment.
 func (l WindowLayout) Part(rank int) (off, size int64) { return l.Offsets[rank], l.Sizes[rank] }
 
@@ -79,9 +114,15 @@ func (l WindowLayout) Part(rank int) (off, size int64) { return l.Offsets[rank],
 // the pages of its bytes. Rank 0 also reserves the header and sync block.
 func (l WindowLayout) Reservation(rank int) (off, length int64) {
 	off, size := l.Part(rank)
+	if l.Asked != nil {
+		// The padding a minimum alignment added is the rank's address
+		// space, not memory it asked for: a 1 GiB alignment must not
+		// reserve a GiB per rank.
+		size = l.Asked[rank]
+	}
 	end := off + size
 	if l.Noncontig && size > 0 {
-		end, _ = shm.AlignUp(end, l.Align)
+		end, _ = shm.AlignUp(end, max(l.resAlign, shm.PageSize))
 		end = min(end, l.Total)
 	}
 	if rank == 0 {

@@ -3,6 +3,7 @@ package format_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/shmrun/shmrun/internal/format"
@@ -17,8 +18,13 @@ func checkLayout(t *testing.T, l format.WindowLayout) {
 		t.Errorf("header %d, sync %d+%d, total %d: not page multiples", l.HeaderLen, l.SyncOff, l.SyncLen, l.Total)
 	}
 	dataStart := l.SyncOff + l.SyncLen
-	if l.Noncontig {
+	if l.Noncontig || l.MinAlign > 1 {
 		dataStart, _ = shm.AlignUp(dataStart, l.Align)
+	}
+	for i, s := range l.Sizes {
+		if s%l.MinAlign != 0 || l.Offsets[i]%l.MinAlign != 0 || l.Asked != nil && (s < l.Asked[i] || s-l.Asked[i] >= l.MinAlign) {
+			t.Errorf("rank %d: part [%d, +%d) for %v asked: not padded to a multiple of %d", i, l.Offsets[i], s, l.Asked, l.MinAlign)
+		}
 	}
 	if len(l.Sizes) > 0 && l.Offsets[0] != dataStart {
 		t.Errorf("rank 0's data at %d, want %d", l.Offsets[0], dataStart)
@@ -60,7 +66,11 @@ func checkLayout(t *testing.T, l format.WindowLayout) {
 			covered[pg] = true
 		}
 	}
-	for r, s := range l.Sizes {
+	asked := l.Sizes
+	if l.Asked != nil {
+		asked = l.Asked
+	}
+	for r, s := range asked {
 		if s > 64<<20 {
 			continue // the map would be too big; the ends are what matter
 		}
@@ -97,7 +107,7 @@ func TestWindowLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := format.NewWindowLayout(tt.sizes, tt.header, 1, tt.noncontig, tt.align)
+			l, err := format.NewWindowLayout(tt.sizes, tt.header, 1, tt.noncontig, tt.align, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,6 +123,45 @@ func TestWindowLayout(t *testing.T) {
 				t.Errorf("total %d, want %d", l.Total, tt.total)
 			}
 		})
+	}
+}
+
+// TestWindowLayoutMinAlign: a minimum alignment pads every part to a
+// multiple of it, starts every part on one, keeps the contiguous layout
+// contiguous over the padded sizes and reserves only the bytes asked for
+// (checkLayout); the caller's sizes are left alone.
+func TestWindowLayoutMinAlign(t *testing.T) {
+	p := shm.PageSize
+	for _, a := range []int64{1, 8, 64, 256, p, 2 * p, 2 << 20, 1 << 30} {
+		for _, nc := range []bool{false, true} {
+			sizes := []int64{1, 0, 100, 4097, 0, 3 << 20, 7}
+			keep := slices.Clone(sizes)
+			l, err := format.NewWindowLayout(sizes, 100, 1, nc, p, a)
+			if err != nil {
+				t.Fatalf("align %d noncontig %v: %v", a, nc, err)
+			}
+			checkLayout(t, l)
+			if !slices.Equal(sizes, keep) {
+				t.Errorf("align %d: the caller's sizes changed to %v", a, sizes)
+			}
+			if l.MapAlign() != max(p, a) {
+				t.Errorf("align %d: MapAlign %d", a, l.MapAlign())
+			}
+			if a > p {
+				// Padding is address space: nobody reserves a whole aligned part for 1 byte.
+				if _, n := l.Reservation(6); n > p {
+					t.Errorf("align %d: rank 6 asked 7 bytes and reserves %d", a, n)
+				}
+			}
+		}
+	}
+	for _, a := range []int64{0, -64, 3, 96, format.MaxMinAlign * 2} {
+		if _, err := format.NewWindowLayout([]int64{1}, 1, 1, false, p, a); !errors.Is(err, shm.ErrSize) {
+			t.Errorf("minimum alignment %d: %v, want ErrSize", a, err)
+		}
+	}
+	if _, err := format.NewWindowLayout([]int64{math.MaxInt64 - 10}, 1, 1, false, p, 64); !errors.Is(err, shm.ErrSize) {
+		t.Errorf("a size that overflows when padded: %v, want ErrSize", err)
 	}
 }
 
@@ -139,7 +188,7 @@ func TestWindowLayoutErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := format.NewWindowLayout(tt.sizes, tt.header, tt.sync, tt.noncontig, tt.align)
+			_, err := format.NewWindowLayout(tt.sizes, tt.header, tt.sync, tt.noncontig, tt.align, 1)
 			if !errors.Is(err, shm.ErrSize) {
 				t.Errorf("NewWindowLayout = %v, want ErrSize", err)
 			}
