@@ -326,25 +326,28 @@ var table = []meas{
 	putBWRow("put_bw_1048576", mib, false),
 	putBWRow("put_bw_16777216", 16*mib, true),
 	putBWRow("put_bw_67108864", 64*mib, true),
-	originLockall("acc_sum_i64", accSum),
-	originLockall("fetch_and_op_i64", fetchAndOp),
+	atomicRow("acc_sum_i64", origin, accSum),
+	atomicRow("fetch_and_op_i64", origin, fetchAndOp),
 	{name: "cas_i64", kind: origin, need2: true, setup: casSetup, body: cas, teardown: casTeardown},
-	originLockall("get_acc_sum_i64", getAccSum),
+	atomicRow("get_acc_sum_i64", origin, getAccSum),
 	{name: "lock_unlock_excl", kind: origin, need2: true, body: lockUnlockExcl},
 	{name: "lockall_unlockall", kind: origin, need2: true, body: lockallUnlockall},
 	{name: "barrier", kind: all, body: barrierBody},
 	{name: "fence", kind: all, setup: fenceOpen, body: fence, teardown: fenceClose},
-	{name: "pscw_put8", kind: all, need2: true, body: pscwPut8},
+	{name: "pscw_put8", kind: all, need2: true, body: pscwPut8, teardown: pscwCheckTeardown},
 	{name: "alloc_free_1m", kind: all, arg: mib, body: allocFreePlain},
 	{name: "alloc_free_256m", kind: all, arg: 256 * mib, body: allocFreePlain},
 	{name: "alloc_touch_free_1m", kind: all, arg: mib, body: allocFreeTouch},
 	{name: "alloc_touch_free_256m", kind: all, arg: 256 * mib, body: allocFreeTouch},
-	{name: "fetch_and_op_contended_i64", kind: span, setup: lockallEvery, body: fopContended, teardown: unlockallEvery},
-	{name: "fetch_and_op_distinct_i64", kind: span, setup: lockallEvery, body: fopDistinct, teardown: unlockallEvery},
+	atomicRow("fetch_and_op_contended_i64", span, fopContended),
+	atomicRow("fetch_and_op_distinct_i64", span, fopDistinct),
 }
 
-func originLockall(name string, body func(*ctx, *meas, int64) error) meas {
-	return meas{name: name, kind: origin, need2: true, setup: lockallOrigin, body: body, teardown: unlockallOrigin}
+// atomicRow is a row of Sum operations on int64 words (atomicSetup): rank
+// 0 on a word at rank 1 (origin kind), or every rank on words at rank 0
+// (span kind).
+func atomicRow(name string, k kind, body func(*ctx, *meas, int64) error) meas {
+	return meas{name: name, kind: k, need2: k == origin, setup: atomicSetup, body: body, teardown: atomicTeardown}
 }
 
 func putBWRow(name string, bytes int, full bool) meas {
@@ -446,4 +449,222 @@ func reportCheck(c *ctx, name string, wrong int64) error {
 		fmt.Printf("INFO check %s %s\n", name, verdict)
 	}
 	return nil
+}
+
+// The answers of the atomic rows (acc_sum_i64, fetch_and_op_i64,
+// get_acc_sum_i64, fetch_and_op_contended_i64, fetch_and_op_distinct_i64;
+// rmabench.c's atomic_setup and atomic_teardown): their words start at 0,
+// every operation adds 1, and timedBatch counts the operations each rank
+// made (c.ops). After the timed batches each working rank makes
+// atomicCheckOps more of its row's operations and keeps the values they
+// fetch: on a word of its own each must be the count of the operations
+// made before it; on the contended word each rank's must grow and all
+// ranks' together must be every count once. Then every word must hold the
+// count of the operations made on it, read back under a lock. A runtime
+// that loses, repeats or misplaces an operation, or fetches a stale value,
+// must not be timed as if it had done the work.
+const atomicCheckOps = 16
+
+// atomicTarget is the rank that holds an atomic row's words.
+func atomicTarget(m *meas) int {
+	if m.kind == origin {
+		return 1
+	}
+	return 0
+}
+
+// atomicDisp is the displacement, at atomicTarget, of the word rank r's
+// operations go to.
+func atomicDisp(m *meas, r int) int {
+	switch m.name {
+	case "acc_sum_i64":
+		return offAcc
+	case "fetch_and_op_i64":
+		return offFop
+	case "get_acc_sum_i64":
+		return offGAcc
+	case "fetch_and_op_distinct_i64":
+		return offContend + r*cacheLine
+	}
+	return offContend
+}
+
+// atomicSetup zeroes the row's words, their owner under an exclusive lock
+// on itself, then opens the working ranks' epoch.
+func atomicSetup(c *ctx, m *meas) error {
+	if t := atomicTarget(m); c.rank == t {
+		if err := c.w.Lock(win.Exclusive, t, 0); err != nil {
+			return err
+		}
+		for r := range c.size {
+			atomic.StoreUint64(word(c.base, atomicDisp(m, r)), 0)
+		}
+		if err := c.w.Unlock(t); err != nil {
+			return err
+		}
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	if m.kind == origin {
+		return lockallOrigin(c, m)
+	}
+	return lockallEvery(c, m)
+}
+
+func atomicTeardown(c *ctx, m *meas) error {
+	t, disp := atomicTarget(m), atomicDisp(m, c.rank)
+	works := m.kind != origin || c.rank == 0
+	shared := m.name == "fetch_and_op_contended_i64"
+	fetch := m.name != "acc_sum_i64"
+	before, got := c.ops, make([]int64, atomicCheckOps)
+	for i := 0; works && i < atomicCheckOps; i++ {
+		var err error
+		got[i] = -1
+		switch m.name {
+		case "acc_sum_i64":
+			err = win.Accumulate(c.w, []int64{1}, t, disp, atomics.Sum)
+		case "get_acc_sum_i64":
+			err = win.GetAccumulate(c.w, []int64{1}, got[i:i+1], t, disp, atomics.Sum)
+		default:
+			got[i], err = win.FetchAndOp(c.w, int64(1), t, disp, atomics.Sum)
+		}
+		if err == nil {
+			err = c.w.Flush(t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if works {
+		c.ops += atomicCheckOps
+	}
+	var err error
+	if m.kind == origin {
+		err = unlockallOrigin(c, m)
+	} else {
+		err = unlockallEvery(c, m)
+	}
+	if err != nil {
+		return err
+	}
+	wrong := int64(0)
+	for i := 0; works && fetch && i < atomicCheckOps; i++ {
+		switch want := before + int64(i); {
+		case shared && i > 0 && got[i] <= got[i-1]:
+			if wrong == 0 {
+				fmt.Printf("INFO check %s WRONG on rank %d: call %d of %d fetched %d after %d\n", m.name, c.rank, i+1, atomicCheckOps, got[i], got[i-1])
+			}
+			wrong++
+		case !shared && got[i] != want:
+			if wrong == 0 {
+				fmt.Printf("INFO check %s WRONG on rank %d: call %d of %d fetched %d, want %d\n", m.name, c.rank, i+1, atomicCheckOps, got[i], want)
+			}
+			wrong++
+		}
+	}
+	ops := make([]int64, c.size)
+	if err := comm.Gather(c.c, []int64{c.ops}, ops, 0); err != nil {
+		return err
+	}
+	var all []int64
+	if shared {
+		if c.rank == 0 {
+			all = make([]int64, c.size*atomicCheckOps)
+		}
+		if err := comm.Gather(c.c, got, all, 0); err != nil {
+			return err
+		}
+	}
+	if c.rank == 0 {
+		total := int64(0)
+		for _, n := range ops {
+			total += n
+		}
+		// The contended word's last len(all) values, each fetched once.
+		from := total - int64(len(all))
+		seen := make([]bool, len(all))
+		for _, g := range all {
+			if g < from || g >= total || seen[g-from] {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 0: the ranks' last %d calls fetched %d, want each of %d to %d once\n", m.name, len(all), g, from, total-1)
+				}
+				wrong++
+				continue
+			}
+			seen[g-from] = true
+		}
+		words := make([]int64, 1)
+		if m.name == "fetch_and_op_distinct_i64" {
+			words = make([]int64, c.size)
+		}
+		if err := c.w.Lock(win.Shared, t, 0); err != nil {
+			return err
+		}
+		for r := range words {
+			words[r] = -1
+			if err := win.GetT(c.w, words[r:r+1], t, atomicDisp(m, r)); err != nil {
+				return err
+			}
+		}
+		if err := c.w.Unlock(t); err != nil {
+			return err
+		}
+		for r, w := range words {
+			want := total
+			if len(words) > 1 {
+				want = ops[r]
+			}
+			if w != want {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 0: the word at rank %d displacement %d is %d, want %d\n", m.name, t, atomicDisp(m, r), w, want)
+				}
+				wrong++
+			}
+		}
+	}
+	return reportCheck(c, m.name, wrong)
+}
+
+// pscwCheckTeardown checks the answer of pscw_put8 as rmabench.c's
+// pscw_check_teardown does: one more epoch puts a pattern the timed ones
+// never wrote into the bytes rank 1 poisoned before its Post, and rank 1
+// checks every byte after its Wait.
+func pscwCheckTeardown(c *ctx, m *meas) error {
+	const n = 8
+	wrong := int64(0)
+	switch c.rank {
+	case 0:
+		buf := make([]byte, n)
+		for j := range buf {
+			buf[j] = rmaPattern(j, n)
+		}
+		if err := c.w.Start(c.gTarget, 0); err != nil {
+			return err
+		}
+		if err := c.w.Put(buf, 1, offPut); err != nil {
+			return err
+		}
+		if err := c.w.Complete(); err != nil {
+			return err
+		}
+	case 1:
+		at := c.base[offPut : offPut+n]
+		clear(at)
+		if err := c.w.Post(c.gOrigin, 0); err != nil {
+			return err
+		}
+		if err := c.w.Wait(); err != nil {
+			return err
+		}
+		for j, g := range at {
+			if g != rmaPattern(j, n) {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 1: byte %d of %d is %d, want %d\n", m.name, j, n, g, rmaPattern(j, n))
+				}
+				wrong++
+			}
+		}
+	}
+	return reportCheck(c, m.name, wrong)
 }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strings"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -14,7 +16,9 @@ import (
 // Create over private memory (a Go slice), and a dynamic window with an
 // AllocMem region attached. Each row makes its own window in setup, like
 // rmabench.c's flavorrows.h, and checks in teardown that a Put and a Get
-// of a known word reach rank 1's memory.
+// of a known word reach rank 1's memory; the FetchAndOp rows check the
+// values fetched and the count of operations on their word, as the atomic
+// rows do (atomicTeardown).
 
 const (
 	xmemAlloc = iota
@@ -48,6 +52,7 @@ func xSetup(c *ctx, m *meas) error {
 	} else if c.xmem, err = comm.AllocMem(xBytes, nil); err != nil {
 		return err
 	}
+	clear(c.xmem)
 	c.xdisp = 0
 	if m.arg == xmemDynamic {
 		if c.xw, err = win.CreateDynamic(c.c, nil); err != nil {
@@ -73,6 +78,25 @@ func xSetup(c *ctx, m *meas) error {
 func xTeardown(c *ctx, m *meas) error {
 	magic := uint64(0x5eed0000 + m.arg)
 	wrong := int64(0)
+	fop := strings.HasSuffix(m.name, "_fop_flush")
+	if c.rank == 0 && fop {
+		for i := range int64(atomicCheckOps) {
+			got, err := win.FetchAndOp(c.xw, int64(1), 1, c.xdisp+xFop, atomics.Sum)
+			if err == nil {
+				err = c.xw.Flush(1)
+			}
+			if err != nil {
+				return err
+			}
+			if got != c.ops+i {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank 0: call %d of %d fetched %d, want %d\n", m.name, i+1, atomicCheckOps, got, c.ops+i)
+				}
+				wrong++
+			}
+		}
+		c.ops += atomicCheckOps
+	}
 	if c.rank == 0 {
 		var b, got [8]byte
 		binary.LittleEndian.PutUint64(b[:], magic)
@@ -97,6 +121,18 @@ func xTeardown(c *ctx, m *meas) error {
 	}
 	if c.rank == 1 && binary.LittleEndian.Uint64(c.xmem[xCheck:]) != magic {
 		wrong++
+	}
+	if fop {
+		ops := []int64{c.ops}
+		if err := comm.Bcast(c.c, ops, 0); err != nil {
+			return err
+		}
+		if c.rank == 1 {
+			if w := int64(binary.LittleEndian.Uint64(c.xmem[xFop:])); w != ops[0] {
+				fmt.Printf("INFO check %s WRONG on rank 1: the FetchAndOp word is %d, want %d\n", m.name, w, ops[0])
+				wrong++
+			}
+		}
 	}
 	if err := reportCheck(c, m.name, wrong); err != nil {
 		return err

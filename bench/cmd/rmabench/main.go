@@ -75,6 +75,7 @@ type ctx struct {
 	gTarget *comm.Group
 	seq     int64
 	casFail int
+	ops     int64           // operations of the row this rank made (atomic rows' answers)
 	cs, cr  []float64       // collective rows: send and receive buffers
 	syncNS  int64           // sync rows: this rank's time inside the calls
 	sub     *comm.Comm      // barrier_subcomm's communicator
@@ -291,13 +292,17 @@ func timedBatch(c *ctx, m *meas, k int64) (int64, error) {
 	if err := c.c.Barrier(); err != nil {
 		return 0, err
 	}
+	works := m.kind != origin || c.rank == 0
 	t0 := now()
-	if m.kind != origin || c.rank == 0 {
+	if works {
 		if err := m.body(c, m, k); err != nil {
 			return 0, err
 		}
 	}
 	t1 := now()
+	if works {
+		c.ops += k
+	}
 	switch m.kind {
 	case span:
 		in, out := []int64{-t0, t1}, []int64{0, 0}
@@ -312,6 +317,7 @@ func timedBatch(c *ctx, m *meas, k int64) (int64, error) {
 }
 
 func runOne(c *ctx, m *meas, p plan) error {
+	c.ops = 0
 	if m.setup != nil {
 		if err := m.setup(c, m); err != nil {
 			return err
