@@ -82,6 +82,7 @@ func (t *Type) shape(yield func(p piece, times int64) bool) {
 // pieces, with overflow checked.
 func build(t *Type, call string) (*Type, error) {
 	first, seen := true, false
+	var lbM, ubM int64 // the markers' bounds, where pieces carry markers
 	t.align = 1
 	var err error
 	t.shape(func(p piece, times int64) bool {
@@ -128,6 +129,18 @@ func build(t *Type, call string) (*Type, error) {
 		} else {
 			t.lb, t.ub = min(t.lb, lb), max(t.ub, ub)
 		}
+		if o.hasLB {
+			lbM = min(lb, lbM)
+			if !t.hasLB {
+				lbM, t.hasLB = lb, true
+			}
+		}
+		if o.hasUB {
+			ubM = max(ub, ubM)
+			if !t.hasUB {
+				ubM, t.hasUB = ub, true
+			}
+		}
 		if o.size > 0 {
 			if !seen {
 				t.tlb, t.tub, seen = tlb, tub, true
@@ -141,8 +154,15 @@ func build(t *Type, call string) (*Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.comb == CombinerStruct && t.align > 1 {
-		// MPI's ε: the extent rounded up to the strictest alignment.
+	if t.hasLB {
+		t.lb = lbM
+	}
+	if t.hasUB {
+		t.ub = ubM
+	}
+	if t.comb == CombinerStruct && t.align > 1 && !t.hasUB {
+		// MPI's ε: the extent rounded up to the strictest alignment (none
+		// after an ub marker, which fixes the upper bound).
 		if ext := t.ub - t.lb; ext%t.align != 0 {
 			ub, ok := add(t.ub, t.align-ext%t.align)
 			if !ok {
@@ -311,7 +331,8 @@ func HindexedBlock(blocklen int, displs []int64, old *Type) (*Type, error) {
 
 // Struct is blocks of blocklens[i] copies of types[i] at displs[i] bytes
 // (MPI_Type_create_struct); the extent is rounded up to the strictest
-// alignment of its basic types, as MPI says. Local.
+// alignment of its basic types, as MPI says, unless a component carries
+// an upper-bound marker (see Resized). Local.
 func Struct(blocklens []int, displs []int64, types []*Type) (*Type, error) {
 	const call = "Struct"
 	if err := olds(call, types...); err != nil {
@@ -328,7 +349,11 @@ func Struct(blocklens []int, displs []int64, types []*Type) (*Type, error) {
 
 // Resized is old with its lower bound set to lb and its extent to extent
 // (MPI_Type_create_resized): the data stay, the spacing of consecutive
-// instances changes. Local.
+// instances changes. Its bounds are markers (MPI 4.1 §5.1.7), which every
+// type built from it carries: that type's lower bound is the least lower
+// marker of its components and its upper bound the greatest upper marker,
+// whatever data lie beyond them, and a Struct adds no padding after an
+// upper marker (as Open MPI computes; MPICH 4.0 differs). Local.
 func Resized(old *Type, lb, extent int64) (*Type, error) {
 	const call = "Resized"
 	if err := olds(call, old); err != nil {
@@ -342,7 +367,7 @@ func Resized(old *Type, lb, extent int64) (*Type, error) {
 	if _, err := build(t, call); err != nil {
 		return nil, err
 	}
-	t.lb, t.ub = lb, ub
+	t.lb, t.ub, t.hasLB, t.hasUB = lb, ub, true, true
 	return t, nil
 }
 
@@ -356,6 +381,6 @@ func (t *Type) Dup() (*Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.lb, d.ub, d.nruns = t.lb, t.ub, t.nruns
+	d.lb, d.ub, d.hasLB, d.hasUB, d.nruns = t.lb, t.ub, t.hasLB, t.hasUB, t.nruns
 	return d, nil
 }

@@ -327,6 +327,41 @@ func TestBounds(t *testing.T) {
 	}
 }
 
+// TestBoundMarkers: Resized (and Subarray) bounds are MPI 4.1 §5.1.7's
+// lb_marker and ub_marker, which carry into every type built from them:
+// the enclosing type's bounds are the markers' alone and a Struct adds no
+// padding after an ub marker. The values are Open MPI 4.1's (MPICH 4.0
+// pads and takes every entry's bounds, as this package did).
+func TestBoundMarkers(t *testing.T) {
+	mk := musts(t)
+	commitBasics(t)
+	f64, i32, i8 := dtype.Basic(atomics.Float64), dtype.Basic(atomics.Int32), dtype.Basic(atomics.Int8)
+	r6 := mk(dtype.Resized(i32, 0, 6))
+	r9 := mk(dtype.Resized(f64, 0, 9))
+	c2 := mk(dtype.Contiguous(2, r6))
+	sub := mk(dtype.Subarray([]int{4}, []int{2}, []int{1}, dtype.OrderC, i8))
+	for _, tt := range []struct {
+		name      string
+		t         *dtype.Type
+		lb, ext   int64
+		tlb, text int64
+	}{
+		{"{double@0, char@8}: padded", mk(dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{f64, i8})), 0, 16, 0, 9},
+		{"{int@0, char@4}: padded", mk(dtype.Struct([]int{1, 1}, []int64{0, 4}, []*dtype.Type{i32, i8})), 0, 8, 0, 5},
+		{"{resized(int,0,6)@0, char@6}: ub marker at 6", mk(dtype.Struct([]int{1, 1}, []int64{0, 6}, []*dtype.Type{r6, i8})), 0, 6, 0, 7},
+		{"{char@0, resized(double,0,9)@1}: lb marker at 1", mk(dtype.Struct([]int{1, 1}, []int64{0, 1}, []*dtype.Type{i8, r9})), 1, 9, 0, 9},
+		{"{contiguous(2, resized(int,0,6))@0, char@12}", mk(dtype.Struct([]int{1, 1}, []int64{0, 12}, []*dtype.Type{c2, i8})), 0, 12, 0, 13},
+		{"contiguous(2, resized(int,0,6))", c2, 0, 12, 0, 10},
+		{"{subarray@0, double@8}: the subarray's markers", mk(dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{sub, f64})), 0, 4, 1, 15},
+		{"dup of resized", mk(r6.Dup()), 0, 6, 0, 4},
+	} {
+		if tt.t.LB() != tt.lb || tt.t.Extent() != tt.ext || tt.t.TrueLB() != tt.tlb || tt.t.TrueExtent() != tt.text {
+			t.Errorf("%s: lb %d extent %d, true lb %d extent %d; want %d %d, %d %d", tt.name,
+				tt.t.LB(), tt.t.Extent(), tt.t.TrueLB(), tt.t.TrueExtent(), tt.lb, tt.ext, tt.tlb, tt.text)
+		}
+	}
+}
+
 type particle struct {
 	Pos  [3]float64
 	Mass float32

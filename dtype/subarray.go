@@ -47,7 +47,8 @@ func Subarray(sizes, subsizes, starts []int, order Order, old *Type) (*Type, err
 	if _, err := build(t, call); err != nil {
 		return nil, err
 	}
-	t.lb, t.ub = 0, whole
+	// As if resized to [0, whole): markers (MPI 4.1 §5.1.3).
+	t.lb, t.ub, t.hasLB, t.hasUB = 0, whole, true, true
 	return t, nil
 }
 
