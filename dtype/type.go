@@ -69,16 +69,16 @@ type Type struct {
 	addrs  []int64 // its byte displacements and strides
 	types  []*Type // its old types
 
-	size     int64 // bytes of data (MPI_Type_size)
-	lb, ub   int64 // bounds; extent = ub - lb
+	size   int64 // bytes of data (MPI_Type_size)
+	lb, ub int64 // bounds; extent = ub - lb
 	// hasLB, hasUB: the bounds are markers (MPI 4.1 §5.1.7's lb_marker and
 	// ub_marker), set by Resized and Subarray and carried by every type
 	// built from one: an enclosing type's bound is then the markers' alone,
 	// and a Struct adds no alignment padding after an ub marker.
 	hasLB, hasUB bool
-	tlb, tub int64 // true bounds: the data's first and last byte + 1
-	align    int64 // the largest alignment of its basic types (Struct's padding)
-	nruns    int64 // an upper bound of one instance's runs, saturating at maxRuns+1
+	tlb, tub     int64 // true bounds: the data's first and last byte + 1
+	align        int64 // the largest alignment of its basic types (Struct's padding)
+	nruns        int64 // an upper bound of one instance's runs, saturating at maxRuns+1
 
 	pair [2]Run // basic pair types: where value and index sit
 	np   int    // runs of a basic type (1, or 2 for MPI_SHORT_INT)
