@@ -279,8 +279,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_lock_all(MPI_Win wi
 static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win win)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || !d->ep->lock_all || (d->ep->gate & SHMRUN_GATE_FREED) != 0)
-		return -1;
+	if (d == NULL || !d->ep->lock_all || (d->ep->gate & SHMRUN_GATE_FREED) != 0 || d->ep->all_check > 1)
+		return -1; /* all_check 2: a shared lock on every target, which Go releases */
 	shmrun_set_lock_all(d, 0);
 	if (!d->ep->all_check)
 		shmrun_full_fence(d);

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // Passive-target locks (docs/FORMAT.md has the same text for C code).
@@ -31,11 +32,15 @@ import (
 // exclusive locker, once its turn comes, checks A. Each side writes (a locked
 // add, a full fence) before it reads the other's word, so of an exclusive
 // locker and a LockAll that race at least one sees the other: the LockAll,
-// seeing X > 0 anywhere, takes its add back and waits for that target's X to
-// drop; the exclusive locker, seeing A > 0, waits (holding its turn) for A to
-// reach 0. Since X stays raised while a writer waits, new LockAll calls back
-// off and cannot starve it. LockAll costs two locked adds and n plain loads;
-// no lock word is written.
+// seeing X > 0 anywhere, takes its add back; the exclusive locker, seeing
+// A > 0, waits (holding its turn) for A to reach 0. Since X stays raised
+// while a writer waits, new LockAll calls back off and cannot starve it.
+// LockAll costs two locked adds and n plain loads; no lock word is written.
+// A LockAll that backed off does not wait for a moment with no writer,
+// which a steady stream of them would never give: it takes a shared lock
+// (a ticket) on every target in rank order instead, queueing behind the
+// writers already there and ahead of later ones, as any reader does, and
+// UnlockAll releases them (Epoch.AllCheck says which way it holds).
 
 // lwW, lwR and lwX extract W, R and X from a lock word's value.
 func lwW(v uint64) uint64 { return v & format.LockCounterMask }
@@ -118,22 +123,25 @@ func (w *Win) releaseShared(target int) {
 	l.wake()
 }
 
-// acquireAll takes the LockAll count; it returns once no target has an
-// exclusive locker holding or waiting.
-func (w *Win) acquireAll() error {
-	for {
-		atomic.AddUint64(w.global, 1)
-		busy := w.exclusiveBusy()
-		if busy < 0 {
-			return nil
-		}
-		w.releaseAll() // back off: an exclusive locker of busy may wait for A == 0
-		atomic.AddInt64(&w.lockWaits, 1)
-		l := &w.locks[busy]
-		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 }); err != nil {
-			return err
+// acquireAll opens a LockAll's hold on every target and says how it holds
+// them (winc.AllCount or winc.AllTickets): the LockAll count when no target
+// has an exclusive locker holding or waiting, else a shared lock on every
+// target, taken in rank order behind the writers queued (a waiting writer
+// holds its turn with A > 0 in view, so the count must be given back
+// first).
+func (w *Win) acquireAll() (uint8, error) {
+	atomic.AddUint64(w.global, 1)
+	if w.exclusiveBusy() < 0 {
+		return winc.AllCount, nil
+	}
+	w.releaseAll() // back off: an exclusive locker may wait for A == 0
+	atomic.AddInt64(&w.lockWaits, 1)
+	for t := range w.locks {
+		if err := w.acquireShared(t); err != nil {
+			return 0, err // the job is ending; the lock words no longer matter
 		}
 	}
+	return winc.AllTickets, nil
 }
 
 // exclusiveBusy returns a target with an exclusive locker holding or
@@ -319,8 +327,10 @@ func (w *Win) unlockChecked(rank int) error {
 
 // LockAll opens a shared passive-target epoch to every rank of the window
 // (MPI_Win_lock_all) in O(1) writes, whatever the number of ranks: one add
-// to the window's LockAll count, then a read-only scan of the lock words. It
-// blocks while any rank holds or waits for an exclusive lock. assert: 0 or
+// to the window's LockAll count, then a read-only scan of the lock words.
+// When exclusive locks are held or waited for, it queues behind those
+// writers instead (a shared lock on every target, in rank order), so a
+// steady stream of them cannot starve it. assert: 0 or
 // ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
@@ -330,7 +340,7 @@ func (w *Win) LockAll(assert int) error {
 			w.releaseAll()
 			return w.lockAllSlow(assert)
 		}
-		w.ep.h.AllCheck = true
+		w.ep.h.AllCheck = winc.AllCount
 		w.ep.setLockAll(true)
 		return nil
 	}
@@ -376,12 +386,15 @@ func (w *Win) lockAllChecked(assert int) error {
 		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
 	}
 	w.closeFenceEpoch()
+	var how uint8
 	if assert&ModeNoCheck != 0 {
 		w.fullFence()
-	} else if err := w.acquireAll(); err != nil {
+	} else if h, err := w.acquireAll(); err != nil {
 		return errorf(ErrAborted, "LockAll on rank %d: %v", w.rank, err)
+	} else {
+		how = h
 	}
-	w.ep.h.AllCheck = assert&ModeNoCheck == 0
+	w.ep.h.AllCheck = how
 	w.ep.setLockAll(true)
 	return nil
 }
@@ -400,11 +413,17 @@ func (w *Win) UnlockAll() error {
 			w.chk.UnlockAll()
 		}
 		w.ep.setLockAll(false) // checked by the next call (checkEpoch)
-		if w.ep.h.AllCheck {
+		switch w.ep.h.AllCheck {
+		case winc.AllCount:
 			w.releaseAll()
-		} else {
+		case winc.AllTickets:
+			for t := range w.locks {
+				w.releaseShared(t) // each add is a full fence
+			}
+		default:
 			w.fullFence()
 		}
+		w.ep.h.AllCheck = 0
 		return nil
 	}
 	if err := w.live("UnlockAll"); err != nil {

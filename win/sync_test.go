@@ -655,3 +655,65 @@ func init() { ranktest.Register("lock-wrap", lockWrapBody) }
 
 func TestLockCountersWrap(t *testing.T)      { ranktest.Run(t, 3, "lock-wrap") }
 func TestLockCountersWrapLocal(t *testing.T) { runLocal(t, 3, lockWrapBody) }
+
+// lockAllNotStarvedBody mirrors writerNotStarvedBody: ranks 1.. keep
+// exclusive locks on the window's targets with no gap — each holds its
+// lock on its own target until another writer has acquired one, or 200 us
+// have passed — while rank 0 asks for LockAll three times. A LockAll that
+// only backs off from writers holding or waiting would wait for a gap that
+// never comes; the writers give up after 10 s, and rank 0 fails if it
+// needed that long.
+func lockAllNotStarvedBody(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg0 := mustQuery(w, 0)
+	done, acquired := raw.Uint64At(seg0.Bytes, 0), raw.Uint64At(seg0.Bytes, 8)
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	const giveUp = 10 * time.Second
+	if c.Rank() == 0 {
+		for atomic.LoadUint64(acquired) < 200 { // the writers are overlapping
+			runtime.Gosched()
+		}
+		t0 := time.Now()
+		for range 3 {
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+			if err := w.UnlockAll(); err != nil {
+				return err
+			}
+		}
+		took := time.Since(t0)
+		atomic.StoreUint64(done, 1)
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if took >= giveUp/2 {
+			return fmt.Errorf("LockAll starved: three LockAll epochs took %v, waiting for the writers to give up", took)
+		}
+		return nil
+	}
+	target := c.Rank() % c.Size()
+	for start := time.Now(); atomic.LoadUint64(done) == 0 && time.Since(start) < giveUp; {
+		if err := w.Lock(win.Exclusive, target, 0); err != nil {
+			return err
+		}
+		me := atomic.AddUint64(acquired, 1)
+		for t0 := time.Now(); atomic.LoadUint64(acquired) == me && atomic.LoadUint64(done) == 0 &&
+			time.Since(t0) < 200*time.Microsecond; {
+		}
+		if err := w.Unlock(target); err != nil {
+			return err
+		}
+	}
+	return c.Barrier()
+}
+
+func init() { ranktest.Register("lockall-not-starved", lockAllNotStarvedBody) }
+
+func TestLockAllNotStarved(t *testing.T) { ranktest.Run(t, 4, "lockall-not-starved") }
