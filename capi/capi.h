@@ -24,7 +24,7 @@ typedef struct shmrun_epoch {
 	uint8_t gate;       /* SHMRUN_GATE_* bits: zero when Lock and Lock_all may take their fast paths */
 	uint8_t access_all; /* RMA to every target is allowed (fence epoch or Lock_all) */
 	uint8_t lock_all;   /* a Lock_all epoch is open */
-	uint8_t all_check;  /* how Lock_all holds: 1 the Lock_all count, 2 a shared lock per target, 0 nothing */
+	uint8_t all_check;  /* that Lock_all took the window's Lock_all count */
 	uint8_t fence_open; /* a fence opened a (possible) epoch */
 	uint8_t post_open;  /* an exposure epoch (Post without Wait) is open */
 	uint8_t pad[2];

@@ -209,8 +209,13 @@ static inline __attribute__((always_inline)) int shmrun_fast_lock(MPI_Win win, i
 	if (d == NULL || assert != 0 || (unsigned)t >= (unsigned)d->n || (d->tgt[t] | d->ep->gate) != 0)
 		return -1;
 	if (lt == MPI_LOCK_EXCLUSIVE) {
+		/* A Lock_all waits for the writers to drain (Q, the global word's
+		 * high half): a rank holding no lock holds back, in Go. */
+		if ((__atomic_load_n(d->global, __ATOMIC_SEQ_CST) >> 32) != 0 && !shmrun_any_locked(d))
+			return -1;
 		uint64_t x = shmrun_lock_add(d->lockw[t], SHMRUN_LOCK_EXCLUSIVE);
-		if (shmrun_lock_w(x) != shmrun_lock_ticket(x) || __atomic_load_n(d->global, __ATOMIC_SEQ_CST) != 0) {
+		if (shmrun_lock_w(x) != shmrun_lock_ticket(x) ||
+		    (__atomic_load_n(d->global, __ATOMIC_SEQ_CST) & SHMRUN_LOCKALL_HOLDERS) != 0) {
 			*v = x & ~(uint64_t)SHMRUN_LOCK_GUARDS; /* not our turn yet, or a Lock_all holds: Go waits */
 			return 1;
 		}
@@ -279,8 +284,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_lock_all(MPI_Win wi
 static inline __attribute__((always_inline)) int shmrun_fast_unlock_all(MPI_Win win)
 {
 	shmrun_win_desc *d = shmrun_desc(win);
-	if (d == NULL || !d->ep->lock_all || (d->ep->gate & SHMRUN_GATE_FREED) != 0 || d->ep->all_check > 1)
-		return -1; /* all_check 2: a shared lock on every target, which Go releases */
+	if (d == NULL || !d->ep->lock_all || (d->ep->gate & SHMRUN_GATE_FREED) != 0)
+		return -1;
 	shmrun_set_lock_all(d, 0);
 	if (!d->ep->all_check)
 		shmrun_full_fence(d);

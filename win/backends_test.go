@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -33,6 +34,8 @@ func init() {
 	ranktest.Register("be_epochs", beEpochs)
 	ranktest.Register("be_pscw_goroutines", bePSCWGoroutines)
 	ranktest.Register("be_lock_goroutines", beLockGoroutines)
+	ranktest.Register("be_fair_locks", beFairLocks)
+	ranktest.Register("be_lockall_nodeadlock", beLockAllNoDeadlock)
 	ranktest.Register("be_acc_mix", beAccMix)
 	ranktest.Register("be_nolocks", beNoLocks)
 }
@@ -40,7 +43,7 @@ func init() {
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks", "be_fair_locks", "be_lockall_nodeadlock"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -1415,4 +1418,138 @@ func beEpochs(c *comm.Comm) error {
 	}
 	fmt.Printf("rank %d ok\n", c.Rank())
 	return nil
+}
+
+// beFairLocks: LockAll is not starved by a stream of writers. Ranks 1..
+// (two at least) keep exclusive locks on their own parts overlapping -
+// each holds until another writer has got in, or 200 us - so a writer
+// always holds or waits somewhere; rank 0 then opens LockAll three times.
+// A LockAll that waits for a moment with no writer anywhere waits for
+// ever (it did on both backends); the writers give up after 10 s, and
+// rank 0 fails if it needed that long.
+func beFairLocks(c *comm.Comm) error {
+	if err := fairLocks(c); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+func fairLocks(c *comm.Comm) error {
+	if c.Size() < 3 {
+		return nil
+	}
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg0, err := w.SharedQuery(0)
+	if err != nil {
+		return err
+	}
+	done := (*uint64)(unsafe.Pointer(&seg0.Bytes[0]))
+	acquired := (*uint64)(unsafe.Pointer(&seg0.Bytes[8]))
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	const giveUp = 10 * time.Second
+	if c.Rank() == 0 {
+		for atomic.LoadUint64(acquired) < 100 { // the writers are overlapping
+			time.Sleep(10 * time.Microsecond)
+		}
+		t0 := time.Now()
+		for range 3 {
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+			if err := w.UnlockAll(); err != nil {
+				return err
+			}
+		}
+		took := time.Since(t0)
+		atomic.StoreUint64(done, 1)
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if took >= giveUp/2 {
+			return fmt.Errorf("LockAll starved: three LockAll epochs took %v, waiting for the writers to give up", took)
+		}
+		return nil
+	}
+	me := c.Rank()
+	for start := time.Now(); atomic.LoadUint64(done) == 0 && time.Since(start) < giveUp; {
+		if err := w.Lock(win.Exclusive, me, 0); err != nil {
+			return err
+		}
+		n := atomic.AddUint64(acquired, 1)
+		for t0 := time.Now(); atomic.LoadUint64(acquired) == n && atomic.LoadUint64(done) == 0 &&
+			time.Since(t0) < 200*time.Microsecond; {
+		}
+		if err := w.Unlock(me); err != nil {
+			return err
+		}
+	}
+	return c.Barrier()
+}
+
+// beLockAllNoDeadlock: a rank holding an exclusive lock on one target that
+// asks for another while a LockAll waits must get it. Rank 1 locks rank 2's
+// part; rank 0 opens LockAll (which must wait for rank 1); then rank 1 locks
+// rank 0's part too, and only then unlocks both. A LockAll that held shared
+// locks on the targets before rank 2 while waiting for it would block rank
+// 1's second Lock, which it waits for: deadlock.
+func beLockAllNoDeadlock(c *comm.Comm) error {
+	if err := lockAllNoDeadlock(c); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
+}
+
+func lockAllNoDeadlock(c *comm.Comm) error {
+	if c.Size() < 3 {
+		return nil
+	}
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg0, err := w.SharedQuery(0)
+	if err != nil {
+		return err
+	}
+	step := (*uint64)(unsafe.Pointer(&seg0.Bytes[8]))
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	switch c.Rank() {
+	case 1:
+		if err := w.Lock(win.Exclusive, 2, 0); err != nil {
+			return err
+		}
+		atomic.StoreUint64(step, 1)
+		time.Sleep(50 * time.Millisecond) // rank 0's LockAll waits meanwhile
+		if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+			return err
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+		if err := w.Unlock(2); err != nil {
+			return err
+		}
+	case 0:
+		for atomic.LoadUint64(step) == 0 {
+			time.Sleep(10 * time.Microsecond)
+		}
+		if err := w.LockAll(0); err != nil {
+			return err
+		}
+		if err := w.UnlockAll(); err != nil {
+			return err
+		}
+	}
+	return c.Barrier()
 }

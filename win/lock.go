@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
-	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // Passive-target locks (docs/FORMAT.md has the same text for C code).
@@ -32,33 +31,20 @@ import (
 // exclusive locker, once its turn comes, checks A. Each side writes (a locked
 // add, a full fence) before it reads the other's word, so of an exclusive
 // locker and a LockAll that race at least one sees the other: the LockAll,
-// seeing X > 0 anywhere, takes its add back; the exclusive locker, seeing
-// A > 0, waits (holding its turn) for A to reach 0. Since X stays raised
-// while a writer waits, new LockAll calls back off and cannot starve it.
-// LockAll costs two locked adds and n plain loads; no lock word is written.
-// A LockAll that backed off does not wait for a moment with no writer,
-// which a steady stream of them would never give: it takes a shared lock
-// (a ticket) on every target in rank order instead, queueing behind the
-// writers already there and ahead of later ones, as any reader does, and
-// UnlockAll releases them (Epoch.AllCheck says which way it holds).
-
-// lwW, lwR and lwX extract W, R and X from a lock word's value.
-func lwW(v uint64) uint64 { return v & format.LockCounterMask }
-func lwR(v uint64) uint64 { return (v >> format.LockRShift) & format.LockCounterMask }
-func lwX(v uint64) uint64 { return (v >> format.LockXShift) & format.LockXMask }
-
-// addLock adds d to a lock word, clears a carry guard the add set, and
-// returns the word after the add.
-func addLock(word *uint64, d uint64) uint64 {
-	v := atomic.AddUint64(word, d)
-	if v&format.LockGuards != 0 {
-		atomic.AndUint64(word, ^uint64(format.LockGuards))
-	}
-	return v
-}
-
-// ticketOf returns the ticket drawn by the add that produced v.
-func ticketOf(v uint64) uint64 { return ((v >> format.LockTShift) - 1) & format.LockCounterMask }
+// seeing X > 0 anywhere, takes its add back and waits for that target's X to
+// drop; the exclusive locker, seeing A > 0, waits (holding its turn) for A to
+// reach 0. Since X stays raised while a writer waits, new LockAll calls back
+// off and cannot starve it. LockAll costs two locked adds and n plain loads;
+// no lock word is written.
+//
+// Nor can writers starve LockAll: one that backed off counts itself in Q,
+// the high half of the word A lives in, until it is in; an exclusive
+// locker that holds no other lock of the window waits for Q to reach 0
+// before it draws its ticket, so X drains and the LockAll gets in. A
+// locker already holding a lock draws at once: it may hold the target the
+// LockAll waits for, and holding back would deadlock. LockAll holds
+// nothing while it waits, so a rank holding exclusive locks on two targets
+// and another in LockAll cannot deadlock either.
 
 func (l *lockLine) wake() { l.ev.Wake() }
 
@@ -77,9 +63,9 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 			return w.lockAborted(err) // the job is ending; the lock word no longer matters
 		}
 	}
-	if atomic.LoadUint64(w.global) != 0 {
+	if holders(atomic.LoadUint64(w.global)) != 0 {
 		atomic.AddInt64(&w.lockWaits, 1)
-		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return atomic.LoadUint64(w.global) == 0 }); err != nil {
+		if err := w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return holders(atomic.LoadUint64(w.global)) == 0 }); err != nil {
 			return w.lockAborted(err)
 		}
 	}
@@ -123,25 +109,50 @@ func (w *Win) releaseShared(target int) {
 	l.wake()
 }
 
-// acquireAll opens a LockAll's hold on every target and says how it holds
-// them (winc.AllCount or winc.AllTickets): the LockAll count when no target
-// has an exclusive locker holding or waiting, else a shared lock on every
-// target, taken in rank order behind the writers queued (a waiting writer
-// holds its turn with A > 0 in view, so the count must be given back
-// first).
-func (w *Win) acquireAll() (uint8, error) {
-	atomic.AddUint64(w.global, 1)
-	if w.exclusiveBusy() < 0 {
-		return winc.AllCount, nil
-	}
-	w.releaseAll() // back off: an exclusive locker may wait for A == 0
-	atomic.AddInt64(&w.lockWaits, 1)
-	for t := range w.locks {
-		if err := w.acquireShared(t); err != nil {
-			return 0, err // the job is ending; the lock words no longer matter
+// acquireAll takes the LockAll count; it returns once no target has an
+// exclusive locker holding or waiting. Once it has backed off it counts
+// itself in Q until it is in, which holds new writers back.
+func (w *Win) acquireAll() error {
+	waiting := false
+	defer func() {
+		if waiting {
+			atomic.AddUint64(w.global, ^uint64(format.LockAllWaiter-1))
+			w.globalEv.Notify()
+		}
+	}()
+	for {
+		atomic.AddUint64(w.global, 1)
+		busy := w.exclusiveBusy()
+		if busy < 0 {
+			return nil
+		}
+		w.releaseAll() // back off: an exclusive locker of busy may wait for A == 0
+		if !waiting {
+			atomic.AddUint64(w.global, format.LockAllWaiter)
+			waiting = true
+		}
+		atomic.AddInt64(&w.lockWaits, 1)
+		l := &w.locks[busy]
+		if err := l.ev.Await(w.t.Abort(), w.t.Policy(), func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 }); err != nil {
+			return err
 		}
 	}
-	return winc.AllTickets, nil
+}
+
+// holders is A, the LockAll holders, of the global word g; waitingAll is
+// Q, the LockAll calls waiting for writers to drain.
+func holders(g uint64) uint64    { return g & format.LockAllHolders }
+func waitingAll(g uint64) uint64 { return g >> 32 }
+
+// holdBack waits, before an exclusive locker draws its ticket, while a
+// LockAll waits for the writers to drain - unless this rank holds a lock
+// of the window already (the LockAll may wait for it).
+func (w *Win) holdBack() error {
+	if waitingAll(atomic.LoadUint64(w.global)) == 0 || w.ep.anyLocked() {
+		return nil
+	}
+	atomic.AddInt64(&w.lockWaits, 1)
+	return w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return waitingAll(atomic.LoadUint64(w.global)) == 0 })
 }
 
 // exclusiveBusy returns a target with an exclusive locker holding or
@@ -174,11 +185,13 @@ func (w *Win) releaseAll() {
 // ErrRMASync.
 func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	// The common case first, in this frame: an exclusive lock with no other
-	// epoch open, granted by the one add that draws the ticket. Waiting is
-	// lockExclusiveAfter's; every other case and every error is lockSlow's.
-	if w != nil && lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.h.Gate == 0 {
+	// epoch open and no LockAll waiting, granted by the one add that draws
+	// the ticket. Waiting is lockExclusiveAfter's; every other case and
+	// every error is lockSlow's.
+	if w != nil && lt == Exclusive && assert == 0 && uint(rank) < uint(len(w.ep.tgt)) && w.ep.tgt[rank]|w.ep.h.Gate == 0 &&
+		waitingAll(atomic.LoadUint64(w.global)) == 0 {
 		v := atomic.AddUint64(w.locks[rank].word, format.LockExclusive)
-		if v&format.LockGuards == 0 && lwW(v) == ticketOf(v) && atomic.LoadUint64(w.global) == 0 {
+		if v&format.LockGuards == 0 && lwW(v) == ticketOf(v) && holders(atomic.LoadUint64(w.global)) == 0 {
 			w.ep.tgt[rank] = tgtAccess | tgtExclusive
 			return nil
 		}
@@ -251,6 +264,9 @@ func (w *Win) lockChecked(lt LockType, rank int, assert int) error {
 		w.fullFence()
 		bit |= tgtNoCheck
 	case lt == Exclusive:
+		if err := w.holdBack(); err != nil {
+			return w.lockAborted(err)
+		}
 		return w.lockExclusiveAfter(rank, atomic.AddUint64(w.locks[rank].word, format.LockExclusive))
 	default:
 		if err := w.acquireShared(rank); err != nil {
@@ -328,10 +344,9 @@ func (w *Win) unlockChecked(rank int) error {
 // LockAll opens a shared passive-target epoch to every rank of the window
 // (MPI_Win_lock_all) in O(1) writes, whatever the number of ranks: one add
 // to the window's LockAll count, then a read-only scan of the lock words.
-// When exclusive locks are held or waited for, it queues behind those
-// writers instead (a shared lock on every target, in rank order), so a
-// steady stream of them cannot starve it. assert: 0 or
-// ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
+// It waits while any rank holds or waits for an exclusive lock, holding
+// new writers back meanwhile, so a steady stream of them cannot starve it.
+// assert: 0 or ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
 	if w != nil && assert == 0 && w.ep.h.Gate == 0 && !w.ep.anyLocked() {
@@ -340,7 +355,7 @@ func (w *Win) LockAll(assert int) error {
 			w.releaseAll()
 			return w.lockAllSlow(assert)
 		}
-		w.ep.h.AllCheck = winc.AllCount
+		w.ep.h.AllCheck = true
 		w.ep.setLockAll(true)
 		return nil
 	}
@@ -386,15 +401,12 @@ func (w *Win) lockAllChecked(assert int) error {
 		return errorf(ErrRMASync, "LockAll on rank %d: a fence epoch with RMA calls is open (end it with Fence(ModeNoSucceed))", w.rank)
 	}
 	w.closeFenceEpoch()
-	var how uint8
 	if assert&ModeNoCheck != 0 {
 		w.fullFence()
-	} else if h, err := w.acquireAll(); err != nil {
+	} else if err := w.acquireAll(); err != nil {
 		return errorf(ErrAborted, "LockAll on rank %d: %v", w.rank, err)
-	} else {
-		how = h
 	}
-	w.ep.h.AllCheck = how
+	w.ep.h.AllCheck = assert&ModeNoCheck == 0
 	w.ep.setLockAll(true)
 	return nil
 }
@@ -413,17 +425,11 @@ func (w *Win) UnlockAll() error {
 			w.chk.UnlockAll()
 		}
 		w.ep.setLockAll(false) // checked by the next call (checkEpoch)
-		switch w.ep.h.AllCheck {
-		case winc.AllCount:
+		if w.ep.h.AllCheck {
 			w.releaseAll()
-		case winc.AllTickets:
-			for t := range w.locks {
-				w.releaseShared(t) // each add is a full fence
-			}
-		default:
+		} else {
 			w.fullFence()
 		}
-		w.ep.h.AllCheck = 0
 		return nil
 	}
 	if err := w.live("UnlockAll"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
@@ -19,35 +20,30 @@ import (
 // MPI_THREAD_MULTIPLE take 32 ns together here, and the cgo calls around
 // them ~46 more).
 //
-// L holds the readers (bits 0-31), the writers waiting (32-47) and the
-// writer holding it (bit 48). Shared Lock: when no writer holds or waits,
-// one compare-and-swap adds a reader; Shared Unlock removes it. Exclusive
-// Lock: one compare-and-swap from 0 to the holder bit; else it counts
-// itself waiting (so that new readers hold back and cannot starve it) and
-// takes the holder bit once the readers and the holder are gone; then it
-// waits for A to drain. Exclusive Unlock clears the bit.
+// L is the ticket reader-writer lock word of the shmrun backend
+// (lockword.go, docs/FORMAT.md): FIFO per target, so neither writers nor
+// readers starve. Exclusive Lock: one add draws a ticket and raises X;
+// wait for the turn (W), then for A to drain. Shared Lock: one add draws
+// a ticket; wait until R reaches it, then admit the next reader. Unlocks
+// are one add each.
 //
 // LockAll is a shared lock on every target: one add to A, then a scan of
-// every L; a held or awaited writer bit sends it back to wait for
-// that target. Each side writes (a locked instruction, a full fence)
+// every L's X. Each side writes (a locked instruction, a full fence)
 // before it reads the other's word, so of an exclusive Lock and a LockAll
-// that race at least one sees the other; the exclusive locker keeps its
-// bit while it waits for A, so LockAll cannot starve it, and LockAll holds
-// nothing while it waits, so a rank holding exclusive locks on two
-// targets and another in LockAll cannot deadlock.
-//
+// that race at least one sees the other; the exclusive locker keeps X
+// raised while it waits for A, so LockAll cannot starve it. A LockAll
+// that sees X raised gives A back, counts itself in Q (the high half of
+// A's word) and waits for that target's X to drop; an exclusive locker
+// holding no other lock waits for Q to reach 0 before it draws, so the
+// writers drain and a stream of them cannot starve LockAll, while one
+// already holding a lock draws at once (the LockAll may wait for it).
+// LockAll holds nothing while it waits, so a rank holding exclusive locks
+// on two targets and another in LockAll cannot deadlock.
+
 // Every change is followed by the doorbell's Notify (a load of the
 // sleepers count, a wake only if there are sleepers); waiters spin, yield,
 // then sleep on the futex of the doorbell they wait on (package barrier's
 // Event and policy).
-
-const (
-	dlReader  = 1
-	dlReaders = 1<<32 - 1
-	dlWaiter  = 1 << 32
-	dlWaiters = (1<<16 - 1) << 32
-	dlHolder  = 1 << 48
-)
 
 // dlock is one lock line: the word and its doorbell.
 type dlock struct {
@@ -95,40 +91,38 @@ func (d *dlocks) await(l *dlock, ok func() bool) {
 	_ = l.ev.Await(nil, d.policy, ok)
 }
 
-// lock takes target's lock, exclusive or shared.
-func (d *dlocks) lock(target int, exclusive bool) {
-	l := &d.targets[target]
+// lock takes target's lock, exclusive or shared; holding says this rank
+// holds (or is taking, in another goroutine) a lock on another target.
+func (d *dlocks) lock(target int, exclusive, holding bool) {
 	if !exclusive {
-		for {
-			v := atomic.LoadUint64(l.word)
-			if v&(dlHolder|dlWaiters) == 0 {
-				if atomic.CompareAndSwapUint64(l.word, v, v+dlReader) {
-					d.held[target] = lockShared
-					return
-				}
-				continue
-			}
-			d.await(l, func() bool { return atomic.LoadUint64(l.word)&(dlHolder|dlWaiters) == 0 })
-		}
+		d.lockShared(target)
+		d.held[target] = lockShared
+		return
 	}
-	if !atomic.CompareAndSwapUint64(l.word, 0, dlHolder) {
-		atomic.AddUint64(l.word, dlWaiter)
-		for {
-			v := atomic.LoadUint64(l.word)
-			if v&(dlHolder|dlReaders) == 0 {
-				if atomic.CompareAndSwapUint64(l.word, v, v-dlWaiter+dlHolder) {
-					break
-				}
-				continue
-			}
-			d.await(l, func() bool { return atomic.LoadUint64(l.word)&(dlHolder|dlReaders) == 0 })
-		}
+	if atomic.LoadUint64(d.all.word)>>32 != 0 && !holding {
+		// A LockAll waits for the writers to drain: hold back.
+		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word)>>32 == 0 })
+	}
+	l := &d.targets[target]
+	t := ticketOf(addLock(l.word, format.LockExclusive))
+	if lwW(atomic.LoadUint64(l.word)) != t {
+		d.await(l, func() bool { return lwW(atomic.LoadUint64(l.word)) == t })
 	}
 	d.held[target] = lockExclusive
-	// LockAll holders, who may not have seen the bit: wait them out.
-	if atomic.LoadUint64(d.all.word) != 0 {
-		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word) == 0 })
+	// LockAll holders, who may not have seen X: wait them out.
+	if atomic.LoadUint64(d.all.word)&format.LockAllHolders != 0 {
+		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word)&format.LockAllHolders == 0 })
 	}
+}
+
+// lockShared waits for a shared turn on target and admits the next reader.
+func (d *dlocks) lockShared(target int) {
+	l := &d.targets[target]
+	if t := ticketOf(addLock(l.word, format.LockShared)); lwR(atomic.LoadUint64(l.word)) != t {
+		d.await(l, func() bool { return lwR(atomic.LoadUint64(l.word)) == t })
+	}
+	addLock(l.word, format.LockOneR)
+	l.ev.Notify() // a reader queued behind may enter now
 }
 
 // unlock releases target's lock as lock took it.
@@ -136,9 +130,9 @@ func (d *dlocks) unlock(target int) {
 	l := &d.targets[target]
 	switch d.held[target] {
 	case lockShared:
-		atomic.AddUint64(l.word, ^uint64(dlReader-1))
+		addLock(l.word, format.LockSharedUnlock)
 	case lockExclusive:
-		atomic.AddUint64(l.word, ^uint64(dlHolder-1))
+		addLock(l.word, format.LockExclusiveUnlock)
 	default:
 		return // ModeNoCheck: nothing was taken
 	}
@@ -146,27 +140,37 @@ func (d *dlocks) unlock(target int) {
 	l.ev.Notify()
 }
 
-// lockAll takes a shared lock on every target.
+// lockAll takes the LockAll count once no writer holds or waits anywhere,
+// counting itself in Q meanwhile.
 func (d *dlocks) lockAll() {
+	waiting := false
 	for {
 		atomic.AddUint64(d.all.word, 1)
 		w := -1
 		for r := range d.targets {
-			if atomic.LoadUint64(d.targets[r].word)&(dlHolder|dlWaiters) != 0 {
+			if lwX(atomic.LoadUint64(d.targets[r].word)) != 0 {
 				w = r
 				break
 			}
 		}
 		if w < 0 {
-			d.heldAll = true
-			return
+			break
 		}
 		// A writer holds or waits for target w: step back for it.
 		atomic.AddUint64(d.all.word, ^uint64(0))
+		if !waiting {
+			atomic.AddUint64(d.all.word, format.LockAllWaiter)
+			waiting = true
+		}
 		d.all.ev.Notify()
 		l := &d.targets[w]
-		d.await(l, func() bool { return atomic.LoadUint64(l.word)&(dlHolder|dlWaiters) == 0 })
+		d.await(l, func() bool { return lwX(atomic.LoadUint64(l.word)) == 0 })
 	}
+	if waiting {
+		atomic.AddUint64(d.all.word, ^uint64(format.LockAllWaiter-1))
+		d.all.ev.Notify()
+	}
+	d.heldAll = true
 }
 
 // unlockAll releases lockAll's locks.

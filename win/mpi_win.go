@@ -796,11 +796,12 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 	w.ep.locks[rank], w.ep.lockPend[rank], w.ep.fence = lt, true, false
 	w.ep.nlocks++
 	w.ep.npend++
+	holding := w.ep.nlocks > 1
 	w.mu.Unlock()
 	var err error
 	if w.d != nil {
 		if assert&ModeNoCheck == 0 {
-			w.d.locks.lock(rank, lt == Exclusive)
+			w.d.locks.lock(rank, lt == Exclusive, holding)
 		}
 	} else {
 		err = w.h.Lock(lt == Exclusive, rank, assert)

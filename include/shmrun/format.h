@@ -63,7 +63,7 @@
 #define SHMRUN_DEFAULT_MAX_ATTACH 1024 /* entries of a table unless shmrun_max_attach says */
 
 /* Sync block lines (offsets from the line's start) */
-#define SHMRUN_GLOBAL_HOLDERS 0 /* uint64 A: LockAll holders */
+#define SHMRUN_GLOBAL_HOLDERS 0 /* uint64: A (LockAll holders) bits 0-31, Q (LockAll calls waiting) bits 32-63 */
 #define SHMRUN_GLOBAL_SEQ 8 /* uint32 event seq */
 #define SHMRUN_GLOBAL_SLEEPERS 12 /* uint32 event sleepers */
 #define SHMRUN_LOCK_WORD 0 /* uint64 lock word L[r]; its low half is the futex word */
@@ -82,6 +82,8 @@
 #define SHMRUN_LOCK_T_SHIFT 49
 #define SHMRUN_LOCK_GUARDS UINT64_C(0x80008000) /* carry guards of W and R: clear with an atomic AND when an add's result has one */
 #define SHMRUN_LOCK_EXCLUSIVE UINT64_C(0x2000100000000) /* exclusive lock: draw a ticket, raise X */
+#define SHMRUN_LOCKALL_HOLDERS UINT64_C(0xffffffff) /* mask of A in the global word */
+#define SHMRUN_LOCKALL_WAITER UINT64_C(0x100000000) /* a waiting LockAll's add to the global word (Q++) */
 #define SHMRUN_LOCK_EXCLUSIVE_UNLOCK UINT64_C(0xffffffff00010001) /* exclusive unlock: W++, R++, X-- (mod 2^64) */
 #define SHMRUN_LOCK_SHARED UINT64_C(0x2000000000000) /* shared lock: draw a ticket */
 #define SHMRUN_LOCK_ONE_R 65536 /* shared lock once admitted: R++ */

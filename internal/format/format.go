@@ -58,7 +58,7 @@ const NumStripes = 256
 
 // Words of the sync block's lines, as offsets from the line's start.
 const (
-	GlobalHolders  = 0  // uint64 A: LockAll holders
+	GlobalHolders  = 0  // uint64: A, the LockAll holders, in bits 0-31; Q, the LockAll calls waiting for writers, in bits 32-63
 	GlobalSeq      = 8  // uint32 event seq of the global line
 	GlobalSleepers = 12 // uint32 event sleepers of the global line
 
@@ -153,6 +153,11 @@ const (
 	LockShared = LockOneT
 	// LockSharedUnlock is a shared Unlock's add: W++.
 	LockSharedUnlock = 1
+
+	// LockAllHolders masks A in the global word; LockAllWaiter is the add
+	// to it of a LockAll that waits for writers (Q++), taken back once in.
+	LockAllHolders = 1<<32 - 1
+	LockAllWaiter  = 1 << 32
 )
 
 // LockExclusiveUnlock is an exclusive Unlock's add: W++, R++ and X-- in one

@@ -34,11 +34,9 @@ type Epoch struct {
 	// AccessAll: RMA to every target is allowed (a fence epoch or LockAll).
 	AccessAll bool
 	LockAll   bool
-	// AllCheck is how the open LockAll holds its targets, which UnlockAll
-	// gives back: AllCount, the window's LockAll count; AllTickets, a
-	// shared lock on every target (a LockAll that found writers queued);
-	// 0, nothing (ModeNoCheck).
-	AllCheck uint8
+	// AllCheck: the LockAll took the window's LockAll count (no
+	// ModeNoCheck), so UnlockAll gives it back.
+	AllCheck bool
 	// FenceOpen: a Fence opened a (possible) epoch.
 	FenceOpen bool
 	// PostOpen: an exposure epoch (Post without Wait) is open.
@@ -102,12 +100,6 @@ type Mapped struct {
 	StartGroup, PostGroup []int32
 	Release               func() // unmaps it; nothing may use it after
 }
-
-// Values of Epoch.AllCheck.
-const (
-	AllCount   = 1
-	AllTickets = 2
-)
 
 // Bits of a target's byte.
 const (

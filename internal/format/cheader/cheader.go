@@ -82,7 +82,7 @@ func sections() []section {
 			{"SHMRUN_DEFAULT_MAX_ATTACH", format.DefaultMaxAttach, "entries of a table unless shmrun_max_attach says"},
 		}},
 		{"Sync block lines (offsets from the line's start)", []def{
-			{"SHMRUN_GLOBAL_HOLDERS", format.GlobalHolders, "uint64 A: LockAll holders"},
+			{"SHMRUN_GLOBAL_HOLDERS", format.GlobalHolders, "uint64: A (LockAll holders) bits 0-31, Q (LockAll calls waiting) bits 32-63"},
 			{"SHMRUN_GLOBAL_SEQ", format.GlobalSeq, "uint32 event seq"},
 			{"SHMRUN_GLOBAL_SLEEPERS", format.GlobalSleepers, "uint32 event sleepers"},
 			{"SHMRUN_LOCK_WORD", format.LockWord, "uint64 lock word L[r]; its low half is the futex word"},
@@ -101,6 +101,8 @@ func sections() []section {
 			{"SHMRUN_LOCK_T_SHIFT", format.LockTShift, ""},
 			{"SHMRUN_LOCK_GUARDS", uint64(format.LockGuards), "carry guards of W and R: clear with an atomic AND when an add's result has one"},
 			{"SHMRUN_LOCK_EXCLUSIVE", uint64(format.LockExclusive), "exclusive lock: draw a ticket, raise X"},
+			{"SHMRUN_LOCKALL_HOLDERS", uint64(format.LockAllHolders), "mask of A in the global word"},
+			{"SHMRUN_LOCKALL_WAITER", uint64(format.LockAllWaiter), "a waiting LockAll's add to the global word (Q++)"},
 			{"SHMRUN_LOCK_EXCLUSIVE_UNLOCK", uint64(format.LockExclusiveUnlock), "exclusive unlock: W++, R++, X-- (mod 2^64)"},
 			{"SHMRUN_LOCK_SHARED", uint64(format.LockShared), "shared lock: draw a ticket"},
 			{"SHMRUN_LOCK_ONE_R", uint64(format.LockOneR), "shared lock once admitted: R++"},
