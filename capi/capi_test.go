@@ -335,6 +335,29 @@ int main(int argc, char **argv) {
 	}
 }
 
+// TestCInitThreadNullProvided: a NULL provided is an error of
+// MPI_Init_thread before there is any MPI to return it through: the
+// default handler's, which ends the job with MPI_ERR_ARG naming it.
+func TestCInitThreadNullProvided(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	src, exe := filepath.Join(tmp, "initnull.c"), filepath.Join(tmp, "initnull")
+	prog := `#include <mpi.h>
+#include <stdio.h>
+int main(void) {
+	MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, NULL);
+	printf("MPI_Init_thread returned\n");
+	return 0;
+}
+`
+	shmccBuild(t, dir, src, exe, prog, "-O2")
+	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 13 || !strings.Contains(string(out), "MPI_Init_thread: provided is NULL") {
+		t.Fatalf("shmrun exited %v, want status 13 (MPI_ERR_ARG) naming MPI_Init_thread's provided\n%s", err, out)
+	}
+}
+
 // TestCStats runs a C program under shmrun --stats-json: calls that run in
 // C otherwise (the RMA calls, Lock, Barrier, a small Allreduce) take the Go
 // paths of an observed job and are all counted.

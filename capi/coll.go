@@ -234,6 +234,14 @@ var reducerMap = map[atomics.Type]reducer{
 	atomics.ShortIntT: reducerOf[atomics.ShortInt](),
 }
 
+// aliased is the error of a collective whose send and receive buffers
+// are one buffer at p: MPI forbids it (MPI_IN_PLACE is how a program says
+// the data are already where they go). Only that simple case is refused,
+// not buffers that overlap otherwise.
+func aliased(p *C.char) error {
+	return fmt.Errorf("sendbuf and recvbuf are one buffer (%p): they must not be aliased (MPI_IN_PLACE is the in-place form): %w", p, comm.ErrBuffer)
+}
+
 // collArgs resolves a collective's communicator.
 func collArgs(call string, h C.uintptr_t) (*commH, C.int) {
 	return commOf(call, uintptr(h))
@@ -306,6 +314,9 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			if r, err = buf(rp, n, t.t); err != nil {
 				return refuse(err)
 			}
+		}
+		if inPlace == 0 && len(s) > 0 && len(r) > 0 && sp == rp {
+			return refuse(aliased(sp))
 		}
 		if bytes {
 			return reduceBytes(int(kind), x.c, s, r, int(n), t.t, op.user, dt, int(root), inPlace != 0)
@@ -440,6 +451,9 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 			if r, err = buf(rp, rBlocks*int64(rcount), rt); err != nil {
 				return refuse(err)
 			}
+		}
+		if len(s) > 0 && len(r) > 0 && sp == rp {
+			return refuse(aliased(sp))
 		}
 		if inPlace != 0 {
 			switch kind {

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
@@ -30,23 +31,33 @@ var mvvNames = [...]string{"MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI
 var mvvKinds = [...]uint8{format.CollGatherv, format.CollScatterv, format.CollAllgatherv, format.CollAlltoallv}
 
 // vArrays reads n counts and displacements (instances and extents of a
-// type) and returns them with the instances the buffer must hold.
-func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int) ([]int, []int, int64, error) {
+// type: the call's arrays named cname and dname) and returns them with the
+// instances the buffer must hold.
+func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int, cname, dname string) ([]int, []int, int64, error) {
 	c, d := cArray(cp, n), cArray(dp, n)
-	if c == nil || d == nil {
-		return nil, nil, 0, fmt.Errorf("NULL counts or displacements: %w", comm.ErrArg)
+	switch {
+	case c == nil:
+		return nil, nil, 0, fmt.Errorf("%s is NULL: %w", cname, comm.ErrArg)
+	case d == nil:
+		return nil, nil, 0, fmt.Errorf("%s is NULL: %w", dname, comm.ErrArg)
 	}
 	counts, displs := make([]int, n), make([]int, n)
 	var hi int64
 	for q := range n {
 		counts[q], displs[q] = int(c[q]), int(d[q])
 		if c[q] < 0 {
-			return nil, nil, 0, fmt.Errorf("rank %d's count %d is negative: %w", q, int64(c[q]), comm.ErrCount)
+			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", cname, q, int64(c[q]), comm.ErrCount)
 		}
 		if d[q] < 0 {
-			return nil, nil, 0, fmt.Errorf("rank %d's displacement %d is negative: %w", q, int64(d[q]), comm.ErrArg)
+			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", dname, q, int64(d[q]), comm.ErrArg)
 		}
 		if c[q] > 0 {
+			// The _c forms' counts and displacements reach the largest
+			// int64: their sum must not wrap into a short buffer.
+			if int64(d[q]) > math.MaxInt64-int64(c[q]) {
+				return nil, nil, 0, fmt.Errorf("rank %d's block, %s[%d] %d instances at %s[%d] %d, ends past the largest MPI_Aint: %w",
+					q, cname, q, int64(c[q]), dname, q, int64(d[q]), comm.ErrCount)
+			}
 			hi = max(hi, int64(d[q])+int64(c[q]))
 		}
 	}
@@ -92,7 +103,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if isRoot {
 				var hi int64
 				var err error
-				if counts, displs, hi, err = vArrays(rcounts, rdispls, n); err != nil {
+				if counts, displs, hi, err = vArrays(rcounts, rdispls, n, "recvcounts", "displs"); err != nil {
 					return refuse(err)
 				}
 				if r, err = buf(rp, hi, rt); err != nil {
@@ -106,6 +117,9 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if err != nil {
 				return refuse(err)
 			}
+			if len(s) > 0 && len(r) > 0 && sp == rp {
+				return refuse(aliased(sp))
+			}
 			return comm.GathervType(x.c, s, int(scount), st, r, counts, displs, rt, int(root))
 		case mvScatterv:
 			var counts, displs []int
@@ -113,7 +127,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if isRoot {
 				var hi int64
 				var err error
-				if counts, displs, hi, err = vArrays(scounts, sdispls, n); err != nil {
+				if counts, displs, hi, err = vArrays(scounts, sdispls, n, "sendcounts", "displs"); err != nil {
 					return refuse(err)
 				}
 				if s, err = buf(sp, hi, st); err != nil {
@@ -127,9 +141,12 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if err != nil {
 				return refuse(err)
 			}
+			if len(s) > 0 && len(r) > 0 && sp == rp {
+				return refuse(aliased(sp))
+			}
 			return comm.ScattervType(x.c, s, counts, displs, st, r, int(rcount), rt, int(root))
 		case mvAllgatherv:
-			counts, displs, hi, err := vArrays(rcounts, rdispls, n)
+			counts, displs, hi, err := vArrays(rcounts, rdispls, n, "recvcounts", "displs")
 			if err != nil {
 				return refuse(err)
 			}
@@ -144,9 +161,12 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if err != nil {
 				return refuse(err)
 			}
+			if len(s) > 0 && len(r) > 0 && sp == rp {
+				return refuse(aliased(sp))
+			}
 			return comm.AllgathervType(x.c, s, int(scount), st, r, counts, displs, rt)
 		default:
-			rc, rd, rhi, err := vArrays(rcounts, rdispls, n)
+			rc, rd, rhi, err := vArrays(rcounts, rdispls, n, "recvcounts", "rdispls")
 			if err != nil {
 				return refuse(err)
 			}
@@ -157,13 +177,16 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if inPlace != 0 {
 				return comm.AlltoallvTypeInPlace(x.c, r, rc, rd, rt)
 			}
-			sc, sd, shi, err := vArrays(scounts, sdispls, n)
+			sc, sd, shi, err := vArrays(scounts, sdispls, n, "sendcounts", "sdispls")
 			if err != nil {
 				return refuse(err)
 			}
 			s, err := buf(sp, shi, st)
 			if err != nil {
 				return refuse(err)
+			}
+			if len(s) > 0 && len(r) > 0 && sp == rp {
+				return refuse(aliased(sp))
 			}
 			return comm.AlltoallvType(x.c, s, sc, sd, st, r, rc, rd, rt)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -234,7 +235,8 @@ func shmUnsupported(name *C.char, kind C.int, obj C.uintptr_t) C.int {
 }
 
 // shmRaise raises an error of class with message msg from call (the C
-// half's own checks) on communicator h's handler.
+// half's own checks) on communicator h's handler (MPI_COMM_SELF's when h
+// is no communicator).
 //
 //export shmRaise
 func shmRaise(call, msg *C.char, class C.int, h C.uintptr_t) C.int {
@@ -243,4 +245,41 @@ func shmRaise(call, msg *C.char, class C.int, h C.uintptr_t) C.int {
 		return x.raise(callName(call), err)
 	}
 	return raiseSelf(callName(call), err)
+}
+
+// shmRaiseWin is shmRaise on window h's handler (MPI_COMM_SELF's when h
+// is no window).
+//
+//export shmRaiseWin
+func shmRaiseWin(call, msg *C.char, class C.int, h C.uintptr_t) C.int {
+	err := &classError{class: class, msg: goString(msg)}
+	if x, ok := get(tab.wins, uintptr(h)); ok {
+		return x.raise(callName(call), err)
+	}
+	return raiseSelf(callName(call), err)
+}
+
+// collErrs are the classes of the argument errors the C half finds in
+// the collectives it makes of others (MPI_Reduce_scatter), as package
+// comm's errors: a refused call carries those to the other ranks.
+var collErrs = map[C.int]error{C.MPI_ERR_ARG: comm.ErrArg, C.MPI_ERR_COUNT: comm.ErrCount, C.MPI_ERR_BUFFER: comm.ErrBuffer}
+
+// shmRefuseColl raises an error of class with message msg from call, a
+// collective on communicator h whose arguments the C half refused, on
+// h's handler, once this rank has taken part as refused (winc.RefuseColl)
+// in the call of kind (a format.Coll* value) the other ranks make
+// instead, so that they fail too rather than wait for it.
+//
+//export shmRefuseColl
+func shmRefuseColl(call, msg *C.char, class C.int, h C.uintptr_t, kind C.int) C.int {
+	name := callName(call)
+	x, code := commOf(name, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	var err error = &classError{class: class, msg: goString(msg)}
+	if e, ok := collErrs[class]; ok {
+		err = fmt.Errorf("%s: %w", goString(msg), e)
+	}
+	return x.raise(name, winc.RefuseColl(x.c, name, uint8(kind), err))
 }

@@ -57,6 +57,29 @@ __thread uintptr_t shmrun_call_pc __attribute__((tls_model("initial-exec")));
 #define SHMRUN_CALL_PC() (shmrun_call_pc = (uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
 #define B(p) ((char *)(uintptr_t)(p))
 
+/* Pointer arguments: one the call must read or write through (an output,
+ * a handle it updates, an array or a string it needs) that is NULL is
+ * MPI_ERR_ARG naming it, as MPICH's and Open MPI's parameter checks make
+ * it, raised on the handler the call's other errors go to: its
+ * communicator's (ARG_COMM), its window's (ARG_WIN), MPI_COMM_SELF's for a
+ * call with neither (ARG_SELF). A compare in C: before a fast path that
+ * reads through the pointer, after one that leaves a NULL to Go. Data
+ * buffers are not checked (NULL is MPI_BOTTOM there, which a derived
+ * type's absolute addresses make legal: the Go half refuses what it
+ * cannot take), nor a status the call fills (NULL is MPI_STATUS_IGNORE).
+ * The call's name is the function's, less its P. */
+#define ARG_COMM(p, comm)                                                                        \
+	do {                                                                                     \
+		if ((p) == NULL)                                                                 \
+			return shmRaise(B(__func__ + 1), #p " is NULL", MPI_ERR_ARG, H(comm));   \
+	} while (0)
+#define ARG_WIN(p, win)                                                                          \
+	do {                                                                                     \
+		if ((p) == NULL)                                                                 \
+			return shmRaiseWin(B(__func__ + 1), #p " is NULL", MPI_ERR_ARG, H(win)); \
+	} while (0)
+#define ARG_SELF(p) ARG_COMM(p, MPI_COMM_SELF)
+
 /* ---- environment ---------------------------------------------------- */
 
 int PMPI_Init(int *argc, char ***argv)
@@ -70,24 +93,62 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	(void)argc;
 	(void)argv;
+	ARG_SELF(provided);
 	return shmInit(required, provided, "MPI_Init_thread");
 }
 
 int PMPI_Finalize(void) { return shmFinalize(); }
-int PMPI_Initialized(int *flag) { return shmInitialized(flag); }
-int PMPI_Finalized(int *flag) { return shmFinalized(flag); }
-int PMPI_Query_thread(int *provided) { return shmQueryThread(provided); }
-int PMPI_Is_thread_main(int *flag) { return shmIsThreadMain(flag); }
+int PMPI_Initialized(int *flag)
+{
+	ARG_SELF(flag);
+	return shmInitialized(flag);
+}
+int PMPI_Finalized(int *flag)
+{
+	ARG_SELF(flag);
+	return shmFinalized(flag);
+}
+int PMPI_Query_thread(int *provided)
+{
+	ARG_SELF(provided);
+	return shmQueryThread(provided);
+}
+int PMPI_Is_thread_main(int *flag)
+{
+	ARG_SELF(flag);
+	return shmIsThreadMain(flag);
+}
 int PMPI_Abort(MPI_Comm comm, int errorcode) { return shmAbort(H(comm), errorcode); }
 double PMPI_Wtime(void) { return shmWtime(); }
 double PMPI_Wtick(void) { return shmWtick(); }
-int PMPI_Get_processor_name(char *name, int *resultlen) { return shmGetProcessorName(name, resultlen); }
-int PMPI_Get_library_version(char *version, int *resultlen) { return shmGetLibraryVersion(version, resultlen); }
-int PMPI_Error_string(int errorcode, char *string, int *resultlen) { return shmErrorString(errorcode, string, resultlen); }
-int PMPI_Error_class(int errorcode, int *errorclass) { return shmErrorClass(errorcode, errorclass); }
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+	ARG_SELF(name);
+	ARG_SELF(resultlen);
+	return shmGetProcessorName(name, resultlen);
+}
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+	ARG_SELF(version);
+	ARG_SELF(resultlen);
+	return shmGetLibraryVersion(version, resultlen);
+}
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+	ARG_SELF(string);
+	ARG_SELF(resultlen);
+	return shmErrorString(errorcode, string, resultlen);
+}
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+	ARG_SELF(errorclass);
+	return shmErrorClass(errorcode, errorclass);
+}
 
 int PMPI_Get_version(int *version, int *subversion)
 {
+	ARG_SELF(version);
+	ARG_SELF(subversion);
 	*version = MPI_VERSION;
 	*subversion = MPI_SUBVERSION;
 	return MPI_SUCCESS;
@@ -95,6 +156,8 @@ int PMPI_Get_version(int *version, int *subversion)
 
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
+	ARG_SELF(abi_major);
+	ARG_SELF(abi_minor);
 	*abi_major = MPI_ABI_VERSION;
 	*abi_minor = MPI_ABI_SUBVERSION;
 	return MPI_SUCCESS;
@@ -103,6 +166,7 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 int PMPI_Abi_get_info(MPI_Info *info)
 {
 	char v[8];
+	ARG_SELF(info);
 	int rc = shmInfoCreate(HP(info));
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -117,6 +181,7 @@ int PMPI_Abi_get_info(MPI_Info *info)
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
+	ARG_SELF(info);
 	*info = MPI_INFO_NULL; /* no Fortran here */
 	return MPI_SUCCESS;
 }
@@ -126,99 +191,238 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; 
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+	ARG_SELF(address);
 	*address = (MPI_Aint)(intptr_t)location;
 	return MPI_SUCCESS;
 }
 
 /* ---- communicators and groups ------------------------------------------ */
 
-int PMPI_Comm_rank(MPI_Comm comm, int *rank) { return shmCommRank(H(comm), rank); }
-int PMPI_Comm_size(MPI_Comm comm, int *size) { return shmCommSize(H(comm), size); }
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) { return shmCommDup(H(comm), HP(newcomm)); }
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) { return shmCommSplit(H(comm), color, key, HP(newcomm)); }
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+	ARG_COMM(rank, comm);
+	return shmCommRank(H(comm), rank);
+}
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+	ARG_COMM(size, comm);
+	return shmCommSize(H(comm), size);
+}
+/* The calls that make a communicator refuse a NULL on this rank alone,
+ * as they do their other arguments: the other ranks are left in the
+ * call (an erroneous program; its handler has the error). */
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	ARG_COMM(newcomm, comm);
+	return shmCommDup(H(comm), HP(newcomm));
+}
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	ARG_COMM(newcomm, comm);
+	return shmCommSplit(H(comm), color, key, HP(newcomm));
+}
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+	ARG_COMM(newcomm, comm);
 	return shmCommSplitType(H(comm), split_type, key, H(info), HP(newcomm));
 }
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) { return shmCommCreate(H(comm), H(group), HP(newcomm)); }
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	ARG_COMM(newcomm, comm);
+	return shmCommCreate(H(comm), H(group), HP(newcomm));
+}
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+	ARG_COMM(newcomm, comm);
 	return shmCommCreateGroup(H(comm), H(group), tag, HP(newcomm));
 }
-int PMPI_Comm_free(MPI_Comm *comm) { return shmCommFree(HP(comm)); }
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) { return shmCommCompare(H(comm1), H(comm2), result); }
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) { return shmCommGroup(H(comm), HP(group)); }
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) { return shmCommSetName(H(comm), B(comm_name)); }
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) { return shmCommGetName(H(comm), comm_name, resultlen); }
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) { return shmCommSetErrhandler(H(comm), H(errhandler)); }
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) { return shmCommGetErrhandler(H(comm), HP(errhandler)); }
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+int PMPI_Comm_free(MPI_Comm *comm)
 {
-	return shmCreateErrhandler(H(fn), 0, HP(errhandler));
+	ARG_SELF(comm);
+	return shmCommFree(HP(comm));
 }
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler) { return shmErrhandlerFree(HP(errhandler)); }
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+	ARG_COMM(result, comm1);
+	return shmCommCompare(H(comm1), H(comm2), result);
+}
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+	ARG_COMM(group, comm);
+	return shmCommGroup(H(comm), HP(group));
+}
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+	ARG_COMM(comm_name, comm);
+	return shmCommSetName(H(comm), B(comm_name));
+}
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+	ARG_COMM(comm_name, comm);
+	ARG_COMM(resultlen, comm);
+	return shmCommGetName(H(comm), comm_name, resultlen);
+}
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) { return shmCommSetErrhandler(H(comm), H(errhandler)); }
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+	ARG_COMM(errhandler, comm);
+	return shmCommGetErrhandler(H(comm), HP(errhandler));
+}
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
+{
+	ARG_SELF(comm_errhandler_fn);
+	ARG_SELF(errhandler);
+	return shmCreateErrhandler(H(comm_errhandler_fn), 0, HP(errhandler));
+}
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+	ARG_SELF(errhandler);
+	return shmErrhandlerFree(HP(errhandler));
+}
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+	ARG_COMM(attribute_val, comm);
+	ARG_COMM(flag, comm);
 	return shmCommGetAttr(H(comm), comm_keyval, (int **)attribute_val, flag);
 }
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) { return shmCallErrhandler(H(comm), errorcode, 0); }
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) { return shmCallErrhandler(H(win), errorcode, 1); }
 
-int PMPI_Group_size(MPI_Group group, int *size) { return shmGroupSize(H(group), size); }
-int PMPI_Group_rank(MPI_Group group, int *rank) { return shmGroupRank(H(group), rank); }
+/* A group's errors are MPI_COMM_SELF's (it has no handler); its arrays
+ * are needed when they have elements. */
+int PMPI_Group_size(MPI_Group group, int *size)
+{
+	ARG_SELF(size);
+	return shmGroupSize(H(group), size);
+}
+int PMPI_Group_rank(MPI_Group group, int *rank)
+{
+	ARG_SELF(rank);
+	return shmGroupRank(H(group), rank);
+}
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+	if (n > 0)
+		ARG_SELF(ranks);
+	ARG_SELF(newgroup);
 	return shmGroupInclExcl(H(group), n, (int *)(uintptr_t)ranks, 0, HP(newgroup));
 }
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+	if (n > 0)
+		ARG_SELF(ranks);
+	ARG_SELF(newgroup);
 	return shmGroupInclExcl(H(group), n, (int *)(uintptr_t)ranks, 1, HP(newgroup));
 }
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	return shmGroupRange(H(group), n, &ranges[0][0], 0, HP(newgroup));
+	if (n > 0)
+		ARG_SELF(ranges);
+	ARG_SELF(newgroup);
+	return shmGroupRange(H(group), n, ranges == NULL ? NULL : &ranges[0][0], 0, HP(newgroup));
 }
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	return shmGroupRange(H(group), n, &ranges[0][0], 1, HP(newgroup));
+	if (n > 0)
+		ARG_SELF(ranges);
+	ARG_SELF(newgroup);
+	return shmGroupRange(H(group), n, ranges == NULL ? NULL : &ranges[0][0], 1, HP(newgroup));
 }
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) { return shmGroupSetOp(H(group1), H(group2), 0, HP(newgroup)); }
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+{
+	ARG_SELF(newgroup);
+	return shmGroupSetOp(H(group1), H(group2), 0, HP(newgroup));
+}
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+	ARG_SELF(newgroup);
 	return shmGroupSetOp(H(group1), H(group2), 1, HP(newgroup));
 }
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+	ARG_SELF(newgroup);
 	return shmGroupSetOp(H(group1), H(group2), 2, HP(newgroup));
 }
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
+	if (n > 0) {
+		ARG_SELF(ranks1);
+		ARG_SELF(ranks2);
+	}
 	return shmGroupTranslateRanks(H(group1), n, (int *)(uintptr_t)ranks1, H(group2), ranks2);
 }
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) { return shmGroupCompare(H(group1), H(group2), result); }
-int PMPI_Group_free(MPI_Group *group) { return shmGroupFree(HP(group)); }
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+{
+	ARG_SELF(result);
+	return shmGroupCompare(H(group1), H(group2), result);
+}
+int PMPI_Group_free(MPI_Group *group)
+{
+	ARG_SELF(group);
+	return shmGroupFree(HP(group));
+}
 
 /* ---- info ------------------------------------------------------------- */
 
-int PMPI_Info_create(MPI_Info *info) { return shmInfoCreate(HP(info)); }
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value) { return shmInfoSet(H(info), B(key), B(value)); }
-int PMPI_Info_delete(MPI_Info info, const char *key) { return shmInfoDelete(H(info), B(key)); }
+int PMPI_Info_create(MPI_Info *info)
+{
+	ARG_SELF(info);
+	return shmInfoCreate(HP(info));
+}
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+{
+	ARG_SELF(key);
+	ARG_SELF(value);
+	return shmInfoSet(H(info), B(key), B(value));
+}
+int PMPI_Info_delete(MPI_Info info, const char *key)
+{
+	ARG_SELF(key);
+	return shmInfoDelete(H(info), B(key));
+}
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+	ARG_SELF(key);
+	ARG_SELF(value);
+	ARG_SELF(flag);
 	return shmInfoGet(H(info), B(key), valuelen, value, flag);
 }
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+	ARG_SELF(key);
+	ARG_SELF(buflen);
+	if (*buflen > 0) /* 0 asks for the length alone */
+		ARG_SELF(value);
+	ARG_SELF(flag);
 	return shmInfoGetString(H(info), B(key), buflen, value, flag);
 }
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+	ARG_SELF(key);
+	ARG_SELF(valuelen);
+	ARG_SELF(flag);
 	return shmInfoGetValuelen(H(info), B(key), valuelen, flag);
 }
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { return shmInfoGetNkeys(H(info), nkeys); }
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { return shmInfoGetNthkey(H(info), n, key); }
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { return shmInfoDup(H(info), HP(newinfo)); }
-int PMPI_Info_free(MPI_Info *info) { return shmInfoFree(HP(info)); }
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+	ARG_SELF(nkeys);
+	return shmInfoGetNkeys(H(info), nkeys);
+}
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+	ARG_SELF(key);
+	return shmInfoGetNthkey(H(info), n, key);
+}
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+	ARG_SELF(newinfo);
+	return shmInfoDup(H(info), HP(newinfo));
+}
+int PMPI_Info_free(MPI_Info *info)
+{
+	ARG_SELF(info);
+	return shmInfoFree(HP(info));
+}
 
 /* ---- point-to-point ------------------------------------------------------ */
 
@@ -246,6 +450,7 @@ SEND(Rsend_c, MPI_Count, 0)
 		if (MODE == 0 && request != NULL &&                                                            \
 		    shmrun_fast_send(buf, count, datatype, dest, tag, comm, request) == 0)                     \
 			return MPI_SUCCESS;                                                                    \
+		ARG_COMM(request, comm);                                                                       \
 		return shmIsend(B(buf), count, H(datatype), dest, tag, H(comm), MODE, HP(request), "MPI_" #NAME); \
 	}
 ISEND(Isend, int, 0)
@@ -270,6 +475,7 @@ RECV(Recv_c, MPI_Count)
 	{                                                                                                       \
 		if (shmrun_fast_irecv(buf, count, datatype, source, tag, comm, request) == 0)                         \
 			return MPI_SUCCESS;                                                                     \
+		ARG_COMM(request, comm);                                                                        \
 		return shmIrecv(B(buf), count, H(datatype), source, tag, H(comm), HP(request), "MPI_" #NAME);       \
 	}
 IRECV(Irecv, int)
@@ -298,30 +504,42 @@ SENDRECV_REPLACE(Sendrecv_replace_c, MPI_Count)
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) { return shmProbe(source, tag, H(comm), 1, NULL, status); }
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+	ARG_COMM(flag, comm);
 	return shmProbe(source, tag, H(comm), 0, flag, status);
 }
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+	ARG_COMM(message, comm);
 	return shmMprobe(source, tag, H(comm), 1, NULL, HP(message), status);
 }
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+	ARG_COMM(flag, comm);
+	ARG_COMM(message, comm);
 	return shmMprobe(source, tag, H(comm), 0, flag, HP(message), status);
 }
+/* A message handle's errors are MPI_COMM_SELF's (shmMrecv): so are those
+ * of its pointer. */
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+	ARG_SELF(message);
 	return shmMrecv(B(buf), count, H(datatype), HP(message), 1, NULL, status);
 }
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+	ARG_SELF(message);
 	return shmMrecv(B(buf), count, H(datatype), HP(message), 1, NULL, status);
 }
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+	ARG_SELF(message);
+	ARG_SELF(request);
 	return shmMrecv(B(buf), count, H(datatype), HP(message), 0, HP(request), NULL);
 }
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+	ARG_SELF(message);
+	ARG_SELF(request);
 	return shmMrecv(B(buf), count, H(datatype), HP(message), 0, HP(request), NULL);
 }
 
@@ -329,6 +547,7 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
 			MPI_Request *request)                                                                  \
 	{                                                                                                      \
+		ARG_COMM(request, comm);                                                                       \
 		return shmPersistInit(B(buf), count, H(datatype), dest, tag, H(comm), 1, MODE, HP(request), "MPI_" #NAME); \
 	}
 SEND_INIT(Send_init, int, 0)
@@ -341,19 +560,26 @@ SEND_INIT(Rsend_init_c, MPI_Count, 0)
 	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,                \
 			MPI_Request *request)                                                                    \
 	{                                                                                                        \
+		ARG_COMM(request, comm);                                                                         \
 		return shmPersistInit(B(buf), count, H(datatype), source, tag, H(comm), 0, 0, HP(request), "MPI_" #NAME); \
 	}
 RECV_INIT(Recv_init, int)
 RECV_INIT(Recv_init_c, MPI_Count)
+/* The completion calls' errors with no request to blame are
+ * MPI_COMM_SELF's (reqOf); so are those of their pointers. Their fast
+ * paths leave a NULL to the checks after them. */
 int PMPI_Start(MPI_Request *request)
 {
-	if (request != NULL && shmrun_fast_pstartall(1, request) == 1)
+	ARG_SELF(request);
+	if (shmrun_fast_pstartall(1, request) == 1)
 		return MPI_SUCCESS;
 	return shmStart(HP(request));
 }
 int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
-	int i = array_of_requests != NULL && count > 0 ? shmrun_fast_pstartall(count, array_of_requests) : 0;
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	int i = count > 0 ? shmrun_fast_pstartall(count, array_of_requests) : 0;
 	if (count > 0 && i == count)
 		return MPI_SUCCESS;
 	return shmStartall(count - i, HP(array_of_requests + i));
@@ -361,19 +587,21 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	if (request != NULL && SHMRUN_IS_REQ_SENT(*request)) {
+	ARG_SELF(request);
+	if (SHMRUN_IS_REQ_SENT(*request)) {
 		*request = MPI_REQUEST_NULL;
 		shmrun_sent_status(status);
 		return MPI_SUCCESS;
 	}
-	if (request != NULL && SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_reqs(1, request, status, 1, NULL) == 0)
+	if (SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_reqs(1, request, status, 1, NULL) == 0)
 		return MPI_SUCCESS;
 	return shmWait(HP(request), status);
 }
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-	if (request != NULL && flag != NULL && SHMRUN_IS_REQ_CQ(*request) &&
-	    shmrun_fast_reqs(1, request, status, 0, flag) == 0)
+	ARG_SELF(request);
+	ARG_SELF(flag);
+	if (SHMRUN_IS_REQ_CQ(*request) && shmrun_fast_reqs(1, request, status, 0, flag) == 0)
 		return MPI_SUCCESS;
 	return shmTest(HP(request), flag, status);
 }
@@ -381,24 +609,36 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 {
 	if (shmrun_fast_reqs(count, array_of_requests, array_of_statuses, 1, NULL) == 0)
 		return MPI_SUCCESS;
+	if (count > 0)
+		ARG_SELF(array_of_requests);
 	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 1, NULL);
 }
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
 	if (flag != NULL && shmrun_fast_reqs(count, array_of_requests, array_of_statuses, 0, flag) == 0)
 		return MPI_SUCCESS;
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	ARG_SELF(flag);
 	return shmWaitall(count, HP(array_of_requests), array_of_statuses, 0, flag);
 }
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
 	if (shmrun_fast_any(count, array_of_requests, index, status, 1, NULL) == 0)
 		return MPI_SUCCESS;
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	ARG_SELF(index);
 	return shmWaitany(count, HP(array_of_requests), index, 1, NULL, status);
 }
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
 	if (shmrun_fast_any(count, array_of_requests, index, status, 0, flag) == 0)
 		return MPI_SUCCESS;
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	ARG_SELF(index);
+	ARG_SELF(flag);
 	return shmWaitany(count, HP(array_of_requests), index, 0, flag, status);
 }
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -406,6 +646,11 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 {
 	if (shmrun_fast_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1) == 0)
 		return MPI_SUCCESS;
+	if (incount > 0) {
+		ARG_SELF(array_of_requests);
+		ARG_SELF(array_of_indices);
+	}
+	ARG_SELF(outcount);
 	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 1);
 }
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -413,15 +658,35 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 {
 	if (shmrun_fast_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0) == 0)
 		return MPI_SUCCESS;
+	if (incount > 0) {
+		ARG_SELF(array_of_requests);
+		ARG_SELF(array_of_indices);
+	}
+	ARG_SELF(outcount);
 	return shmWaitsome(incount, HP(array_of_requests), outcount, array_of_indices, array_of_statuses, 0);
 }
-int PMPI_Request_free(MPI_Request *request) { return shmRequestFree(HP(request)); }
+int PMPI_Request_free(MPI_Request *request)
+{
+	ARG_SELF(request);
+	return shmRequestFree(HP(request));
+}
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+	ARG_SELF(flag);
 	return shmRequestGetStatus(H(request), flag, status);
 }
-int PMPI_Cancel(MPI_Request *request) { return shmCancel(HP(request)); }
-int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { return shmTestCancelled((MPI_Status *)(uintptr_t)status, flag); }
+int PMPI_Cancel(MPI_Request *request)
+{
+	ARG_SELF(request);
+	return shmCancel(HP(request));
+}
+/* A status the call reads is no MPI_STATUS_IGNORE: NULL is an error. */
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+	ARG_SELF(status);
+	ARG_SELF(flag);
+	return shmTestCancelled((MPI_Status *)(uintptr_t)status, flag);
+}
 
 static int count_of(const MPI_Status *status, MPI_Datatype datatype, int elements, int *count)
 {
@@ -432,22 +697,51 @@ static int count_of(const MPI_Status *status, MPI_Datatype datatype, int element
 	*count = n == MPI_UNDEFINED || n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return MPI_SUCCESS;
 }
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) { return count_of(status, datatype, 0, count); }
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) { return count_of(status, datatype, 1, count); }
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+	ARG_SELF(status);
+	ARG_SELF(count);
+	return count_of(status, datatype, 0, count);
+}
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+	ARG_SELF(status);
+	ARG_SELF(count);
+	return count_of(status, datatype, 1, count);
+}
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+	ARG_SELF(status);
+	ARG_SELF(count);
 	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 0);
 }
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+	ARG_SELF(status);
+	ARG_SELF(count);
 	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 1);
 }
-int PMPI_Status_set_source(MPI_Status *status, int source) { status->MPI_SOURCE = source; return MPI_SUCCESS; }
-int PMPI_Status_set_tag(MPI_Status *status, int tag) { status->MPI_TAG = tag; return MPI_SUCCESS; }
-int PMPI_Status_set_error(MPI_Status *status, int err) { status->MPI_ERROR = err; return MPI_SUCCESS; }
-int PMPI_Status_get_source(const MPI_Status *status, int *source) { *source = status->MPI_SOURCE; return MPI_SUCCESS; }
-int PMPI_Status_get_tag(const MPI_Status *status, int *tag) { *tag = status->MPI_TAG; return MPI_SUCCESS; }
-int PMPI_Status_get_error(const MPI_Status *status, int *err) { *err = status->MPI_ERROR; return MPI_SUCCESS; }
+#define STATUS_SET(NAME, FIELD, T, V)            \
+	int PMPI_##NAME(MPI_Status *status, T V) \
+	{                                        \
+		ARG_SELF(status);                \
+		status->FIELD = V;               \
+		return MPI_SUCCESS;              \
+	}
+#define STATUS_GET(NAME, FIELD, T, V)                   \
+	int PMPI_##NAME(const MPI_Status *status, T *V) \
+	{                                               \
+		ARG_SELF(status);                       \
+		ARG_SELF(V);                            \
+		*V = status->FIELD;                     \
+		return MPI_SUCCESS;                     \
+	}
+STATUS_SET(Status_set_source, MPI_SOURCE, int, source)
+STATUS_SET(Status_set_tag, MPI_TAG, int, tag)
+STATUS_SET(Status_set_error, MPI_ERROR, int, err)
+STATUS_GET(Status_get_source, MPI_SOURCE, int, source)
+STATUS_GET(Status_get_tag, MPI_TAG, int, tag)
+STATUS_GET(Status_get_error, MPI_ERROR, int, err)
 
 /* ---- collectives ---------------------------------------------------------- */
 
@@ -458,7 +752,11 @@ int PMPI_Barrier(MPI_Comm comm)
 		return rc;
 	return shmBarrier(H(comm));
 }
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return shmIbarrier(H(comm), HP(request)); }
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COMM(request, comm);
+	return shmIbarrier(H(comm), HP(request));
+}
 
 #define BCAST(NAME, CT)                                                                        \
 	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm) \
@@ -532,25 +830,30 @@ MOVE_ALL(Alltoall, int, 3)
 MOVE_ALL(Alltoall_c, MPI_Count, 3)
 
 /* The v forms: the int forms widen their counts and displacements into
- * scratch arrays for the one implementation (shmMoveV). */
+ * scratch arrays for the one implementation (shmMoveV). A NULL array
+ * stays NULL: not used here (a non-root), or an error the Go half reports
+ * on every rank, naming it. */
 static int widen(MPI_Comm comm, const int *counts, const int *displs, int64_t **c, MPI_Aint **d)
 {
 	int n;
 	*c = NULL, *d = NULL;
-	if (counts == NULL || displs == NULL)
-		return MPI_SUCCESS; /* not used here (a non-root), or an error the call reports */
+	if (counts == NULL && displs == NULL)
+		return MPI_SUCCESS;
 	int rc = PMPI_Comm_size(comm, &n);
 	if (rc != MPI_SUCCESS)
 		return rc; /* raised there */
-	*c = malloc((size_t)n * sizeof **c);
-	*d = malloc((size_t)n * sizeof **d);
-	if (*c == NULL || *d == NULL) {
+	if ((counts != NULL && (*c = malloc((size_t)n * sizeof **c)) == NULL) ||
+	    (displs != NULL && (*d = malloc((size_t)n * sizeof **d)) == NULL)) {
 		free(*c), free(*d);
 		*c = NULL, *d = NULL;
 		return shmRaise("a v collective", "no memory for the counts", MPI_ERR_NO_MEM, H(comm));
 	}
-	for (int i = 0; i < n; i++)
-		(*c)[i] = counts[i], (*d)[i] = displs[i];
+	for (int i = 0; i < n; i++) {
+		if (counts != NULL)
+			(*c)[i] = counts[i];
+		if (displs != NULL)
+			(*d)[i] = displs[i];
+	}
 	return MPI_SUCCESS;
 }
 
@@ -633,30 +936,47 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 /* Reduce_scatter: an Allreduce of every block, then this rank's block
  * moved into place by Pack and Unpack (which keep a derived type's holes
  * untouched). Correct for any type; it moves n times the data a direct
- * algorithm would, which is what the v form's rare use here is worth. */
-static int reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count *counts, MPI_Datatype datatype, MPI_Op op,
-			  MPI_Comm comm)
+ * algorithm would, which is what the v form's rare use here is worth.
+ * Arguments refused here fail the Allreduce the other ranks make
+ * (shmRefuseColl), as the Go half's refusals fail its calls. */
+static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, const MPI_Count *counts, MPI_Datatype datatype,
+			  MPI_Op op, MPI_Comm comm)
 {
 	int n, me, rc;
-	MPI_Count total = 0, off = 0, lb, ext, psize;
+	MPI_Count total = 0, off = 0, lb, ext, bytes, psize;
+	char why[128];
 	if ((rc = PMPI_Comm_size(comm, &n)) != MPI_SUCCESS || (rc = PMPI_Comm_rank(comm, &me)) != MPI_SUCCESS)
 		return rc;
 	if (counts == NULL)
-		return shmRaise("MPI_Reduce_scatter", "recvcounts is NULL", MPI_ERR_ARG, H(comm));
+		return shmRefuseColl(B(call), "recvcounts is NULL", MPI_ERR_ARG, H(comm), SHMRUN_COLL_ALLREDUCE);
 	for (int q = 0; q < n; q++) {
+		if (counts[q] < 0) {
+			snprintf(why, sizeof why, "recvcounts[%d] is %lld, negative", q, (long long)counts[q]);
+			return shmRefuseColl(B(call), why, MPI_ERR_COUNT, H(comm), SHMRUN_COLL_ALLREDUCE);
+		}
+		if (__builtin_add_overflow(total, counts[q], &total))
+			return shmRefuseColl(B(call), "the sum of recvcounts overflows MPI_Count", MPI_ERR_COUNT, H(comm),
+					     SHMRUN_COLL_ALLREDUCE);
 		if (q < me)
 			off += counts[q];
-		total += counts[q];
 	}
 	if ((rc = PMPI_Type_get_extent_c(datatype, &lb, &ext)) != MPI_SUCCESS)
 		return rc;
+	if (__builtin_mul_overflow(total, ext, &bytes)) {
+		snprintf(why, sizeof why, "the sum of recvcounts, %lld, times the type's extent, %lld, overflows MPI_Count",
+			 (long long)total, (long long)ext);
+		return shmRefuseColl(B(call), why, MPI_ERR_COUNT, H(comm), SHMRUN_COLL_ALLREDUCE);
+	}
+	if (!IN_PLACE(sendbuf) && sendbuf == recvbuf && counts[me] > 0)
+		return shmRefuseColl(B(call), "sendbuf and recvbuf are one buffer: they must not be aliased (MPI_IN_PLACE is the in-place form)",
+				     MPI_ERR_BUFFER, H(comm), SHMRUN_COLL_ALLREDUCE);
 	if ((rc = PMPI_Pack_size_c(counts[me], datatype, comm, &psize)) != MPI_SUCCESS)
 		return rc;
-	char *all = malloc((size_t)(total * ext + (total > 0 ? 0 : 1)));
+	char *all = malloc((size_t)(bytes + (total > 0 ? 0 : 1)));
 	char *packed = malloc((size_t)psize + 1);
 	if (all == NULL || packed == NULL) {
 		free(all), free(packed);
-		return shmRaise("MPI_Reduce_scatter", "no memory for the reduction's scratch", MPI_ERR_NO_MEM, H(comm));
+		return shmRaise(B(call), "no memory for the reduction's scratch", MPI_ERR_NO_MEM, H(comm));
 	}
 	char *tmp = all - lb;
 	if (IN_PLACE(sendbuf))
@@ -682,24 +1002,41 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		return rc;
 	MPI_Count *c = malloc((size_t)n * sizeof *c);
 	if (c == NULL)
-		return shmRaise("MPI_Reduce_scatter", "no memory for the counts", MPI_ERR_NO_MEM, H(comm));
+		return shmRaise(B(__func__ + 1), "no memory for the counts", MPI_ERR_NO_MEM, H(comm));
 	for (int q = 0; q < n && recvcounts != NULL; q++)
 		c[q] = recvcounts[q];
-	rc = reduce_scatter(sendbuf, recvbuf, recvcounts ? c : NULL, datatype, op, comm);
+	rc = reduce_scatter(__func__ + 1, sendbuf, recvbuf, recvcounts ? c : NULL, datatype, op, comm);
 	free(c);
 	return rc;
 }
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
 			  MPI_Comm comm)
 {
-	return reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	return reduce_scatter(__func__ + 1, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) { return shmOpCreate(H(user_fn), commute, HP(op)); }
-int PMPI_Op_free(MPI_Op *op) { return shmOpFree(HP(op)); }
-int PMPI_Op_commutative(MPI_Op op, int *commute) { return shmOpCommutative(H(op), commute); }
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+	ARG_SELF(user_fn);
+	ARG_SELF(op);
+	return shmOpCreate(H(user_fn), commute, HP(op));
+}
+int PMPI_Op_free(MPI_Op *op)
+{
+	ARG_SELF(op);
+	return shmOpFree(HP(op));
+}
+int PMPI_Op_commutative(MPI_Op op, int *commute)
+{
+	ARG_SELF(commute);
+	return shmOpCommutative(H(op), commute);
+}
 
 /* ---- windows ---------------------------------------------------------------- */
+
+/* A NULL baseptr or win of the creating calls is refused by shmWinAllocate,
+ * which fails the creation on every rank, as it does their other
+ * arguments. */
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
@@ -739,22 +1076,34 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 }
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+	ARG_WIN(size, win);
+	ARG_WIN(disp_unit, win);
+	ARG_WIN(baseptr, win);
 	return shmWinSharedQuery(H(win), rank, size, disp_unit, (char **)baseptr);
 }
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
 	int du = 0;
+	ARG_WIN(size, win);
+	ARG_WIN(disp_unit, win);
+	ARG_WIN(baseptr, win);
 	int rc = shmWinSharedQuery(H(win), rank, size, &du, (char **)baseptr);
 	if (rc == MPI_SUCCESS)
 		*disp_unit = du;
 	return rc;
 }
-int PMPI_Win_free(MPI_Win *win) { return shmWinFree(HP(win)); }
+int PMPI_Win_free(MPI_Win *win)
+{
+	ARG_SELF(win);
+	return shmWinFree(HP(win));
+}
 
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
 	shmrun_win_attrs *a;
 	char *base;
+	ARG_WIN(attribute_val, win);
+	ARG_WIN(flag, win);
 	int rc = shmWinAttrs(H(win), win_keyval, &a, &base);
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -851,7 +1200,11 @@ PSYNC(Win_complete, (MPI_Win win), 10, 0, 0, shmrun_fast_complete(win))
 PSYNC(Win_wait, (MPI_Win win), 11, 0, 0, shmrun_fast_wait(win))
 PSYNC(Win_post, (MPI_Group group, int assert, MPI_Win win), 13, assert, H(group), shmrun_fast_post(group, assert, win))
 PSYNC(Win_start, (MPI_Group group, int assert, MPI_Win win), 14, assert, H(group), shmrun_fast_start(group, assert, win))
-int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 0, 0, flag); }
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+	ARG_WIN(flag, win);
+	return shmWinSync(H(win), 12, 0, 0, 0, 0, flag);
+}
 
 /* RMA: kind 0 Put, 1 Get, 2 Accumulate, 3 Get_accumulate, 4 Fetch_and_op,
  * 5 Compare_and_swap (shmRMA). */
@@ -871,6 +1224,7 @@ int PMPI_Win_test(MPI_Win win, int *flag) { return shmWinSync(H(win), 12, 0, 0, 
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Win win,  \
 			MPI_Request *request)                                                           \
 	{                                                                                               \
+		ARG_WIN(request, win);                                                                  \
 		SHMRUN_CALL_PC();                                                                       \
 		return shmRMA(KIND, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank, \
 			      target_disp, target_count, H(target_datatype), 0, H(win), HP(request), NULL);   \
@@ -904,6 +1258,7 @@ ACC(Accumulate_c, MPI_Count)
 			MPI_Aint target_disp, CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, \
 			MPI_Request *request)                                                              \
 	{                                                                                                  \
+		ARG_WIN(request, win);                                                                     \
 		SHMRUN_CALL_PC();                                                                          \
 		return shmRMA(2, B(origin_addr), origin_count, H(origin_datatype), NULL, 0, 0, target_rank,        \
 			      target_disp, target_count, H(target_datatype), H(op), H(win), HP(request), NULL);  \
@@ -911,11 +1266,12 @@ ACC(Accumulate_c, MPI_Count)
 RACC(Raccumulate, int)
 RACC(Raccumulate_c, MPI_Count)
 
-#define GETACC(NAME, CT, REQP, REQ)                                                                          \
+#define GETACC(NAME, CT, REQP, REQ, CHECK)                                                                   \
 	int PMPI_##NAME(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, void *result_addr, \
 			CT result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,     \
 			CT target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win REQP)              \
 	{                                                                                                    \
+		CHECK                                                                                        \
 		if ((REQ) == NULL && shmrun_fast_acc(win, origin_addr, origin_count, origin_datatype, result_addr,    \
 						 result_count, result_datatype, target_rank, target_disp, target_count, \
 						 target_datatype, op, 1) == 0)                                         \
@@ -926,10 +1282,10 @@ RACC(Raccumulate_c, MPI_Count)
 			      H(win), REQ, NULL);                                                                 \
 	}
 #define COMMA_REQ , MPI_Request *request
-GETACC(Get_accumulate, int, , NULL)
-GETACC(Get_accumulate_c, MPI_Count, , NULL)
-GETACC(Rget_accumulate, int, COMMA_REQ, HP(request))
-GETACC(Rget_accumulate_c, MPI_Count, COMMA_REQ, HP(request))
+GETACC(Get_accumulate, int, , NULL, )
+GETACC(Get_accumulate_c, MPI_Count, , NULL, )
+GETACC(Rget_accumulate, int, COMMA_REQ, HP(request), ARG_WIN(request, win);)
+GETACC(Rget_accumulate_c, MPI_Count, COMMA_REQ, HP(request), ARG_WIN(request, win);)
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
 		      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
@@ -952,18 +1308,36 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 }
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { return shmWinSetErrhandler(H(win), H(errhandler)); }
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) { return shmWinGetErrhandler(H(win), HP(errhandler)); }
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-	return shmCreateErrhandler(H(fn), 1, HP(errhandler));
+	ARG_WIN(errhandler, win);
+	return shmWinGetErrhandler(H(win), HP(errhandler));
 }
-int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) { return shmWinGetGroup(H(win), HP(group)); }
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
+{
+	ARG_SELF(win_errhandler_fn);
+	ARG_SELF(errhandler);
+	return shmCreateErrhandler(H(win_errhandler_fn), 1, HP(errhandler));
+}
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+	ARG_WIN(group, win);
+	return shmWinGetGroup(H(win), HP(group));
+}
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { return shmWinAttach(H(win), B(base), size, 1); }
 int PMPI_Win_detach(MPI_Win win, const void *base) { return shmWinAttach(H(win), B(base), 0, 0); }
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) { return shmWinGetInfo(H(win), HP(info_used)); }
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+	ARG_WIN(info_used, win);
+	return shmWinGetInfo(H(win), HP(info_used));
+}
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info) { return shmWinSetInfo(H(win), H(info)); }
 
-int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) { return shmAllocMem(size, H(info), (char **)baseptr); }
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	ARG_SELF(baseptr);
+	return shmAllocMem(size, H(info), (char **)baseptr);
+}
 int PMPI_Free_mem(void *base) { return shmFreeMem(B(base)); }
 
 /* Handle serialization (21.4.5): a handle's integer is its value. */
@@ -986,95 +1360,168 @@ TOINT(Win, MPI_Win)
 
 /* ---- datatypes -------------------------------------------------------------- */
 
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeContiguous(count, H(oldtype), HP(newtype)); }
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeContiguous(count, H(oldtype), HP(newtype)); }
+/* A datatype's errors are MPI_COMM_SELF's (typeCall), also Pack's and
+ * Unpack's; its constructors' arrays are needed when they have elements. */
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	ARG_SELF(newtype);
+	return shmTypeContiguous(count, H(oldtype), HP(newtype));
+}
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	ARG_SELF(newtype);
+	return shmTypeContiguous(count, H(oldtype), HP(newtype));
+}
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+	ARG_SELF(newtype);
 	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
 }
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+	ARG_SELF(newtype);
 	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+	ARG_SELF(newtype);
 	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+	ARG_SELF(newtype);
 	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
 }
+/* shmTypeIndexed tells the forms apart by which arrays are NULL (no
+ * blocklens: a _block form; ap: an h form): the empty arrays a count of 0
+ * allows to be NULL reach it as an empty array of its own. */
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype,
 		      MPI_Datatype *newtype)
 {
-	return shmTypeIndexed(count, (int *)(uintptr_t)array_of_blocklengths, 0, (int *)(uintptr_t)array_of_displacements, NULL,
-			      H(oldtype), HP(newtype));
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+	}
+	ARG_SELF(newtype);
+	static const int none[1];
+	return shmTypeIndexed(count, (int *)(uintptr_t)(count > 0 ? array_of_blocklengths : none), 0,
+			      (int *)(uintptr_t)array_of_displacements, NULL, H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
 			      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	return shmTypeIndexed(count, (int *)(uintptr_t)array_of_blocklengths, 0, NULL, (MPI_Aint *)(uintptr_t)array_of_displacements,
-			      H(oldtype), HP(newtype));
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+	}
+	ARG_SELF(newtype);
+	static const int none[1];
+	static const MPI_Aint anone[1];
+	return shmTypeIndexed(count, (int *)(uintptr_t)(count > 0 ? array_of_blocklengths : none), 0, NULL,
+			      (MPI_Aint *)(uintptr_t)(count > 0 ? array_of_displacements : anone), H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
 				   MPI_Datatype *newtype)
 {
+	if (count > 0)
+		ARG_SELF(array_of_displacements);
+	ARG_SELF(newtype);
 	return shmTypeIndexed(count, NULL, blocklength, (int *)(uintptr_t)array_of_displacements, NULL, H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
 				    MPI_Datatype *newtype)
 {
-	return shmTypeIndexed(count, NULL, blocklength, NULL, (MPI_Aint *)(uintptr_t)array_of_displacements, H(oldtype), HP(newtype));
+	if (count > 0)
+		ARG_SELF(array_of_displacements);
+	ARG_SELF(newtype);
+	static const MPI_Aint anone[1];
+	return shmTypeIndexed(count, NULL, blocklength, NULL, (MPI_Aint *)(uintptr_t)(count > 0 ? array_of_displacements : anone),
+			      H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
 			    const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+		ARG_SELF(array_of_types);
+	}
+	ARG_SELF(newtype);
 	return shmTypeStruct(count, (int *)(uintptr_t)array_of_blocklengths, (MPI_Aint *)(uintptr_t)array_of_displacements,
 			     (uintptr_t *)(uintptr_t)array_of_types, HP(newtype));
 }
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[],
 			      int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+	if (ndims > 0) {
+		ARG_SELF(array_of_sizes);
+		ARG_SELF(array_of_subsizes);
+		ARG_SELF(array_of_starts);
+	}
+	ARG_SELF(newtype);
 	return shmTypeSubarray(ndims, (int *)(uintptr_t)array_of_sizes, (int *)(uintptr_t)array_of_subsizes,
 			       (int *)(uintptr_t)array_of_starts, order, H(oldtype), HP(newtype));
 }
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+	ARG_SELF(newtype);
 	return shmTypeResized(H(oldtype), lb, extent, HP(newtype));
 }
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) { return shmTypeDup(H(oldtype), HP(newtype)); }
-int PMPI_Type_commit(MPI_Datatype *datatype) { return shmTypeCommit(HP(datatype)); }
-int PMPI_Type_free(MPI_Datatype *datatype) { return shmTypeFree(HP(datatype)); }
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	ARG_SELF(newtype);
+	return shmTypeDup(H(oldtype), HP(newtype));
+}
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+	ARG_SELF(datatype);
+	return shmTypeCommit(HP(datatype));
+}
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+	ARG_SELF(datatype);
+	return shmTypeFree(HP(datatype));
+}
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
 	int64_t n;
+	ARG_SELF(size);
 	int rc = shmTypeExtent(H(datatype), 0, &n, NULL);
 	if (rc == MPI_SUCCESS)
 		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return rc;
 }
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) { return shmTypeExtent(H(datatype), 0, (int64_t *)size, NULL); }
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-	return shmTypeExtent(H(datatype), 1, (int64_t *)lb, (int64_t *)extent);
+	ARG_SELF(size);
+	return shmTypeExtent(H(datatype), 0, (int64_t *)size, NULL);
 }
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+#define TYPE_EXTENT(NAME, T, KIND, LB, EXTENT)                                             \
+	int PMPI_##NAME(MPI_Datatype datatype, T *LB, T *EXTENT)                           \
+	{                                                                                  \
+		ARG_SELF(LB);                                                              \
+		ARG_SELF(EXTENT);                                                          \
+		return shmTypeExtent(H(datatype), KIND, (int64_t *)LB, (int64_t *)EXTENT); \
+	}
+TYPE_EXTENT(Type_get_extent, MPI_Aint, 1, lb, extent)
+TYPE_EXTENT(Type_get_extent_c, MPI_Count, 1, lb, extent)
+TYPE_EXTENT(Type_get_true_extent, MPI_Aint, 2, true_lb, true_extent)
+TYPE_EXTENT(Type_get_true_extent_c, MPI_Count, 2, true_lb, true_extent)
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
-	return shmTypeExtent(H(datatype), 1, (int64_t *)lb, (int64_t *)extent);
+	ARG_SELF(type_name);
+	ARG_SELF(resultlen);
+	return shmTypeGetName(H(datatype), type_name, resultlen);
 }
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
-	return shmTypeExtent(H(datatype), 2, (int64_t *)true_lb, (int64_t *)true_extent);
+	ARG_SELF(type_name);
+	return shmTypeSetName(H(datatype), B(type_name));
 }
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-	return shmTypeExtent(H(datatype), 2, (int64_t *)true_lb, (int64_t *)true_extent);
-}
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) { return shmTypeGetName(H(datatype), type_name, resultlen); }
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) { return shmTypeSetName(H(datatype), B(type_name)); }
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
+	ARG_SELF(position);
 	int64_t pos = *position;
 	(void)comm;
 	int rc = shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, &pos, 1);
@@ -1086,10 +1533,12 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 		MPI_Comm comm)
 {
 	(void)comm;
+	ARG_SELF(position);
 	return shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, (int64_t *)position, 1);
 }
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+	ARG_SELF(position);
 	int64_t pos = *position;
 	(void)comm;
 	int rc = shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, &pos, 0);
@@ -1101,12 +1550,14 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 		  MPI_Comm comm)
 {
 	(void)comm;
+	ARG_SELF(position);
 	return shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, (int64_t *)position, 0);
 }
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
 	int64_t n;
 	(void)comm;
+	ARG_SELF(size);
 	int rc = shmPackSize(incount, H(datatype), &n);
 	if (rc == MPI_SUCCESS)
 		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
@@ -1115,6 +1566,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
 	(void)comm;
+	ARG_SELF(size);
 	return shmPackSize(incount, H(datatype), (int64_t *)size);
 }
 

@@ -976,7 +976,9 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *
 	size_t nb = (size_t)count * ct->size;
 	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	int receives = kind == SHMRUN_COLL_ALLREDUCE || (uint32_t)root == d->me, p;
-	if (nb > 0 && (src == NULL || (receives && recvbuf == NULL)))
+	/* NULL buffers and aliased ones (the same buffer without
+	 * MPI_IN_PLACE): errors Go reports. */
+	if (nb > 0 && (src == NULL || (receives && (recvbuf == NULL || recvbuf == sendbuf))))
 		return -1;
 	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, shmrun_cops[oi], root), (uint64_t)count, src,
 			      nb, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT | SHMRUN_SAME_OP, &p, rc) != 0)

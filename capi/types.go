@@ -196,6 +196,13 @@ func opOf(h uintptr) (*opH, error) {
 // inPlaceAddr is MPI_IN_PLACE's address in the standard ABI.
 const inPlaceAddr = 1
 
+// maxSpan bounds the bytes a buffer spans: 2^48, 256 TiB, the most a
+// process's user addresses reach on x86-64 (2^47) and arm64 (2^48) unless
+// it asks the kernel for more, and the Go heap's own bound. A count or a
+// displacement in range of an int64 may still reach far past any memory:
+// made into a slice (bytesAt), it would let the runtime write there.
+const maxSpan = 1 << 48
+
 // buf is count instances of t at p as the byte slice the runtime's typed
 // calls take: from p to where the instances end. A type reaching before
 // its buffer's start (a negative lower bound) is refused.
@@ -214,6 +221,9 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 	}
 	if lo < 0 {
 		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are not supported): %w", count, t, -lo, errUnsupported)
+	}
+	if hi > maxSpan {
+		return nil, fmt.Errorf("%d × %v span %d bytes, more than an address space holds: %w", count, t, hi, comm.ErrCount)
 	}
 	if hi > 0 && p == nil {
 		return nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for %d × %v: %w", count, t, comm.ErrBuffer)

@@ -91,6 +91,10 @@ func shmWinAllocate(size C.MPI_Aint, dispUnit C.int, info, h C.uintptr_t, kind C
 	// collective call. Create's memory cannot carry it.
 	switch {
 	case bad != nil:
+	case out == nil:
+		bad = fmt.Errorf("win is NULL: %w", win.ErrArg)
+	case base == nil && (kind == wkShared || kind == wkAllocate):
+		bad = fmt.Errorf("baseptr is NULL: %w", win.ErrArg)
 	case kind == wkCreate && size < 0:
 		bad = fmt.Errorf("size %d is negative: %w", int64(size), win.ErrSize)
 	case kind == wkCreate && size > 0 && mem == nil:

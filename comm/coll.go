@@ -426,6 +426,12 @@ func classIndex(err error) uint8 {
 			return uint8(i + 1)
 		}
 	}
+	// A dtype error a rank refused its arguments with (winc.RefuseColl:
+	// the C interface's span of a count that overflows) carries the class
+	// typeError gives it.
+	if c := typeClass(err); c != nil {
+		return classIndex(c)
+	}
 	return 1
 }
 

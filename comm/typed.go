@@ -52,14 +52,25 @@ type tdata struct {
 
 // typeError maps a dtype error to this package's classes.
 func (c *Comm) typeError(call string, err error) error {
-	class := ErrType
-	switch {
-	case errors.Is(err, dtype.ErrBuffer):
-		class = ErrBuffer
-	case errors.Is(err, dtype.ErrCount):
-		class = ErrCount
+	class := typeClass(err)
+	if class == nil {
+		class = ErrType
 	}
 	return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, class)
+}
+
+// typeClass is this package's class of err when it is one of dtype's
+// buffer, count and type errors, else nil.
+func typeClass(err error) error {
+	switch {
+	case errors.Is(err, dtype.ErrBuffer):
+		return ErrBuffer
+	case errors.Is(err, dtype.ErrCount):
+		return ErrCount
+	case errors.Is(err, dtype.ErrType):
+		return ErrType
+	}
+	return nil
 }
 
 // elemsOf copies d's data into a slice of T, checking that d is made of
