@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -180,10 +179,6 @@ func allocate(c *comm.Comm, size int64, dispUnit int, info Info, flavor Flavor) 
 	return w, nil
 }
 
-// checked counts the windows this process made under shmrun --check (their
-// numbers in its reports).
-var checked atomic.Int64
-
 // observe starts the window's record when the job records (shmrun
 // --stats, --trace): its calls then all take the slow paths, which record
 // them (and check them under --check too). Otherwise the fast paths get
@@ -226,19 +221,21 @@ func (w *Win) observe(call string, sizes []int64) error {
 }
 
 // checkLog makes the window's log for shmrun --check: a collective area
-// of every rank's latest accesses (rmacheck).
+// of every rank's latest accesses (rmacheck), numbered by the rank that
+// makes it, so that every rank's reports name the window alike.
 func (w *Win) checkLog(p *rmacheck.Proc, call string) error {
 	world := rmacheck.WorldOf(w.c)
 	if len(world) != w.size {
 		return errorf(ErrOther, "%s on rank %d: shmrun --check: the communicator's world ranks are unknown", call, w.rank)
 	}
+	number := func(mem []byte) error { return p.InitLog(mem, w.size) }
 	nop := func([]byte) error { return nil }
-	mem, err := w.t.Area(rmacheck.LogAreaLen(w.size, p.WorldSize()), "shmrun-check", nop, nop)
+	mem, err := w.t.Area(rmacheck.LogAreaLen(w.size, p.WorldSize()), "shmrun-check", number, nop)
 	if err != nil {
 		return errorf(ErrNoMem, "%s on rank %d: shmrun --check's log: %v", call, w.rank, err)
 	}
 	w.chkMem = mem
-	w.chk = p.NewLog(mem, world, w.rank, int(checked.Add(1)-1), w.cfg.sameOp)
+	w.chk = p.NewLog(mem, world, w.rank, w.cfg.sameOp)
 	w.chk.SetOrdering(w.cfg.ordering)
 	w.clocks = w.chk.Clocks()
 	return nil

@@ -15,7 +15,9 @@ import (
 // ModeNoSucceed (other bits: ErrAssert); every rank must pass the same
 // ModeNoPrecede and ModeNoSucceed. Because RMA completes eagerly, a Fence that
 // may open an epoch must still wait for every rank, so it is a barrier plus a
-// full fence; only ModeNoPrecede|ModeNoSucceed together skip the barrier.
+// full fence; only ModeNoPrecede|ModeNoSucceed together skip the barrier
+// (and, under shmrun --check, order no access before the Fence before one
+// after it).
 //
 // A Fence while a Lock, LockAll, Start or Post epoch is open is ErrRMASync;
 // a failure on any rank fails the Fence on every rank, and no epoch changes.
@@ -23,9 +25,16 @@ func (w *Win) Fence(assert int) error {
 	if w != nil && w.obs != nil {
 		defer w.obs.Sync("Fence", time.Now())
 	}
-	if w != nil && w.chk != nil {
+	if w != nil && w.chk != nil && assert&(ModeNoPrecede|ModeNoSucceed) != ModeNoPrecede|ModeNoSucceed {
 		// shmrun --check: the epoch's calls are complete; the fence is a
-		// release and an acquire among the window's ranks.
+		// release and an acquire among the window's ranks. With
+		// ModeNoPrecede alone it still orders each rank's loads and
+		// stores before it before the RMA calls after it, with
+		// ModeNoSucceed alone the RMA calls before it before the loads
+		// and stores after it. With both it closes no epoch and opens
+		// none, and waits for no rank: it orders nothing, and takes no
+		// slot (every rank passes both or neither, so the fences that
+		// do alternate alike).
 		slot := rmacheck.SlotFence + int(w.fences&1)
 		w.fences++
 		w.chk.Complete(-1)

@@ -55,7 +55,7 @@ func (w *Win) Post(g *comm.Group, assert int) error {
 	}
 	w.closeFenceEpoch()
 	if w.chk != nil {
-		w.clocks.Release(rmacheck.SlotPSCW) // shmrun --check: to the origins' Start
+		w.clocks.Release(rmacheck.SlotPost) // shmrun --check: to the origins' Start
 	}
 	sync := w.sync()
 	for _, o := range origins {
@@ -108,7 +108,7 @@ func (w *Win) Start(g *comm.Group, assert int) error {
 	}
 	w.ep.setStart(targets)
 	if w.chk != nil {
-		w.clocks.Acquire(rmacheck.SlotPSCW, targets) // shmrun --check: what the targets did before Post
+		w.clocks.Acquire(rmacheck.SlotPost, targets) // shmrun --check: what the targets did before Post
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func (w *Win) Complete() error {
 	}
 	if w.chk != nil {
 		w.chk.Complete(-1)
-		w.clocks.Release(rmacheck.SlotPSCW) // shmrun --check: to the targets' Wait
+		w.clocks.Release(rmacheck.SlotComplete) // shmrun --check: to the targets' Wait
 	}
 	sync := w.sync()
 	for _, t := range w.ep.startList() {
@@ -172,7 +172,7 @@ func (w *Win) Wait() error {
 // what the origins did before their Complete.
 func (w *Win) acquirePosted() {
 	if w.chk != nil {
-		w.clocks.Acquire(rmacheck.SlotPSCW, int32s(w.ep.postList()))
+		w.clocks.Acquire(rmacheck.SlotComplete, int32s(w.ep.postList()))
 	}
 }
 

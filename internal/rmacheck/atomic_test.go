@@ -21,8 +21,11 @@ func twoRanks(windows int) (p [2]*Proc, l [2][]*Log) {
 	}
 	for r := range 2 {
 		p[r] = newProc(r, 2, msg, nil)
-		for w := range mems {
-			l[r] = append(l[r], p[r].NewLog(mems[w], []int{0, 1}, r, w+1, false))
+	}
+	for w := range mems {
+		_ = p[0].InitLog(mems[w], 2) // as rank 0 makes each area
+		for r := range 2 {
+			l[r] = append(l[r], p[r].NewLog(mems[w], []int{0, 1}, r, false))
 		}
 	}
 	return p, l

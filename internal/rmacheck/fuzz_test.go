@@ -28,7 +28,7 @@ func FuzzRing(f *testing.F) {
 		for i := 0; i < len(mem) && len(junk) > 0; i++ {
 			mem[i] = junk[i%len(junk)]
 		}
-		l := p.NewLog(mem, []int{0, 1}, 0, 0, false)
+		l := p.NewLog(mem, []int{0, 1}, 0, false)
 		for _, k := range []Kind{Read, Write, Atomic} {
 			l.Access(&Access{Target: 1, Lo: lo, Hi: hi, Kind: k, Call: Name("Put")})
 			l.Access(&Access{Target: 0, Lo: lo, Hi: hi, Kind: k, Local: true, Call: Name("Store")})
@@ -74,7 +74,7 @@ func TestRingHeadBackwards(t *testing.T) {
 	}
 	defer out.Close()
 	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), out)
-	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 0, false)
+	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, false)
 	for i := range 20 {
 		l.Access(&Access{Target: 1, Lo: uint64(8 * i), Hi: uint64(8*i + 8), Kind: Write, Call: Name("Put")})
 		l.Complete(1)

@@ -49,14 +49,35 @@ func targetLen(n int) int64 {
 
 // Slots of a window's clocks (Log.Clocks).
 const (
-	SlotFence = 0 // and 1: alternate fences
-	SlotPSCW  = 2
-	winSlots  = 3
+	SlotFence    = 0 // and 1: alternate fences
+	SlotPost     = 2 // a target's Post, to its origins' Start
+	SlotComplete = 3 // an origin's Complete, to its targets' Wait
+	winSlots     = 4
 )
 
 // LogAreaLen is the size of the area of a window of m ranks in a world of
-// n: the targets' parts, then the window's clocks.
-func LogAreaLen(m, n int) int64 { return int64(m)*targetLen(n) + ClockAreaLen(winSlots, m, n) }
+// n: the targets' parts, the window's clocks, then a line holding the
+// window's number (InitLog).
+func LogAreaLen(m, n int) int64 { return numberOff(m, n) + headLen }
+
+// numberOff is where a window's area holds the window's number.
+func numberOff(m, n int) int64 { return int64(m)*targetLen(n) + ClockAreaLen(winSlots, m, n) }
+
+// InitLog numbers the area of a window of m ranks, on the rank that makes
+// it (team.Area's init): the job's next window number, from a counter in
+// the world's message area. Every rank of the window reads it there
+// (NewLog), so a report names a window by one number on every rank and
+// two windows by two, whichever processes made them on whichever
+// communicators (two windows made at once take the numbers in either
+// order).
+func (p *Proc) InitLog(mem []byte, m int) error {
+	if p == nil {
+		return nil
+	}
+	id := atomic.AddUint32(p.wins, 1) - 1
+	atomic.StoreUint32(raw.Word32(mem, numberOff(m, p.n)), id)
+	return nil
+}
 
 // Log is this rank's view of a window's area.
 type Log struct {
@@ -64,7 +85,7 @@ type Log struct {
 	mem     []byte
 	world   []int // window rank → world rank
 	me      int   // window rank
-	id      int   // the window's number, for reports
+	id      int   // the window's number, for reports: the same on every rank (InitLog)
 	sameOp  bool  // accumulate_ops=same_op
 	tlen    int64
 	clen    int64
@@ -91,14 +112,16 @@ type pend struct {
 }
 
 // NewLog is a window's log over mem (a collective area of LogAreaLen
-// bytes, zeroed); world maps window ranks to world ranks; me is this
-// rank's window rank; id numbers the window in reports; sameOp is its
-// accumulate_ops=same_op info. nil when not checking.
-func (p *Proc) NewLog(mem []byte, world []int, me, id int, sameOp bool) *Log {
+// bytes, zeroed, then numbered by InitLog: the window's number in
+// reports); world maps window ranks to world ranks; me is this rank's
+// window rank; sameOp is its accumulate_ops=same_op info. nil when not
+// checking.
+func (p *Proc) NewLog(mem []byte, world []int, me int, sameOp bool) *Log {
 	if p == nil {
 		return nil
 	}
 	n, m := p.n, len(world)
+	id := int(atomic.LoadUint32(raw.Word32(mem, numberOff(m, n))))
 	l := &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
 		tlen: targetLen(n), clen: (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m*Threads),
 		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m), joined: make([]uint64, m)}
@@ -156,8 +179,8 @@ func (l *Log) ID() int {
 	return l.id
 }
 
-// Clocks is the window's clocks: slots SlotFence, SlotFence+1 and
-// SlotPSCW.
+// Clocks is the window's clocks: slots SlotFence, SlotFence+1,
+// SlotPost and SlotComplete.
 func (l *Log) Clocks() *Clocks {
 	if l == nil {
 		return nil

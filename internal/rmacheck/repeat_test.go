@@ -14,7 +14,7 @@ import (
 // private memory (the checker's costs without another process).
 func benchLog(b *testing.B) *Log {
 	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), nil)
-	return p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 1, false)
+	return p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, false)
 }
 
 // BenchmarkAccessComplete is a checked Put 8 B + Flush's work in the
@@ -50,7 +50,7 @@ func TestRepeatsConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProc(0, 2, make([]byte, MsgAreaLen(2)), out)
-	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, 1, false)
+	l := p.NewLog(make([]byte, LogAreaLen(2, 2)), []int{0, 1}, 0, false)
 	site := Name("repeat_test.go:1")
 	const workers, rounds = 3, 20000
 	var wg sync.WaitGroup

@@ -4,11 +4,16 @@
 // compatible atomics, and are not ordered by the synchronization the MPI
 // standard counts.
 //
-// Order is happens-before over vector clocks, one entry per world rank:
+// Order is happens-before over vector clocks, one entry per thread of
+// each world rank (Threads):
 // every synchronization that orders ranks carries the releasing rank's
 // clock to the acquiring one — a collective or Barrier (every member's to
-// every member), a window's Fence (likewise), Post to Start and Complete
-// to Wait, an Unlock to the next Lock (an exclusive lock's to every later
+// every member), a window's Fence (likewise; not a Fence with both
+// ModeNoPrecede and ModeNoSucceed, which ends no epoch, opens none and
+// waits for no rank: it orders nothing), Post to Start and Complete to
+// Wait (two releases, kept apart: a Start learns what its targets did
+// before their Post, not before a Complete of theirs made since), an
+// Unlock to the next Lock (an exclusive lock's to every later
 // lock of the target, a shared lock's to later exclusive ones), a message
 // from its send to its receive, and an atomic update of a target's window
 // memory to later atomic reads there. An RMA call is complete at the next
@@ -26,9 +31,13 @@
 // the ring has dropped (more than RingLen accesses later) is not checked
 // again: races that far apart go unseen.
 //
-// Reports go to a file per rank in the directory the launcher names
-// (format.EnvCheck); the launcher prints each distinct pair of call sites
-// once.
+// A report names the window by its number, drawn at the window's
+// creation by the rank that makes its area from a counter the world
+// shares (InitLog) and read there by every rank of the window: the same
+// number on every rank, a different one for every window of the job
+// (made on whichever communicator, in whichever order). Reports go to a
+// file per rank in the directory the launcher names (format.EnvCheck);
+// the launcher prints each distinct pair of call sites once.
 package rmacheck
 
 import (
@@ -135,6 +144,7 @@ type Proc struct {
 	self  int                  // the calling thread's entry (use)
 	used  int                  // threads of this process seen by use
 	width *uint32              // the world's threads in use (loadWidth)
+	wins  *uint32              // the job's windows made so far (InitLog)
 	msg   []uint32             // messages: rank s's threads' clocks at their latest sends, at s*ne
 	objs  map[uintptr][]uint32 // the process's own synchronization objects (Sync)
 	out   *os.File
@@ -173,8 +183,15 @@ var (
 // row per sender, not per pair (n² words, not n³: a receiver joins the
 // sender's clock at its latest send, to anyone, which may be later than
 // the message it received — more order than there was, so a race can go
-// unseen, never one invented), then the world's thread width (loadWidth).
+// unseen, never one invented), then a line of the world's counters: the
+// thread width (loadWidth) and the windows made so far (InitLog).
 func MsgAreaLen(n int) int64 { return int64(n)*int64(n)*Threads*4 + 64 }
+
+// The world's counters, in the line after the message clocks.
+const (
+	msgWidth   = 0
+	msgWindows = 4
+)
 
 // Start begins this rank's checking (comm.Init): me of n world ranks, with
 // the world's message clocks in msg (a collective area). nil when off.
@@ -204,7 +221,7 @@ func Start(me, n int, msg []byte) (*Proc, error) {
 func newProc(me, n int, msg []byte, out *os.File) *Proc {
 	rows := int64(n) * int64(n) * Threads * 4
 	p := &Proc{me: me, n: n, ne: n * Threads, msg: raw.Elems[uint32](msg[:rows]), out: out, seen: map[string]bool{},
-		width: raw.Word32(msg, rows)}
+		width: raw.Word32(msg, rows+msgWidth), wins: raw.Word32(msg, rows+msgWindows)}
 	for t := range p.vcs {
 		p.vcs[t] = make([]uint32, p.ne)
 		p.vcs[t][me*Threads+t] = 1
@@ -345,13 +362,26 @@ func (p *Proc) Recv(from int) {
 var WorldOf func(c any) []int
 
 // Clocks is a team's published clocks: for each of a few slots, a row
-// per member written by that member only. A member overwrites its row of
-// a slot when it releases through it, so a slot must not be released into
-// again before every member has acquired from it: comm alternates two
-// slots between consecutive collectives (a member can be one collective
-// ahead of another, never two: each collective waits for every member);
-// a window has two for alternate fences and one for PSCW (a target posts
-// again only after its Wait, which follows the origins' Start).
+// per member written by that member only. A member joins its clock into
+// its row of a slot when it releases through it, so the row holds what
+// that member's every release through the slot made known: a release by
+// one thread of a process does not take back what another thread of it
+// released (two threads of a rank, one in a PSCW exposure epoch and the
+// other in an access epoch). What a slot holds grows with each release,
+// so a slot must not be released into again before every member has
+// acquired from it, or a member learns a later release early (more order
+// than there was: a race can go unseen): comm alternates two slots
+// between consecutive collectives (a member can be one collective ahead
+// of another, never two: each collective waits for every member); a
+// window has two for alternate fences (those that synchronize: see
+// win.Fence) and one per PSCW release: Post's, read by the origins'
+// Start (a target posts again only after its Wait, which follows the
+// origins' Start), and Complete's, read by the targets' Wait (an origin
+// completes toward a target again only after that target's next Post,
+// which follows its Wait; a Complete toward other targets meanwhile can
+// reach a slow target's Wait early). Sharing one between Post and
+// Complete would let an origin's Start learn what a target that is an
+// origin too did before a Complete of its own made after its Post.
 type Clocks struct {
 	p     *Proc
 	rows  []uint32
@@ -385,8 +415,9 @@ func (c *Clocks) row(slot, q int) []uint32 {
 	return c.rows[o : o+c.n]
 }
 
-// Release publishes this rank's clock in slot (before a collective, a
-// Fence, a Post or a Complete), then ticks it.
+// Release joins the calling thread's clock into this rank's row of slot
+// (before a collective, a Fence, a Post or a Complete), then ticks it.
+// Only this process writes the row, under p.mu.
 func (c *Clocks) Release(slot int) {
 	if c == nil {
 		return
@@ -400,7 +431,9 @@ func (c *Clocks) Release(slot int) {
 	w := c.p.loadWidth()
 	for r := range c.p.n {
 		for i := r * Threads; i < r*Threads+w; i++ {
-			atomic.StoreUint32(&row[i], c.p.vc[i])
+			if v := c.p.vc[i]; v > row[i] {
+				atomic.StoreUint32(&row[i], v)
+			}
 		}
 	}
 	c.p.tick()

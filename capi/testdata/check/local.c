@@ -801,6 +801,51 @@ static void c_review_flush_other(void)
 	MPI_Win_unlock_all(win);
 }
 
+/* MPI_THREAD_MULTIPLE: rank 0's main thread stores to its part and
+ * posts to rank 1 while another thread of rank 0 starts, puts to rank 1
+ * and completes (after the Post: a flag the checker does not see, as a
+ * sleep would not be). Rank 1 starts after that Complete (its Wait) and
+ * puts to the word the store wrote: the Post orders the store before
+ * rank 1's Start, whichever of rank 0's threads released last. */
+static volatile int posted;
+static MPI_Group pscw_peer;
+
+static void *pscw_access(void *a)
+{
+	(void)a;
+	while (!posted)
+		usleep(1000);
+	MPI_Win_start(pscw_peer, 0, win);
+	MPI_Put(buf, 1, MPI_LONG, 1, 9, 1, MPI_LONG, win);
+	MPI_Win_complete(win);
+	return NULL;
+}
+
+static void c_pscw_threads(void)
+{
+	MPI_Group world;
+	int other = 1 - rank;
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	MPI_Group_incl(world, 1, &other, &pscw_peer);
+	MPI_Group_free(&world);
+	if (rank == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, pscw_access, NULL);
+		mine[9] = 9;
+		MPI_Win_post(pscw_peer, 0, win);
+		posted = 1;
+		MPI_Win_wait(win);
+		pthread_join(t, NULL);
+	} else {
+		MPI_Win_post(pscw_peer, 0, win);
+		MPI_Win_wait(win);
+		MPI_Win_start(pscw_peer, 0, win);
+		MPI_Put(buf, 1, MPI_LONG, 0, 9, 1, MPI_LONG, win);
+		MPI_Win_complete(win);
+	}
+	MPI_Group_free(&pscw_peer);
+}
+
 /* POSIX threads: created after the main thread's store and joined before
  * its next, a thread's store is ordered; two threads' stores to one word
  * without a lock are not, with a mutex they are. */
@@ -1195,6 +1240,7 @@ static const struct {
 	{"review_many_mutexes", c_review_many_mutexes},
 	{"review_nested_sections", c_review_nested_sections},
 	{"review_flush_other", c_review_flush_other},
+	{"pscw_threads", c_pscw_threads},
 	{"pthread_store", c_pthread_store},
 	{"pthread_mutex", c_pthread_mutex},
 	{"loop_local", c_loop_local},
