@@ -225,8 +225,8 @@ static int shmc_win_alloc_create(MPI_Aint size, int du, MPI_Comm c, void **base,
 	return rc;
 }
 
-static int shmc_win_create(void *base, MPI_Aint size, int du, MPI_Comm c, MPI_Win *w) {
-	int rc = MPI_Win_create(base, size, du, MPI_INFO_NULL, c, w);
+static int shmc_win_create(uintptr_t base, MPI_Aint size, int du, MPI_Comm c, MPI_Win *w) {
+	int rc = MPI_Win_create((void *)base, size, du, MPI_INFO_NULL, c, w);
 	if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN);
 	return rc;
 }
@@ -1205,11 +1205,15 @@ func cbytes(p unsafe.Pointer, n int) []byte {
 func (c Comm) CreateWin(mem []byte) (Win, error) {
 	var w C.MPI_Win
 	lead := Lead(mem)
-	base := ptr(mem)
-	if base != nil {
-		base = unsafe.Add(base, -lead)
+	// The base as an integer: a Go pointer lead bytes before mem's
+	// allocation would be an invalid pointer, which the garbage collector
+	// may find on this stack (checkptr refuses it under -race).
+	base := addr(mem)
+	if base != 0 {
+		base -= C.uintptr_t(lead)
 	}
 	rc := C.shmc_win_create(base, C.MPI_Aint(len(mem)+lead), 1, c.h, &w)
+	runtime.KeepAlive(mem)
 	return Win{h: w}, check(rc, "MPI_Win_create")
 }
 
