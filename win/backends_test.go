@@ -36,6 +36,7 @@ func init() {
 	ranktest.Register("be_lock_goroutines", beLockGoroutines)
 	ranktest.Register("be_fair_locks", beFairLocks)
 	ranktest.Register("be_lockall_nodeadlock", beLockAllNoDeadlock)
+	ranktest.Register("be_flush_goroutines", beFlushGoroutines)
 	ranktest.Register("be_acc_mix", beAccMix)
 	ranktest.Register("be_nolocks", beNoLocks)
 }
@@ -43,7 +44,7 @@ func init() {
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks", "be_fair_locks", "be_lockall_nodeadlock"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks", "be_fair_locks", "be_lockall_nodeadlock", "be_flush_goroutines"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -1552,4 +1553,66 @@ func lockAllNoDeadlock(c *comm.Comm) error {
 		}
 	}
 	return c.Barrier()
+}
+
+// beFlushGoroutines: in one LockAll epoch, four goroutines of each rank
+// put to the next rank and flush at once, 300 times each, every Put with
+// a value of its own into a slot of its own; then every slot holds its
+// goroutine's last value. Flushes on the MPI backend wait in the MPI
+// without the window's mutex, while other goroutines' Puts to the same
+// target go on: a flush must not release (and let later Puts overwrite)
+// the staged origins of those Puts, which it did not complete.
+func beFlushGoroutines(c *comm.Comm) error {
+	const g, iters = 4, 300
+	n, r := c.Size(), c.Rank()
+	return onFlavors(c, 8*g*n, func(c *comm.Comm, w *win.Win) error {
+		if err := w.LockAll(0); err != nil {
+			return err
+		}
+		to := (r + 1) % n
+		errs := make(chan error, g)
+		for k := range g {
+			go func() {
+				for i := range iters {
+					if err := win.PutT(w, []int64{int64(r*1_000_000 + k*10_000 + i)}, to, r*g+k); err != nil {
+						errs <- err
+						return
+					}
+					if err := w.Flush(to); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range g {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		if err := w.UnlockAll(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		from := (r - 1 + n) % n
+		got := make([]int64, g)
+		if err := w.Lock(win.Shared, r, 0); err != nil {
+			return err
+		}
+		if err := win.GetT(w, got, r, from*g); err != nil {
+			return err
+		}
+		if err := w.Unlock(r); err != nil {
+			return err
+		}
+		for k, v := range got {
+			if want := int64(from*1_000_000 + k*10_000 + iters - 1); v != want {
+				return fmt.Errorf("slot of rank %d's goroutine %d holds %d, want %d", from, k, v, want)
+			}
+		}
+		return nil
+	})
 }

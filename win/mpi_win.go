@@ -61,6 +61,10 @@ type Win struct {
 	pinned bool
 	open   []bool
 	nopen  int
+	// issued counts the origins handed to the MPI: a flush, which waits in
+	// the MPI without mu, releases them (done) only if no call was made
+	// meanwhile, which it may not have completed.
+	issued uint64
 
 	// groups are the MPI groups of the last few groups given to Post and
 	// Start, made once each (under mu; freed with the window); pendGroup
@@ -146,21 +150,28 @@ type mpiEpoch struct {
 	lockAll  bool
 	locks    []LockType // per target: the lock this rank holds, 0 if none
 	nlocks   int        // targets locked
-	// The pending calls: a Lock per target, LockAll, Start, Complete.
+	// The pending calls: a Lock per target, LockAll, Start, Complete,
+	// an Unlock per target (closing), UnlockAll (allClosing), and the
+	// calls in the MPI without the mutex (busy: Unlocks and flushes; Free
+	// waits for none of them, it refuses while there are any).
 	lockPend   []bool
-	npend      int // Locks pending
+	closing    []bool
+	npend      int // Locks and Unlocks pending
 	allPend    bool
+	allClosing bool
 	startPend  bool
 	completing bool
+	busy       int
 }
 
 // locked says whether target is locked by this rank, its Lock returned.
 func (e *mpiEpoch) locked(target int) bool {
-	return e.locks[target] != 0 && !e.lockPend[target]
+	return e.locks[target] != 0 && !e.lockPend[target] && !e.closing[target]
 }
 
-// lockedAll says whether LockAll's epoch is open, its LockAll returned.
-func (e *mpiEpoch) lockedAll() bool { return e.lockAll && !e.allPend }
+// lockedAll says whether LockAll's epoch is open, its LockAll returned
+// and no UnlockAll begun.
+func (e *mpiEpoch) lockedAll() bool { return e.lockAll && !e.allPend && !e.allClosing }
 
 // started says whether Start's epoch is open, Start returned and
 // Complete not called.
@@ -170,6 +181,8 @@ func (e *mpiEpoch) describe() string {
 	switch {
 	case e.allPend:
 		return "a LockAll is in progress in another goroutine"
+	case e.allClosing:
+		return "an UnlockAll is in progress in another goroutine"
 	case e.lockAll:
 		return "a LockAll epoch is open"
 	case e.nlocks > 0:
@@ -374,7 +387,7 @@ func allocate(call string, flavor Flavor, c *comm.Comm, size, dispUnit int, info
 		}
 	}
 	w.sizes, w.units = make([]int, w.size), make([]int, w.size)
-	w.open, w.ep.locks, w.ep.lockPend = make([]bool, w.size), make([]LockType, w.size), make([]bool, w.size)
+	w.open, w.ep.locks, w.ep.lockPend, w.ep.closing = make([]bool, w.size), make([]LockType, w.size), make([]bool, w.size), make([]bool, w.size)
 	for r := range w.size {
 		w.sizes[r], w.units[r] = int(all[3*r]), int(all[3*r+1])
 		switch {
@@ -549,7 +562,7 @@ func (w *Win) Free() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	open := w.ep.passive() || w.ep.start != nil || w.ep.post || w.ep.fenceRMA
+	open := w.ep.passive() || w.ep.start != nil || w.ep.post || w.ep.fenceRMA || w.ep.busy > 0
 	// Agreed before MPI_Win_free, which the others would otherwise enter
 	// and wait in for this rank.
 	v := []int64{0}
@@ -723,6 +736,7 @@ func (w *Win) origin(b []byte, target int) []byte {
 	if len(b) == 0 {
 		return b
 	}
+	w.issued++
 	if !w.open[target] {
 		w.open[target] = true
 		w.nopen++
@@ -781,6 +795,9 @@ func (w *Win) Lock(lt LockType, rank int, assert int) error {
 		if w.ep.lockPend[rank] {
 			return errorf(ErrRMASync, "Lock on rank %d: rank %d is being locked by another goroutine of this rank", w.rank, rank)
 		}
+		if w.ep.closing[rank] {
+			return errorf(ErrRMASync, "Lock on rank %d: rank %d is being unlocked by another goroutine of this rank", w.rank, rank)
+		}
 		return errorf(ErrRMASync, "Lock on rank %d: rank %d is locked by this rank already (%v)", w.rank, rank, l)
 	}
 	if w.ep.lockAll || w.ep.start != nil {
@@ -836,10 +853,29 @@ func (w *Win) Unlock(rank int) error {
 	if w.ep.lockPend[rank] {
 		return errorf(ErrRMASync, "Unlock on rank %d: the Lock of rank %d in another goroutine has not returned", w.rank, rank)
 	}
+	if w.ep.closing[rank] {
+		return errorf(ErrRMASync, "Unlock on rank %d: rank %d is being unlocked by another goroutine of this rank", w.rank, rank)
+	}
 	if w.d != nil {
-		w.d.locks.unlock(rank)
-	} else if err := w.h.Unlock(rank); err != nil {
-		return w.mpiErr("Unlock", err)
+		w.d.locks.unlock(rank) // waits for nothing
+	} else {
+		// In the MPI without the mutex, as Lock: an MPI that takes its
+		// locks lazily acquires at MPI_Win_unlock, which may wait for a
+		// peer that waits for another goroutine's call on this window.
+		// Meanwhile the epoch to rank is closing: RMA calls to it are
+		// ErrRMASync.
+		w.ep.closing[rank] = true
+		w.ep.npend++
+		w.ep.busy++
+		w.mu.Unlock()
+		err := w.h.Unlock(rank)
+		w.mu.Lock()
+		w.ep.closing[rank] = false
+		w.ep.npend--
+		w.ep.busy--
+		if err != nil {
+			return w.mpiErr("Unlock", err)
+		}
 	}
 	w.ep.locks[rank] = 0
 	w.ep.nlocks--
@@ -903,10 +939,23 @@ func (w *Win) UnlockAll() error {
 	if w.ep.allPend {
 		return errorf(ErrRMASync, "UnlockAll on rank %d: the LockAll in another goroutine has not returned", w.rank)
 	}
+	if w.ep.allClosing {
+		return errorf(ErrRMASync, "UnlockAll on rank %d: an UnlockAll in another goroutine has not returned", w.rank)
+	}
 	if w.d != nil {
 		w.d.locks.unlockAll()
-	} else if err := w.h.UnlockAll(); err != nil {
-		return w.mpiErr("UnlockAll", err)
+	} else {
+		// In the MPI without the mutex, as Unlock.
+		w.ep.allClosing = true
+		w.ep.busy++
+		w.mu.Unlock()
+		err := w.h.UnlockAll()
+		w.mu.Lock()
+		w.ep.allClosing = false
+		w.ep.busy--
+		if err != nil {
+			return w.mpiErr("UnlockAll", err)
+		}
 	}
 	w.ep.lockAll = false
 	w.done(-1)
@@ -937,10 +986,20 @@ func (w *Win) flush(call string, rank int, local bool) error {
 		w.d.barrier()
 		return nil
 	}
-	if err := w.h.Flush(rank, local); err != nil {
+	// In the MPI without the mutex: a flush may wait for a target's
+	// progress, and other goroutines' calls on the window must go on.
+	w.ep.busy++
+	issued := w.issued
+	w.mu.Unlock()
+	err := w.h.Flush(rank, local)
+	w.mu.Lock()
+	w.ep.busy--
+	if err != nil {
 		return w.mpiErr(call, err)
 	}
-	w.done(rank)
+	if w.issued == issued {
+		w.done(rank)
+	}
 	return nil
 }
 
