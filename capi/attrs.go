@@ -19,7 +19,8 @@ const firstKeyval = 1 << 12
 // values in C memory (MPI_Comm_get_attr hands out pointers to them, which
 // the program may keep): one block for the process, made at MPI_Init.
 type attrBlock struct {
-	vals *C.int // tagUB, host, io, wtimeIsGlobal, universeSize, lastUsedCode
+	vals   *C.int // tagUB, host, io, wtimeIsGlobal, universeSize, lastUsedCode, appNum
+	appSet bool   // MPI_APPNUM has a value (not in a singleton)
 }
 
 const (
@@ -29,6 +30,7 @@ const (
 	attrWtimeGlobal
 	attrUniverse
 	attrLastCode
+	attrAppNum
 	attrCount
 )
 
@@ -41,7 +43,12 @@ func newAttrBlock(w *comm.Comm) *attrBlock {
 	v[attrWtimeGlobal] = 0            // each process's clock starts at its own Init
 	v[attrUniverse] = C.int(w.Size()) // no spawning: the universe is the world
 	v[attrLastCode] = C.MPI_ERR_LASTCODE
-	return &attrBlock{vals: p}
+	// The program's number on shmrun's command line: MPI 4.1 §12.10.3
+	// sets MPI_APPNUM when a launcher that takes several programs (as
+	// shmrun does, MPMD) started the process; a singleton has none.
+	app, ok := w.AppNum()
+	v[attrAppNum] = C.int(app)
+	return &attrBlock{vals: p, appSet: ok}
 }
 
 // lookup is the pointer MPI_Comm_get_attr returns for key.
@@ -63,6 +70,8 @@ func (a *attrBlock) lookup(key C.int) (*C.int, bool) {
 		return &v[attrUniverse], true
 	case C.MPI_LASTUSEDCODE:
 		return &v[attrLastCode], true
+	case C.MPI_APPNUM:
+		return &v[attrAppNum], a.appSet
 	}
 	return nil, false
 }

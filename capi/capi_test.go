@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,6 +255,115 @@ func TestMixedJob(t *testing.T) {
 		if got != want {
 			t.Errorf("%s first: printed\n%s\nwant\n%s", filepath.Base(order[0]), got, want)
 		}
+	}
+}
+
+// TestCAppNum: MPI_APPNUM is the number of the rank's program on
+// shmrun's command line (MPI 4.1 §12.10.3): in an MPMD job of two C
+// programs, 0 for the first part's ranks and 1 for the second's; in a job
+// of one program, 0; a singleton has none. MPI_INFO_ENV's command is each
+// program's own.
+func TestCAppNum(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	prog := `#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+	int rank, *app = NULL, flag = -1, len = 0, cflag = 0;
+	char cmd[MPI_MAX_INFO_VAL] = "";
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &app, &flag);
+	len = sizeof cmd;
+	MPI_Info_get_string(MPI_INFO_ENV, "command", &len, cmd, &cflag);
+	if (flag)
+		printf("rank %d: %s appnum %d\n", rank, cmd, *app);
+	else
+		printf("rank %d: %s no appnum\n", rank, cmd);
+	MPI_Finalize();
+	return 0;
+}
+`
+	a, b := filepath.Join(tmp, "appa"), filepath.Join(tmp, "appb")
+	shmccBuild(t, dir, filepath.Join(tmp, "app.c"), a, prog, "-O2")
+	shmccBuild(t, dir, filepath.Join(tmp, "app.c"), b, prog, "-O2")
+	shmrun := filepath.Join(dir, "bin", "shmrun")
+	lines := func(out string) []string {
+		l := strings.Split(strings.TrimSpace(out), "\n")
+		slices.Sort(l)
+		return l
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"MPMD", []string{"-n", "2", a, ":", "-n", "1", b},
+			[]string{"rank 0: " + a + " appnum 0", "rank 1: " + a + " appnum 0", "rank 2: " + b + " appnum 1"}},
+		{"three parts", []string{"-n", "1", b, ":", "-n", "1", a, ":", "-n", "1", a},
+			[]string{"rank 0: " + b + " appnum 0", "rank 1: " + a + " appnum 1", "rank 2: " + a + " appnum 2"}},
+		{"one program", []string{"-n", "2", a}, []string{"rank 0: " + a + " appnum 0", "rank 1: " + a + " appnum 0"}},
+	} {
+		args := append([]string{shmrun, "--oversubscribe", "--timeout", "60s"}, c.args...)
+		if got := lines(run(t, nil, args...)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: ranks printed\n%s\nwant\n%s", c.name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+	if got := lines(run(t, nil, a)); !slices.Equal(got, []string{"rank 0: " + a + " no appnum"}) {
+		t.Errorf("a singleton printed %q, want no MPI_APPNUM", got)
+	}
+}
+
+// TestCInfoEnvBeforeInit: MPI_INFO_ENV is the execution environment MPI
+// initialization records (MPI 4.1 §12.2.1: "after MPI is initialized, the
+// application can access [it]"); before MPI_Init it is no info object yet,
+// though the info calls themselves may be made then (§12.4.1): a call on
+// it is an error of the initial handler (MPI_ERRORS_ARE_FATAL), class
+// MPI_ERR_INFO, naming MPI_Info_create_env as the call that gives those
+// keys before MPI_Init. The info calls on an info object the program made
+// work before MPI_Init.
+func TestCInfoEnvBeforeInit(t *testing.T) {
+	dir := install(t)
+	tmp := t.TempDir()
+	for _, c := range []struct{ name, call string }{
+		{"get_string", "len = sizeof v; MPI_Info_get_string(MPI_INFO_ENV, \"command\", &len, v, &flag);"},
+		{"get_nkeys", "MPI_Info_get_nkeys(MPI_INFO_ENV, &n);"},
+		{"dup", "MPI_Info d; MPI_Info_dup(MPI_INFO_ENV, &d);"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, exe := filepath.Join(tmp, c.name+".c"), filepath.Join(tmp, c.name)
+			prog := `#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+	char v[64] = "";
+	int flag = 0, n = 0;
+	MPI_Info info;
+	/* The info calls work before MPI_Init on an object the program made. */
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "k", "v");
+	MPI_Info_get_nkeys(info, &n);
+	int len = sizeof v;
+	MPI_Info_get_string(info, "k", &len, v, &flag);
+	if (n != 1 || !flag || strcmp(v, "v") != 0) {
+		printf("info calls before MPI_Init: %d keys, flag %d, %s\n", n, flag, v);
+		return 3;
+	}
+	MPI_Info_free(&info);
+	` + c.call + `
+	printf("the call on MPI_INFO_ENV before MPI_Init returned\n");
+	MPI_Init(&argc, &argv);
+	MPI_Finalize();
+	return 0;
+}
+`
+			shmccBuild(t, dir, src, exe, prog, "-O2")
+			out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 34 || !regexp.MustCompile(`MPI_Info_\w+: MPI_INFO_ENV before MPI_Init.*MPI_Info_create_env`).Match(out) {
+				t.Fatalf("shmrun exited %v, want status 34 (MPI_ERR_INFO) naming MPI_INFO_ENV before MPI_Init\n%s", err, out)
+			}
+		})
 	}
 }
 

@@ -66,7 +66,7 @@ func cCompare(r int) C.int {
 }
 
 // newComm registers a communicator made by a call on parent: it inherits
-// the parent's error handler, as the standard says.
+// the parent's error handler, as the standard says (and holds it).
 func newComm(c *comm.Comm, parent *commH) C.uintptr_t {
 	if c == nil {
 		return hCommNull
@@ -75,6 +75,7 @@ func newComm(c *comm.Comm, parent *commH) C.uintptr_t {
 	defer tab.Unlock()
 	h := newHandle()
 	tab.comms[h] = &commH{c: c, errh: parent.errh, h: h}
+	errhRetain(parent.errh)
 	return C.uintptr_t(h)
 }
 
@@ -212,9 +213,11 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	if err != nil && !errors.Is(err, comm.ErrEarlierCall) {
 		return x.raise("MPI_Comm_free", err)
 	}
-	// Freed, perhaps with an earlier call's mismatch to report.
+	// Freed, perhaps with an earlier call's mismatch to report (to its
+	// handler, which it lets go of after).
 	drop(tab.comms, uintptr(*h))
 	*h = hCommNull
+	defer releaseErrh(&x.errh)
 	if err != nil {
 		return x.raise("MPI_Comm_free", err)
 	}

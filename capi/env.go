@@ -93,7 +93,7 @@ func shmInit(required C.int, provided *C.int, call *C.char) C.int {
 	tab.Lock()
 	tab.comms[hCommWorld] = &commH{h: hCommWorld, c: w, errh: hErrorsAreFatal, name: "MPI_COMM_WORLD", attr: newAttrBlock(w)}
 	tab.comms[hCommSelf] = &commH{h: hCommSelf, c: self, errh: hErrorsAreFatal, name: "MPI_COMM_SELF"}
-	tab.infos[hInfoEnv] = envInfo(w)
+	tab.infos[hInfoEnv] = envInfo(w.Size())
 	worldH.Store(tab.comms[hCommWorld])
 	tab.Unlock()
 	env.Lock()
@@ -233,8 +233,10 @@ func cbool(b bool) C.int {
 }
 
 // envInfo is MPI_INFO_ENV: how this process was started (the standard's
-// reserved keys that apply).
-func envInfo(w *comm.Comm) *infoH {
+// reserved keys that apply) in a job of size ranks (0: unknown, no
+// maxprocs). Its command and argv are the process's command line, as the
+// launcher gave it, whatever MPI_Init's arguments.
+func envInfo(size int) *infoH {
 	x := &infoH{vals: map[string]string{}}
 	set := func(k, v string) {
 		x.keys = append(x.keys, k)
@@ -244,7 +246,9 @@ func envInfo(w *comm.Comm) *infoH {
 		set("command", os.Args[0])
 		set("argv", strings.Join(os.Args[1:], " "))
 	}
-	set("maxprocs", strconv.Itoa(w.Size()))
+	if size > 0 {
+		set("maxprocs", strconv.Itoa(size))
+	}
 	if host, err := os.Hostname(); err == nil {
 		set("host", host)
 	}
@@ -254,4 +258,35 @@ func envInfo(w *comm.Comm) *infoH {
 	}
 	set("thread_level", "MPI_THREAD_MULTIPLE")
 	return x
+}
+
+// jobSize is the number of ranks of this process's job: the world's
+// after MPI_Init, before it what the launcher says (1 for a singleton; 0
+// if the launcher's variable is unreadable, which MPI_Init will refuse).
+func jobSize() int {
+	env.Lock()
+	w := env.world
+	env.Unlock()
+	if w != nil {
+		return w.Size()
+	}
+	if os.Getenv(comm.EnvJob) == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(os.Getenv(comm.EnvSize))
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
+}
+
+// shmInfoCreateEnv is MPI_Info_create_env: a new info object with
+// MPI_INFO_ENV's contents, at any time (MPI 4.1 §12.4.1), before MPI_Init
+// too. MPI_INFO_ENV is made from the process's own command line, not from
+// MPI_Init's arguments, so neither is this one from the call's.
+//
+//export shmInfoCreateEnv
+func shmInfoCreateEnv(out *C.uintptr_t) C.int {
+	*out = C.uintptr_t(add(tab.infos, envInfo(jobSize())))
+	return C.MPI_SUCCESS
 }

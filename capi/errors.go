@@ -62,6 +62,7 @@ var classes = []struct {
 	{dtype.ErrBuffer, C.MPI_ERR_BUFFER},
 	{errUnsupported, C.MPI_ERR_UNSUPPORTED_OPERATION},
 	{errRequest, C.MPI_ERR_REQUEST},
+	{errInfo, C.MPI_ERR_INFO},
 	{errInfoKey, C.MPI_ERR_INFO_KEY},
 	{errInfoNoKey, C.MPI_ERR_INFO_NOKEY},
 	{errErrhandler, C.MPI_ERR_ERRHANDLER},
@@ -75,6 +76,7 @@ var classes = []struct {
 var (
 	errUnsupported = errors.New("MPI_ERR_UNSUPPORTED_OPERATION: not implemented by shmrun")
 	errRequest     = errors.New("MPI_ERR_REQUEST: invalid request")
+	errInfo        = errors.New("MPI_ERR_INFO: invalid info object")
 	errInfoKey     = errors.New("MPI_ERR_INFO_KEY: invalid info key")
 	errInfoNoKey   = errors.New("MPI_ERR_INFO_NOKEY: no such info key")
 	errErrhandler  = errors.New("MPI_ERR_ERRHANDLER: invalid error handler")

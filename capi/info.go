@@ -40,11 +40,21 @@ func infoMap(h uintptr) (map[string]string, error) {
 	return m, nil
 }
 
+// infoOf is info handle h's object. MPI_INFO_ENV is one once MPI_Init
+// has made it: MPI 4.1 §12.2.1 gives access to it after initialization
+// (the info calls themselves may be made before, §12.4.1, on objects the
+// program makes, such as MPI_Info_create_env's).
 func infoOf(h uintptr) (*infoH, error) {
 	if x, ok := get(tab.infos, h); ok {
 		return x, nil
 	}
-	return nil, fmt.Errorf("an invalid info object (handle %#x): %w", h, comm.ErrArg)
+	switch h {
+	case hInfoEnv:
+		return nil, fmt.Errorf("MPI_INFO_ENV before MPI_Init: MPI initialization makes it (MPI_Info_create_env gives its keys before): %w", errInfo)
+	case hInfoNull:
+		return nil, fmt.Errorf("MPI_INFO_NULL: %w", errInfo)
+	}
+	return nil, fmt.Errorf("an invalid info object (handle %#x): %w", h, errInfo)
 }
 
 // newInfo registers an info object with m's entries (sorted keys).

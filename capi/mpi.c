@@ -418,6 +418,15 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 	ARG_SELF(newinfo);
 	return shmInfoDup(H(info), HP(newinfo));
 }
+/* MPI_INFO_ENV's contents, at any time: they come from the process's own
+ * command line (as MPI_INFO_ENV's do), not from argc and argv. */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+	(void)argc;
+	(void)argv;
+	ARG_SELF(info);
+	return shmInfoCreateEnv(HP(info));
+}
 int PMPI_Info_free(MPI_Info *info)
 {
 	ARG_SELF(info);

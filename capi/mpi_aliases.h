@@ -93,6 +93,7 @@
 #pragma weak MPI_Imrecv = PMPI_Imrecv
 #pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
 #pragma weak MPI_Info_create = PMPI_Info_create
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env
 #pragma weak MPI_Info_delete = PMPI_Info_delete
 #pragma weak MPI_Info_dup = PMPI_Info_dup
 #pragma weak MPI_Info_free = PMPI_Info_free

@@ -426,15 +426,17 @@ func shmGetCount(status *C.MPI_Status, dt C.uintptr_t, count *C.int64_t, element
 		return raiseSelf(call, err)
 	}
 	n := statusBytes(status)
-	size := t.t.Size()
 	if elements != 0 {
-		// Basic elements: the message's bytes over the size of the type's
-		// element when it is made of one basic type.
-		if e, ok := t.t.Elem(); ok {
-			size = int64(e.Size())
+		// The basic elements received (elements.go): of the type map's
+		// prefix the bytes fill, MPI_UNDEFINED if they end inside one.
+		if e, ok := elementsOf(t.t, t.pre, n); ok {
+			*count = C.int64_t(e)
+		} else {
+			*count = C.MPI_UNDEFINED
 		}
+		return C.MPI_SUCCESS
 	}
-	switch {
+	switch size := t.t.Size(); {
 	case size == 0 && n == 0:
 		*count = 0
 	case size == 0 || n%size != 0:

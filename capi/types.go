@@ -124,6 +124,7 @@ func registerTypes() {
 			if err != nil {
 				panic(fmt.Sprintf("capi: predefined %s: %v", p.name, err))
 			}
+			noteOpaque(p.name, t)
 		}
 		x := &typeH{t: t, name: p.name, pre: true}
 		tab.types[p.h] = x

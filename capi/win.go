@@ -193,6 +193,7 @@ func shmWinFree(h *C.uintptr_t) C.int {
 	freeDesc(x.desc)
 	freeAttrs(x.attrs)
 	*h = hWinNull
+	defer releaseErrh(&x.errh)
 	if err != nil {
 		return x.raise("MPI_Win_free", err)
 	}

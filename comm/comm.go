@@ -35,6 +35,8 @@ type Comm struct {
 	clocks    *rmacheck.Clocks // shmrun --check: the members' published clocks (with coll)
 	calls     uint64           // shmrun --check: collective calls so far (their clock slots alternate)
 	groupMsgs []team.Message   // on the world: CreateGroup messages that came before their call
+	appNum    int              // on the world: MPI_APPNUM, if appSet (the launcher's EnvAppNum)
+	appSet    bool
 }
 
 var process struct {
@@ -114,6 +116,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
+	c.appNum, c.appSet = e.appNum, e.appSet
 	t.WatchWaits()
 	t.SetRankState(format.RankInit, os.Getpid())
 	return c, nil
@@ -219,6 +222,18 @@ func (c *Comm) Size() int {
 		return 0
 	}
 	return c.t.Size()
+}
+
+// AppNum is the number of this rank's program on the launcher's command
+// line, from 0 (MPI_APPNUM, an attribute of the world): the part of an
+// MPMD job ("shmrun -n 2 a : -n 2 b" gives b's ranks 1), 0 in a job of
+// one program. A singleton (a program not started by shmrun) has none:
+// ok is false, as for a nil or zero Comm. Local.
+func (c *Comm) AppNum() (n int, ok bool) {
+	if c == nil || c.world == nil {
+		return 0, false
+	}
+	return c.world.appNum, c.world.appSet
 }
 
 // Group returns the group of c (MPI_Comm_group). Local. A nil or zero Comm

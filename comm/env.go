@@ -18,6 +18,7 @@ const (
 	EnvRank      = format.EnvRank      // this rank, 0..size-1
 	EnvSize      = format.EnvSize      // number of ranks
 	EnvLocalRank = format.EnvLocalRank // rank among the ranks on this node (= rank)
+	EnvAppNum    = format.EnvAppNum    // number of the rank's program on the launcher's command line (MPI_APPNUM)
 	EnvControlFD = format.EnvControlFD // inherited descriptor of the control segment
 	EnvShmDir    = format.EnvShmDir    // directory for window segments
 	EnvShm       = format.EnvShm       // window backing: auto, dir or memfd
@@ -32,6 +33,8 @@ type rankEnv struct {
 	job          string
 	rank, size   int
 	localRank    int
+	appNum       int  // MPI_APPNUM, if appSet
+	appSet       bool // EnvAppNum was set (not in a singleton)
 	controlFD    int
 	dir          string
 	backing      format.Backing
@@ -75,7 +78,7 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 	}
 	e.job = get(EnvJob)
 	if e.job == "" {
-		for _, k := range []string{EnvRank, EnvSize, EnvControlFD} {
+		for _, k := range []string{EnvRank, EnvSize, EnvControlFD, EnvAppNum} {
 			if get(k) != "" {
 				return e, fmt.Errorf("comm: %s is set but %s is not: %w", k, EnvJob, ErrInit)
 			}
@@ -97,6 +100,13 @@ func parseEnv(get func(string) string) (rankEnv, error) {
 		if e.localRank, err = intVar(get, EnvLocalRank, 0, e.size-1); err != nil {
 			return e, err
 		}
+	}
+	if get(EnvAppNum) != "" {
+		// Each program has a rank at least: fewer programs than ranks.
+		if e.appNum, err = intVar(get, EnvAppNum, 0, e.size-1); err != nil {
+			return e, err
+		}
+		e.appSet = true
 	}
 	if e.controlFD, err = intVar(get, EnvControlFD, 3, 1<<20); err != nil {
 		return e, err

@@ -32,6 +32,7 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"FreeMem":            nil,
 		"Address":            nil,
 		"Comm.Abort":         nil, // ends the process; the launcher tests cover it
+		"Comm.AppNum":        func(c *comm.Comm) error { c.AppNum(); return nil },
 		"Comm.Barrier":       func(c *comm.Comm) error { return c.Barrier() },
 		"Comm.Dup":           func(c *comm.Comm) error { _, err := c.Dup(); return err },
 		"Comm.Split":         func(c *comm.Comm) error { _, err := c.Split(0, 0); return err },
@@ -282,6 +283,9 @@ func TestHandleCalls(t *testing.T) {
 	for _, c := range []*comm.Comm{nil, {}} {
 		if c.Rank() != 0 || c.Size() != 0 || c.Group().Size() != 0 || c.Group().Rank() != comm.Undefined {
 			t.Errorf("a nil or zero Comm's Rank, Size or Group is not the zero value")
+		}
+		if n, ok := c.AppNum(); n != 0 || ok {
+			t.Errorf("a nil or zero Comm's AppNum: %d, %v; want 0, false", n, ok)
 		}
 	}
 	var nilGroup *comm.Group

@@ -140,7 +140,7 @@ func TestInitAttaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := initFromEnv(envOf(rankVars(EnvJob, testJob, EnvRank, "2", EnvSize, "3", EnvControlFD, strconv.Itoa(fd))))
+	c, err := initFromEnv(envOf(rankVars(EnvJob, testJob, EnvRank, "2", EnvSize, "3", EnvControlFD, strconv.Itoa(fd), EnvAppNum, "1")))
 	if err != nil {
 		unix.Close(fd)
 		t.Fatal(err)
@@ -148,6 +148,9 @@ func TestInitAttaches(t *testing.T) {
 	defer c.t.Control().Close()
 	if c.Rank() != 2 || c.Size() != 3 || c.t.Job() != testJob || c.t.Dir() != "/dev/shm" {
 		t.Errorf("rank %d of %d, job %s, dir %s", c.Rank(), c.Size(), c.t.Job(), c.t.Dir())
+	}
+	if n, ok := c.AppNum(); n != 1 || !ok {
+		t.Errorf("AppNum = %d, %v; want 1 (the launcher's %s)", n, ok, EnvAppNum)
 	}
 	// The launcher learns that the rank is up, and who it is.
 	if s, pid := atomic.LoadUint32(ctl.RankState(2)), atomic.LoadUint32(ctl.RankPID(2)); s != format.RankInit || pid != uint32(os.Getpid()) {

@@ -138,6 +138,18 @@ func (c *Comm) Rank() int { return c.rank }
 // Size is the number of ranks of c (MPI_Comm_size). Local.
 func (c *Comm) Size() int { return c.size }
 
+// AppNum is the number of this process's program on the MPI launcher's
+// command line (MPI_APPNUM, an attribute of the world): the part of an
+// MPMD job, 0 in a job of one program; ok is false if the MPI sets none
+// (or for a nil Comm). Local.
+func (c *Comm) AppNum() (n int, ok bool) {
+	if c == nil {
+		return 0, false
+	}
+	n, ok, err := mpi.AppNum()
+	return n, ok && err == nil
+}
+
 // Group returns c's group (MPI_Comm_group). Local.
 func (c *Comm) Group() *Group {
 	if c == nil {

@@ -243,13 +243,14 @@ func TestTagOutputNeverTearsLines(t *testing.T) {
 }
 
 func TestEnvReachesRanks(t *testing.T) {
-	res := ranktest.Run(t, 2, "env", ranktest.Args("SHMRUN_TEST_EXTRA", "SHMRUN_CONTROL_FD", "SHMRUN_LOCAL_RANK"),
+	res := ranktest.Run(t, 2, "env", ranktest.Args("SHMRUN_TEST_EXTRA", "SHMRUN_CONTROL_FD", "SHMRUN_LOCAL_RANK", "SHMRUN_APPNUM"),
 		ranktest.Env("SHMRUN_TEST_EXTRA=a b=c"))
 	for r := range 2 {
 		for _, want := range []string{
 			fmt.Sprintf("rank %d SHMRUN_TEST_EXTRA=a b=c set=true", r),
 			fmt.Sprintf("rank %d SHMRUN_CONTROL_FD=3 set=true", r),
 			fmt.Sprintf("rank %d SHMRUN_LOCAL_RANK=%d set=true", r, r),
+			fmt.Sprintf("rank %d SHMRUN_APPNUM=0 set=true", r), // one program: the first
 		} {
 			if !slices.Contains(res.Lines(), want) {
 				t.Errorf("no line %q in\n%s", want, res.Stdout)

@@ -35,7 +35,7 @@ func (j *job) userWait() bool {
 // the ranks' environment: userWait).
 func emptyWait(kv string) bool { return kv == EnvWait+"=" }
 
-func (j *job) rankEnv(rank, size int) []string {
+func (j *job) rankEnv(rank, size, app int) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, format.EnvPrefix) || (strings.HasPrefix(kv, EnvWait+"=") && !emptyWait(kv)) {
@@ -57,6 +57,7 @@ func (j *job) rankEnv(rank, size int) []string {
 		format.EnvRank+"="+strconv.Itoa(rank),
 		format.EnvSize+"="+strconv.Itoa(size),
 		format.EnvLocalRank+"="+strconv.Itoa(rank),
+		format.EnvAppNum+"="+strconv.Itoa(app),
 		format.EnvControlFD+"="+strconv.Itoa(format.ControlFD), // ExtraFiles[0]
 		format.EnvShmDir+"="+j.dir,
 		format.EnvShm+"="+j.backing.String(),
@@ -87,7 +88,7 @@ func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 		for range p.N {
 			cmd := exec.Command(progs[i], p.Args...)
 			cmd.Args[0] = p.Prog
-			cmd.Env = j.rankEnv(rank, n)
+			cmd.Env = j.rankEnv(rank, n, i)
 			cmd.ExtraFiles = []*os.File{ctlFile}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 			if rank == 0 && j.cfg.StdinTo != "none" {

@@ -255,6 +255,7 @@
 #define SHMRUN_ENV_RANK "SHMRUN_RANK" /* this rank */
 #define SHMRUN_ENV_SIZE "SHMRUN_SIZE" /* number of ranks */
 #define SHMRUN_ENV_LOCAL_RANK "SHMRUN_LOCAL_RANK" /* rank on this node */
+#define SHMRUN_ENV_APPNUM "SHMRUN_APPNUM" /* number of the rank's program on the command line (MPI_APPNUM) */
 #define SHMRUN_ENV_CONTROL_FD "SHMRUN_CONTROL_FD" /* descriptor of the control segment */
 #define SHMRUN_ENV_SHM_DIR "SHMRUN_SHM_DIR" /* directory of window segments */
 #define SHMRUN_ENV_SHM "SHMRUN_SHM" /* window backing: auto, dir or memfd */

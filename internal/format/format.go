@@ -327,6 +327,10 @@ const (
 	EnvRank      = "SHMRUN_RANK"       // this rank, 0..size-1
 	EnvSize      = "SHMRUN_SIZE"       // number of ranks
 	EnvLocalRank = "SHMRUN_LOCAL_RANK" // rank among the ranks on this node (= rank)
+	// EnvAppNum is the number of the rank's program on the launcher's
+	// command line, from 0 (an MPMD job's parts: "-n 2 a : -n 2 b" gives
+	// b's ranks 1): MPI_APPNUM.
+	EnvAppNum    = "SHMRUN_APPNUM"
 	EnvControlFD = "SHMRUN_CONTROL_FD" // inherited descriptor of the control segment
 	EnvShmDir    = "SHMRUN_SHM_DIR"    // directory for window segments
 	EnvShm       = "SHMRUN_SHM"        // window backing: auto, dir or memfd (ParseBacking)

@@ -224,7 +224,7 @@ func TestFormatDocTables(t *testing.T) {
 	for _, r := range tableAfter(t, doc, "## Environment of a rank") {
 		envs = append(envs, strings.Trim(r[0], "`"))
 	}
-	wantEnv := []string{format.EnvJob, format.EnvRank, format.EnvSize, format.EnvLocalRank, format.EnvControlFD, format.EnvShmDir, format.EnvShm, format.EnvSingleCopy, format.EnvStats, format.EnvTrace, format.EnvCheck, format.EnvWait}
+	wantEnv := []string{format.EnvJob, format.EnvRank, format.EnvSize, format.EnvLocalRank, format.EnvAppNum, format.EnvControlFD, format.EnvShmDir, format.EnvShm, format.EnvSingleCopy, format.EnvStats, format.EnvTrace, format.EnvCheck, format.EnvWait}
 	if !slices.Equal(envs, wantEnv) {
 		t.Errorf("FORMAT.md environment table lists %v, internal/format has %v", envs, wantEnv)
 	}

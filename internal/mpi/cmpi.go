@@ -241,6 +241,15 @@ static int shmc_win_shared_query(MPI_Win w, int rank, MPI_Aint *size, int *du, v
 	return MPI_Win_shared_query(w, rank, size, du, base);
 }
 
+// shmc_appnum reads MPI_COMM_WORLD's MPI_APPNUM attribute.
+static int shmc_appnum(int *v, int *set) {
+	int *p = NULL, flag = 0;
+	int rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &p, &flag);
+	*set = rc == MPI_SUCCESS && flag && p;
+	*v = *set ? *p : 0;
+	return rc;
+}
+
 // shmc_win_unified says whether w's memory model is MPI_WIN_UNIFIED.
 static int shmc_win_unified(MPI_Win w, int *unified) {
 	int *model = NULL, flag = 0;
@@ -674,6 +683,15 @@ var (
 
 // World and Self are MPI_COMM_WORLD and MPI_COMM_SELF.
 func World() Comm { return Comm{C.shmc_comm_world()} }
+
+// AppNum is MPI_COMM_WORLD's MPI_APPNUM attribute: the number of this
+// process's program on mpiexec's command line; set false if the MPI sets
+// none.
+func AppNum() (n int, set bool, err error) {
+	var v, ok C.int
+	err = check(C.shmc_appnum(&v, &ok), "MPI_Comm_get_attr")
+	return int(v), ok != 0, err
+}
 
 // Self is MPI_COMM_SELF.
 func Self() Comm { return Comm{C.shmc_comm_self()} }

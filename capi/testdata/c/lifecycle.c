@@ -34,6 +34,12 @@ int main(int argc, char **argv)
 	MPI_Initialized(&init0);
 	MPI_Finalized(&fin0);
 	MPI_Get_version(&ver, &sub);
+#ifdef MPI_ABI_VERSION
+	/* MPI_Info_create_env may be called before MPI_Init (MPI 4.1
+	 * §12.4.1), MPI_INFO_ENV only used after (§12.2.1). */
+	MPI_Info envi = MPI_INFO_NULL;
+	int env_err = MPI_Info_create_env(argc, argv, &envi);
+#endif
 
 	MPI_Init(&argc, &argv);
 	int rank, err, class, flag, len;
@@ -44,6 +50,23 @@ int main(int argc, char **argv)
 	CHECK(ver >= 3, "MPI_Get_version before MPI_Init: %d.%d", ver, sub);
 	MPI_Initialized(&flag);
 	CHECK(flag == 1, "MPI_Initialized after MPI_Init: %d", flag);
+#ifdef MPI_ABI_VERSION
+	/* It holds what MPI_INFO_ENV holds. */
+	int nenv = -1, nmine = -2;
+	CHECK(env_err == MPI_SUCCESS && envi != MPI_INFO_NULL, "MPI_Info_create_env before MPI_Init: %d", env_err);
+	MPI_Info_get_nkeys(MPI_INFO_ENV, &nenv);
+	MPI_Info_get_nkeys(envi, &nmine);
+	CHECK(nenv > 0 && nenv == nmine, "MPI_INFO_ENV has %d keys, MPI_Info_create_env's %d", nenv, nmine);
+	for (int i = 0; i < nenv && nenv == nmine; i++) {
+		char key[MPI_MAX_INFO_KEY], v1[MPI_MAX_INFO_VAL], v2[MPI_MAX_INFO_VAL];
+		int l1 = sizeof v1, l2 = sizeof v2, f1 = 0, f2 = 0;
+		MPI_Info_get_nthkey(MPI_INFO_ENV, i, key);
+		MPI_Info_get_string(MPI_INFO_ENV, key, &l1, v1, &f1);
+		MPI_Info_get_string(envi, key, &l2, v2, &f2);
+		CHECK(f1 && f2 && strcmp(v1, v2) == 0, "key %s: MPI_INFO_ENV's %s, MPI_Info_create_env's %s", key, v1, f2 ? v2 : "(none)");
+	}
+	MPI_Info_free(&envi);
+#endif
 	report("before MPI_Init");
 
 	int *val = NULL;
@@ -56,6 +79,10 @@ int main(int argc, char **argv)
 	flag = -1;
 	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &val, &flag);
 	CHECK(flag && val && *val >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE: flag %d, %d", flag, val ? *val : -1);
+	/* The first (only) program on the launcher's command line. */
+	flag = -1;
+	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &val, &flag);
+	CHECK(flag && val && *val == 0, "MPI_APPNUM: flag %d, %d", flag, flag && val ? *val : -1);
 	report("predefined attributes");
 
 	/* MPI_KEYVAL_INVALID is no key: MPI_ERR_KEYVAL, on communicators and

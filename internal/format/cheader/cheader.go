@@ -274,6 +274,7 @@ func sections() []section {
 			{"SHMRUN_ENV_RANK", format.EnvRank, "this rank"},
 			{"SHMRUN_ENV_SIZE", format.EnvSize, "number of ranks"},
 			{"SHMRUN_ENV_LOCAL_RANK", format.EnvLocalRank, "rank on this node"},
+			{"SHMRUN_ENV_APPNUM", format.EnvAppNum, "number of the rank's program on the command line (MPI_APPNUM)"},
 			{"SHMRUN_ENV_CONTROL_FD", format.EnvControlFD, "descriptor of the control segment"},
 			{"SHMRUN_ENV_SHM_DIR", format.EnvShmDir, "directory of window segments"},
 			{"SHMRUN_ENV_SHM", format.EnvShm, "window backing: auto, dir or memfd"},
