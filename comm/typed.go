@@ -10,6 +10,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/shm"
 )
 
 // The parts of the datatype forms both backends share; each backend has
@@ -31,16 +32,26 @@ var physMem = sync.OnceValue(func() int64 {
 })
 
 // stageOK refuses a packed copy of n bytes larger than this machine's
-// memory, which the Go runtime could only meet with a fatal out of memory
-// error: count instances of a type whose entries overlap hold more data
-// than their span in the buffer, and a send of them is legal MPI however
-// large (the instances' bytes are copied, packed, before they travel).
+// memory, or than its memory cgroup has room for, which the Go runtime
+// could only meet with a fatal out of memory error or the kernel with an
+// OOM kill: count instances of a type whose entries overlap hold more
+// data than their span in the buffer, and a send of them is legal MPI
+// however large (the instances' bytes are copied, packed, before they
+// travel). Copies under 1 GiB are not checked (the cgroup's files are
+// read only for larger ones).
 func (c *Comm) stageOK(call string, n int64, count int, t *dtype.Type) error {
-	if n <= physMem() {
+	if n < 1<<30 {
 		return nil
 	}
-	return fmt.Errorf("comm: %s on rank %d: %d instances of %v pack into %d bytes, more than this machine's memory (%d): %w",
-		call, c.Rank(), count, t, n, physMem(), ErrNoMem)
+	limit, what := physMem(), "this machine's memory"
+	if room := shm.CgroupRoom(); room >= 0 && room < limit {
+		limit, what = room, "the room left in this process's memory cgroup"
+	}
+	if n <= limit {
+		return nil
+	}
+	return fmt.Errorf("comm: %s on rank %d: %d instances of %v pack into %d bytes, more than %s (%d): %w",
+		call, c.Rank(), count, t, n, what, limit, ErrNoMem)
 }
 
 // tdata is count instances of t in buf.

@@ -47,12 +47,14 @@ func (o *Object) MapAligned(length, align int64) ([]byte, error) {
 		unix.Syscall(unix.SYS_MUNMAP, res, uintptr(length+align), 0)
 		return nil, fmt.Errorf("shm: map %d bytes of %s at a multiple of %d: %w", length, o.describe(), align, errno)
 	}
-	// Give back the reservation around the mapping.
+	// Give back the reservation around the mapping (whose last page is
+	// whole whatever length is).
 	if at > res {
 		unix.Syscall(unix.SYS_MUNMAP, res, at-res, 0)
 	}
-	if end := res + uintptr(length+align); end > at+uintptr(length) {
-		unix.Syscall(unix.SYS_MUNMAP, at+uintptr(length), end-at-uintptr(length), 0)
+	mapped := (uintptr(length) + uintptr(PageSize) - 1) &^ (uintptr(PageSize) - 1)
+	if end := res + uintptr(length+align); end > at+mapped {
+		unix.Syscall(unix.SYS_MUNMAP, at+mapped, end-at-mapped, 0)
 	}
 	aligned.Lock()
 	aligned.m[p] = uintptr(length)
