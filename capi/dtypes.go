@@ -26,6 +26,24 @@ func typeCall(call string, f func() error) C.int {
 	return C.MPI_SUCCESS
 }
 
+// commTypeCall is typeCall for a call with a communicator argument (the
+// pack calls): an invalid communicator is its error, and errors are
+// raised on the communicator's handler, as MPI 4.1 9.3 wants of a call
+// with one.
+func commTypeCall(call string, h C.uintptr_t, f func() error) C.int {
+	if !initialized() {
+		return notInit(call)
+	}
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if err := f(); err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}
+
 // newType registers a type made by a constructor.
 func newType(t *dtype.Type, err error, out *C.uintptr_t) error {
 	if err != nil {
@@ -268,15 +286,16 @@ func shmTypeSetName(h C.uintptr_t, name *C.char) C.int {
 	})
 }
 
-// shmPack is MPI_Pack (pack) and MPI_Unpack: position in bytes, moved on.
+// shmPack is MPI_Pack (pack) and MPI_Unpack on communicator h: position
+// in bytes, moved on.
 //
 //export shmPack
-func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize C.int64_t, position *C.int64_t, pack C.int) C.int {
+func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize C.int64_t, position *C.int64_t, pack C.int, h C.uintptr_t) C.int {
 	call := "MPI_Unpack"
 	if pack != 0 {
 		call = "MPI_Pack"
 	}
-	return typeCall(call, func() error {
+	return commTypeCall(call, h, func() error {
 		t, err := typeArg(dt)
 		if err != nil {
 			return err
@@ -317,9 +336,11 @@ func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize
 	})
 }
 
+// shmPackSize is MPI_Pack_size on communicator h.
+//
 //export shmPackSize
-func shmPackSize(count C.int64_t, dt C.uintptr_t, size *C.int64_t) C.int {
-	return typeCall("MPI_Pack_size", func() error {
+func shmPackSize(count C.int64_t, dt C.uintptr_t, size *C.int64_t, h C.uintptr_t) C.int {
+	return commTypeCall("MPI_Pack_size", h, func() error {
 		t, err := typeArg(dt)
 		if err != nil {
 			return err

@@ -1530,10 +1530,11 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-	ARG_SELF(position);
+	ARG_COMM(position, comm);
 	int64_t pos = *position;
-	(void)comm;
-	int rc = shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, &pos, 1);
+	int rc = shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, &pos, 1, H(comm));
+	if (rc == MPI_SUCCESS && pos > INT32_MAX)
+		return shmRaise(B("MPI_Pack"), "the new position is past INT_MAX: use MPI_Pack_c", MPI_ERR_VALUE_TOO_LARGE, H(comm));
 	if (rc == MPI_SUCCESS)
 		*position = (int)pos;
 	return rc;
@@ -1541,16 +1542,16 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position,
 		MPI_Comm comm)
 {
-	(void)comm;
-	ARG_SELF(position);
-	return shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, (int64_t *)position, 1);
+	ARG_COMM(position, comm);
+	return shmPack(B(inbuf), incount, H(datatype), B(outbuf), outsize, (int64_t *)position, 1, H(comm));
 }
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-	ARG_SELF(position);
+	ARG_COMM(position, comm);
 	int64_t pos = *position;
-	(void)comm;
-	int rc = shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, &pos, 0);
+	int rc = shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, &pos, 0, H(comm));
+	if (rc == MPI_SUCCESS && pos > INT32_MAX)
+		return shmRaise(B("MPI_Unpack"), "the new position is past INT_MAX: use MPI_Unpack_c", MPI_ERR_VALUE_TOO_LARGE, H(comm));
 	if (rc == MPI_SUCCESS)
 		*position = (int)pos;
 	return rc;
@@ -1558,25 +1559,22 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype,
 		  MPI_Comm comm)
 {
-	(void)comm;
-	ARG_SELF(position);
-	return shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, (int64_t *)position, 0);
+	ARG_COMM(position, comm);
+	return shmPack(B(inbuf), insize, H(datatype), B(outbuf), outcount, (int64_t *)position, 0, H(comm));
 }
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
 	int64_t n;
-	(void)comm;
-	ARG_SELF(size);
-	int rc = shmPackSize(incount, H(datatype), &n);
+	ARG_COMM(size, comm);
+	int rc = shmPackSize(incount, H(datatype), &n, H(comm));
 	if (rc == MPI_SUCCESS)
 		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return rc;
 }
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-	(void)comm;
-	ARG_SELF(size);
-	return shmPackSize(incount, H(datatype), (int64_t *)size);
+	ARG_COMM(size, comm);
+	return shmPackSize(incount, H(datatype), (int64_t *)size, H(comm));
 }
 
 #include "mpi_aliases.h"

@@ -349,12 +349,12 @@ static void null_outputs(int rank)
 	ARG(ON_SELF, MPI_Type_get_name(MPI_INT, NULL, &len));
 	ARG(ON_SELF, MPI_Type_get_name(MPI_INT, name, NULL));
 	ARG(ON_SELF, MPI_Type_set_name(MPI_INT, NULL));
-	ARG(ON_SELF, MPI_Pack(&x, 1, MPI_INT, packed, 16, NULL, comm));
-	ARG(ON_SELF, MPI_Pack_c(&x, 1, MPI_INT, packed, 16, NULL, comm));
-	ARG(ON_SELF, MPI_Unpack(packed, 16, NULL, &x, 1, MPI_INT, comm));
-	ARG(ON_SELF, MPI_Unpack_c(packed, 16, NULL, &x, 1, MPI_INT, comm));
-	ARG(ON_SELF, MPI_Pack_size(1, MPI_INT, comm, NULL));
-	ARG(ON_SELF, MPI_Pack_size_c(1, MPI_INT, comm, NULL));
+	ARG(ON_COMM, MPI_Pack(&x, 1, MPI_INT, packed, 16, NULL, comm));
+	ARG(ON_COMM, MPI_Pack_c(&x, 1, MPI_INT, packed, 16, NULL, comm));
+	ARG(ON_COMM, MPI_Unpack(packed, 16, NULL, &x, 1, MPI_INT, comm));
+	ARG(ON_COMM, MPI_Unpack_c(packed, 16, NULL, &x, 1, MPI_INT, comm));
+	ARG(ON_COMM, MPI_Pack_size(1, MPI_INT, comm, NULL));
+	ARG(ON_COMM, MPI_Pack_size_c(1, MPI_INT, comm, NULL));
 
 	MPI_Info_free(&info);
 	MPI_Group_free(&g);
