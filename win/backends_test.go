@@ -37,6 +37,7 @@ func init() {
 	ranktest.Register("be_fair_locks", beFairLocks)
 	ranktest.Register("be_lockall_nodeadlock", beLockAllNoDeadlock)
 	ranktest.Register("be_flush_goroutines", beFlushGoroutines)
+	ranktest.Register("be_lockall_goroutines", beLockAllGoroutines)
 	ranktest.Register("be_acc_mix", beAccMix)
 	ranktest.Register("be_nolocks", beNoLocks)
 }
@@ -44,7 +45,7 @@ func init() {
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks", "be_fair_locks", "be_lockall_nodeadlock", "be_flush_goroutines"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_fence", "be_lock", "be_pscw", "be_shared", "be_errors", "be_dynamic", "be_types", "be_rreq", "be_local", "be_longwait", "be_epochs", "be_pscw_goroutines", "be_lock_goroutines", "be_acc_mix", "be_nolocks", "be_fair_locks", "be_lockall_nodeadlock", "be_flush_goroutines", "be_lockall_goroutines"}, []int{1, 2, 3, 5})
 }
 
 // newWin makes a window of each flavor the backends share, by index:
@@ -1615,4 +1616,128 @@ func beFlushGoroutines(c *comm.Comm) error {
 		}
 		return nil
 	})
+}
+
+// beLockAllGoroutines: rank 0 has two goroutines, G1 locking
+// target 0 and G2 locking target 1 (free), and G1, once it holds 0, waits
+// for G2's lock before it unlocks. Rank 2 is in LockAll, backed off (Q >
+// 0) behind rank 1's exclusive lock. G2 decided "this rank holds no lock:
+// hold back" before G1's lock was granted and never looks again, so G2
+// waits for Q = 0, the LockAll waits for X(0) = 0, and G1 waits for G2.
+// Round 0 has G1 draw before the LockAll backs off (the shmrun backend's
+// anyLocked is false for G2 until G1 is granted); round 1 has G2 ask
+// first (the MPI backend's holding, nlocks > 1, counts G2's pending
+// claim for G1, not G1's for G2).
+// (Found by a second review of the LockAll hold-back.)
+func beLockAllGoroutines(c *comm.Comm) error {
+	if c.Size() < 3 {
+		fmt.Printf("rank %d ok\n", c.Rank())
+		return nil
+	}
+	w, err := win.AllocateShared(c, 16, 8, nil)
+	if err != nil {
+		return err
+	}
+	defer w.Free()
+	seg0, err := w.SharedQuery(0)
+	if err != nil {
+		return err
+	}
+	step := (*uint64)(unsafe.Pointer(&seg0.Bytes[0]))
+	await := func(s uint64) {
+		for atomic.LoadUint64(step) < s {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	var failures []error
+	for round := range 2 {
+		if c.Rank() == 0 {
+			atomic.StoreUint64(step, 0)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		ts := 0 // the target rank 1 holds while the others line up
+		if round == 1 {
+			ts = 2
+		}
+		switch c.Rank() {
+		case 1:
+			if err := w.Lock(win.Exclusive, ts, 0); err != nil {
+				return err
+			}
+			atomic.StoreUint64(step, 1)
+			if round == 0 {
+				await(2) // G1 queued on 0
+			}
+			time.Sleep(50 * time.Millisecond) // the LockAll backs off
+			atomic.StoreUint64(step, 3)
+			await(4)
+			if err := w.Unlock(ts); err != nil {
+				return err
+			}
+		case 2:
+			await(uint64(2 - round))
+			if err := w.LockAll(0); err != nil {
+				return err
+			}
+			if err := w.UnlockAll(); err != nil {
+				return err
+			}
+		case 0:
+			g1 := func(got2 <-chan struct{}, res chan<- error) {
+				if err := w.Lock(win.Exclusive, 0, 0); err != nil {
+					res <- err
+					return
+				}
+				var err error
+				select {
+				case <-got2:
+				case <-time.After(2 * time.Second):
+					err = fmt.Errorf("round %d: goroutine holding target 0 waited 2 s for the other's Lock of free target 1 (deadlock: held back behind a LockAll that waits for target 0)", round)
+				}
+				if uerr := w.Unlock(0); err == nil {
+					err = uerr
+				}
+				res <- err
+			}
+			g2 := func(got2 chan<- struct{}, res chan<- error) {
+				if err := w.Lock(win.Exclusive, 1, 0); err != nil {
+					res <- err
+					return
+				}
+				close(got2)
+				res <- w.Unlock(1)
+			}
+			got2, res := make(chan struct{}), make(chan error, 2)
+			if round == 0 {
+				await(1)
+				go g1(got2, res)
+				time.Sleep(50 * time.Millisecond)
+				atomic.StoreUint64(step, 2)
+				await(3)
+				go g2(got2, res)
+			} else {
+				await(3)
+				go g2(got2, res)
+				time.Sleep(50 * time.Millisecond)
+				go g1(got2, res)
+			}
+			time.Sleep(50 * time.Millisecond)
+			atomic.StoreUint64(step, 4)
+			for range 2 {
+				if err := <-res; err != nil {
+					failures = append(failures, err)
+				}
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(failures...); err != nil {
+		return err
+	}
+	fmt.Printf("rank %d ok\n", c.Rank())
+	return nil
 }

@@ -34,6 +34,7 @@ func init() {
 					return w.lockAborted(err)
 				}
 				w.ep.setTgt(rank, tgtAccess|tgtShared)
+				w.granted()
 				return nil
 			},
 			UnlockAfter: w.unlockAfter,

@@ -37,14 +37,18 @@ import (
 // off and cannot starve it. LockAll costs two locked adds and n plain loads;
 // no lock word is written.
 //
-// Nor can writers starve LockAll: one that backed off counts itself in Q,
-// the high half of the word A lives in, until it is in; an exclusive
-// locker that holds no other lock of the window waits for Q to reach 0
-// before it draws its ticket, so X drains and the LockAll gets in. A
-// locker already holding a lock draws at once: it may hold the target the
-// LockAll waits for, and holding back would deadlock. LockAll holds
-// nothing while it waits, so a rank holding exclusive locks on two targets
-// and another in LockAll cannot deadlock either.
+// Nor can writers that hold no other lock starve LockAll: one that backed
+// off counts itself in Q, the high half of the word A lives in, until it
+// is in; an exclusive locker that holds no other lock of the window waits
+// for Q to reach 0 before it draws its ticket, so X drains and the LockAll
+// gets in. A locker already holding a lock draws at once: it may hold the
+// target the LockAll waits for, and holding back would deadlock. So does
+// one held back once another goroutine of its rank is granted a lock
+// (granted): the rank then holds one. (A rank that always holds some
+// exclusive lock, taking the next before it releases the last, still
+// keeps LockAll out: it cannot be held back without deadlock.) LockAll
+// holds nothing while it waits, so a rank holding exclusive locks on two
+// targets and another in LockAll cannot deadlock either.
 
 func (l *lockLine) wake() { l.ev.Wake() }
 
@@ -70,7 +74,22 @@ func (w *Win) lockExclusiveAfter(rank int, v uint64) error {
 		}
 	}
 	w.ep.setTgt(rank, tgtAccess|tgtExclusive)
+	w.granted()
 	return nil
+}
+
+// granted follows the record of a lock this rank was granted after a
+// wait: another goroutine of the rank held back behind a LockAll
+// (holdBack) decided so while the rank held no lock, and must go now that
+// it holds one, or the LockAll may wait for this lock while this lock's
+// holder waits for that goroutine. The fence orders the tgt store before
+// the loads; a lock granted on a fast path (no wait, no fence) is seen by
+// the held-back goroutine's next poll, at most its policy's Sleep later.
+func (w *Win) granted() {
+	w.fullFence()
+	if waitingAll(atomic.LoadUint64(w.global)) != 0 {
+		w.globalEv.Notify()
+	}
 }
 
 // unlockAfter finishes an Unlock whose add left v in the lock word: it
@@ -148,11 +167,14 @@ func waitingAll(g uint64) uint64 { return g >> 32 }
 // LockAll waits for the writers to drain - unless this rank holds a lock
 // of the window already (the LockAll may wait for it).
 func (w *Win) holdBack() error {
-	if waitingAll(atomic.LoadUint64(w.global)) == 0 || w.ep.anyLocked() {
+	free := func() bool { return waitingAll(atomic.LoadUint64(w.global)) == 0 || w.ep.anyLocked() }
+	if free() {
 		return nil
 	}
 	atomic.AddInt64(&w.lockWaits, 1)
-	return w.globalEv.Await(w.t.Abort(), w.t.Policy(), func() bool { return waitingAll(atomic.LoadUint64(w.global)) == 0 })
+	// Another goroutine of this rank may be granted a lock meanwhile
+	// (granted): then the LockAll may wait for it, and this one must not.
+	return w.globalEv.Await(w.t.Abort(), w.t.Policy(), free)
 }
 
 // exclusiveBusy returns a target with an exclusive locker holding or
@@ -272,6 +294,9 @@ func (w *Win) lockChecked(lt LockType, rank int, assert int) error {
 		if err := w.acquireShared(rank); err != nil {
 			return w.lockAborted(err)
 		}
+		w.ep.setTgt(rank, tgtAccess|bit)
+		w.granted()
+		return nil
 	}
 	w.ep.setTgt(rank, tgtAccess|bit)
 	return nil
@@ -345,7 +370,8 @@ func (w *Win) unlockChecked(rank int) error {
 // (MPI_Win_lock_all) in O(1) writes, whatever the number of ranks: one add
 // to the window's LockAll count, then a read-only scan of the lock words.
 // It waits while any rank holds or waits for an exclusive lock, holding
-// new writers back meanwhile, so a steady stream of them cannot starve it.
+// new writers back meanwhile, so a steady stream of them cannot starve it
+// (writers that keep holding another lock can: see the protocol above).
 // assert: 0 or ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {

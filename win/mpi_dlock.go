@@ -34,9 +34,11 @@ import (
 // raised while it waits for A, so LockAll cannot starve it. A LockAll
 // that sees X raised gives A back, counts itself in Q (the high half of
 // A's word) and waits for that target's X to drop; an exclusive locker
-// holding no other lock waits for Q to reach 0 before it draws, so the
-// writers drain and a stream of them cannot starve LockAll, while one
-// already holding a lock draws at once (the LockAll may wait for it).
+// holding no other lock waits for Q to reach 0 before it draws (or until
+// another goroutine of its rank is granted one), so the writers drain and
+// a stream of them cannot starve LockAll, while one already holding a lock
+// draws at once (the LockAll may wait for it; a rank that always holds
+// one, locking hand over hand, can still keep LockAll out).
 // LockAll holds nothing while it waits, so a rank holding exclusive locks
 // on two targets and another in LockAll cannot deadlock.
 
@@ -59,7 +61,10 @@ type dlocks struct {
 	// lockShared, lockExclusive): with ModeNoCheck a Lock takes none.
 	held    []uint8
 	heldAll bool
-	policy  barrier.Policy
+	// nheld counts the locks of held: a goroutine held back behind a
+	// LockAll goes once another goroutine of this rank holds a lock.
+	nheld  atomic.Int32
+	policy barrier.Policy
 }
 
 const (
@@ -97,11 +102,14 @@ func (d *dlocks) lock(target int, exclusive, holding bool) {
 	if !exclusive {
 		d.lockShared(target)
 		d.held[target] = lockShared
+		d.granted()
 		return
 	}
 	if atomic.LoadUint64(d.all.word)>>32 != 0 && !holding {
-		// A LockAll waits for the writers to drain: hold back.
-		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word)>>32 == 0 })
+		// A LockAll waits for the writers to drain: hold back, until
+		// another goroutine of this rank is granted a lock (the LockAll
+		// may then wait for it, and it for this one).
+		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word)>>32 == 0 || d.nheld.Load() > 0 })
 	}
 	l := &d.targets[target]
 	t := ticketOf(addLock(l.word, format.LockExclusive))
@@ -112,6 +120,16 @@ func (d *dlocks) lock(target int, exclusive, holding bool) {
 	// LockAll holders, who may not have seen X: wait them out.
 	if atomic.LoadUint64(d.all.word)&format.LockAllHolders != 0 {
 		d.await(&d.all, func() bool { return atomic.LoadUint64(d.all.word)&format.LockAllHolders == 0 })
+	}
+	d.granted()
+}
+
+// granted counts a lock taken and wakes goroutines of this rank held back
+// behind a LockAll.
+func (d *dlocks) granted() {
+	d.nheld.Add(1)
+	if atomic.LoadUint64(d.all.word)>>32 != 0 {
+		d.all.ev.Notify()
 	}
 }
 
@@ -137,6 +155,7 @@ func (d *dlocks) unlock(target int) {
 		return // ModeNoCheck: nothing was taken
 	}
 	d.held[target] = 0
+	d.nheld.Add(-1)
 	l.ev.Notify()
 }
 
