@@ -1429,29 +1429,17 @@ func beEpochs(c *comm.Comm) error {
 // A LockAll that waits for a moment with no writer anywhere waits for
 // ever (it did on both backends); the writers give up after 10 s, and
 // rank 0 fails if it needed that long.
-func beFairLocks(c *comm.Comm) error {
-	if err := fairLocks(c); err != nil {
-		return err
-	}
-	fmt.Printf("rank %d ok\n", c.Rank())
-	return nil
-}
+func beFairLocks(c *comm.Comm) error { return withOK(c, fairLocks) }
 
 func fairLocks(c *comm.Comm) error {
 	if c.Size() < 3 {
 		return nil
 	}
-	w, err := win.AllocateShared(c, 16, 8, nil)
+	w, done, acquired, err := wordsWin(c)
 	if err != nil {
 		return err
 	}
 	defer w.Free()
-	seg0, err := w.SharedQuery(0)
-	if err != nil {
-		return err
-	}
-	done := (*uint64)(unsafe.Pointer(&seg0.Bytes[0]))
-	acquired := (*uint64)(unsafe.Pointer(&seg0.Bytes[8]))
 	if err := c.Barrier(); err != nil {
 		return err
 	}
@@ -1501,28 +1489,17 @@ func fairLocks(c *comm.Comm) error {
 // rank 0's part too, and only then unlocks both. A LockAll that held shared
 // locks on the targets before rank 2 while waiting for it would block rank
 // 1's second Lock, which it waits for: deadlock.
-func beLockAllNoDeadlock(c *comm.Comm) error {
-	if err := lockAllNoDeadlock(c); err != nil {
-		return err
-	}
-	fmt.Printf("rank %d ok\n", c.Rank())
-	return nil
-}
+func beLockAllNoDeadlock(c *comm.Comm) error { return withOK(c, lockAllNoDeadlock) }
 
 func lockAllNoDeadlock(c *comm.Comm) error {
 	if c.Size() < 3 {
 		return nil
 	}
-	w, err := win.AllocateShared(c, 16, 8, nil)
+	w, _, step, err := wordsWin(c)
 	if err != nil {
 		return err
 	}
 	defer w.Free()
-	seg0, err := w.SharedQuery(0)
-	if err != nil {
-		return err
-	}
-	step := (*uint64)(unsafe.Pointer(&seg0.Bytes[8]))
 	if err := c.Barrier(); err != nil {
 		return err
 	}
@@ -1629,21 +1606,17 @@ func beFlushGoroutines(c *comm.Comm) error {
 // first (the MPI backend's holding, nlocks > 1, counts G2's pending
 // claim for G1, not G1's for G2).
 // (Found by a second review of the LockAll hold-back.)
-func beLockAllGoroutines(c *comm.Comm) error {
+func beLockAllGoroutines(c *comm.Comm) error { return withOK(c, lockAllGoroutines) }
+
+func lockAllGoroutines(c *comm.Comm) error {
 	if c.Size() < 3 {
-		fmt.Printf("rank %d ok\n", c.Rank())
 		return nil
 	}
-	w, err := win.AllocateShared(c, 16, 8, nil)
+	w, step, _, err := wordsWin(c)
 	if err != nil {
 		return err
 	}
 	defer w.Free()
-	seg0, err := w.SharedQuery(0)
-	if err != nil {
-		return err
-	}
-	step := (*uint64)(unsafe.Pointer(&seg0.Bytes[0]))
 	await := func(s uint64) {
 		for atomic.LoadUint64(step) < s {
 			time.Sleep(100 * time.Microsecond)
@@ -1735,9 +1708,29 @@ func beLockAllGoroutines(c *comm.Comm) error {
 			return err
 		}
 	}
-	if err := errors.Join(failures...); err != nil {
+	return errors.Join(failures...)
+}
+
+// withOK runs body and then prints the line RunEach counts.
+func withOK(c *comm.Comm, body func(*comm.Comm) error) error {
+	if err := body(c); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", c.Rank())
 	return nil
+}
+
+// wordsWin is a 16-byte shared window and rank 0's two words in it, which
+// the lock tests' ranks use as flags beside the locks under test (a
+// window of its own, so every backend's AllocateShared serves).
+func wordsWin(c *comm.Comm) (w *win.Win, a, b *uint64, err error) {
+	if w, err = win.AllocateShared(c, 16, 8, nil); err != nil {
+		return nil, nil, nil, err
+	}
+	seg0, err := w.SharedQuery(0)
+	if err != nil {
+		w.Free()
+		return nil, nil, nil, err
+	}
+	return w, (*uint64)(unsafe.Pointer(&seg0.Bytes[0])), (*uint64)(unsafe.Pointer(&seg0.Bytes[8])), nil
 }
