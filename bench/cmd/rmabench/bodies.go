@@ -358,6 +358,21 @@ func putBWRow(name string, bytes int, full bool) meas {
 // (rmabench.c's rma_pattern).
 func rmaPattern(j, n int) byte { return byte(j*131 + j/251 + n + 1) }
 
+// patternWrong counts the bytes of b (on rank) that are not rmaPattern's
+// for a transfer of len(b) bytes, saying where the first one is.
+func patternWrong(m *meas, rank int, b []byte) int64 {
+	wrong := int64(0)
+	for j, g := range b {
+		if want := rmaPattern(j, len(b)); g != want {
+			if wrong == 0 {
+				fmt.Printf("INFO check %s WRONG on rank %d: byte %d of %d is %d, want %d\n", m.name, rank, j, len(b), g, want)
+			}
+			wrong++
+		}
+	}
+	return wrong
+}
+
 // rmaCheckTeardown checks the answers of the Put and Get rows as
 // rmabench.c's rma_check_teardown does: one more operation of the row's
 // size moves a pattern the timed ones never wrote, and the rank that did
@@ -422,14 +437,7 @@ func rmaCheckTeardown(c *ctx, m *meas) error {
 		if err := c.w.Unlock(1); err != nil {
 			return err
 		}
-		for j, g := range buf {
-			if g != rmaPattern(j, n) {
-				if wrong == 0 {
-					fmt.Printf("INFO check %s WRONG on rank 0: byte %d of %d is %d, want %d\n", m.name, j, n, g, rmaPattern(j, n))
-				}
-				wrong++
-			}
-		}
+		wrong += patternWrong(m, 0, buf)
 	}
 	return reportCheck(c, m.name, wrong)
 }
@@ -657,14 +665,7 @@ func pscwCheckTeardown(c *ctx, m *meas) error {
 		if err := c.w.Wait(); err != nil {
 			return err
 		}
-		for j, g := range at {
-			if g != rmaPattern(j, n) {
-				if wrong == 0 {
-					fmt.Printf("INFO check %s WRONG on rank 1: byte %d of %d is %d, want %d\n", m.name, j, n, g, rmaPattern(j, n))
-				}
-				wrong++
-			}
-		}
+		wrong += patternWrong(m, 1, at)
 	}
 	return reportCheck(c, m.name, wrong)
 }
