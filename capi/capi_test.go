@@ -438,10 +438,18 @@ int main(int argc, char **argv) {
 }
 `
 	shmccBuild(t, dir, src, exe, prog, "-O2")
+	wantFailure(t, dir, exe, 16, "MPI_Win_lock: called after MPI_Finalize") // MPI_ERR_OTHER
+}
+
+// wantFailure runs exe as a job of one rank under the installed shmrun
+// in dir and fails the test unless the job ends with exit status code and
+// its output says want.
+func wantFailure(t *testing.T, dir, exe string, code int, want string) {
+	t.Helper()
 	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 16 || !strings.Contains(string(out), "MPI_Win_lock: called after MPI_Finalize") {
-		t.Fatalf("shmrun exited %v, want status 16 (MPI_ERR_OTHER) naming MPI_Win_lock after MPI_Finalize\n%s", err, out)
+	if !errors.As(err, &ee) || ee.ExitCode() != code || !strings.Contains(string(out), want) {
+		t.Fatalf("shmrun exited %v, want status %d and %q in the output\n%s", err, code, want, out)
 	}
 }
 
@@ -461,11 +469,7 @@ int main(void) {
 }
 `
 	shmccBuild(t, dir, src, exe, prog, "-O2")
-	out, err := exec.Command(filepath.Join(dir, "bin", "shmrun"), "-n", "1", "--timeout", "60s", exe).CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 13 || !strings.Contains(string(out), "MPI_Init_thread: provided is NULL") {
-		t.Fatalf("shmrun exited %v, want status 13 (MPI_ERR_ARG) naming MPI_Init_thread's provided\n%s", err, out)
-	}
+	wantFailure(t, dir, exe, 13, "MPI_Init_thread: provided is NULL") // MPI_ERR_ARG
 }
 
 // TestCStats runs a C program under shmrun --stats-json: calls that run in
