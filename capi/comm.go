@@ -10,6 +10,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/shmrun/shmrun/comm"
 )
@@ -217,7 +218,12 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	// handler, which it lets go of after).
 	drop(tab.comms, uintptr(*h))
 	*h = hCommNull
-	defer releaseErrh(&x.errh)
+	// Its error handler stays while a request of it may still fail
+	// (MPI 4.1 §6.4.3: operations pending at the free complete; their
+	// errors go to this handler): every request holds x, so the handler
+	// is let go of once the last request is gone.
+	eh := x.errh
+	runtime.AddCleanup(x, releaseErrhOf, eh)
 	if err != nil {
 		return x.raise("MPI_Comm_free", err)
 	}

@@ -114,9 +114,12 @@ func errhRelease(eh uintptr) {
 }
 
 // releaseErrh lets go of a freed object's error handler, *field.
-func releaseErrh(field *uintptr) {
+func releaseErrh(field *uintptr) { releaseErrhOf(*field) }
+
+// releaseErrhOf lets go of error handler eh of an object freed.
+func releaseErrhOf(eh uintptr) {
 	tab.Lock()
-	errhRelease(*field)
+	errhRelease(eh)
 	tab.Unlock()
 }
 
