@@ -185,6 +185,9 @@ func (c *Comm) Free() error {
 	}
 	stale := c.takeStale()
 	c.freed.Store(true)
+	if e := c.world.eng; e != nil {
+		e.forget(c.t.Context()) // every member is past its sends on c
+	}
 	if c.coll != nil {
 		c.coll.freed.Store(true)
 		c.coll.release()

@@ -45,3 +45,12 @@ func P2PWhole(c *Comm) int {
 // SetWriteFaultIn makes this rank's k-th write into another process from
 // now on fail, and every one after it (0: writes work again).
 func SetWriteFaultIn(k int) { writeFaultIn = k }
+
+// P2PUnexpected reports how many messages wait in this rank's unexpected
+// queue.
+func P2PUnexpected(c *Comm) int {
+	e := c.world.eng
+	e.lock()
+	defer e.release()
+	return len(e.unexp.all())
+}

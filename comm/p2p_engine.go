@@ -81,6 +81,12 @@ type engine struct {
 
 	cfast bool // the C interface runs fast paths over sh: keep Quiet
 
+	// freed is, per communicator table entry, the claim number (the
+	// context's high 24 bits) of the last communicator on it this rank
+	// freed, 0 none: a message for it or an older one that no receive
+	// takes can never be received (forget).
+	freed [format.MaxComms]uint32
+
 	rot atomic.Uint32 // where Waitany and its kin start looking (p2p_wait.go)
 }
 
@@ -827,6 +833,9 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 				return k
 			}
 		}
+		if e.dead(m.ctx) {
+			return k // sent before its communicator's free, and now unreceivable
+		}
 		if payload != nil {
 			m.data = append([]byte(nil), payload...)
 		}
@@ -1205,6 +1214,37 @@ func (e *engine) cancel(rv *recvReq) {
 			return
 		}
 	}
+}
+
+// forget is the engine's part of freeing the communicator of context
+// ctx, which every member has done: its unexpected messages go, and so
+// will any that arrives later (sent before the free, still in a ring or a
+// sender's queue) unless a receive pending at the free takes it (MPI 4.1
+// §6.4.3: pending operations complete normally). Without it they stayed
+// in the queue for the rest of the job, searched by every receive.
+func (e *engine) forget(ctx uint32) {
+	ent := int(ctx&0xff) - 1
+	if ent < 0 || ent >= len(e.freed) {
+		return // the world's or Self's: never freed
+	}
+	e.lock()
+	defer e.unlock()
+	e.freed[ent] = ctx >> 8
+	e.unexp.keep(func(m *inMsg) bool { return !e.dead(m.ctx) })
+}
+
+// dead reports whether context ctx is that of a communicator this rank
+// freed: one of the last communicator freed on its table entry, or an
+// older claim of it. Claim numbers count up per entry (24 bits here, so
+// compared modulo 2^24): a newer one is a communicator this rank may not
+// have made yet, whose messages wait for it. The engine is locked.
+func (e *engine) dead(ctx uint32) bool {
+	ent := int(ctx&0xff) - 1
+	if ent < 0 || ent >= len(e.freed) || e.freed[ent] == 0 {
+		return false
+	}
+	d := (ctx>>8 - e.freed[ent]) & (1<<24 - 1)
+	return d == 0 || d >= 1<<23
 }
 
 // waitOp waits for o to complete.

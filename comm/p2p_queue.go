@@ -38,6 +38,19 @@ func (q *fifo[T]) take(i int) {
 	}
 }
 
+// keep removes the items for which f is false, keeping the others' order.
+func (q *fifo[T]) keep(f func(T) bool) {
+	all := q.all()
+	kept := all[:0]
+	for _, x := range all {
+		if f(x) {
+			kept = append(kept, x)
+		}
+	}
+	clear(all[len(kept):])
+	q.items = q.items[:q.head+len(kept)]
+}
+
 // reset empties the queue.
 func (q *fifo[T]) reset() {
 	clear(q.items)

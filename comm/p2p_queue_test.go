@@ -25,6 +25,10 @@ func TestFifoModel(t *testing.T) {
 		case rng.IntN(20) == 0:
 			q.reset()
 			model = model[:0]
+		case rng.IntN(20) == 0:
+			notThird := func(v *int) bool { return *v%3 != 0 }
+			q.keep(notThird)
+			model = slices.DeleteFunc(model, func(v *int) bool { return !notThird(v) })
 		default:
 			i := 0
 			if rng.IntN(4) == 0 {

@@ -110,6 +110,96 @@ func p2pOrder(c *comm.Comm) error {
 	return nil
 }
 
+// p2pFreed: messages nothing received on a freed communicator go (MPI
+// 4.1 §6.4.3), whether they waited in the unexpected queue at the free
+// or arrive after it, while a receive pending at the free still takes
+// its message; the next communicator on the same table entry gets its
+// messages.
+func p2pFreed(c *comm.Comm) error {
+	if c.Size() < 2 {
+		return nil
+	}
+	me := c.Rank()
+	for _, late := range []bool{false, true} {
+		d, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		var rq *comm.Request
+		got := make([]byte, 8)
+		send := func() error { // three messages nothing receives, then one for rq
+			for tag := range 3 {
+				if err := d.Send([]byte{byte(tag)}, 0, tag); err != nil {
+					return err
+				}
+			}
+			return d.Send([]byte("pending"), 0, 9)
+		}
+		if me == 0 {
+			if rq, err = d.Irecv(got, 1, 9); err != nil {
+				return err
+			}
+		}
+		if me == 1 && !late {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(); err != nil { // rq is posted
+			return err
+		}
+		if me == 1 && late { // rank 0 makes no point-to-point call until its free
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		if me == 0 && !late { // drain the ring: three wait unexpected
+			if _, ok, err := d.Iprobe(1, 77); err != nil || ok {
+				return fmt.Errorf("Iprobe: %v, %v", ok, err)
+			}
+			if n := comm.P2PUnexpected(c); n != 3 {
+				return fmt.Errorf("%d unexpected messages before the free, want 3", n)
+			}
+		}
+		if err := d.Free(); err != nil {
+			return err
+		}
+		if me == 1 { // after the free: drains the rest of rank 0's ring
+			if err := c.Send([]byte("world"), 0, 3); err != nil {
+				return err
+			}
+		}
+		if me != 0 {
+			continue
+		}
+		if _, err := c.Recv(make([]byte, 8), 1, 3); err != nil {
+			return err
+		}
+		st, err := rq.Wait()
+		if err != nil || string(got[:st.Count]) != "pending" {
+			return fmt.Errorf("a receive pending at the free (late %v): %q, %v", late, got[:st.Count], err)
+		}
+		if n := comm.P2PUnexpected(c); n != 0 {
+			return fmt.Errorf("%d unexpected messages after the free (late %v), want 0", n, late)
+		}
+	}
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	defer d.Free()
+	switch me {
+	case 0:
+		st, err := d.Recv(make([]byte, 8), 1, 0)
+		if err != nil || st.Count != 3 {
+			return fmt.Errorf("a new communicator's message: %+v, %v", st, err)
+		}
+	case 1:
+		return d.Send([]byte("new"), 0, 0)
+	}
+	return nil
+}
+
 // p2pTags: rank 1 sends tags 0..9 in order; rank 0 receives them in
 // reverse tag order (each waits in the unexpected queue).
 func p2pTags(c *comm.Comm) error {
@@ -604,6 +694,7 @@ func p2pAll(c *comm.Comm, procs bool) error {
 		{"order", p2pOrder},
 		{"tags", p2pTags},
 		{"comms", p2pComms},
+		{"freed", p2pFreed},
 		{"truncate", p2pTruncate},
 		{"cancel/probe", p2pCancelProbe},
 		{"reuse", p2pReuse},
