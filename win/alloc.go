@@ -336,7 +336,7 @@ func (w *Win) mapShared(sp segmentSpec, call string) error {
 	var err error
 	name := ""
 	if t.Rank() == 0 {
-		obj, name, err = t.MakeObject(sp.layout.Total, sp.flags&format.FlagNoReserve == 0, "shmrun-window")
+		obj, name, err = t.MakeObject(sp.layout.Total, sp.layout.Reserved(), sp.flags&format.FlagNoReserve == 0, "shmrun-window")
 		if err == nil {
 			mem, err = obj.MapAligned(sp.layout.Total, sp.layout.MapAlign())
 		}

@@ -726,3 +726,55 @@ func TestMinimumAlignment(t *testing.T) {
 func TestMinimumAlignmentLocal(t *testing.T) {
 	ranktest.RunLocal(t, 5, func(c *comm.Comm) error { return alignBody(c, 2<<20, false) })
 }
+
+// TestAlignedWindowInSmallTmpfs: a window whose minimum alignment makes
+// its segment far larger than what its ranks asked for needs room only
+// for the pages it backs. 3 ranks of 4 KiB aligned to 8 MiB make a 32
+// MiB segment: it fits in a 4 MiB shm directory, and takes a few pages
+// of it (rank 0 reserved the 8 MiB of padding before its part, and the
+// free-space check counted the whole segment).
+func TestAlignedWindowInSmallTmpfs(t *testing.T) {
+	dir := tinyTmpfs(t, "4m")
+	free := shm.FreeBytes(dir)
+	res := ranktest.Run(t, 3, "aligned-small-tmpfs", ranktest.ShmDir(dir), ranktest.Env("TMPFS_DIR="+dir),
+		ranktest.Configure(func(c *launcher.Config) { c.Shm = "dir" }))
+	for r := range 3 {
+		if !strings.Contains(res.Stdout, fmt.Sprintf("rank %d: used ", r)) {
+			t.Errorf("rank %d said nothing:\n%s", r, res.Stdout)
+		}
+	}
+	if got := shm.FreeBytes(dir); got != free {
+		t.Errorf("%d bytes free after the window was freed, %d before", got, free)
+	}
+}
+
+func init() {
+	ranktest.Register("aligned-small-tmpfs", func(c *comm.Comm) error {
+		dir := os.Getenv("TMPFS_DIR")
+		before := shm.FreeBytes(dir)
+		w, err := win.AllocateShared(c, 4096, 1, win.Info{"mpi_minimum_memory_alignment": fmt.Sprint(8 << 20)})
+		if err != nil {
+			return err
+		}
+		defer w.Free()
+		own := w.Local()[:4096] // the padding after it is address space, never backed
+		for i := range own {
+			own[i] = byte(c.Rank() + 1)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		used := before - shm.FreeBytes(dir)
+		if used > 64<<10 {
+			return fmt.Errorf("rank %d: the window takes %d bytes of the shm directory for 3 x 4 KiB", c.Rank(), used)
+		}
+		for r := range c.Size() {
+			seg := mustQuery(w, r)
+			if seg.Bytes[0] != byte(r+1) || seg.Bytes[4095] != byte(r+1) {
+				return fmt.Errorf("rank %d reads rank %d's part as %d..%d", c.Rank(), r, seg.Bytes[0], seg.Bytes[4095])
+			}
+		}
+		fmt.Printf("rank %d: used %d bytes\n", c.Rank(), used)
+		return nil
+	})
+}

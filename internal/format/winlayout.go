@@ -111,7 +111,10 @@ func (l WindowLayout) Part(rank int) (off, size int64) { return l.Offsets[rank],
 
 // Reservation returns the range rank reserves (fallocates) itself. In the
 // noncontig layout a rank reserves its padded part; in the contiguous layout
-// the pages of its bytes. Rank 0 also reserves the header and sync block.
+// the pages of its bytes. The header and sync block are rank 0's, reserved
+// when it makes the segment; the padding an alignment puts between them and
+// the first part, or between parts, is nobody's: address space, never
+// touched.
 func (l WindowLayout) Reservation(rank int) (off, length int64) {
 	off, size := l.Part(rank)
 	if l.Asked != nil {
@@ -125,10 +128,21 @@ func (l WindowLayout) Reservation(rank int) (off, length int64) {
 		end, _ = shm.AlignUp(end, max(l.resAlign, shm.PageSize))
 		end = min(end, l.Total)
 	}
-	if rank == 0 {
-		off = 0
-	}
 	off = off &^ (shm.PageSize - 1)
 	end, _ = shm.AlignUp(end, shm.PageSize)
 	return off, max(0, min(end, l.Total)-off)
+}
+
+// Reserved is the most memory the segment takes once every rank has
+// reserved its part: the header and sync block and every rank's
+// Reservation (pages two contiguous parts share counted twice), at most
+// Total. With a large alignment it is far less than Total, whose padding
+// is never backed: the shm directory needs room for this, not for Total.
+func (l WindowLayout) Reserved() int64 {
+	n := l.HeaderLen + l.SyncLen
+	for r := range l.Sizes {
+		_, k := l.Reservation(r)
+		n += k
+	}
+	return min(n, l.Total)
 }

@@ -47,17 +47,20 @@ func checkLayout(t *testing.T, l format.WindowLayout) {
 		t.Errorf("total %d for data ending at %d", l.Total, end)
 	}
 
-	// Reservations stay inside the segment and are page-aligned; rank 0's
-	// covers the header and the sync block; together they cover every
-	// byte of data.
+	// Reservations stay inside the segment, are page-aligned and start
+	// in their rank's part (none covers padding before it); with the
+	// header and sync block (rank 0's when it makes the segment) they
+	// cover every byte of data, and Reserved counts them.
 	covered := map[int64]bool{} // page number -> reserved
+	reserved := l.HeaderLen + l.SyncLen
 	for r := range l.Sizes {
 		off, n := l.Reservation(r)
+		reserved += n
 		if off%p != 0 || n%p != 0 || off < 0 || n < 0 || off+n > l.Total {
 			t.Errorf("Reservation(%d) = [%d, +%d) in a %d-byte segment", r, off, n, l.Total)
 		}
-		if r == 0 && (off != 0 || n < dataStart) {
-			t.Errorf("rank 0 reserves [%d, +%d): does not cover the header and sync block (%d bytes)", off, n, dataStart)
+		if n > 0 && off+p <= l.Offsets[r] {
+			t.Errorf("Reservation(%d) = [%d, +%d) starts a page or more before its part (at %d)", r, off, n, l.Offsets[r])
 		}
 		if l.Noncontig && r+1 < len(l.Sizes) && off+n > l.Offsets[r+1] && l.Sizes[r+1] > 0 {
 			t.Errorf("noncontig: rank %d reserves into rank %d's part", r, r+1)
@@ -65,6 +68,9 @@ func checkLayout(t *testing.T, l format.WindowLayout) {
 		for pg := off / p; pg < (off+n)/p; pg++ {
 			covered[pg] = true
 		}
+	}
+	if got := l.Reserved(); got != min(reserved, l.Total) {
+		t.Errorf("Reserved() = %d, want %d (the header, sync block and reservations) in a %d-byte segment", got, reserved, l.Total)
 	}
 	asked := l.Sizes
 	if l.Asked != nil {

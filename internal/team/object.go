@@ -17,22 +17,24 @@ import (
 const memfdPrefix = "memfd:"
 
 // MakeObject is rank 0's half of making a segment of total bytes shared by
-// the team: a named object in the shm directory, or a memfd (Backing:
-// always, or with BackingAuto when the directory has no room for it). It
-// returns the object and the place the others open it by (OpenObject).
-// With reserve, a segment beyond the directory's free space fails here
-// (shm.ErrNoSpace), on every rank at once, before anyone fills the tmpfs.
-// label names a memfd in /proc/<pid>/fd.
-func (t *Team) MakeObject(total int64, reserve bool, label string) (*shm.Object, string, error) {
+// the team, of which at most backed will ever have pages (the rest is
+// alignment padding nobody touches): a named object in the shm directory,
+// or a memfd (Backing: always, or with BackingAuto when the directory has
+// no room for it). It returns the object and the place the others open it
+// by (OpenObject). With reserve, a segment whose backed bytes are beyond
+// the directory's free space fails here (shm.ErrNoSpace), on every rank at
+// once, before anyone fills the tmpfs. label names a memfd in
+// /proc/<pid>/fd.
+func (t *Team) MakeObject(total, backed int64, reserve bool, label string) (*shm.Object, string, error) {
 	memfd := t.backing == format.BackingMemfd
 	if t.backing == format.BackingAuto {
-		if free := shm.FreeBytes(t.dir); free >= 0 && free < total {
+		if free := shm.FreeBytes(t.dir); free >= 0 && free < backed {
 			memfd = true
 		}
 	}
 	if !memfd {
 		if reserve {
-			if err := shm.CheckFree(t.dir, total); err != nil {
+			if err := shm.CheckFree(t.dir, backed); err != nil {
 				return nil, "", err
 			}
 		}
@@ -40,16 +42,16 @@ func (t *Team) MakeObject(total int64, reserve bool, label string) (*shm.Object,
 		obj, err := shm.Create(t.dir, name, total)
 		return obj, name, err
 	}
-	return newMemfd(total, label)
+	return newMemfd(total, backed, label)
 }
 
 // newMemfd makes a memfd segment of total bytes and the place the others
 // open it by. A memfd escapes the shm directory's size limit but not the
 // memory cgroup's, and a charge past that is an OOM kill: it is refused
 // now (shm.ErrNoSpace).
-func newMemfd(total int64, label string) (*shm.Object, string, error) {
-	if room := shm.CgroupRoom(); room >= 0 && total > room {
-		return nil, "", fmt.Errorf("a memfd segment of %d bytes: the memory cgroup has room for %d more bytes (memory.max): %w", total, room, shm.ErrNoSpace)
+func newMemfd(total, backed int64, label string) (*shm.Object, string, error) {
+	if room := shm.CgroupRoom(); room >= 0 && backed > room {
+		return nil, "", fmt.Errorf("a memfd segment of %d bytes (%d backed): the memory cgroup has room for %d more bytes (memory.max): %w", total, backed, room, shm.ErrNoSpace)
 	}
 	obj, err := shm.NewMemfd(label, total, false)
 	if err != nil {
@@ -107,7 +109,7 @@ func (t *Team) Area(total int64, label string, init, check func(mem []byte) erro
 	var err error
 	var name string
 	if t.rank == 0 {
-		obj, name, err = newMemfd(total, label)
+		obj, name, err = newMemfd(total, total, label)
 		if err == nil {
 			mem, err = obj.Map(total)
 		}
