@@ -952,8 +952,8 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
 			  MPI_Op op, MPI_Comm comm)
 {
 	int n, me, rc;
-	MPI_Count total = 0, off = 0, lb, ext, bytes, psize;
-	char why[128];
+	MPI_Count total = 0, off = 0, lb, ext, tlb, text, lo, hi, bytes, psize;
+	char why[192];
 	if ((rc = PMPI_Comm_size(comm, &n)) != MPI_SUCCESS || (rc = PMPI_Comm_rank(comm, &me)) != MPI_SUCCESS)
 		return rc;
 	if (counts == NULL)
@@ -969,13 +969,29 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
 		if (q < me)
 			off += counts[q];
 	}
-	if ((rc = PMPI_Type_get_extent_c(datatype, &lb, &ext)) != MPI_SUCCESS)
+	if ((rc = PMPI_Type_get_extent_c(datatype, &lb, &ext)) != MPI_SUCCESS ||
+	    (rc = PMPI_Type_get_true_extent_c(datatype, &tlb, &text)) != MPI_SUCCESS)
 		return rc;
-	if (__builtin_mul_overflow(total, ext, &bytes)) {
+	/* The scratch buffer holds total instances of the type: element i's
+	 * data is at i*ext + [tlb, tlb+text), ext possibly negative. If
+	 * instances overlap, the blocks cannot all sit in one buffer of the
+	 * type (an Allreduce into it is erroneous). */
+	if (total > 1 && (ext == 0 || (ext > 0 ? ext : -ext) < text)) {
+		snprintf(why, sizeof why,
+			 "the type's instances overlap (extent %lld, true extent %lld): every block of %lld instances cannot sit in "
+			 "one buffer of it",
+			 (long long)ext, (long long)text, (long long)total);
+		return shmRefuseColl(B(call), why, MPI_ERR_TYPE, H(comm), SHMRUN_COLL_ALLREDUCE);
+	}
+	lo = hi = 0;
+	if (total > 0 && (__builtin_mul_overflow(total - 1, ext, &bytes) || __builtin_add_overflow(tlb, ext < 0 ? bytes : 0, &lo) ||
+			  __builtin_add_overflow(tlb + text, ext > 0 ? bytes : 0, &hi) || __builtin_sub_overflow(hi, lo, &bytes) ||
+			  (uint64_t)bytes > SIZE_MAX / 2)) {
 		snprintf(why, sizeof why, "the sum of recvcounts, %lld, times the type's extent, %lld, overflows MPI_Count",
 			 (long long)total, (long long)ext);
 		return shmRefuseColl(B(call), why, MPI_ERR_COUNT, H(comm), SHMRUN_COLL_ALLREDUCE);
 	}
+	bytes = hi - lo;
 	if (!IN_PLACE(sendbuf) && sendbuf == recvbuf && counts[me] > 0)
 		return shmRefuseColl(B(call), "sendbuf and recvbuf are one buffer: they must not be aliased (MPI_IN_PLACE is the in-place form)",
 				     MPI_ERR_BUFFER, H(comm), SHMRUN_COLL_ALLREDUCE);
@@ -987,7 +1003,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
 		free(all), free(packed);
 		return shmRaise(B(call), "no memory for the reduction's scratch", MPI_ERR_NO_MEM, H(comm));
 	}
-	char *tmp = all - lb;
+	char *tmp = all - lo; /* element 0's start; lb is already in the type's map */
 	if (IN_PLACE(sendbuf))
 		rc = PMPI_Allreduce_c(MPI_IN_PLACE, recvbuf, total, datatype, op, comm);
 	else

@@ -126,6 +126,66 @@ int main(int argc, char **argv)
 		CHECK(in[i] == size * (off2 + i) + size * (size - 1) / 2, "in-place reduce_scatter element %d: %d", i, in[i]);
 	report("reduce_scatter, also in place");
 
+	/* Reduce_scatter with a type whose lower bound is not its data's (an
+	 * int every 8 bytes, lb 4: the scratch buffer of every block must
+	 * start at the data, not the bound), with a type of negative extent
+	 * (data before the buffer: not supported, refused on every rank), and
+	 * with a type whose instances overlap (8 bytes of data every 4: the
+	 * blocks cannot sit in one buffer of the type), refused on every rank
+	 * with nothing written. (MPI_SUM on a derived type of ints is MPI's,
+	 * not Open MPI 4.1's.) */
+#ifdef MPI_ABI_VERSION
+	{
+		MPI_Datatype spaced, down, overlap, pair;
+		MPI_Type_create_resized(MPI_INT, 4, 8, &spaced);
+		MPI_Type_commit(&spaced);
+		int sin[128], sout[8];
+		for (int i = 0; i < tot; i++)
+			sin[2 * i] = rank + i, sin[2 * i + 1] = -5;
+		for (int i = 0; i < 8; i++)
+			sout[i] = -1;
+		MPI_Reduce_scatter(sin, sout, rcnt, spaced, MPI_SUM, MPI_COMM_WORLD);
+		for (int i = 0; i < 4; i++) {
+			int want = i < rcnt[rank] ? size * (off2 + i) + size * (size - 1) / 2 : -1;
+			CHECK(sout[2 * i] == want && sout[2 * i + 1] == -1, "lb 4, extent 8: element %d: %d (gap %d), want %d",
+			      i, sout[2 * i], sout[2 * i + 1], want);
+		}
+		MPI_Type_free(&spaced);
+
+		MPI_Comm dup;
+		MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+		MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+		MPI_Type_create_resized(MPI_INT, 0, -4, &down);
+		MPI_Type_commit(&down);
+		int din[64] = {0}, dout[4] = {-1, -1, -1, -1}, class = MPI_SUCCESS;
+		int err = MPI_Reduce_scatter(&din[63], &dout[3], rcnt, down, MPI_SUM, dup);
+		if (err != MPI_SUCCESS)
+			MPI_Error_class(err, &class);
+		CHECK(class == MPI_ERR_UNSUPPORTED_OPERATION, "Reduce_scatter of negative extent: class %d", class);
+		CHECK(dout[0] == -1 && dout[1] == -1 && dout[2] == -1 && dout[3] == -1, "the refused Reduce_scatter wrote");
+		MPI_Type_free(&down);
+
+		MPI_Type_contiguous(2, MPI_INT, &pair);
+		MPI_Type_create_resized(pair, 0, 4, &overlap);
+		MPI_Type_commit(&overlap);
+		int ones[MAXN], oin[64] = {0}, oout[4] = {-1, -1, -1, -1};
+		for (int q = 0; q < size; q++)
+			ones[q] = 1;
+		err = MPI_Reduce_scatter(oin, oout, ones, overlap, MPI_SUM, dup);
+		class = MPI_SUCCESS;
+		if (err != MPI_SUCCESS)
+			MPI_Error_class(err, &class);
+		CHECK(class == MPI_ERR_TYPE, "Reduce_scatter of overlapping instances: class %d, want MPI_ERR_TYPE", class);
+		CHECK(oout[0] == -1 && oout[1] == -1, "the refused Reduce_scatter wrote %d %d", oout[0], oout[1]);
+		err = MPI_Barrier(dup);
+		CHECK(err == MPI_SUCCESS, "the Barrier after the refused calls: error %d", err);
+		MPI_Comm_free(&dup);
+		MPI_Type_free(&overlap);
+		MPI_Type_free(&pair);
+	}
+#endif
+	report("reduce_scatter: bounds apart from the data; negative extent and overlapping instances refused");
+
 	/* A struct type: {int id; double v;} gathered at rank 0. */
 	struct rec {
 		int id;
