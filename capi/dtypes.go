@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
@@ -44,15 +45,18 @@ func commTypeCall(call string, h C.uintptr_t, f func() error) C.int {
 	return C.MPI_SUCCESS
 }
 
-// newType registers a type made by a constructor.
-func newType(t *dtype.Type, err error, out *C.uintptr_t) error {
+// newType registers a type made by a constructor, with the arguments it
+// was made from (MPI_Type_get_contents).
+func newType(t *dtype.Type, err error, out *C.uintptr_t, m *madeBy) error {
 	if err != nil {
 		return err
 	}
-	*out = C.uintptr_t(add(tab.types, &typeH{t: t}))
+	*out = C.uintptr_t(add(tab.types, &typeH{t: t, made: m}))
 	return nil
 }
 
+// typeArg is the datatype of handle h: its Go type, and what
+// MPI_Type_get_contents returns for it as an old type (oldOf).
 func typeArg(h C.uintptr_t) (*dtype.Type, error) {
 	x, err := typeOf(uintptr(h))
 	if err != nil {
@@ -61,23 +65,25 @@ func typeArg(h C.uintptr_t) (*dtype.Type, error) {
 	return x.t, nil
 }
 
+// shmTypeContiguous is MPI_Type_contiguous and, large, its _c form.
+//
 //export shmTypeContiguous
-func shmTypeContiguous(count C.int64_t, old C.uintptr_t, out *C.uintptr_t) C.int {
+func shmTypeContiguous(count C.int64_t, old C.uintptr_t, large C.int, out *C.uintptr_t) C.int {
 	return typeCall("MPI_Type_contiguous", func() error {
 		t, err := typeArg(old)
 		if err != nil {
 			return err
 		}
 		nt, err := dtype.Contiguous(int(count), t)
-		return newType(nt, err, out)
+		return newType(nt, err, out, made(C.MPI_COMBINER_CONTIGUOUS, large != 0, []int64{int64(count)}, nil, old))
 	})
 }
 
 // shmTypeVector is MPI_Type_vector (stride in elements) and
-// MPI_Type_create_hvector (bytes).
+// MPI_Type_create_hvector (bytes), and (large) their _c forms.
 //
 //export shmTypeVector
-func shmTypeVector(count, blocklen, stride C.int64_t, bytes C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
+func shmTypeVector(count, blocklen, stride C.int64_t, bytes C.int, old C.uintptr_t, large C.int, out *C.uintptr_t) C.int {
 	call := "MPI_Type_vector"
 	if bytes != 0 {
 		call = "MPI_Type_create_hvector"
@@ -88,12 +94,19 @@ func shmTypeVector(count, blocklen, stride C.int64_t, bytes C.int, old C.uintptr
 			return err
 		}
 		var nt *dtype.Type
+		var m *madeBy
 		if bytes != 0 {
 			nt, err = dtype.Hvector(int(count), int(blocklen), int64(stride), t)
+			if large != 0 { // the _c form's stride is an MPI_Count
+				m = made(C.MPI_COMBINER_HVECTOR, true, []int64{int64(count), int64(blocklen), int64(stride)}, nil, old)
+			} else {
+				m = made(C.MPI_COMBINER_HVECTOR, false, []int64{int64(count), int64(blocklen)}, []int64{int64(stride)}, old)
+			}
 		} else {
 			nt, err = dtype.Vector(int(count), int(blocklen), int(stride), t)
+			m = made(C.MPI_COMBINER_VECTOR, large != 0, []int64{int64(count), int64(blocklen), int64(stride)}, nil, old)
 		}
-		return newType(nt, err, out)
+		return newType(nt, err, out, m)
 	})
 }
 
@@ -132,17 +145,27 @@ func shmTypeIndexed(count C.int64_t, blocklens *C.int, block C.int64_t, ip *C.in
 			return err
 		}
 		var nt *dtype.Type
+		var m *madeBy
+		n := []int64{int64(count)}
 		switch {
 		case blocklens == nil && ap != nil:
-			nt, err = dtype.HindexedBlock(int(block), aints(ap, count), t)
+			d := aints(ap, count)
+			nt, err = dtype.HindexedBlock(int(block), d, t)
+			m = made(C.MPI_COMBINER_HINDEXED_BLOCK, false, append(n, int64(block)), d, old)
 		case blocklens == nil:
-			nt, err = dtype.IndexedBlock(int(block), ints(ip, count), t)
+			d := ints(ip, count)
+			nt, err = dtype.IndexedBlock(int(block), d, t)
+			m = made(C.MPI_COMBINER_INDEXED_BLOCK, false, append(append(n, int64(block)), int64s(d)...), nil, old)
 		case ap != nil:
-			nt, err = dtype.Hindexed(ints(blocklens, count), aints(ap, count), t)
+			bl, d := ints(blocklens, count), aints(ap, count)
+			nt, err = dtype.Hindexed(bl, d, t)
+			m = made(C.MPI_COMBINER_HINDEXED, false, append(n, int64s(bl)...), d, old)
 		default:
-			nt, err = dtype.Indexed(ints(blocklens, count), ints(ip, count), t)
+			bl, d := ints(blocklens, count), ints(ip, count)
+			nt, err = dtype.Indexed(bl, d, t)
+			m = made(C.MPI_COMBINER_INDEXED, false, slices.Concat(n, int64s(bl), int64s(d)), nil, old)
 		}
-		return newType(nt, err, out)
+		return newType(nt, err, out, m)
 	})
 }
 
@@ -161,8 +184,9 @@ func shmTypeStruct(count C.int64_t, blocklens *C.int, displs *C.MPI_Aint, types 
 			}
 			ts[i] = t
 		}
-		nt, err := dtype.Struct(ints(blocklens, count), aints(displs, count), ts)
-		return newType(nt, err, out)
+		bl, d := ints(blocklens, count), aints(displs, count)
+		nt, err := dtype.Struct(bl, d, ts)
+		return newType(nt, err, out, made(C.MPI_COMBINER_STRUCT, false, append([]int64{int64(count)}, int64s(bl)...), d, hs...))
 	})
 }
 
@@ -181,8 +205,10 @@ func shmTypeSubarray(ndims C.int, sizes, subsizes, starts *C.int, order C.int, o
 			o = dtype.OrderFortran
 		}
 		n := C.int64_t(ndims)
-		nt, err := dtype.Subarray(ints(sizes, n), ints(subsizes, n), ints(starts, n), o, t)
-		return newType(nt, err, out)
+		sz, sub, st := ints(sizes, n), ints(subsizes, n), ints(starts, n)
+		nt, err := dtype.Subarray(sz, sub, st, o, t)
+		iv := slices.Concat([]int64{int64(ndims)}, int64s(sz), int64s(sub), int64s(st), []int64{int64(order)})
+		return newType(nt, err, out, made(C.MPI_COMBINER_SUBARRAY, false, iv, nil, old))
 	})
 }
 
@@ -194,7 +220,7 @@ func shmTypeResized(old C.uintptr_t, lb, extent C.MPI_Aint, out *C.uintptr_t) C.
 			return err
 		}
 		nt, err := dtype.Resized(t, int64(lb), int64(extent))
-		return newType(nt, err, out)
+		return newType(nt, err, out, made(C.MPI_COMBINER_RESIZED, false, nil, []int64{int64(lb), int64(extent)}, old))
 	})
 }
 
@@ -206,7 +232,7 @@ func shmTypeDup(old C.uintptr_t, out *C.uintptr_t) C.int {
 			return err
 		}
 		nt, err := t.Dup()
-		return newType(nt, err, out)
+		return newType(nt, err, out, made(C.MPI_COMBINER_DUP, false, nil, nil, old))
 	})
 }
 

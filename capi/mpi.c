@@ -1390,32 +1390,32 @@ TOINT(Win, MPI_Win)
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeContiguous(count, H(oldtype), HP(newtype));
+	return shmTypeContiguous(count, H(oldtype), 0, HP(newtype));
 }
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeContiguous(count, H(oldtype), HP(newtype));
+	return shmTypeContiguous(count, H(oldtype), 1, HP(newtype));
 }
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
+	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), 0, HP(newtype));
 }
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), HP(newtype));
+	return shmTypeVector(count, blocklength, stride, 0, H(oldtype), 1, HP(newtype));
 }
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
+	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), 0, HP(newtype));
 }
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), HP(newtype));
+	return shmTypeVector(count, blocklength, stride, 1, H(oldtype), 1, HP(newtype));
 }
 /* shmTypeIndexed tells the forms apart by which arrays are NULL (no
  * blocklens: a _block form; ap: an h form): the empty arrays a count of 0
@@ -1594,3 +1594,42 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 }
 
 #include "mpi_aliases.h"
+
+/* Decoding datatypes: MPI_Type_get_envelope and MPI_Type_get_contents
+ * (contents.go). */
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
+{
+	ARG_SELF(num_integers);
+	ARG_SELF(num_addresses);
+	ARG_SELF(num_datatypes);
+	ARG_SELF(combiner);
+	int64_t ni, na, nc, nd;
+	int rc = shmTypeGetEnvelope(H(datatype), &ni, &na, &nc, &nd, combiner, 0);
+	if (rc == MPI_SUCCESS)
+		*num_integers = (int)ni, *num_addresses = (int)na, *num_datatypes = (int)nd;
+	return rc;
+}
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts,
+			     MPI_Count *num_datatypes, int *combiner)
+{
+	ARG_SELF(num_integers);
+	ARG_SELF(num_addresses);
+	ARG_SELF(num_large_counts);
+	ARG_SELF(num_datatypes);
+	ARG_SELF(combiner);
+	return shmTypeGetEnvelope(H(datatype), (int64_t *)num_integers, (int64_t *)num_addresses, (int64_t *)num_large_counts,
+				  (int64_t *)num_datatypes, combiner, 1);
+}
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[],
+			   MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+{
+	return shmTypeGetContents(H(datatype), max_integers, max_addresses, 0, max_datatypes, array_of_integers, array_of_addresses,
+				  NULL, (uintptr_t *)array_of_datatypes, 0);
+}
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts,
+			     MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+			     MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
+{
+	return shmTypeGetContents(H(datatype), max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
+				  array_of_addresses, array_of_large_counts, (uintptr_t *)array_of_datatypes, 1);
+}

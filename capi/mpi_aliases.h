@@ -209,6 +209,10 @@
 #pragma weak MPI_Type_dup = PMPI_Type_dup
 #pragma weak MPI_Type_free = PMPI_Type_free
 #pragma weak MPI_Type_fromint = PMPI_Type_fromint
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+#pragma weak MPI_Type_get_contents_c = PMPI_Type_get_contents_c
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+#pragma weak MPI_Type_get_envelope_c = PMPI_Type_get_envelope_c
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 #pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name

@@ -19,7 +19,8 @@ import (
 type typeH struct {
 	t    *dtype.Type
 	name string
-	pre  bool // predefined: Type_free refuses it
+	pre  bool    // predefined: Type_free refuses it
+	made *madeBy // a derived type's constructor call (MPI_Type_get_contents)
 }
 
 // predefined datatypes on this platform (Linux, LP64): the standard's

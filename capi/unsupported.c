@@ -303,30 +303,6 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 }
 #pragma weak MPI_Type_create_subarray_c = PMPI_Type_create_subarray_c
 
-int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
-{
-	return shmUnsupported("MPI_Type_get_contents_c", 0, 0);
-}
-#pragma weak MPI_Type_get_contents_c = PMPI_Type_get_contents_c
-
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
-{
-	return shmUnsupported("MPI_Type_get_contents", 0, 0);
-}
-#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
-
-int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
-{
-	return shmUnsupported("MPI_Type_get_envelope_c", 0, 0);
-}
-#pragma weak MPI_Type_get_envelope_c = PMPI_Type_get_envelope_c
-
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
-{
-	return shmUnsupported("MPI_Type_get_envelope", 0, 0);
-}
-#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
-
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
 	return shmUnsupported("MPI_Type_indexed_c", 0, 0);
@@ -2404,4 +2380,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 264 functions of the standard ABI are implemented, 393 are not. */
+/* 268 functions of the standard ABI are implemented, 389 are not. */
