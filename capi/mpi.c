@@ -1593,8 +1593,6 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 	return shmPackSize(incount, H(datatype), (int64_t *)size, H(comm));
 }
 
-#include "mpi_aliases.h"
-
 /* Decoding datatypes: MPI_Type_get_envelope and MPI_Type_get_contents
  * (contents.go). */
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
@@ -1633,3 +1631,5 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 	return shmTypeGetContents(H(datatype), max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
 				  array_of_addresses, array_of_large_counts, (uintptr_t *)array_of_datatypes, 1);
 }
+
+#include "mpi_aliases.h"
