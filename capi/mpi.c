@@ -5,6 +5,7 @@
  * (aliases.h, generated), so tools may wrap them (the profiling interface).
  * Large-count _c forms share the code of their int forms.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,12 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	return shmInit(required, provided, "MPI_Init_thread");
 }
 
-int PMPI_Finalize(void) { return shmFinalize(); }
+static void shmrun_bsend_gone(MPI_Comm comm);
+int PMPI_Finalize(void)
+{
+	shmrun_bsend_gone(MPI_COMM_NULL);
+	return shmFinalize();
+}
 int PMPI_Initialized(int *flag)
 {
 	ARG_SELF(flag);
@@ -239,6 +245,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int PMPI_Comm_free(MPI_Comm *comm)
 {
 	ARG_SELF(comm);
+	if (*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF)
+		shmrun_bsend_gone(*comm);
 	return shmCommFree(HP(comm));
 }
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
@@ -446,9 +454,8 @@ SEND(Send, int, 0)
 SEND(Send_c, MPI_Count, 0)
 SEND(Ssend, int, 1)
 SEND(Ssend_c, MPI_Count, 1)
-/* No buffered or ready mode of its own: a standard send does what both
- * promise (it never waits for a receive below the eager size, and a ready
- * send's receive is posted). */
+/* No ready mode of its own: a standard send does what it promises (a
+ * ready send's receive is posted). Buffered sends: shmrun_bsend. */
 SEND(Rsend, int, 0)
 SEND(Rsend_c, MPI_Count, 0)
 
@@ -1591,6 +1598,306 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 {
 	ARG_COMM(size, comm);
 	return shmPackSize(incount, H(datatype), (int64_t *)size, H(comm));
+}
+
+/* ---- Buffered sends (MPI 4.1 §3.6) -------------------------------------------
+ * MPI_Bsend packs its message into the buffer the program attached (its
+ * communicator's, else the process's; MPI_BUFFER_AUTOMATIC: memory of the
+ * library's own) and sends the packed bytes with a standard nonblocking
+ * send, so it returns without waiting for a receive whatever the message's
+ * size. A message's region goes back to the buffer once its send is
+ * complete: checked at the next buffered send into that buffer, waited for
+ * by detach and flush (and by MPI_Comm_free and MPI_Finalize). A message
+ * takes its packed size plus MPI_BSEND_OVERHEAD bytes of the buffer, as
+ * the program is told to reckon; the bookkeeping lives outside it. */
+struct shmrun_bmsg {
+	char *at;
+	size_t len;
+	MPI_Request req;
+	struct shmrun_bmsg *next; /* in address order */
+};
+struct shmrun_bbuf {
+	MPI_Comm comm; /* MPI_COMM_NULL: the process's buffer */
+	char *base;    /* NULL: none attached */
+	size_t size;
+	int automatic;
+	struct shmrun_bmsg *live;
+	struct shmrun_bbuf *next;
+};
+static pthread_mutex_t shmrun_bmu = PTHREAD_MUTEX_INITIALIZER;
+static struct shmrun_bbuf shmrun_bproc = {MPI_COMM_NULL, NULL, 0, 0, NULL, NULL};
+static struct shmrun_bbuf *shmrun_bcomms; /* the communicators' */
+
+/* shmrun_bfind is comm's buffer record (MPI_COMM_NULL: the process's),
+ * or NULL; shmrun_bmu is held. */
+static struct shmrun_bbuf *shmrun_bfind(MPI_Comm comm)
+{
+	if (comm == MPI_COMM_NULL)
+		return &shmrun_bproc;
+	for (struct shmrun_bbuf *b = shmrun_bcomms; b != NULL; b = b->next)
+		if (b->comm == comm)
+			return b;
+	return NULL;
+}
+
+/* shmrun_breclaim gives back the regions of b whose sends are complete;
+ * wait: waits for every one (their errors are the sends', already
+ * raised where they can be, or lost, as a buffered send's may be). */
+static void shmrun_breclaim(struct shmrun_bbuf *b, int wait)
+{
+	for (struct shmrun_bmsg **p = &b->live; *p != NULL;) {
+		struct shmrun_bmsg *m = *p;
+		int done = 0;
+		if (wait)
+			PMPI_Wait(&m->req, MPI_STATUS_IGNORE), done = 1;
+		else if (PMPI_Test(&m->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			done = 1; /* a failed send frees its request */
+		if (!done) {
+			p = &m->next;
+			continue;
+		}
+		*p = m->next;
+		if (b->automatic)
+			free(m->at);
+		free(m);
+	}
+}
+
+/* shmrun_balloc takes len bytes of b for a message (first fit, in
+ * address order), or NULL. */
+static char *shmrun_balloc(struct shmrun_bbuf *b, size_t len, struct shmrun_bmsg *m)
+{
+	if (b->automatic) {
+		m->at = malloc(len ? len : 1);
+		m->next = b->live, b->live = m;
+		return m->at;
+	}
+	char *at = b->base;
+	struct shmrun_bmsg **p = &b->live;
+	for (; *p != NULL; p = &(*p)->next) {
+		if ((size_t)((*p)->at - at) >= len)
+			break;
+		at = (*p)->at + (*p)->len;
+	}
+	if (*p == NULL && (size_t)(b->base + b->size - at) < len)
+		return NULL;
+	m->at = at;
+	m->next = *p, *p = m;
+	return at;
+}
+
+static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	MPI_Count psize, pos = 0;
+	int rc = PMPI_Pack_size_c(count, datatype, comm, &psize);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (dest == MPI_PROC_NULL) /* checks the rest; takes no buffer space */
+		return shmSend(B(buf), count, H(datatype), dest, tag, H(comm), 0, B(call));
+	char why[160];
+	struct shmrun_bmsg *m = calloc(1, sizeof *m);
+	if (m == NULL)
+		return shmRaise(B(call), "no memory for the message's record", MPI_ERR_NO_MEM, H(comm));
+	pthread_mutex_lock(&shmrun_bmu);
+	struct shmrun_bbuf *b = shmrun_bfind(comm);
+	if (b == NULL || b->base == NULL)
+		b = &shmrun_bproc;
+	if (b->base == NULL) {
+		pthread_mutex_unlock(&shmrun_bmu);
+		free(m);
+		return shmRaise(B(call), "no buffer is attached (MPI_Buffer_attach or MPI_Comm_attach_buffer)", MPI_ERR_BUFFER,
+				H(comm));
+	}
+	shmrun_breclaim(b, 0);
+	m->len = (size_t)psize + MPI_BSEND_OVERHEAD;
+	char *at = shmrun_balloc(b, m->len, m);
+	if (at == NULL) {
+		size_t used = 0;
+		for (struct shmrun_bmsg *q = b->live; q != NULL; q = q->next)
+			used += q->len;
+		pthread_mutex_unlock(&shmrun_bmu);
+		snprintf(why, sizeof why,
+			 "the message needs %zu bytes of the attached buffer (%lld packed + MPI_BSEND_OVERHEAD); %zu of its %zu are in use",
+			 m->len, (long long)psize, used, b->size);
+		free(m);
+		return shmRaise(B(call), why, MPI_ERR_BUFFER, H(comm));
+	}
+	rc = PMPI_Pack_c(buf, count, datatype, at, psize, &pos, comm);
+	if (rc == MPI_SUCCESS)
+		rc = shmIsend(B(at), pos, H(MPI_PACKED), dest, tag, H(comm), 0, HP(&m->req), B(call));
+	if (rc != MPI_SUCCESS) { /* give the region back */
+		for (struct shmrun_bmsg **p = &b->live; *p != NULL; p = &(*p)->next)
+			if (*p == m) {
+				*p = m->next;
+				break;
+			}
+		if (b->automatic)
+			free(m->at);
+		free(m);
+	}
+	pthread_mutex_unlock(&shmrun_bmu);
+	return rc;
+}
+
+#define BSEND(NAME, CT)                                                                                   \
+	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+	{                                                                                                 \
+		return shmrun_bsend("MPI_" #NAME, buf, count, datatype, dest, tag, comm);                 \
+	}
+BSEND(Bsend, int)
+BSEND(Bsend_c, MPI_Count)
+/* MPI_Ibsend's request is complete once the message is buffered, which
+ * it is when the call returns: a send to MPI_PROC_NULL's request. */
+#define IBSEND(NAME, CT)                                                                                  \
+	int PMPI_##NAME(const void *buf, CT count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+			MPI_Request *request)                                                             \
+	{                                                                                                 \
+		ARG_COMM(request, comm);                                                                  \
+		int rc = shmrun_bsend("MPI_" #NAME, buf, count, datatype, dest, tag, comm);               \
+		if (rc != MPI_SUCCESS)                                                                    \
+			return rc;                                                                        \
+		return shmIsend(NULL, 0, H(MPI_BYTE), MPI_PROC_NULL, 0, H(comm), 0, HP(request), "MPI_" #NAME); \
+	}
+IBSEND(Ibsend, int)
+IBSEND(Ibsend_c, MPI_Count)
+
+/* shmrun_battach attaches buffer (size bytes) as comm's (MPI_COMM_NULL:
+ * the process's). */
+static int shmrun_battach(const char *call, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+	char why[128];
+	if (comm != MPI_COMM_NULL) {
+		int n, rc = PMPI_Comm_size(comm, &n); /* a valid communicator */
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	if (buffer != MPI_BUFFER_AUTOMATIC && (size < 0 || (buffer == NULL && size > 0))) {
+		snprintf(why, sizeof why, "a buffer of %lld bytes at %p", (long long)size, buffer);
+		return shmRaise(B(call), why, MPI_ERR_ARG, H(comm));
+	}
+	pthread_mutex_lock(&shmrun_bmu);
+	struct shmrun_bbuf *b = shmrun_bfind(comm);
+	if (b != NULL && b->base != NULL) {
+		pthread_mutex_unlock(&shmrun_bmu);
+		return shmRaise(B(call), "a buffer is already attached: detach it first", MPI_ERR_BUFFER, H(comm));
+	}
+	if (b == NULL) {
+		b = calloc(1, sizeof *b);
+		if (b == NULL) {
+			pthread_mutex_unlock(&shmrun_bmu);
+			return shmRaise(B(call), "no memory for the buffer's record", MPI_ERR_NO_MEM, H(comm));
+		}
+		b->comm = comm, b->next = shmrun_bcomms, shmrun_bcomms = b;
+	}
+	b->automatic = buffer == MPI_BUFFER_AUTOMATIC;
+	b->base = b->automatic ? (char *)MPI_BUFFER_AUTOMATIC : buffer != NULL ? buffer : (char *)b; /* an empty buffer */
+	b->size = b->automatic ? 0 : (size_t)size;
+	pthread_mutex_unlock(&shmrun_bmu);
+	return MPI_SUCCESS;
+}
+
+/* shmrun_bdetach waits for every message in comm's buffer and detaches
+ * it, returning its address and size (both NULL: a flush, which keeps
+ * it). */
+static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MPI_Count *size, int flush)
+{
+	if (comm != MPI_COMM_NULL) {
+		int n, rc = PMPI_Comm_size(comm, &n);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	if (!flush && (buffer_addr == NULL || size == NULL))
+		return shmRaise(B(call), buffer_addr == NULL ? "buffer_addr is NULL" : "size is NULL", MPI_ERR_ARG, H(comm));
+	pthread_mutex_lock(&shmrun_bmu);
+	struct shmrun_bbuf *b = shmrun_bfind(comm);
+	if (b == NULL || b->base == NULL) {
+		pthread_mutex_unlock(&shmrun_bmu);
+		if (flush)
+			return MPI_SUCCESS;
+		return shmRaise(B(call), "no buffer is attached", MPI_ERR_BUFFER, H(comm));
+	}
+	shmrun_breclaim(b, 1);
+	if (!flush) {
+		void *base = b->automatic ? MPI_BUFFER_AUTOMATIC : b->base == (char *)b ? NULL : b->base;
+		memcpy(buffer_addr, &base, sizeof base);
+		*size = (MPI_Count)b->size;
+		b->base = NULL, b->size = 0, b->automatic = 0;
+	}
+	pthread_mutex_unlock(&shmrun_bmu);
+	return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_attach(void *buffer, int size) { return shmrun_battach("MPI_Buffer_attach", MPI_COMM_NULL, buffer, size); }
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+	return shmrun_battach("MPI_Buffer_attach_c", MPI_COMM_NULL, buffer, size);
+}
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+	MPI_Count n = 0;
+	int rc = shmrun_bdetach("MPI_Buffer_detach", MPI_COMM_NULL, buffer_addr, size ? &n : NULL, 0);
+	if (rc == MPI_SUCCESS)
+		*size = n > INT32_MAX ? INT32_MAX : (int)n;
+	return rc;
+}
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+	return shmrun_bdetach("MPI_Buffer_detach_c", MPI_COMM_NULL, buffer_addr, size, 0);
+}
+int PMPI_Buffer_flush(void) { return shmrun_bdetach("MPI_Buffer_flush", MPI_COMM_NULL, NULL, NULL, 1); }
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+{
+	if (comm == MPI_COMM_NULL)
+		return shmRaise(B("MPI_Comm_attach_buffer"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
+	return shmrun_battach("MPI_Comm_attach_buffer", comm, buffer, size);
+}
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+	if (comm == MPI_COMM_NULL)
+		return shmRaise(B("MPI_Comm_attach_buffer_c"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
+	return shmrun_battach("MPI_Comm_attach_buffer_c", comm, buffer, size);
+}
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+	if (comm == MPI_COMM_NULL)
+		return shmRaise(B("MPI_Comm_detach_buffer"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
+	MPI_Count n = 0;
+	int rc = shmrun_bdetach("MPI_Comm_detach_buffer", comm, buffer_addr, size ? &n : NULL, 0);
+	if (rc == MPI_SUCCESS)
+		*size = n > INT32_MAX ? INT32_MAX : (int)n;
+	return rc;
+}
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+	if (comm == MPI_COMM_NULL)
+		return shmRaise(B("MPI_Comm_detach_buffer_c"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
+	return shmrun_bdetach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size, 0);
+}
+int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+	if (comm == MPI_COMM_NULL)
+		return shmRaise(B("MPI_Comm_flush_buffer"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
+	return shmrun_bdetach("MPI_Comm_flush_buffer", comm, NULL, NULL, 1);
+}
+
+/* shmrun_bsend_gone is comm's free (NULL: MPI_Finalize): the buffered
+ * messages are sent first, and a communicator's buffer is detached. */
+static void shmrun_bsend_gone(MPI_Comm comm)
+{
+	pthread_mutex_lock(&shmrun_bmu);
+	for (struct shmrun_bbuf **p = &shmrun_bcomms; *p != NULL;) {
+		struct shmrun_bbuf *b = *p;
+		if (comm != MPI_COMM_NULL && b->comm != comm) {
+			p = &b->next;
+			continue;
+		}
+		shmrun_breclaim(b, 1);
+		*p = b->next;
+		free(b);
+	}
+	if (comm == MPI_COMM_NULL)
+		shmrun_breclaim(&shmrun_bproc, 1);
+	pthread_mutex_unlock(&shmrun_bmu);
 }
 
 /* Decoding datatypes: MPI_Type_get_envelope and MPI_Type_get_contents

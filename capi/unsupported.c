@@ -9,12 +9,6 @@
 #include "capi.h"
 #include "_cgo_export.h"
 
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Bsend_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Bsend_c = PMPI_Bsend_c
-
 int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Bsend_init_c", 0, (uintptr_t)comm);
@@ -27,95 +21,17 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 }
 #pragma weak MPI_Bsend_init = PMPI_Bsend_init
 
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Bsend", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Bsend = PMPI_Bsend
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-	return shmUnsupported("MPI_Buffer_attach_c", 0, 0);
-}
-#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
-
-int PMPI_Buffer_attach(void *buffer, int size)
-{
-	return shmUnsupported("MPI_Buffer_attach", 0, 0);
-}
-#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-	return shmUnsupported("MPI_Buffer_detach_c", 0, 0);
-}
-#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
-
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
-{
-	return shmUnsupported("MPI_Buffer_detach", 0, 0);
-}
-#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
-
-int PMPI_Buffer_flush(void)
-{
-	return shmUnsupported("MPI_Buffer_flush", 0, 0);
-}
-#pragma weak MPI_Buffer_flush = PMPI_Buffer_flush
-
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
 	return shmUnsupported("MPI_Buffer_iflush", 0, 0);
 }
 #pragma weak MPI_Buffer_iflush = PMPI_Buffer_iflush
 
-int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
-{
-	return shmUnsupported("MPI_Comm_attach_buffer_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_attach_buffer_c = PMPI_Comm_attach_buffer_c
-
-int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
-{
-	return shmUnsupported("MPI_Comm_attach_buffer", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_attach_buffer = PMPI_Comm_attach_buffer
-
-int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
-{
-	return shmUnsupported("MPI_Comm_detach_buffer_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_detach_buffer_c = PMPI_Comm_detach_buffer_c
-
-int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
-{
-	return shmUnsupported("MPI_Comm_detach_buffer", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_detach_buffer = PMPI_Comm_detach_buffer
-
-int PMPI_Comm_flush_buffer(MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Comm_flush_buffer", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_flush_buffer = PMPI_Comm_flush_buffer
-
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Comm_iflush_buffer", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Comm_iflush_buffer = PMPI_Comm_iflush_buffer
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-	return shmUnsupported("MPI_Ibsend_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
-
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-	return shmUnsupported("MPI_Ibsend", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Ibsend = PMPI_Ibsend
 
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
@@ -2380,4 +2296,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 268 functions of the standard ABI are implemented, 389 are not. */
+/* 282 functions of the standard ABI are implemented, 375 are not. */
