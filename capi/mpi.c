@@ -74,6 +74,14 @@ __thread uintptr_t shmrun_call_pc __attribute__((tls_model("initial-exec")));
 		if ((p) == NULL)                                                                 \
 			return shmRaise(B(__func__ + 1), #p " is NULL", MPI_ERR_ARG, H(comm));   \
 	} while (0)
+/* ARG_COLL is ARG_COMM for a collective call of kind over comm: the
+ * other ranks' call fails too (shmRefuseColl), instead of waiting for
+ * this rank's. */
+#define ARG_COLL(p, comm, kind)                                                                                  \
+	do {                                                                                                     \
+		if ((p) == NULL)                                                                                 \
+			return shmRefuseColl(B(__func__ + 1), #p " is NULL", MPI_ERR_ARG, H(comm), SHMRUN_COLL_##kind); \
+	} while (0)
 #define ARG_WIN(p, win)                                                                          \
 	do {                                                                                     \
 		if ((p) == NULL)                                                                 \
@@ -219,22 +227,22 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
  * call (an erroneous program; its handler has the error). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	ARG_COMM(newcomm, comm);
+	ARG_COLL(newcomm, comm, DUP);
 	return shmCommDup(H(comm), HP(newcomm));
 }
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	ARG_COMM(newcomm, comm);
+	ARG_COLL(newcomm, comm, SPLIT);
 	return shmCommSplit(H(comm), color, key, HP(newcomm));
 }
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-	ARG_COMM(newcomm, comm);
+	ARG_COLL(newcomm, comm, SPLIT_TYPE);
 	return shmCommSplitType(H(comm), split_type, key, H(info), HP(newcomm));
 }
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	ARG_COMM(newcomm, comm);
+	ARG_COLL(newcomm, comm, CREATE);
 	return shmCommCreate(H(comm), H(group), HP(newcomm));
 }
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)

@@ -436,6 +436,21 @@ static void rooted(const char *what, int err, int want, int isroot)
 }
 #define ROOTED(want, root, call) rooted(#call, (call), want, rank == (root))
 
+/* new_comms: one rank's NULL newcomm fails a communicator-making call on
+ * every rank (they do not wait for it). */
+static void new_comms(int rank)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	MPI_Group g;
+	MPI_Comm_group(comm, &g);
+	COLL(MPI_ERR_ARG, MPI_Comm_dup(comm, rank == 1 ? NULL : &nc));
+	COLL(MPI_ERR_ARG, MPI_Comm_split(comm, 0, 0, rank == 2 ? NULL : &nc));
+	COLL(MPI_ERR_ARG, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, rank == 0 ? NULL : &nc));
+	COLL(MPI_ERR_ARG, MPI_Comm_create(comm, g, rank == 1 ? NULL : &nc));
+	CHECK(nc == MPI_COMM_NULL, "a refused call made a communicator");
+	MPI_Group_free(&g);
+}
+
 /* counts checks the v collectives' counts and displacements. */
 static void counts(int rank, int size)
 {
@@ -600,6 +615,8 @@ int main(int argc, char **argv)
 
 	null_outputs(rank);
 	report("NULL outputs and required inputs: MPI_ERR_ARG on the call's handler");
+	new_comms(rank);
+	report("one rank's NULL newcomm fails the call on every rank");
 	legal_nulls(rank, size);
 	report("MPI_STATUS_IGNORE, empty arrays and insignificant arguments");
 	counts(rank, size);
@@ -624,6 +641,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	report("NULL outputs and required inputs: MPI_ERR_ARG on the call's handler");
+	report("one rank's NULL newcomm fails the call on every rank");
 	report("MPI_STATUS_IGNORE, empty arrays and insignificant arguments");
 	report("negative counts and displacements of the v collectives");
 	report("displacements and counts past the largest MPI_Aint or any address space");
