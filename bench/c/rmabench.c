@@ -872,19 +872,13 @@ static void coll_sync(struct ctx *c, const struct meas *m, int64_t k)
 }
 
 /* barrier_subcomm: the same ranks as the world, in reverse order, in a
- * communicator of their own (MPI_Comm_split). */
+ * communicator of their own (MPI_Comm_split). Its answer: each rank's
+ * place in the split, then an Allgather over it of the world ranks, which
+ * must come back reversed. */
 static void subcomm_setup(struct ctx *c, const struct meas *m)
 {
-	int r = -1, n = -1;
 	(void)m;
 	CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, c->size - c->rank, &c->sub));
-	MPI_Comm_rank(c->sub, &r);
-	MPI_Comm_size(c->sub, &n);
-	if (r != c->size - 1 - c->rank || n != c->size) {
-		printf("INFO check barrier_subcomm WRONG on rank %d: rank %d of %d in the split\n",
-		       c->rank, r, n);
-		fflush(stdout);
-	}
 }
 
 static void subcomm_barrier(struct ctx *c, const struct meas *m, int64_t k)
@@ -896,7 +890,25 @@ static void subcomm_barrier(struct ctx *c, const struct meas *m, int64_t k)
 
 static void subcomm_teardown(struct ctx *c, const struct meas *m)
 {
-	(void)m;
+	int r = -1, n = -1, *all = calloc((size_t)c->size, sizeof *all);
+	long wrong = 0, sum = 0;
+	MPI_Comm_rank(c->sub, &r);
+	MPI_Comm_size(c->sub, &n);
+	if (r != c->size - 1 - c->rank || n != c->size) {
+		printf("INFO check %s WRONG on rank %d: rank %d of %d in the split\n", m->name, c->rank, r, n);
+		wrong++;
+	} else {
+		CHECK(MPI_Allgather(&c->rank, 1, MPI_INT, all, 1, MPI_INT, c->sub));
+		for (int q = 0; q < n; q++)
+			if (all[q] != c->size - 1 - q && !wrong++)
+				printf("INFO check %s WRONG on rank %d: rank %d of the split is world rank %d, want %d\n", m->name,
+				       c->rank, q, all[q], c->size - 1 - q);
+	}
+	free(all);
+	CHECK(MPI_Reduce(&wrong, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (c->rank == 0)
+		printf("INFO check %s %s\n", m->name, sum ? "WRONG" : "ok");
+	fflush(stdout);
 	MPI_Comm_free(&c->sub);
 }
 

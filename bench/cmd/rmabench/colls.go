@@ -248,14 +248,13 @@ func collSync(c *ctx, m *meas, k int64) error {
 }
 
 // subcommSetup makes barrier_subcomm's communicator: the world's ranks in
-// reverse order, split off (MPI_Comm_split).
+// reverse order, split off (MPI_Comm_split). Its answer (subcommTeardown):
+// each rank's place in the split, then an Allgather over it of the world
+// ranks, which must come back reversed.
 func subcommSetup(c *ctx, _ *meas) error {
 	sub, err := c.c.Split(0, c.size-c.rank)
 	if err != nil {
 		return err
-	}
-	if sub.Rank() != c.size-1-c.rank || sub.Size() != c.size {
-		fmt.Printf("INFO check barrier_subcomm WRONG on rank %d: rank %d of %d in the split\n", c.rank, sub.Rank(), sub.Size())
 	}
 	c.sub = sub
 	return nil
@@ -270,7 +269,28 @@ func subcommBarrier(c *ctx, _ *meas, k int64) error {
 	return nil
 }
 
-func subcommTeardown(c *ctx, _ *meas) error {
+func subcommTeardown(c *ctx, m *meas) error {
+	var wrong int64
+	if r, n := c.sub.Rank(), c.sub.Size(); r != c.size-1-c.rank || n != c.size {
+		fmt.Printf("INFO check %s WRONG on rank %d: rank %d of %d in the split\n", m.name, c.rank, r, n)
+		wrong++
+	} else {
+		all := make([]int64, n)
+		if err := comm.Allgather(c.sub, []int64{int64(c.rank)}, all); err != nil {
+			return err
+		}
+		for q, w := range all {
+			if w != int64(c.size-1-q) {
+				if wrong == 0 {
+					fmt.Printf("INFO check %s WRONG on rank %d: rank %d of the split is world rank %d, want %d\n", m.name, c.rank, q, w, c.size-1-q)
+				}
+				wrong++
+			}
+		}
+	}
+	if err := reportCheck(c, m.name, wrong); err != nil {
+		return err
+	}
 	err := c.sub.Free()
 	c.sub = nil
 	return err
