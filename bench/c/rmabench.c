@@ -232,6 +232,31 @@ static void touched_setup(struct ctx *c, const struct meas *m)
 	}
 }
 
+/* touched_teardown: the answers of put8_flush_touched. A Put to the wrong
+ * place stalls the loop (the run times out); here rank 1's word holds the
+ * last value put and the 56 bytes after it nothing, rank 0's ack word the
+ * last value acknowledged. */
+static void touched_teardown(struct ctx *c, const struct meas *m)
+{
+	long wrong = 0, sum = 0;
+	unlockall_origin(c, m);
+	CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	const int64_t *w = (const int64_t *)(c->base + (c->rank == 1 ? OFF_TOUCH : OFF_ACK));
+	if (c->rank <= 1 && __atomic_load_n(w, __ATOMIC_ACQUIRE) != c->seq) {
+		printf("INFO check %s WRONG on rank %d: the last value is %lld, want %lld\n", m->name, c->rank,
+		       (long long)__atomic_load_n(w, __ATOMIC_ACQUIRE), (long long)c->seq);
+		wrong++;
+	}
+	for (int i = 1; c->rank == 1 && i < (OFF_ACK - OFF_TOUCH) / 8; i++)
+		if (__atomic_load_n(w + i, __ATOMIC_RELAXED) != 0 && !wrong++)
+			printf("INFO check %s WRONG on rank 1: %d bytes past the word hold %lld\n", m->name, 8 * i,
+			       (long long)__atomic_load_n(w + i, __ATOMIC_RELAXED));
+	CHECK(MPI_Reduce(&wrong, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+	if (c->rank == 0)
+		printf("INFO check %s %s\n", m->name, sum ? "WRONG" : "ok");
+	fflush(stdout);
+}
+
 static void fence_open(struct ctx *c, const struct meas *m)
 {
 	(void)m;
@@ -1403,7 +1428,7 @@ static const struct meas table[] = {
 	DTYPE("put_type_subarray_64", 1),
 	DTYPE("put_type_contig_64k", 2),
 	{"pingpong_type_column", ALL, 1, 0, 0, dtm_setup, dtm_pingpong, dtm_teardown},
-	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, unlockall_origin},
+	{"put8_flush_touched", ALL, 1, 0, 0, touched_setup, put8_touched, touched_teardown},
 	PUT_BW("put_bw_4096", 4 * KiB, 0),
 	PUT_BW("put_bw_65536", 64 * KiB, 0),
 	PUT_BW("put_bw_1048576", 1 * MiB, 0),

@@ -315,12 +315,43 @@ func put8Touched(c *ctx, _ *meas, k int64) error {
 	return nil
 }
 
+// touchedTeardown checks put8_flush_touched's answers. A Put to the wrong
+// place stalls the loop (the run times out); here rank 1's word holds the
+// last value put and the 56 bytes after it nothing, rank 0's ack word the
+// last value acknowledged.
+func touchedTeardown(c *ctx, m *meas) error {
+	if err := unlockallOrigin(c, m); err != nil {
+		return err
+	}
+	if err := c.c.Barrier(); err != nil {
+		return err
+	}
+	var wrong int64
+	off := offAck
+	if c.rank == 1 {
+		off = offTouch
+	}
+	if got := atomic.LoadUint64(word(c.base, off)); c.rank <= 1 && got != uint64(c.seq) {
+		fmt.Printf("INFO check %s WRONG on rank %d: the last value is %d, want %d\n", m.name, c.rank, got, c.seq)
+		wrong++
+	}
+	for o := offTouch + 8; c.rank == 1 && o < offAck; o += 8 {
+		if got := atomic.LoadUint64(word(c.base, o)); got != 0 {
+			if wrong == 0 {
+				fmt.Printf("INFO check %s WRONG on rank 1: %d bytes past the word hold %d\n", m.name, o-offTouch, got)
+			}
+			wrong++
+		}
+	}
+	return reportCheck(c, m.name, wrong)
+}
+
 func word(b []byte, off int) *uint64 { return raw.Uint64At(b, int64(off)) }
 
 var table = []meas{
 	{name: "put8_flush", kind: origin, need2: true, setup: lockallOrigin, body: put8Flush, teardown: rmaCheckTeardown},
 	{name: "get8_flush", kind: origin, need2: true, setup: lockallOrigin, body: get8Flush, teardown: rmaCheckTeardown},
-	{name: "put8_flush_touched", kind: all, need2: true, setup: touchedSetup, body: put8Touched, teardown: unlockallOrigin},
+	{name: "put8_flush_touched", kind: all, need2: true, setup: touchedSetup, body: put8Touched, teardown: touchedTeardown},
 	putBWRow("put_bw_4096", 4*kib, false),
 	putBWRow("put_bw_65536", 64*kib, false),
 	putBWRow("put_bw_1048576", mib, false),
