@@ -397,6 +397,8 @@ static const struct meas table[] = {
 };
 #define NMEAS ((int)(sizeof table / sizeof table[0]))
 
+static int64_t ops; /* body iterations process 0 ran in this row */
+
 static int64_t timed_batch(const struct meas *m, int64_t k)
 {
 	int64_t t0, t1;
@@ -405,7 +407,65 @@ static int64_t timed_batch(const struct meas *m, int64_t k)
 	if (m->two || role == 0)
 		m->body(m, k);
 	t1 = now_ns();
+	ops += k;
 	return t1 - t0;
+}
+
+/* peer_word is process 1's cma_buf[i], read by process 0. */
+static int64_t peer_word(int i)
+{
+	int64_t v = -1;
+	struct iovec l = {&v, 8}, r = {cma_buf + i, 8};
+	process_vm_readv(peer, &l, 1, &r, 1, 0);
+	return v;
+}
+
+/* The state a row's check compares with (process 0, before the row). */
+static int64_t before_word, before_rmw;
+
+/* verify checks a row's answer in process 0 after its timed calls, as
+ * rmabench checks the runtimes' ("INFO check NAME ok|WRONG ..."): the
+ * words the protocol leaves, counted operations, copied bytes. The lock
+ * rows check every grant in the loop (they stop at a wrong one); the map
+ * rows and cma_read_8 (whatever the peer's word holds) have no answer. */
+static void verify(const struct meas *m)
+{
+	char why[160] = "";
+	const double *s = (const double *)src, *d = (const double *)dst;
+	int64_t v;
+	if (m->body == pingpong && sh->ping != seq)
+		snprintf(why, sizeof why, "the line holds %lld, want %lld", (long long)sh->ping, (long long)seq);
+	else if (m->body == copy && memcmp(dst, src, m->arg) != 0)
+		snprintf(why, sizeof why, "the copy differs from its source");
+	else if (m->body == fetch_add_fence && sh->word - before_word != ops)
+		snprintf(why, sizeof why, "%lld adds counted, %lld made", (long long)(sh->word - before_word), (long long)ops);
+	else if (m->body == cma_write && (v = peer_word(0)) != 1)
+		snprintf(why, sizeof why, "the peer's word is %lld, want 1", (long long)v);
+	else if (m->body == cma_rmw && (v = peer_word(1)) - before_rmw != ops)
+		snprintf(why, sizeof why, "%lld increments counted, %lld made", (long long)(v - before_rmw), (long long)ops);
+	else if (m->body == strided) {
+		for (long r = 0; r < 1024 && !why[0]; r++)
+			if (m->arg == 8 * 1024 * 1024 ? memcmp(d + r * 1024, s + r * 1024, 8) != 0
+						      : r >= 100 && r < 164 && memcmp(d + r * 1024 + 200, s + r * 1024 + 200, 64 * 8) != 0)
+				snprintf(why, sizeof why, "row %ld differs from its source", r);
+	} else if (m->body == strided_pp) {
+		for (long r = 0; r < 1024 && !why[0]; r++)
+			for (int b = 0; b < 8; b++)
+				if (((const unsigned char *)(s + r * 1024))[b] != 0x5a) {
+					snprintf(why, sizeof why, "row %ld of the column came back changed", r);
+					break;
+				}
+	} else if (m->body == handoff && sh->data != seq)
+		snprintf(why, sizeof why, "the data word is %lld, want %lld", (long long)sh->data, (long long)seq);
+	else if (m->body == spin_barrier && sh->sb_count != 0)
+		snprintf(why, sizeof why, "the barrier count is %lld, want 0", (long long)sh->sb_count);
+	else if (m->body == touched && (sh->word != seq || sh->ack != seq))
+		snprintf(why, sizeof why, "word %lld and ack %lld, want %lld", (long long)sh->word, (long long)sh->ack, (long long)seq);
+	else if (m->body == mmap_free || m->body == mmap_touch_free || m->body == cma_read)
+		return;
+	if (why[0])
+		printf("INFO check %s WRONG on rank 0: %s\n", m->name, why);
+	printf("INFO check %s %s\n", m->name, why[0] ? "WRONG" : "ok");
 }
 
 /* Both processes run this in step; only process 0's numbers are used. */
@@ -416,6 +476,12 @@ static void run(const struct meas *m, const struct plan *plan)
 	int n;
 	double *v;
 
+	ops = 0;
+	if (role == 0) {
+		before_word = sh->word;
+		if (m->body == cma_rmw)
+			before_rmw = peer_word(1);
+	}
 	timed_batch(m, 1); /* first touch of code and private lines */
 	for (;;) {
 		/* The shorter of two tries: a batch stretched by a preemption
@@ -446,8 +512,11 @@ static void run(const struct meas *m, const struct plan *plan)
 	for (int i = 0; i < n; i++)
 		v[i] = (double)timed_batch(m, k) / (double)k / (m->halve ? 2.0 : 1.0);
 	cbar();
-	if (role == 0)
+	if (role == 0) {
 		report(m->name, &p, v, k);
+		verify(m);
+		fflush(stdout);
+	}
 	free(v);
 }
 
