@@ -205,7 +205,7 @@ var lines = []line{
 	{"barrier", "Barrier, 2 ranks", "flag_barrier", 0},
 	{"fence", "Fence, 2 ranks", "flag_barrier", 0},
 	{"pscw_put8", "PSCW epoch with one 8 B Put", "flag_handoff_put8", 0},
-	{"stencil_4k", "Shared-window stencil sweep: 4096 doubles per rank by load/store, Win_sync + Barrier (C only)", "", 0},
+	{"stencil_4k", "Shared-window stencil sweep: 4096 doubles per rank by load/store, Win_sync + Barrier", "", 0},
 	{"put_bw_4096", "Put 4 KiB + Flush", "memcpy_4096", 4096},
 	{"put_bw_65536", "Put 64 KiB + Flush", "memcpy_65536", 65536},
 	{"put_bw_1048576", "Put 1 MiB + Flush", "memcpy_1048576", 1 << 20},

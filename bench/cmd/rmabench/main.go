@@ -90,6 +90,7 @@ type ctx struct {
 	xdisp   int             // and the displacement of rank 1's first byte
 	dt      *dtype.Type     // datatype rows: the type,
 	dmat    []float64       // and rank 0's private matrix
+	stencil *stencil        // stencil_4k's window and parts
 }
 
 type meas struct {
