@@ -23,7 +23,6 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
-	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -85,12 +84,9 @@ type ctx struct {
 	preq    []*comm.Request // msgrate_8, bw_SIZE: the window's requests
 	pers    []*comm.Request // msgrate_8_persistent: its persistent requests
 	psts    []comm.Status   // the statuses of either
-	xw      *win.Win        // flavor rows: their window,
-	xmem    []byte          // the memory it exposes,
-	xdisp   int             // and the displacement of rank 1's first byte
-	dt      *dtype.Type     // datatype rows: the type,
-	dmat    []float64       // and rank 0's private matrix
 	stencil *stencil        // stencil_4k's window and parts
+	//lint:ignore U1000 empty, and so unused, under -tags mpi (backend_mpi.go)
+	shmRows // the state of the rows only the shared-memory backend runs (backend.go)
 }
 
 type meas struct {
