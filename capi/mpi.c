@@ -1676,8 +1676,8 @@ static void shmrun_breclaim(struct shmrun_bbuf *b, int wait)
 static char *shmrun_balloc(struct shmrun_bbuf *b, size_t len, struct shmrun_bmsg *m)
 {
 	if (b->automatic) {
-		m->at = malloc(len ? len : 1);
-		m->next = b->live, b->live = m;
+		if ((m->at = malloc(len)) != NULL)
+			m->next = b->live, b->live = m;
 		return m->at;
 	}
 	char *at = b->base;
@@ -1719,6 +1719,11 @@ static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_
 	shmrun_breclaim(b, 0);
 	m->len = (size_t)psize + MPI_BSEND_OVERHEAD;
 	char *at = shmrun_balloc(b, m->len, m);
+	if (at == NULL && b->automatic) {
+		pthread_mutex_unlock(&shmrun_bmu);
+		free(m);
+		return shmRaise(B(call), "no memory for the message (MPI_BUFFER_AUTOMATIC)", MPI_ERR_NO_MEM, H(comm));
+	}
 	if (at == NULL) {
 		size_t used = 0;
 		for (struct shmrun_bmsg *q = b->live; q != NULL; q = q->next)
