@@ -991,7 +991,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
 	 * data is at i*ext + [tlb, tlb+text), ext possibly negative. If
 	 * instances overlap, the blocks cannot all sit in one buffer of the
 	 * type (an Allreduce into it is erroneous). */
-	if (total > 1 && (ext == 0 || (ext > 0 ? ext : -ext) < text)) {
+	if (total > 1 && text > 0 && (ext > 0 ? ext : -ext) < text) {
 		snprintf(why, sizeof why,
 			 "the type's instances overlap (extent %lld, true extent %lld): every block of %lld instances cannot sit in "
 			 "one buffer of it",
