@@ -72,18 +72,26 @@ import (
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
-// A userOp is an op made by MPI_Op_create.
+// A userOp is an op made by MPI_Op_create, or by MPI_Op_create_c (large:
+// its function is an MPI_User_function_c).
 type userOp struct {
 	fn      C.uintptr_t
 	commute bool
+	large   bool
 }
 
+// shmOpCreate is MPI_Op_create and, large, MPI_Op_create_c.
+//
 //export shmOpCreate
-func shmOpCreate(fn C.uintptr_t, commute C.int, out *C.uintptr_t) C.int {
+func shmOpCreate(fn C.uintptr_t, commute, large C.int, out *C.uintptr_t) C.int {
 	if fn == 0 {
-		return raiseSelf("MPI_Op_create", fmt.Errorf("a NULL function: %w", comm.ErrOp))
+		call := "MPI_Op_create"
+		if large != 0 {
+			call = "MPI_Op_create_c"
+		}
+		return raiseSelf(call, fmt.Errorf("a NULL function: %w", comm.ErrOp))
 	}
-	*out = C.uintptr_t(add(tab.ops, &opH{user: &userOp{fn: fn, commute: commute != 0}, name: "a user op"}))
+	*out = C.uintptr_t(add(tab.ops, &opH{user: &userOp{fn: fn, commute: commute != 0, large: large != 0}, name: "a user op"}))
 	return C.MPI_SUCCESS
 }
 
@@ -133,7 +141,7 @@ func reducerOf[T atomics.Elem]() reducer {
 	return func(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *opH, dt C.uintptr_t, root int, inPlace bool) error {
 		if op.user != nil {
 			u, err := comm.OpCreate(func(in, inout []T) {
-				callUserOp(op.user.fn, in, inout, len(in), dt, 0)
+				callUserOp(op.user, in, inout, len(in), dt, 0)
 			}, op.user.commute)
 			if err != nil {
 				return err
@@ -247,6 +255,37 @@ func collArgs(call string, h C.uintptr_t) (*commH, C.int) {
 	return commOf(call, uintptr(h))
 }
 
+// reduction is how the reducing calls (MPI_Reduce and its kin,
+// MPI_Reduce_local) run op on datatype t (handles dt and oph): MPI_BYTE
+// as unsigned bytes under the bitwise ops (MPI's "Byte" class), a
+// predefined op on an opaque predefined type (long double and its kin)
+// as its C function. bytes says the op is a C function to call on whole
+// instances (a program's on any type but a predefined one of an element;
+// long double's), else e is the element type t is made of, which
+// reducers[e] reduces. An op that does not apply to the type is ErrOp; a
+// type not made of one predefined type a reduction takes, ErrType.
+func reduction(t *typeH, op *opH, dt, oph C.uintptr_t) (_ *typeH, _ *opH, e atomics.Type, bytes bool, _ error) {
+	e, ok := t.t.Elem()
+	switch {
+	case uintptr(dt) == hByte && op.user == nil:
+		if op.op != atomics.Band && op.op != atomics.Bor && op.op != atomics.Bxor {
+			return nil, nil, 0, false, fmt.Errorf("%s does not apply to MPI_BYTE (MPI_BAND, MPI_BOR and MPI_BXOR do): %w", op.name, comm.ErrOp)
+		}
+		e, ok, t = atomics.Uint8, true, &typeH{t: dtype.Basic(atomics.Uint8), name: t.name, pre: true}
+	case t.pre && !ok && op.user == nil:
+		fn := C.shmrun_opaque_op(dt, oph)
+		if fn == 0 {
+			return nil, nil, 0, false, fmt.Errorf("%s does not apply to %s: %w", op.name, t.name, comm.ErrOp)
+		}
+		op = &opH{name: op.name, user: &userOp{fn: fn, commute: true}}
+	}
+	bytes = op.user != nil && (!t.pre || !ok)
+	if !bytes && (!ok || reducers[e] == nil) {
+		return nil, nil, 0, false, fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType)
+	}
+	return t, op, e, bytes, nil
+}
+
 //export shmReduce
 func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int, h C.uintptr_t, kind C.int, inPlace C.int) C.int {
 	call := redNames[kind]
@@ -264,29 +303,11 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 		if err != nil {
 			return refuse(err)
 		}
-		e, ok := t.t.Elem()
-		switch {
-		case uintptr(dt) == hByte && op.user == nil:
-			// MPI_BYTE takes the bitwise ops (MPI's "Byte" class).
-			if op.op != atomics.Band && op.op != atomics.Bor && op.op != atomics.Bxor {
-				return refuse(fmt.Errorf("%s does not apply to MPI_BYTE (MPI_BAND, MPI_BOR and MPI_BXOR do): %w", op.name, comm.ErrOp))
-			}
-			e, ok, t = atomics.Uint8, true, &typeH{t: dtype.Basic(atomics.Uint8), name: t.name, pre: true}
-		case t.pre && !ok && op.user == nil:
-			// long double and its kin: their ops are C functions.
-			fn := C.shmrun_opaque_op(dt, oph)
-			if fn == 0 {
-				return refuse(fmt.Errorf("%s does not apply to %s: %w", op.name, t.name, comm.ErrOp))
-			}
-			op = &opH{name: op.name, user: &userOp{fn: fn, commute: true}}
+		t, op, e, bytes, err := reduction(t, op, dt, oph)
+		if err != nil {
+			return refuse(err)
 		}
-		// A C function's op (a program's on any type but a predefined one
-		// of an element; long double's) runs over whole instances.
-		bytes := op.user != nil && (!t.pre || !ok)
 		red := reducers[e]
-		if !bytes && (!ok || red == nil) {
-			return refuse(fmt.Errorf("%s is not made of one predefined type a reduction takes: %w", t.t, comm.ErrType))
-		}
 		// Reduce_scatter_block's send (or in-place) buffer holds a block
 		// per rank; its result, and every other reduction's data, n.
 		n := int64(count)

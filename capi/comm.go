@@ -110,7 +110,22 @@ func shmCommDup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	if err != nil {
 		return x.raise("MPI_Comm_dup", err)
 	}
-	*out = newComm(c, x)
+	nh := newComm(c, x)
+	y, _ := get(tab.comms, uintptr(nh))
+	as, err := copyAll(attrComm, x.h, attrsSnapshot(&x.uattrs), uintptr(nh))
+	if err != nil {
+		// A copy callback failed: no communicator for the program. The
+		// runtime's stays unfreed (a Free is collective, and the other
+		// ranks may have their copies).
+		drop(tab.comms, uintptr(nh))
+		releaseErrh(&y.errh)
+		*out = hCommNull
+		return x.raise("MPI_Comm_dup", err)
+	}
+	tab.Lock()
+	y.uattrs = as
+	tab.Unlock()
+	*out = nh
 	return C.MPI_SUCCESS
 }
 
@@ -206,6 +221,9 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	if *h == hCommWorld || *h == hCommSelf {
 		return x.raise("MPI_Comm_free", fmt.Errorf("%s is predefined and cannot be freed: %w", x.name, comm.ErrComm))
 	}
+	if err := deleteAll(attrComm, x.h, &x.uattrs); err != nil {
+		return x.raise("MPI_Comm_free", err) // not freed
+	}
 	cqFlush() // receives queued in C on it become Go's while it has its descriptor
 	tab.Lock()
 	dropCommDesc(x) // before the free: a failed free keeps the Go path
@@ -260,14 +278,22 @@ func shmCommSetName(h C.uintptr_t, name *C.char) C.int {
 	if code != 0 {
 		return code
 	}
-	s := goString(name)
-	if len(s) >= C.MPI_MAX_OBJECT_NAME {
-		s = s[:C.MPI_MAX_OBJECT_NAME-1]
-	}
+	s := objectName(name)
 	tab.Lock()
 	x.name = s
 	tab.Unlock()
 	return C.MPI_SUCCESS
+}
+
+// objectName is the name a set_name call gives its object: the string at
+// p, cut to the MPI_MAX_OBJECT_NAME - 1 bytes the get_name calls' buffers
+// hold with their NUL.
+func objectName(p *C.char) string {
+	s := goString(p)
+	if len(s) >= C.MPI_MAX_OBJECT_NAME {
+		s = s[:C.MPI_MAX_OBJECT_NAME-1]
+	}
+	return s
 }
 
 //export shmCommGetName
@@ -323,4 +349,36 @@ func shmCommGetAttr(h C.uintptr_t, key C.int, val **C.int, flag *C.int) C.int {
 	}
 	*val, *flag = p, 1
 	return C.MPI_SUCCESS
+}
+
+// shmCommTestInter is MPI_Comm_test_inter: false for every valid
+// communicator, as shmrun makes intracommunicators only.
+//
+//export shmCommTestInter
+func shmCommTestInter(h C.uintptr_t, flag *C.int) C.int {
+	if _, code := commOf("MPI_Comm_test_inter", uintptr(h)); code != 0 {
+		return code
+	}
+	*flag = 0
+	return C.MPI_SUCCESS
+}
+
+// shmCommRemote is MPI_Comm_remote_size and MPI_Comm_remote_group (call):
+// MPI_ERR_COMM on communicator h's handler, as h, a valid communicator,
+// is an intracommunicator, which has no remote group (MPI 4.1 §7.6.1).
+//
+//export shmCommRemote
+func shmCommRemote(h C.uintptr_t, call *C.char) C.int {
+	name := callName(call)
+	x, code := commOf(name, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	tab.RLock()
+	cn := x.name
+	tab.RUnlock()
+	if cn == "" {
+		cn = fmt.Sprintf("communicator %#x", x.h)
+	}
+	return x.raise(name, fmt.Errorf("%s is not an intercommunicator (shmrun makes intracommunicators only), so it has no remote group: %w", cn, comm.ErrComm))
 }

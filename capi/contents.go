@@ -164,7 +164,7 @@ func shmTypeGetContents(h C.uintptr_t, maxi, maxa, maxc, maxd C.int64_t, ip *C.i
 				continue
 			}
 			tab.RLock()
-			dup := *o.x
+			dup := typeH{t: o.x.t, name: o.x.name, made: o.x.made} // a new object: no attributes
 			tab.RUnlock()
 			out[i] = C.uintptr_t(add(tab.types, &dup))
 		}

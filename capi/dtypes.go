@@ -227,12 +227,25 @@ func shmTypeResized(old C.uintptr_t, lb, extent C.MPI_Aint, out *C.uintptr_t) C.
 //export shmTypeDup
 func shmTypeDup(old C.uintptr_t, out *C.uintptr_t) C.int {
 	return typeCall("MPI_Type_dup", func() error {
-		t, err := typeArg(old)
+		x, err := typeOf(uintptr(old))
 		if err != nil {
 			return err
 		}
-		nt, err := t.Dup()
-		return newType(nt, err, out, made(C.MPI_COMBINER_DUP, false, nil, nil, old))
+		nt, err := x.t.Dup()
+		if err := newType(nt, err, out, made(C.MPI_COMBINER_DUP, false, nil, nil, old)); err != nil {
+			return err
+		}
+		as, err := copyAll(attrType, uintptr(old), attrsSnapshot(&x.uattrs), uintptr(*out))
+		if err != nil {
+			drop(tab.types, uintptr(*out))
+			*out = hDatatypeNull
+			return err
+		}
+		y, _ := get(tab.types, uintptr(*out))
+		tab.Lock()
+		y.uattrs = as
+		tab.Unlock()
+		return nil
 	})
 }
 
@@ -256,6 +269,9 @@ func shmTypeFree(h *C.uintptr_t) C.int {
 		}
 		if x.pre {
 			return fmt.Errorf("%s is predefined: %w", x.name, comm.ErrType)
+		}
+		if err := deleteAll(attrType, uintptr(*h), &x.uattrs); err != nil {
+			return err // not freed
 		}
 		drop(tab.types, uintptr(*h))
 		*h = hDatatypeNull

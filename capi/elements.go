@@ -3,7 +3,11 @@
 package main
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 )
 
@@ -152,4 +156,82 @@ func elementsOf(t *dtype.Type, pre bool, n int64) (int64, bool) {
 		return n / size, n%size == 0
 	}
 	return elemCounter{}.copies(t, n)
+}
+
+// elementBytes is elementsOf's inverse, for MPI_Status_set_elements: the
+// bytes that hold count basic elements of consecutive instances of t in
+// type-map order (the whole instances they make, then a prefix of the
+// next one's type map), which elementsOf counts as count. A predefined
+// type (pre) takes count whole instances, as MPI_Get_elements counts
+// them. ErrCount when no number of bytes holds count: a type of no basic
+// elements (and count > 0), or more bytes than an MPI_Count counts.
+func elementBytes(t *dtype.Type, pre bool, count int64) (int64, error) {
+	tooMany := fmt.Errorf("%d basic elements of %v are more bytes than an MPI_Count counts: %w", count, t, comm.ErrCount)
+	if size := t.Size(); pre {
+		if count > math.MaxInt64/size {
+			return 0, tooMany
+		}
+		return count * size, nil
+	}
+	m := elemCounter{}
+	if m.perInstance(t) == 0 {
+		if count == 0 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("count %d of %v, which holds no basic elements: %w", count, t, comm.ErrCount)
+	}
+	n, ok := m.copiesBytes(t, count)
+	if !ok {
+		return 0, tooMany
+	}
+	return n, nil
+}
+
+// copiesBytes is the bytes of the first k basic elements of consecutive
+// instances of t (copies' inverse); false if they overflow an int64. t
+// holds basic elements.
+func (m elemCounter) copiesBytes(t *dtype.Type, k int64) (int64, bool) {
+	per, size := m.perInstance(t), t.Size()
+	q, r := k/per, k%per
+	if q > math.MaxInt64/size {
+		return 0, false
+	}
+	b := q * size
+	rb := m.prefixBytes(t, r)
+	if b > math.MaxInt64-rb {
+		return 0, false
+	}
+	return b + rb, true
+}
+
+// prefixBytes is the bytes of the first r basic elements of one instance
+// of t, in type-map order (prefix's inverse), 0 <= r < perInstance(t):
+// fewer than t's size, which they cannot overflow.
+func (m elemCounter) prefixBytes(t *dtype.Type, r int64) int64 {
+	if r == 0 {
+		return 0
+	}
+	if e, ok := leafElems(t); ok {
+		var n int64
+		for _, sz := range e[:r] {
+			n += sz
+		}
+		return n
+	}
+	comb, ints, _, olds := t.Envelope()
+	if comb != dtype.CombinerStruct {
+		n, _ := m.copiesBytes(olds[0], r)
+		return n
+	}
+	var n int64
+	for i, o := range olds {
+		k := int64(ints[i]) * m.perInstance(o)
+		if r <= k {
+			b, _ := m.copiesBytes(o, r)
+			return n + b
+		}
+		n += int64(ints[i]) * o.Size()
+		r -= k
+	}
+	return n // not reached: r < perInstance(t)
 }

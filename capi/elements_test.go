@@ -3,9 +3,11 @@
 package main
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
 )
 
@@ -72,5 +74,86 @@ func TestElementsOf(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s, %d bytes: %d elements, want %d", x.name, c.n, got, c.want)
 		}
+	}
+}
+
+// TestElementBytes holds MPI_Status_set_elements' byte count to
+// MPI_Get_elements' (elementsOf) and MPI_Get_count's: count elements of a
+// type set in a status are count elements again, and whole instances
+// exactly when count is a multiple of an instance's elements; a type of
+// no elements and counts past an MPI_Count's bytes are ErrCount.
+func TestElementBytes(t *testing.T) {
+	must := func(x *dtype.Type, err error) *dtype.Type {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	i32, f64, i16 := dtype.Basic(atomics.Int32), dtype.Basic(atomics.Float64), dtype.Basic(atomics.Int16)
+	ldouble := predefTypeArr[0x220-hDatatypeNull].t
+	s := must(dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{i32, f64}))
+	vec := must(dtype.Vector(2, 1, 2, s))
+	nest := must(dtype.Struct([]int{2, 1}, []int64{0, 48}, []*dtype.Type{i16, vec}))
+	types := []struct {
+		name string
+		t    *dtype.Type
+		per  int64 // basic elements an instance
+	}{
+		{"struct{int, double}", s, 2},
+		{"vector of it", vec, 4},
+		{"struct{2 short, vec}", nest, 6},
+		{"struct{int, long double}", must(dtype.Struct([]int{1, 1}, []int64{0, 16}, []*dtype.Type{i32, ldouble})), 2},
+		{"contiguous(2, MPI_DOUBLE_INT)", must(dtype.Contiguous(2, dtype.Basic(atomics.DoubleIntT))), 4},
+		{"contiguous(3, MPI_BYTE)", must(dtype.Contiguous(3, dtype.Byte)), 3},
+		{"resized struct", must(dtype.Resized(s, 0, 32)), 2},
+		{"subarray of structs", must(dtype.Subarray([]int{4, 4}, []int{2, 2}, []int{1, 1}, dtype.OrderC, s)), 8},
+		{"struct{0 × int, double, 0-size contiguous}", must(dtype.Struct([]int{0, 1, 2}, []int64{0, 8, 16},
+			[]*dtype.Type{i32, f64, must(dtype.Contiguous(0, i32))})), 1},
+	}
+	for _, c := range types {
+		for k := int64(0); k <= 3*c.per+1; k++ {
+			n, err := elementBytes(c.t, false, k)
+			if err != nil {
+				t.Fatalf("%s, %d elements: %v", c.name, k, err)
+			}
+			if e, ok := elementsOf(c.t, false, n); !ok || e != k {
+				t.Errorf("%s: %d elements set are %d bytes, which hold %d elements (%v)", c.name, k, n, e, ok)
+			}
+			if whole := n%c.t.Size() == 0; whole != (k%c.per == 0) {
+				t.Errorf("%s: %d elements set are %d bytes: whole instances %v, want %v", c.name, k, n, whole, !whole)
+			}
+		}
+	}
+	for _, c := range []struct {
+		h     uintptr
+		count int64
+		want  int64
+	}{{0x229, 3, 36}, {0x220, 2, 32}, {0x209, 5, 20}, {0x247, 5, 5}, {0x230, 2, 16}} {
+		x := predefTypeArr[c.h-hDatatypeNull]
+		if n, err := elementBytes(x.t, x.pre, c.count); err != nil || n != c.want {
+			t.Errorf("%s, %d elements: %d bytes (%v), want %d", x.name, c.count, n, err, c.want)
+		}
+	}
+	dbl := predefTypeArr[0x214-hDatatypeNull]
+	for _, c := range []struct {
+		name  string
+		t     *dtype.Type
+		pre   bool
+		count int64
+	}{
+		{"MPI_DOUBLE, 2^62 elements", dbl.t, true, 1 << 62},
+		{"struct{int, double}, 2^62 elements", s, false, 1 << 62},
+		{"contiguous(0, MPI_INT), 1 element", must(dtype.Contiguous(0, i32)), false, 1},
+	} {
+		if n, err := elementBytes(c.t, c.pre, c.count); !errors.Is(err, comm.ErrCount) {
+			t.Errorf("%s: %d bytes, %v; want ErrCount", c.name, n, err)
+		}
+	}
+	if n, err := elementBytes(must(dtype.Contiguous(0, i32)), false, 0); n != 0 || err != nil {
+		t.Errorf("contiguous(0, MPI_INT), 0 elements: %d bytes, %v; want 0", n, err)
 	}
 }

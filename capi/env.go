@@ -113,6 +113,14 @@ func shmFinalize() C.int {
 	if !initialized() {
 		return notInit("MPI_Finalize")
 	}
+	// MPI_COMM_SELF's attributes go first, last set first, as if it were
+	// freed (MPI 4.1 §11.2.4): their delete callbacks may still call MPI.
+	// A callback's error fails the call, MPI still initialized.
+	if self, ok := get(tab.comms, hCommSelf); ok {
+		if err := deleteAll(attrComm, hCommSelf, &self.uattrs); err != nil {
+			return self.raise("MPI_Finalize", err)
+		}
+	}
 	cqFlush()
 	dropAllCommDescs()
 	dropAllWinDescs()

@@ -59,6 +59,10 @@ type commH struct {
 	// p2pTried once its making was tried.
 	p2p      atomic.Pointer[C.shmrun_p2p_comm]
 	p2pTried atomic.Bool
+
+	// uattrs are the attributes of the program's keys (attrcache.go),
+	// under tab's lock; so are a window's and a datatype's.
+	uattrs []attr
 }
 
 // A winH is a window handle's object.
@@ -71,6 +75,8 @@ type winH struct {
 	comm  *comm.Comm
 	desc  *C.shmrun_win_desc // the C fast path's descriptor, or nil
 	fast  *winc.State        // its Go slow paths (nil with desc)
+
+	uattrs []attr
 }
 
 // A reqH is a request handle's object: a point-to-point or collective

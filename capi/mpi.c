@@ -210,6 +210,15 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 	return MPI_SUCCESS;
 }
 
+/* The profiling interface's control (MPI 4.1 §15.2.4): the library has
+ * no profiler of its own, so every level is valid and does nothing (a
+ * tool that wraps MPI_Pcontrol sees the call). */
+int PMPI_Pcontrol(const int level, ...)
+{
+	(void)level;
+	return MPI_SUCCESS;
+}
+
 /* ---- communicators and groups ------------------------------------------ */
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
@@ -267,6 +276,23 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 	ARG_COMM(group, comm);
 	return shmCommGroup(H(comm), HP(group));
 }
+/* Every communicator of shmrun is an intracommunicator: the remote
+ * group's calls are MPI_ERR_COMM on one (shmCommRemote). */
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+	ARG_COMM(flag, comm);
+	return shmCommTestInter(H(comm), flag);
+}
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+	ARG_COMM(size, comm);
+	return shmCommRemote(H(comm), B("MPI_Comm_remote_size"));
+}
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+	ARG_COMM(group, comm);
+	return shmCommRemote(H(comm), B("MPI_Comm_remote_group"));
+}
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
 	ARG_COMM(comm_name, comm);
@@ -295,11 +321,45 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 	ARG_SELF(errhandler);
 	return shmErrhandlerFree(HP(errhandler));
 }
+/* Attribute caching (attrcache.go): the program's keys' values are
+ * Go's; MPI_Comm_get_attr's and MPI_Win_get_attr's predefined keys stay
+ * theirs (user is 0 for those). */
+#define ATTR_CALLS(K, KIND, T, OBJ)                                                                                       \
+	int PMPI_##K##_create_keyval(MPI_##K##_copy_attr_function *copy_fn, MPI_##K##_delete_attr_function *delete_fn, \
+				     int *keyval, void *extra_state)                                                   \
+	{                                                                                                         \
+		ARG_SELF(keyval);                                                                                 \
+		return shmKeyvalCreate(KIND, H(copy_fn), H(delete_fn), keyval, H(extra_state));                   \
+	}                                                                                                         \
+	int PMPI_##K##_free_keyval(int *keyval)                                                                   \
+	{                                                                                                         \
+		ARG_SELF(keyval);                                                                                 \
+		return shmKeyvalFree(KIND, keyval);                                                               \
+	}                                                                                                         \
+	int PMPI_##K##_set_attr(T OBJ, int keyval, void *attribute_val)                                           \
+	{                                                                                                         \
+		return shmAttrSet(KIND, H(OBJ), keyval, H(attribute_val));                                        \
+	}                                                                                                         \
+	int PMPI_##K##_delete_attr(T OBJ, int keyval) { return shmAttrDelete(KIND, H(OBJ), keyval); }
+ATTR_CALLS(Comm, 0, MPI_Comm, comm)
+ATTR_CALLS(Win, 1, MPI_Win, win)
+ATTR_CALLS(Type, 2, MPI_Datatype, datatype)
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+	int user;
 	ARG_COMM(attribute_val, comm);
 	ARG_COMM(flag, comm);
+	int rc = shmAttrGet(0, H(comm), comm_keyval, (uintptr_t *)attribute_val, flag, &user);
+	if (user)
+		return rc;
 	return shmCommGetAttr(H(comm), comm_keyval, (int **)attribute_val, flag);
+}
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+	int user;
+	ARG_SELF(attribute_val);
+	ARG_SELF(flag);
+	return shmAttrGet(2, H(datatype), type_keyval, (uintptr_t *)attribute_val, flag, &user);
 }
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) { return shmCallErrhandler(H(comm), errorcode, 0); }
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) { return shmCallErrhandler(H(win), errorcode, 1); }
@@ -733,17 +793,35 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 	ARG_SELF(count);
 	return count_of(status, datatype, 1, count);
 }
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+/* The MPI_Count forms: _c, and _x (MPI-3's, deprecated in 4.1, in the
+ * ABI still). */
+#define GET_COUNT_C(NAME, ELEMENTS)                                                                  \
+	int PMPI_##NAME(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)             \
+	{                                                                                            \
+		ARG_SELF(status);                                                                    \
+		ARG_SELF(count);                                                                     \
+		return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, ELEMENTS); \
+	}
+GET_COUNT_C(Get_count_c, 0)
+GET_COUNT_C(Get_elements_c, 1)
+GET_COUNT_C(Get_elements_x, 1)
+/* MPI_Status_set_elements: the status's byte count becomes that of count
+ * basic elements of datatype (shmStatusSetElements). */
+#define STATUS_SET_ELEMENTS(NAME, CT)                                                          \
+	int PMPI_##NAME(MPI_Status *status, MPI_Datatype datatype, CT count)                     \
+	{                                                                                      \
+		ARG_SELF(status);                                                              \
+		return shmStatusSetElements(status, H(datatype), count, B("MPI_" #NAME));        \
+	}
+STATUS_SET_ELEMENTS(Status_set_elements, int)
+STATUS_SET_ELEMENTS(Status_set_elements_c, MPI_Count)
+STATUS_SET_ELEMENTS(Status_set_elements_x, MPI_Count)
+/* The cancelled flag is MPI_internal[2] (p2p.go's setStatus). */
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
 	ARG_SELF(status);
-	ARG_SELF(count);
-	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 0);
-}
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-	ARG_SELF(status);
-	ARG_SELF(count);
-	return shmGetCount((MPI_Status *)(uintptr_t)status, H(datatype), (int64_t *)count, 1);
+	status->MPI_internal[2] = flag != 0;
+	return MPI_SUCCESS;
 }
 #define STATUS_SET(NAME, FIELD, T, V)            \
 	int PMPI_##NAME(MPI_Status *status, T V) \
@@ -1059,8 +1137,24 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
 	ARG_SELF(user_fn);
 	ARG_SELF(op);
-	return shmOpCreate(H(user_fn), commute, HP(op));
+	return shmOpCreate(H(user_fn), commute, 0, HP(op));
 }
+/* The large-count form: the function's len is an MPI_Count. */
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+	ARG_SELF(user_fn);
+	ARG_SELF(op);
+	return shmOpCreate(H(user_fn), commute, 1, HP(op));
+}
+/* inoutbuf = inbuf op inoutbuf, on this process alone; its errors are
+ * MPI_COMM_SELF's (shmReduceLocal). */
+#define REDUCE_LOCAL(NAME, CT)                                                                          \
+	int PMPI_##NAME(const void *inbuf, void *inoutbuf, CT count, MPI_Datatype datatype, MPI_Op op)    \
+	{                                                                                               \
+		return shmReduceLocal(B(inbuf), B(inoutbuf), count, H(datatype), H(op), B("MPI_" #NAME)); \
+	}
+REDUCE_LOCAL(Reduce_local, int)
+REDUCE_LOCAL(Reduce_local_c, MPI_Count)
 int PMPI_Op_free(MPI_Op *op)
 {
 	ARG_SELF(op);
@@ -1142,9 +1236,13 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 {
 	shmrun_win_attrs *a;
 	char *base;
+	int user;
 	ARG_WIN(attribute_val, win);
 	ARG_WIN(flag, win);
-	int rc = shmWinAttrs(H(win), win_keyval, &a, &base);
+	int rc = shmAttrGet(1, H(win), win_keyval, (uintptr_t *)attribute_val, flag, &user);
+	if (user)
+		return rc;
+	rc = shmWinAttrs(H(win), win_keyval, &a, &base);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	*flag = 1;
@@ -1364,6 +1462,17 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 	ARG_WIN(group, win);
 	return shmWinGetGroup(H(win), HP(group));
 }
+int PMPI_Win_set_name(MPI_Win win, const char *win_name)
+{
+	ARG_WIN(win_name, win);
+	return shmWinSetName(H(win), B(win_name));
+}
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+{
+	ARG_WIN(win_name, win);
+	ARG_WIN(resultlen, win);
+	return shmWinGetName(H(win), win_name, resultlen);
+}
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { return shmWinAttach(H(win), B(base), size, 1); }
 int PMPI_Win_detach(MPI_Win win, const void *base) { return shmWinAttach(H(win), B(base), 0, 0); }
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
@@ -1531,11 +1640,14 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 		*size = n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return rc;
 }
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
-{
-	ARG_SELF(size);
-	return shmTypeExtent(H(datatype), 0, (int64_t *)size, NULL);
-}
+#define TYPE_SIZE_C(NAME)                                                    \
+	int PMPI_##NAME(MPI_Datatype datatype, MPI_Count *size)              \
+	{                                                                    \
+		ARG_SELF(size);                                              \
+		return shmTypeExtent(H(datatype), 0, (int64_t *)size, NULL); \
+	}
+TYPE_SIZE_C(Type_size_c)
+TYPE_SIZE_C(Type_size_x)
 #define TYPE_EXTENT(NAME, T, KIND, LB, EXTENT)                                             \
 	int PMPI_##NAME(MPI_Datatype datatype, T *LB, T *EXTENT)                           \
 	{                                                                                  \
@@ -1545,8 +1657,10 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 	}
 TYPE_EXTENT(Type_get_extent, MPI_Aint, 1, lb, extent)
 TYPE_EXTENT(Type_get_extent_c, MPI_Count, 1, lb, extent)
+TYPE_EXTENT(Type_get_extent_x, MPI_Count, 1, lb, extent)
 TYPE_EXTENT(Type_get_true_extent, MPI_Aint, 2, true_lb, true_extent)
 TYPE_EXTENT(Type_get_true_extent_c, MPI_Count, 2, true_lb, true_extent)
+TYPE_EXTENT(Type_get_true_extent_x, MPI_Count, 2, true_lb, true_extent)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
 	ARG_SELF(type_name);

@@ -25,9 +25,14 @@ func setStatus(s *C.MPI_Status, st *comm.Status) {
 	n, _ := comm.GetCountType(*st, dtype.Byte)
 	s.MPI_SOURCE = cRank(st.Source)
 	s.MPI_TAG = cTag(st.Tag)
+	setStatusBytes(s, int64(n))
+	s.MPI_internal[2] = cbool(st.Cancelled)
+}
+
+// setStatusBytes sets the length in bytes status s holds.
+func setStatusBytes(s *C.MPI_Status, n int64) {
 	s.MPI_internal[0] = C.int(uint32(n))
 	s.MPI_internal[1] = C.int(uint32(uint64(n) >> 32))
-	s.MPI_internal[2] = cbool(st.Cancelled)
 }
 
 // emptyStatus is the status of a null or inactive request.

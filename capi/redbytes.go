@@ -5,18 +5,27 @@ package main
 /*
 #include "mpi.h"
 
-// Calling a program's reduction function (MPI_User_function) on len
-// instances of dt at in and inout, which are shift bytes (the datatype's
-// true lower bound) past the instances' origin.
-static void shmrun_call_user_op(uintptr_t fn, void *in, void *inout, int len, uintptr_t dt, intptr_t shift) {
+// Calling a program's reduction function on len instances of dt at in
+// and inout, which are shift bytes (the datatype's true lower bound) past
+// the instances' origin: an MPI_User_function, or with large an
+// MPI_User_function_c (MPI_Op_create_c's), whose len is an MPI_Count.
+static void shmrun_call_user_op(uintptr_t fn, int large, void *in, void *inout, int64_t len, uintptr_t dt, intptr_t shift) {
 	MPI_Datatype t = (MPI_Datatype)dt;
-	((MPI_User_function *)fn)((char *)in - shift, (char *)inout - shift, &len, &t);
+	if (large) {
+		MPI_Count n = len;
+		((MPI_User_function_c *)fn)((char *)in - shift, (char *)inout - shift, &n, &t);
+	} else {
+		int n = (int)len;
+		((MPI_User_function *)fn)((char *)in - shift, (char *)inout - shift, &n, &t);
+	}
 }
 */
 import "C"
 
 import (
 	"fmt"
+	"math"
+	"unsafe"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
@@ -25,10 +34,28 @@ import (
 // hByte is MPI_BYTE's handle.
 const hByte = 0x247
 
-// callUserOp calls a program's reduction function fn on n instances of
-// datatype dt at in and inout, shift bytes past the instances' origin.
-func callUserOp[T any](fn C.uintptr_t, in, inout []T, n int, dt C.uintptr_t, shift int64) {
-	C.shmrun_call_user_op(fn, elemsPtr(in), elemsPtr(inout), C.int(n), dt, C.intptr_t(shift))
+// callUserOp calls a program's reduction function, op's, on n instances
+// of datatype dt at in and inout, shift bytes past the instances' origin
+// (n is at most a piece of the collective area's instances: an int).
+func callUserOp[T any](op *userOp, in, inout []T, n int, dt C.uintptr_t, shift int64) {
+	C.shmrun_call_user_op(op.fn, cbool(op.large), elemsPtr(in), elemsPtr(inout), C.int64_t(n), dt, C.intptr_t(shift))
+}
+
+// callUserOpAt calls op's function on the program's own buffers, n
+// instances of dt (of extent ext) at in and inout, as MPI_Reduce_local
+// does: an MPI_User_function, whose len is an int, in calls of at most
+// INT_MAX instances, each call's buffers that many extents further on.
+func callUserOpAt(op *userOp, in, inout *C.char, n, ext int64, dt C.uintptr_t) {
+	for n > 0 {
+		k := n
+		if !op.large {
+			k = min(n, math.MaxInt32)
+		}
+		C.shmrun_call_user_op(op.fn, cbool(op.large), unsafe.Pointer(in), unsafe.Pointer(inout), C.int64_t(k), dt, 0)
+		n -= k
+		in = (*C.char)(unsafe.Add(unsafe.Pointer(in), k*ext))
+		inout = (*C.char)(unsafe.Add(unsafe.Pointer(inout), k*ext))
+	}
 }
 
 // reduceBytes runs a reduction whose op is a C function called on whole
@@ -65,7 +92,7 @@ func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *
 	}
 	u, err := comm.OpCreate(func(in, inout []byte) {
 		a, b := alignedFor(0, in), alignedFor(1, inout)
-		callUserOp(op.fn, a, b, len(in)/unit, dt, tl)
+		callUserOp(op, a, b, len(in)/unit, dt, tl)
 		if len(inout) > 0 && &b[0] != &inout[0] {
 			copy(inout, b)
 		}

@@ -447,6 +447,34 @@ func shmGetCount(status *C.MPI_Status, dt C.uintptr_t, count *C.int64_t, element
 	return C.MPI_SUCCESS
 }
 
+// shmStatusSetElements is MPI_Status_set_elements and its _c and _x forms
+// (call): the status's byte count becomes that of count basic elements of
+// datatype dt (elementBytes), so that MPI_Get_elements with dt gives
+// count and MPI_Get_count the whole instances they make, MPI_UNDEFINED
+// when they end inside one (MPI 4.1 §12.3). The other fields stay.
+//
+//export shmStatusSetElements
+func shmStatusSetElements(status *C.MPI_Status, dt C.uintptr_t, count C.int64_t, call *C.char) C.int {
+	return typeCall(callName(call), func() error {
+		if count < 0 {
+			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
+		}
+		t, err := typeOf(uintptr(dt))
+		if err != nil {
+			return err
+		}
+		if !t.t.Committed() {
+			return fmt.Errorf("%v is not committed: %w", t.t, comm.ErrType)
+		}
+		n, err := elementBytes(t.t, t.pre, int64(count))
+		if err != nil {
+			return err
+		}
+		setStatusBytes(status, n)
+		return nil
+	})
+}
+
 //export shmTestCancelled
 func shmTestCancelled(status *C.MPI_Status, flag *C.int) C.int {
 	*flag = cbool(status.MPI_internal[2] != 0)

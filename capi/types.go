@@ -21,6 +21,8 @@ type typeH struct {
 	name string
 	pre  bool    // predefined: Type_free refuses it
 	made *madeBy // a derived type's constructor call (MPI_Type_get_contents)
+	// uattrs are the attributes of the program's keys (attrcache.go).
+	uattrs []attr
 }
 
 // predefined datatypes on this platform (Linux, LP64): the standard's

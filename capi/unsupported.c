@@ -567,12 +567,6 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 #pragma weak MPI_Iscatter = PMPI_Iscatter
 
-int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
-{
-	return shmUnsupported("MPI_Op_create_c", 0, 0);
-}
-#pragma weak MPI_Op_create_c = PMPI_Op_create_c
-
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Reduce_init_c", 0, (uintptr_t)comm);
@@ -584,18 +578,6 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 	return shmUnsupported("MPI_Reduce_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Reduce_init = PMPI_Reduce_init
-
-int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
-{
-	return shmUnsupported("MPI_Reduce_local_c", 0, 0);
-}
-#pragma weak MPI_Reduce_local_c = PMPI_Reduce_local_c
-
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
-{
-	return shmUnsupported("MPI_Reduce_local", 0, 0);
-}
-#pragma weak MPI_Reduce_local = PMPI_Reduce_local
 
 int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -669,29 +651,11 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 }
 #pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state)
-{
-	return shmUnsupported("MPI_Comm_create_keyval", 0, 0);
-}
-#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
-
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-	return shmUnsupported("MPI_Comm_delete_attr", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
-
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	return shmUnsupported("MPI_Comm_dup_with_info", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
-
-int PMPI_Comm_free_keyval(int *comm_keyval)
-{
-	return shmUnsupported("MPI_Comm_free_keyval", 0, 0);
-}
-#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
@@ -711,35 +675,11 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 }
 #pragma weak MPI_Comm_idup = PMPI_Comm_idup
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
-{
-	return shmUnsupported("MPI_Comm_remote_group", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
-
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-	return shmUnsupported("MPI_Comm_remote_size", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
-
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-	return shmUnsupported("MPI_Comm_set_attr", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
-
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
 	return shmUnsupported("MPI_Comm_set_info", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
-
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
-{
-	return shmUnsupported("MPI_Comm_test_inter", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
 
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
@@ -764,72 +704,6 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 	return shmUnsupported("MPI_Intercomm_merge", 0, (uintptr_t)intercomm);
 }
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
-{
-	return shmUnsupported("MPI_Type_create_keyval", 0, 0);
-}
-#pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
-
-int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
-{
-	return shmUnsupported("MPI_Type_delete_attr", 0, 0);
-}
-#pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
-
-int PMPI_Type_free_keyval(int *type_keyval)
-{
-	return shmUnsupported("MPI_Type_free_keyval", 0, 0);
-}
-#pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
-
-int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
-{
-	return shmUnsupported("MPI_Type_get_attr", 0, 0);
-}
-#pragma weak MPI_Type_get_attr = PMPI_Type_get_attr
-
-int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
-{
-	return shmUnsupported("MPI_Type_set_attr", 0, 0);
-}
-#pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
-
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
-{
-	return shmUnsupported("MPI_Win_create_keyval", 0, 0);
-}
-#pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
-
-int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
-{
-	return shmUnsupported("MPI_Win_delete_attr", 1, (uintptr_t)win);
-}
-#pragma weak MPI_Win_delete_attr = PMPI_Win_delete_attr
-
-int PMPI_Win_free_keyval(int *win_keyval)
-{
-	return shmUnsupported("MPI_Win_free_keyval", 0, 0);
-}
-#pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
-
-int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
-{
-	return shmUnsupported("MPI_Win_get_name", 1, (uintptr_t)win);
-}
-#pragma weak MPI_Win_get_name = PMPI_Win_get_name
-
-int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
-{
-	return shmUnsupported("MPI_Win_set_attr", 1, (uintptr_t)win);
-}
-#pragma weak MPI_Win_set_attr = PMPI_Win_set_attr
-
-int PMPI_Win_set_name(MPI_Win win, const char *win_name)
-{
-	return shmUnsupported("MPI_Win_set_name", 1, (uintptr_t)win);
-}
-#pragma weak MPI_Win_set_name = PMPI_Win_set_name
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
@@ -1340,24 +1214,6 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 	return shmUnsupported("MPI_Grequest_start", 0, 0);
 }
 #pragma weak MPI_Grequest_start = PMPI_Grequest_start
-
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
-{
-	return shmUnsupported("MPI_Status_set_cancelled", 0, 0);
-}
-#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
-
-int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-	return shmUnsupported("MPI_Status_set_elements_c", 0, 0);
-}
-#pragma weak MPI_Status_set_elements_c = PMPI_Status_set_elements_c
-
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-	return shmUnsupported("MPI_Status_set_elements", 0, 0);
-}
-#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
 
 int PMPI_File_close(MPI_File *fh)
 {
@@ -1917,12 +1773,6 @@ int PMPI_Abi_set_fortran_info(MPI_Info info)
 }
 #pragma weak MPI_Abi_set_fortran_info = PMPI_Abi_set_fortran_info
 
-int PMPI_Pcontrol(const int level, ...)
-{
-	return shmUnsupported("MPI_Pcontrol", 0, 0);
-}
-#pragma weak MPI_Pcontrol = PMPI_Pcontrol
-
 int PMPI_T_category_changed(int *update_number)
 {
 	return shmUnsupported("MPI_T_category_changed", 0, 0);
@@ -2229,36 +2079,6 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 }
 #pragma weak MPI_T_source_get_timestamp = PMPI_T_source_get_timestamp
 
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-	return shmUnsupported("MPI_Get_elements_x", 0, 0);
-}
-#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
-
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-	return shmUnsupported("MPI_Status_set_elements_x", 0, 0);
-}
-#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
-
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-	return shmUnsupported("MPI_Type_get_extent_x", 0, 0);
-}
-#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
-
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-	return shmUnsupported("MPI_Type_get_true_extent_x", 0, 0);
-}
-#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
-
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-	return shmUnsupported("MPI_Type_size_x", 0, 0);
-}
-#pragma weak MPI_Type_size_x = PMPI_Type_size_x
-
 /* Deprecated in MPI-2.0 and out of the standard ABI's mpi.h, but declared
  * by other ABI headers: exported, so that their programs load. */
 int PMPI_Attr_delete(void);
@@ -2296,4 +2116,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 282 functions of the standard ABI are implemented, 375 are not. */
+/* 312 functions of the standard ABI are implemented, 345 are not. */

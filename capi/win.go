@@ -174,6 +174,9 @@ func shmWinFree(h *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
+	if err := deleteAll(attrWin, x.h, &x.uattrs); err != nil {
+		return x.raise("MPI_Win_free", err) // not freed
+	}
 	if chkOn {
 		// The window's loads and stores, while its checker is there; then
 		// none is gathered or recorded for it (before its memory goes).

@@ -176,3 +176,33 @@ func shmWinSetInfo(h, info C.uintptr_t) C.int {
 	}
 	return C.MPI_SUCCESS
 }
+
+// shmWinSetName is MPI_Win_set_name: as a communicator's, a window's name
+// is cut to MPI_MAX_OBJECT_NAME - 1 bytes. A window has no name until the
+// program gives it one: MPI_Win_get_name returns the empty string.
+//
+//export shmWinSetName
+func shmWinSetName(h C.uintptr_t, name *C.char) C.int {
+	x, code := winOf("MPI_Win_set_name", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	s := objectName(name)
+	tab.Lock()
+	x.name = s
+	tab.Unlock()
+	return C.MPI_SUCCESS
+}
+
+//export shmWinGetName
+func shmWinGetName(h C.uintptr_t, name *C.char, resultlen *C.int) C.int {
+	x, code := winOf("MPI_Win_get_name", uintptr(h))
+	if code != 0 {
+		return code
+	}
+	tab.RLock()
+	s := x.name
+	tab.RUnlock()
+	*resultlen = C.int(putString(name, C.MPI_MAX_OBJECT_NAME, s))
+	return C.MPI_SUCCESS
+}

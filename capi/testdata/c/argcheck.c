@@ -84,6 +84,11 @@ static void user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 	(void)in, (void)inout, (void)len, (void)dt;
 }
 
+static void user_op_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+	(void)in, (void)inout, (void)len, (void)dt;
+}
+
 /* null_outputs calls every function that reads or writes through a
  * pointer with NULL there. */
 static void null_outputs(int rank)
@@ -139,12 +144,17 @@ static void null_outputs(int rank)
 	ARG(ON_COMM, MPI_Comm_create_group(comm, g, 0, NULL));
 	ARG(ON_COMM, MPI_Comm_compare(comm, MPI_COMM_WORLD, NULL));
 	ARG(ON_COMM, MPI_Comm_group(comm, NULL));
+	ARG(ON_COMM, MPI_Comm_test_inter(comm, NULL));
+	ARG(ON_COMM, MPI_Comm_remote_size(comm, NULL));
+	ARG(ON_COMM, MPI_Comm_remote_group(comm, NULL));
 	ARG(ON_COMM, MPI_Comm_set_name(comm, NULL));
 	ARG(ON_COMM, MPI_Comm_get_name(comm, NULL, &len));
 	ARG(ON_COMM, MPI_Comm_get_name(comm, name, NULL));
 	ARG(ON_COMM, MPI_Comm_get_errhandler(comm, NULL));
 	ARG(ON_COMM, MPI_Comm_get_attr(comm, MPI_TAG_UB, NULL, &flag));
 	ARG(ON_COMM, MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, NULL));
+	ARG(ON_SELF, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, NULL, NULL));
+	ARG(ON_SELF, MPI_Comm_free_keyval(NULL));
 	ARG(ON_SELF, MPI_Comm_free(NULL));
 	ARG(ON_SELF, MPI_Comm_create_errhandler(on_comm, NULL));
 	ARG(ON_SELF, MPI_Comm_create_errhandler(NULL, &eh));
@@ -252,6 +262,12 @@ static void null_outputs(int rank)
 	ARG(ON_SELF, MPI_Get_elements(&st, MPI_INT, NULL));
 	ARG(ON_SELF, MPI_Get_elements_c(NULL, MPI_INT, &cx));
 	ARG(ON_SELF, MPI_Get_elements_c(&st, MPI_INT, NULL));
+	ARG(ON_SELF, MPI_Get_elements_x(NULL, MPI_INT, &cx));
+	ARG(ON_SELF, MPI_Get_elements_x(&st, MPI_INT, NULL));
+	ARG(ON_SELF, MPI_Status_set_elements(NULL, MPI_INT, 0));
+	ARG(ON_SELF, MPI_Status_set_elements_c(NULL, MPI_INT, 0));
+	ARG(ON_SELF, MPI_Status_set_elements_x(NULL, MPI_INT, 0));
+	ARG(ON_SELF, MPI_Status_set_cancelled(NULL, 0));
 	ARG(ON_SELF, MPI_Status_set_source(NULL, 0));
 	ARG(ON_SELF, MPI_Status_set_tag(NULL, 0));
 	ARG(ON_SELF, MPI_Status_set_error(NULL, 0));
@@ -266,6 +282,8 @@ static void null_outputs(int rank)
 	ARG(ON_COMM, MPI_Ibarrier(comm, NULL));
 	ARG(ON_SELF, MPI_Op_create(user_op, 1, NULL));
 	ARG(ON_SELF, MPI_Op_create(NULL, 1, &op));
+	ARG(ON_SELF, MPI_Op_create_c(user_op_c, 1, NULL));
+	ARG(ON_SELF, MPI_Op_create_c(NULL, 1, &op));
 	ARG(ON_SELF, MPI_Op_free(NULL));
 	ARG(ON_SELF, MPI_Op_commutative(MPI_SUM, NULL));
 
@@ -290,10 +308,15 @@ static void null_outputs(int rank)
 	ARG(ON_WIN, MPI_Win_shared_query_c(win, 0, &ax, &cdu, NULL));
 	ARG(ON_WIN, MPI_Win_get_attr(win, MPI_WIN_BASE, NULL, &flag));
 	ARG(ON_WIN, MPI_Win_get_attr(win, MPI_WIN_BASE, &bp, NULL));
+	ARG(ON_SELF, MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, NULL, NULL));
+	ARG(ON_SELF, MPI_Win_free_keyval(NULL));
 	ARG(ON_WIN, MPI_Win_test(win, NULL));
 	ARG(ON_WIN, MPI_Win_get_errhandler(win, NULL));
 	ARG(ON_WIN, MPI_Win_get_group(win, NULL));
 	ARG(ON_WIN, MPI_Win_get_info(win, NULL));
+	ARG(ON_WIN, MPI_Win_set_name(win, NULL));
+	ARG(ON_WIN, MPI_Win_get_name(win, NULL, &len));
+	ARG(ON_WIN, MPI_Win_get_name(win, name, NULL));
 	ARG(ON_WIN, MPI_Rput(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win, NULL));
 	ARG(ON_WIN, MPI_Rput_c(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win, NULL));
 	ARG(ON_WIN, MPI_Rget(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win, NULL));
@@ -338,17 +361,26 @@ static void null_outputs(int rank)
 	ARG(ON_SELF, MPI_Type_free(NULL));
 	ARG(ON_SELF, MPI_Type_size(MPI_INT, NULL));
 	ARG(ON_SELF, MPI_Type_size_c(MPI_INT, NULL));
+	ARG(ON_SELF, MPI_Type_size_x(MPI_INT, NULL));
 	ARG(ON_SELF, MPI_Type_get_extent(MPI_INT, NULL, &ax));
 	ARG(ON_SELF, MPI_Type_get_extent(MPI_INT, &alb, NULL));
 	ARG(ON_SELF, MPI_Type_get_extent_c(MPI_INT, NULL, &cx));
 	ARG(ON_SELF, MPI_Type_get_extent_c(MPI_INT, &clb, NULL));
+	ARG(ON_SELF, MPI_Type_get_extent_x(MPI_INT, NULL, &cx));
+	ARG(ON_SELF, MPI_Type_get_extent_x(MPI_INT, &clb, NULL));
 	ARG(ON_SELF, MPI_Type_get_true_extent(MPI_INT, NULL, &ax));
 	ARG(ON_SELF, MPI_Type_get_true_extent(MPI_INT, &alb, NULL));
 	ARG(ON_SELF, MPI_Type_get_true_extent_c(MPI_INT, NULL, &cx));
 	ARG(ON_SELF, MPI_Type_get_true_extent_c(MPI_INT, &clb, NULL));
+	ARG(ON_SELF, MPI_Type_get_true_extent_x(MPI_INT, NULL, &cx));
+	ARG(ON_SELF, MPI_Type_get_true_extent_x(MPI_INT, &clb, NULL));
 	ARG(ON_SELF, MPI_Type_get_name(MPI_INT, NULL, &len));
 	ARG(ON_SELF, MPI_Type_get_name(MPI_INT, name, NULL));
 	ARG(ON_SELF, MPI_Type_set_name(MPI_INT, NULL));
+	ARG(ON_SELF, MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, NULL, NULL));
+	ARG(ON_SELF, MPI_Type_free_keyval(NULL));
+	ARG(ON_SELF, MPI_Type_get_attr(MPI_INT, MPI_KEYVAL_INVALID, NULL, &flag));
+	ARG(ON_SELF, MPI_Type_get_attr(MPI_INT, MPI_KEYVAL_INVALID, &bp, NULL));
 	ARG(ON_COMM, MPI_Pack(&x, 1, MPI_INT, packed, 16, NULL, comm));
 	ARG(ON_COMM, MPI_Pack_c(&x, 1, MPI_INT, packed, 16, NULL, comm));
 	ARG(ON_COMM, MPI_Unpack(packed, 16, NULL, &x, 1, MPI_INT, comm));
