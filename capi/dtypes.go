@@ -322,7 +322,7 @@ func shmTypeSetName(h C.uintptr_t, name *C.char) C.int {
 			return err
 		}
 		tab.Lock()
-		x.name = goString(name)
+		x.name = objectName(name) // cut as a communicator's and a window's are
 		tab.Unlock()
 		return nil
 	})
