@@ -105,11 +105,11 @@ func (t *Topology) Place(n int, opts Options) ([]Binding, error) {
 	if bindL != NoLevel && !opts.Oversubscribe {
 		count := make(map[string]int)
 		for _, b := range out {
-			count[b.CPUs.Mask()]++
+			count[b.CPUs.key()]++
 		}
 		for _, b := range out {
 			room, what := t.capacity(b.CPUs, bindL)
-			if c := count[b.CPUs.Mask()]; c > room {
+			if c := count[b.CPUs.key()]; c > room {
 				return nil, fmt.Errorf("topo: %d ranks bound to %v CPUs %v, which hold %d %s; allow oversubscription or start fewer ranks: %w",
 					c, bindL, b.CPUs, room, what, ErrPlacement)
 			}

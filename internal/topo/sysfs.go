@@ -191,7 +191,7 @@ func partition(online CPUSet, cpus []int, of func(c int) (CPUSet, int, bool)) []
 			parent[c] = c
 		}
 		set = set.Intersect(online).Union(single(c))
-		if key := set.Mask(); seen[key] {
+		if key := set.key(); seen[key] {
 			// Same view as a CPU already merged: only c needs joining.
 			union(c, set.First())
 			continue
