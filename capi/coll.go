@@ -242,6 +242,25 @@ var reducerMap = map[atomics.Type]reducer{
 	atomics.ShortIntT: reducerOf[atomics.ShortInt](),
 }
 
+// sharesData reports whether the data of sn instances of st in s and of
+// rn instances of rt in r (spans from the buffers' addresses, as buf
+// makes them) share a byte. Only types whose instances are dense are
+// compared: the data of types with holes may interleave, legally.
+func sharesData(s []byte, sn int64, st *dtype.Type, r []byte, rn int64, rt *dtype.Type) bool {
+	so, sl, ok := st.Contig(int(sn))
+	ro, rl, ok2 := rt.Contig(int(rn))
+	if !ok || !ok2 || so < 0 || ro < 0 || so+sl > int64(len(s)) || ro+rl > int64(len(r)) {
+		return false
+	}
+	return overlaps(s[so:so+sl], r[ro:ro+rl])
+}
+
+// overlapping is the error of a collective whose send and receive
+// buffers share bytes without being one buffer.
+func overlapping(sp, rp *C.char) error {
+	return fmt.Errorf("sendbuf (%p) and recvbuf (%p) overlap: they must not (MPI_IN_PLACE is the in-place form): %w", sp, rp, comm.ErrBuffer)
+}
+
 // aliased is the error of a collective whose send and receive buffers
 // are one buffer at p: MPI forbids it (MPI_IN_PLACE is how a program says
 // the data are already where they go). Only that simple case is refused,
@@ -338,6 +357,9 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 		}
 		if inPlace == 0 && len(s) > 0 && len(r) > 0 && sp == rp {
 			return refuse(aliased(sp))
+		}
+		if inPlace == 0 && receives && sharesData(s, sn, t.t, r, n, t.t) {
+			return refuse(overlapping(sp, rp))
 		}
 		if bytes {
 			return reduceBytes(int(kind), x.c, s, r, int(n), t.t, op.user, dt, int(root), inPlace != 0)
@@ -475,6 +497,9 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 		}
 		if len(s) > 0 && len(r) > 0 && sp == rp {
 			return refuse(aliased(sp))
+		}
+		if st != nil && rt != nil && sharesData(s, sBlocks*int64(scount), st, r, rBlocks*int64(rcount), rt) {
+			return refuse(overlapping(sp, rp))
 		}
 		if inPlace != 0 {
 			switch kind {

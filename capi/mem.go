@@ -31,6 +31,16 @@ func bytesAt(p *C.char, n int64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
 }
 
+// overlaps reports whether byte slices a and b (C memory, or any) share a
+// byte.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
 // emptyAt is an empty slice at p: a window part of size 0 keeps the base
 // the program gave (MPI_WIN_BASE reports it). p must not be nil.
 func emptyAt(p *C.char) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(p)), 0) }

@@ -976,9 +976,11 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *
 	size_t nb = (size_t)count * ct->size;
 	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
 	int receives = kind == SHMRUN_COLL_ALLREDUCE || (uint32_t)root == d->me, p;
-	/* NULL buffers and aliased ones (the same buffer without
+	/* NULL buffers and aliased or overlapping ones (without
 	 * MPI_IN_PLACE): errors Go reports. */
-	if (nb > 0 && (src == NULL || (receives && (recvbuf == NULL || recvbuf == sendbuf))))
+	if (nb > 0 && (src == NULL || (receives && (recvbuf == NULL || (sendbuf != MPI_IN_PLACE &&
+									(const char *)recvbuf < (const char *)sendbuf + nb &&
+									(const char *)sendbuf < (const char *)recvbuf + nb)))))
 		return -1;
 	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, shmrun_cops[oi], root), (uint64_t)count, src,
 			      nb, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT | SHMRUN_SAME_OP, &p, rc) != 0)

@@ -609,8 +609,20 @@ static void aliased(int rank)
 	COLL(MPI_ERR_BUFFER, MPI_Allreduce(b, rank == 2 ? b : other, 1, MPI_INT, MPI_SUM, comm));
 	COLL(MPI_ERR_BUFFER, MPI_Reduce_scatter(b, rank == 1 ? b : other, c, MPI_INT, MPI_SUM, comm));
 	COLL(MPI_ERR_BUFFER, MPI_Alltoallv(b, c, d, MPI_INT, rank == 0 ? b : other, c, d, MPI_INT, comm));
+	/* buffers that overlap without being one (dense types; the C fast
+	 * path's small counts too) */
+	COLL(MPI_ERR_BUFFER, MPI_Allreduce(b, b + 1, 2, MPI_INT, MPI_SUM, comm));
+	COLL(MPI_ERR_BUFFER, MPI_Allreduce(b + 8, b, 16, MPI_INT, MPI_SUM, comm));
+	ROOTED(MPI_ERR_BUFFER, 1, MPI_Reduce(b + 1, b, 2, MPI_INT, MPI_SUM, 1, comm));
+	COLL(MPI_ERR_BUFFER, MPI_Allgather(b + 2, 1, MPI_INT, b, 1, MPI_INT, comm));
+	COLL(MPI_ERR_BUFFER, MPI_Alltoall(b, 1, MPI_INT, b + 2, 1, MPI_INT, comm));
 	for (int i = 0; i < 64; i++)
 		CHECK(b[i] == rank, "a refused call wrote element %d: %d", i, b[i]);
+	/* adjacent, not overlapping: fine */
+	COLL(MPI_SUCCESS, MPI_Allreduce(b, b + 2, 2, MPI_INT, MPI_SUM, comm));
+	CHECK(b[0] == rank && b[2] == 3 && b[3] == 3, "Allreduce into the next ints: %d %d %d", b[0], b[2], b[3]);
+	for (int i = 0; i < 64; i++)
+		b[i] = rank;
 
 	/* where the receive buffer is not significant (off the root), or
 	 * nothing moves, or MPI_IN_PLACE says it, one buffer is fine */
