@@ -12,14 +12,6 @@
 
 #define BIG 50000 /* ints: 200 KB, far above the eager size */
 
-static inline int class_of(int err)
-{
-	int class = -1;
-	if (err != MPI_SUCCESS)
-		MPI_Error_class(err, &class);
-	return class;
-}
-
 int main(int argc, char **argv)
 {
 	int rank, err;

@@ -32,6 +32,15 @@ static void report(const char *name)
 	failures = 0;
 }
 
+/* class_of is err's error class, or -1 for MPI_SUCCESS. */
+static inline int class_of(int err)
+{
+	int class = -1;
+	if (err != MPI_SUCCESS)
+		MPI_Error_class(err, &class);
+	return class;
+}
+
 /* fill writes pattern k into b (n bytes); same checks it. */
 static inline void fill(unsigned char *b, int n, int k)
 {

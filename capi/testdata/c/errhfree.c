@@ -28,15 +28,6 @@ static void on_win(MPI_Win *w, int *code, ...)
 	MPI_Error_class(*code, &called_class);
 }
 
-/* class_of is err's class, or -1 for MPI_SUCCESS. */
-static int class_of(int err)
-{
-	int class = -1;
-	if (err != MPI_SUCCESS)
-		MPI_Error_class(err, &class);
-	return class;
-}
-
 int main(int argc, char **argv)
 {
 	int rank, err;

@@ -6,13 +6,6 @@
 #include <string.h>
 #include "check.h"
 
-static int class_of(int rc)
-{
-	int c = -1;
-	MPI_Error_class(rc, &c);
-	return c;
-}
-
 int main(int argc, char **argv)
 {
 	int rank, size;
