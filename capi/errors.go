@@ -39,6 +39,7 @@ var classes = []struct {
 	{comm.ErrTag, C.MPI_ERR_TAG},
 	{comm.ErrNoMem, C.MPI_ERR_NO_MEM},
 	{comm.ErrRequest, C.MPI_ERR_REQUEST},
+	{comm.ErrTopology, C.MPI_ERR_TOPOLOGY},
 	{comm.ErrArg, C.MPI_ERR_ARG},
 	{win.ErrRMASync, C.MPI_ERR_RMA_SYNC},
 	{win.ErrRMARange, C.MPI_ERR_RMA_RANGE},

@@ -37,6 +37,7 @@ type Comm struct {
 	groupMsgs []team.Message   // on the world: CreateGroup messages that came before their call
 	appNum    int              // on the world: MPI_APPNUM, if appSet (the launcher's EnvAppNum)
 	appSet    bool
+	cart      *cartTopo // the Cartesian topology (CartCreate, CartSub, Dup of one), or nil
 }
 
 var process struct {
@@ -299,6 +300,9 @@ func (c *Comm) check(call string) error {
 	}
 	return nil
 }
+
+// valid is the receiver check of the code both backends share (cart.go).
+func (c *Comm) valid(call string) error { return c.check(call) }
 
 func (c *Comm) wrapWait(call string, err error) error {
 	if errors.Is(err, barrier.ErrAborted) {

@@ -15,7 +15,8 @@ import (
 
 // Dup makes a new communicator with the same group as c (MPI_Comm_dup).
 // Collective over c. Its collectives, windows and (later) messages never
-// mix with c's. It takes one entry of the job's table of format.MaxComms
+// mix with c's. It has c's Cartesian topology if c has one (Split and
+// Create make communicators without a topology). It takes one entry of the job's table of format.MaxComms
 // communicators until Free.
 func (c *Comm) Dup() (*Comm, error) {
 	if err := c.check("Dup"); err != nil {
@@ -24,7 +25,11 @@ func (c *Comm) Dup() (*Comm, error) {
 	if err := c.agreeCall("Dup", format.CollDup); err != nil {
 		return nil, err
 	}
-	return c.split("Dup", 0, c.Rank())
+	d, err := c.split("Dup", 0, c.Rank())
+	if d != nil {
+		d.cart = c.cart // MPI_Comm_dup keeps the topology
+	}
+	return d, err
 }
 
 // Split partitions c by color (MPI_Comm_split): the ranks that pass the

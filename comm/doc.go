@@ -2,7 +2,11 @@
 // the launcher started (or makes a singleton world of size 1 when the program
 // runs on its own, as MPI allows), and the returned world communicator gives
 // Rank, Size, Group and Abort. Finalize ends the rank's part. Communicators
-// are made from it by Dup, Split, SplitType, Create and CreateGroup.
+// are made from it by Dup, Split, SplitType, Create and CreateGroup, and
+// with a Cartesian topology by CartCreate and CartSub (DimsCreate,
+// CartGet, CartRank, CartCoords, CartShift and Topology describe it; graph
+// and distributed-graph topologies and the neighborhood collectives are
+// not provided).
 //
 // It sits above barrier and shm and below win. All state lives on the *Comm
 // values; the only process-wide state is which world Init returned, so that

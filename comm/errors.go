@@ -18,6 +18,9 @@ var (
 	ErrTruncate = errors.New("MPI_ERR_TRUNCATE: message truncated")
 	ErrTag      = errors.New("MPI_ERR_TAG: invalid tag")
 	ErrNoMem    = errors.New("MPI_ERR_NO_MEM: out of memory")
+	// ErrTopology: a call that needs a Cartesian topology (CartGet,
+	// CartShift, ...) on a communicator without one.
+	ErrTopology = errors.New("MPI_ERR_TOPOLOGY: invalid topology")
 	// ErrRequest: a request used as it may not be (Start of one that is
 	// not persistent, or is active, or was freed; Wait on a freed one).
 	ErrRequest   = errors.New("MPI_ERR_REQUEST: invalid request")

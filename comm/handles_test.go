@@ -40,6 +40,14 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"Comm.Free":          func(c *comm.Comm) error { return c.Free() },
 		"Comm.CreateGroup":   func(c *comm.Comm) error { _, err := c.CreateGroup(c.Group(), 0); return err },
 		"Comm.SplitType":     func(c *comm.Comm) error { _, err := c.SplitType(comm.TypeShared, 0, nil); return err },
+		"DimsCreate":         nil, // takes no handle: TestDimsCreate
+		"Comm.Topology":      func(c *comm.Comm) error { _ = c.Topology(); return nil },
+		"Comm.CartCreate":    func(c *comm.Comm) error { _, err := c.CartCreate([]int{1}, []bool{false}, false); return err },
+		"Comm.CartGet":       func(c *comm.Comm) error { _, _, _, err := c.CartGet(); return err },
+		"Comm.CartRank":      func(c *comm.Comm) error { _, err := c.CartRank([]int{0}); return err },
+		"Comm.CartCoords":    func(c *comm.Comm) error { _, err := c.CartCoords(0); return err },
+		"Comm.CartShift":     func(c *comm.Comm) error { _, _, err := c.CartShift(0, 1); return err },
+		"Comm.CartSub":       func(c *comm.Comm) error { _, err := c.CartSub([]bool{true}); return err },
 		"Compare":            nil, // on nil communicators: TestCommCompareNil
 		"Self":               nil, // TestCommunicators
 		"Comm.Finalize":      func(c *comm.Comm) error { return c.Finalize() },
@@ -212,7 +220,7 @@ func f64() *dtype.Type { return dtype.Basic(atomics.Float64) }
 var one, zero = []int{1}, []int{0}
 
 // handleColls are the calls that must fail with the handle's own error.
-var handleColls = []string{"Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free", "Comm.CreateGroup", "Comm.SplitType",
+var handleColls = []string{"Comm.CartCreate", "Comm.CartGet", "Comm.CartRank", "Comm.CartCoords", "Comm.CartShift", "Comm.CartSub", "Comm.Barrier", "Comm.Finalize", "Comm.Dup", "Comm.Split", "Comm.Create", "Comm.Free", "Comm.CreateGroup", "Comm.SplitType",
 	"Comm.Ibarrier", "Bcast", "Reduce", "ReduceInPlace", "Allreduce", "AllreduceInPlace", "Gather", "GatherInPlace", "Gatherv", "GathervInPlace",
 	"Scatter", "ScatterInPlace", "Scatterv", "ScattervInPlace", "Allgather", "AllgatherInPlace", "Allgatherv", "AllgathervInPlace",
 	"Alltoall", "AlltoallInPlace", "Alltoallv", "AlltoallvInPlace", "ReduceScatterBlock", "ReduceScatterBlockInPlace",

@@ -27,6 +27,8 @@ type Comm struct {
 	freed   atomic.Bool
 	// finalized, on the world: Finalize was called.
 	finalized atomic.Bool
+	// cart is the Cartesian topology (CartCreate, CartSub, Dup of one), or nil.
+	cart *cartTopo
 }
 
 var process struct {
@@ -199,6 +201,9 @@ func (c *Comm) usable(call string) error {
 	return nil
 }
 
+// valid is the receiver check of the code both backends share (cart.go).
+func (c *Comm) valid(call string) error { return c.usable(call) }
+
 // Barrier blocks until every rank of c has called it (MPI_Barrier).
 // Collective.
 func (c *Comm) Barrier() error {
@@ -209,7 +214,8 @@ func (c *Comm) Barrier() error {
 }
 
 // Dup makes a communicator with c's members in c's order and a context of
-// its own (MPI_Comm_dup). Collective.
+// its own (MPI_Comm_dup), with c's Cartesian topology if it has one.
+// Collective.
 func (c *Comm) Dup() (*Comm, error) {
 	if err := c.usable("Dup"); err != nil {
 		return nil, err
@@ -218,7 +224,11 @@ func (c *Comm) Dup() (*Comm, error) {
 	if err != nil {
 		return nil, mpiError("Dup", err)
 	}
-	return wrap(h, c.world)
+	d, err := wrap(h, c.world)
+	if d != nil {
+		d.cart = c.cart // MPI_Comm_dup keeps the topology
+	}
+	return d, err
 }
 
 // Split partitions c by color, ordering each part by key and then by rank
