@@ -438,6 +438,57 @@ int PMPI_Group_free(MPI_Group *group)
 	return shmGroupFree(HP(group));
 }
 
+/* ---- Cartesian topologies ------------------------------------------------ */
+
+/* MPI_Cart_create and MPI_Cart_sub leave their NULL checks to Go, which
+ * refuses them collectively (they agree on their arguments first). */
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
+{
+	return shmCartCreate(H(comm_old), ndims, (int *)(uintptr_t)dims, (int *)(uintptr_t)periods, reorder, HP(comm_cart));
+}
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+	return shmCartSub(H(comm), (int *)(uintptr_t)remain_dims, HP(newcomm));
+}
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+	ARG_COMM(ndims, comm);
+	return shmCartdimGet(H(comm), ndims);
+}
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+	return shmCartGet(H(comm), maxdims, dims, periods, coords);
+}
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+	ARG_COMM(rank, comm);
+	return shmCartRank(H(comm), (int *)(uintptr_t)coords, rank);
+}
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+	return shmCartCoords(H(comm), rank, maxdims, coords);
+}
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+	ARG_COMM(rank_source, comm);
+	ARG_COMM(rank_dest, comm);
+	return shmCartShift(H(comm), direction, disp, rank_source, rank_dest);
+}
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+	ARG_COMM(newrank, comm);
+	return shmCartMap(H(comm), ndims, (int *)(uintptr_t)dims, (int *)(uintptr_t)periods, newrank);
+}
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+	return shmDimsCreate(nnodes, ndims, dims);
+}
+int PMPI_Topo_test(MPI_Comm comm, int *status)
+{
+	ARG_COMM(status, comm);
+	return shmTopoTest(H(comm), status);
+}
+
 /* ---- info ------------------------------------------------------------- */
 
 int PMPI_Info_create(MPI_Info *info)

@@ -32,6 +32,14 @@
 #pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
 #pragma weak MPI_Buffer_flush = PMPI_Buffer_flush
 #pragma weak MPI_Cancel = PMPI_Cancel
+#pragma weak MPI_Cart_coords = PMPI_Cart_coords
+#pragma weak MPI_Cart_create = PMPI_Cart_create
+#pragma weak MPI_Cart_get = PMPI_Cart_get
+#pragma weak MPI_Cart_map = PMPI_Cart_map
+#pragma weak MPI_Cart_rank = PMPI_Cart_rank
+#pragma weak MPI_Cart_shift = PMPI_Cart_shift
+#pragma weak MPI_Cart_sub = PMPI_Cart_sub
+#pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
 #pragma weak MPI_Comm_attach_buffer = PMPI_Comm_attach_buffer
 #pragma weak MPI_Comm_attach_buffer_c = PMPI_Comm_attach_buffer_c
 #pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
@@ -64,6 +72,7 @@
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
 #pragma weak MPI_Comm_toint = PMPI_Comm_toint
 #pragma weak MPI_Compare_and_swap = PMPI_Compare_and_swap
+#pragma weak MPI_Dims_create = PMPI_Dims_create
 #pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
 #pragma weak MPI_Errhandler_fromint = PMPI_Errhandler_fromint
 #pragma weak MPI_Errhandler_toint = PMPI_Errhandler_toint
@@ -225,6 +234,7 @@
 #pragma weak MPI_Testall = PMPI_Testall
 #pragma weak MPI_Testany = PMPI_Testany
 #pragma weak MPI_Testsome = PMPI_Testsome
+#pragma weak MPI_Topo_test = PMPI_Topo_test
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 #pragma weak MPI_Type_contiguous_c = PMPI_Type_contiguous_c

@@ -705,60 +705,6 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 }
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
 
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
-{
-	return shmUnsupported("MPI_Cart_coords", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_coords = PMPI_Cart_coords
-
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
-{
-	return shmUnsupported("MPI_Cart_create", 0, (uintptr_t)comm_old);
-}
-#pragma weak MPI_Cart_create = PMPI_Cart_create
-
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
-{
-	return shmUnsupported("MPI_Cart_get", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_get = PMPI_Cart_get
-
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
-{
-	return shmUnsupported("MPI_Cart_map", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_map = PMPI_Cart_map
-
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
-{
-	return shmUnsupported("MPI_Cart_rank", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_rank = PMPI_Cart_rank
-
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
-{
-	return shmUnsupported("MPI_Cart_shift", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_shift = PMPI_Cart_shift
-
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
-{
-	return shmUnsupported("MPI_Cart_sub", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cart_sub = PMPI_Cart_sub
-
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
-{
-	return shmUnsupported("MPI_Cartdim_get", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
-
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-	return shmUnsupported("MPI_Dims_create", 0, 0);
-}
-#pragma weak MPI_Dims_create = PMPI_Dims_create
-
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
 	return shmUnsupported("MPI_Dist_graph_create_adjacent", 0, (uintptr_t)comm_old);
@@ -998,12 +944,6 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	return shmUnsupported("MPI_Neighbor_alltoall", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
-
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-	return shmUnsupported("MPI_Topo_test", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Topo_test = PMPI_Topo_test
 
 int PMPI_Add_error_class(int *errorclass)
 {
@@ -2116,4 +2056,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 312 functions of the standard ABI are implemented, 345 are not. */
+/* 322 functions of the standard ABI are implemented, 335 are not. */
