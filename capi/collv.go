@@ -196,3 +196,88 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 	}
 	return C.MPI_SUCCESS
 }
+
+// wSide reads one side of an Alltoallw: n counts, byte displacements and
+// type handles (the arrays named by names), and returns them with the
+// bytes from p the side's blocks span. A block reaching before p (a
+// displacement plus a negative lower bound) is refused, as buf refuses it.
+func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, names [3]string) ([]byte, []int, []int, []*dtype.Type, error) {
+	c, d, th := cArray(cp, n), cArray(dp, n), cArray(tp, n)
+	for i, a := range []bool{c == nil, d == nil, th == nil} {
+		if a && n > 0 {
+			return nil, nil, nil, nil, fmt.Errorf("%s is NULL: %w", names[i], comm.ErrArg)
+		}
+	}
+	counts, displs, types := make([]int, n), make([]int, n), make([]*dtype.Type, n)
+	var hi int64
+	for q := range n {
+		t, err := typeOf(uintptr(th[q]))
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%s[%d]: %w", names[2], q, err)
+		}
+		if c[q] < 0 {
+			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[0], q, int64(c[q]), comm.ErrCount)
+		}
+		if d[q] < 0 {
+			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[1], q, int64(d[q]), comm.ErrArg)
+		}
+		counts[q], displs[q], types[q] = int(c[q]), int(d[q]), t.t
+		if c[q] == 0 {
+			continue
+		}
+		lo, end, err := t.t.Span(int(c[q]))
+		switch {
+		case err != nil:
+			return nil, nil, nil, nil, fmt.Errorf("rank %d's block: %w", q, err)
+		case int64(d[q])+lo < 0:
+			return nil, nil, nil, nil, fmt.Errorf("rank %d's block, %d × %v at byte %d, reaches %d bytes before the buffer (negative lower bounds are not supported): %w",
+				q, int64(c[q]), t.t, int64(d[q]), -(int64(d[q]) + lo), errUnsupported)
+		case int64(d[q]) > maxSpan || end > maxSpan:
+			return nil, nil, nil, nil, fmt.Errorf("rank %d's block, %d × %v at byte %d, ends past any address space: %w", q, int64(c[q]), t.t, int64(d[q]), comm.ErrCount)
+		}
+		hi = max(hi, int64(d[q])+end)
+	}
+	if hi > 0 && isInPlace(p) {
+		return nil, nil, nil, nil, fmt.Errorf("MPI_IN_PLACE as a buffer this call does not take it for: %w", comm.ErrBuffer)
+	}
+	if hi > 0 && p == nil {
+		return nil, nil, nil, nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for blocks of %d bytes: %w", hi, comm.ErrBuffer)
+	}
+	return bytesAt(p, hi), counts, displs, types, nil
+}
+
+// shmAlltoallw is MPI_Alltoallw and MPI_Alltoallw_c (the int form's
+// counts and displacements widened by the C side).
+//
+//export shmAlltoallw
+func shmAlltoallw(sp *C.char, scounts *C.int64_t, sdispls *C.MPI_Aint, stypes *C.uintptr_t,
+	rp *C.char, rcounts *C.int64_t, rdispls *C.MPI_Aint, rtypes *C.uintptr_t, h C.uintptr_t, inPlace C.int) C.int {
+	const call = "MPI_Alltoallw"
+	x, code := collArgs(call, h)
+	if code != 0 {
+		return code
+	}
+	n := x.c.Size()
+	refuse := func(err error) error { return winc.RefuseColl(x.c, call, format.CollAlltoallv, err) }
+	err := func() error {
+		r, rc, rd, rt, err := wSide(rp, rcounts, rdispls, rtypes, n, [3]string{"recvcounts", "rdispls", "recvtypes"})
+		if err != nil {
+			return refuse(err)
+		}
+		if inPlace != 0 {
+			return comm.AlltoallwTypeInPlace(x.c, r, rc, rd, rt)
+		}
+		s, sc, sd, st, err := wSide(sp, scounts, sdispls, stypes, n, [3]string{"sendcounts", "sdispls", "sendtypes"})
+		if err != nil {
+			return refuse(err)
+		}
+		if len(s) > 0 && len(r) > 0 && sp == rp {
+			return refuse(aliased(sp))
+		}
+		return comm.AlltoallwType(x.c, s, sc, sd, st, r, rc, rd, rt)
+	}()
+	if err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}

@@ -1086,6 +1086,29 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 			IN_PLACE(sendbuf));
 }
 
+/* Alltoallw: each block its own type, displacements in bytes. */
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+		   const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	int64_t *sc = NULL, *rcn;
+	MPI_Aint *sd = NULL, *rd;
+	int rc = widen(comm, recvcounts, rdispls, &rcn, &rd);
+	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
+		rc = widen(comm, sendcounts, sdispls, &sc, &sd);
+	if (rc == MPI_SUCCESS)
+		rc = shmAlltoallw(B(sendbuf), sc, sd, (uintptr_t *)(uintptr_t)sendtypes, B(recvbuf), rcn, rd,
+				  (uintptr_t *)(uintptr_t)recvtypes, H(comm), IN_PLACE(sendbuf));
+	free(sc), free(sd), free(rcn), free(rd);
+	return rc;
+}
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+		     void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	return shmAlltoallw(B(sendbuf), (int64_t *)(uintptr_t)sendcounts, (MPI_Aint *)(uintptr_t)sdispls,
+			    (uintptr_t *)(uintptr_t)sendtypes, B(recvbuf), (int64_t *)(uintptr_t)recvcounts,
+			    (MPI_Aint *)(uintptr_t)rdispls, (uintptr_t *)(uintptr_t)recvtypes, H(comm), IN_PLACE(sendbuf));
+}
+
 /* Reduce_scatter: an Allreduce of every block, then this rank's block
  * moved into place by Pack and Unpack (which keep a derived type's holes
  * untouched). Correct for any type; it moves n times the data a direct

@@ -21,6 +21,8 @@
 #pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
 #pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
 #pragma weak MPI_Barrier = PMPI_Barrier
 #pragma weak MPI_Bcast = PMPI_Bcast
 #pragma weak MPI_Bcast_c = PMPI_Bcast_c

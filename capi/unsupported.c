@@ -297,12 +297,6 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 }
 #pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
 
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Alltoallw_c", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
-
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	return shmUnsupported("MPI_Alltoallw_init_c", 0, (uintptr_t)comm);
@@ -314,12 +308,6 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 	return shmUnsupported("MPI_Alltoallw_init", 0, (uintptr_t)comm);
 }
 #pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
-
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-	return shmUnsupported("MPI_Alltoallw", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Alltoallw = PMPI_Alltoallw
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -2056,4 +2044,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 322 functions of the standard ABI are implemented, 335 are not. */
+/* 324 functions of the standard ABI are implemented, 333 are not. */

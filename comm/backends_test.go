@@ -37,12 +37,13 @@ func init() {
 	ranktest.Register("be_dropped", beDropped)
 	ranktest.Register("be_anyerr", beAnyErr)
 	ranktest.Register("be_splittype_undefined", beSplitTypeUndefined)
+	ranktest.Register("be_alltoallw", beAlltoallw)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined", "be_alltoallw"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
@@ -1522,5 +1523,136 @@ func beSplitTypeUndefined(w *comm.Comm) error {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", me)
+	return nil
+}
+
+// beAlltoallw: AlltoallwType with a type per block on both sides
+// (contiguous int32 or strided ones), displacements in bytes with gaps
+// the call must leave alone, its in-place form, and one rank's bad
+// arguments reported on every rank.
+func beAlltoallw(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	i32 := dtype.Basic(atomics.Int32)
+	strided := func(count, stride int) *dtype.Type {
+		t, err := dtype.Vector(count, 1, stride, i32)
+		if err == nil {
+			err = t.Commit()
+		}
+		if err != nil {
+			panic(err)
+		}
+		return t
+	}
+	val := func(from, to, i int) int32 { return int32(from*1000 + to*10 + i) }
+
+	// Rank r sends j+1 values to rank j: plain int32s to an even rank,
+	// every other int32 to an odd one; it receives r+1 values from rank
+	// q: every third int32 from an even rank, plain int32s from an odd
+	// one. Each block sits one int32 past the end of the one before.
+	sc, sd, st := make([]int, n), make([]int, n), make([]*dtype.Type, n)
+	rc, rd, rt := make([]int, n), make([]int, n), make([]*dtype.Type, n)
+	var send, recv []int32
+	for j := range n {
+		send = append(send, -1) // the gap
+		sd[j] = 4 * len(send)
+		block := make([]int32, 2*(j+1))
+		for i := range block {
+			block[i] = -1
+		}
+		if j%2 == 0 {
+			sc[j], st[j] = j+1, i32
+			for i := range j + 1 {
+				block[i] = val(r, j, i)
+			}
+		} else {
+			sc[j], st[j] = 1, strided(j+1, 2)
+			for i := range j + 1 {
+				block[2*i] = val(r, j, i)
+			}
+		}
+		send = append(send, block...)
+	}
+	for q := range n {
+		recv = append(recv, -1)
+		rd[q] = 4 * len(recv)
+		if q%2 == 0 {
+			rc[q], rt[q] = 1, strided(r+1, 3)
+		} else {
+			rc[q], rt[q] = r+1, i32
+		}
+		for range 3 * (r + 1) {
+			recv = append(recv, -1)
+		}
+	}
+	if err := comm.AlltoallwType(c, i32bytes(send), sc, sd, st, i32bytes(recv), rc, rd, rt); err != nil {
+		return fmt.Errorf("AlltoallwType: %w", err)
+	}
+	want := make([]int32, len(recv))
+	for i := range want {
+		want[i] = -1
+	}
+	for q := range n {
+		at, step := rd[q]/4, 1
+		if q%2 == 0 {
+			step = 3
+		}
+		for i := range r + 1 {
+			want[at+step*i] = val(q, r, i)
+		}
+	}
+	if err := ranktest.Want("AlltoallwType", recv, want); err != nil {
+		return err
+	}
+
+	// In place: the block for (and from) rank j holds r+j+1 values,
+	// plain to an even rank and every other int32 to an odd one.
+	cnt, dis, typ := make([]int, n), make([]int, n), make([]*dtype.Type, n)
+	var buf []int32
+	for j := range n {
+		buf = append(buf, -1)
+		dis[j] = 4 * len(buf)
+		m := r + j + 1
+		block := make([]int32, 2*m)
+		for i := range block {
+			block[i] = -1
+		}
+		step := 1
+		if j%2 == 0 {
+			cnt[j], typ[j] = m, i32
+		} else {
+			cnt[j], typ[j], step = 1, strided(m, 2), 2
+		}
+		for i := range m {
+			block[step*i] = val(r, j, i)
+		}
+		buf = append(buf, block...)
+	}
+	want = slices.Clone(buf)
+	for j := range n {
+		step := 1
+		if j%2 == 1 {
+			step = 2
+		}
+		for i := range r + j + 1 {
+			want[dis[j]/4+step*i] = val(j, r, i)
+		}
+	}
+	if err := comm.AlltoallwTypeInPlace(c, i32bytes(buf), cnt, dis, typ); err != nil {
+		return fmt.Errorf("AlltoallwTypeInPlace: %w", err)
+	}
+	if err := ranktest.Want("AlltoallwTypeInPlace", buf, want); err != nil {
+		return err
+	}
+
+	// The last rank passes one type too few: ErrCount on every rank.
+	bad := st
+	if r == n-1 {
+		bad = st[:n-1]
+	}
+	err := comm.AlltoallwType(c, i32bytes(send), sc, sd, bad, i32bytes(recv), rc, rd, rt)
+	if !errors.Is(err, comm.ErrCount) {
+		return fmt.Errorf("AlltoallwType with rank %d's %d types: %v, want ErrCount", n-1, n-1, err)
+	}
+	fmt.Printf("rank %d ok\n", r)
 	return nil
 }

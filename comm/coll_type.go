@@ -688,3 +688,17 @@ func ExscanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, coun
 			return scan(c, "ExscanTypeInPlace", format.CollExscan, s, r, op, true, bad)
 		})
 }
+
+// blockBytes is the packed bytes of one block of an Alltoallw (alltoallw.go),
+// after checking it.
+func (c *Comm) blockBytes(call string, d tdata) (int, error) { return c.tcheck(call, d) }
+
+// alltoallwBytes moves Alltoallw's packed blocks (alltoallw.go) as
+// bytes: bad is this rank's argument error, which every rank reports;
+// moved says the data moved (the call succeeded, or only an earlier
+// call's mismatch is reported). In place, send and recv are one buffer,
+// which alltoallv's rounds read before they write.
+func (c *Comm) alltoallwBytes(call string, send []byte, sc, sd []int, recv []byte, rc, rd []int, _ bool, bad error) (moved bool, err error) {
+	err = alltoallv(c, call, send, sc, sd, recv, rc, rd, wire{typ: typAny, size: 1, bad: bad})
+	return ran(err), err
+}

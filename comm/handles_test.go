@@ -198,6 +198,10 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"ScattervTypeInPlace":   func(c *comm.Comm) error { return comm.ScattervTypeInPlace(c, b8(), 1, one, zero, f64(), 0) },
 		"AllgathervTypeInPlace": func(c *comm.Comm) error { return comm.AllgathervTypeInPlace(c, b8(), one, zero, f64()) },
 		"AlltoallvTypeInPlace":  func(c *comm.Comm) error { return comm.AlltoallvTypeInPlace(c, b8(), one, zero, f64()) },
+		"AlltoallwType": func(c *comm.Comm) error {
+			return comm.AlltoallwType(c, b8(), one, zero, []*dtype.Type{f64()}, b8(), one, zero, []*dtype.Type{f64()})
+		},
+		"AlltoallwTypeInPlace": func(c *comm.Comm) error { return comm.AlltoallwTypeInPlace(c, b8(), one, zero, []*dtype.Type{f64()}) },
 		"ReduceScatterBlockTypeInPlace": func(c *comm.Comm) error {
 			return comm.ReduceScatterBlockTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum)
 		},
@@ -231,8 +235,8 @@ var handleColls = []string{"Comm.CartCreate", "Comm.CartGet", "Comm.CartRank", "
 	"Comm.SendrecvReplaceType", "BcastType", "GatherType", "GatherTypeInPlace", "GathervType", "ScatterType", "ScatterTypeInPlace",
 	"ScattervType", "AllgatherType", "AllgatherTypeInPlace", "AllgathervType", "AlltoallType", "AlltoallTypeInPlace", "AlltoallvType",
 	"ReduceType", "ReduceTypeInPlace", "AllreduceType", "AllreduceTypeInPlace", "ReduceScatterBlockType", "ScanType", "ExscanType",
-	"GathervTypeInPlace", "ScattervTypeInPlace", "AllgathervTypeInPlace", "AlltoallvTypeInPlace", "ReduceScatterBlockTypeInPlace",
-	"ScanTypeInPlace", "ExscanTypeInPlace", "Comm.SendInit", "Comm.SsendInit", "Comm.RecvInit", "SendInitT", "RecvInitT",
+	"GathervTypeInPlace", "ScattervTypeInPlace", "AllgathervTypeInPlace", "AlltoallvTypeInPlace", "AlltoallwType", "AlltoallwTypeInPlace",
+	"ReduceScatterBlockTypeInPlace", "ScanTypeInPlace", "ExscanTypeInPlace", "Comm.SendInit", "Comm.SsendInit", "Comm.RecvInit", "SendInitT", "RecvInitT",
 	"Comm.SendInitType", "Comm.SsendInitType", "Comm.RecvInitType"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {

@@ -760,3 +760,22 @@ func ExscanTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []byte, coun
 	return reduceType(c, "ExscanTypeInPlace", d, d, true, true, nil,
 		func(s, _ []T) error { return ExscanInPlace(c, s, op) })
 }
+
+// blockBytes is the packed bytes of one block of an Alltoallw (alltoallw.go),
+// after checking it.
+func (c *Comm) blockBytes(call string, d tdata) (int, error) {
+	return c.typedSize(call, d.buf, d.count, d.t)
+}
+
+// alltoallwBytes moves Alltoallw's packed blocks (alltoallw.go) as
+// bytes, once every rank has agreed on bad, this rank's argument error;
+// moved says the data moved.
+func (c *Comm) alltoallwBytes(call string, send []byte, sc, sd []int, recv []byte, rc, rd []int, inPlace bool, bad error) (moved bool, err error) {
+	err = c.typedCall(call, bad, func() error {
+		if inPlace {
+			return AlltoallvInPlace(c, recv, rc, rd)
+		}
+		return Alltoallv(c, send, sc, sd, recv, rc, rd)
+	})
+	return err == nil, err
+}
