@@ -636,6 +636,29 @@ SENDRECV(Sendrecv_c, MPI_Count)
 SENDRECV_REPLACE(Sendrecv_replace, int)
 SENDRECV_REPLACE(Sendrecv_replace_c, MPI_Count)
 
+/* MPI 4.0's nonblocking forms: one request for the receive and the send. */
+#define ISENDRECV(NAME, CT)                                                                                           \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,   \
+			CT recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) \
+	{                                                                                                             \
+		ARG_COMM(request, comm);                                                                              \
+		return shmIsendrecv(B(sendbuf), sendcount, H(sendtype), dest, sendtag, B(recvbuf), recvcount, H(recvtype), \
+				    source, recvtag, H(comm), HP(request), "MPI_" #NAME);                                  \
+	}
+ISENDRECV(Isendrecv, int)
+ISENDRECV(Isendrecv_c, MPI_Count)
+
+#define ISENDRECV_REPLACE(NAME, CT)                                                                            \
+	int PMPI_##NAME(void *buf, CT count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, \
+			MPI_Comm comm, MPI_Request *request)                                                   \
+	{                                                                                                      \
+		ARG_COMM(request, comm);                                                                       \
+		return shmIsendrecvReplace(B(buf), count, H(datatype), dest, sendtag, source, recvtag, H(comm),      \
+					   HP(request), "MPI_" #NAME);                                          \
+	}
+ISENDRECV_REPLACE(Isendrecv_replace, int)
+ISENDRECV_REPLACE(Isendrecv_replace_c, MPI_Count)
+
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) { return shmProbe(source, tag, H(comm), 1, NULL, status); }
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {

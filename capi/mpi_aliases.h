@@ -149,6 +149,10 @@
 #pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
 #pragma weak MPI_Isend = PMPI_Isend
 #pragma weak MPI_Isend_c = PMPI_Isend_c
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
 #pragma weak MPI_Issend = PMPI_Issend
 #pragma weak MPI_Issend_c = PMPI_Issend_c
 #pragma weak MPI_Message_fromint = PMPI_Message_fromint

@@ -259,6 +259,9 @@ func (r *Request) Free() error {
 		}
 		return nil
 	}
+	if x := r.ext; x != nil && x.parts != nil {
+		return x.parts[1].Free() // the send needs nothing more
+	}
 	if x := r.ext; x != nil && x.pers != nil {
 		p, err := r.persistOf("Free")
 		if err != nil {

@@ -43,6 +43,7 @@ type requestExt struct {
 	poll  func(block bool) (bool, error)      // reports completion; blocks if asked (not point-to-point)
 	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
 	pers  *persist                            // a persistent request's (p2p_persist.go); the fields above unused
+	parts *[2]*Request                        // a send's and a receive's started together (isendrecv.go)
 }
 
 // recvReq is a receive's request and what its operation leaves there when
