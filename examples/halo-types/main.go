@@ -1,7 +1,3 @@
-// The MPI backend (-tags mpi) has no datatype forms yet (docs/MPI.md).
-
-//go:build !mpi
-
 // Command halo-types runs a 2D Jacobi smoother on a grid split into blocks
 // of columns, one block per rank, with derived datatypes doing the
 // strided work: each rank's edge columns go to its neighbours' ghost
