@@ -38,12 +38,13 @@ func init() {
 	ranktest.Register("be_anyerr", beAnyErr)
 	ranktest.Register("be_splittype_undefined", beSplitTypeUndefined)
 	ranktest.Register("be_alltoallw", beAlltoallw)
+	ranktest.Register("be_nbc", beNonblockingColl)
 }
 
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined", "be_alltoallw"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined", "be_alltoallw", "be_nbc"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.
@@ -1652,6 +1653,219 @@ func beAlltoallw(c *comm.Comm) error {
 	err := comm.AlltoallwType(c, i32bytes(send), sc, sd, bad, i32bytes(recv), rc, rd, rt)
 	if !errors.Is(err, comm.ErrCount) {
 		return fmt.Errorf("AlltoallwType with rank %d's %d types: %v, want ErrCount", n-1, n-1, err)
+	}
+	fmt.Printf("rank %d ok\n", r)
+	return nil
+}
+
+// beNonblockingColl: every nonblocking collective against its blocking
+// form's result, many outstanding at once beside blocking collectives,
+// point-to-point traffic a rank must get through before it calls the
+// collective another rank has started (the progress a nonblocking
+// collective promises), Test loops, Waitany, and Free with one pending.
+func beNonblockingColl(c *comm.Comm) error {
+	r, n := c.Rank(), c.Size()
+	vals := func(q int) []int64 { return []int64{int64(q + 1), int64(10 * q), int64(-q)} }
+	sum := make([]int64, 3)
+	for q := range n {
+		for i, v := range vals(q) {
+			sum[i] += v
+		}
+	}
+	root := n - 1
+
+	// Started in a row, completed together, results checked.
+	ar := make([]int64, 3)
+	bc := []int64{-1}
+	if r == root {
+		bc[0] = 77
+	}
+	red := make([]int64, 3)
+	ga := make([]int64, 3*n)
+	ag := make([]int64, n)
+	sc := make([]int64, 1)
+	var scs []int64
+	if r == root {
+		for q := range n {
+			scs = append(scs, int64(100+q))
+		}
+	}
+	a2a := make([]int64, n)
+	a2s := make([]int64, n)
+	for j := range n {
+		a2s[j] = int64(r*1000 + j)
+	}
+	scan, exscan := []int64{0}, []int64{-5}
+	rsb := make([]int64, 1)
+	rsbIn := make([]int64, n)
+	for j := range n {
+		rsbIn[j] = int64(j + r)
+	}
+	inplace := vals(r)
+	var reqs []*comm.Request
+	add := func(q *comm.Request, err error) {
+		if err != nil {
+			panic(err)
+		}
+		reqs = append(reqs, q)
+	}
+	add(comm.Iallreduce(c, vals(r), ar, atomics.Sum))
+	add(comm.Ibcast(c, bc, root))
+	add(comm.Ireduce(c, vals(r), red, atomics.Sum, root))
+	add(comm.Igather(c, vals(r), ga, 0))
+	add(comm.Iallgather(c, []int64{int64(r * r)}, ag))
+	add(comm.Iscatter(c, scs, sc, root))
+	add(comm.Ialltoall(c, a2s, a2a))
+	add(comm.Iscan(c, []int64{int64(r + 1)}, scan, atomics.Sum))
+	add(comm.Iexscan(c, []int64{int64(r + 1)}, exscan, atomics.Sum))
+	add(comm.IreduceScatterBlock(c, rsbIn, rsb, atomics.Sum))
+	add(comm.IallreduceInPlace(c, inplace, atomics.Max))
+	if err := comm.WaitallInto(reqs, nil); err != nil {
+		return fmt.Errorf("Waitall of the nonblocking collectives: %w", err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"Iallreduce", ar, sum},
+		{"Ibcast", bc, []int64{77}},
+		{"Iallgather", ag, func() []int64 {
+			w := make([]int64, n)
+			for q := range n {
+				w[q] = int64(q * q)
+			}
+			return w
+		}()},
+		{"Ialltoall", a2a, func() []int64 {
+			w := make([]int64, n)
+			for q := range n {
+				w[q] = int64(q*1000 + r)
+			}
+			return w
+		}()},
+		{"Iscan", scan, []int64{int64((r + 1) * (r + 2) / 2)}},
+		{"IreduceScatterBlock", rsb, []int64{int64(n*r + n*(n-1)/2)}},
+		{"IallreduceInPlace", inplace, []int64{int64(n), int64(10 * (n - 1)), 0}},
+		{"Iscatter", sc, []int64{int64(100 + r)}},
+	}
+	if r == root {
+		checks = append(checks, struct {
+			name      string
+			got, want any
+		}{"Ireduce", red, sum})
+	}
+	if r == 0 {
+		var w []int64
+		for q := range n {
+			w = append(w, vals(q)...)
+		}
+		checks = append(checks, struct {
+			name      string
+			got, want any
+		}{"Igather", ga, w})
+	} else {
+		checks = append(checks, struct {
+			name      string
+			got, want any
+		}{"Iexscan", exscan, []int64{int64(r * (r + 1) / 2)}})
+	}
+	for _, k := range checks {
+		if err := ranktest.Want(k.name, k.got, k.want); err != nil {
+			return err
+		}
+	}
+
+	// Interleaved with blocking collectives: the order is the calls'.
+	x, y := []int64{int64(r)}, []int64{-1}
+	q1, err := comm.IallreduceInPlace(c, x, atomics.Sum)
+	if err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	y[0] = int64(10 * r)
+	if err := comm.Bcast(c, y, 0); err != nil {
+		return err
+	}
+	q2, err := comm.Ibcast(c, y, root)
+	if err != nil {
+		return err
+	}
+	if err := comm.WaitallInto([]*comm.Request{q2, q1}, nil); err != nil {
+		return err
+	}
+	if err := ranktest.Want("interleaved", []int64{x[0], y[0]}, []int64{int64(n * (n - 1) / 2), 0}); err != nil {
+		return err
+	}
+
+	// Progress: rank 0 starts an Iallreduce, then sends to rank 1, which
+	// receives before it starts its own; both then wait.
+	if n >= 2 {
+		z := []float64{float64(r)}
+		var q *comm.Request
+		start := func() error {
+			var err error
+			q, err = comm.IallreduceInPlace(c, z, atomics.Sum)
+			return err
+		}
+		switch r {
+		case 0:
+			if err := start(); err != nil {
+				return err
+			}
+			if err := c.Send([]byte{1}, 1, 5); err != nil {
+				return err
+			}
+		case 1:
+			if _, err := c.Recv(make([]byte, 1), 0, 5); err != nil {
+				return err
+			}
+			if err := start(); err != nil {
+				return err
+			}
+		default:
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		// Test until done, then Waitany on the completed request.
+		for {
+			_, ok, err := q.Test()
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+			runtime.Gosched()
+		}
+		if err := ranktest.Want("progress", z[0], float64(n*(n-1)/2)); err != nil {
+			return err
+		}
+	}
+
+	// Free with a collective pending on the communicator: it completes.
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	w := []int32{int32(r)}
+	q3, err := comm.IallreduceInPlace(d, w, atomics.Max)
+	if err != nil {
+		return err
+	}
+	if err := d.Free(); err != nil {
+		return fmt.Errorf("Free with an Iallreduce pending: %w", err)
+	}
+	if _, err := q3.Wait(); err != nil {
+		return err
+	}
+	if err := ranktest.Want("pending at Free", w[0], int32(n-1)); err != nil {
+		return err
+	}
+	if _, err := comm.Ibcast(d, w, 0); !errors.Is(err, comm.ErrComm) {
+		return fmt.Errorf("Ibcast on a freed communicator: %v, want ErrComm", err)
 	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil

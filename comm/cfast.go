@@ -85,10 +85,10 @@ func init() {
 	}
 	winc.BarrierOf = func(x any) *winc.Barrier {
 		c, ok := x.(*Comm)
-		if !ok || c.check("Barrier") != nil || c.coll == nil || rec != nil || chk != nil {
+		if !ok || c.check("Barrier") != nil || c.coll.Load() == nil || rec != nil || chk != nil {
 			return nil
 		}
-		a := c.coll
+		a := c.coll.Load()
 		s := mkSig(format.CollBarrier, 0, 0, -1, 0)
 		b := &winc.Barrier{
 			Coll:      a.h,

@@ -158,8 +158,14 @@ const (
 // area returns c's collective area, making it on the first collective call
 // (which every rank makes: it is collective).
 func (c *Comm) area(call string) (*collArea, error) {
-	if c.coll != nil {
-		return c.coll, nil
+	if a := c.coll.Load(); a != nil {
+		return a, nil
+	}
+	// A nonblocking collective's job and Ibarrier may both be first.
+	c.areaMu.Lock()
+	defer c.areaMu.Unlock()
+	if a := c.coll.Load(); a != nil {
+		return a, nil
 	}
 	l := format.NewCollLayout(c.Size(), shm.PageSize)
 	init := func(mem []byte) error {
@@ -201,7 +207,7 @@ func (c *Comm) area(call string) (*collArea, error) {
 		}
 		c.clocks = chk.NewClocks(cm, clockSlots, c.members, c.Rank())
 	}
-	c.coll = a
+	c.coll.Store(a)
 	return a, nil
 }
 
@@ -548,11 +554,11 @@ func (c *Comm) agreeCall(name string, kind uint8) error {
 // settle found and no call has reported yet (Free and Finalize report it
 // once they are done).
 func (c *Comm) takeStale() error {
-	if c.coll == nil {
+	if c.coll.Load() == nil {
 		return nil
 	}
-	s := c.coll.stale
-	c.coll.stale = nil
+	s := c.coll.Load().stale
+	c.coll.Load().stale = nil
 	return s
 }
 
@@ -593,11 +599,14 @@ func (c *Comm) begin(k *call, name string) error {
 	return nil
 }
 
-// prepare checks c and returns its collective area, made if need be.
+// prepare checks c and returns its collective area, made if need be,
+// once the nonblocking collectives queued on c before this call have run
+// (nbc.go): they use the same area.
 func (c *Comm) prepare(name string) (*collArea, error) {
 	if err := c.check(name); err != nil {
 		return nil, err
 	}
+	c.nbc.Load().drain()
 	return c.area(name)
 }
 

@@ -117,7 +117,7 @@ func TestRoundsWrap(t *testing.T) {
 				if err := c.Barrier(); err != nil { // the area exists, round 1 done
 					return err
 				}
-				a := c.coll
+				a := c.coll.Load()
 				meet(0)
 				// Both ranks are between calls: move every round counter and
 				// round word 40 rounds short of the wrap, as if that many
@@ -147,7 +147,7 @@ func TestRoundsWrap(t *testing.T) {
 						return errors.Join(err, errors.New("Allreduce across the wrap: wrong data"))
 					}
 				}
-				if int32(c.coll.h.Round-start) < 200 {
+				if int32(c.coll.Load().h.Round-start) < 200 {
 					return errors.New("the rounds did not pass the wrap")
 				}
 				return nil
@@ -204,7 +204,7 @@ func TestIbarrierWake(t *testing.T) {
 			if err := c.Barrier(); err != nil { // the area exists
 				return err
 			}
-			sleepers := c.coll.ibar[0].Sleepers
+			sleepers := c.coll.Load().ibar[0].Sleepers
 			for i := 0; atomic.LoadUint32(sleepers) == 0; i++ {
 				if i == 10000 {
 					return errors.New("rank 1 never slept in its Ibarrier")

@@ -602,6 +602,15 @@ func stillWorks(c *comm.Comm) error {
 	return nil
 }
 
+// waitNBC waits for a nonblocking collective just started.
+func waitNBC(q *comm.Request, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = q.Wait()
+	return err
+}
+
 // mismatchCase is a call every rank makes, differently: each must return
 // an error of class.
 type mismatchCase struct {
@@ -683,6 +692,15 @@ func TestMismatches(t *testing.T) {
 		}},
 		{"a root's counts", comm.ErrCount, func(c *comm.Comm) error {
 			return comm.Gatherv(c, make([]float64, 1), make([]float64, 4), []int{1, 2, 1}, []int{0, 1, 3}, 0)
+		}},
+		{"nonblocking counts", comm.ErrCount, func(c *comm.Comm) error {
+			return waitNBC(comm.IallreduceInPlace(c, make([]float64, 3+c.Rank()%2), atomics.Sum))
+		}},
+		{"nonblocking against blocking", comm.ErrArg, func(c *comm.Comm) error {
+			if c.Rank() == 1 {
+				return comm.AllreduceInPlace(c, make([]float64, 1), atomics.Sum)
+			}
+			return waitNBC(comm.Ibcast(c, make([]float64, 1), 0))
 		}},
 		{"alltoallv matrix", comm.ErrCount, func(c *comm.Comm) error {
 			sc := []int{1, 1, 1}

@@ -24,20 +24,22 @@ type Comm struct {
 	t         *team.Team
 	members   []int // world rank of each comm rank
 	exit      func(code int)
-	finalized atomic.Bool      // on the world: Finalize was called
-	world     *Comm            // the world this communicator was made from (itself for the world)
-	freed     atomic.Bool      // Free was called (never on the world)
-	self      bool             // Self's communicator: only this process
-	topoState                  // on the world: this process's place in the hardware
-	coll      *collArea        // the collective area, made by the first collective call
-	eng       *engine          // on the world: the point-to-point engine
-	pt        p2pInfo          // message context and rank map, made on first use
-	clocks    *rmacheck.Clocks // shmrun --check: the members' published clocks (with coll)
-	calls     uint64           // shmrun --check: collective calls so far (their clock slots alternate)
-	groupMsgs []team.Message   // on the world: CreateGroup messages that came before their call
-	appNum    int              // on the world: MPI_APPNUM, if appSet (the launcher's EnvAppNum)
+	finalized atomic.Bool              // on the world: Finalize was called
+	world     *Comm                    // the world this communicator was made from (itself for the world)
+	freed     atomic.Bool              // Free was called (never on the world)
+	self      bool                     // Self's communicator: only this process
+	topoState                          // on the world: this process's place in the hardware
+	coll      atomic.Pointer[collArea] // the collective area, made by the first collective call
+	eng       *engine                  // on the world: the point-to-point engine
+	pt        p2pInfo                  // message context and rank map, made on first use
+	clocks    *rmacheck.Clocks         // shmrun --check: the members' published clocks (with coll)
+	calls     uint64                   // shmrun --check: collective calls so far (their clock slots alternate)
+	groupMsgs []team.Message           // on the world: CreateGroup messages that came before their call
+	appNum    int                      // on the world: MPI_APPNUM, if appSet (the launcher's EnvAppNum)
 	appSet    bool
-	cart      *cartTopo // the Cartesian topology (CartCreate, CartSub, Dup of one), or nil
+	cart      *cartTopo                // the Cartesian topology (CartCreate, CartSub, Dup of one), or nil
+	nbc       atomic.Pointer[nbcQueue] // the nonblocking collectives queued (nbc.go), made by the first
+	areaMu    sync.Mutex               // orders the making of coll (a job's and Ibarrier's)
 }
 
 var process struct {
@@ -169,6 +171,7 @@ func Finalize() error {
 		return fmt.Errorf("comm: Finalize before Init: %w", ErrInit)
 	}
 	w := process.world
+	nbcDrainAll() // a queued collective's job must not outlive the runtime
 	err := w.Finalize()
 	if w.finalized.Load() { // not when the ranks disagreed on the call
 		process.world, process.self, process.done = nil, nil, true
@@ -192,7 +195,7 @@ func (c *Comm) Finalize() error {
 	// that every rank is finalizing: a rank in Finalize while another is in
 	// a collective is then an error on both, and this rank is not
 	// finalized. (Before any collective, Finalize makes no area for it.)
-	if c.coll != nil {
+	if c.coll.Load() != nil {
 		if err := c.agreeCall("Finalize", format.CollFinalize); err != nil {
 			return err
 		}

@@ -189,13 +189,14 @@ func (c *Comm) Free() error {
 		return c.wrapWait("Free", err)
 	}
 	stale := c.takeStale()
+	c.forgetQueue() // drained by agreeCall
 	c.freed.Store(true)
 	if e := c.world.eng; e != nil {
 		e.forget(c.t.Context()) // every member is past its sends on c
 	}
-	if c.coll != nil {
-		c.coll.freed.Store(true)
-		c.coll.release()
+	if c.coll.Load() != nil {
+		c.coll.Load().freed.Store(true)
+		c.coll.Load().release()
 	}
 	c.t.Release()
 	return stale // an earlier call's mismatch, found late; c is freed

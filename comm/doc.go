@@ -27,6 +27,15 @@
 // x_{n-1})), so a floating-point result is the same bits on every rank and
 // in every run with the same number of ranks.
 //
+// Each has a nonblocking form (Ibcast, Iallreduce, IallreduceInPlace and
+// the rest: MPI_Ibcast ...), which returns a Request at once: the call is
+// queued on its communicator, and one goroutine a communicator runs the
+// queued calls in call order, so they progress while the caller computes
+// or exchanges messages (a rank may start one, then send the message
+// another rank needs before it starts its own). A blocking collective on
+// the same communicator first lets the queued ones finish (they use the
+// same area); Ibarrier keeps its own counters and never waits for them.
+//
 // Collective calls must be made by every rank of the communicator in the
 // same order. The first round of every blocking collective carries each
 // rank's signature (call, element type, op, root, count), and every rank

@@ -4,7 +4,7 @@ package comm
 
 // SingleCopy reports whether c's collectives move large payloads by single
 // copy (for tests in package comm_test).
-func SingleCopy(c *Comm) bool { return c.coll != nil && c.coll.single }
+func SingleCopy(c *Comm) bool { return c.coll.Load() != nil && c.coll.Load().single }
 
 // SetSingleOff turns single copy off for the communicators whose area is
 // made afterwards (tests of the staging path between processes).

@@ -29,6 +29,11 @@ type Comm struct {
 	finalized atomic.Bool
 	// cart is the Cartesian topology (CartCreate, CartSub, Dup of one), or nil.
 	cart *cartTopo
+	// nbc is the nonblocking collectives queued (nbc.go), made by the
+	// first; twin, a duplicate of h made with c, is where they run, apart
+	// from c's blocking collectives (nil for a twin).
+	nbc  atomic.Pointer[nbcQueue]
+	twin *Comm
 }
 
 var process struct {
@@ -97,6 +102,13 @@ func wrap(h mpi.Comm, world *Comm) (*Comm, error) {
 	if c.members, err = h.WorldRanks(c.size); err != nil {
 		return nil, mpiError("", err)
 	}
+	// The twin is made now, with c, by every rank: made by the first
+	// nonblocking collective, it would make that call block.
+	th, err := h.Dup()
+	if err != nil {
+		return nil, mpiError("", err)
+	}
+	c.twin = &Comm{h: th, rank: c.rank, size: c.size, members: c.members, world: c.world}
 	return c, nil
 }
 
@@ -121,6 +133,7 @@ func Finalize() error {
 		return fmt.Errorf("comm: Finalize called twice: %w", ErrFinalized)
 	}
 	process.done = true
+	nbcDrainAll() // a queued collective's job must not outlive the MPI
 	process.world.finalized.Store(true)
 	if err := mpi.Finalize(); err != nil {
 		return mpiError("Finalize", err)
@@ -449,6 +462,15 @@ func (c *Comm) Free() error {
 	}
 	if !c.freed.CompareAndSwap(false, true) {
 		return fmt.Errorf("comm: Free of a freed communicator: %w", ErrComm)
+	}
+	// The nonblocking collectives pending on c complete as they would
+	// have (MPI 4.1 §7.4.3): on the twin, freed after them.
+	c.forgetQueue()
+	if c.twin != nil {
+		c.twin.freed.Store(true)
+		if err := c.twin.h.Free(); err != nil {
+			return mpiError("Free", err)
+		}
 	}
 	return mpiError("Free", c.h.Free())
 }

@@ -55,6 +55,10 @@ type reqExtra struct {
 	// the caller's instances when it completes.
 	before func()
 	after  func(n int)
+
+	// job is a nonblocking collective's (nbc.go): its outcome is the
+	// request's.
+	job *nbcJob
 }
 
 // extra returns r.x, made on first use.
@@ -327,6 +331,11 @@ func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error)
 // completed; blocks is release's.
 func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Status, error) {
 	r.live = false
+	if r.x != nil && r.x.job != nil {
+		<-r.x.job.done // closed before the MPI completed the request
+		r.done, r.st, r.err = true, Status{}, r.x.job.err
+		return r.st, r.err
+	}
 	st := goStatus(rs.Status, max(1, r.size))
 	err := mpiError(call, rs.Err)
 	if rs.Cancelled {

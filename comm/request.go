@@ -253,7 +253,13 @@ func (r *Request) Cancel() error {
 // reach. Unlike the blocking collectives, a rank in Ibarrier while another
 // is in a different collective is not detected.
 func (c *Comm) Ibarrier() (*Request, error) {
-	a, err := c.prepare("Ibarrier")
+	// Not prepare: Ibarrier's counters are apart from the rounds the
+	// nonblocking collectives' jobs may be running, which it must not
+	// wait for.
+	if err := c.check("Ibarrier"); err != nil {
+		return nil, err
+	}
+	a, err := c.area("Ibarrier")
 	if err != nil {
 		return nil, err
 	}

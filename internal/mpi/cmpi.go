@@ -346,6 +346,23 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 	return rc == MPI_ERR_IN_STATUS ? MPI_SUCCESS : rc;
 }
 
+// A generalized request (MPI_Grequest_start) completed by the Go side:
+// a nonblocking collective's, whose job runs on a goroutine. Its status
+// is the empty one; it cannot be cancelled.
+static int shmc_greq_query(void *extra, MPI_Status *st) {
+	(void)extra;
+	MPI_Status_set_elements(st, MPI_BYTE, 0);
+	MPI_Status_set_cancelled(st, 0);
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	return MPI_SUCCESS;
+}
+static int shmc_greq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int shmc_greq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+static int shmc_greq_start(MPI_Request *r) {
+	return MPI_Grequest_start(shmc_greq_query, shmc_greq_free, shmc_greq_cancel, NULL, r);
+}
+
 static void shmc_noop(void) {}
 
 static void shmc_memcpy(uintptr_t dst, uintptr_t src, size_t n) { memcpy((void *)dst, (const void *)src, n); }
@@ -1540,6 +1557,20 @@ func (c Comm) Ibarrier() (Request, error) {
 	var r Request
 	err := check(C.MPI_Ibarrier(c.h, &r.h), "MPI_Ibarrier")
 	return r, err
+}
+
+// GrequestStart is MPI_Grequest_start of a request the caller completes
+// with GrequestComplete (from any thread): its status is empty.
+func GrequestStart() (Request, error) {
+	var r Request
+	err := check(C.shmc_greq_start(&r.h), "MPI_Grequest_start")
+	return r, err
+}
+
+// GrequestComplete is MPI_Grequest_complete of r, a copy of the handle
+// GrequestStart returned (the waiter's copy becomes MPI_REQUEST_NULL).
+func GrequestComplete(r Request) error {
+	return check(C.MPI_Grequest_complete(r.h), "MPI_Grequest_complete")
 }
 
 // Start is MPI_Start.

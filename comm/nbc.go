@@ -1,0 +1,329 @@
+package comm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/atomics"
+)
+
+// Nonblocking collectives (MPI 4.1 §6.12), written once for both
+// backends. Each call queues its blocking form as a job on its
+// communicator; one worker goroutine a communicator runs the queued jobs
+// in call order, and the request completes when its job has run. The
+// order is MPI's: every rank queues the same collectives in the same
+// order, so every rank's worker runs them in that order, and a job waits
+// for nothing but the other ranks' same job.
+//
+// The jobs must not run beside this rank's blocking collectives on the
+// same communicator. Under shmrun both use the communicator's collective
+// area: a blocking collective first waits until the queue is empty
+// (nbcDrain; the worker itself, recognized by its thread, never waits),
+// which keeps the order, and cannot deadlock, since the queued jobs wait
+// only for the other ranks' workers. Over an MPI the jobs run on a
+// duplicate of the communicator made with it (nbcTarget), which the MPI
+// orders on its own.
+
+// nbcQueue is a communicator's queue of nonblocking collectives.
+type nbcQueue struct {
+	mu      sync.Mutex
+	idle    sync.Cond    // broadcast when jobs empties
+	jobs    []*nbcJob    // queued, in call order; the first may be running
+	running bool         // a worker goroutine is running the jobs
+	pending atomic.Int32 // len(jobs), read without the lock
+	tid     atomic.Int64 // the worker's thread while it runs (it is locked to it)
+}
+
+// nbcJob is one queued collective: run, once done is closed, left err;
+// then complete, if set, tells its request (over an MPI).
+type nbcJob struct {
+	call     string
+	run      func() error
+	done     chan struct{}
+	err      error
+	complete func()
+}
+
+// nbcQueues are every communicator's queue that has had a job, for
+// Finalize, which lets them run out first.
+var nbcQueues struct {
+	sync.Mutex
+	all map[*nbcQueue]struct{}
+}
+
+// queue returns c's queue, made on first use.
+func (c *Comm) queue() *nbcQueue {
+	if q := c.nbc.Load(); q != nil {
+		return q
+	}
+	q := &nbcQueue{}
+	q.idle.L = &q.mu
+	if !c.nbc.CompareAndSwap(nil, q) {
+		return c.nbc.Load()
+	}
+	nbcQueues.Lock()
+	if nbcQueues.all == nil {
+		nbcQueues.all = map[*nbcQueue]struct{}{}
+	}
+	nbcQueues.all[q] = struct{}{}
+	nbcQueues.Unlock()
+	return q
+}
+
+// startNBC queues run, the blocking form of the nonblocking collective
+// call on c (run calls it on the communicator nbcTarget gives), and
+// returns its request. Local.
+func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) {
+	if err := c.valid(call); err != nil {
+		return nil, err
+	}
+	t, err := c.nbcTarget(call)
+	if err != nil {
+		return nil, err
+	}
+	j := &nbcJob{call: call, done: make(chan struct{})}
+	j.run = func() error { return run(t) }
+	r, err := nbcRequest(call, j)
+	if err != nil {
+		return nil, err
+	}
+	q := c.queue()
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	q.pending.Add(1)
+	if !q.running {
+		q.running = true
+		go q.work()
+	}
+	q.mu.Unlock()
+	return r, nil
+}
+
+// work runs q's jobs until none is left. It keeps to one thread, whose id
+// tells nbcDrain that a collective called from a job is the worker's own.
+func (q *nbcQueue) work() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	q.tid.Store(int64(unix.Gettid()))
+	q.mu.Lock()
+	for len(q.jobs) > 0 {
+		j := q.jobs[0]
+		q.mu.Unlock()
+		if err := j.run(); err != nil {
+			j.err = fmt.Errorf("comm: %s: %w", j.call, err)
+		}
+		close(j.done)
+		if j.complete != nil {
+			j.complete()
+		}
+		q.mu.Lock()
+		q.jobs = q.jobs[1:]
+		q.pending.Add(-1)
+	}
+	q.running = false
+	q.tid.Store(0)
+	q.idle.Broadcast()
+	q.mu.Unlock()
+}
+
+// drain waits until q has no job queued or running, unless the caller is
+// q's worker (a collective of a job).
+func (q *nbcQueue) drain() {
+	if q == nil || q.pending.Load() == 0 {
+		return
+	}
+	if q.tid.Load() == int64(unix.Gettid()) {
+		return
+	}
+	q.mu.Lock()
+	for len(q.jobs) > 0 {
+		q.idle.Wait()
+	}
+	q.mu.Unlock()
+}
+
+// nbcDrainAll lets every communicator's queued collectives run out
+// (Finalize: a job must not outlive the runtime it runs on).
+func nbcDrainAll() {
+	nbcQueues.Lock()
+	qs := make([]*nbcQueue, 0, len(nbcQueues.all))
+	for q := range nbcQueues.all {
+		qs = append(qs, q)
+	}
+	nbcQueues.Unlock()
+	for _, q := range qs {
+		q.drain()
+	}
+}
+
+// forgetQueue drops c's queue from nbcQueues once c is freed.
+func (c *Comm) forgetQueue() {
+	if q := c.nbc.Load(); q != nil {
+		q.drain()
+		nbcQueues.Lock()
+		delete(nbcQueues.all, q)
+		nbcQueues.Unlock()
+	}
+}
+
+// The nonblocking collectives. Each is collective and nonblocking: every
+// rank of c calls it in the same order as c's other collectives, blocking
+// or not; it returns at once, and the request completes (Wait, Test and
+// their kin) once the operation is done on this rank, with the empty
+// status, or with the error the blocking form would have returned
+// (mismatched arguments are an error on every rank, from its Wait). The
+// buffers belong to the operation until then: they must not be written
+// (nor, for results, read) before the request completes. Argument errors
+// this rank can see alone (a nil communicator, a freed one) are returned
+// at once.
+
+// Ibcast is Bcast started (MPI_Ibcast).
+func Ibcast[T atomics.Elem](c *Comm, buf []T, root int) (*Request, error) {
+	return c.startNBC("Ibcast", func(t *Comm) error { return Bcast(t, buf, root) })
+}
+
+// Ireduce is Reduce started (MPI_Ireduce).
+func Ireduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O, root int) (*Request, error) {
+	return c.startNBC("Ireduce", func(t *Comm) error { return Reduce(t, send, recv, op, root) })
+}
+
+// IreduceInPlace is ReduceInPlace started (MPI_Ireduce with MPI_IN_PLACE).
+func IreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O, root int) (*Request, error) {
+	return c.startNBC("IreduceInPlace", func(t *Comm) error { return ReduceInPlace(t, buf, op, root) })
+}
+
+// Iallreduce is Allreduce started (MPI_Iallreduce).
+func Iallreduce[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) (*Request, error) {
+	return c.startNBC("Iallreduce", func(t *Comm) error { return Allreduce(t, send, recv, op) })
+}
+
+// IallreduceInPlace is AllreduceInPlace started (MPI_Iallreduce with
+// MPI_IN_PLACE).
+func IallreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) (*Request, error) {
+	return c.startNBC("IallreduceInPlace", func(t *Comm) error { return AllreduceInPlace(t, buf, op) })
+}
+
+// Igather is Gather started (MPI_Igather).
+func Igather[T atomics.Elem](c *Comm, send, recv []T, root int) (*Request, error) {
+	return c.startNBC("Igather", func(t *Comm) error { return Gather(t, send, recv, root) })
+}
+
+// IgatherInPlace is GatherInPlace started (MPI_Igather with MPI_IN_PLACE).
+func IgatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) (*Request, error) {
+	return c.startNBC("IgatherInPlace", func(t *Comm) error { return GatherInPlace(t, buf, root) })
+}
+
+// Igatherv is Gatherv started (MPI_Igatherv).
+func Igatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
+	return c.startNBC("Igatherv", func(t *Comm) error { return Gatherv(t, send, recv, counts, displs, root) })
+}
+
+// IgathervInPlace is GathervInPlace started (MPI_Igatherv with
+// MPI_IN_PLACE).
+func IgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) (*Request, error) {
+	return c.startNBC("IgathervInPlace", func(t *Comm) error { return GathervInPlace(t, buf, counts, displs, root) })
+}
+
+// Iscatter is Scatter started (MPI_Iscatter).
+func Iscatter[T atomics.Elem](c *Comm, send, recv []T, root int) (*Request, error) {
+	return c.startNBC("Iscatter", func(t *Comm) error { return Scatter(t, send, recv, root) })
+}
+
+// IscatterInPlace is ScatterInPlace started (MPI_Iscatter with
+// MPI_IN_PLACE).
+func IscatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) (*Request, error) {
+	return c.startNBC("IscatterInPlace", func(t *Comm) error { return ScatterInPlace(t, buf, root) })
+}
+
+// Iscatterv is Scatterv started (MPI_Iscatterv).
+func Iscatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
+	return c.startNBC("Iscatterv", func(t *Comm) error { return Scatterv(t, send, counts, displs, recv, root) })
+}
+
+// IscattervInPlace is ScattervInPlace started (MPI_Iscatterv with
+// MPI_IN_PLACE).
+func IscattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) (*Request, error) {
+	return c.startNBC("IscattervInPlace", func(t *Comm) error { return ScattervInPlace(t, buf, counts, displs, root) })
+}
+
+// Iallgather is Allgather started (MPI_Iallgather).
+func Iallgather[T atomics.Elem](c *Comm, send, recv []T) (*Request, error) {
+	return c.startNBC("Iallgather", func(t *Comm) error { return Allgather(t, send, recv) })
+}
+
+// IallgatherInPlace is AllgatherInPlace started (MPI_Iallgather with
+// MPI_IN_PLACE).
+func IallgatherInPlace[T atomics.Elem](c *Comm, buf []T) (*Request, error) {
+	return c.startNBC("IallgatherInPlace", func(t *Comm) error { return AllgatherInPlace(t, buf) })
+}
+
+// Iallgatherv is Allgatherv started (MPI_Iallgatherv).
+func Iallgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
+	return c.startNBC("Iallgatherv", func(t *Comm) error { return Allgatherv(t, send, recv, counts, displs) })
+}
+
+// IallgathervInPlace is AllgathervInPlace started (MPI_Iallgatherv with
+// MPI_IN_PLACE).
+func IallgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) (*Request, error) {
+	return c.startNBC("IallgathervInPlace", func(t *Comm) error { return AllgathervInPlace(t, buf, counts, displs) })
+}
+
+// Ialltoall is Alltoall started (MPI_Ialltoall).
+func Ialltoall[T atomics.Elem](c *Comm, send, recv []T) (*Request, error) {
+	return c.startNBC("Ialltoall", func(t *Comm) error { return Alltoall(t, send, recv) })
+}
+
+// IalltoallInPlace is AlltoallInPlace started (MPI_Ialltoall with
+// MPI_IN_PLACE).
+func IalltoallInPlace[T atomics.Elem](c *Comm, buf []T) (*Request, error) {
+	return c.startNBC("IalltoallInPlace", func(t *Comm) error { return AlltoallInPlace(t, buf) })
+}
+
+// Ialltoallv is Alltoallv started (MPI_Ialltoallv).
+func Ialltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) (*Request, error) {
+	return c.startNBC("Ialltoallv", func(t *Comm) error {
+		return Alltoallv(t, send, sendCounts, sendDispls, recv, recvCounts, recvDispls)
+	})
+}
+
+// IalltoallvInPlace is AlltoallvInPlace started (MPI_Ialltoallv with
+// MPI_IN_PLACE).
+func IalltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) (*Request, error) {
+	return c.startNBC("IalltoallvInPlace", func(t *Comm) error { return AlltoallvInPlace(t, buf, counts, displs) })
+}
+
+// IreduceScatterBlock is ReduceScatterBlock started
+// (MPI_Ireduce_scatter_block).
+func IreduceScatterBlock[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) (*Request, error) {
+	return c.startNBC("IreduceScatterBlock", func(t *Comm) error { return ReduceScatterBlock(t, send, recv, op) })
+}
+
+// IreduceScatterBlockInPlace is ReduceScatterBlockInPlace started
+// (MPI_Ireduce_scatter_block with MPI_IN_PLACE).
+func IreduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) (*Request, error) {
+	return c.startNBC("IreduceScatterBlockInPlace", func(t *Comm) error { return ReduceScatterBlockInPlace(t, buf, op) })
+}
+
+// Iscan is Scan started (MPI_Iscan).
+func Iscan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) (*Request, error) {
+	return c.startNBC("Iscan", func(t *Comm) error { return Scan(t, send, recv, op) })
+}
+
+// IscanInPlace is ScanInPlace started (MPI_Iscan with MPI_IN_PLACE).
+func IscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) (*Request, error) {
+	return c.startNBC("IscanInPlace", func(t *Comm) error { return ScanInPlace(t, buf, op) })
+}
+
+// Iexscan is Exscan started (MPI_Iexscan).
+func Iexscan[T atomics.Elem, O Operation[T]](c *Comm, send, recv []T, op O) (*Request, error) {
+	return c.startNBC("Iexscan", func(t *Comm) error { return Exscan(t, send, recv, op) })
+}
+
+// IexscanInPlace is ExscanInPlace started (MPI_Iexscan with MPI_IN_PLACE).
+func IexscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) (*Request, error) {
+	return c.startNBC("IexscanInPlace", func(t *Comm) error { return ExscanInPlace(t, buf, op) })
+}

@@ -1,0 +1,40 @@
+//go:build mpi
+
+package comm
+
+import (
+	"fmt"
+
+	"github.com/shmrun/shmrun/internal/mpi"
+)
+
+// nbcTarget is the communicator a nonblocking collective's job runs on:
+// c's twin, made with c, which the MPI orders apart from c's blocking
+// collectives.
+func (c *Comm) nbcTarget(call string) (*Comm, error) {
+	if c.twin == nil {
+		return nil, fmt.Errorf("comm: %s: the communicator has no twin for nonblocking collectives: %w", call, ErrComm)
+	}
+	return c.twin, nil
+}
+
+// nbcRequest is the request of job j: an MPI generalized request, which
+// the worker completes once j has run, so that the MPI's Wait, Test and
+// their kin take it beside point-to-point requests; its outcome is j's.
+func nbcRequest(call string, j *nbcJob) (*Request, error) {
+	h, err := mpi.GrequestStart()
+	if err != nil {
+		return nil, mpiError(call, err)
+	}
+	j.complete = func() {
+		// It cannot fail on a request MPI_Grequest_start made; if it
+		// did, the request's Wait would never return: say so.
+		if err := mpi.GrequestComplete(h); err != nil {
+			panic(fmt.Sprintf("comm: %s: %v", call, err))
+		}
+	}
+	r := newLive()
+	r.h = h
+	r.extra().job = j
+	return r, nil
+}
