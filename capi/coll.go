@@ -151,7 +151,14 @@ func reducerOf[T atomics.Elem]() reducer {
 		if t == basic {
 			// A predefined type: the generic call on views of the
 			// buffers, no packing (the typed forms copy).
-			sv, sok := viewOf[T](s, n)
+			// Reduce_scatter_block's send holds a block a rank, not n
+			// elements. (A count, not the bytes over the extent: a
+			// pair type's span is short of its last padding.)
+			sn := n
+			if kind == redScatterBlock {
+				sn = n * c.Size()
+			}
+			sv, sok := viewOf[T](s, sn)
 			rv, rok := viewOf[T](r, len(r)/max(1, int(t.Extent())))
 			if (sok || s == nil) && (rok || r == nil) {
 				return reduceDirect(kind, c, sv, rv, op.op, root, inPlace)

@@ -124,7 +124,13 @@ int main(int argc, char **argv)
 	MPI_Reduce_scatter(MPI_IN_PLACE, in, rcnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	for (int i = 0; i < rcnt[rank]; i++)
 		CHECK(in[i] == size * (off2 + i) + size * (size - 1) / 2, "in-place reduce_scatter element %d: %d", i, in[i]);
-	report("reduce_scatter, also in place");
+	/* Reduce_scatter_block of a predefined type: blocks of 2. */
+	for (int i = 0; i < 2 * size; i++)
+		in[i] = rank + i;
+	MPI_Reduce_scatter_block(in, outb, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	for (int i = 0; i < 2; i++)
+		CHECK(outb[i] == size * (2 * rank + i) + size * (size - 1) / 2, "reduce_scatter_block element %d: %d", i, outb[i]);
+	report("reduce_scatter, also in place, and reduce_scatter_block");
 
 	/* Reduce_scatter with a type whose lower bound is not its data's (an
 	 * int every 8 bytes, lb 4: the scratch buffer of every block must
