@@ -144,6 +144,9 @@ typedef struct shmrun_comm_desc {
 	char *lines;
 	uint32_t me;
 	uint64_t fence;
+	/* Nonblocking collectives queued or running (capi's nbc.go): while
+	 * nonzero the fast paths leave the collective area to them. */
+	uint32_t nbc;
 } shmrun_comm_desc;
 
 /* What the small collectives know of the predefined datatypes and ops,

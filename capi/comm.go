@@ -13,6 +13,7 @@ import (
 	"runtime"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // Rank arguments: the standard ABI's special values against the Go API's.
@@ -224,7 +225,8 @@ func shmCommFree(h *C.uintptr_t) C.int {
 	if err := deleteAll(attrComm, x.h, &x.uattrs); err != nil {
 		return x.raise("MPI_Comm_free", err) // not freed
 	}
-	cqFlush() // receives queued in C on it become Go's while it has its descriptor
+	cqFlush()          // receives queued in C on it become Go's while it has its descriptor
+	winc.NBCDrain(x.c) // its nonblocking collectives' jobs use the descriptor
 	tab.Lock()
 	dropCommDesc(x) // before the free: a failed free keeps the Go path
 	tab.Unlock()

@@ -81,6 +81,11 @@ func installCommDesc(x *commH) {
 		setCommSlot(x.fast.d)
 		return
 	}
+	if winc.NBCPending(x.c) {
+		// A descriptor made now would not count the collectives queued
+		// already (nbc.go), and its fast paths would run beside them.
+		return
+	}
 	b := winc.BarrierOf(x.c)
 	if b == nil {
 		return

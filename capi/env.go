@@ -19,6 +19,7 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/rmacheck"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // The process's MPI state: Init and Finalize move it on, once each.
@@ -122,6 +123,7 @@ func shmFinalize() C.int {
 		}
 	}
 	cqFlush()
+	winc.NBCDrainAll() // the nonblocking collectives' jobs use the descriptors
 	dropAllCommDescs()
 	dropAllWinDescs()
 	chkFinalize()

@@ -203,6 +203,9 @@ func raise(call string, eh, obj uintptr, err error) C.int {
 	class := classOf(err)
 	msg := fmt.Sprintf("%s: %v", call, err)
 	code := newCode(class, msg)
+	if onJob() {
+		return code // raised by the call that completes the request
+	}
 	switch eh {
 	case hErrorsReturn:
 		return code

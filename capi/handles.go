@@ -99,6 +99,9 @@ type reqH struct {
 	// dropped when the request completes.
 	chkFirst uint32
 	chkN     int
+	// nbc: a nonblocking collective's (nbc.go), which MPI_Request_free
+	// and MPI_Cancel may not take (MPI 4.1 §6.12).
+	nbc bool
 }
 
 // The handle tables. One lock guards them all: lookups take it for

@@ -1263,6 +1263,336 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
 	return shmOpCommutative(H(op), commute);
 }
 
+/* ---- nonblocking collectives (MPI 4.1 §6.12) ------------------------------- */
+
+/* A nonblocking collective's arguments, kept until its job, on the
+ * communicator's worker (capi's nbc.go), makes the blocking call: the
+ * large-count form of it, the int forms' count arrays widened into arrays
+ * it owns. A program's own arrays are used as they are: MPI says they
+ * must not change until the request completes. */
+typedef struct shmrun_nbc {
+	int (*run)(struct shmrun_nbc *);
+	const void *sbuf;
+	void *rbuf;
+	MPI_Count scount, rcount;
+	MPI_Datatype stype, rtype;
+	MPI_Op op;
+	int root;
+	MPI_Comm comm;
+	const MPI_Count *scounts, *rcounts;
+	const MPI_Aint *sdispls, *rdispls;
+	const MPI_Datatype *stypes, *rtypes;
+	void *owned[4];
+} shmrun_nbc;
+
+void shmrun_nbc_free(uintptr_t p)
+{
+	shmrun_nbc *a = (shmrun_nbc *)p;
+	for (int i = 0; i < 4; i++)
+		free(a->owned[i]);
+	free(a);
+}
+int shmrun_nbc_run(uintptr_t p)
+{
+	shmrun_nbc *a = (shmrun_nbc *)p;
+	int rc = a->run(a);
+	shmrun_nbc_free(p);
+	return rc;
+}
+
+static int nbc_bcast(shmrun_nbc *a) { return PMPI_Bcast_c(a->rbuf, a->rcount, a->rtype, a->root, a->comm); }
+static int nbc_reduce(shmrun_nbc *a) { return PMPI_Reduce_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, a->comm); }
+static int nbc_allreduce(shmrun_nbc *a) { return PMPI_Allreduce_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm); }
+static int nbc_scan(shmrun_nbc *a) { return PMPI_Scan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm); }
+static int nbc_exscan(shmrun_nbc *a) { return PMPI_Exscan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm); }
+static int nbc_rsb(shmrun_nbc *a) { return PMPI_Reduce_scatter_block_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm); }
+static int nbc_rs(shmrun_nbc *a) { return PMPI_Reduce_scatter_c(a->sbuf, a->rbuf, a->rcounts, a->rtype, a->op, a->comm); }
+static int nbc_gather(shmrun_nbc *a)
+{
+	return PMPI_Gather_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root, a->comm);
+}
+static int nbc_scatter(shmrun_nbc *a)
+{
+	return PMPI_Scatter_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root, a->comm);
+}
+static int nbc_allgather(shmrun_nbc *a)
+{
+	return PMPI_Allgather_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm);
+}
+static int nbc_alltoall(shmrun_nbc *a)
+{
+	return PMPI_Alltoall_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm);
+}
+static int nbc_gatherv(shmrun_nbc *a)
+{
+	return PMPI_Gatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls, a->rtype, a->root, a->comm);
+}
+static int nbc_scatterv(shmrun_nbc *a)
+{
+	return PMPI_Scatterv_c(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcount, a->rtype, a->root, a->comm);
+}
+static int nbc_allgatherv(shmrun_nbc *a)
+{
+	return PMPI_Allgatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls, a->rtype, a->comm);
+}
+static int nbc_alltoallv(shmrun_nbc *a)
+{
+	return PMPI_Alltoallv_c(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts, a->rdispls, a->rtype, a->comm);
+}
+static int nbc_alltoallw(shmrun_nbc *a)
+{
+	return PMPI_Alltoallw_c(a->sbuf, a->scounts, a->sdispls, a->stypes, a->rbuf, a->rcounts, a->rdispls, a->rtypes, a->comm);
+}
+
+/* nbc_new is a zeroed argument block for call on comm, or NULL after
+ * raising MPI_ERR_NO_MEM. */
+static shmrun_nbc *nbc_new(const char *call, MPI_Comm comm, int (*run)(shmrun_nbc *))
+{
+	shmrun_nbc *a = calloc(1, sizeof *a);
+	if (a == NULL) {
+		shmRaise(B(call), "no memory for the call's arguments", MPI_ERR_NO_MEM, H(comm));
+		return NULL;
+	}
+	a->run = run; a->comm = comm; a->root = 0;
+	return a;
+}
+#define NBC_NEW(a, run)                                                                                 \
+	shmrun_nbc *a = nbc_new(__func__ + 1, comm, run);                                                 \
+	if (a == NULL)                                                                                  \
+		return MPI_ERR_NO_MEM
+#define NBC_START(a) shmStartColl(H(comm), B(__func__ + 1), (uintptr_t)(a), HP(request))
+
+/* A request NULL fails the other ranks' call too (their job's round). */
+#define IBCAST(NAME, CT)                                                                                          \
+	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) \
+	{                                                                                                         \
+		ARG_COLL(request, comm, BCAST);                                                                   \
+		NBC_NEW(a, nbc_bcast);                                                                            \
+		a->rbuf = buffer; a->rcount = count; a->rtype = datatype; a->root = root;                            \
+		return NBC_START(a);                                                                              \
+	}
+IBCAST(Ibcast, int)
+IBCAST(Ibcast_c, MPI_Count)
+
+#define IREDUCE(NAME, CT)                                                                                          \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, int root,  \
+			MPI_Comm comm, MPI_Request *request)                                                       \
+	{                                                                                                          \
+		ARG_COLL(request, comm, REDUCE);                                                                   \
+		NBC_NEW(a, nbc_reduce);                                                                            \
+		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcount = count; a->rtype = datatype; a->op = op; a->root = root; \
+		return NBC_START(a);                                                                               \
+	}
+IREDUCE(Ireduce, int)
+IREDUCE(Ireduce_c, MPI_Count)
+
+#define IREDUCE_ALL(NAME, CT, RUN, KIND)                                                                             \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, \
+			MPI_Request *request)                                                                        \
+	{                                                                                                            \
+		ARG_COLL(request, comm, KIND);                                                                       \
+		NBC_NEW(a, RUN);                                                                                     \
+		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcount = count; a->rtype = datatype; a->op = op;                \
+		return NBC_START(a);                                                                                 \
+	}
+IREDUCE_ALL(Iallreduce, int, nbc_allreduce, ALLREDUCE)
+IREDUCE_ALL(Iallreduce_c, MPI_Count, nbc_allreduce, ALLREDUCE)
+IREDUCE_ALL(Iscan, int, nbc_scan, SCAN)
+IREDUCE_ALL(Iscan_c, MPI_Count, nbc_scan, SCAN)
+IREDUCE_ALL(Iexscan, int, nbc_exscan, EXSCAN)
+IREDUCE_ALL(Iexscan_c, MPI_Count, nbc_exscan, EXSCAN)
+IREDUCE_ALL(Ireduce_scatter_block, int, nbc_rsb, REDUCE_SCATTER_BLOCK)
+IREDUCE_ALL(Ireduce_scatter_block_c, MPI_Count, nbc_rsb, REDUCE_SCATTER_BLOCK)
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+			 MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLREDUCE); /* it is an Allreduce */
+	int64_t *c;
+	MPI_Aint *unused;
+	int rc = widen(comm, recvcounts, NULL, &c, &unused);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	NBC_NEW(a, nbc_rs);
+	a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = (const MPI_Count *)c; a->rtype = datatype; a->op = op;
+	a->owned[0] = c;
+	return NBC_START(a);
+}
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
+			   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLREDUCE);
+	NBC_NEW(a, nbc_rs);
+	a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = recvcounts; a->rtype = datatype; a->op = op;
+	return NBC_START(a);
+}
+
+#define IMOVE_BODY(RUN, KIND, SETROOT)                                                 \
+	{                                                                              \
+		ARG_COLL(request, comm, KIND);                                         \
+		NBC_NEW(a, RUN);                                                       \
+		a->sbuf = sendbuf;                                                     \
+		a->scount = sendcount;                                                 \
+		a->stype = sendtype;                                                   \
+		a->rbuf = recvbuf;                                                     \
+		a->rcount = recvcount;                                                 \
+		a->rtype = recvtype;                                                   \
+		SETROOT;                                                               \
+		return NBC_START(a);                                                   \
+	}
+#define IMOVE_ROOT(NAME, CT, RUN, KIND)                                                                        \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
+			MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)                  \
+	IMOVE_BODY(RUN, KIND, a->root = root)
+#define IMOVE_ALL(NAME, CT, RUN, KIND)                                                                         \
+	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
+			MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)                            \
+	IMOVE_BODY(RUN, KIND, (void)0)
+IMOVE_ROOT(Igather, int, nbc_gather, GATHER)
+IMOVE_ROOT(Igather_c, MPI_Count, nbc_gather, GATHER)
+IMOVE_ROOT(Iscatter, int, nbc_scatter, SCATTER)
+IMOVE_ROOT(Iscatter_c, MPI_Count, nbc_scatter, SCATTER)
+IMOVE_ALL(Iallgather, int, nbc_allgather, ALLGATHER)
+IMOVE_ALL(Iallgather_c, MPI_Count, nbc_allgather, ALLGATHER)
+IMOVE_ALL(Ialltoall, int, nbc_alltoall, ALLTOALL)
+IMOVE_ALL(Ialltoall_c, MPI_Count, nbc_alltoall, ALLTOALL)
+
+/* The v forms: the int forms' counts and displacements widened (widen's
+ * NULL stays NULL: not used there, or an error the job reports). */
+static int nbc_widen(shmrun_nbc *a, MPI_Comm comm, const int *counts, const int *displs, const MPI_Count **c,
+		     const MPI_Aint **d, int slot)
+{
+	int64_t *wc;
+	MPI_Aint *wd;
+	int rc = widen(comm, counts, displs, &wc, &wd);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	a->owned[slot] = wc;
+	a->owned[slot + 1] = wd;
+	*c = (const MPI_Count *)wc;
+	*d = wd;
+	return MPI_SUCCESS;
+}
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, GATHERV);
+	NBC_NEW(a, nbc_gatherv);
+	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
+		return rc;
+	}
+	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; a->root = root;
+	return NBC_START(a);
+}
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+		    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+		    MPI_Request *request)
+{
+	ARG_COLL(request, comm, GATHERV);
+	NBC_NEW(a, nbc_gatherv);
+	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; a->root = root;
+	a->rcounts = recvcounts; a->rdispls = displs;
+	return NBC_START(a);
+}
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+		   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, SCATTERV);
+	NBC_NEW(a, nbc_scatterv);
+	int rc = nbc_widen(a, comm, sendcounts, displs, &a->scounts, &a->sdispls, 0);
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
+		return rc;
+	}
+	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; a->root = root;
+	return NBC_START(a);
+}
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
+		     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, SCATTERV);
+	NBC_NEW(a, nbc_scatterv);
+	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; a->root = root;
+	a->scounts = sendcounts; a->sdispls = displs;
+	return NBC_START(a);
+}
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLGATHERV);
+	NBC_NEW(a, nbc_allgatherv);
+	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
+		return rc;
+	}
+	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
+	return NBC_START(a);
+}
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+		       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+		       MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLGATHERV);
+	NBC_NEW(a, nbc_allgatherv);
+	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
+	a->rcounts = recvcounts; a->rdispls = displs;
+	return NBC_START(a);
+}
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+		    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLTOALLV);
+	NBC_NEW(a, nbc_alltoallv);
+	int rc = nbc_widen(a, comm, recvcounts, rdispls, &a->rcounts, &a->rdispls, 0);
+	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
+		rc = nbc_widen(a, comm, sendcounts, sdispls, &a->scounts, &a->sdispls, 2);
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
+		return rc;
+	}
+	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
+	return NBC_START(a);
+}
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+		      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+		      MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLTOALLV);
+	NBC_NEW(a, nbc_alltoallv);
+	a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stype = sendtype;
+	a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtype = recvtype;
+	return NBC_START(a);
+}
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+		    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+		    MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLTOALLV);
+	NBC_NEW(a, nbc_alltoallw);
+	int rc = nbc_widen(a, comm, recvcounts, rdispls, &a->rcounts, &a->rdispls, 0);
+	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
+		rc = nbc_widen(a, comm, sendcounts, sdispls, &a->scounts, &a->sdispls, 2);
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
+		return rc;
+	}
+	a->sbuf = sendbuf; a->stypes = sendtypes; a->rbuf = recvbuf; a->rtypes = recvtypes;
+	return NBC_START(a);
+}
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+		      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+		      const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	ARG_COLL(request, comm, ALLTOALLV);
+	NBC_NEW(a, nbc_alltoallw);
+	a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stypes = sendtypes;
+	a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtypes = recvtypes;
+	return NBC_START(a);
+}
+
 /* ---- windows ---------------------------------------------------------------- */
 
 /* A NULL baseptr or win of the creating calls is refused by shmWinAllocate,

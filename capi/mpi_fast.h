@@ -579,12 +579,16 @@ static inline __attribute__((always_inline)) int shmrun_fast_wait(MPI_Win win)
 	return 0;
 }
 
-/* shmrun_comm_of is comm's descriptor, or NULL. */
+/* shmrun_comm_of is comm's descriptor, or NULL: none, or nonblocking
+ * collectives queued on comm (the Go path waits for them; the acquire
+ * pairs with the worker's release of its count once its job is done). */
 static inline __attribute__((always_inline)) shmrun_comm_desc *shmrun_comm_of(MPI_Comm comm)
 {
 	uintptr_t h = (uintptr_t)comm;
 	shmrun_comm_desc *d = __atomic_load_n(&shmrun_comms[SHMRUN_COMM_SLOT(h)], __ATOMIC_ACQUIRE);
-	return d != NULL && d->handle == h ? d : NULL;
+	if (d == NULL || d->handle != h || __atomic_load_n(&d->nbc, __ATOMIC_ACQUIRE) != 0)
+		return NULL;
+	return d;
 }
 
 /* SHMRUN_RMW defines shmrun_rmw<BITS>: op on the aligned word of UT at p,

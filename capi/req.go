@@ -374,6 +374,9 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 	if x == nil {
 		return raiseSelf("MPI_Request_free", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
 	}
+	if x.nbc {
+		return x.errorOf("MPI_Request_free", fmt.Errorf("the request of a nonblocking collective cannot be freed, only completed (MPI 4.1 §6.12): %w", errRequest))
+	}
 	// The operation goes on; nothing will ask for its outcome.
 	if x.persist == nil && x.r != nil && !x.done {
 		// A typed receive's data still has to reach its buffer, which
@@ -406,6 +409,9 @@ func shmCancel(h *C.uintptr_t) C.int {
 	}
 	if x == nil {
 		return raiseSelf("MPI_Cancel", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
+	}
+	if x.nbc {
+		return x.errorOf("MPI_Cancel", fmt.Errorf("the request of a nonblocking collective cannot be cancelled (MPI 4.1 §6.12): %w", errRequest))
 	}
 	if x.r != nil {
 		if err := x.r.Cancel(); err != nil {

@@ -2,6 +2,8 @@
 
 package comm
 
+import "github.com/shmrun/shmrun/internal/winc"
+
 // nbcTarget is the communicator a nonblocking collective's job runs on:
 // c itself, whose blocking collectives wait for the queue (prepare).
 func (c *Comm) nbcTarget(string) (*Comm, error) { return c, nil }
@@ -20,4 +22,25 @@ func nbcRequest(_ string, j *nbcJob) (*Request, error) {
 			return false, nil
 		}
 	}}}, nil
+}
+
+func init() {
+	winc.StartNBC = func(x any, call string, run func() error) (any, error) {
+		c, _ := x.(*Comm)
+		r, err := c.startNBC(call, func(*Comm) error { return run() })
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	winc.NBCPending = func(x any) bool {
+		c, _ := x.(*Comm)
+		return c != nil && c.nbc.Load() != nil && c.nbc.Load().pending.Load() > 0
+	}
+	winc.NBCDrain = func(x any) {
+		if c, _ := x.(*Comm); c != nil {
+			c.nbc.Load().drain()
+		}
+	}
+	winc.NBCDrainAll = nbcDrainAll
 }

@@ -345,3 +345,21 @@ var BarrierOf func(c any) *Barrier
 // (*comm.Request each): complete once both are, with the receive's status
 // and the first error (MPI_Isendrecv's request). Package comm sets it.
 var Both func(call string, send, recv any) any
+
+// The C interface's nonblocking collectives (package comm's nbc.go), set
+// by package comm; c is a *comm.Comm.
+var (
+	// StartNBC queues run, a collective call of the C interface's
+	// blocking form, as the nonblocking collective call on c, and returns
+	// its request (a *comm.Request): complete once run has run, with its
+	// error.
+	StartNBC func(c any, call string, run func() error) (any, error)
+	// NBCPending reports whether c has a nonblocking collective queued or
+	// running (its C fast paths must leave the area to it then).
+	NBCPending func(c any) bool
+	// NBCDrain waits until c's queued collectives have run (MPI_Comm_free,
+	// before its descriptor goes); NBCDrainAll, every communicator's
+	// (MPI_Finalize).
+	NBCDrain    func(c any)
+	NBCDrainAll func()
+)

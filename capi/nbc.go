@@ -1,0 +1,99 @@
+//go:build !mpi
+
+package main
+
+/*
+#include "mpi.h"
+#include "capi.h"
+int shmrun_nbc_run(uintptr_t a);
+void shmrun_nbc_free(uintptr_t a);
+static inline void shmrun_nbc_hold(shmrun_comm_desc *d, int by)
+{
+	__atomic_add_fetch(&d->nbc, by, __ATOMIC_RELEASE);
+}
+*/
+import "C"
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/winc"
+)
+
+// The nonblocking collectives of C (MPI_Iallreduce and the rest): the C
+// half keeps the call's arguments (mpi.c's shmrun_nbc), and the job that
+// package comm's queue runs on the communicator's worker makes the
+// blocking call with them, through the library's own entry points, so
+// that every check and path of the blocking call is the nonblocking
+// one's. While a job is queued or running, the communicator's C fast
+// paths leave the collective area to it (the descriptor's nbc count),
+// and its errors are not raised where they happen, on the worker, but
+// returned, to be raised by the call that completes the request
+// (MPI 4.1 §6.12: errors of a nonblocking collective are reported at its
+// completion).
+
+// jobThreads are the threads running a C job now (onJob).
+var jobThreads sync.Map // int (tid) -> struct{}
+
+// onJob reports whether the calling thread runs a nonblocking
+// collective's job: raise then returns the error code, and the job
+// carries the error to the request.
+func onJob() bool {
+	_, ok := jobThreads.Load(unix.Gettid())
+	return ok
+}
+
+// codeError is the error that error code code stands for.
+func codeError(code C.int) error {
+	class, _ := classOfCode(code)
+	msg, _ := messageOf(code)
+	return &classError{class: class, msg: msg}
+}
+
+// shmStartColl starts nonblocking collective call (named by call) on
+// communicator h, whose arguments the C half keeps at arg (it frees them,
+// here if the call cannot start), and returns its request.
+//
+//export shmStartColl
+func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t) C.int {
+	name := callName(call)
+	x, code := commOf(name, uintptr(h))
+	if code != 0 {
+		C.shmrun_nbc_free(arg)
+		return code
+	}
+	var d *C.shmrun_comm_desc
+	tab.RLock()
+	if x.fast != nil {
+		d = x.fast.d
+	}
+	tab.RUnlock()
+	if d != nil {
+		C.shmrun_nbc_hold(d, 1)
+	}
+	r, err := winc.StartNBC(x.c, name, func() error {
+		tid := unix.Gettid()
+		jobThreads.Store(tid, struct{}{})
+		rc := C.shmrun_nbc_run(arg)
+		jobThreads.Delete(tid)
+		if d != nil {
+			C.shmrun_nbc_hold(d, -1)
+		}
+		if rc != C.MPI_SUCCESS {
+			return codeError(rc)
+		}
+		return nil
+	})
+	if err != nil {
+		if d != nil {
+			C.shmrun_nbc_hold(d, -1)
+		}
+		C.shmrun_nbc_free(arg)
+		return x.raise(name, err)
+	}
+	*req = C.uintptr_t(newReq(reqH{r: r.(*comm.Request), c: x, nbc: true}))
+	return C.MPI_SUCCESS
+}
