@@ -384,6 +384,9 @@ func (r *Request) Wait() (Status, error) {
 	if !r.live {
 		return r.kept("Wait")
 	}
+	if r.x != nil && r.x.job != nil {
+		r.x.job.q.runInline(r.x.job) // then the MPI has it complete
+	}
 	rs, err := r.h.Wait()
 	if err != nil {
 		return Status{}, mpiError("Wait", err)
@@ -648,6 +651,14 @@ func Waitall(reqs []*Request) ([]Status, error) {
 func WaitallInto(reqs []*Request, sts []Status) error {
 	if sts != nil && len(sts) < len(reqs) {
 		return fmt.Errorf("comm: WaitallInto: %d statuses for %d requests: %w", len(sts), len(reqs), ErrArg)
+	}
+	// The nonblocking collectives' jobs first, in Go: inside
+	// MPI_Waitall this goroutine would hold its P, which their worker may
+	// need to run them.
+	for _, r := range reqs {
+		if r != nil && r.live && r.x != nil && r.x.job != nil {
+			r.x.job.q.runInline(r.x.job)
+		}
 	}
 	_, err := completeAll(mpi.Waitall, "Waitall", reqs, sts)
 	return err

@@ -39,13 +39,17 @@ type nbcQueue struct {
 }
 
 // nbcJob is one queued collective: run, once done is closed, left err;
-// then complete, if set, tells its request (over an MPI).
+// then complete, if set, tells its request (over an MPI). state says who
+// runs it: 0 nobody yet, 1 claimed (by the worker, or by a Wait that
+// found it first in line: runInline).
 type nbcJob struct {
+	q        *nbcQueue
 	call     string
 	run      func() error
 	done     chan struct{}
 	err      error
 	complete func()
+	state    atomic.Int32
 }
 
 // nbcQueues are every communicator's queue that has had a job, for
@@ -85,13 +89,13 @@ func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) 
 	if err != nil {
 		return nil, err
 	}
-	j := &nbcJob{call: call, done: make(chan struct{})}
+	q := c.queue()
+	j := &nbcJob{q: q, call: call, done: make(chan struct{})}
 	j.run = func() error { return run(t) }
 	r, err := nbcRequest(call, j)
 	if err != nil {
 		return nil, err
 	}
-	q := c.queue()
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending.Add(1)
@@ -103,31 +107,70 @@ func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) 
 	return r, nil
 }
 
-// work runs q's jobs until none is left. It keeps to one thread, whose id
-// tells nbcDrain that a collective called from a job is the worker's own.
+// work runs q's jobs until none is left, in order; a job a Wait has
+// claimed (runInline) it waits for instead.
 func (q *nbcQueue) work() {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	q.tid.Store(int64(unix.Gettid()))
 	q.mu.Lock()
 	for len(q.jobs) > 0 {
 		j := q.jobs[0]
 		q.mu.Unlock()
-		if err := j.run(); err != nil {
-			j.err = fmt.Errorf("comm: %s: %w", j.call, err)
-		}
-		close(j.done)
-		if j.complete != nil {
-			j.complete()
+		if j.state.CompareAndSwap(0, 1) {
+			q.runJob(j)
+		} else {
+			<-j.done
 		}
 		q.mu.Lock()
-		q.jobs = q.jobs[1:]
-		q.pending.Add(-1)
 	}
 	q.running = false
-	q.tid.Store(0)
-	q.idle.Broadcast()
 	q.mu.Unlock()
+}
+
+// runJob runs j, first in q's line and claimed by the caller, then takes
+// it out of the line and completes it. The caller keeps to its thread
+// meanwhile, whose id tells drain that a collective called from the job
+// is the job's own.
+func (q *nbcQueue) runJob(j *nbcJob) {
+	runtime.LockOSThread()
+	q.tid.Store(int64(unix.Gettid()))
+	err := j.run()
+	q.tid.Store(0)
+	runtime.UnlockOSThread()
+	if err != nil {
+		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
+	}
+	q.mu.Lock()
+	q.jobs = q.jobs[1:]
+	q.pending.Add(-1)
+	if len(q.jobs) == 0 {
+		q.idle.Broadcast()
+	}
+	q.mu.Unlock()
+	// The MPI's request first: a waiter woken by done may go straight into
+	// MPI_Wait, holding its P while this goroutine would need one.
+	if j.complete != nil {
+		j.complete()
+	}
+	close(j.done)
+}
+
+// runInline is the Wait of job j: while j is not done, it runs the job
+// first in line itself if the worker has not claimed it yet, so that a
+// collective waited for at once costs no hand-over to the worker's
+// thread; then it waits for j.
+func (q *nbcQueue) runInline(j *nbcJob) {
+	for j.state.Load() == 0 {
+		q.mu.Lock()
+		var h *nbcJob
+		if len(q.jobs) > 0 {
+			h = q.jobs[0]
+		}
+		q.mu.Unlock()
+		if h == nil || !h.state.CompareAndSwap(0, 1) {
+			break
+		}
+		q.runJob(h)
+	}
+	<-j.done
 }
 
 // drain waits until q has no job queued or running, unless the caller is

@@ -8,6 +8,9 @@
  * far below 2^53, so sums are exact in any order and a wrong answer is a
  * wrong data movement, never rounding. Rooted calls use root 0.
  *
+ * iallreduce_8 is Allreduce's data through MPI_Iallreduce and MPI_Wait
+ * (the C limit: its Allreduce; no runtime to queue anything).
+ *
  * Rows come in two methods (issue 14): "NAME" runs back-to-back calls, timed
  * from the first rank's start to the last rank's end (as the OSU benchmarks
  * average a loop); "NAME_sync" separates single calls by a barrier and
@@ -29,6 +32,7 @@ enum coll_op {
 	COLL_ALLTOALL,
 	COLL_SCAN,
 	COLL_REDUCE_SCATTER_BLOCK,
+	COLL_IALLREDUCE, /* MPI_Iallreduce then MPI_Wait: Allreduce's data */
 };
 
 struct coll_row {
@@ -51,6 +55,7 @@ static const struct coll_row coll_rows[] = {
 	{"alltoall_8", COLL_ALLTOALL, 1},
 	{"scan_8", COLL_SCAN, 1},
 	{"reduce_scatter_block_8", COLL_REDUCE_SCATTER_BLOCK, 1},
+	{"iallreduce_8", COLL_IALLREDUCE, 1},
 };
 #define NCOLL ((int)(sizeof coll_rows / sizeof coll_rows[0]))
 
@@ -102,6 +107,7 @@ static inline double coll_expect(enum coll_op op, size_t m, int r, int n, size_t
 	double sum = 0;
 	switch (op) {
 	case COLL_ALLREDUCE:
+	case COLL_IALLREDUCE:
 	case COLL_REDUCE:
 		for (int q = 0; q < n; q++)
 			sum += coll_input(q, i, stamp);

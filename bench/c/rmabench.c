@@ -850,6 +850,12 @@ static void coll_call(struct ctx *c, const struct coll_row *row)
 	case COLL_REDUCE_SCATTER_BLOCK:
 		MPI_Reduce_scatter_block(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		break;
+	case COLL_IALLREDUCE: {
+		MPI_Request r;
+		MPI_Iallreduce(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+		break;
+	}
 	}
 }
 
@@ -1461,6 +1467,7 @@ static const struct meas table[] = {
 	COLL("alltoall_8", 8),
 	COLL("scan_8", 9),
 	COLL("reduce_scatter_block_8", 10),
+	COLL("iallreduce_8", 11),
 	/* The world's Barrier again, next to the split one: the host's
 	 * cross-core latency drifts within a run, so the pair is compared
 	 * measured side by side. */

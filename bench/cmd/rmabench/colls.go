@@ -27,6 +27,7 @@ const (
 	collAlltoall
 	collScan
 	collReduceScatterBlock
+	collIallreduce // Iallreduce then Wait: Allreduce's data
 )
 
 type collRow struct {
@@ -49,6 +50,7 @@ var collRows = []collRow{
 	{"alltoall_8", collAlltoall, 1},
 	{"scan_8", collScan, 1},
 	{"reduce_scatter_block_8", collReduceScatterBlock, 1},
+	{"iallreduce_8", collIallreduce, 1},
 }
 
 func init() { table = append(table, collMeas()...) }
@@ -90,6 +92,13 @@ func collCall(c *ctx, r *collRow) error {
 		return comm.Scan(w, c.cs[:m], c.cr[:m], atomics.Sum)
 	case collReduceScatterBlock:
 		return comm.ReduceScatterBlock(w, c.cs[:c.size*m], c.cr[:m], atomics.Sum)
+	case collIallreduce:
+		q, err := comm.Iallreduce(w, c.cs[:m], c.cr[:m], atomics.Sum)
+		if err != nil {
+			return err
+		}
+		_, err = q.Wait()
+		return err
 	}
 	return fmt.Errorf("unknown collective %d", r.op)
 }
@@ -123,7 +132,7 @@ func (r *collRow) receives(rank int) bool {
 func (r *collRow) expect(rank, n, i int, stamp float64) float64 {
 	sum := 0.0
 	switch r.op {
-	case collAllreduce, collReduce:
+	case collAllreduce, collIallreduce, collReduce:
 		for q := range n {
 			sum += collInput(q, i, stamp)
 		}
