@@ -332,7 +332,7 @@ func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error)
 func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Status, error) {
 	r.live = false
 	if r.x != nil && r.x.job != nil {
-		<-r.x.job.done // closed before the MPI completed the request
+		<-r.x.job.done // closed just after the runner completed the MPI request
 		r.done, r.st, r.err = true, Status{}, r.x.job.err
 		return r.st, r.err
 	}

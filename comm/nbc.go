@@ -22,9 +22,11 @@ import (
 // The jobs must not run beside this rank's blocking collectives on the
 // same communicator. Under shmrun both use the communicator's collective
 // area: a blocking collective first waits until the queue is empty
-// (nbcDrain; the worker itself, recognized by its thread, never waits),
-// which keeps the order, and cannot deadlock, since the queued jobs wait
-// only for the other ranks' workers. Over an MPI the jobs run on a
+// (drain; a collective inside a job, recognized by the job's thread,
+// never waits), which keeps the order, and cannot deadlock, since the
+// queued jobs wait only for the other ranks' same jobs. A Wait that finds
+// its job, or one before it, not yet claimed by the worker runs it itself
+// (runInline): a call waited for at once costs no hand-over. Over an MPI the jobs run on a
 // duplicate of the communicator made with it (nbcTarget), which the MPI
 // orders on its own.
 
@@ -35,7 +37,7 @@ type nbcQueue struct {
 	jobs    []*nbcJob    // queued, in call order; the first may be running
 	running bool         // a worker goroutine is running the jobs
 	pending atomic.Int32 // len(jobs), read without the lock
-	tid     atomic.Int64 // the worker's thread while it runs (it is locked to it)
+	tid     atomic.Int64 // the thread running a job (locked to it), 0 between jobs
 }
 
 // nbcJob is one queued collective: run, once done is closed, left err;
@@ -139,6 +141,7 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
 	}
 	q.mu.Lock()
+	q.jobs[0] = nil // the backing array must not keep done jobs alive
 	q.jobs = q.jobs[1:]
 	q.pending.Add(-1)
 	if len(q.jobs) == 0 {
