@@ -17,9 +17,8 @@ import "C"
 import (
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -35,14 +34,14 @@ import (
 // (MPI 4.1 §6.12: errors of a nonblocking collective are reported at its
 // completion).
 
-// jobThreads are the threads running a C job now (onJob).
-var jobThreads sync.Map // int (tid) -> struct{}
+// jobRunners are the goroutines running a C job now (onJob).
+var jobRunners sync.Map // raw.Goroutine() -> struct{}
 
-// onJob reports whether the calling thread runs a nonblocking
+// onJob reports whether the calling goroutine runs a nonblocking
 // collective's job: raise then returns the error code, and the job
 // carries the error to the request.
 func onJob() bool {
-	_, ok := jobThreads.Load(unix.Gettid())
+	_, ok := jobRunners.Load(raw.Goroutine())
 	return ok
 }
 
@@ -75,10 +74,10 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		C.shmrun_nbc_hold(d, 1)
 	}
 	r, err := winc.StartNBC(x.c, name, func() error {
-		tid := unix.Gettid()
-		jobThreads.Store(tid, struct{}{})
+		g := raw.Goroutine()
+		jobRunners.Store(g, struct{}{})
 		rc := C.shmrun_nbc_run(arg)
-		jobThreads.Delete(tid)
+		jobRunners.Delete(g)
 		if d != nil {
 			C.shmrun_nbc_hold(d, -1)
 		}

@@ -61,3 +61,17 @@ func BenchmarkScatter8x1(b *testing.B) {
 	x, y := []float64{1}, []float64{0}
 	benchLocal(b, 1, func(c *comm.Comm) error { return comm.Scatter(c, x, y, 0) })
 }
+
+// BenchmarkIallreduce8x1 is Allreduce8x1 as Iallreduce then Wait: what
+// the queue costs a call waited for at once.
+func BenchmarkIallreduce8x1(b *testing.B) {
+	s, r := []float64{1}, []float64{0}
+	benchLocal(b, 1, func(c *comm.Comm) error {
+		q, err := comm.Iallreduce(c, s, r, atomics.Sum)
+		if err != nil {
+			return err
+		}
+		_, err = q.Wait()
+		return err
+	})
+}

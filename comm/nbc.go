@@ -6,9 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Nonblocking collectives (MPI 4.1 §6.12), written once for both
@@ -22,7 +21,7 @@ import (
 // The jobs must not run beside this rank's blocking collectives on the
 // same communicator. Under shmrun both use the communicator's collective
 // area: a blocking collective first waits until the queue is empty
-// (drain; a collective inside a job, recognized by the job's thread,
+// (drain; a collective inside a job, recognized by the job's goroutine,
 // never waits), which keeps the order, and cannot deadlock, since the
 // queued jobs wait only for the other ranks' same jobs. A Wait that finds
 // its job, or one before it, not yet claimed by the worker runs it itself
@@ -33,11 +32,11 @@ import (
 // nbcQueue is a communicator's queue of nonblocking collectives.
 type nbcQueue struct {
 	mu      sync.Mutex
-	idle    sync.Cond    // broadcast when jobs empties
-	jobs    []*nbcJob    // queued, in call order; the first may be running
-	running bool         // a worker goroutine is running the jobs
-	pending atomic.Int32 // len(jobs), read without the lock
-	tid     atomic.Int64 // the thread running a job (locked to it), 0 between jobs
+	idle    sync.Cond      // broadcast when jobs empties
+	jobs    []*nbcJob      // queued, in call order; the first may be running
+	running bool           // a worker goroutine is running the jobs
+	pending atomic.Int32   // len(jobs), read without the lock
+	runner  atomic.Uintptr // the goroutine running a job (raw.Goroutine), 0 between jobs
 }
 
 // nbcJob is one queued collective: run, once done is closed, left err;
@@ -128,14 +127,15 @@ func (q *nbcQueue) work() {
 }
 
 // runJob runs j, first in q's line and claimed by the caller, then takes
-// it out of the line and completes it. The caller keeps to its thread
-// meanwhile, whose id tells drain that a collective called from the job
-// is the job's own.
+// it out of the line and completes it. The caller's goroutine
+// (raw.Goroutine) tells drain that a collective called from the job is
+// the job's own; it keeps to its thread meanwhile, which is what
+// identifies it where raw has no assembly for that.
 func (q *nbcQueue) runJob(j *nbcJob) {
 	runtime.LockOSThread()
-	q.tid.Store(int64(unix.Gettid()))
+	q.runner.Store(raw.Goroutine())
 	err := j.run()
-	q.tid.Store(0)
+	q.runner.Store(0)
 	runtime.UnlockOSThread()
 	if err != nil {
 		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
@@ -182,7 +182,7 @@ func (q *nbcQueue) drain() {
 	if q == nil || q.pending.Load() == 0 {
 		return
 	}
-	if q.tid.Load() == int64(unix.Gettid()) {
+	if q.runner.Load() == raw.Goroutine() {
 		return
 	}
 	q.mu.Lock()

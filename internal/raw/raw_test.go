@@ -144,3 +144,43 @@ func TestLightFence(t *testing.T) {
 	}
 	t.Logf("registered: %v", ok)
 }
+
+// TestGoroutine checks that Goroutine tells goroutines apart and is
+// stable within one, across a stack growth and a reschedule.
+func TestGoroutine(t *testing.T) {
+	me := raw.Goroutine()
+	if me == 0 {
+		t.Fatal("Goroutine() = 0")
+	}
+	var grow func(n int) uintptr
+	grow = func(n int) uintptr {
+		var pad [256]byte
+		_ = pad
+		if n == 0 {
+			runtime.Gosched()
+			return raw.Goroutine()
+		}
+		return grow(n - 1)
+	}
+	if got := grow(200); got != me {
+		t.Fatalf("Goroutine() moved from %#x to %#x within one goroutine", me, got)
+	}
+	const n = 16
+	ids := make(chan uintptr, n)
+	hold := make(chan struct{})
+	for range n {
+		go func() {
+			ids <- raw.Goroutine()
+			<-hold // alive until every id is read
+		}()
+	}
+	seen := map[uintptr]bool{me: true}
+	for range n {
+		id := <-ids
+		if seen[id] {
+			t.Fatalf("two live goroutines share %#x", id)
+		}
+		seen[id] = true
+	}
+	close(hold)
+}
