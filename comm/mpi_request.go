@@ -17,7 +17,9 @@ import (
 // MPI backend it holds the MPI's request and the memory the MPI works on
 // until the operation completes: a small message's in a block of C memory
 // (a receive's copied into buf on completion), a larger one's buffer
-// pinned (runtime.Pinner), a persistent request's until Free. Once complete, Wait and Test keep
+// pinned (runtime.Pinner), a persistent request's until Free; a
+// nonblocking collective's is an MPI generalized request its worker
+// completes (nbc.go). Once complete, Wait and Test keep
 // returning its outcome. The zero Request is complete with the empty
 // status, as MPI_REQUEST_NULL is. A persistent request (SendInit, RecvInit)
 // is inactive between its completion and the next Start: Wait and Test

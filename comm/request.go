@@ -12,7 +12,9 @@ import (
 )
 
 // Request is a nonblocking operation in progress (MPI_Request): a
-// point-to-point send or receive, or Ibarrier's. Wait and Test may be
+// point-to-point send or receive, Ibarrier's, or a nonblocking
+// collective's (Iallreduce and the rest; a Wait that finds its call not
+// yet started by the communicator's worker runs it itself). Wait and Test may be
 // called from any goroutine; once the request is complete they keep
 // returning its outcome. The zero Request is complete with the empty
 // status, as MPI_REQUEST_NULL is. A persistent request (SendInit,
