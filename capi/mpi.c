@@ -1473,6 +1473,18 @@ static int nbc_widen(shmrun_nbc *a, MPI_Comm comm, const int *counts, const int 
 	*d = wd;
 	return MPI_SUCCESS;
 }
+/* nbc_widen_all widens both sides of an all-to-all v or w form (the
+ * send side's unless in place); after a failure a is freed. */
+static int nbc_widen_all(shmrun_nbc *a, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *sdispls,
+			 const int *rcounts, const int *rdispls)
+{
+	int rc = nbc_widen(a, comm, rcounts, rdispls, &a->rcounts, &a->rdispls, 0);
+	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
+		rc = nbc_widen(a, comm, scounts, sdispls, &a->scounts, &a->sdispls, 2);
+	if (rc != MPI_SUCCESS)
+		shmrun_nbc_free((uintptr_t)a);
+	return rc;
+}
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
@@ -1546,13 +1558,9 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 {
 	ARG_COLL(request, comm, ALLTOALLV);
 	NBC_NEW(a, nbc_alltoallv);
-	int rc = nbc_widen(a, comm, recvcounts, rdispls, &a->rcounts, &a->rdispls, 0);
-	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
-		rc = nbc_widen(a, comm, sendcounts, sdispls, &a->scounts, &a->sdispls, 2);
-	if (rc != MPI_SUCCESS) {
-		shmrun_nbc_free((uintptr_t)a);
+	int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
 	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
 	return NBC_START(a);
 }
@@ -1572,13 +1580,9 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 {
 	ARG_COLL(request, comm, ALLTOALLV);
 	NBC_NEW(a, nbc_alltoallw);
-	int rc = nbc_widen(a, comm, recvcounts, rdispls, &a->rcounts, &a->rdispls, 0);
-	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
-		rc = nbc_widen(a, comm, sendcounts, sdispls, &a->scounts, &a->sdispls, 2);
-	if (rc != MPI_SUCCESS) {
-		shmrun_nbc_free((uintptr_t)a);
+	int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
 	a->sbuf = sendbuf; a->stypes = sendtypes; a->rbuf = recvbuf; a->rtypes = recvtypes;
 	return NBC_START(a);
 }
