@@ -1458,15 +1458,18 @@ IMOVE_ALL(Ialltoall, int, nbc_alltoall, ALLTOALL)
 IMOVE_ALL(Ialltoall_c, MPI_Count, nbc_alltoall, ALLTOALL)
 
 /* The v forms: the int forms' counts and displacements widened (widen's
- * NULL stays NULL: not used there, or an error the job reports). */
+ * NULL stays NULL: not used there, or an error the job reports); after a
+ * failure a is freed. */
 static int nbc_widen(shmrun_nbc *a, MPI_Comm comm, const int *counts, const int *displs, const MPI_Count **c,
 		     const MPI_Aint **d, int slot)
 {
 	int64_t *wc;
 	MPI_Aint *wd;
 	int rc = widen(comm, counts, displs, &wc, &wd);
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS) {
+		shmrun_nbc_free((uintptr_t)a);
 		return rc;
+	}
 	a->owned[slot] = wc;
 	a->owned[slot + 1] = wd;
 	*c = (const MPI_Count *)wc;
@@ -1474,15 +1477,13 @@ static int nbc_widen(shmrun_nbc *a, MPI_Comm comm, const int *counts, const int 
 	return MPI_SUCCESS;
 }
 /* nbc_widen_all widens both sides of an all-to-all v or w form (the
- * send side's unless in place); after a failure a is freed. */
+ * send side's unless in place). */
 static int nbc_widen_all(shmrun_nbc *a, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *sdispls,
 			 const int *rcounts, const int *rdispls)
 {
 	int rc = nbc_widen(a, comm, rcounts, rdispls, &a->rcounts, &a->rdispls, 0);
 	if (rc == MPI_SUCCESS && !IN_PLACE(sendbuf))
 		rc = nbc_widen(a, comm, scounts, sdispls, &a->scounts, &a->sdispls, 2);
-	if (rc != MPI_SUCCESS)
-		shmrun_nbc_free((uintptr_t)a);
 	return rc;
 }
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -1491,10 +1492,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	ARG_COLL(request, comm, GATHERV);
 	NBC_NEW(a, nbc_gatherv);
 	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
-	if (rc != MPI_SUCCESS) {
-		shmrun_nbc_free((uintptr_t)a);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
 	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; a->root = root;
 	return NBC_START(a);
 }
@@ -1514,10 +1513,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 	ARG_COLL(request, comm, SCATTERV);
 	NBC_NEW(a, nbc_scatterv);
 	int rc = nbc_widen(a, comm, sendcounts, displs, &a->scounts, &a->sdispls, 0);
-	if (rc != MPI_SUCCESS) {
-		shmrun_nbc_free((uintptr_t)a);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
 	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; a->root = root;
 	return NBC_START(a);
 }
@@ -1536,10 +1533,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 	ARG_COLL(request, comm, ALLGATHERV);
 	NBC_NEW(a, nbc_allgatherv);
 	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
-	if (rc != MPI_SUCCESS) {
-		shmrun_nbc_free((uintptr_t)a);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
 	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
 	return NBC_START(a);
 }
