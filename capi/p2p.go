@@ -12,7 +12,6 @@ import (
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
-	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // Status: the source and tag, then the message's length in bytes in
@@ -305,25 +304,6 @@ func shmMrecv(p *C.char, count C.int64_t, dt C.uintptr_t, msg *C.uintptr_t, bloc
 	return C.MPI_SUCCESS
 }
 
-// isendrecv starts the receive, then the send (so that a rank may
-// exchange with itself), and makes one request of them (MPI_Isendrecv
-// and MPI_Isendrecv_replace): a send the runtime refuses cancels the
-// receive it posted.
-func isendrecv(x *commH, name string, send func() (*comm.Request, error), recv func() (*comm.Request, error), req *C.uintptr_t) C.int {
-	rr, err := recv()
-	if err != nil {
-		return x.raise(name, err)
-	}
-	sr, err := send()
-	if err != nil {
-		_ = rr.Cancel()
-		_, _ = rr.Wait()
-		return x.raise(name, err)
-	}
-	*req = C.uintptr_t(newReq(reqH{r: winc.Both(name, sr, rr).(*comm.Request), c: x}))
-	return C.MPI_SUCCESS
-}
-
 //export shmIsendrecv
 func shmIsendrecv(sp *C.char, scount C.int64_t, sdt C.uintptr_t, dest, stag C.int,
 	rp *C.char, rcount C.int64_t, rdt C.uintptr_t, src, rtag C.int, h C.uintptr_t, req *C.uintptr_t, call *C.char) C.int {
@@ -336,9 +316,12 @@ func shmIsendrecv(sp *C.char, scount C.int64_t, sdt C.uintptr_t, dest, stag C.in
 	if code != 0 {
 		return code
 	}
-	return isendrecv(x, name,
-		func() (*comm.Request, error) { return x.c.IsendType(sb, int(scount), st, goRank(dest), int(stag)) },
-		func() (*comm.Request, error) { return x.c.IrecvType(rb, int(rcount), rt, goRank(src), goTag(rtag)) }, req)
+	r, err := x.c.IsendrecvType(sb, int(scount), st, goRank(dest), int(stag), rb, int(rcount), rt, goRank(src), goTag(rtag))
+	if err != nil {
+		return x.raise(name, err)
+	}
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
+	return C.MPI_SUCCESS
 }
 
 // shmIsendrecvReplace sends a copy of the buffer's bytes (the instances'
@@ -352,8 +335,10 @@ func shmIsendrecvReplace(p *C.char, count C.int64_t, dt C.uintptr_t, dest, stag,
 	if code != 0 {
 		return code
 	}
-	out := append([]byte(nil), b...)
-	return isendrecv(x, name,
-		func() (*comm.Request, error) { return x.c.IsendType(out, int(count), t, goRank(dest), int(stag)) },
-		func() (*comm.Request, error) { return x.c.IrecvType(b, int(count), t, goRank(src), goTag(rtag)) }, req)
+	r, err := x.c.IsendrecvReplaceType(b, int(count), t, goRank(dest), int(stag), goRank(src), goTag(rtag))
+	if err != nil {
+		return x.raise(name, err)
+	}
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
+	return C.MPI_SUCCESS
 }

@@ -69,7 +69,7 @@
 // # Messages
 //
 // Send, Ssend, Recv, Isend, Issend, Irecv, Sendrecv, SendrecvReplace,
-// Probe, Iprobe, Mprobe and Improbe (with Message.Recv and Irecv), their
+// MPI 4.0's Isendrecv and IsendrecvReplace (one request for both), Probe, Iprobe, Mprobe and Improbe (with Message.Recv and Irecv), their
 // typed forms (SendT, RecvT, ...), and the completion calls (Request.Wait,
 // Test, Cancel; Waitall, Waitany, Waitsome, Testall, Testany, Testsome)
 // follow MPI's matching rules on any communicator: messages from one sender

@@ -134,6 +134,7 @@ func Finalize() error {
 	}
 	process.done = true
 	nbcDrainAll() // a queued collective's job must not outlive the MPI
+	pairs.Wait()  // nor an Isendrecv's goroutine
 	process.world.finalized.Store(true)
 	if err := mpi.Finalize(); err != nil {
 		return mpiError("Finalize", err)

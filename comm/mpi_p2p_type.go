@@ -138,31 +138,37 @@ func (c *Comm) SendrecvReplaceType(buf []byte, count int, t *dtype.Type, dest, s
 // IsendType starts a send of count instances of t (MPI_Isend with a
 // datatype); buf may change once it returns (it is packed). Local.
 func (c *Comm) IsendType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
-	b, err := c.packed("IsendType", buf, count, t)
-	if err != nil {
-		return nil, err
-	}
-	return c.Isend(b, dest, tag)
+	return c.isendType("IsendType", buf, count, t, dest, tag, false)
 }
 
 // IssendType is IsendType of a synchronous send (MPI_Issend). Local.
 func (c *Comm) IssendType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
-	b, err := c.packed("IssendType", buf, count, t)
+	return c.isendType("IssendType", buf, count, t, dest, tag, true)
+}
+
+// isendType is IsendType and IssendType under the name call.
+func (c *Comm) isendType(call string, buf []byte, count int, t *dtype.Type, dest, tag int, sync bool) (*Request, error) {
+	b, err := c.packed(call, buf, count, t)
 	if err != nil {
 		return nil, err
 	}
-	return c.Issend(b, dest, tag)
+	return c.isend(call, b, dest, tag, sync)
 }
 
 // IrecvType starts a receive into count instances of t (MPI_Irecv with a
 // datatype); buf is written when the request completes. Local.
 func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
-	n, err := c.recvSize("IrecvType", buf, count, t)
+	return c.irecvType("IrecvType", buf, count, t, src, tag)
+}
+
+// irecvType is IrecvType under the name call.
+func (c *Comm) irecvType(call string, buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
+	n, err := c.recvSize(call, buf, count, t)
 	if err != nil {
 		return nil, err
 	}
 	tmp := make([]byte, n)
-	r, err := c.Irecv(tmp, src, tag)
+	r, err := c.irecv(call, tmp, src, tag)
 	if err != nil {
 		return nil, err
 	}

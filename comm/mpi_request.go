@@ -58,9 +58,11 @@ type reqExtra struct {
 	before func()
 	after  func(n int)
 
-	// job is a nonblocking collective's (nbc.go): its outcome is the
-	// request's.
-	job *nbcJob
+	// job is a nonblocking collective's (nbc.go) or an Isendrecv's
+	// (isendrecv_mpi.go): its outcome is the request's, with the status
+	// jobSt (an Isendrecv's receive's), set before job.done is closed.
+	job   *nbcJob
+	jobSt Status
 }
 
 // extra returns r.x, made on first use.
@@ -234,7 +236,11 @@ func (c *Comm) isend(call string, buf []byte, dest, tag int, sync bool) (*Reques
 // Irecv starts a receive into buf from src (or AnySource) with tag (or
 // AnyTag) (MPI_Irecv of bytes). Local.
 func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
-	s, t, err := c.recvArgs("Irecv", src, tag)
+	return c.irecv("Irecv", buf, src, tag)
+}
+
+func (c *Comm) irecv(call string, buf []byte, src, tag int) (*Request, error) {
+	s, t, err := c.recvArgs(call, src, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +249,7 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	}
 	r := newLive()
 	h, err := c.h.NewRequest(mpi.OpIrecv, r.msgBuf(buf, false), s, t)
-	return r.started("Irecv", h, err)
+	return r.started(call, h, err)
 }
 
 // SendInit makes a persistent send request of buf to dest with tag
@@ -335,7 +341,7 @@ func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Stat
 	r.live = false
 	if r.x != nil && r.x.job != nil {
 		<-r.x.job.done // closed just after the runner completed the MPI request
-		r.done, r.st, r.err = true, Status{}, r.x.job.err
+		r.done, r.st, r.err = true, r.x.jobSt, r.x.job.err
 		return r.st, r.err
 	}
 	st := goStatus(rs.Status, max(1, r.size))
@@ -387,7 +393,7 @@ func (r *Request) Wait() (Status, error) {
 		return r.kept("Wait")
 	}
 	if r.x != nil && r.x.job != nil {
-		r.x.job.q.runInline(r.x.job) // then the MPI has it complete
+		r.x.job.await() // then the MPI has it complete
 	}
 	rs, err := r.h.Wait()
 	if err != nil {
@@ -659,7 +665,7 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 	// need to run them.
 	for _, r := range reqs {
 		if r != nil && r.live && r.x != nil && r.x.job != nil {
-			r.x.job.q.runInline(r.x.job)
+			r.x.job.await()
 		}
 	}
 	_, err := completeAll(mpi.Waitall, "Waitall", reqs, sts)

@@ -42,7 +42,9 @@ type nbcQueue struct {
 // nbcJob is one queued collective: run, once done is closed, left err;
 // then complete, if set, tells its request (over an MPI). state says who
 // runs it: 0 nobody yet, 1 claimed (by the worker, or by a Wait that
-// found it first in line: runInline).
+// found it first in line: runInline). A job with no queue (q nil) is an
+// MPI-backend Isendrecv's (isendrecv_mpi.go): a goroutine of its own
+// runs it.
 type nbcJob struct {
 	q        *nbcQueue
 	call     string
@@ -51,6 +53,16 @@ type nbcJob struct {
 	err      error
 	complete func()
 	state    atomic.Int32
+}
+
+// await is the Wait of job j: runInline for a queued one; for one with
+// no queue, until its goroutine is done.
+func (j *nbcJob) await() {
+	if j.q == nil {
+		<-j.done
+		return
+	}
+	j.q.runInline(j)
 }
 
 // nbcQueues are every communicator's queue that has had a job, for

@@ -12,7 +12,7 @@ func (c *Comm) nbcTarget(string) (*Comm, error) { return c, nil }
 func nbcRequest(_ string, j *nbcJob) (*Request, error) {
 	return &Request{ext: &requestExt{poll: func(block bool) (bool, error) {
 		if block {
-			j.q.runInline(j)
+			j.await()
 			return true, j.err
 		}
 		select {

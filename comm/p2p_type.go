@@ -194,21 +194,13 @@ func (c *Comm) SsendType(buf []byte, count int, t *dtype.Type, dest, tag int) er
 // Local. Data that are not one run are packed at the call, so buf may be
 // reused at once; otherwise it belongs to the request until it completes.
 func (c *Comm) IsendType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
-	wire, f, err := c.typedOut("IsendType", buf, count, t)
-	if err != nil {
-		return nil, err
-	}
-	return c.isend("IsendType", wire, dest, tag, f, false)
+	return c.isendType("IsendType", buf, count, t, dest, tag, false)
 }
 
 // IssendType is IsendType whose request completes once a receive has
 // matched the message (MPI_Issend). Local.
 func (c *Comm) IssendType(buf []byte, count int, t *dtype.Type, dest, tag int) (*Request, error) {
-	wire, f, err := c.typedOut("IssendType", buf, count, t)
-	if err != nil {
-		return nil, err
-	}
-	return c.isend("IssendType", wire, dest, tag, f, true)
+	return c.isendType("IssendType", buf, count, t, dest, tag, true)
 }
 
 // RecvType receives a message from src (or AnySource) with tag (or
@@ -231,14 +223,7 @@ func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Sta
 // with a datatype). Local; buf is written by the time the request
 // completes.
 func (c *Comm) IrecvType(buf []byte, count int, t *dtype.Type, src, tag int) (*Request, error) {
-	if wire, f, ok := simpleData(buf, count, t); ok {
-		return c.irecv("IrecvType", wire, src, tag, f)
-	}
-	in, err := c.typedIn("IrecvType", buf, count, t)
-	if err != nil {
-		return nil, err
-	}
-	return in.request(c.irecv("IrecvType", in.wire, src, tag, in.f))
+	return c.irecvType("IrecvType", buf, count, t, src, tag)
 }
 
 // SendrecvType sends scount instances of stype from send to dest and

@@ -341,11 +341,6 @@ var RefuseColl func(c any, call string, kind uint8, err error) error
 // shmrun --stats or --trace). Package comm sets it.
 var BarrierOf func(c any) *Barrier
 
-// Both makes one request of two started ones, a send's and a receive's
-// (*comm.Request each): complete once both are, with the receive's status
-// and the first error (MPI_Isendrecv's request). Package comm sets it.
-var Both func(call string, send, recv any) any
-
 // The C interface's nonblocking collectives (package comm's nbc.go), set
 // by package comm; c is a *comm.Comm.
 var (
