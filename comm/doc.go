@@ -35,6 +35,11 @@
 // another rank needs before it starts its own). A blocking collective on
 // the same communicator first lets the queued ones finish (they use the
 // same area); Ibarrier keeps its own counters and never waits for them.
+// And each has a persistent form (MPI 4.0's MPI_Allreduce_init and the
+// rest: AllreduceInit, AllreduceInitInPlace, BarrierInit, ...): its
+// arguments fixed once, each Start (or Startall) queues the operation as
+// the nonblocking form would, and Wait, Test and their kin complete it,
+// leaving the request inactive for the next Start.
 //
 // Collective calls must be made by every rank of the communicator in the
 // same order. The first round of every blocking collective carries each

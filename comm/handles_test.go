@@ -240,8 +240,39 @@ func handleCalls() map[string]func(c *comm.Comm) error {
 		"IscanInPlace":               func(c *comm.Comm) error { _, err := comm.IscanInPlace(c, v(), atomics.Sum); return err },
 		"Iexscan":                    func(c *comm.Comm) error { _, err := comm.Iexscan(c, v(), v(), atomics.Sum); return err },
 		"IexscanInPlace":             func(c *comm.Comm) error { _, err := comm.IexscanInPlace(c, v(), atomics.Sum); return err },
-		"ScanTypeInPlace":            func(c *comm.Comm) error { return comm.ScanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
-		"ExscanTypeInPlace":          func(c *comm.Comm) error { return comm.ExscanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
+		"BcastInit":                  func(c *comm.Comm) error { _, err := comm.BcastInit(c, v(), 0); return err },
+		"ReduceInit":                 func(c *comm.Comm) error { _, err := comm.ReduceInit(c, v(), v(), atomics.Sum, 0); return err },
+		"ReduceInitInPlace":          func(c *comm.Comm) error { _, err := comm.ReduceInitInPlace(c, v(), atomics.Sum, 0); return err },
+		"AllreduceInit":              func(c *comm.Comm) error { _, err := comm.AllreduceInit(c, v(), v(), atomics.Sum); return err },
+		"AllreduceInitInPlace":       func(c *comm.Comm) error { _, err := comm.AllreduceInitInPlace(c, v(), atomics.Sum); return err },
+		"GatherInit":                 func(c *comm.Comm) error { _, err := comm.GatherInit(c, v(), v(), 0); return err },
+		"GatherInitInPlace":          func(c *comm.Comm) error { _, err := comm.GatherInitInPlace(c, v(), 0); return err },
+		"GathervInit":                func(c *comm.Comm) error { _, err := comm.GathervInit(c, v(), v(), one, zero, 0); return err },
+		"GathervInitInPlace":         func(c *comm.Comm) error { _, err := comm.GathervInitInPlace(c, v(), one, zero, 0); return err },
+		"ScatterInit":                func(c *comm.Comm) error { _, err := comm.ScatterInit(c, v(), v(), 0); return err },
+		"ScatterInitInPlace":         func(c *comm.Comm) error { _, err := comm.ScatterInitInPlace(c, v(), 0); return err },
+		"ScattervInit":               func(c *comm.Comm) error { _, err := comm.ScattervInit(c, v(), one, zero, v(), 0); return err },
+		"ScattervInitInPlace":        func(c *comm.Comm) error { _, err := comm.ScattervInitInPlace(c, v(), one, zero, 0); return err },
+		"AllgatherInit":              func(c *comm.Comm) error { _, err := comm.AllgatherInit(c, v(), v()); return err },
+		"AllgatherInitInPlace":       func(c *comm.Comm) error { _, err := comm.AllgatherInitInPlace(c, v()); return err },
+		"AllgathervInit":             func(c *comm.Comm) error { _, err := comm.AllgathervInit(c, v(), v(), one, zero); return err },
+		"AllgathervInitInPlace":      func(c *comm.Comm) error { _, err := comm.AllgathervInitInPlace(c, v(), one, zero); return err },
+		"AlltoallInit":               func(c *comm.Comm) error { _, err := comm.AlltoallInit(c, v(), v()); return err },
+		"AlltoallInitInPlace":        func(c *comm.Comm) error { _, err := comm.AlltoallInitInPlace(c, v()); return err },
+		"AlltoallvInit":              func(c *comm.Comm) error { _, err := comm.AlltoallvInit(c, v(), one, zero, v(), one, zero); return err },
+		"AlltoallvInitInPlace":       func(c *comm.Comm) error { _, err := comm.AlltoallvInitInPlace(c, v(), one, zero); return err },
+		"ReduceScatterBlockInit":     func(c *comm.Comm) error { _, err := comm.ReduceScatterBlockInit(c, v(), v(), atomics.Sum); return err },
+		"ReduceScatterBlockInitInPlace": func(c *comm.Comm) error {
+			_, err := comm.ReduceScatterBlockInitInPlace(c, v(), atomics.Sum)
+			return err
+		},
+		"ScanInit":          func(c *comm.Comm) error { _, err := comm.ScanInit(c, v(), v(), atomics.Sum); return err },
+		"ScanInitInPlace":   func(c *comm.Comm) error { _, err := comm.ScanInitInPlace(c, v(), atomics.Sum); return err },
+		"ExscanInit":        func(c *comm.Comm) error { _, err := comm.ExscanInit(c, v(), v(), atomics.Sum); return err },
+		"ExscanInitInPlace": func(c *comm.Comm) error { _, err := comm.ExscanInitInPlace(c, v(), atomics.Sum); return err },
+		"Comm.BarrierInit":  func(c *comm.Comm) error { _, err := c.BarrierInit(); return err },
+		"ScanTypeInPlace":   func(c *comm.Comm) error { return comm.ScanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
+		"ExscanTypeInPlace": func(c *comm.Comm) error { return comm.ExscanTypeInPlace[float64](c, b8(), 1, f64(), atomics.Sum) },
 	}
 }
 
@@ -273,7 +304,8 @@ var handleColls = []string{"Comm.CartCreate", "Comm.CartGet", "Comm.CartRank", "
 	"GathervTypeInPlace", "ScattervTypeInPlace", "AllgathervTypeInPlace", "AlltoallvTypeInPlace", "AlltoallwType", "AlltoallwTypeInPlace",
 	"ReduceScatterBlockTypeInPlace", "ScanTypeInPlace", "ExscanTypeInPlace", "Comm.SendInit", "Comm.SsendInit", "Comm.RecvInit", "SendInitT", "RecvInitT",
 	"Comm.SendInitType", "Comm.SsendInitType", "Comm.RecvInitType",
-	"Ibcast", "Ireduce", "IreduceInPlace", "Iallreduce", "IallreduceInPlace", "Igather", "IgatherInPlace", "Igatherv", "IgathervInPlace", "Iscatter", "IscatterInPlace", "Iscatterv", "IscattervInPlace", "Iallgather", "IallgatherInPlace", "Iallgatherv", "IallgathervInPlace", "Ialltoall", "IalltoallInPlace", "Ialltoallv", "IalltoallvInPlace", "IreduceScatterBlock", "IreduceScatterBlockInPlace", "Iscan", "IscanInPlace", "Iexscan", "IexscanInPlace"}
+	"Ibcast", "Ireduce", "IreduceInPlace", "Iallreduce", "IallreduceInPlace", "Igather", "IgatherInPlace", "Igatherv", "IgathervInPlace", "Iscatter", "IscatterInPlace", "Iscatterv", "IscattervInPlace", "Iallgather", "IallgatherInPlace", "Iallgatherv", "IallgathervInPlace", "Ialltoall", "IalltoallInPlace", "Ialltoallv", "IalltoallvInPlace", "IreduceScatterBlock", "IreduceScatterBlockInPlace", "Iscan", "IscanInPlace", "Iexscan", "IexscanInPlace",
+	"BcastInit", "ReduceInit", "ReduceInitInPlace", "AllreduceInit", "AllreduceInitInPlace", "GatherInit", "GatherInitInPlace", "GathervInit", "GathervInitInPlace", "ScatterInit", "ScatterInitInPlace", "ScattervInit", "ScattervInitInPlace", "AllgatherInit", "AllgatherInitInPlace", "AllgathervInit", "AllgathervInitInPlace", "AlltoallInit", "AlltoallInitInPlace", "AlltoallvInit", "AlltoallvInitInPlace", "ReduceScatterBlockInit", "ReduceScatterBlockInitInPlace", "ScanInit", "ScanInitInPlace", "ExscanInit", "ExscanInitInPlace", "Comm.BarrierInit"}
 
 func TestHandleCallsCoverAPI(t *testing.T) {
 	if testing.Short() {

@@ -63,6 +63,11 @@ type reqExtra struct {
 	// jobSt (an Isendrecv's receive's), set before job.done is closed.
 	job   *nbcJob
 	jobSt Status
+
+	// coll starts a persistent collective's operation (pcoll.go): a
+	// nonblocking collective's request, whose MPI request and job the
+	// persistent one takes for that operation.
+	coll func() (*Request, error)
 }
 
 // extra returns r.x, made on first use.
@@ -341,6 +346,13 @@ func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Stat
 	r.live = false
 	if r.x != nil && r.x.job != nil {
 		<-r.x.job.done // closed just after the runner completed the MPI request
+		if r.persistent {
+			// A persistent collective's operation: inactive until the
+			// next Start, which makes a new one (prepare).
+			err := r.x.job.err
+			r.h, r.x.job = mpi.RequestNull(), nil
+			return Status{}, err
+		}
 		r.done, r.st, r.err = true, r.x.jobSt, r.x.job.err
 		return r.st, r.err
 	}
@@ -440,8 +452,8 @@ func (r *Request) Start() error {
 	if err := r.startable(); err != nil {
 		return err
 	}
-	if !r.prepare() {
-		return nil
+	if ok, err := r.prepare(); err != nil || !ok {
+		return err
 	}
 	if err := r.h.Start(); err != nil {
 		return mpiError("Start", err)
@@ -467,15 +479,25 @@ func (r *Request) startable() error {
 
 // prepare readies startable r's start (a typed send packs its data) and
 // reports whether the MPI has anything to start: a ProcNull request is
-// complete at once, and Wait returns its status.
-func (r *Request) prepare() bool {
+// complete at once, and Wait returns its status. A persistent
+// collective's operation it starts itself (its job queued, a generalized
+// request made), leaving the MPI nothing to start.
+func (r *Request) prepare() (bool, error) {
+	if r.x != nil && r.x.coll != nil {
+		op, err := r.x.coll()
+		if err != nil {
+			return false, err
+		}
+		r.h, r.x.job, r.live = op.h, op.x.job, true
+		return false, nil
+	}
 	if r.h == mpi.RequestNull() {
-		return false
+		return false, nil
 	}
 	if r.x != nil && r.x.before != nil {
 		r.x.before()
 	}
-	return true
+	return true, nil
 }
 
 // startScratch is what one startall gathers the handles in.
@@ -501,7 +523,12 @@ func startall(reqs []*Request) error {
 			bad = fmt.Errorf("request %d: %w", i, err)
 			break
 		}
-		if r.prepare() {
+		ok, err := r.prepare()
+		if err != nil {
+			bad = fmt.Errorf("request %d: %w", i, err)
+			break
+		}
+		if ok {
 			s.hs = append(s.hs, r.h)
 			s.reqs = append(s.reqs, r)
 		}
@@ -536,6 +563,9 @@ func (r *Request) Free() error {
 	}
 	if r.freed {
 		return fmt.Errorf("comm: Free of a freed request: %w", ErrRequest)
+	}
+	if r.live && r.x != nil && r.x.coll != nil {
+		return fmt.Errorf("comm: Free of an active persistent collective (started and not completed): %w", ErrRequest)
 	}
 	r.freed = true
 	if r.h == mpi.RequestNull() {

@@ -38,3 +38,18 @@ func nbcRequest(call string, j *nbcJob) (*Request, error) {
 	r.extra().job = j
 	return r, nil
 }
+
+// initColl makes the persistent collective call, whose starts queue run
+// as the nonblocking collectives do (pcoll.go): a persistent request with
+// no MPI request until its first Start.
+func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) {
+	if err := c.valid(call); err != nil {
+		return nil, err
+	}
+	if _, err := c.nbcTarget(call); err != nil {
+		return nil, err
+	}
+	r := &Request{persistent: true, h: mpi.RequestNull()}
+	r.extra().coll = func() (*Request, error) { return c.startNBC(call, run) }
+	return r, nil
+}

@@ -44,3 +44,14 @@ func init() {
 	}
 	winc.NBCDrainAll = nbcDrainAll
 }
+
+// initColl makes the persistent collective call, whose starts queue run
+// as the nonblocking collectives do (pcoll.go).
+func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) {
+	if err := c.valid(call); err != nil {
+		return nil, err
+	}
+	p := &persist{c: c, call: call}
+	p.coll = func() (*Request, error) { return c.startNBC(call, run) }
+	return &Request{ext: &requestExt{pers: p}}, nil
+}

@@ -42,6 +42,11 @@ type persist struct {
 	st     Status   // the status of an operation done at once (ProcNull's)
 	rv     *recvReq // a receive's outcome, reused by every Start
 	in     *typedIn // a typed receive's wire buffer and scatter (nil: in place)
+
+	// coll starts a persistent collective's operation (pcoll.go): a
+	// nonblocking collective's request, which becomes cur. The fields
+	// above but c, call, active, freed and cur are then unused.
+	coll func() (*Request, error)
 }
 
 // newPersist makes a persistent request after checking its arguments as
@@ -143,8 +148,9 @@ func (r *Request) persistOf(call string) (*persist, error) {
 }
 
 // Start starts the operation of persistent request r (MPI_Start): a send
-// of its buffer's current contents, or a receive; Wait or Test completes
-// it. Local. Starting a request that is active (started and not
+// of its buffer's current contents, a receive, or a persistent
+// collective's operation (a collective call: pcoll.go); Wait or Test
+// completes it. Local. Starting a request that is active (started and not
 // completed), not persistent, or freed is ErrRequest. Start, Wait, Test,
 // Cancel and Free of one persistent request are not to run in two
 // goroutines at once (different requests may).
@@ -156,9 +162,15 @@ func (r *Request) Start() error {
 	if p.active {
 		return fmt.Errorf("comm: Start: the persistent request of %s on rank %d is active (started and not completed): %w", p.call, p.c.Rank(), ErrRequest)
 	}
-	if p.send {
+	switch {
+	case p.coll != nil:
+		var cur *Request
+		if cur, err = p.coll(); err == nil {
+			p.cur = *cur
+		}
+	case p.send:
 		err = p.startSend()
-	} else {
+	default:
 		err = p.startRecv()
 	}
 	if err != nil {
@@ -267,6 +279,9 @@ func (r *Request) Free() error {
 		if err != nil {
 			return err
 		}
+		if p.active && p.coll != nil {
+			return fmt.Errorf("comm: Free: the persistent collective of %s on rank %d is active (started and not completed): %w", p.call, p.c.Rank(), ErrRequest)
+		}
 		if p.active && p.in != nil && p.cur.rv != nil {
 			// The receive goes on, and its data must still reach the
 			// buffer (MPI 4.1 §3.7.3): the scatter Wait would have run.
@@ -314,7 +329,7 @@ func (p *persist) wait(st *Status) error {
 		return nil
 	}
 	var err error
-	if p.cur.o == nil && p.cur.rv == nil {
+	if p.cur.o == nil && p.cur.rv == nil && p.cur.ext == nil {
 		*st = p.st // done at its start
 	} else {
 		err = p.cur.wait(st)
@@ -332,6 +347,9 @@ func (p *persist) test() (Status, bool, error) {
 	}
 	if !p.active {
 		return Status{}, true, nil
+	}
+	if p.cur.ext != nil && !p.cur.complete() {
+		return Status{}, false, nil
 	}
 	if o := p.cur.o; o != nil && !o.c.world.eng.poll(o.isDone) {
 		return Status{}, false, nil

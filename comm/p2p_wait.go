@@ -33,8 +33,24 @@ func engineOf(r *Request) *engine {
 		return r.rv.c.world.eng
 	case r.o != nil:
 		return r.o.c.world.eng
-	case r.ext != nil && r.ext.pers != nil:
+	case r.ext != nil && r.ext.pers != nil && r.ext.pers.coll == nil:
 		return r.ext.pers.c.world.eng
+	}
+	return nil
+}
+
+// collOf is the collective request r stands for, which reports the job's
+// end itself: r, a nonblocking collective's (or Ibarrier's, or
+// Isendrecv's) request, or an active persistent collective's current
+// one; nil for any other.
+func collOf(r *Request) *Request {
+	switch {
+	case r == nil || r.o != nil || r.rv != nil || r.ext == nil:
+		return nil
+	case r.ext.pers == nil:
+		return r
+	case r.ext.pers.coll != nil && r.ext.pers.active && !r.ext.pers.freed:
+		return &r.ext.pers.cur
 	}
 	return nil
 }
@@ -72,9 +88,10 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	}
 	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
 		for _, r := range reqs {
-			if r != nil && r.o == nil && r.rv == nil && r.ext != nil && r.ext.pers == nil {
-				// A collective request reports the job's end itself.
-				if _, _, err := r.Test(); errors.Is(err, ErrAborted) {
+			if q := collOf(r); q != nil {
+				// A collective request reports the job's end itself
+				// (and keeps its outcome for the Wait or Test to come).
+				if _, _, err := q.Test(); errors.Is(err, ErrAborted) {
 					return barrier.ErrAborted
 				}
 			}

@@ -218,7 +218,7 @@ func (r *Request) complete() bool {
 		return true
 	case r.ext.pers != nil:
 		p := r.ext.pers
-		if p.freed || !p.active || p.cur.o == nil && p.cur.rv == nil {
+		if p.freed || !p.active || p.cur.o == nil && p.cur.rv == nil && p.cur.ext == nil {
 			return true // Wait says what is wrong, or returns at once
 		}
 		return p.cur.complete()

@@ -347,8 +347,9 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 }
 
 // A generalized request (MPI_Grequest_start) completed by the Go side:
-// a nonblocking collective's, whose job runs on a goroutine. Its status
-// is the empty one; it cannot be cancelled.
+// a nonblocking or persistent collective's, or an Isendrecv's, whose job
+// runs on a goroutine. Its status is the empty one (package comm keeps
+// an Isendrecv's own); it cannot be cancelled.
 static int shmc_greq_query(void *extra, MPI_Status *st) {
 	(void)extra;
 	MPI_Status_set_elements(st, MPI_BYTE, 0);
