@@ -1283,6 +1283,7 @@ typedef struct shmrun_nbc {
 	const MPI_Aint *sdispls, *rdispls;
 	const MPI_Datatype *stypes, *rtypes;
 	void *owned[4];
+	int keep; /* a persistent collective's: run again at every start */
 } shmrun_nbc;
 
 void shmrun_nbc_free(uintptr_t p)
@@ -1296,7 +1297,8 @@ int shmrun_nbc_run(uintptr_t p)
 {
 	shmrun_nbc *a = (shmrun_nbc *)p;
 	int rc = a->run(a);
-	shmrun_nbc_free(p);
+	if (!a->keep)
+		shmrun_nbc_free(p);
 	return rc;
 }
 
@@ -1361,75 +1363,112 @@ static shmrun_nbc *nbc_new(const char *call, MPI_Comm comm, int (*run)(shmrun_nb
 	if (a == NULL)                                                                                  \
 		return MPI_ERR_NO_MEM
 #define NBC_START(a) shmStartColl(H(comm), B(__func__ + 1), (uintptr_t)(a), HP(request))
+/* A persistent collective (MPI 4.1 §6.13) keeps its block for every
+ * MPI_Start; MPI_Request_free frees it. */
+#define NBC_INIT(a) ((a)->keep = 1, shmInitColl(H(comm), B(__func__ + 1), (uintptr_t)(a), HP(request)))
+/* The argument checks before the block is made: a nonblocking call's NULL
+ * request fails the other ranks' call too (their job's round); making a
+ * persistent one is local (the info's hints are not used). */
+#define NBC_START_ARG(p, comm, kind) ARG_COLL(p, comm, kind)
+#define NBC_INIT_ARG(p, comm, kind)      \
+	do {                             \
+		(void)info;              \
+		ARG_COMM(p, comm);       \
+	} while (0)
 
-/* A request NULL fails the other ranks' call too (their job's round). */
-#define IBCAST(NAME, CT)                                                                                          \
-	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) \
-	{                                                                                                         \
-		ARG_COLL(request, comm, BCAST);                                                                   \
-		NBC_NEW(a, nbc_bcast);                                                                            \
-		a->rbuf = buffer; a->rcount = count; a->rtype = datatype; a->root = root;                            \
-		return NBC_START(a);                                                                              \
+/* Each collective below is written once for both: GO is NBC_START (the
+ * MPI_I form) or NBC_INIT (the _init form, XP its info parameter). */
+#define INFO MPI_Info info,
+
+#define IBCAST(NAME, CT, XP, GO)                                                                                    \
+	int PMPI_##NAME(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm, XP MPI_Request *request) \
+	{                                                                                                             \
+		GO##_ARG(request, comm, BCAST);                                                                       \
+		NBC_NEW(a, nbc_bcast);                                                                                \
+		a->rbuf = buffer; a->rcount = count; a->rtype = datatype; a->root = root;                                \
+		return GO(a);                                                                                         \
 	}
-IBCAST(Ibcast, int)
-IBCAST(Ibcast_c, MPI_Count)
+IBCAST(Ibcast, int, , NBC_START)
+IBCAST(Ibcast_c, MPI_Count, , NBC_START)
+IBCAST(Bcast_init, int, INFO, NBC_INIT)
+IBCAST(Bcast_init_c, MPI_Count, INFO, NBC_INIT)
 
-#define IREDUCE(NAME, CT)                                                                                          \
+#define IREDUCE(NAME, CT, XP, GO)                                                                                  \
 	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, int root,  \
-			MPI_Comm comm, MPI_Request *request)                                                       \
+			MPI_Comm comm, XP MPI_Request *request)                                                    \
 	{                                                                                                          \
-		ARG_COLL(request, comm, REDUCE);                                                                   \
+		GO##_ARG(request, comm, REDUCE);                                                                   \
 		NBC_NEW(a, nbc_reduce);                                                                            \
 		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcount = count; a->rtype = datatype; a->op = op; a->root = root; \
-		return NBC_START(a);                                                                               \
+		return GO(a);                                                                                      \
 	}
-IREDUCE(Ireduce, int)
-IREDUCE(Ireduce_c, MPI_Count)
+IREDUCE(Ireduce, int, , NBC_START)
+IREDUCE(Ireduce_c, MPI_Count, , NBC_START)
+IREDUCE(Reduce_init, int, INFO, NBC_INIT)
+IREDUCE(Reduce_init_c, MPI_Count, INFO, NBC_INIT)
 
-#define IREDUCE_ALL(NAME, CT, RUN, KIND)                                                                             \
+#define IREDUCE_ALL(NAME, CT, RUN, KIND, XP, GO)                                                                     \
 	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, \
-			MPI_Request *request)                                                                        \
+			XP MPI_Request *request)                                                                     \
 	{                                                                                                            \
-		ARG_COLL(request, comm, KIND);                                                                       \
+		GO##_ARG(request, comm, KIND);                                                                       \
 		NBC_NEW(a, RUN);                                                                                     \
 		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcount = count; a->rtype = datatype; a->op = op;                \
-		return NBC_START(a);                                                                                 \
+		return GO(a);                                                                                        \
 	}
-IREDUCE_ALL(Iallreduce, int, nbc_allreduce, ALLREDUCE)
-IREDUCE_ALL(Iallreduce_c, MPI_Count, nbc_allreduce, ALLREDUCE)
-IREDUCE_ALL(Iscan, int, nbc_scan, SCAN)
-IREDUCE_ALL(Iscan_c, MPI_Count, nbc_scan, SCAN)
-IREDUCE_ALL(Iexscan, int, nbc_exscan, EXSCAN)
-IREDUCE_ALL(Iexscan_c, MPI_Count, nbc_exscan, EXSCAN)
-IREDUCE_ALL(Ireduce_scatter_block, int, nbc_rsb, REDUCE_SCATTER_BLOCK)
-IREDUCE_ALL(Ireduce_scatter_block_c, MPI_Count, nbc_rsb, REDUCE_SCATTER_BLOCK)
+IREDUCE_ALL(Iallreduce, int, nbc_allreduce, ALLREDUCE, , NBC_START)
+IREDUCE_ALL(Iallreduce_c, MPI_Count, nbc_allreduce, ALLREDUCE, , NBC_START)
+IREDUCE_ALL(Iscan, int, nbc_scan, SCAN, , NBC_START)
+IREDUCE_ALL(Iscan_c, MPI_Count, nbc_scan, SCAN, , NBC_START)
+IREDUCE_ALL(Iexscan, int, nbc_exscan, EXSCAN, , NBC_START)
+IREDUCE_ALL(Iexscan_c, MPI_Count, nbc_exscan, EXSCAN, , NBC_START)
+IREDUCE_ALL(Ireduce_scatter_block, int, nbc_rsb, REDUCE_SCATTER_BLOCK, , NBC_START)
+IREDUCE_ALL(Ireduce_scatter_block_c, MPI_Count, nbc_rsb, REDUCE_SCATTER_BLOCK, , NBC_START)
+IREDUCE_ALL(Allreduce_init, int, nbc_allreduce, ALLREDUCE, INFO, NBC_INIT)
+IREDUCE_ALL(Allreduce_init_c, MPI_Count, nbc_allreduce, ALLREDUCE, INFO, NBC_INIT)
+IREDUCE_ALL(Scan_init, int, nbc_scan, SCAN, INFO, NBC_INIT)
+IREDUCE_ALL(Scan_init_c, MPI_Count, nbc_scan, SCAN, INFO, NBC_INIT)
+IREDUCE_ALL(Exscan_init, int, nbc_exscan, EXSCAN, INFO, NBC_INIT)
+IREDUCE_ALL(Exscan_init_c, MPI_Count, nbc_exscan, EXSCAN, INFO, NBC_INIT)
+IREDUCE_ALL(Reduce_scatter_block_init, int, nbc_rsb, REDUCE_SCATTER_BLOCK, INFO, NBC_INIT)
+IREDUCE_ALL(Reduce_scatter_block_init_c, MPI_Count, nbc_rsb, REDUCE_SCATTER_BLOCK, INFO, NBC_INIT)
 
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-			 MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLREDUCE); /* it is an Allreduce */
-	int64_t *c;
-	MPI_Aint *unused;
-	int rc = widen(comm, recvcounts, NULL, &c, &unused);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	NBC_NEW(a, nbc_rs);
-	a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = (const MPI_Count *)c; a->rtype = datatype; a->op = op;
-	a->owned[0] = c;
-	return NBC_START(a);
-}
-int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
-			   MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLREDUCE);
-	NBC_NEW(a, nbc_rs);
-	a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = recvcounts; a->rtype = datatype; a->op = op;
-	return NBC_START(a);
-}
+#define IREDUCE_SCATTER(NAME, XP, GO)                                                                              \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, \
+			MPI_Comm comm, XP MPI_Request *request)                                                     \
+	{                                                                                                           \
+		GO##_ARG(request, comm, ALLREDUCE); /* it is an Allreduce */                                        \
+		int64_t *c;                                                                                         \
+		MPI_Aint *unused;                                                                                   \
+		int rc = widen(comm, recvcounts, NULL, &c, &unused);                                                \
+		if (rc != MPI_SUCCESS)                                                                              \
+			return rc;                                                                                  \
+		shmrun_nbc *a = nbc_new(__func__ + 1, comm, nbc_rs);                                                \
+		if (a == NULL) {                                                                                    \
+			free(c);                                                                                    \
+			return MPI_ERR_NO_MEM;                                                                      \
+		}                                                                                                   \
+		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = (const MPI_Count *)c; a->rtype = datatype; a->op = op; \
+		a->owned[0] = c;                                                                                    \
+		return GO(a);                                                                                       \
+	}
+#define IREDUCE_SCATTER_C(NAME, XP, GO)                                                                            \
+	int PMPI_##NAME(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,     \
+			MPI_Op op, MPI_Comm comm, XP MPI_Request *request)                                          \
+	{                                                                                                           \
+		GO##_ARG(request, comm, ALLREDUCE);                                                                 \
+		NBC_NEW(a, nbc_rs);                                                                                 \
+		a->sbuf = sendbuf; a->rbuf = recvbuf; a->rcounts = recvcounts; a->rtype = datatype; a->op = op;         \
+		return GO(a);                                                                                       \
+	}
+IREDUCE_SCATTER(Ireduce_scatter, , NBC_START)
+IREDUCE_SCATTER_C(Ireduce_scatter_c, , NBC_START)
+IREDUCE_SCATTER(Reduce_scatter_init, INFO, NBC_INIT)
+IREDUCE_SCATTER_C(Reduce_scatter_init_c, INFO, NBC_INIT)
 
-#define IMOVE_BODY(RUN, KIND, SETROOT)                                                 \
+#define IMOVE_BODY(RUN, KIND, SETROOT, GO)                                             \
 	{                                                                              \
-		ARG_COLL(request, comm, KIND);                                         \
+		GO##_ARG(request, comm, KIND);                                         \
 		NBC_NEW(a, RUN);                                                       \
 		a->sbuf = sendbuf;                                                     \
 		a->scount = sendcount;                                                 \
@@ -1438,24 +1477,32 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 		a->rcount = recvcount;                                                 \
 		a->rtype = recvtype;                                                   \
 		SETROOT;                                                               \
-		return NBC_START(a);                                                   \
+		return GO(a);                                                          \
 	}
-#define IMOVE_ROOT(NAME, CT, RUN, KIND)                                                                        \
+#define IMOVE_ROOT(NAME, CT, RUN, KIND, XP, GO)                                                                \
 	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
-			MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)                  \
-	IMOVE_BODY(RUN, KIND, a->root = root)
-#define IMOVE_ALL(NAME, CT, RUN, KIND)                                                                         \
+			MPI_Datatype recvtype, int root, MPI_Comm comm, XP MPI_Request *request)               \
+	IMOVE_BODY(RUN, KIND, a->root = root, GO)
+#define IMOVE_ALL(NAME, CT, RUN, KIND, XP, GO)                                                                 \
 	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
-			MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)                            \
-	IMOVE_BODY(RUN, KIND, (void)0)
-IMOVE_ROOT(Igather, int, nbc_gather, GATHER)
-IMOVE_ROOT(Igather_c, MPI_Count, nbc_gather, GATHER)
-IMOVE_ROOT(Iscatter, int, nbc_scatter, SCATTER)
-IMOVE_ROOT(Iscatter_c, MPI_Count, nbc_scatter, SCATTER)
-IMOVE_ALL(Iallgather, int, nbc_allgather, ALLGATHER)
-IMOVE_ALL(Iallgather_c, MPI_Count, nbc_allgather, ALLGATHER)
-IMOVE_ALL(Ialltoall, int, nbc_alltoall, ALLTOALL)
-IMOVE_ALL(Ialltoall_c, MPI_Count, nbc_alltoall, ALLTOALL)
+			MPI_Datatype recvtype, MPI_Comm comm, XP MPI_Request *request)                         \
+	IMOVE_BODY(RUN, KIND, (void)0, GO)
+IMOVE_ROOT(Igather, int, nbc_gather, GATHER, , NBC_START)
+IMOVE_ROOT(Igather_c, MPI_Count, nbc_gather, GATHER, , NBC_START)
+IMOVE_ROOT(Iscatter, int, nbc_scatter, SCATTER, , NBC_START)
+IMOVE_ROOT(Iscatter_c, MPI_Count, nbc_scatter, SCATTER, , NBC_START)
+IMOVE_ALL(Iallgather, int, nbc_allgather, ALLGATHER, , NBC_START)
+IMOVE_ALL(Iallgather_c, MPI_Count, nbc_allgather, ALLGATHER, , NBC_START)
+IMOVE_ALL(Ialltoall, int, nbc_alltoall, ALLTOALL, , NBC_START)
+IMOVE_ALL(Ialltoall_c, MPI_Count, nbc_alltoall, ALLTOALL, , NBC_START)
+IMOVE_ROOT(Gather_init, int, nbc_gather, GATHER, INFO, NBC_INIT)
+IMOVE_ROOT(Gather_init_c, MPI_Count, nbc_gather, GATHER, INFO, NBC_INIT)
+IMOVE_ROOT(Scatter_init, int, nbc_scatter, SCATTER, INFO, NBC_INIT)
+IMOVE_ROOT(Scatter_init_c, MPI_Count, nbc_scatter, SCATTER, INFO, NBC_INIT)
+IMOVE_ALL(Allgather_init, int, nbc_allgather, ALLGATHER, INFO, NBC_INIT)
+IMOVE_ALL(Allgather_init_c, MPI_Count, nbc_allgather, ALLGATHER, INFO, NBC_INIT)
+IMOVE_ALL(Alltoall_init, int, nbc_alltoall, ALLTOALL, INFO, NBC_INIT)
+IMOVE_ALL(Alltoall_init_c, MPI_Count, nbc_alltoall, ALLTOALL, INFO, NBC_INIT)
 
 /* The v forms: the int forms' counts and displacements widened (widen's
  * NULL stays NULL: not used there, or an error the job reports); after a
@@ -1486,110 +1533,160 @@ static int nbc_widen_all(shmrun_nbc *a, MPI_Comm comm, const void *sendbuf, cons
 		rc = nbc_widen(a, comm, scounts, sdispls, &a->scounts, &a->sdispls, 2);
 	return rc;
 }
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-		  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+#define IGATHERV(NAME, XP, GO)                                                                                    \
+	int PMPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                 \
+			const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, \
+			XP MPI_Request *request)                                                                  \
+	{                                                                                                         \
+		GO##_ARG(request, comm, GATHERV);                                                                 \
+		NBC_NEW(a, nbc_gatherv);                                                                          \
+		int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);                     \
+		if (rc != MPI_SUCCESS)                                                                            \
+			return rc;                                                                                \
+		a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; \
+		a->root = root;                                                                                   \
+		return GO(a);                                                                                     \
+	}
+#define IGATHERV_C(NAME, XP, GO)                                                                                  \
+	int PMPI_##NAME(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,           \
+			const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,   \
+			MPI_Comm comm, XP MPI_Request *request)                                                   \
+	{                                                                                                         \
+		GO##_ARG(request, comm, GATHERV);                                                                 \
+		NBC_NEW(a, nbc_gatherv);                                                                          \
+		a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; \
+		a->root = root; a->rcounts = recvcounts; a->rdispls = displs;                                     \
+		return GO(a);                                                                                     \
+	}
+IGATHERV(Igatherv, , NBC_START)
+IGATHERV_C(Igatherv_c, , NBC_START)
+IGATHERV(Gatherv_init, INFO, NBC_INIT)
+IGATHERV_C(Gatherv_init_c, INFO, NBC_INIT)
+
+#define ISCATTERV(NAME, XP, GO)                                                                                   \
+	int PMPI_##NAME(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,   \
+			void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,             \
+			XP MPI_Request *request)                                                                  \
+	{                                                                                                         \
+		GO##_ARG(request, comm, SCATTERV);                                                                \
+		NBC_NEW(a, nbc_scatterv);                                                                         \
+		int rc = nbc_widen(a, comm, sendcounts, displs, &a->scounts, &a->sdispls, 0);                     \
+		if (rc != MPI_SUCCESS)                                                                            \
+			return rc;                                                                                \
+		a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; \
+		a->root = root;                                                                                   \
+		return GO(a);                                                                                     \
+	}
+#define ISCATTERV_C(NAME, XP, GO)                                                                                 \
+	int PMPI_##NAME(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],              \
+			MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, \
+			MPI_Comm comm, XP MPI_Request *request)                                                   \
+	{                                                                                                         \
+		GO##_ARG(request, comm, SCATTERV);                                                                \
+		NBC_NEW(a, nbc_scatterv);                                                                         \
+		a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; \
+		a->root = root; a->scounts = sendcounts; a->sdispls = displs;                                     \
+		return GO(a);                                                                                     \
+	}
+ISCATTERV(Iscatterv, , NBC_START)
+ISCATTERV_C(Iscatterv_c, , NBC_START)
+ISCATTERV(Scatterv_init, INFO, NBC_INIT)
+ISCATTERV_C(Scatterv_init_c, INFO, NBC_INIT)
+
+#define IALLGATHERV(NAME, XP, GO)                                                                                 \
+	int PMPI_##NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,                 \
+			const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,          \
+			XP MPI_Request *request)                                                                  \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLGATHERV);                                                              \
+		NBC_NEW(a, nbc_allgatherv);                                                                       \
+		int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);                     \
+		if (rc != MPI_SUCCESS)                                                                            \
+			return rc;                                                                                \
+		a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; \
+		return GO(a);                                                                                     \
+	}
+#define IALLGATHERV_C(NAME, XP, GO)                                                                               \
+	int PMPI_##NAME(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,           \
+			const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,             \
+			MPI_Comm comm, XP MPI_Request *request)                                                   \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLGATHERV);                                                              \
+		NBC_NEW(a, nbc_allgatherv);                                                                       \
+		a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; \
+		a->rcounts = recvcounts; a->rdispls = displs;                                                     \
+		return GO(a);                                                                                     \
+	}
+IALLGATHERV(Iallgatherv, , NBC_START)
+IALLGATHERV_C(Iallgatherv_c, , NBC_START)
+IALLGATHERV(Allgatherv_init, INFO, NBC_INIT)
+IALLGATHERV_C(Allgatherv_init_c, INFO, NBC_INIT)
+
+#define IALLTOALLV(NAME, XP, GO)                                                                                  \
+	int PMPI_##NAME(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,  \
+			void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,        \
+			MPI_Comm comm, XP MPI_Request *request)                                                   \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLTOALLV);                                                               \
+		NBC_NEW(a, nbc_alltoallv);                                                                        \
+		int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);               \
+		if (rc != MPI_SUCCESS)                                                                            \
+			return rc;                                                                                \
+		a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;                       \
+		return GO(a);                                                                                     \
+	}
+#define IALLTOALLV_C(NAME, XP, GO)                                                                                \
+	int PMPI_##NAME(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],              \
+			MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],                       \
+			const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, XP MPI_Request *request) \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLTOALLV);                                                               \
+		NBC_NEW(a, nbc_alltoallv);                                                                        \
+		a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stype = sendtype;               \
+		a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtype = recvtype;               \
+		return GO(a);                                                                                     \
+	}
+IALLTOALLV(Ialltoallv, , NBC_START)
+IALLTOALLV_C(Ialltoallv_c, , NBC_START)
+IALLTOALLV(Alltoallv_init, INFO, NBC_INIT)
+IALLTOALLV_C(Alltoallv_init_c, INFO, NBC_INIT)
+
+#define IALLTOALLW(NAME, XP, GO)                                                                                  \
+	int PMPI_##NAME(const void *sendbuf, const int sendcounts[], const int sdispls[],                        \
+			const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], \
+			const MPI_Datatype recvtypes[], MPI_Comm comm, XP MPI_Request *request)                   \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLTOALLV);                                                               \
+		NBC_NEW(a, nbc_alltoallw);                                                                        \
+		int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);               \
+		if (rc != MPI_SUCCESS)                                                                            \
+			return rc;                                                                                \
+		a->sbuf = sendbuf; a->stypes = sendtypes; a->rbuf = recvbuf; a->rtypes = recvtypes;                   \
+		return GO(a);                                                                                     \
+	}
+#define IALLTOALLW_C(NAME, XP, GO)                                                                                \
+	int PMPI_##NAME(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],              \
+			const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],              \
+			const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,                  \
+			XP MPI_Request *request)                                                                  \
+	{                                                                                                         \
+		GO##_ARG(request, comm, ALLTOALLV);                                                               \
+		NBC_NEW(a, nbc_alltoallw);                                                                        \
+		a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stypes = sendtypes;             \
+		a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtypes = recvtypes;             \
+		return GO(a);                                                                                     \
+	}
+IALLTOALLW(Ialltoallw, , NBC_START)
+IALLTOALLW_C(Ialltoallw_c, , NBC_START)
+IALLTOALLW(Alltoallw_init, INFO, NBC_INIT)
+IALLTOALLW_C(Alltoallw_init_c, INFO, NBC_INIT)
+
+static int nbc_barrier(shmrun_nbc *a) { return PMPI_Barrier(a->comm); }
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	ARG_COLL(request, comm, GATHERV);
-	NBC_NEW(a, nbc_gatherv);
-	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; a->root = root;
-	return NBC_START(a);
-}
-int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-		    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-		    MPI_Request *request)
-{
-	ARG_COLL(request, comm, GATHERV);
-	NBC_NEW(a, nbc_gatherv);
-	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype; a->root = root;
-	a->rcounts = recvcounts; a->rdispls = displs;
-	return NBC_START(a);
-}
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
-		   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, SCATTERV);
-	NBC_NEW(a, nbc_scatterv);
-	int rc = nbc_widen(a, comm, sendcounts, displs, &a->scounts, &a->sdispls, 0);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; a->root = root;
-	return NBC_START(a);
-}
-int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
-		     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, SCATTERV);
-	NBC_NEW(a, nbc_scatterv);
-	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rcount = recvcount; a->rtype = recvtype; a->root = root;
-	a->scounts = sendcounts; a->sdispls = displs;
-	return NBC_START(a);
-}
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-		     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLGATHERV);
-	NBC_NEW(a, nbc_allgatherv);
-	int rc = nbc_widen(a, comm, recvcounts, displs, &a->rcounts, &a->rdispls, 0);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
-	return NBC_START(a);
-}
-int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-		       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-		       MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLGATHERV);
-	NBC_NEW(a, nbc_allgatherv);
-	a->sbuf = sendbuf; a->scount = sendcount; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
-	a->rcounts = recvcounts; a->rdispls = displs;
-	return NBC_START(a);
-}
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-		    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLTOALLV);
-	NBC_NEW(a, nbc_alltoallv);
-	int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	a->sbuf = sendbuf; a->stype = sendtype; a->rbuf = recvbuf; a->rtype = recvtype;
-	return NBC_START(a);
-}
-int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
-		      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
-		      MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLTOALLV);
-	NBC_NEW(a, nbc_alltoallv);
-	a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stype = sendtype;
-	a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtype = recvtype;
-	return NBC_START(a);
-}
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-		    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-		    MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLTOALLV);
-	NBC_NEW(a, nbc_alltoallw);
-	int rc = nbc_widen_all(a, comm, sendbuf, sendcounts, sdispls, recvcounts, rdispls);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	a->sbuf = sendbuf; a->stypes = sendtypes; a->rbuf = recvbuf; a->rtypes = recvtypes;
-	return NBC_START(a);
-}
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-		      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-		      const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-	ARG_COLL(request, comm, ALLTOALLV);
-	NBC_NEW(a, nbc_alltoallw);
-	a->sbuf = sendbuf; a->scounts = sendcounts; a->sdispls = sdispls; a->stypes = sendtypes;
-	a->rbuf = recvbuf; a->rcounts = recvcounts; a->rdispls = rdispls; a->rtypes = recvtypes;
-	return NBC_START(a);
+	NBC_INIT_ARG(request, comm, BARRIER);
+	NBC_NEW(a, nbc_barrier);
+	return NBC_INIT(a);
 }
 
 /* ---- windows ---------------------------------------------------------------- */

@@ -52,6 +52,64 @@ func codeError(code C.int) error {
 	return &classError{class: class, msg: msg}
 }
 
+// descOf is x's C descriptor, or nil.
+func descOf(x *commH) *C.shmrun_comm_desc {
+	tab.RLock()
+	defer tab.RUnlock()
+	if x.fast != nil {
+		return x.fast.d
+	}
+	return nil
+}
+
+// shmInitColl makes persistent collective call (MPI_Bcast_init and the
+// rest) on communicator h, whose arguments the C half keeps at arg for
+// every start (freed by MPI_Request_free, or here if the call fails):
+// each MPI_Start queues the blocking call with them, as shmStartColl does
+// once.
+//
+//export shmInitColl
+func shmInitColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t) C.int {
+	name := callName(call)
+	x, code := commOf(name, uintptr(h))
+	if code != 0 {
+		C.shmrun_nbc_free(arg)
+		return code
+	}
+	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
+		d := descOf(x)
+		if d != nil {
+			C.shmrun_nbc_hold(d, 1)
+		}
+		release := func() {
+			if d != nil {
+				C.shmrun_nbc_hold(d, -1)
+			}
+		}
+		return func() error { return runJob(arg, release) }, release
+	})
+	if err != nil {
+		C.shmrun_nbc_free(arg)
+		return x.raise(name, err)
+	}
+	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r.(*comm.Request), name: call, arg: arg}}))
+	return C.MPI_SUCCESS
+}
+
+// runJob runs the blocking call of argument block arg on a job's
+// goroutine (the caller's, while it runs: onJob), then release.
+func runJob(arg C.uintptr_t, release func()) error {
+	g := raw.Goroutine()
+	jobRunners.Store(g, struct{}{})
+	rc := C.shmrun_nbc_run(arg)
+	jobRunners.Delete(g)
+	release()
+	if rc != C.MPI_SUCCESS {
+		return codeError(rc)
+	}
+	return nil
+}
+
 // shmStartColl starts nonblocking collective call (named by call) on
 // communicator h, whose arguments the C half keeps at arg (it frees them,
 // here if the call cannot start), and returns its request.
@@ -64,32 +122,18 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		C.shmrun_nbc_free(arg)
 		return code
 	}
-	var d *C.shmrun_comm_desc
-	tab.RLock()
-	if x.fast != nil {
-		d = x.fast.d
-	}
-	tab.RUnlock()
+	d := descOf(x)
 	if d != nil {
 		C.shmrun_nbc_hold(d, 1)
 	}
-	r, err := winc.StartNBC(x.c, name, func() error {
-		g := raw.Goroutine()
-		jobRunners.Store(g, struct{}{})
-		rc := C.shmrun_nbc_run(arg)
-		jobRunners.Delete(g)
+	release := func() {
 		if d != nil {
 			C.shmrun_nbc_hold(d, -1)
 		}
-		if rc != C.MPI_SUCCESS {
-			return codeError(rc)
-		}
-		return nil
-	})
+	}
+	r, err := winc.StartNBC(x.c, name, func() error { return runJob(arg, release) })
 	if err != nil {
-		if d != nil {
-			C.shmrun_nbc_hold(d, -1)
-		}
+		release()
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}

@@ -5,6 +5,7 @@ package main
 /*
 #include <stdlib.h>
 #include "mpi.h"
+void shmrun_nbc_free(uintptr_t a);
 */
 import "C"
 
@@ -389,6 +390,9 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		if err := x.persist.r.Free(); err != nil {
 			return x.errorOf("MPI_Request_free", err)
 		}
+		if x.persist.arg != 0 {
+			C.shmrun_nbc_free(x.persist.arg) // inactive: no job holds it
+		}
 		if x.cqh != 0 {
 			dropReq(x.cqh) // its receive goes on in Go's engine
 		}
@@ -410,8 +414,8 @@ func shmCancel(h *C.uintptr_t) C.int {
 	if x == nil {
 		return raiseSelf("MPI_Cancel", fmt.Errorf("MPI_REQUEST_NULL: %w", errRequest))
 	}
-	if x.nbc {
-		return x.errorOf("MPI_Cancel", fmt.Errorf("the request of a nonblocking collective cannot be cancelled (MPI 4.1 §6.12): %w", errRequest))
+	if x.nbc || x.persist != nil && x.persist.arg != 0 {
+		return x.errorOf("MPI_Cancel", fmt.Errorf("the request of a collective cannot be cancelled (MPI 4.1 §6.12, §6.13): %w", errRequest))
 	}
 	if x.r != nil {
 		if err := x.r.Cancel(); err != nil {
@@ -493,6 +497,9 @@ func shmTestCancelled(status *C.MPI_Status, flag *C.int) C.int {
 type persistent struct {
 	r    *comm.Request
 	name *C.char // mpi.c's literal (static; callName caches by address)
+	// arg is a persistent collective's argument block (mpi.c's
+	// shmrun_nbc, kept across starts), freed with the request.
+	arg C.uintptr_t
 }
 
 // shmPersistInit is MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init and

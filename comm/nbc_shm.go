@@ -33,6 +33,21 @@ func init() {
 		}
 		return r, nil
 	}
+	winc.InitColl = func(x any, call string, start func() (func() error, func())) (any, error) {
+		c, _ := x.(*Comm)
+		r, err := c.initPersist(call, func() (*Request, error) {
+			run, undo := start()
+			r, err := c.startNBC(call, func(*Comm) error { return run() })
+			if err != nil {
+				undo()
+			}
+			return r, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	winc.NBCPending = func(x any) bool {
 		c, _ := x.(*Comm)
 		return c != nil && c.nbc.Load() != nil && c.nbc.Load().pending.Load() > 0
@@ -48,10 +63,14 @@ func init() {
 // initColl makes the persistent collective call, whose starts queue run
 // as the nonblocking collectives do (pcoll.go).
 func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) {
+	return c.initPersist(call, func() (*Request, error) { return c.startNBC(call, run) })
+}
+
+// initPersist makes a persistent collective whose every start is
+// start's request.
+func (c *Comm) initPersist(call string, start func() (*Request, error)) (*Request, error) {
 	if err := c.valid(call); err != nil {
 		return nil, err
 	}
-	p := &persist{c: c, call: call}
-	p.coll = func() (*Request, error) { return c.startNBC(call, run) }
-	return &Request{ext: &requestExt{pers: p}}, nil
+	return &Request{ext: &requestExt{pers: &persist{c: c, call: call, coll: start}}}, nil
 }

@@ -349,6 +349,10 @@ var (
 	// its request (a *comm.Request): complete once run has run, with its
 	// error.
 	StartNBC func(c any, call string, run func() error) (any, error)
+	// InitColl makes the persistent collective call on c (a
+	// *comm.Request, inactive): each start calls start for the run to
+	// queue, as StartNBC's, and undo if it cannot be queued.
+	InitColl func(c any, call string, start func() (run func() error, undo func())) (any, error)
 	// NBCPending reports whether c has a nonblocking collective queued or
 	// running (its C fast paths must leave the area to it then).
 	NBCPending func(c any) bool
