@@ -75,3 +75,26 @@ func BenchmarkIallreduce8x1(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkIallreduceWaitany8x1 starts two Iallreduce and completes them
+// with Waitany: the wait for several requests with no point-to-point
+// engine to sleep on, woken by the jobs' ends.
+func BenchmarkIallreduceWaitany8x1(b *testing.B) {
+	s, r1, r2 := []float64{1}, []float64{0}, []float64{0}
+	reqs := make([]*comm.Request, 2)
+	benchLocal(b, 1, func(c *comm.Comm) error {
+		var err error
+		if reqs[0], err = comm.Iallreduce(c, s, r1, atomics.Sum); err != nil {
+			return err
+		}
+		if reqs[1], err = comm.Iallreduce(c, s, r2, atomics.Sum); err != nil {
+			return err
+		}
+		for range reqs {
+			if _, _, err := comm.Waitany(reqs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -65,6 +65,36 @@ func (j *nbcJob) await() {
 	j.q.runInline(j)
 }
 
+// jobEnds tells the waits for several requests with no point-to-point
+// engine to wait on (Waitany over nonblocking collectives) that a job has
+// ended: a channel closed at each end, and a new one made.
+var jobEnds jobSignal
+
+type jobSignal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// next is the channel the next job's end closes.
+func (s *jobSignal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// signal closes the current channel, if anyone took it.
+func (s *jobSignal) signal() {
+	s.mu.Lock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+	s.mu.Unlock()
+}
+
 // nbcQueues are every communicator's queue that has had a job, for
 // Finalize, which lets them run out first.
 var nbcQueues struct {
@@ -166,6 +196,7 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 		j.complete()
 	}
 	close(j.done)
+	jobEnds.signal()
 }
 
 // runInline is the Wait of job j: while j is not done, it runs the job

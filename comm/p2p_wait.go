@@ -35,6 +35,12 @@ func engineOf(r *Request) *engine {
 		return r.o.c.world.eng
 	case r.ext != nil && r.ext.pers != nil && r.ext.pers.coll == nil:
 		return r.ext.pers.c.world.eng
+	case r.ext != nil && r.ext.parts != nil:
+		// An Isendrecv's: its parts' engine rings when they complete.
+		if e := engineOf(r.ext.parts[1]); e != nil {
+			return e
+		}
+		return engineOf(r.ext.parts[0])
 	}
 	return nil
 }
@@ -86,7 +92,14 @@ func waitMany(reqs []*Request, cond func() bool) error {
 		}
 		return e.waitFor(p, barrier.Waiting{Kind: barrier.WaitMany, Peer: -1, Tag: AnyTag}, cond)
 	}
-	for d := time.Microsecond; !cond(); d = min(2*d, time.Millisecond) {
+	// No engine: collective requests only. A job's end wakes the wait
+	// (jobEnds, taken before the test so that no end is missed); the
+	// growing timeout is for Ibarrier's, which has no job.
+	for d := time.Microsecond; ; d = min(2*d, time.Millisecond) {
+		ends := jobEnds.next()
+		if cond() {
+			return nil
+		}
 		for _, r := range reqs {
 			if q := collOf(r); q != nil {
 				// A collective request reports the job's end itself
@@ -96,9 +109,13 @@ func waitMany(reqs []*Request, cond func() bool) error {
 				}
 			}
 		}
-		time.Sleep(d)
+		t := time.NewTimer(d)
+		select {
+		case <-ends:
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	return nil
 }
 
 // testOne tests reqs[i] (nil, or an inactive persistent request: not
