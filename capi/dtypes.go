@@ -129,13 +129,56 @@ func aints(p *C.MPI_Aint, n C.int64_t) []int64 {
 }
 
 // shmTypeIndexed is MPI_Type_indexed (displacements in extents: ip) and
-// MPI_Type_create_hindexed (bytes: ap); blocklens nil with a block length
-// for the _block forms.
+// MPI_Type_create_hindexed (in bytes: ap), and their _block forms
+// (blocklens NULL: every block of block elements).
 //
 //export shmTypeIndexed
 func shmTypeIndexed(count C.int64_t, blocklens *C.int, block C.int64_t, ip *C.int, ap *C.MPI_Aint, old C.uintptr_t, out *C.uintptr_t) C.int {
-	call := map[[2]bool]string{{false, false}: "MPI_Type_indexed", {false, true}: "MPI_Type_create_hindexed",
-		{true, false}: "MPI_Type_create_indexed_block", {true, true}: "MPI_Type_create_hindexed_block"}[[2]bool{blocklens == nil, ap != nil}]
+	var bl []int64
+	if blocklens != nil {
+		bl = int64s(ints(blocklens, max(count, 0)))
+	}
+	var d []int64
+	if ap != nil {
+		d = aints(ap, max(count, 0))
+	} else {
+		d = int64s(ints(ip, max(count, 0)))
+	}
+	return indexedType(count, blocklens != nil, bl, int64(block), d, ap != nil, false, old, out)
+}
+
+// shmTypeIndexedC is the large-count forms (MPI_Type_indexed_c,
+// MPI_Type_create_hindexed_c and their _block forms): every count,
+// blocklength and displacement an MPI_Count.
+//
+//export shmTypeIndexedC
+func shmTypeIndexedC(count C.int64_t, blocklens *C.int64_t, block C.int64_t, displs *C.int64_t, bytes C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
+	var bl []int64
+	if blocklens != nil {
+		bl = counts64(blocklens, count)
+	}
+	return indexedType(count, blocklens != nil, bl, int64(block), counts64(displs, count), bytes != 0, true, old, out)
+}
+
+// counts64 is the n MPI_Counts at p (none for n <= 0).
+func counts64(p *C.int64_t, n C.int64_t) []int64 {
+	v := cArray(p, int(max(n, 0)))
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+// indexedType makes the four indexed kinds (per blocks: bl given, else
+// blocks of block elements; bytes: displacements in bytes), recording the
+// call as its int (large false) or _c form made it.
+func indexedType(count C.int64_t, perBlock bool, bl []int64, block int64, d []int64, bytes, large bool, old C.uintptr_t, out *C.uintptr_t) C.int {
+	call := map[[2]bool]string{{true, false}: "MPI_Type_indexed", {true, true}: "MPI_Type_create_hindexed",
+		{false, false}: "MPI_Type_create_indexed_block", {false, true}: "MPI_Type_create_hindexed_block"}[[2]bool{perBlock, bytes}]
+	if large {
+		call += "_c"
+	}
 	return typeCall(call, func() error {
 		if count < 0 {
 			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
@@ -147,31 +190,61 @@ func shmTypeIndexed(count C.int64_t, blocklens *C.int, block C.int64_t, ip *C.in
 		var nt *dtype.Type
 		var m *madeBy
 		n := []int64{int64(count)}
+		ibl, id := intsOf(bl), intsOf(d)
 		switch {
-		case blocklens == nil && ap != nil:
-			d := aints(ap, count)
+		case !perBlock && bytes:
 			nt, err = dtype.HindexedBlock(int(block), d, t)
-			m = made(C.MPI_COMBINER_HINDEXED_BLOCK, false, append(n, int64(block)), d, old)
-		case blocklens == nil:
-			d := ints(ip, count)
-			nt, err = dtype.IndexedBlock(int(block), d, t)
-			m = made(C.MPI_COMBINER_INDEXED_BLOCK, false, append(append(n, int64(block)), int64s(d)...), nil, old)
-		case ap != nil:
-			bl, d := ints(blocklens, count), aints(ap, count)
-			nt, err = dtype.Hindexed(bl, d, t)
-			m = made(C.MPI_COMBINER_HINDEXED, false, append(n, int64s(bl)...), d, old)
+			if large {
+				m = made(C.MPI_COMBINER_HINDEXED_BLOCK, true, slices.Concat(n, []int64{block}, d), nil, old)
+			} else {
+				m = made(C.MPI_COMBINER_HINDEXED_BLOCK, false, append(n, block), d, old)
+			}
+		case !perBlock:
+			nt, err = dtype.IndexedBlock(int(block), id, t)
+			m = made(C.MPI_COMBINER_INDEXED_BLOCK, large, slices.Concat(n, []int64{block}, d), nil, old)
+		case bytes:
+			nt, err = dtype.Hindexed(ibl, d, t)
+			if large {
+				m = made(C.MPI_COMBINER_HINDEXED, true, slices.Concat(n, bl, d), nil, old)
+			} else {
+				m = made(C.MPI_COMBINER_HINDEXED, false, append(n, bl...), d, old)
+			}
 		default:
-			bl, d := ints(blocklens, count), ints(ip, count)
-			nt, err = dtype.Indexed(bl, d, t)
-			m = made(C.MPI_COMBINER_INDEXED, false, slices.Concat(n, int64s(bl), int64s(d)), nil, old)
+			nt, err = dtype.Indexed(ibl, id, t)
+			m = made(C.MPI_COMBINER_INDEXED, large, slices.Concat(n, bl, d), nil, old)
 		}
 		return newType(nt, err, out, m)
 	})
 }
 
+// intsOf narrows v (int is 64 bits wide on every platform the C
+// interface builds for).
+func intsOf(v []int64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
 //export shmTypeStruct
 func shmTypeStruct(count C.int64_t, blocklens *C.int, displs *C.MPI_Aint, types *C.uintptr_t, out *C.uintptr_t) C.int {
-	return typeCall("MPI_Type_create_struct", func() error {
+	return structType(count, int64s(ints(blocklens, max(count, 0))), aints(displs, max(count, 0)), types, false, out)
+}
+
+// shmTypeStructC is MPI_Type_create_struct_c.
+//
+//export shmTypeStructC
+func shmTypeStructC(count C.int64_t, blocklens, displs *C.int64_t, types *C.uintptr_t, out *C.uintptr_t) C.int {
+	return structType(count, counts64(blocklens, count), counts64(displs, count), types, true, out)
+}
+
+func structType(count C.int64_t, bl, d []int64, types *C.uintptr_t, large bool, out *C.uintptr_t) C.int {
+	call := "MPI_Type_create_struct"
+	if large {
+		call += "_c"
+	}
+	return typeCall(call, func() error {
 		if count < 0 {
 			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
 		}
@@ -184,15 +257,36 @@ func shmTypeStruct(count C.int64_t, blocklens *C.int, displs *C.MPI_Aint, types 
 			}
 			ts[i] = t
 		}
-		bl, d := ints(blocklens, count), aints(displs, count)
-		nt, err := dtype.Struct(bl, d, ts)
-		return newType(nt, err, out, made(C.MPI_COMBINER_STRUCT, false, append([]int64{int64(count)}, int64s(bl)...), d, hs...))
+		nt, err := dtype.Struct(intsOf(bl), d, ts)
+		m := made(C.MPI_COMBINER_STRUCT, false, append([]int64{int64(count)}, bl...), d, hs...)
+		if large {
+			m = made(C.MPI_COMBINER_STRUCT, true, slices.Concat([]int64{int64(count)}, bl, d), nil, hs...)
+		}
+		return newType(nt, err, out, m)
 	})
 }
 
 //export shmTypeSubarray
 func shmTypeSubarray(ndims C.int, sizes, subsizes, starts *C.int, order C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
-	return typeCall("MPI_Type_create_subarray", func() error {
+	n := C.int64_t(max(ndims, 0))
+	return subarrayType(ndims, int64s(ints(sizes, n)), int64s(ints(subsizes, n)), int64s(ints(starts, n)), order, false, old, out)
+}
+
+// shmTypeSubarrayC is MPI_Type_create_subarray_c: its sizes, subsizes and
+// starts MPI_Counts (ndims and order stay ints).
+//
+//export shmTypeSubarrayC
+func shmTypeSubarrayC(ndims C.int, sizes, subsizes, starts *C.int64_t, order C.int, old C.uintptr_t, out *C.uintptr_t) C.int {
+	n := C.int64_t(max(ndims, 0))
+	return subarrayType(ndims, counts64(sizes, n), counts64(subsizes, n), counts64(starts, n), order, true, old, out)
+}
+
+func subarrayType(ndims C.int, sz, sub, st []int64, order C.int, large bool, old C.uintptr_t, out *C.uintptr_t) C.int {
+	call := "MPI_Type_create_subarray"
+	if large {
+		call += "_c"
+	}
+	return typeCall(call, func() error {
 		t, err := typeArg(old)
 		if err != nil {
 			return err
@@ -204,23 +298,41 @@ func shmTypeSubarray(ndims C.int, sizes, subsizes, starts *C.int, order C.int, o
 		case C.MPI_ORDER_FORTRAN:
 			o = dtype.OrderFortran
 		}
-		n := C.int64_t(ndims)
-		sz, sub, st := ints(sizes, n), ints(subsizes, n), ints(starts, n)
-		nt, err := dtype.Subarray(sz, sub, st, o, t)
-		iv := slices.Concat([]int64{int64(ndims)}, int64s(sz), int64s(sub), int64s(st), []int64{int64(order)})
-		return newType(nt, err, out, made(C.MPI_COMBINER_SUBARRAY, false, iv, nil, old))
+		nt, err := dtype.Subarray(intsOf(sz), intsOf(sub), intsOf(st), o, t)
+		var m *madeBy
+		if large {
+			// MPI 4.1 §5.1.13: ndims and order stay integers.
+			m = made(C.MPI_COMBINER_SUBARRAY, false, []int64{int64(ndims), int64(order)}, nil, old)
+			if m != nil {
+				m.counts = slices.Concat(sz, sub, st)
+			}
+		} else {
+			m = made(C.MPI_COMBINER_SUBARRAY, false, slices.Concat([]int64{int64(ndims)}, sz, sub, st, []int64{int64(order)}), nil, old)
+		}
+		return newType(nt, err, out, m)
 	})
 }
 
+// shmTypeResized is MPI_Type_create_resized and (large) its _c form,
+// whose lb and extent are MPI_Counts.
+//
 //export shmTypeResized
-func shmTypeResized(old C.uintptr_t, lb, extent C.MPI_Aint, out *C.uintptr_t) C.int {
-	return typeCall("MPI_Type_create_resized", func() error {
+func shmTypeResized(old C.uintptr_t, lb, extent C.int64_t, large C.int, out *C.uintptr_t) C.int {
+	call := "MPI_Type_create_resized"
+	if large != 0 {
+		call += "_c"
+	}
+	return typeCall(call, func() error {
 		t, err := typeArg(old)
 		if err != nil {
 			return err
 		}
 		nt, err := dtype.Resized(t, int64(lb), int64(extent))
-		return newType(nt, err, out, made(C.MPI_COMBINER_RESIZED, false, nil, []int64{int64(lb), int64(extent)}, old))
+		m := made(C.MPI_COMBINER_RESIZED, false, nil, []int64{int64(lb), int64(extent)}, old)
+		if large != 0 {
+			m = made(C.MPI_COMBINER_RESIZED, true, []int64{int64(lb), int64(extent)}, nil, old)
+		}
+		return newType(nt, err, out, m)
 	})
 }
 

@@ -2137,7 +2137,81 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);
-	return shmTypeResized(H(oldtype), lb, extent, HP(newtype));
+	return shmTypeResized(H(oldtype), lb, extent, 0, HP(newtype));
+}
+
+/* The large-count constructors (MPI 4.1 §5.1.2): every count, blocklength
+ * and displacement an MPI_Count (subarray's ndims and order stay ints). */
+static const MPI_Count cnone[1];
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+			MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+	}
+	ARG_SELF(newtype);
+	return shmTypeIndexedC(count, (int64_t *)(uintptr_t)(count > 0 ? array_of_blocklengths : cnone), 0,
+			       (int64_t *)(uintptr_t)array_of_displacements, 0, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+				const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+	}
+	ARG_SELF(newtype);
+	return shmTypeIndexedC(count, (int64_t *)(uintptr_t)(count > 0 ? array_of_blocklengths : cnone), 0,
+			       (int64_t *)(uintptr_t)array_of_displacements, 1, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+				     MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (count > 0)
+		ARG_SELF(array_of_displacements);
+	ARG_SELF(newtype);
+	return shmTypeIndexedC(count, NULL, blocklength, (int64_t *)(uintptr_t)array_of_displacements, 0, H(oldtype),
+			       HP(newtype));
+}
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+				      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (count > 0)
+		ARG_SELF(array_of_displacements);
+	ARG_SELF(newtype);
+	return shmTypeIndexedC(count, NULL, blocklength, (int64_t *)(uintptr_t)array_of_displacements, 1, H(oldtype),
+			       HP(newtype));
+}
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+			      const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+			      MPI_Datatype *newtype)
+{
+	if (count > 0) {
+		ARG_SELF(array_of_blocklengths);
+		ARG_SELF(array_of_displacements);
+		ARG_SELF(array_of_types);
+	}
+	ARG_SELF(newtype);
+	return shmTypeStructC(count, (int64_t *)(uintptr_t)array_of_blocklengths, (int64_t *)(uintptr_t)array_of_displacements,
+			      (uintptr_t *)(uintptr_t)array_of_types, HP(newtype));
+}
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+				const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (ndims > 0) {
+		ARG_SELF(array_of_sizes);
+		ARG_SELF(array_of_subsizes);
+		ARG_SELF(array_of_starts);
+	}
+	ARG_SELF(newtype);
+	return shmTypeSubarrayC(ndims, (int64_t *)(uintptr_t)array_of_sizes, (int64_t *)(uintptr_t)array_of_subsizes,
+				(int64_t *)(uintptr_t)array_of_starts, order, H(oldtype), HP(newtype));
+}
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
+{
+	ARG_SELF(newtype);
+	return shmTypeResized(H(oldtype), lb, extent, 1, HP(newtype));
 }
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {

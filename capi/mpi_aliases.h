@@ -311,13 +311,19 @@
 #pragma weak MPI_Type_contiguous_c = PMPI_Type_contiguous_c
 #pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 #pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+#pragma weak MPI_Type_create_hindexed_block_c = PMPI_Type_create_hindexed_block_c
+#pragma weak MPI_Type_create_hindexed_c = PMPI_Type_create_hindexed_c
 #pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
 #pragma weak MPI_Type_create_hvector_c = PMPI_Type_create_hvector_c
 #pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+#pragma weak MPI_Type_create_indexed_block_c = PMPI_Type_create_indexed_block_c
 #pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+#pragma weak MPI_Type_create_resized_c = PMPI_Type_create_resized_c
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+#pragma weak MPI_Type_create_struct_c = PMPI_Type_create_struct_c
 #pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+#pragma weak MPI_Type_create_subarray_c = PMPI_Type_create_subarray_c
 #pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
 #pragma weak MPI_Type_dup = PMPI_Type_dup
 #pragma weak MPI_Type_free = PMPI_Type_free
@@ -336,6 +342,7 @@
 #pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
 #pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 #pragma weak MPI_Type_indexed = PMPI_Type_indexed
+#pragma weak MPI_Type_indexed_c = PMPI_Type_indexed_c
 #pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 #pragma weak MPI_Type_size = PMPI_Type_size
