@@ -13,6 +13,7 @@ import (
 	"runtime"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -107,9 +108,15 @@ func shmCommDup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	if code != 0 {
 		return code
 	}
+	return commDup("MPI_Comm_dup", x, out)
+}
+
+// commDup duplicates x for call (MPI_Comm_dup, MPI_Comm_dup_with_info):
+// the runtime's Dup, then the program's attributes copied.
+func commDup(call string, x *commH, out *C.uintptr_t) C.int {
 	c, err := x.c.Dup()
 	if err != nil {
-		return x.raise("MPI_Comm_dup", err)
+		return x.raise(call, err)
 	}
 	nh := newComm(c, x)
 	y, _ := get(tab.comms, uintptr(nh))
@@ -121,7 +128,7 @@ func shmCommDup(h C.uintptr_t, out *C.uintptr_t) C.int {
 		drop(tab.comms, uintptr(nh))
 		releaseErrh(&y.errh)
 		*out = hCommNull
-		return x.raise("MPI_Comm_dup", err)
+		return x.raise(call, err)
 	}
 	tab.Lock()
 	y.uattrs = as
@@ -383,4 +390,54 @@ func shmCommRemote(h C.uintptr_t, call *C.char) C.int {
 		cn = fmt.Sprintf("communicator %#x", x.h)
 	}
 	return x.raise(name, fmt.Errorf("%s is not an intercommunicator (shmrun makes intracommunicators only), so it has no remote group: %w", cn, comm.ErrComm))
+}
+
+// shmCommDupInfo is MPI_Comm_dup_with_info: MPI_Comm_dup whose new
+// communicator takes info's hints instead of comm's. No hint of a
+// communicator is used here (MPI 4.1 §7.4.4 lets an implementation ignore
+// them), so info is only checked: a wrong handle on one rank fails the
+// duplication on every rank (the Dup's agreement carries the refusal).
+//
+//export shmCommDupInfo
+func shmCommDupInfo(h, info C.uintptr_t, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_dup_with_info"
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if _, err := infoMap(uintptr(info)); err != nil {
+		return x.raise(call, winc.RefuseColl(x.c, call, format.CollDup, err))
+	}
+	return commDup(call, x, out)
+}
+
+// shmCommSetInfo is MPI_Comm_set_info: the hints are checked and, none
+// being used here, not kept; MPI_Comm_get_info then returns an empty
+// info, as MPI 4.1 §7.4.4 allows for hints an implementation ignores.
+// Collective in MPI; nothing here waits.
+//
+//export shmCommSetInfo
+func shmCommSetInfo(h, info C.uintptr_t) C.int {
+	const call = "MPI_Comm_set_info"
+	x, code := commOf(call, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	if _, err := infoMap(uintptr(info)); err != nil {
+		return x.raise(call, err)
+	}
+	return C.MPI_SUCCESS
+}
+
+// shmCommGetInfo is MPI_Comm_get_info: a new info object, empty (the
+// hints in use: none).
+//
+//export shmCommGetInfo
+func shmCommGetInfo(h C.uintptr_t, info *C.uintptr_t) C.int {
+	const call = "MPI_Comm_get_info"
+	if _, code := commOf(call, uintptr(h)); code != 0 {
+		return code
+	}
+	*info = newInfo(nil)
+	return C.MPI_SUCCESS
 }

@@ -239,6 +239,20 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	ARG_COLL(newcomm, comm, DUP);
 	return shmCommDup(H(comm), HP(newcomm));
 }
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	ARG_COLL(newcomm, comm, DUP);
+	return shmCommDupInfo(H(comm), H(info), HP(newcomm));
+}
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+	return shmCommSetInfo(H(comm), H(info));
+}
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+	ARG_COMM(info_used, comm);
+	return shmCommGetInfo(H(comm), HP(info_used));
+}
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
 	ARG_COLL(newcomm, comm, SPLIT);
@@ -832,6 +846,36 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
 	ARG_SELF(flag);
 	return shmRequestGetStatus(H(request), flag, status);
+}
+/* MPI 4.1's Request_get_status forms of Testall, Testany and Testsome:
+ * the requests stay as they are. */
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+				MPI_Status array_of_statuses[])
+{
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	ARG_SELF(flag);
+	return shmRequestGetStatusAll(count, (uintptr_t *)(uintptr_t)array_of_requests, flag, array_of_statuses);
+}
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag,
+				MPI_Status *status)
+{
+	if (count > 0)
+		ARG_SELF(array_of_requests);
+	ARG_SELF(index);
+	ARG_SELF(flag);
+	return shmRequestGetStatusAny(count, (uintptr_t *)(uintptr_t)array_of_requests, index, flag, status);
+}
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+				 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+	if (incount > 0) {
+		ARG_SELF(array_of_requests);
+		ARG_SELF(array_of_indices);
+	}
+	ARG_SELF(outcount);
+	return shmRequestGetStatusSome(incount, (uintptr_t *)(uintptr_t)array_of_requests, outcount, array_of_indices,
+				       array_of_statuses);
 }
 int PMPI_Cancel(MPI_Request *request)
 {

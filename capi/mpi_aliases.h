@@ -69,12 +69,14 @@
 #pragma weak MPI_Comm_detach_buffer = PMPI_Comm_detach_buffer
 #pragma weak MPI_Comm_detach_buffer_c = PMPI_Comm_detach_buffer_c
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
 #pragma weak MPI_Comm_flush_buffer = PMPI_Comm_flush_buffer
 #pragma weak MPI_Comm_free = PMPI_Comm_free
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 #pragma weak MPI_Comm_fromint = PMPI_Comm_fromint
 #pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+#pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 #pragma weak MPI_Comm_group = PMPI_Comm_group
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
@@ -82,6 +84,7 @@
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
 #pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
 #pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+#pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Comm_size = PMPI_Comm_size
 #pragma weak MPI_Comm_split = PMPI_Comm_split
@@ -251,6 +254,9 @@
 #pragma weak MPI_Request_free = PMPI_Request_free
 #pragma weak MPI_Request_fromint = PMPI_Request_fromint
 #pragma weak MPI_Request_get_status = PMPI_Request_get_status
+#pragma weak MPI_Request_get_status_all = PMPI_Request_get_status_all
+#pragma weak MPI_Request_get_status_any = PMPI_Request_get_status_any
+#pragma weak MPI_Request_get_status_some = PMPI_Request_get_status_some
 #pragma weak MPI_Request_toint = PMPI_Request_toint
 #pragma weak MPI_Rget = PMPI_Rget
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate

@@ -608,3 +608,175 @@ func shmRequestGetStatus(h C.uintptr_t, flag *C.int, status *C.MPI_Status) C.int
 	}
 	return C.MPI_SUCCESS
 }
+
+// peeked is what peek finds of a request: whether its operation is
+// complete (a null or inactive request counts as complete, null set),
+// its status and its error.
+type peeked struct {
+	st         comm.Status
+	done, null bool
+	x          *reqH
+	err        error
+}
+
+// peek is MPI_Request_get_status of request h; the request stays as it
+// is, its outcome kept for the call that completes it.
+func peek(call string, h C.uintptr_t) (peeked, C.int) {
+	x, code := reqActive(call, h)
+	if code != 0 || x == nil {
+		return peeked{done: true, null: true}, code
+	}
+	st, ok, err := x.complete(false)
+	if ok || err != nil {
+		x.keep(st, err)
+	}
+	return peeked{st: st, done: ok || err != nil, x: x, err: err}, 0
+}
+
+// shmRequestGetStatusAll is MPI_Request_get_status_all (MPI 4.1): Testall
+// that leaves the requests as they are.
+//
+//export shmRequestGetStatusAll
+func shmRequestGetStatusAll(n C.int, hs *C.uintptr_t, flag *C.int, statuses *C.MPI_Status) C.int {
+	const call = "MPI_Request_get_status_all"
+	if n < 0 {
+		return raiseSelf(call, fmt.Errorf("count %d is negative: %w", n, comm.ErrCount))
+	}
+	h := cArray(hs, int(n))
+	all := make([]peeked, len(h))
+	for i := range h {
+		p, code := peek(call, h[i])
+		if code != 0 {
+			return code
+		}
+		if !p.done {
+			*flag = 0
+			return C.MPI_SUCCESS
+		}
+		all[i] = p
+	}
+	*flag = 1
+	sts := cArray(statuses, int(n))
+	var first error
+	var firstC *commH
+	for i, g := range all {
+		var st *C.MPI_Status
+		if sts != nil {
+			st = &sts[i]
+		}
+		if g.null {
+			emptyStatus(st) // a null or inactive request's (MPI 4.1 §3.7.3)
+			continue
+		}
+		code := C.int(C.MPI_SUCCESS)
+		if g.err != nil {
+			code = classOf(g.err)
+			if first == nil {
+				first, firstC = g.err, g.x.c
+			}
+		}
+		setStatus(st, &g.st)
+		if st != nil {
+			st.MPI_ERROR = code
+		}
+	}
+	if first != nil {
+		return reqError(firstC, call, &inStatusError{first})
+	}
+	return C.MPI_SUCCESS
+}
+
+// shmRequestGetStatusAny is MPI_Request_get_status_any (MPI 4.1): Testany
+// that leaves the requests as they are. With no active request, index is
+// MPI_UNDEFINED and flag true.
+//
+//export shmRequestGetStatusAny
+func shmRequestGetStatusAny(n C.int, hs *C.uintptr_t, index *C.int, flag *C.int, status *C.MPI_Status) C.int {
+	const call = "MPI_Request_get_status_any"
+	if n < 0 {
+		return raiseSelf(call, fmt.Errorf("count %d is negative: %w", n, comm.ErrCount))
+	}
+	h := cArray(hs, int(n))
+	active := false
+	for i := range h {
+		p, code := peek(call, h[i])
+		if code != 0 {
+			return code
+		}
+		if p.null {
+			continue
+		}
+		active = true
+		if !p.done {
+			continue
+		}
+		*index, *flag = C.int(i), 1
+		setStatus(status, &p.st)
+		if p.err != nil {
+			return p.x.errorOf(call, p.err)
+		}
+		return C.MPI_SUCCESS
+	}
+	*index, *flag = C.MPI_UNDEFINED, cbool(!active)
+	if !active {
+		emptyStatus(status)
+	}
+	return C.MPI_SUCCESS
+}
+
+// shmRequestGetStatusSome is MPI_Request_get_status_some (MPI 4.1):
+// Testsome that leaves the requests as they are. With no active request,
+// outcount is MPI_UNDEFINED.
+//
+//export shmRequestGetStatusSome
+func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, statuses *C.MPI_Status) C.int {
+	const call = "MPI_Request_get_status_some"
+	if n < 0 {
+		return raiseSelf(call, fmt.Errorf("count %d is negative: %w", n, comm.ErrCount))
+	}
+	h := cArray(hs, int(n))
+	idx := cArray(indices, int(n))
+	sts := cArray(statuses, int(n))
+	active, got := false, 0
+	var first error
+	var firstC *commH
+	for i := range h {
+		p, code := peek(call, h[i])
+		if code != 0 {
+			return code
+		}
+		if p.null {
+			continue
+		}
+		active = true
+		if !p.done {
+			continue
+		}
+		idx[got] = C.int(i)
+		var st *C.MPI_Status
+		if sts != nil {
+			st = &sts[got]
+		}
+		code = C.MPI_SUCCESS
+		if p.err != nil {
+			code = classOf(p.err)
+			if first == nil {
+				first, firstC = p.err, p.x.c
+			}
+		}
+		setStatus(st, &p.st)
+		if st != nil {
+			st.MPI_ERROR = code
+		}
+		got++
+	}
+	if !active {
+		*outcount = C.MPI_UNDEFINED
+		return C.MPI_SUCCESS
+	}
+	*outcount = C.int(got)
+	if first != nil {
+		return reqError(firstC, call, &inStatusError{first})
+	}
+	return C.MPI_SUCCESS
+}
