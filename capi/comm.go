@@ -82,6 +82,15 @@ func newComm(c *comm.Comm, parent *commH) C.uintptr_t {
 	return C.uintptr_t(h)
 }
 
+// newCommAt registers c, made from parent, under handle h, which
+// shmCommIdup reserved.
+func newCommAt(h uintptr, c *comm.Comm, parent *commH) {
+	tab.Lock()
+	defer tab.Unlock()
+	tab.comms[h] = &commH{c: c, errh: parent.errh, h: h}
+	errhRetain(parent.errh)
+}
+
 //export shmCommRank
 func shmCommRank(h C.uintptr_t, rank *C.int) C.int {
 	x, code := commOf("MPI_Comm_rank", uintptr(h))

@@ -244,6 +244,20 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 	ARG_COLL(newcomm, comm, DUP);
 	return shmCommDupInfo(H(comm), H(info), HP(newcomm));
 }
+/* A NULL newcomm or request fails the other ranks' call too (their job's
+ * round), as a nonblocking collective's NULL request does. */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	ARG_COLL(newcomm, comm, DUP);
+	ARG_COLL(request, comm, DUP);
+	return shmCommIdup(H(comm), H(MPI_INFO_NULL), 0, HP(newcomm), HP(request));
+}
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+	ARG_COLL(newcomm, comm, DUP);
+	ARG_COLL(request, comm, DUP);
+	return shmCommIdup(H(comm), H(info), 1, HP(newcomm), HP(request));
+}
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
 	return shmCommSetInfo(H(comm), H(info));

@@ -79,6 +79,8 @@
 #pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 #pragma weak MPI_Comm_group = PMPI_Comm_group
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 #pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/winc"
 )
@@ -137,6 +138,70 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}
+	*req = C.uintptr_t(newReq(reqH{r: r.(*comm.Request), c: x, nbc: true}))
+	return C.MPI_SUCCESS
+}
+
+// shmCommIdup is MPI_Comm_idup and (withInfo) MPI_Comm_idup_with_info: the
+// duplication queued as a nonblocking collective on comm (nbc.go), whose
+// job makes the communicator and copies the program's attributes. The
+// new handle is given now and names the communicator once the request
+// completes (MPI 4.1 §7.4.2: it is not to be used before); if the
+// duplication fails, the request's completion raises the error and the
+// handle names nothing. A wrong info on one rank fails every rank's
+// request: the job refuses the Dup collectively, in the queue's order.
+//
+//export shmCommIdup
+func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.int {
+	name := "MPI_Comm_idup"
+	if withInfo != 0 {
+		name += "_with_info"
+	}
+	x, code := commOf(name, uintptr(h))
+	if code != 0 {
+		return code
+	}
+	var bad error
+	if withInfo != 0 {
+		_, bad = infoMap(uintptr(info))
+	}
+	tab.Lock()
+	nh := newHandle()
+	tab.Unlock()
+	d := descOf(x)
+	if d != nil {
+		C.shmrun_nbc_hold(d, 1)
+	}
+	release := func() {
+		if d != nil {
+			C.shmrun_nbc_hold(d, -1)
+		}
+	}
+	r, err := winc.StartNBC(x.c, name, func() error {
+		defer release()
+		if bad != nil {
+			return winc.RefuseColl(x.c, name, format.CollDup, bad)
+		}
+		c, err := x.c.Dup()
+		if err != nil {
+			return err
+		}
+		as, err := copyAll(attrComm, x.h, attrsSnapshot(&x.uattrs), nh)
+		if err != nil {
+			return err // the runtime's communicator stays unfreed, as in commDup
+		}
+		newCommAt(nh, c, x)
+		y, _ := get(tab.comms, nh)
+		tab.Lock()
+		y.uattrs = as
+		tab.Unlock()
+		return nil
+	})
+	if err != nil {
+		release()
+		return x.raise(name, err)
+	}
+	*out = C.uintptr_t(nh)
 	*req = C.uintptr_t(newReq(reqH{r: r.(*comm.Request), c: x, nbc: true}))
 	return C.MPI_SUCCESS
 }

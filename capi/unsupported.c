@@ -165,18 +165,6 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 }
 #pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
 
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
-{
-	return shmUnsupported("MPI_Comm_idup_with_info", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
-
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-	return shmUnsupported("MPI_Comm_idup", 0, (uintptr_t)comm);
-}
-#pragma weak MPI_Comm_idup = PMPI_Comm_idup
-
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
 	return shmUnsupported("MPI_Group_from_session_pset", 0, 0);
@@ -1552,4 +1540,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 406 functions of the standard ABI are implemented, 251 are not. */
+/* 408 functions of the standard ABI are implemented, 249 are not. */
