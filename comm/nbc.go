@@ -66,23 +66,14 @@ func (j *nbcJob) await() {
 }
 
 // jobEnds tells the waits for several requests with no point-to-point
-// engine to wait on (Waitany over nonblocking collectives) that a job has
-// ended: a channel closed at each end, and a new one made.
+// engine to wait on (Waitany over nonblocking collectives; native only:
+// next is in nbc_shm.go) that a job has ended: a channel closed at each
+// end, and a new one made.
 var jobEnds jobSignal
 
 type jobSignal struct {
 	mu sync.Mutex
 	ch chan struct{}
-}
-
-// next is the channel the next job's end closes.
-func (s *jobSignal) next() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch == nil {
-		s.ch = make(chan struct{})
-	}
-	return s.ch
 }
 
 // signal closes the current channel, if anyone took it.

@@ -74,3 +74,13 @@ func (c *Comm) initPersist(call string, start func() (*Request, error)) (*Reques
 	}
 	return &Request{ext: &requestExt{pers: &persist{c: c, call: call, coll: start}}}, nil
 }
+
+// next is the channel the next job's end closes.
+func (s *jobSignal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
