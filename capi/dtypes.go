@@ -504,3 +504,67 @@ func shmPackSize(count C.int64_t, dt C.uintptr_t, size *C.int64_t, h C.uintptr_t
 		return err
 	})
 }
+
+// shmTypeDarray is MPI_Type_create_darray and (large: gsizes are
+// MPI_Counts) its _c form, over package dtype's Darray.
+//
+//export shmTypeDarray
+func shmTypeDarray(size, rank, ndims C.int, gsizes *C.int64_t, gsizes32 *C.int, distribs, dargs, psizes *C.int, order C.int, old C.uintptr_t, large C.int, out *C.uintptr_t) C.int {
+	call := "MPI_Type_create_darray"
+	if large != 0 {
+		call += "_c"
+	}
+	return typeCall(call, func() error {
+		t, err := typeArg(old)
+		if err != nil {
+			return err
+		}
+		n := C.int64_t(max(ndims, 0))
+		var gs []int64
+		if large != 0 {
+			gs = counts64(gsizes, n)
+		} else {
+			gs = int64s(ints(gsizes32, n))
+		}
+		ds, dg, ps := ints(distribs, n), ints(dargs, n), ints(psizes, n)
+		dist := make([]dtype.Distrib, len(ds))
+		darg := slices.Clone(dg)
+		for i, d := range ds {
+			switch d {
+			case C.MPI_DISTRIBUTE_BLOCK:
+				dist[i] = dtype.DistributeBlock
+			case C.MPI_DISTRIBUTE_CYCLIC:
+				dist[i] = dtype.DistributeCyclic
+			case C.MPI_DISTRIBUTE_NONE:
+				dist[i] = dtype.DistributeNone
+			default:
+				return fmt.Errorf("array_of_distribs[%d] is %d, not an MPI_DISTRIBUTE_ constant: %w", i, d, comm.ErrArg)
+			}
+			if darg[i] == C.MPI_DISTRIBUTE_DFLT_DARG {
+				darg[i] = dtype.DefaultDarg
+			} else if darg[i] < 1 {
+				darg[i] = 0 // refused by Darray, whatever its value
+			}
+		}
+		var o dtype.Order
+		switch order {
+		case C.MPI_ORDER_C:
+			o = dtype.OrderC
+		case C.MPI_ORDER_FORTRAN:
+			o = dtype.OrderFortran
+		}
+		nt, err := dtype.Darray(int(size), int(rank), intsOf(gs), dist, darg, ps, o, t)
+		tail := slices.Concat(int64s(ds), int64s(dg), int64s(ps), []int64{int64(order)})
+		var m *madeBy
+		if large != 0 {
+			// MPI 4.1 §5.1.13: the gsizes among the large counts.
+			m = made(C.MPI_COMBINER_DARRAY, false, slices.Concat([]int64{int64(size), int64(rank), int64(ndims)}, tail), nil, old)
+			if m != nil {
+				m.counts = gs
+			}
+		} else {
+			m = made(C.MPI_COMBINER_DARRAY, false, slices.Concat([]int64{int64(size), int64(rank), int64(ndims)}, gs, tail), nil, old)
+		}
+		return newType(nt, err, out, m)
+	})
+}

@@ -2266,6 +2266,36 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 	return shmTypeSubarrayC(ndims, (int64_t *)(uintptr_t)array_of_sizes, (int64_t *)(uintptr_t)array_of_subsizes,
 				(int64_t *)(uintptr_t)array_of_starts, order, H(oldtype), HP(newtype));
 }
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+			    const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+			    MPI_Datatype *newtype)
+{
+	if (ndims > 0) {
+		ARG_SELF(array_of_gsizes);
+		ARG_SELF(array_of_distribs);
+		ARG_SELF(array_of_dargs);
+		ARG_SELF(array_of_psizes);
+	}
+	ARG_SELF(newtype);
+	return shmTypeDarray(size, rank, ndims, NULL, (int *)(uintptr_t)array_of_gsizes, (int *)(uintptr_t)array_of_distribs,
+			     (int *)(uintptr_t)array_of_dargs, (int *)(uintptr_t)array_of_psizes, order, H(oldtype), 0,
+			     HP(newtype));
+}
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+			      const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+			      int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	if (ndims > 0) {
+		ARG_SELF(array_of_gsizes);
+		ARG_SELF(array_of_distribs);
+		ARG_SELF(array_of_dargs);
+		ARG_SELF(array_of_psizes);
+	}
+	ARG_SELF(newtype);
+	return shmTypeDarray(size, rank, ndims, (int64_t *)(uintptr_t)array_of_gsizes, NULL,
+			     (int *)(uintptr_t)array_of_distribs, (int *)(uintptr_t)array_of_dargs,
+			     (int *)(uintptr_t)array_of_psizes, order, H(oldtype), 1, HP(newtype));
+}
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
 	ARG_SELF(newtype);

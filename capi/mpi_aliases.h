@@ -317,6 +317,8 @@
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 #pragma weak MPI_Type_contiguous_c = PMPI_Type_contiguous_c
+#pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
+#pragma weak MPI_Type_create_darray_c = PMPI_Type_create_darray_c
 #pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 #pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
 #pragma weak MPI_Type_create_hindexed_block_c = PMPI_Type_create_hindexed_block_c

@@ -50,6 +50,8 @@ func (t *Type) pieces(yield func(piece) bool) {
 		}
 	case CombinerSubarray:
 		t.subarrayPieces(yield)
+	case CombinerDarray:
+		yield(piece{t.inner, 0, 1})
 	}
 }
 

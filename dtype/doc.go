@@ -5,8 +5,8 @@
 //
 // A Type is built from basic types (Of[float64](), Byte, or a Go struct
 // type by Of[T]) with the constructors Contiguous, Vector, Hvector,
-// Indexed, Hindexed, IndexedBlock, HindexedBlock, Struct, Subarray and
-// Resized (MPI_Type_contiguous and its kin), queried with Size, Extent, LB,
+// Indexed, Hindexed, IndexedBlock, HindexedBlock, Struct, Subarray, Darray
+// and Resized (MPI_Type_contiguous and its kin), queried with Size, Extent, LB,
 // TrueLB, TrueExtent and Envelope, and committed with Commit
 // (MPI_Type_commit) before it describes data. Commit compiles the type once
 // into its flat list of (offset, length) runs in type-map order, adjacent

@@ -40,13 +40,14 @@ const (
 	CombinerStruct                            // Struct
 	CombinerSubarray                          // Subarray
 	CombinerResized                           // Resized
+	CombinerDarray                            // Darray
 )
 
 var combinerNames = [...]string{CombinerNamed: "MPI_COMBINER_NAMED", CombinerDup: "MPI_COMBINER_DUP",
 	CombinerContiguous: "MPI_COMBINER_CONTIGUOUS", CombinerVector: "MPI_COMBINER_VECTOR", CombinerHvector: "MPI_COMBINER_HVECTOR",
 	CombinerIndexed: "MPI_COMBINER_INDEXED", CombinerHindexed: "MPI_COMBINER_HINDEXED", CombinerIndexedBlock: "MPI_COMBINER_INDEXED_BLOCK",
 	CombinerHindexedBlock: "MPI_COMBINER_HINDEXED_BLOCK", CombinerStruct: "MPI_COMBINER_STRUCT", CombinerSubarray: "MPI_COMBINER_SUBARRAY",
-	CombinerResized: "MPI_COMBINER_RESIZED"}
+	CombinerResized: "MPI_COMBINER_RESIZED", CombinerDarray: "MPI_COMBINER_DARRAY"}
 
 func (c Combiner) String() string {
 	if int(c) < len(combinerNames) && combinerNames[c] != "" {
@@ -68,6 +69,7 @@ type Type struct {
 	ints   []int   // the constructor's integer arguments (Envelope)
 	addrs  []int64 // its byte displacements and strides
 	types  []*Type // its old types
+	inner  *Type   // Darray: the type it is made of (nested Hindexed types)
 
 	size   int64 // bytes of data (MPI_Type_size)
 	lb, ub int64 // bounds; extent = ub - lb

@@ -50,7 +50,7 @@ static void counts_are(const char *what, MPI_Datatype t, int comb, MPI_Count ni,
 	      (long long)ci, (long long)ca, (long long)cc, (long long)cd);
 	if (c != comb || ci != ni || cc != nc || cd != nd)
 		return;
-	int ints[8];
+	int ints[16];
 	MPI_Aint addrs[1];
 	MPI_Count counts[16];
 	MPI_Datatype olds[4];
@@ -129,6 +129,18 @@ int main(int argc, char **argv)
 	same_type("subarray_c", a, b);
 	counts_are("subarray_c", b, MPI_COMBINER_SUBARRAY, 2, (int[]){2, MPI_ORDER_FORTRAN}, 6,
 		   (MPI_Count[]){6, 8, 2, 3, 1, 4}, 1);
+	MPI_Type_free(&a);
+	MPI_Type_free(&b);
+
+	int gs[2] = {7, 5}, ds[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, dg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG},
+	    ps[2] = {2, 3};
+	MPI_Count cgs[2] = {7, 5};
+	MPI_Type_create_darray(6, 4, 2, gs, ds, dg, ps, MPI_ORDER_C, MPI_INT, &a);
+	MPI_Type_create_darray_c(6, 4, 2, cgs, ds, dg, ps, MPI_ORDER_C, MPI_INT, &b);
+	same_type("darray_c", a, b);
+	counts_are("darray_c", b, MPI_COMBINER_DARRAY, 10,
+		   (int[]){6, 4, 2, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, 2, MPI_DISTRIBUTE_DFLT_DARG, 2, 3, MPI_ORDER_C}, 2,
+		   (MPI_Count[]){7, 5}, 1);
 	MPI_Type_free(&a);
 	MPI_Type_free(&b);
 
