@@ -696,6 +696,18 @@ func TestMismatches(t *testing.T) {
 		{"nonblocking counts", comm.ErrCount, func(c *comm.Comm) error {
 			return waitNBC(comm.IallreduceInPlace(c, make([]float64, 3+c.Rank()%2), atomics.Sum))
 		}},
+		{"persistent counts", comm.ErrCount, func(c *comm.Comm) error {
+			q, err := comm.AllreduceInitInPlace(c, make([]float64, 3+c.Rank()%2), atomics.Sum)
+			if err != nil {
+				return err
+			}
+			defer q.Free()
+			if err := q.Start(); err != nil {
+				return err
+			}
+			_, err = q.Wait()
+			return err
+		}},
 		{"nonblocking against blocking", comm.ErrArg, func(c *comm.Comm) error {
 			if c.Rank() == 1 {
 				return comm.AllreduceInPlace(c, make([]float64, 1), atomics.Sum)

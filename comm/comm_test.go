@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/ranktest"
 	"github.com/shmrun/shmrun/internal/team"
@@ -209,6 +210,45 @@ func TestLocalWorldAbort(t *testing.T) {
 		}
 		if err := c.Barrier(); !errors.Is(err, comm.ErrAborted) {
 			return fmt.Errorf("Barrier with an aborted peer = %v, want ErrAborted", err)
+		}
+		return nil
+	})
+}
+
+// TestLocalWorldAbortCollectiveRequests: a rank's Abort ends the others'
+// waits on a persistent collective (Wait), a nonblocking one (Waitany:
+// the wait with no point-to-point engine) and an Isendrecv with
+// ErrAborted, none hanging.
+func TestLocalWorldAbortCollectiveRequests(t *testing.T) {
+	const n = 4
+	runWorld(t, n, func(c *comm.Comm) error {
+		buf := []float64{1}
+		p, err := comm.AllreduceInitInPlace(c, buf, atomics.Sum)
+		if err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 2 {
+			c.Abort(9)
+			return nil
+		}
+		if err := p.Start(); err != nil {
+			return err
+		}
+		if _, err := p.Wait(); !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("Wait of a persistent Allreduce with an aborted peer = %v, want ErrAborted", err)
+		}
+		q, err := comm.Ibcast(c, buf, 2)
+		if err != nil {
+			if errors.Is(err, comm.ErrAborted) {
+				return nil
+			}
+			return err
+		}
+		if _, _, err := comm.Waitany([]*comm.Request{q}); !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("Waitany of an Ibcast from an aborted root = %v, want ErrAborted", err)
 		}
 		return nil
 	})
