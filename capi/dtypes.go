@@ -291,13 +291,7 @@ func subarrayType(ndims C.int, sz, sub, st []int64, order C.int, large bool, old
 		if err != nil {
 			return err
 		}
-		var o dtype.Order
-		switch order {
-		case C.MPI_ORDER_C:
-			o = dtype.OrderC
-		case C.MPI_ORDER_FORTRAN:
-			o = dtype.OrderFortran
-		}
+		o := goOrder(order)
 		nt, err := dtype.Subarray(intsOf(sz), intsOf(sub), intsOf(st), o, t)
 		var m *madeBy
 		if large {
@@ -546,13 +540,7 @@ func shmTypeDarray(size, rank, ndims C.int, gsizes *C.int64_t, gsizes32 *C.int, 
 				darg[i] = 0 // refused by Darray, whatever its value
 			}
 		}
-		var o dtype.Order
-		switch order {
-		case C.MPI_ORDER_C:
-			o = dtype.OrderC
-		case C.MPI_ORDER_FORTRAN:
-			o = dtype.OrderFortran
-		}
+		o := goOrder(order)
 		nt, err := dtype.Darray(int(size), int(rank), intsOf(gs), dist, darg, ps, o, t)
 		tail := slices.Concat(int64s(ds), int64s(dg), int64s(ps), []int64{int64(order)})
 		var m *madeBy
@@ -567,4 +555,16 @@ func shmTypeDarray(size, rank, ndims C.int, gsizes *C.int64_t, gsizes32 *C.int, 
 		}
 		return newType(nt, err, out, m)
 	})
+}
+
+// goOrder is package dtype's order for MPI_ORDER_C or MPI_ORDER_FORTRAN
+// (0, refused by the constructors, for anything else).
+func goOrder(order C.int) dtype.Order {
+	switch order {
+	case C.MPI_ORDER_C:
+		return dtype.OrderC
+	case C.MPI_ORDER_FORTRAN:
+		return dtype.OrderFortran
+	}
+	return 0
 }

@@ -53,14 +53,21 @@ func codeError(code C.int) error {
 	return &classError{class: class, msg: msg}
 }
 
-// descOf is x's C descriptor, or nil.
-func descOf(x *commH) *C.shmrun_comm_desc {
+// hold makes x's C fast paths leave its collective area to a job queued
+// now (the descriptor's nbc count, if x has a descriptor) and returns
+// what gives the area back once the job has run or could not be queued.
+func hold(x *commH) (release func()) {
 	tab.RLock()
-	defer tab.RUnlock()
+	var d *C.shmrun_comm_desc
 	if x.fast != nil {
-		return x.fast.d
+		d = x.fast.d
 	}
-	return nil
+	tab.RUnlock()
+	if d == nil {
+		return func() {}
+	}
+	C.shmrun_nbc_hold(d, 1)
+	return func() { C.shmrun_nbc_hold(d, -1) }
 }
 
 // shmInitColl makes persistent collective call (MPI_Bcast_init and the
@@ -78,15 +85,7 @@ func shmInitColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t)
 		return code
 	}
 	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
-		d := descOf(x)
-		if d != nil {
-			C.shmrun_nbc_hold(d, 1)
-		}
-		release := func() {
-			if d != nil {
-				C.shmrun_nbc_hold(d, -1)
-			}
-		}
+		release := hold(x)
 		return func() error { return runJob(arg, release) }, release
 	})
 	if err != nil {
@@ -123,15 +122,7 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		C.shmrun_nbc_free(arg)
 		return code
 	}
-	d := descOf(x)
-	if d != nil {
-		C.shmrun_nbc_hold(d, 1)
-	}
-	release := func() {
-		if d != nil {
-			C.shmrun_nbc_hold(d, -1)
-		}
-	}
+	release := hold(x)
 	r, err := winc.StartNBC(x.c, name, func() error { return runJob(arg, release) })
 	if err != nil {
 		release()
@@ -168,15 +159,7 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 	tab.Lock()
 	nh := newHandle()
 	tab.Unlock()
-	d := descOf(x)
-	if d != nil {
-		C.shmrun_nbc_hold(d, 1)
-	}
-	release := func() {
-		if d != nil {
-			C.shmrun_nbc_hold(d, -1)
-		}
-	}
+	release := hold(x)
 	r, err := winc.StartNBC(x.c, name, func() error {
 		defer release()
 		if bad != nil {

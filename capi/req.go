@@ -169,8 +169,7 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 		}
 		*flag = 1
 	}
-	var first error
-	var firstC *commH // the first failed request's communicator
+	var f inStatus
 	for i, x := range xs {
 		var st *C.MPI_Status
 		if sts != nil {
@@ -186,21 +185,40 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 		if !x.done && x.r != nil {
 			s, err = x.r.Wait()
 		}
-		c := retire(x, &h[i])
-		code := C.int(C.MPI_SUCCESS)
-		if err != nil {
-			code = classOf(err)
-			if first == nil {
-				first, firstC = err, c
-			}
-		}
-		setStatus(st, &s)
-		if st != nil {
-			st.MPI_ERROR = code
+		f.put(st, &s, err, retire(x, &h[i]))
+	}
+	return f.result(call)
+}
+
+// inStatus gathers what a multi-completion call writes into its
+// statuses: each status with its MPI_ERROR, and the first failure, which
+// the call raises as MPI_ERR_IN_STATUS on that request's communicator.
+type inStatus struct {
+	first  error
+	firstC *commH
+}
+
+// put writes s and err's class into st (nil: MPI_STATUSES_IGNORE); c is
+// the communicator of the request that ended with err.
+func (f *inStatus) put(st *C.MPI_Status, s *comm.Status, err error, c *commH) {
+	code := C.int(C.MPI_SUCCESS)
+	if err != nil {
+		code = classOf(err)
+		if f.first == nil {
+			f.first, f.firstC = err, c
 		}
 	}
-	if first != nil {
-		return reqError(firstC, call, &inStatusError{first})
+	setStatus(st, s)
+	if st != nil {
+		st.MPI_ERROR = code
+	}
+}
+
+// result is the call's return: MPI_ERR_IN_STATUS raised if a request
+// failed, else MPI_SUCCESS.
+func (f *inStatus) result(call string) C.int {
+	if f.first != nil {
+		return reqError(f.firstC, call, &inStatusError{f.first})
 	}
 	return C.MPI_SUCCESS
 }
@@ -315,8 +333,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 	sts := cArray(statuses, int(n))
 	for {
 		active, got := false, 0
-		var first error
-		var firstC *commH // the first failed request's communicator
+		var f inStatus
 		for i := range h {
 			x, code := reqActive(call, h[i])
 			if code != 0 {
@@ -336,17 +353,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if sts != nil {
 				st = &sts[got]
 			}
-			code = C.MPI_SUCCESS
-			if err != nil {
-				code = classOf(err)
-				if first == nil {
-					first, firstC = err, c
-				}
-			}
-			setStatus(st, &s)
-			if st != nil {
-				st.MPI_ERROR = code
-			}
+			f.put(st, &s, err, c)
 			got++
 		}
 		if !active {
@@ -355,10 +362,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 		}
 		if got > 0 || block == 0 {
 			*outcount = C.int(got)
-			if first != nil {
-				return reqError(firstC, call, &inStatusError{first})
-			}
-			return C.MPI_SUCCESS
+			return f.result(call)
 		}
 		if code := waitSome(call, h); code != 0 {
 			return code
@@ -657,8 +661,7 @@ func shmRequestGetStatusAll(n C.int, hs *C.uintptr_t, flag *C.int, statuses *C.M
 	}
 	*flag = 1
 	sts := cArray(statuses, int(n))
-	var first error
-	var firstC *commH
+	var f inStatus
 	for i, g := range all {
 		var st *C.MPI_Status
 		if sts != nil {
@@ -668,22 +671,9 @@ func shmRequestGetStatusAll(n C.int, hs *C.uintptr_t, flag *C.int, statuses *C.M
 			emptyStatus(st) // a null or inactive request's (MPI 4.1 §3.7.3)
 			continue
 		}
-		code := C.int(C.MPI_SUCCESS)
-		if g.err != nil {
-			code = classOf(g.err)
-			if first == nil {
-				first, firstC = g.err, g.x.c
-			}
-		}
-		setStatus(st, &g.st)
-		if st != nil {
-			st.MPI_ERROR = code
-		}
+		f.put(st, &g.st, g.err, g.x.c)
 	}
-	if first != nil {
-		return reqError(firstC, call, &inStatusError{first})
-	}
-	return C.MPI_SUCCESS
+	return f.result(call)
 }
 
 // shmRequestGetStatusAny is MPI_Request_get_status_any (MPI 4.1): Testany
@@ -738,8 +728,7 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 	idx := cArray(indices, int(n))
 	sts := cArray(statuses, int(n))
 	active, got := false, 0
-	var first error
-	var firstC *commH
+	var f inStatus
 	for i := range h {
 		p, code := peek(call, h[i])
 		if code != 0 {
@@ -757,17 +746,7 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 		if sts != nil {
 			st = &sts[got]
 		}
-		code = C.MPI_SUCCESS
-		if p.err != nil {
-			code = classOf(p.err)
-			if first == nil {
-				first, firstC = p.err, p.x.c
-			}
-		}
-		setStatus(st, &p.st)
-		if st != nil {
-			st.MPI_ERROR = code
-		}
+		f.put(st, &p.st, p.err, p.x.c)
 		got++
 	}
 	if !active {
@@ -775,8 +754,5 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 		return C.MPI_SUCCESS
 	}
 	*outcount = C.int(got)
-	if first != nil {
-		return reqError(firstC, call, &inStatusError{first})
-	}
-	return C.MPI_SUCCESS
+	return f.result(call)
 }
