@@ -1423,16 +1423,12 @@ static shmrun_nbc *nbc_new(const char *call, MPI_Comm comm, int (*run)(shmrun_nb
 #define NBC_START(a) shmStartColl(H(comm), B(__func__ + 1), (uintptr_t)(a), HP(request))
 /* A persistent collective (MPI 4.1 §6.13) keeps its block for every
  * MPI_Start; MPI_Request_free frees it. */
-#define NBC_INIT(a) ((a)->keep = 1, shmInitColl(H(comm), B(__func__ + 1), (uintptr_t)(a), HP(request)))
+#define NBC_INIT(a) ((a)->keep = 1, shmInitColl(H(comm), B(__func__ + 1), (uintptr_t)(a), H(info), HP(request)))
 /* The argument checks before the block is made: a nonblocking call's NULL
  * request fails the other ranks' call too (their job's round); making a
- * persistent one is local (the info's hints are not used). */
+ * persistent one is local (the info is checked, its hints not used). */
 #define NBC_START_ARG(p, comm, kind) ARG_COLL(p, comm, kind)
-#define NBC_INIT_ARG(p, comm, kind)      \
-	do {                             \
-		(void)info;              \
-		ARG_COMM(p, comm);       \
-	} while (0)
+#define NBC_INIT_ARG(p, comm, kind) ARG_COMM(p, comm)
 
 /* Each collective below is written once for both: GO is NBC_START (the
  * MPI_I form) or NBC_INIT (the _init form, XP its info parameter). */

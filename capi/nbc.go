@@ -74,15 +74,20 @@ func hold(x *commH) (release func()) {
 // rest) on communicator h, whose arguments the C half keeps at arg for
 // every start (freed by MPI_Request_free, or here if the call fails):
 // each MPI_Start queues the blocking call with them, as shmStartColl does
-// once.
+// once. The info is checked (a wrong handle is this rank's error: making
+// the request is local); its hints are not used.
 //
 //export shmInitColl
-func shmInitColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t) C.int {
+func shmInitColl(h C.uintptr_t, call *C.char, arg, info C.uintptr_t, req *C.uintptr_t) C.int {
 	name := callName(call)
 	x, code := commOf(name, uintptr(h))
 	if code != 0 {
 		C.shmrun_nbc_free(arg)
 		return code
+	}
+	if _, err := infoMap(uintptr(info)); err != nil {
+		C.shmrun_nbc_free(arg)
+		return x.raise(name, err)
 	}
 	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
 		release := hold(x)

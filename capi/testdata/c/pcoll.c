@@ -145,9 +145,13 @@ int main(int argc, char **argv)
 			CHECK(MPI_Request_free(&r[i]) == MPI_SUCCESS, "Free %d", i);
 			CHECK(r[i] == MPI_REQUEST_NULL, "Free %d left the handle", i);
 		}
-		/* A NULL request is refused on this rank only (making one is
-		 * local). */
+		/* A NULL request and a wrong info are refused on this rank
+		 * only (making one is local). */
 		CHECK(class_of(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, NULL)) == MPI_ERR_ARG, "NULL request");
+		MPI_Request bad = MPI_REQUEST_NULL;
+		int bx = 0;
+		int ic = class_of(MPI_Bcast_init(&bx, 1, MPI_INT, 0, MPI_COMM_WORLD, (MPI_Info)(uintptr_t)0x7777770, &bad));
+		CHECK(ic == MPI_ERR_INFO && bad == MPI_REQUEST_NULL, "a wrong info: class %d", ic);
 		/* A mismatch is reported by the completion, on every rank. */
 		MPI_Request m;
 		int x[2] = {1, 1}, y[2];
