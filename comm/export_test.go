@@ -14,8 +14,8 @@ func SetSingleOff(off bool) { singleOff = off }
 // they work again).
 func SetReadFault(err error) { readFault = err }
 
-// P2PDirect reports how many messages this rank's blocking receives took
-// straight from a ring (engine.recvNow).
+// P2PDirect reports how many messages this rank's receives took straight
+// from a ring (engine.take: Recv's recvNow, Irecv's fast path).
 func P2PDirect(c *Comm) int {
 	e := c.world.eng
 	e.lock()

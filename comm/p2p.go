@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/typesig"
 )
 
 // TagUB is the largest tag (MPI_TAG_UB): tags are 0..TagUB.
@@ -240,6 +241,9 @@ func (c *Comm) irecv(call string, buf []byte, src, tag int, f form) (*Request, e
 // allows (use Isend, Sendrecv, or receive first). ProcNull: nothing is
 // sent.
 func (c *Comm) Send(buf []byte, dest, tag int) error {
+	if _, ok := c.sendFast(buf, dest, tag, typesig.Any, false); ok {
+		return nil
+	}
 	return c.send("Send", buf, dest, tag, bytesForm, false)
 }
 
@@ -254,6 +258,9 @@ func (c *Comm) Ssend(buf []byte, dest, tag int) error {
 // not collective: it never waits. The request holds buf, pinned, so that
 // the receiving process can read it in place.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	if r, ok := c.sendFast(buf, dest, tag, typesig.Any, true); ok {
+		return r, nil
+	}
 	return c.isend("Isend", buf, dest, tag, bytesForm, false)
 }
 
@@ -276,6 +283,9 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 // Irecv posts a receive into buf (MPI_Irecv) and returns its request; buf
 // belongs to the request until it completes. Local.
 func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
+	if r := c.irecvFast("Irecv", buf, src, tag, 1, typesig.Any); r != nil {
+		return r, nil
+	}
 	return c.irecv("Irecv", buf, src, tag, bytesForm)
 }
 
@@ -451,6 +461,9 @@ func wait1Status(r *Request, err error) (Status, error) {
 // SendT sends the elements of buf to dest with tag (MPI_Send with buf's
 // predefined datatype). Blocking; see Send.
 func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	if _, ok := c.sendFast(raw.Bytes(buf), dest, tag, formOf[T]().sig, false); ok {
+		return nil
+	}
 	return c.send("SendT", raw.Bytes(buf), dest, tag, formOf[T](), false)
 }
 
@@ -467,12 +480,20 @@ func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
 
 // IsendT starts sending the elements of buf (MPI_Isend). Local.
 func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	f := formOf[T]()
+	if r, ok := c.sendFast(raw.Bytes(buf), dest, tag, f.sig, true); ok {
+		return r, nil
+	}
 	return c.isend("IsendT", raw.Bytes(buf), dest, tag, formOf[T](), false)
 }
 
 // IrecvT posts a receive of elements into buf (MPI_Irecv); its status's
 // Count is in elements. Local.
 func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	f := formOf[T]()
+	if r := c.irecvFast("IrecvT", raw.Bytes(buf), src, tag, f.elem, f.sig); r != nil {
+		return r, nil
+	}
 	return c.irecv("IrecvT", raw.Bytes(buf), src, tag, formOf[T]())
 }
 

@@ -4,6 +4,7 @@ package comm_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shmrun/shmrun/comm"
 )
@@ -101,5 +102,65 @@ func BenchmarkSendRecvSelf(b *testing.B) {
 		if _, err := c.Recv(rbuf, 0, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWindowSides times the message-rate window's phases apart, on
+// one core, between two ranks of one process: the sender's 64 Isends and
+// their Waitall (send-ns/msg), the receiver's 64 Irecvs (post-ns/msg)
+// and their Waitall (wait-ns/msg). "arrived": the messages are in the
+// ring before the receives are posted; "posted": the receives are posted
+// first.
+func BenchmarkWindowSides(b *testing.B) {
+	for _, first := range []string{"arrived", "posted"} {
+		b.Run(first, func(b *testing.B) {
+			cs, err := comm.NewLocalWorld(2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sbuf, rbuf := make([]byte, 8*windowLen), make([]byte, 8*windowLen)
+			rr, sr := make([]*comm.Request, windowLen), make([]*comm.Request, windowLen)
+			sts := make([]comm.Status, windowLen)
+			var tSend, tPost, tWait time.Duration
+			send := func() {
+				t0 := time.Now()
+				for j := range windowLen {
+					if sr[j], err = cs[0].Isend(sbuf[8*j:8*j+8], 1, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := comm.WaitallInto(sr, nil); err != nil {
+					b.Fatal(err)
+				}
+				tSend += time.Since(t0)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += windowLen {
+				if first == "arrived" {
+					send()
+				}
+				t0 := time.Now()
+				for j := range windowLen {
+					if rr[j], err = cs[1].Irecv(rbuf[8*j:8*j+8], 0, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t1 := time.Now()
+				tPost += t1.Sub(t0)
+				if first == "posted" {
+					send()
+				}
+				t1 = time.Now()
+				if err := comm.WaitallInto(rr, sts); err != nil {
+					b.Fatal(err)
+				}
+				tWait += time.Since(t1)
+			}
+			n := float64((b.N + windowLen - 1) / windowLen * windowLen)
+			b.ReportMetric(float64(tSend.Nanoseconds())/n, "send-ns/msg")
+			b.ReportMetric(float64(tPost.Nanoseconds())/n, "post-ns/msg")
+			b.ReportMetric(float64(tWait.Nanoseconds())/n, "wait-ns/msg")
+		})
 	}
 }

@@ -203,6 +203,12 @@ func (p *persist) startSend() error {
 			return err
 		}
 	}
+	if !p.sync {
+		if _, ok := c.sendFast(wire, p.peer, p.tag, f.sig, false); ok {
+			p.cur, p.st = Request{}, Status{}
+			return nil
+		}
+	}
 	var so op
 	e, o, err := c.newSend(&so, p.call, wire, p.peer, p.tag, f, p.sync)
 	if err != nil {
@@ -229,6 +235,10 @@ func (p *persist) startSend() error {
 // startRecv posts a receive whose outcome goes to p.rv.
 func (p *persist) startRecv() error {
 	c := p.c
+	if p.f.rtype == nil && c.postFast(p.call, p.wire, p.peer, p.tag, p.f.elem, p.f.sig, p.rv) != nil {
+		p.cur = Request{rv: p.rv}
+		return nil
+	}
 	var so op
 	e, o, err := c.newRecv(&so, p.call, p.wire, p.peer, p.tag, p.f)
 	if err != nil {

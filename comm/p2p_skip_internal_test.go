@@ -57,7 +57,7 @@ func TestSkipRoomGivenBack(t *testing.T) {
 		e, r, c := skipRing(t)
 		o := &op{recv: true, c: c, ctx: c.p2p().ctx, peer: 1, tag: AnyTag, buf: make([]byte, 8), elem: 1, sig: typesig.Any}
 		e.lock()
-		res, _, _, _, _, _ := e.take(o, r)
+		res, _, _, _, _, _ := e.take(o)
 		e.release()
 		if res != takeEmpty {
 			t.Fatalf("take returned %d, want takeEmpty", res)
@@ -72,7 +72,7 @@ func TestSkipRoomGivenBack(t *testing.T) {
 		buf := make([]byte, 8)
 		o := &op{recv: true, c: c, ctx: c.p2p().ctx, peer: 1, tag: AnyTag, buf: buf, elem: 1, sig: typesig.Any}
 		e.lock()
-		res, _, _, _, tag, _ := e.take(o, r)
+		res, _, _, _, tag, _ := e.take(o)
 		e.release()
 		if res != takeDone || string(buf) != "12345678" || tag != 5 {
 			t.Fatalf("take returned %d, %q, tag %d", res, buf, tag)
@@ -82,7 +82,7 @@ func TestSkipRoomGivenBack(t *testing.T) {
 			t.Fatalf("read position %d (want %d), %d bytes held back", r.st.Pos, want, held)
 		}
 		e.lock()
-		res, _, _, _, _, _ = e.take(o, r)
+		res, _, _, _, _, _ = e.take(o)
 		e.release()
 		if res != takeEmpty {
 			t.Fatalf("second take returned %d, want takeEmpty", res)

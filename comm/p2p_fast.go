@@ -1,0 +1,141 @@
+//go:build !mpi
+
+package comm
+
+import (
+	"github.com/shmrun/shmrun/internal/format"
+)
+
+// The fast paths of the common message: an eager send of bytes or of one
+// basic type (Isend, Send and their typed forms) and a receive of them
+// from one source (Irecv, IrecvT). They do what the general paths
+// (isend, send, irecv) do for it, in the same packets, with no operation
+// built and copied: a message-rate loop spends its time here, and the
+// general path's operation (its copy, its clearing, the write barriers of
+// its pointers while the garbage collector marks) cost a window of 64
+// messages more than the messages' own work. Anything off the common
+// case (an argument to check and report, ProcNull, AnySource, a message
+// too large, a synchronous send, an observed job, a ring not mapped yet
+// or full, a lock held elsewhere) returns nothing done, and the call
+// takes the general path, which does it all and names any error.
+
+// fastComm returns c's world engine and c's message context when c is a
+// live communicator whose world has an engine and no observer runs (the
+// general path's check, engine and the rec and chk tests), or nil.
+func (c *Comm) fastComm() (*engine, uint32) {
+	if c == nil || c.t == nil || rec != nil || chk != nil {
+		return nil, 0
+	}
+	w := c.world
+	if w == nil || w.eng == nil || w.finalized.Load() || c.freed.Load() {
+		return nil, 0
+	}
+	return w.eng, c.p2p().ctx
+}
+
+// sendFast writes buf to rank dest of c as one eager message with tag and
+// the data's signature digest sig, reporting whether it did (then the
+// send is complete); with req it also returns a request complete with
+// the zero status (Isend's). The engine must be unlocked.
+func (c *Comm) sendFast(buf []byte, dest, tag int, sig uint32, req bool) (*Request, bool) {
+	e, ctx := c.fastComm()
+	if e == nil || uint(dest) >= uint(len(c.members)) || uint(tag) > TagUB || len(buf) > e.eager {
+		return nil, false
+	}
+	w := c.members[dest]
+	if !e.tryLock() {
+		return nil, false
+	}
+	p := e.peers[w]
+	if e.broken != nil || p == nil || len(p.queue) > 0 {
+		e.release()
+		return nil, false
+	}
+	k := cells(format.PktHeader + len(buf))
+	pos, ok := p.reserve(k)
+	if !ok {
+		e.release()
+		return nil, false
+	}
+	b := p.ring[pos : pos+k]
+	header(b, format.PktEager, sig, ctx, tag, len(buf), e.newID())
+	copy(b[format.PktHeader:], buf)
+	p.publish(pos, k)
+	e.notify(p.bell)
+	var r *Request
+	if req {
+		r = e.sentRequest()
+	}
+	e.release() // nothing completed here: no doorbell of ours to ring
+	return r, true
+}
+
+// sentRequest is a new request of a send complete at its start: a zero
+// Request from a block of them (a message-rate loop would otherwise
+// allocate one a message). The engine is locked.
+func (e *engine) sentRequest() *Request {
+	if e.nSent == len(e.sent) {
+		e.sent, e.nSent = make([]Request, sentBlock), 0
+	}
+	r := &e.sent[e.nSent]
+	e.nSent++
+	return r
+}
+
+// sentBlock is the zero requests allocated at once (engine.sent).
+const sentBlock = 128
+
+// irecvFast is Irecv's fast path, a receive from rank src of c with tag
+// (or AnyTag) into buf whose data's elements are elem bytes with the
+// signature digest sig: while nothing is posted or set aside, the
+// source's next packet if it is a message the receive takes whole (take:
+// the request is complete at its start); else the receive is posted as
+// the general path posts it, without building its operation twice. nil
+// if the receive took no fast path.
+func (c *Comm) irecvFast(call string, buf []byte, src, tag, elem int, sig uint32) *Request {
+	if rv := c.postFast(call, buf, src, tag, elem, sig, nil); rv != nil {
+		return &rv.r
+	}
+	return nil
+}
+
+// postFast is irecvFast whose outcome goes to rv (a persistent request's,
+// reused by each start: its last operation is complete) or, if rv is nil,
+// to a new request's. It returns rv, or nil if the receive took no fast
+// path (rv then unchanged).
+func (c *Comm) postFast(call string, buf []byte, src, tag, elem int, sig uint32, rv *recvReq) *recvReq {
+	e, ctx := c.fastComm()
+	if e == nil || uint(src) >= uint(len(c.members)) || uint(tag) > TagUB && tag != AnyTag {
+		return nil
+	}
+	w := c.members[src]
+	if !e.tryLock() {
+		return nil
+	}
+	if e.broken != nil {
+		e.release()
+		return nil
+	}
+	if rv == nil {
+		rv = e.newRecvReq()
+		rv.r.rv, rv.c = rv, c
+	} else {
+		// Field by field: what the last start's completion left, cleared
+		// (freed is nil once a receive completed).
+		rv.r, rv.c, rv.done, rv.from, rv.err = Request{rv: rv}, c, 0, 0, nil
+	}
+	if e.idle() {
+		if res, _, _, ptag, n := e.takeIn(w, ctx, tag, buf, sig); res == takeDone {
+			rv.st.Source, rv.st.Tag, rv.st.Count, rv.st.Cancelled, rv.st.bytes = src, ptag, n/elem, false, n
+			rv.done = 1
+			e.release()
+			return rv
+		}
+	}
+	o := e.newOp()
+	o.recv, o.c, o.ctx, o.peer, o.tag, o.buf, o.call, o.elem, o.sig, o.rq = true, c, ctx, w, tag, buf, call, elem, sig, rv
+	rv.o, rv.peer, rv.tag, rv.call = o, int32(w), int32(tag), call
+	e.post(o)
+	e.unlock()
+	return rv
+}
