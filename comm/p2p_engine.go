@@ -1012,14 +1012,21 @@ func (o *op) outcome() *Status {
 func (e *engine) completed(o *op, err error) {
 	unpinBuf(o)
 	if rv := o.rq; rv != nil {
-		rv.err, rv.from, rv.o = err, o.from, nil
+		// rv.o stays: rv is done, and nothing follows that link once it
+		// is (cancel, onComplete), so the operation may serve another
+		// receive. A pointer stored while the collector marks costs a
+		// write barrier, so this path stores none it can avoid.
+		if err != nil {
+			rv.err = err
+		}
+		rv.from = o.from
 		atomics.StoreRelease32(&rv.done, 1)
 		if f := rv.freed; f != nil {
 			rv.freed = nil
 			f(rv.st, err)
 		}
 		if len(e.free) < maxFree {
-			*o = op{} // holds no buffer of the user's while it waits
+			o.recycle()
 			e.free = append(e.free, o)
 		}
 	} else {
@@ -1029,12 +1036,38 @@ func (e *engine) completed(o *op, err error) {
 	e.wake = true
 }
 
+// recycle readies completed receive o for the free list: zero but for
+// its communicator and call, which the next receive most often shares
+// (postFast then stores neither) and which hold nothing of the user's;
+// its buffer goes, so that a receive that is over keeps no user memory
+// alive. Field by field: a whole-struct clear passes every pointer slot
+// through the write barrier while the collector marks, and this runs once
+// a message.
+func (o *op) recycle() {
+	o.buf = nil
+	if o.rq != nil {
+		o.rq = nil
+	}
+	if o.rtype != nil {
+		o.rtype = nil
+	}
+	if o.lg != nil {
+		o.lg = nil
+	}
+	if o.err != nil {
+		o.err = nil
+	}
+	o.recv, o.ctx, o.peer, o.from, o.tag, o.elem, o.sync, o.sig, o.rcount = false, 0, 0, 0, 0, 0, false, 0, 0
+	o.id, o.trunc, o.done = 0, false, 0
+	o.st.Source, o.st.Tag, o.st.Count, o.st.Cancelled, o.st.bytes = 0, 0, 0, false, 0
+}
+
 // maxFree bounds the free list of receive operations (what a window of
 // receives in flight needs).
 const maxFree = 256
 
 // rvBlock is the receives' requests allocated at once (engine.rvs).
-const rvBlock = 32
+const rvBlock = 64
 
 // takeOp returns a copy of so, a receive not yet started, in an
 // operation from the free list or a new one, whose outcome goes to rv:
@@ -1049,20 +1082,21 @@ func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op) {
 	} else {
 		*rv = recvReq{}
 	}
-	rv.r.rv, rv.c, rv.o, rv.peer, rv.tag, rv.call = rv, so.c, o, int32(so.peer), int32(so.tag), so.call
+	rv.r.rv, rv.c, rv.o, rv.peer, rv.tag = rv, so.c, o, int32(so.peer), int32(so.tag)
 	o.rq = rv
 	return rv, o
 }
 
-// newOp is a zero operation, from the free list or new. The engine is
-// locked.
+// newOp is an operation from the free list (zero but for its c and call,
+// recycle) or a new one. The engine is locked. (The taken entry stays in
+// the list's array past its length, a pointer to an operation in use:
+// clearing it would cost a write barrier a message.)
 func (e *engine) newOp() *op {
 	n := len(e.free)
 	if n == 0 {
 		return new(op)
 	}
 	o := e.free[n-1]
-	e.free[n-1] = nil
 	e.free = e.free[:n-1]
 	return o
 }
@@ -1291,8 +1325,8 @@ func (e *engine) cancel(rv *recvReq) {
 	e.lock()
 	defer e.unlock()
 	o := rv.o
-	if o == nil {
-		return // complete
+	if o == nil || rv.isDone() {
+		return // complete (rv.o may serve another receive by now)
 	}
 	for i, p := range e.posted.all() {
 		if p == o {

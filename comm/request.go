@@ -55,11 +55,10 @@ type requestExt struct {
 type recvReq struct {
 	r         Request // the handle (r.rv is this)
 	c         *Comm
-	o         *op    // the operation while pending: read and written under the engine's lock only
+	o         *op    // the operation while pending (a stale link once done): under the engine's lock only
 	done      uint32 // 1 once the fields below are set (a store-release)
 	from      int32  // the sender's world rank + 1 under shmrun --check (op.from)
 	peer, tag int32  // the receive's, for the deadlock watch
-	call      string
 	st        Status
 	err       error
 	// freed is what the receive's completion still owes its buffer once
@@ -138,7 +137,7 @@ func (r *Request) wait(st *Status) error {
 	if rv := r.rv; rv != nil {
 		if !rv.isDone() {
 			if err := rv.c.world.eng.waitDone(&rv.done, rv.waiting(), true); err != nil {
-				return rv.c.wrapWait(rv.call, err)
+				return rv.c.wrapWait("Wait", err)
 			}
 		}
 		return r.outcome(st)
