@@ -180,6 +180,11 @@ type op struct {
 	done uint32 // 1 once complete: stored after st and err
 	st   Status
 	err  error
+	// freed is what a nonblocking receive's completion still owes its
+	// buffer once its request was freed while active (a typed receive's
+	// scatter): run by the engine when it completes, since no Wait will.
+	// Set and run under the engine's lock.
+	freed func(Status, error) (Status, error)
 }
 
 // large is the state of an operation on a large message (p2p_bulk.go),
@@ -962,8 +967,11 @@ func (e *engine) finishRecv(o *op, m *inMsg) {
 		err = fmt.Errorf("comm: receive on rank %d: a message of %d bytes from rank %d (tag %d) carries %s, the receive's data %s: %w",
 			o.c.Rank(), m.size, src, m.tag, typesig.Describe(m.sig), describeWant(want, ok), ErrType)
 	}
-	st := o.outcome()
-	st.Source, st.Tag, st.Count, st.Cancelled, st.bytes = src, m.tag, m.size/o.elem, false, m.size
+	count := m.size
+	if o.elem != 1 {
+		count /= o.elem
+	}
+	o.setStatus(src, m.tag, count, m.size, false)
 	e.completed(o, err)
 }
 
@@ -993,19 +1001,22 @@ func describeWant(d uint32, ok bool) string {
 // operation here, not a locked exchange each: a window of 64 receives
 // completes in one drain).
 func (e *engine) complete(o *op, st Status, err error) {
-	*o.outcome() = st
+	o.setStatus(st.Source, st.Tag, st.Count, st.bytes, st.Cancelled)
 	e.completed(o, err)
 }
 
-// outcome is where o's status goes when it completes: its request's
-// (a nonblocking receive's) or its own. finishRecv writes it field by
-// field rather than pass a Status to complete, whose copy of it stalled
-// on the stores that had just built it (half of complete's samples).
-func (o *op) outcome() *Status {
+// setStatus is where o's status goes when it completes: its request's
+// (a nonblocking receive's: the cancellation goes to o.st until
+// completed stores it in done) or its own. Field by field: a Status
+// passed and copied whole stalled on the stores that had just built it
+// (half of complete's samples once).
+func (o *op) setStatus(src, tag, count, bytes int, cancelled bool) {
 	if rv := o.rq; rv != nil {
-		return &rv.st
+		rv.src, rv.stag, rv.count, rv.bytes = int32(src), int32(tag), count, bytes
+		o.st.Cancelled = cancelled
+		return
 	}
-	return &o.st
+	o.st.Source, o.st.Tag, o.st.Count, o.st.Cancelled, o.st.bytes = src, tag, count, cancelled, bytes
 }
 
 // completed is complete once o's status is in place.
@@ -1020,10 +1031,14 @@ func (e *engine) completed(o *op, err error) {
 			rv.err = err
 		}
 		rv.from = o.from
-		atomics.StoreRelease32(&rv.done, 1)
-		if f := rv.freed; f != nil {
-			rv.freed = nil
-			f(rv.st, err)
+		d := uint32(doneSet)
+		if o.st.Cancelled {
+			d |= doneCancelled
+		}
+		atomics.StoreRelease32(&rv.done, d)
+		if f := o.freed; f != nil {
+			o.freed = nil
+			f(rv.status(), err)
 		}
 		if len(e.free) < maxFree {
 			o.recycle()
@@ -1056,6 +1071,9 @@ func (o *op) recycle() {
 	}
 	if o.err != nil {
 		o.err = nil
+	}
+	if o.freed != nil {
+		o.freed = nil
 	}
 	o.recv, o.ctx, o.peer, o.from, o.tag, o.elem, o.sync, o.sig, o.rcount = false, 0, 0, 0, 0, 0, false, 0, 0
 	o.id, o.trunc, o.done = 0, false, 0

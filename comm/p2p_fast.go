@@ -140,8 +140,12 @@ func (c *Comm) postFast(call string, buf []byte, src, tag, elem int, sig uint32,
 	}
 	if e.idle() {
 		if res, _, _, ptag, n := e.takeIn(w, ctx, tag, buf, sig); res == takeDone {
-			rv.st.Source, rv.st.Tag, rv.st.Count, rv.st.Cancelled, rv.st.bytes = src, ptag, n/elem, false, n
-			rv.done = 1
+			count := n
+			if elem != 1 {
+				count /= elem
+			}
+			rv.src, rv.stag, rv.count, rv.bytes = int32(src), int32(ptag), count, n
+			rv.done = doneSet
 			e.release()
 			yieldIf(refill)
 			return rv

@@ -98,8 +98,8 @@ func FuzzRingPackets(f *testing.F) {
 		e.lock()
 		e.progress()
 		e.release()
-		if r.rv.isDone() && r.rv.err == nil && r.rv.st.Count > len(rbuf) {
-			t.Fatalf("a receive completed with %d bytes into %d", r.rv.st.Count, len(rbuf))
+		if r.rv.isDone() && r.rv.err == nil && r.rv.count > len(rbuf) {
+			t.Fatalf("a receive completed with %d bytes into %d", r.rv.count, len(rbuf))
 		}
 		// The world is dropped unfinished: a pinned buffer (the send's,
 		// a receive job's) must not be collected while pinned (the

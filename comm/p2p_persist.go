@@ -311,10 +311,10 @@ func (rv *recvReq) onComplete(f func(Status, error) (Status, error)) {
 	e.lock()
 	defer e.unlock()
 	if rv.isDone() {
-		f(rv.st, rv.err)
+		f(rv.status(), rv.err)
 		return
 	}
-	rv.freed = f
+	rv.o.freed = f
 }
 
 // isNull reports whether r counts as MPI_REQUEST_NULL for the calls on

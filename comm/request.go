@@ -55,17 +55,36 @@ type requestExt struct {
 type recvReq struct {
 	r         Request // the handle (r.rv is this)
 	c         *Comm
-	o         *op    // the operation while pending (a stale link once done): under the engine's lock only
-	done      uint32 // 1 once the fields below are set (a store-release)
+	o         *op // the operation while pending (a stale link once done): under the engine's lock only
+	err       error
+	done      uint32 // doneSet once the fields below are set (a store-release), | doneCancelled
 	from      int32  // the sender's world rank + 1 under shmrun --check (op.from)
 	peer, tag int32  // the receive's, for the deadlock watch
-	st        Status
-	err       error
-	// freed is what the receive's completion still owes its buffer once
-	// its request was freed while active (a typed receive's scatter): run
-	// by the engine when it completes, since no Wait will. Set and run
-	// under the engine's lock.
-	freed func(Status, error) (Status, error)
+	// The status, in 24 bytes rather than Status's 40 (a message-rate
+	// loop allocates a recvReq a receive: 96 bytes, not 128, is a
+	// quarter fewer collector cycles): the source (a communicator rank)
+	// and tag, the elements and bytes; Cancelled is done's doneCancelled.
+	src, stag    int32
+	count, bytes int
+}
+
+// recvReq.done's bits.
+const (
+	doneSet       = 1
+	doneCancelled = 2
+)
+
+// statusTo writes done receive rv's status to *st, field by field (see
+// outcome).
+func (rv *recvReq) statusTo(st *Status) {
+	st.Source, st.Tag, st.Count, st.Cancelled, st.bytes = int(rv.src), int(rv.stag), rv.count, rv.done&doneCancelled != 0, rv.bytes
+}
+
+// status is done receive rv's status.
+func (rv *recvReq) status() Status {
+	var st Status
+	rv.statusTo(&st)
+	return st
 }
 
 // doneRequest is a request complete from the start with status st
@@ -98,7 +117,8 @@ func (r *Request) outcome(st *Status) error {
 	var err error
 	if rv := r.rv; rv != nil {
 		chkReceived(rv.from)
-		*st, err = rv.st, rv.err
+		rv.statusTo(st)
+		err = rv.err
 	} else {
 		*st, err = r.o.st, r.o.err
 	}
