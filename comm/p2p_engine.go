@@ -1207,9 +1207,11 @@ func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 // request (takeOp: so itself does not escape). Called with the engine unlocked.
 func (e *engine) postRecv(so *op) *Request {
 	e.lock()
-	defer e.unlock()
+	refill := e.nRvs == len(e.rvs)
 	rv, o := e.takeOp(so, nil)
 	e.post(o)
+	e.unlock()
+	yieldIf(refill) // as postFast does
 	return &rv.r
 }
 
