@@ -67,12 +67,10 @@ type engine struct {
 	// from blocks of rvBlock: one allocation for a window of receives
 	// instead of one each, whose allocation and write barriers showed in
 	// a message-rate loop's receiver (a request kept long keeps its
-	// block, 4 KiB, alive).
-	sent  []Request
-	nSent int // requests of sent handed out
-	free  []*op
-	rvs   []recvReq
-	nRvs  int // requests of rvs handed out
+	// block, 6 KiB, alive).
+	sent slab[Request]
+	free []*op
+	rvs  slab[recvReq]
 
 	// Chunks of large messages this rank received in Data packets and by
 	// single copy, and messages its receives took straight from a ring
@@ -254,7 +252,7 @@ func (e *engine) migrateCQ() {
 	winc.CQMigrate(func(x any, buf []byte, src, tag, elem int, sig uint32) any {
 		c := x.(*Comm)
 		so := op{recv: true, c: c, ctx: c.p2p().ctx, peer: src, tag: tag, buf: buf, elem: elem, sig: sig, call: "MPI_Irecv"}
-		rv, o := e.takeOp(&so, nil)
+		rv, o, _ := e.takeOp(&so, nil)
 		e.post(o)
 		return &rv.r
 	})
@@ -675,7 +673,8 @@ func (e *engine) sendNow(o *op, req bool) (*Request, bool, error) {
 	if !req {
 		return nil, true, nil
 	}
-	return e.sentRequest(), true, nil
+	r, _ := e.sent.take(sentBlock)
+	return r, true, nil
 }
 
 // send queues item for p and writes what fits. Called with the engine locked.
@@ -1090,19 +1089,21 @@ const rvBlock = 64
 // takeOp returns a copy of so, a receive not yet started, in an
 // operation from the free list or a new one, whose outcome goes to rv:
 // a persistent request's, reused by each start (its last operation is
-// complete), or, when rv is nil, a new request's. It returns rv. The
+// complete), or, when rv is nil, a new request's. It returns rv, and
+// whether rv's block of requests was allocated for it (yieldIf). The
 // engine is locked.
-func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op) {
+func (e *engine) takeOp(so *op, rv *recvReq) (*recvReq, *op, bool) {
 	o := e.newOp()
 	*o = *so
+	fresh := false
 	if rv == nil {
-		rv = e.newRecvReq()
+		rv, fresh = e.rvs.take(rvBlock)
 	} else {
 		*rv = recvReq{}
 	}
 	rv.r.rv, rv.c, rv.o, rv.peer, rv.tag = rv, so.c, o, int32(so.peer), int32(so.tag)
 	o.rq = rv
-	return rv, o
+	return rv, o, fresh
 }
 
 // newOp is an operation from the free list (zero but for its c and call,
@@ -1117,17 +1118,6 @@ func (e *engine) newOp() *op {
 	o := e.free[n-1]
 	e.free = e.free[:n-1]
 	return o
-}
-
-// newRecvReq is a new receive's request, from the engine's block. The
-// engine is locked.
-func (e *engine) newRecvReq() *recvReq {
-	if e.nRvs == len(e.rvs) {
-		e.rvs, e.nRvs = make([]recvReq, rvBlock), 0
-	}
-	rv := &e.rvs[e.nRvs]
-	e.nRvs++
-	return rv
 }
 
 // unlock unlocks the engine, first ringing the doorbell if operations
@@ -1198,7 +1188,7 @@ func (e *engine) startRecv(o *op) {
 func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 	e.lock()
 	defer e.unlock()
-	rv, o := e.takeOp(so, rv)
+	rv, o, _ := e.takeOp(so, rv)
 	e.post(o)
 	return rv
 }
@@ -1207,11 +1197,10 @@ func (e *engine) postRecvInto(so *op, rv *recvReq) *recvReq {
 // request (takeOp: so itself does not escape). Called with the engine unlocked.
 func (e *engine) postRecv(so *op) *Request {
 	e.lock()
-	refill := e.nRvs == len(e.rvs)
-	rv, o := e.takeOp(so, nil)
+	rv, o, fresh := e.takeOp(so, nil)
 	e.post(o)
 	e.unlock()
-	yieldIf(refill) // as postFast does
+	yieldIf(fresh) // as postFast does
 	return &rv.r
 }
 
@@ -1331,7 +1320,7 @@ func (e *engine) probe(ctx uint32, src, tag int, take bool) (*inMsg, error) {
 func (e *engine) recvMessage(so *op, m *inMsg) *Request {
 	e.lock()
 	defer e.unlock()
-	rv, o := e.takeOp(so, nil)
+	rv, o, _ := e.takeOp(so, nil)
 	if e.broken != nil {
 		e.complete(o, Status{}, e.broken) // its sender's data cannot come
 		return &rv.r

@@ -66,22 +66,10 @@ func (c *Comm) sendFast(buf []byte, dest, tag int, sig uint32, req bool) (*Reque
 	e.notify(p.bell)
 	var r *Request
 	if req {
-		r = e.sentRequest()
+		r, _ = e.sent.take(sentBlock) // a zero Request: a complete send's
 	}
 	e.release() // nothing completed here: no doorbell of ours to ring
 	return r, true
-}
-
-// sentRequest is a new request of a send complete at its start: a zero
-// Request from a block of them (a message-rate loop would otherwise
-// allocate one a message). The engine is locked.
-func (e *engine) sentRequest() *Request {
-	if e.nSent == len(e.sent) {
-		e.sent, e.nSent = make([]Request, sentBlock), 0
-	}
-	r := &e.sent[e.nSent]
-	e.nSent++
-	return r
 }
 
 // sentBlock is the zero requests allocated at once (engine.sent).
@@ -120,8 +108,7 @@ func (c *Comm) postFast(call string, buf []byte, src, tag, elem int, sig uint32,
 	}
 	refill := false
 	if rv == nil {
-		refill = e.nRvs == len(e.rvs)
-		rv = e.newRecvReq()
+		rv, refill = e.rvs.take(rvBlock)
 		rv.r.rv, rv.c = rv, c
 	} else {
 		// Field by field, storing no pointer that is already right: what

@@ -56,3 +56,22 @@ func (q *fifo[T]) reset() {
 	clear(q.items)
 	q.items, q.head = q.items[:0], 0
 }
+
+// slab hands out zero values of T from arrays of them allocated at
+// once: one allocation for a window of requests instead of one each (a
+// value kept long keeps its whole array alive).
+type slab[T any] struct {
+	items []T
+	next  int // items[:next] are handed out
+}
+
+// take returns a zero T, from a new array of n if the last is used up,
+// and whether it made one.
+func (b *slab[T]) take(n int) (x *T, fresh bool) {
+	if fresh = b.next == len(b.items); fresh {
+		b.items, b.next = make([]T, n), 0
+	}
+	x = &b.items[b.next]
+	b.next++
+	return x, fresh
+}

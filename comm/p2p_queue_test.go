@@ -52,3 +52,21 @@ func TestFifoModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSlab checks that a slab hands out distinct zero values, a new array
+// each n, and says when it made one.
+func TestSlab(t *testing.T) {
+	var s slab[[2]int]
+	seen := map[*[2]int]bool{}
+	for i := range 10 {
+		x, fresh := s.take(4)
+		if fresh != (i%4 == 0) {
+			t.Fatalf("take %d: fresh %v", i, fresh)
+		}
+		if *x != [2]int{} || seen[x] {
+			t.Fatalf("take %d: %v, seen before %v", i, *x, seen[x])
+		}
+		seen[x] = true
+		x[0] = i + 1 // the caller's to write
+	}
+}
