@@ -61,9 +61,10 @@ type recvReq struct {
 	from      int32  // the sender's world rank + 1 under shmrun --check (op.from)
 	peer, tag int32  // the receive's, for the deadlock watch
 	// The status, in 24 bytes rather than Status's 40 (a message-rate
-	// loop allocates a recvReq a receive: 96 bytes, not 128, is a
-	// quarter fewer collector cycles): the source (a communicator rank)
-	// and tag, the elements and bytes; Cancelled is done's doneCancelled.
+	// loop allocates a recvReq a receive, and the collector runs as
+	// often as the bytes allocated add up: 96 bytes, not 128): the
+	// source (a communicator rank) and tag, the elements and bytes;
+	// Cancelled is done's doneCancelled.
 	src, stag    int32
 	count, bytes int
 }
