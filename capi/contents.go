@@ -91,10 +91,7 @@ func madeOf(h C.uintptr_t) (*madeBy, error) {
 //
 //export shmTypeGetEnvelope
 func shmTypeGetEnvelope(h C.uintptr_t, ni, na, nc, nd *C.int64_t, comb *C.int, large C.int) C.int {
-	call := "MPI_Type_get_envelope"
-	if large != 0 {
-		call += "_c"
-	}
+	call := cName("MPI_Type_get_envelope", large != 0)
 	return typeCall(call, func() error {
 		m, err := madeOf(h)
 		if err != nil {
@@ -118,10 +115,7 @@ func shmTypeGetEnvelope(h C.uintptr_t, ni, na, nc, nd *C.int64_t, comb *C.int, l
 //
 //export shmTypeGetContents
 func shmTypeGetContents(h C.uintptr_t, maxi, maxa, maxc, maxd C.int64_t, ip *C.int, ap *C.MPI_Aint, cp *C.MPI_Count, dp *C.uintptr_t, large C.int) C.int {
-	call := "MPI_Type_get_contents"
-	if large != 0 {
-		call += "_c"
-	}
+	call := cName("MPI_Type_get_contents", large != 0)
 	return typeCall(call, func() error {
 		m, err := madeOf(h)
 		if err != nil {

@@ -170,15 +170,21 @@ func counts64(p *C.int64_t, n C.int64_t) []int64 {
 	return out
 }
 
+// cName is a call's name in errors: name, or its large-count form's
+// (name_c) when large.
+func cName(name string, large bool) string {
+	if large {
+		return name + "_c"
+	}
+	return name
+}
+
 // indexedType makes the four indexed kinds (per blocks: bl given, else
 // blocks of block elements; bytes: displacements in bytes), recording the
 // call as its int (large false) or _c form made it.
 func indexedType(count C.int64_t, perBlock bool, bl []int64, block int64, d []int64, bytes, large bool, old C.uintptr_t, out *C.uintptr_t) C.int {
-	call := map[[2]bool]string{{true, false}: "MPI_Type_indexed", {true, true}: "MPI_Type_create_hindexed",
-		{false, false}: "MPI_Type_create_indexed_block", {false, true}: "MPI_Type_create_hindexed_block"}[[2]bool{perBlock, bytes}]
-	if large {
-		call += "_c"
-	}
+	call := cName(map[[2]bool]string{{true, false}: "MPI_Type_indexed", {true, true}: "MPI_Type_create_hindexed",
+		{false, false}: "MPI_Type_create_indexed_block", {false, true}: "MPI_Type_create_hindexed_block"}[[2]bool{perBlock, bytes}], large)
 	return typeCall(call, func() error {
 		if count < 0 {
 			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
@@ -240,10 +246,7 @@ func shmTypeStructC(count C.int64_t, blocklens, displs *C.int64_t, types *C.uint
 }
 
 func structType(count C.int64_t, bl, d []int64, types *C.uintptr_t, large bool, out *C.uintptr_t) C.int {
-	call := "MPI_Type_create_struct"
-	if large {
-		call += "_c"
-	}
+	call := cName("MPI_Type_create_struct", large)
 	return typeCall(call, func() error {
 		if count < 0 {
 			return fmt.Errorf("count %d is negative: %w", int64(count), comm.ErrCount)
@@ -282,10 +285,7 @@ func shmTypeSubarrayC(ndims C.int, sizes, subsizes, starts *C.int64_t, order C.i
 }
 
 func subarrayType(ndims C.int, sz, sub, st []int64, order C.int, large bool, old C.uintptr_t, out *C.uintptr_t) C.int {
-	call := "MPI_Type_create_subarray"
-	if large {
-		call += "_c"
-	}
+	call := cName("MPI_Type_create_subarray", large)
 	return typeCall(call, func() error {
 		t, err := typeArg(old)
 		if err != nil {
@@ -312,10 +312,7 @@ func subarrayType(ndims C.int, sz, sub, st []int64, order C.int, large bool, old
 //
 //export shmTypeResized
 func shmTypeResized(old C.uintptr_t, lb, extent C.int64_t, large C.int, out *C.uintptr_t) C.int {
-	call := "MPI_Type_create_resized"
-	if large != 0 {
-		call += "_c"
-	}
+	call := cName("MPI_Type_create_resized", large != 0)
 	return typeCall(call, func() error {
 		t, err := typeArg(old)
 		if err != nil {
@@ -504,10 +501,7 @@ func shmPackSize(count C.int64_t, dt C.uintptr_t, size *C.int64_t, h C.uintptr_t
 //
 //export shmTypeDarray
 func shmTypeDarray(size, rank, ndims C.int, gsizes *C.int64_t, gsizes32 *C.int, distribs, dargs, psizes *C.int, order C.int, old C.uintptr_t, large C.int, out *C.uintptr_t) C.int {
-	call := "MPI_Type_create_darray"
-	if large != 0 {
-		call += "_c"
-	}
+	call := cName("MPI_Type_create_darray", large != 0)
 	return typeCall(call, func() error {
 		t, err := typeArg(old)
 		if err != nil {
