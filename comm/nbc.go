@@ -188,6 +188,7 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 	}
 	close(j.done)
 	jobEnds.signal()
+	jobEnded()
 }
 
 // runInline is the Wait of job j: while j is not done, it runs the job

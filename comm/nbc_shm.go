@@ -2,7 +2,12 @@
 
 package comm
 
-import "github.com/shmrun/shmrun/internal/winc"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/internal/winc"
+)
 
 // nbcTarget is the communicator a nonblocking collective's job runs on:
 // c itself, whose blocking collectives wait for the queue (prepare).
@@ -10,7 +15,7 @@ func (c *Comm) nbcTarget(string) (*Comm, error) { return c, nil }
 
 // nbcRequest is the request of job j: complete once j has run.
 func nbcRequest(_ string, j *nbcJob) (*Request, error) {
-	return &Request{ext: &requestExt{poll: func(block bool) (bool, error) {
+	return &Request{ext: &requestExt{job: j, poll: func(block bool) (bool, error) {
 		if block {
 			j.await()
 			return true, j.err
@@ -83,4 +88,49 @@ func (s *jobSignal) next() <-chan struct{} {
 		s.ch = make(chan struct{})
 	}
 	return s.ch
+}
+
+// jobBells are the engines on whose doorbell a wait for several requests
+// (waitMany) sleeps while some of those requests are nonblocking
+// collectives': a job's end rings them (jobEnded), as a message's arrival
+// does, so that such a wait needs no timeout to see the job end.
+var jobBells struct {
+	n  atomic.Int32 // waits registered: jobEnded's test when nobody waits
+	mu sync.Mutex
+	at map[*engine]int
+}
+
+// watchJobs registers a wait on e's doorbell for jobs' ends until the
+// returned function is called. Register before testing the requests: an
+// end after the registration rings the doorbell, one before it shows in
+// the test.
+func watchJobs(e *engine) (stop func()) {
+	jobBells.mu.Lock()
+	if jobBells.at == nil {
+		jobBells.at = map[*engine]int{}
+	}
+	jobBells.at[e]++
+	jobBells.n.Add(1)
+	jobBells.mu.Unlock()
+	return func() {
+		jobBells.mu.Lock()
+		if jobBells.at[e]--; jobBells.at[e] == 0 {
+			delete(jobBells.at, e)
+		}
+		jobBells.n.Add(-1)
+		jobBells.mu.Unlock()
+	}
+}
+
+// jobEnded rings the doorbells of the waits watchJobs registered; a job
+// calls it once its request tests complete.
+func jobEnded() {
+	if jobBells.n.Load() == 0 {
+		return
+	}
+	jobBells.mu.Lock()
+	for e := range jobBells.at {
+		e.notify(e.bell)
+	}
+	jobBells.mu.Unlock()
 }

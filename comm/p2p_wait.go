@@ -72,23 +72,32 @@ func rotation(reqs []*Request) *atomic.Uint32 {
 }
 
 // waitMany waits until cond(), which tests reqs, holds: on the doorbell of
-// the point-to-point engine if any request has one (a request without it,
-// Ibarrier's, is then re-tested at least every millisecond), else by
-// polling with growing sleeps.
+// the point-to-point engine if any request has one, which the end of a
+// nonblocking collective's job rings too while this waits (watchJobs); an
+// Ibarrier's request, whose completion rings nothing here, is then
+// re-tested at least every millisecond. With no engine, by polling with
+// growing sleeps that a job's end cuts short.
 func waitMany(reqs []*Request, cond func() bool) error {
 	var e *engine
-	mixed := false
+	jobs, polled := false, false
 	for _, r := range reqs {
 		if x := engineOf(r); x != nil {
 			e = x
-		} else if !r.isNull() && r.ext != nil {
-			mixed = true
+		} else if q := collOf(r); q != nil && !q.complete() {
+			if q.ext.job != nil {
+				jobs = true
+			} else {
+				polled = true
+			}
 		}
 	}
 	if e != nil {
 		p := e.policy
-		if mixed {
+		if polled {
 			p.Sleep = min(p.Sleep, time.Millisecond)
+		}
+		if jobs {
+			defer watchJobs(e)()
 		}
 		return e.waitFor(p, barrier.Waiting{Kind: barrier.WaitMany, Peer: -1, Tag: AnyTag}, cond)
 	}

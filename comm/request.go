@@ -46,6 +46,7 @@ type requestExt struct {
 	after func(Status, error) (Status, error) // run once at completion (a typed receive's scatter)
 	pers  *persist                            // a persistent request's (p2p_persist.go); the fields above unused
 	parts *[2]*Request                        // a send's and a receive's started together (isendrecv.go)
+	job   *nbcJob                             // a nonblocking collective's, whose end rings the waits for several requests (jobEnded)
 }
 
 // recvReq is a receive's request and what its operation leaves there when
