@@ -119,6 +119,10 @@ var tab = struct {
 	infos   map[uintptr]*infoH
 	errhs   map[uintptr]*errhH
 	msgs    map[uintptr]*msgH
+	// reserved are handles given out before their object exists
+	// (MPI_Comm_idup's new communicator, until its job ends): live for
+	// newHandle.
+	reserved map[uintptr]struct{}
 }{
 	next:   firstHandle,
 	comms:  map[uintptr]*commH{},
@@ -130,6 +134,8 @@ var tab = struct {
 	infos:  map[uintptr]*infoH{},
 	errhs:  map[uintptr]*errhH{},
 	msgs:   map[uintptr]*msgH{},
+
+	reserved: map[uintptr]struct{}{},
 }
 
 // handleEnd bounds the values newHandle gives: request slot handles have
@@ -172,7 +178,8 @@ func liveHandle(h uintptr) bool {
 	_, i := tab.infos[h]
 	_, e := tab.errhs[h]
 	_, m := tab.msgs[h]
-	return c || g || w || r || t || o || i || e || m
+	_, v := tab.reserved[h]
+	return c || g || w || r || t || o || i || e || m || v
 }
 
 // add stores x under a fresh handle in m and returns the handle.

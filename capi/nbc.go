@@ -163,10 +163,13 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 	}
 	tab.Lock()
 	nh := newHandle()
+	tab.reserved[nh] = struct{}{} // until the job has registered it, or failed
 	tab.Unlock()
+	unreserve := func() { drop(tab.reserved, nh) }
 	release := hold(x)
 	r, err := winc.StartNBC(x.c, name, func() error {
 		defer release()
+		defer unreserve()
 		if bad != nil {
 			return winc.RefuseColl(x.c, name, format.CollDup, bad)
 		}
@@ -187,6 +190,7 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 	})
 	if err != nil {
 		release()
+		unreserve()
 		return x.raise(name, err)
 	}
 	*out = C.uintptr_t(nh)

@@ -153,7 +153,7 @@ func TestCQHandles(t *testing.T) {
 
 // TestHandlesWrap: once every handle value below handleEnd has been given
 // out, newHandle gives them again from the first, skipping those still
-// live, and never one with reqSpace set (a request slot's) nor past an
+// live or reserved, and never one with reqSpace set (a request slot's) nor past an
 // int (MPI_*_toint).
 func TestHandlesWrap(t *testing.T) {
 	tab.Lock()
@@ -164,13 +164,16 @@ func TestHandlesWrap(t *testing.T) {
 	for _, h := range live {
 		tab.infos[h] = &infoH{}
 	}
+	// A handle MPI_Comm_idup gave before its communicator exists.
+	tab.reserved[firstHandle+48] = struct{}{}
 	defer func() {
 		for _, h := range live {
 			delete(tab.infos, h)
 		}
+		delete(tab.reserved, firstHandle+48)
 	}()
 	tab.next = handleEnd - 32
-	want := []uintptr{handleEnd - 32, handleEnd - 16, firstHandle + 16, firstHandle + 48}
+	want := []uintptr{handleEnd - 32, handleEnd - 16, firstHandle + 16, firstHandle + 64}
 	for i, w := range want {
 		if h := newHandle(); h != w || h&reqSpace != 0 || h > 1<<31-1 {
 			t.Fatalf("handle %d near the end: %#x, want %#x", i, h, w)
