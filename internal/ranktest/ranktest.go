@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,12 +121,49 @@ func Run(t testing.TB, n int, body string, opts ...Option) Result {
 // packages create. Without a usable /dev/shm it falls back to t.TempDir.
 func jobDir(t testing.TB) string {
 	t.Helper()
+	sweepOnce.Do(func() { sweepJobDirs(shm.DefaultDir, staleDirAge) })
 	dir, err := os.MkdirTemp(shm.DefaultDir, "ranktest-")
 	if err != nil {
 		return t.TempDir()
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
+}
+
+// staleDirAge is how long a job directory must have gone unchanged before
+// sweepJobDirs removes it once it is empty: a directory just made by a
+// test of another package, whose job has yet to create its lock file, is
+// younger.
+const staleDirAge = 10 * time.Minute
+
+var sweepOnce sync.Once
+
+// sweepJobDirs removes what killed test runs left in base: jobDir's
+// cleanup runs at a test's end, which a test binary killed by a signal
+// (go test's timeout) never reaches, and its job directory keeps the
+// launcher's lock file, and whatever objects its ranks had made, for good.
+// In each ranktest-* directory of this user, launcher.Cleanup removes the
+// objects of jobs whose launcher is gone (a live job's lock is held: they
+// stay); the directory goes if that left it empty and it had gone
+// unchanged for minAge.
+func sweepJobDirs(base string, minAge time.Duration) {
+	dirs, _ := filepath.Glob(filepath.Join(base, "ranktest-*"))
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Geteuid()) {
+			continue
+		}
+		// Aged before the cleanup, which changes it: a directory left alone
+		// that long is no starting job's.
+		old := time.Since(fi.ModTime()) >= minAge
+		_, _ = launcher.Cleanup(d)
+		if old {
+			_ = os.Remove(d) // fails unless empty
+		}
+	}
 }
 
 // objects lists the shmrun.* names in dir.
