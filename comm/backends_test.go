@@ -1459,6 +1459,15 @@ func beAnyErr(c *comm.Comm) error {
 				return err
 			}
 		}
+		// Waitall's: a message too long for its receive, and one that
+		// comes only after the other has failed.
+		if err := c.Send(make([]byte, 2000), 0, 82); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := c.Send([]byte("a late message"), 0, 83); err != nil {
+			return err
+		}
 	}
 	if c.Size() >= 2 && c.Rank() == 0 {
 		for tag, wait := range []func([]*comm.Request) (int, error){
@@ -1484,6 +1493,27 @@ func beAnyErr(c *comm.Comm) error {
 			if i, _, err := comm.Waitany(rs); i != comm.Undefined || err != nil {
 				return fmt.Errorf("tag %d: Waitany after it: %d, %v; want Undefined, nil", 80+tag, i, err)
 			}
+		}
+		// Waitall completes every request, the one still pending when
+		// another failed too (MPICH's MPI_Waitall returns at the failure
+		// with MPI_ERR_PENDING in the other's status): its message
+		// arrives, and only the failed one's error is reported.
+		short, late := make([]byte, 1000), make([]byte, 14)
+		r1, err := c.Irecv(short, 1, 82)
+		if err != nil {
+			return err
+		}
+		r2, err := c.Irecv(late, 1, 83)
+		if err != nil {
+			return err
+		}
+		rs := []*comm.Request{r1, r2}
+		sts, err := comm.Waitall(rs)
+		if !errors.Is(err, comm.ErrTruncate) || strings.Contains(err.Error(), "request 1") || rs[0] != nil || rs[1] != nil {
+			return fmt.Errorf("Waitall of a truncated receive and a later one: %v, entries %v; want ErrTruncate of request 0 alone, nil entries", err, rs)
+		}
+		if string(late) != "a late message" || sts[1].Count != 14 || sts[1].Tag != 83 {
+			return fmt.Errorf("Waitall of a truncated receive and a later one: the later got %q, status %+v", late, sts[1])
 		}
 	}
 	if err := c.Barrier(); err != nil {

@@ -703,7 +703,9 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 }
 
 // completeAll is Waitall (kind mpi.Waitall) and Testall (mpi.Testall):
-// it completes every request or, Testall finding one pending, none.
+// it completes every request or, Testall finding one pending, none (a
+// request the MPI completed meanwhile, failed beside one still pending,
+// keeps its outcome for the next call).
 func completeAll(kind int, call string, reqs []*Request, sts []Status) (bool, error) {
 	n := 0
 	for _, r := range reqs {

@@ -309,8 +309,9 @@ static int shmc_test(MPI_Request *r, int *flag, int *st) {
 
 // shmc_multi is MPI_Waitall (kind 0), Waitany (1), Waitsome (2), Testall
 // (3), Testany (4), Testsome (5) over n requests. idx receives the
-// completed indices (*count of them; Waitall and Testall: all or none),
-// st five ints per request, by request index.
+// completed indices (*count of them; Waitall: all; Testall: all or none,
+// but for those still pending at another's failure), st five ints per
+// request, by request index.
 static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, int *st) {
 	MPI_Status few[64];
 	MPI_Status *ss = n <= 64 ? few : calloc(n, sizeof(MPI_Status));
@@ -328,10 +329,28 @@ static int shmc_multi(int kind, int n, MPI_Request *rs, int *count, int *idx, in
 	case 2: rc = MPI_Waitsome(n, rs, count, idx, ss); break;
 	case 5: rc = MPI_Testsome(n, rs, count, idx, ss); break;
 	}
+	if (kind == 0 && rc == MPI_ERR_IN_STATUS) {
+		// A request whose status says MPI_ERR_PENDING neither failed nor
+		// completed (MPICH may return at another's failure): it is still
+		// the MPI's, with its buffer. Waitall completes every request, so
+		// wait for each such one here; its own error goes in its status.
+		for (int i = 0; i < n; i++) {
+			if (ss[i].MPI_ERROR != MPI_ERR_PENDING) continue;
+			ss[i].MPI_ERROR = MPI_SUCCESS;
+			int wrc = MPI_Wait(&rs[i], &ss[i]);
+			if (wrc != MPI_SUCCESS) ss[i].MPI_ERROR = wrc;
+		}
+	}
 	if (kind == 0 || kind == 3) {
-		if (flag) {
-			*count = n;
-			for (int i = 0; i < n; i++) { idx[i] = i; shmc_st(&ss[i], st + 5 * i, rc); }
+		if (flag || rc == MPI_ERR_IN_STATUS) {
+			// Testall's pending ones (as above) stay active: not
+			// reported, so Go keeps them live; every other one is done.
+			for (int i = 0; i < n; i++) {
+				if (rc == MPI_ERR_IN_STATUS && ss[i].MPI_ERROR == MPI_ERR_PENDING) continue;
+				idx[*count] = i;
+				(*count)++;
+				shmc_st(&ss[i], st + 5 * i, rc);
+			}
 		}
 	} else if (kind == 1 || kind == 4) {
 		// Waitany and Testany return the request's own error, with its
