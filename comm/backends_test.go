@@ -1459,14 +1459,16 @@ func beAnyErr(c *comm.Comm) error {
 				return err
 			}
 		}
-		// Waitall's: a message too long for its receive, and one that
-		// comes only after the other has failed.
-		if err := c.Send(make([]byte, 2000), 0, 82); err != nil {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-		if err := c.Send([]byte("a late message"), 0, 83); err != nil {
-			return err
+		// Waitall's and Testall's: a message too long for its receive,
+		// and one that comes only after the other has failed.
+		for tag := 82; tag < 86; tag += 2 {
+			if err := c.Send(make([]byte, 2000), 0, tag); err != nil {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err := c.Send([]byte("a late message"), 0, tag+1); err != nil {
+				return err
+			}
 		}
 	}
 	if c.Size() >= 2 && c.Rank() == 0 {
@@ -1497,23 +1499,40 @@ func beAnyErr(c *comm.Comm) error {
 		// Waitall completes every request, the one still pending when
 		// another failed too (MPICH's MPI_Waitall returns at the failure
 		// with MPI_ERR_PENDING in the other's status): its message
-		// arrives, and only the failed one's error is reported.
-		short, late := make([]byte, 1000), make([]byte, 14)
-		r1, err := c.Irecv(short, 1, 82)
-		if err != nil {
-			return err
-		}
-		r2, err := c.Irecv(late, 1, 83)
-		if err != nil {
-			return err
-		}
-		rs := []*comm.Request{r1, r2}
-		sts, err := comm.Waitall(rs)
-		if !errors.Is(err, comm.ErrTruncate) || strings.Contains(err.Error(), "request 1") || rs[0] != nil || rs[1] != nil {
-			return fmt.Errorf("Waitall of a truncated receive and a later one: %v, entries %v; want ErrTruncate of request 0 alone, nil entries", err, rs)
-		}
-		if string(late) != "a late message" || sts[1].Count != 14 || sts[1].Tag != 83 {
-			return fmt.Errorf("Waitall of a truncated receive and a later one: the later got %q, status %+v", late, sts[1])
+		// arrives, and only the failed one's error is reported. Testall
+		// reports the pair only once both are complete, the same way.
+		for k, all := range []func([]*comm.Request) ([]comm.Status, error){
+			comm.Waitall,
+			func(rs []*comm.Request) ([]comm.Status, error) {
+				for {
+					sts, ok, err := comm.Testall(rs)
+					if ok {
+						return sts, err
+					}
+					if err != nil {
+						return nil, fmt.Errorf("Testall failed before both completed: %w", err)
+					}
+				}
+			},
+		} {
+			tag := 82 + 2*k // in the sender's order: the later message is late
+			short, late := make([]byte, 1000), make([]byte, 14)
+			r1, err := c.Irecv(short, 1, tag)
+			if err != nil {
+				return err
+			}
+			r2, err := c.Irecv(late, 1, tag+1)
+			if err != nil {
+				return err
+			}
+			rs := []*comm.Request{r1, r2}
+			sts, err := all(rs)
+			if !errors.Is(err, comm.ErrTruncate) || strings.Contains(err.Error(), "request 1") || rs[0] != nil || rs[1] != nil {
+				return fmt.Errorf("tag %d: completing a truncated receive and a later one: %v, entries %v; want ErrTruncate of request 0 alone, nil entries", tag, err, rs)
+			}
+			if string(late) != "a late message" || sts[1].Count != 14 || sts[1].Tag != tag+1 {
+				return fmt.Errorf("tag %d: completing a truncated receive and a later one: the later got %q, status %+v", tag, late, sts[1])
+			}
 		}
 	}
 	if err := c.Barrier(); err != nil {
