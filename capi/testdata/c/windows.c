@@ -99,6 +99,12 @@ int main(int argc, char **argv)
 	int err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, win), class;
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_RMA_SYNC, "Put outside an epoch: class %d", class);
+	/* The same checks on the accumulates' common case (one 8-byte
+	 * integer summed), which has a path of its own in C. */
+	int64_t one64 = 1, res64 = -1;
+	err = MPI_Fetch_and_op(&one64, &res64, MPI_INT64_T, 0, 0, MPI_SUM, win);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RMA_SYNC && res64 == -1, "Fetch_and_op outside an epoch: class %d", class);
 	/* The request forms belong to passive-target epochs; the message
 	 * names the call. */
 	MPI_Request rq;
@@ -113,6 +119,15 @@ int main(int argc, char **argv)
 	err = MPI_Put(&z, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, win); /* rank 0 holds one double */
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_RMA_RANGE, "Put past the part: class %d", class);
+	err = MPI_Fetch_and_op(&one64, &res64, MPI_INT64_T, 0, 1, MPI_SUM, win);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RMA_RANGE && res64 == -1, "Fetch_and_op past the part: class %d", class);
+	err = MPI_Accumulate(&one64, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, MPI_SUM, win);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RMA_RANGE, "Accumulate past the part: class %d", class);
+	err = MPI_Get_accumulate(&one64, 1, MPI_INT64_T, &res64, 1, MPI_INT64_T, size, 0, 1, MPI_INT64_T, MPI_SUM, win);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_RANK && res64 == -1, "Get_accumulate to rank %d of %d: class %d", size, size, class);
 	err = MPI_Accumulate(&z, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_BAND, win);
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_OP, "MPI_BAND on doubles: class %d", class);
