@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -64,8 +65,30 @@ func CreateDynamic(c *comm.Comm, info Info) (*Win, error) {
 }
 
 // accessSlots is the number of access words of each rank: goroutines of
-// one rank making dynamic RMA calls at once take one each.
-const accessSlots = format.Line / 8
+// one rank making dynamic RMA calls at once take one each. The first
+// pinSlots belong to the processors (the runtime's Ps) of the same ids:
+// a Put or Get on the hot path pinned to processor i claims slot i by a
+// plain store, where a claim by compare-and-swap (a locked instruction,
+// and a drain of the store buffer) cost a dynamic Put + Flush 14 ns
+// against 7.5 on a shared window. That store may still sit in the store
+// buffer when the claimer reads the target's table sequence, which the
+// compare-and-swap's full fence forbade; the ranks that read the slots
+// (Detach's quiesce, prune) make up for it with membarrier's global
+// expedited command (raw.HeavyFence) before they read, which puts a full
+// barrier into every thread of every registered process: a claim made
+// before that barrier is visible to their reads, and a claimer past it
+// reads the sequence they saw changed. So the plain store is taken only
+// by a process registered for the command (raw.LightFence). Every other
+// claim (the slow path, processors past pinSlots, an unregistered
+// process) takes the slots from pinSlots on by compare-and-swap.
+const (
+	accessSlots = format.Line / 8
+	pinSlots    = accessSlots / 2
+	// pinMax is the largest copy made pinned: a pinned goroutine holds up
+	// the collector's stop-the-world, so large copies claim by
+	// compare-and-swap, whose cost they hide.
+	pinMax = 4096
+)
 
 type dynamic struct {
 	tables [][]byte // each rank's attach table, in the window's segment
@@ -91,6 +114,7 @@ type dynamic struct {
 	hot   []atomic.Pointer[hotRegion] // per target: the last mapped region reached
 	seqs  []*uint64                   // per target: its table's sequence word
 	slots [accessSlots]*uint64        // this rank's access slots
+	plain bool                        // this process is registered for membarrier: hot claims may be plain stores (pinSlots)
 }
 
 type attached struct {
@@ -144,6 +168,7 @@ func (w *Win) makeDynamic() error {
 	for i := range accessSlots {
 		d.slots[i] = d.word(w.rank, format.AttachAccess+8*int64(i))
 	}
+	d.plain = raw.RegisterLightFence() // the hot path's plain claims need it
 	w.dyn = d
 	// Can every process read every other's memory? Each publishes its pid
 	// and a pinned word; each reads all the others'.
@@ -185,10 +210,10 @@ func (d *dynamic) entryWord(r, i int, field int64) *uint64 {
 	return raw.Uint64At(d.tables[r], format.AttachEntries+int64(i)*format.AttachEntryLen+field)
 }
 
-// enter claims one of this rank's access slots for target (a full fence:
-// the table is read after it).
+// enter claims one of this rank's compare-and-swap access slots for
+// target (a full fence: the table is read after it).
 func (d *dynamic) enter(target int) (*uint64, uint64) {
-	s := d.slots[0] // the common case: one goroutine in RMA calls
+	s := d.slots[pinSlots] // the common case: one goroutine in RMA calls
 	if v := atomic.LoadUint64(s); uint32(v) == 0 {
 		nv := (v>>32+1)<<32 | uint64(target+1)
 		if atomic.CompareAndSwapUint64(s, v, nv) {
@@ -203,7 +228,7 @@ func (d *dynamic) enterSlow(target int) (*uint64, uint64) {
 		if atomic.LoadUint32(d.abort) != 0 {
 			return nil, 0
 		}
-		for _, s := range d.slots {
+		for _, s := range d.slots[pinSlots:] {
 			v := atomic.LoadUint64(s)
 			if uint32(v) != 0 {
 				continue
@@ -348,18 +373,58 @@ func (d *dynamic) resolve(w *Win, call string, target int, addr uint64, n int) (
 	return wh, nil
 }
 
-// hotData is the fast path of Put and Get: n bytes at addr of target in
-// the region the last lookup found there, if the table has not changed
-// since. On success the access slot is held: the caller copies, then
-// calls leaveSlot.
+// copyPinned is the fast path of Put (put) and Get of up to pinMax bytes
+// in a process registered for membarrier (d.plain): len(b) bytes at addr
+// of target in the region the last lookup found there, copied from or to
+// b while this goroutine holds its processor's access slot, claimed by a
+// plain store (pinSlots). false: nothing done (not the hot region, the
+// table changed, no slot of this processor): the caller goes on to
+// hotData. The caller must not be observed (shmrun --check): its hooks
+// may lock, which a pinned goroutine must not.
+func (d *dynamic) copyPinned(target int, addr uint64, b []byte, put bool) bool {
+	h := d.hot[target].Load()
+	n := uint64(len(b))
+	if !d.plain || n > pinMax || h == nil || addr < h.base || addr > h.end || n > h.end-addr {
+		return false
+	}
+	p := raw.ProcPin()
+	if p >= pinSlots {
+		raw.ProcUnpin()
+		return false
+	}
+	slot := d.slots[p]
+	sv := (atomic.LoadUint64(slot)>>32+1)<<32 | uint64(target+1)
+	atomics.StoreRelease64(slot, sv) // slot p is this processor's alone while pinned
+	ok := atomic.LoadUint64(d.seqs[target]) == h.seq
+	if ok {
+		t := h.data[addr-h.base:][:n]
+		switch {
+		case n == 8 && put: // one move instead of a memmove call
+			binary.LittleEndian.PutUint64(t, binary.LittleEndian.Uint64(b))
+		case n == 8:
+			binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(t))
+		case put:
+			shm.Copy(t, b)
+		default:
+			shm.Copy(b, t)
+		}
+	}
+	leaveSlot(slot, sv)
+	raw.ProcUnpin()
+	return ok
+}
+
+// hotData is the fast path of Put and Get that copyPinned did not take: n
+// bytes at addr of target in the region the last lookup found there, if
+// the table has not changed since. On success the access slot is held:
+// the caller copies, then calls leaveSlot.
 func (d *dynamic) hotData(target int, addr uint64, n int) ([]byte, *uint64, uint64, bool) {
 	h := d.hot[target].Load()
 	if h == nil || addr < h.base || addr > h.end || uint64(n) > h.end-addr {
 		return nil, nil, 0, false
 	}
-	// d.enter's common case, spelled out: this path is the one a dynamic
-	// Put or Get takes, and a call costs a nanosecond of its ~12.
-	slot := d.slots[0]
+	// d.enter's common case, spelled out: a call costs a nanosecond here.
+	slot := d.slots[pinSlots]
 	v := atomic.LoadUint64(slot)
 	sv := (v>>32+1)<<32 | uint64(target+1)
 	if uint32(v) != 0 || !atomic.CompareAndSwapUint64(slot, v, sv) {
@@ -378,6 +443,13 @@ func (d *dynamic) hotData(target int, addr uint64, n int) ([]byte, *uint64, uint
 // leaveSlot ends an access: a release store (the copy is done before it;
 // a Detach waiting on the slot needs no more).
 func leaveSlot(slot *uint64, sv uint64) { atomics.StoreRelease64(slot, sv&^0xFFFFFFFF) }
+
+// readSlotsFence is what a reader of access slots does before it reads
+// them: membarrier's barrier in every registered process (pinSlots),
+// reporting whether it was made. The kernel offers it wherever a process
+// could register; where the command failed anyway, a plain claim may not
+// be visible yet.
+func readSlotsFence() bool { return raw.HeavyFence() }
 
 // mapping returns this process's mapping of the shared object an entry of
 // target's table names, mapping it the first time.
@@ -424,7 +496,10 @@ func (d *dynamic) mapping(w *Win, target int, e entry, slot *uint64) ([]byte, er
 // no entry of the table as read now; a goroutine that claims its slot
 // after the check of the slots below reads that table or a later one, so
 // it cannot find the mapping; one that claimed it before is seen, and the
-// unmapping waits for a later prune (or Free).
+// unmapping waits for a later prune (or Free). "Before" includes a claim by
+// a plain store still in its thread's store buffer: the membarrier barrier
+// ahead of the check (readSlotsFence) drains it, and a claim past that
+// barrier reads the table's sequence as this prune saw it or later.
 func (d *dynamic) prune(target int, old []peerMap, mine *uint64) []peerMap {
 	if len(old) > 0 {
 		named, seq, ok := d.tableMaps(target)
@@ -456,6 +531,9 @@ func (d *dynamic) prune(target int, old []peerMap, mine *uint64) []peerMap {
 				old = keep
 			}
 		}
+	}
+	if len(d.stale) > 0 && !readSlotsFence() {
+		return old // a plain claim may be unseen: unmap at a later prune
 	}
 	busy := map[int]bool{}
 	for _, s := range d.slots {
@@ -656,6 +734,13 @@ func (w *Win) Detach(mem []byte) error {
 // waited on until it changes.
 func (d *dynamic) quiesce(w *Win) error {
 	me := uint32(w.rank + 1)
+	if !readSlotsFence() {
+		// Not expected once the kernel offered the command (only ENOMEM
+		// or a seccomp filter could refuse it now): a heuristic, not a
+		// guarantee, that a plain claim still in a store buffer drains
+		// meanwhile (it takes well under a microsecond).
+		time.Sleep(10 * time.Millisecond)
+	}
 	for r := range w.size {
 		for i := range accessSlots {
 			s := d.word(r, format.AttachAccess+8*int64(i))

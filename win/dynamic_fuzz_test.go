@@ -45,30 +45,41 @@ func FuzzAttachTable(f *testing.F) {
 	})
 }
 
-// FuzzHotRegion: the fast path's bounds check against the last region
-// found never lets a range out of it.
+// FuzzHotRegion: the fast paths' bounds checks against the last region
+// found never let a range out of it, and leave every access slot free.
 func FuzzHotRegion(f *testing.F) {
 	f.Add(uint64(0x1000), uint16(64), uint64(0x1040), 16)
 	f.Add(uint64(0x1000), uint16(64), uint64(0x1038), 8)
 	f.Fuzz(func(t *testing.T, base uint64, size uint16, addr uint64, n int) {
-		if n < 0 || base+uint64(size) < base {
-			return
+		if n < 0 || n > 1<<17 || base+uint64(size) < base {
+			return // n: the pinned path copies from or into n real bytes
 		}
 		var seq uint64
 		var slots [accessSlots]uint64
 		var abort uint32
-		d := &dynamic{seqs: []*uint64{&seq}, hot: make([]atomic.Pointer[hotRegion], 1), abort: &abort}
+		d := &dynamic{seqs: []*uint64{&seq}, hot: make([]atomic.Pointer[hotRegion], 1), abort: &abort, plain: true}
 		for i := range slots {
 			d.slots[i] = &slots[i]
 		}
 		d.hot[0].Store(&hotRegion{base: base, end: base + uint64(size), data: make([]byte, size)})
-		b, slot, sv, ok := d.hotData(0, addr, n)
-		if !ok {
-			return
+		inside := addr >= base && uint64(n) <= uint64(size) && addr-base <= uint64(size)-uint64(n)
+		// The pinned path (which may also refuse for want of a slot of
+		// this processor) copies only inside the region.
+		for _, put := range []bool{true, false} {
+			if d.copyPinned(0, addr, make([]byte, n), put) && !inside {
+				t.Fatalf("copyPinned took %d bytes at %#x from the %d-byte region at %#x", n, addr, size, base)
+			}
 		}
-		leaveSlot(slot, sv)
-		if len(b) != n || addr < base || addr+uint64(n) > base+uint64(size) {
-			t.Fatalf("%d bytes at %#x taken from the %d-byte region at %#x", n, addr, size, base)
+		if b, slot, sv, ok := d.hotData(0, addr, n); ok {
+			leaveSlot(slot, sv)
+			if len(b) != n || !inside {
+				t.Fatalf("%d bytes at %#x taken from the %d-byte region at %#x", n, addr, size, base)
+			}
+		}
+		for i, s := range slots {
+			if uint32(s) != 0 {
+				t.Fatalf("access slot %d still claimed: %#x", i, s)
+			}
 		}
 	})
 }

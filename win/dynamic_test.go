@@ -159,8 +159,12 @@ func linkedListBody(c *comm.Comm) error {
 func TestLinkedList(t *testing.T)      { ranktest.Run(t, 4, "linked-list") }
 func TestLinkedListLocal(t *testing.T) { runLocal(t, 4, linkedListBody) }
 
+// detachRaceGoroutines is the goroutines of each origin in detachRaceBody.
+const detachRaceGoroutines = 6
+
 // detachRaceBody: rank 0 attaches a region; the other ranks Put into it in
-// a passive epoch as fast as they can until a Put fails with ErrRMARange.
+// a passive epoch as fast as they can, from several goroutines each, until
+// a Put fails with ErrRMARange.
 // Rank 0 detaches it meanwhile and then writes its own pattern there: no
 // Put may land after Detach returned. Then the region is freed and the
 // heap hands its memory out again, still untouched.
@@ -170,7 +174,7 @@ func detachRaceBody(c *comm.Comm, allocMem bool) error {
 	if err != nil {
 		return err
 	}
-	const size = 4096
+	const size = 8192
 	addr := []uint64{0}
 	var region []byte
 	if me == 0 {
@@ -194,20 +198,36 @@ func detachRaceBody(c *comm.Comm, allocMem bool) error {
 		return err
 	}
 	if me != 0 {
-		src := make([]byte, size)
-		for i := range src {
-			src[i] = byte(me)
+		// Several goroutines at once, of 8, 4096 and 8192 bytes: each
+		// claims an access slot of its own (its processor's for up to
+		// 4096 bytes, else by compare-and-swap) and none may write
+		// after Detach returned.
+		errs := make(chan error, detachRaceGoroutines)
+		for g := range detachRaceGoroutines {
+			go func() {
+				src := make([]byte, []int{8, size / 2, size}[g%3])
+				for i := range src {
+					src[i] = byte(me)
+				}
+				for {
+					err := w.Put(src, 0, int(addr[0])+(size-len(src))*(g%2))
+					if errors.Is(err, win.ErrRMARange) {
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					if _, err := win.FetchAndOp(w, int64(1), 0, int(addr[0])+8*me, atomics.Sum); err != nil && !errors.Is(err, win.ErrRMARange) {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
 		}
-		puts := 0
-		for ; ; puts++ {
-			err := w.Put(src, 0, int(addr[0]))
-			if errors.Is(err, win.ErrRMARange) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := win.FetchAndOp(w, int64(1), 0, int(addr[0])+8*me, atomics.Sum); err != nil && !errors.Is(err, win.ErrRMARange) {
+		for range detachRaceGoroutines {
+			if err := <-errs; err != nil {
 				return err
 			}
 		}

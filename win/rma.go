@@ -49,6 +49,9 @@ func (w *Win) Put(src []byte, target, disp int) error {
 			return nil
 		}
 		if w.dyn != nil && disp >= 0 {
+			if w.chk == nil && w.dyn.copyPinned(target, uint64(disp), src, true) {
+				return nil
+			}
 			if dst, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(src)); ok {
 				if w.chk != nil {
 					w.checkRMA(namePut, target, disp, len(src), rmacheck.Write, 0, 0)
@@ -87,6 +90,9 @@ func (w *Win) Get(dst []byte, target, disp int) error {
 			return nil
 		}
 		if w.dyn != nil && disp >= 0 {
+			if w.chk == nil && w.dyn.copyPinned(target, uint64(disp), dst, false) {
+				return nil
+			}
 			if src, slot, sv, ok := w.dyn.hotData(target, uint64(disp), len(dst)); ok {
 				if w.chk != nil {
 					w.checkRMA(nameGet, target, disp, len(dst), rmacheck.Read, 0, 0)

@@ -22,9 +22,12 @@ package format
 // claims a free slot (low half 0) by compare-and-swap to (n<<32)|(target+1),
 // a full fence, before it reads target's table, and stores n<<32 once its
 // copy into the region is done (n counts the slot's uses; goroutines of one
-// rank in RMA calls at once take a slot each). Detach edits the table, then
-// waits until no slot names it with the value it saw: an access either
-// began after the edit (it sees the new table) or has ended.
+// rank in RMA calls at once take a slot each). Detach edits the table, runs
+// membarrier's global expedited barrier, then waits until no slot names it
+// with the value it saw: an access either began after the edit (it sees
+// the new table) or has ended. That barrier lets an origin registered for
+// the command claim a slot no other thread of its process can claim
+// meanwhile by a plain store of the same value (package win's pinSlots).
 const (
 	AttachSeq      = 0
 	AttachCount    = 8
