@@ -92,6 +92,14 @@ func fitsResult(call string, w *Win, result []byte, rcount int, rtype *dtype.Typ
 // it is one process_vm_writev per 1024 target runs.
 func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp, tcount int, ttype *dtype.Type) error {
 	const call = "PutType"
+	if w != nil && otype == ttype && ocount == tcount && w.obs == nil && w.chk == nil {
+		// The common call, one contiguous type on both sides: its
+		// bytes inside origin are all typedRange would check here, and
+		// Put's paths check the rest (the same answer, ~20 ns sooner).
+		if off, n, ok := otype.Contig(ocount); ok && off >= 0 && n <= int64(len(origin))-off {
+			return w.putAt(call, origin[off:off+n], target, disp, off)
+		}
+	}
 	lo, hi, err := typedRange(call, w, origin, ocount, otype, tcount, ttype)
 	if err != nil {
 		return err
@@ -154,6 +162,15 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 // rcount instances of rtype in result. Local; as PutType.
 func GetType(w *Win, result []byte, rcount int, rtype *dtype.Type, target, disp, tcount int, ttype *dtype.Type) error {
 	const call = "GetType"
+	if w != nil && rtype == ttype && rcount == tcount && w.obs == nil && w.chk == nil {
+		// PutType's common call, the other way (from the type's first
+		// byte: Get has no offset within its target range). An error
+		// takes the general path, which names GetType (Get has moved no
+		// byte then).
+		if off, n, ok := rtype.Contig(rcount); ok && off == 0 && n <= int64(len(result)) && w.Get(result[:n], target, disp) == nil {
+			return nil
+		}
+	}
 	lo, hi, err := typedRange(call, w, result, rcount, rtype, tcount, ttype)
 	if err == nil {
 		err = fitsResult(call, w, result, rcount, rtype)

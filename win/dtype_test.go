@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -127,6 +128,12 @@ func typedBody(c *comm.Comm, kind string) error {
 	}
 	if err := win.PutType(w, bytesOf(mine), 1, row, right, f.disp(right, typedN*typedN-8), 1, row); !errors.Is(err, win.ErrRMARange) {
 		return fmt.Errorf("%s: past the end: %v, want ErrRMARange", kind, err)
+	}
+	if err := win.GetType(w, bytesOf(mine[:8]), 1, row, right, f.disp(right, 0), 1, row); !errors.Is(err, win.ErrBuffer) {
+		return fmt.Errorf("%s: short result: %v, want ErrBuffer", kind, err)
+	}
+	if err := win.GetType(w, bytesOf(mine), 1, row, right, f.disp(right, typedN*typedN-8), 1, row); !errors.Is(err, win.ErrRMARange) || !strings.Contains(err.Error(), "GetType") {
+		return fmt.Errorf("%s: Get past the end: %v, want ErrRMARange naming GetType", kind, err)
 	}
 	if err := w.Fence(win.ModeNoSucceed); err != nil {
 		return err
