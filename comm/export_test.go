@@ -15,7 +15,7 @@ func SetSingleOff(off bool) { singleOff = off }
 func SetReadFault(err error) { readFault = err }
 
 // P2PDirect reports how many messages this rank's receives took straight
-// from a ring (engine.take: Recv's recvNow, Irecv's fast path).
+// from a ring (engine.takeIn: Recv's fast path and recvNow, Irecv's fast path).
 func P2PDirect(c *Comm) int {
 	e := c.world.eng
 	e.lock()

@@ -194,8 +194,10 @@ func (c *Comm) send(call string, buf []byte, dest, tag int, f form, sync bool) e
 	return err
 }
 
-// recv is Recv: no request, and a recycled operation.
-func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, error) {
+// recv is Recv: no request, and a recycled operation. With now it first
+// tries the direct receive (recvNow), which Recv's fast path (recvFast)
+// has tried already.
+func (c *Comm) recv(call string, buf []byte, src, tag int, f form, now bool) (Status, error) {
 	var so op
 	e, o, err := c.newRecv(&so, call, buf, src, tag, f)
 	if err != nil {
@@ -204,8 +206,10 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form) (Status, erro
 	if o == nil {
 		return procNullStatus, nil
 	}
-	if src, tag, n, ok := e.recvNow(o); ok {
-		return Status{Source: src, Tag: tag, Count: n / o.elem, bytes: n}, nil
+	if now {
+		if src, tag, n, ok := e.recvNow(o); ok {
+			return Status{Source: src, Tag: tag, Count: n / o.elem, bytes: n}, nil
+		}
 	}
 	ho := getOp() // a variable of its own, or so escapes too
 	*ho = so
@@ -277,7 +281,10 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 // message's length in the status's Count. From ProcNull it returns at
 // once with Source ProcNull, Tag AnyTag and Count 0.
 func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
-	return c.recv("Recv", buf, src, tag, bytesForm)
+	if rtag, n, ok := c.recvFast(buf, src, tag, typesig.Any); ok {
+		return Status{Source: src, Tag: rtag, Count: n, bytes: n}, nil
+	}
+	return c.recv("Recv", buf, src, tag, bytesForm, false)
 }
 
 // Irecv posts a receive into buf (MPI_Irecv) and returns its request; buf
@@ -475,7 +482,11 @@ func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
 // RecvT receives elements into buf (MPI_Recv): the status's Count is in
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
-	return c.recv("RecvT", raw.Bytes(buf), src, tag, formOf[T]())
+	f := formOf[T]()
+	if rtag, n, ok := c.recvFast(raw.Bytes(buf), src, tag, f.sig); ok {
+		return Status{Source: src, Tag: rtag, Count: n / f.elem, bytes: n}, nil
+	}
+	return c.recv("RecvT", raw.Bytes(buf), src, tag, f, false)
 }
 
 // IsendT starts sending the elements of buf (MPI_Isend). Local.

@@ -333,51 +333,58 @@ func (e *engine) recvNow(o *op) (src, tag, n int, ok bool) {
 	if o.peer == AnySource || o.rtype != nil || rec != nil || chk != nil {
 		return 0, 0, 0, false
 	}
+	if tag, n, ok = e.recvFrom(o.peer, o.ctx, o.tag, o.buf, o.sig); ok {
+		src = o.c.commRank(o.peer)
+	}
+	return src, tag, n, ok
+}
+
+// recvFrom is recvNow's work for a receive from world rank w of context
+// ctx with tag (or AnyTag) into buf, whose data's signature digest is sig
+// (no observer runs): it returns the message's tag and bytes.
+func (e *engine) recvFrom(w int, ctx uint32, rtag int, buf []byte, sig uint32) (tag, n int, ok bool) {
 	spin := e.policy.Spin
 	for i := 0; ; {
 		if !e.tryLock() {
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
 		if !e.idle() {
 			e.release()
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
-		res, at, want, src, tag, n := e.take(o)
+		res, at, want, tag, n := e.takeIn(w, ctx, rtag, buf, sig)
 		e.release()
 		switch res {
 		case takeDone:
-			return src, tag, n, true
+			return tag, n, true
 		case takeOther:
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
-		// Back to back, without the pause other spins make (barrier.
-		// PauseFrom): nobody makes a locked add on a ring's cell, and the
-		// pause only delays seeing the packet (8 B ping-pong, 2 ranks
-		// bound, 16 interleaved runs: 183.6 -> 175.6 ns).
+		// With the pause other spins make (barrier.PauseFrom), as C's
+		// receive does: where the two ranks' CPUs are hyperthreads of one
+		// core, a poll back to back takes the execution units the sender
+		// needs (8 B ping-pong, 2 ranks bound, five interleaved pairs:
+		// 90 -> 72 ns, the C limit 65; on a host where they were cores
+		// apart, it measured 175.6 against 183.6 without: bench/NOTES.md).
+		pause := spin >= barrier.PauseFrom
 		for i < spin && atomic.LoadUint32(at) != want {
+			if pause {
+				raw.Pause()
+			}
 			i++
 		}
 		if i >= spin {
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
 	}
 }
 
-// take is recvNow's work under the lock: it takes the next packet of
-// o's sender's ring (Skip packets first) if it is an eager message receive o takes
-// whole, and returns its source, tag and bytes (recvNow's). On takeEmpty,
-// *at is where the next packet's stamp will be and want its value.
-func (e *engine) take(o *op) (res int, at *uint32, want uint32, src, tag, n int) {
-	res, at, want, tag, n = e.takeIn(o.peer, o.ctx, o.tag, o.buf, o.sig)
-	if res == takeDone {
-		src = o.c.commRank(o.peer)
-	}
-	return res, at, want, src, tag, n
-}
-
-// takeIn is take for a receive from world rank w of context ctx with tag
-// (or AnyTag) into buf, whose data's signature digest is sig; it returns
-// the message's tag and bytes.
+// takeIn is recvFrom's work under the lock: it takes the next packet of
+// world rank w's ring (Skip packets first) if it is an eager message of
+// context ctx with tag rtag (or AnyTag) that fits buf whole and whose
+// signature digest matches sig, and returns the message's tag and bytes.
+// On takeEmpty, *at is where the next packet's stamp will be and want its
+// value.
 func (e *engine) takeIn(w int, ctx uint32, rtag int, buf []byte, sig uint32) (res int, at *uint32, want uint32, tag, n int) {
 	le := binary.LittleEndian
 	r := &e.rx[w]
@@ -546,18 +553,17 @@ func (p *peer) reserve(k int64) (int64, bool) {
 }
 
 // publish stores the stamp of the packet of k bytes at pos: the release
-// that hands it to the reader (its doorbell is rung by notify). A release
-// store is all the protocol needs, and the C library's is one; here it is
-// an exchange, which measured faster for bursts of sends
-// (msgrate_8_persistent 108 against 116-120 ns a message) and within
-// noise of it for a ping-pong (bench/NOTES.md).
+// that hands it to the reader (its doorbell is rung by notify), a plain
+// store as the C library's is. (It was an exchange, which measured faster
+// for bursts on an earlier host; on this one the store is faster for
+// both: bench/NOTES.md.)
 func (p *peer) publish(pos, k int64) {
 	st := p.st
 	st.Stamp++
 	if st.Stamp == 0 {
 		st.Stamp = 1
 	}
-	atomic.StoreUint32(raw.Uint32At(p.ring, pos), st.Stamp)
+	atomics.StoreRelease32(raw.Uint32At(p.ring, pos), st.Stamp)
 	st.Head += uint64(k)
 }
 

@@ -75,6 +75,22 @@ func (c *Comm) sendFast(buf []byte, dest, tag int, sig uint32, req bool) (*Reque
 // sentBlock is the zero requests allocated at once (engine.sent).
 const sentBlock = 128
 
+// recvFast is Recv's fast path, a blocking receive from rank src of c
+// with tag (or AnyTag) into buf whose data's signature digest is sig:
+// while nothing is posted or set aside, the source's next packet if it is
+// a message the receive takes whole, its stamp polled for as long as the
+// wait policy's spin (engine.recvFrom, recvNow's work without the
+// 200-byte operation built and its arguments checked twice). It returns
+// the message's tag and bytes, or ok false with nothing received (then
+// the receive takes the general path, which does not poll again).
+func (c *Comm) recvFast(buf []byte, src, tag int, sig uint32) (rtag, n int, ok bool) {
+	e, ctx := c.fastComm()
+	if e == nil || uint(src) >= uint(len(c.members)) || uint(tag) > TagUB && tag != AnyTag {
+		return 0, 0, false
+	}
+	return e.recvFrom(c.members[src], ctx, tag, buf, sig)
+}
+
 // irecvFast is Irecv's fast path, a receive from rank src of c with tag
 // (or AnyTag) into buf whose data's elements are elem bytes with the
 // signature digest sig: while nothing is posted or set aside, the

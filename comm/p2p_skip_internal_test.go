@@ -41,7 +41,7 @@ func eagerPacket(c *Comm, payload []byte) []byte {
 }
 
 // The room of a Skip packet goes back to the sender whether a packet
-// follows it or the ring is empty after it, on the direct receive (take)
+// follows it or the ring is empty after it, on the direct receive (takeIn)
 // and on the engine's drain: else a sender that wrapped could wait for
 // room the receiver holds. The direct receive that takes a packet may
 // hold less than a quarter of the ring back until it next finds the ring
@@ -57,10 +57,10 @@ func TestSkipRoomGivenBack(t *testing.T) {
 		e, r, c := skipRing(t)
 		o := &op{recv: true, c: c, ctx: c.p2p().ctx, peer: 1, tag: AnyTag, buf: make([]byte, 8), elem: 1, sig: typesig.Any}
 		e.lock()
-		res, _, _, _, _, _ := e.take(o)
+		res, _, _, _, _ := e.takeIn(o.peer, o.ctx, o.tag, o.buf, o.sig)
 		e.release()
 		if res != takeEmpty {
-			t.Fatalf("take returned %d, want takeEmpty", res)
+			t.Fatalf("takeIn returned %d, want takeEmpty", res)
 		}
 		check(t, r, uint64(len(r.ring)))
 	})
@@ -72,20 +72,20 @@ func TestSkipRoomGivenBack(t *testing.T) {
 		buf := make([]byte, 8)
 		o := &op{recv: true, c: c, ctx: c.p2p().ctx, peer: 1, tag: AnyTag, buf: buf, elem: 1, sig: typesig.Any}
 		e.lock()
-		res, _, _, _, tag, _ := e.take(o)
+		res, _, _, tag, _ := e.takeIn(o.peer, o.ctx, o.tag, o.buf, o.sig)
 		e.release()
 		if res != takeDone || string(buf) != "12345678" || tag != 5 {
-			t.Fatalf("take returned %d, %q, tag %d", res, buf, tag)
+			t.Fatalf("takeIn returned %d, %q, tag %d", res, buf, tag)
 		}
 		want := uint64(len(r.ring)) + uint64(cells(len(pkt)))
 		if held := r.st.Pos - atomic.LoadUint64(r.tail); r.st.Pos != want || held >= uint64(len(r.ring))/4 {
 			t.Fatalf("read position %d (want %d), %d bytes held back", r.st.Pos, want, held)
 		}
 		e.lock()
-		res, _, _, _, _, _ = e.take(o)
+		res, _, _, _, _ = e.takeIn(o.peer, o.ctx, o.tag, o.buf, o.sig)
 		e.release()
 		if res != takeEmpty {
-			t.Fatalf("second take returned %d, want takeEmpty", res)
+			t.Fatalf("second takeIn returned %d, want takeEmpty", res)
 		}
 		check(t, r, want)
 	})

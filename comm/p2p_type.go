@@ -210,13 +210,13 @@ func (c *Comm) IssendType(buf []byte, count int, t *dtype.Type, dest, tag int) (
 // ErrTruncate, one of another type signature ErrType.
 func (c *Comm) RecvType(buf []byte, count int, t *dtype.Type, src, tag int) (Status, error) {
 	if wire, f, ok := simpleData(buf, count, t); ok {
-		return c.recv("RecvType", wire, src, tag, f)
+		return c.recv("RecvType", wire, src, tag, f, true)
 	}
 	in, err := c.typedIn("RecvType", buf, count, t)
 	if err != nil {
 		return Status{}, err
 	}
-	return in.finish(c.recv("RecvType", in.wire, src, tag, in.f))
+	return in.finish(c.recv("RecvType", in.wire, src, tag, in.f, true))
 }
 
 // IrecvType posts a receive into count instances of t in buf (MPI_Irecv

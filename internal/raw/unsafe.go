@@ -16,8 +16,8 @@ import (
 // the pointer is valid while m stays mapped. Violations are bugs in a layout
 // and panic loudly. Callers touch the word only through sync/atomic.
 func Uint32At(m []byte, off int64) *uint32 {
-	if off < 0 || off+4 > int64(len(m)) || off%4 != 0 {
-		panic(fmt.Sprintf("raw: 32-bit word at %d of a %d-byte mapping", off, len(m)))
+	if off&3 != 0 || uint64(off)+4 > uint64(len(m)) { // off < 0 too
+		panic(wordError{32, off, len(m)})
 	}
 	return (*uint32)(unsafe.Pointer(&m[off]))
 }
@@ -27,10 +27,23 @@ func Uint32At(m []byte, off int64) *uint32 {
 // Invariant: as Uint32At, with 8-byte alignment (required for 64-bit atomics
 // on every supported architecture).
 func Uint64At(m []byte, off int64) *uint64 {
-	if off < 0 || off+8 > int64(len(m)) || off%8 != 0 {
-		panic(fmt.Sprintf("raw: 64-bit word at %d of a %d-byte mapping", off, len(m)))
+	if off&7 != 0 || uint64(off)+8 > uint64(len(m)) { // off < 0 too
+		panic(wordError{64, off, len(m)})
 	}
 	return (*uint64)(unsafe.Pointer(&m[off]))
+}
+
+// wordError is Uint32At's and Uint64At's panic: a value whose message is
+// built only if it is printed (with fmt.Sprintf in them they were too
+// large to inline, and a ring's stamp went through a call).
+type wordError struct {
+	bits int
+	off  int64
+	n    int
+}
+
+func (e wordError) Error() string {
+	return fmt.Sprintf("raw: %d-bit word at %d of a %d-byte mapping", e.bits, e.off, e.n)
 }
 
 // Word64 returns the 64-bit word at mem[off:off+8] for sync/atomic, with no
