@@ -5,6 +5,7 @@ package comm
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
@@ -22,12 +23,24 @@ const selfContext = ^uint32(0)
 // p2pInfo is what a communicator's messages need: its context and the
 // comm rank of each world rank.
 type p2pInfo struct {
-	once sync.Once
-	ctx  uint32
-	rank map[int]int // world rank -> comm rank (nil: the world)
+	once  sync.Once
+	ready atomic.Bool // once has run: the fields below are set
+	ctx   uint32
+	rank  map[int]int // world rank -> comm rank (nil: the world)
 }
 
+// p2p returns c's point-to-point information, made on first use. Its
+// test of ready inlines into the fast paths, where a call to once.Do's
+// closure cost a message 1.4 ns of each of its send and its receive.
 func (c *Comm) p2p() *p2pInfo {
+	if i := &c.pt; i.ready.Load() {
+		return i
+	}
+	return c.p2pFirst()
+}
+
+// p2pFirst is p2p's first use.
+func (c *Comm) p2pFirst() *p2pInfo {
 	i := &c.pt
 	i.once.Do(func() {
 		switch {
@@ -44,6 +57,7 @@ func (c *Comm) p2p() *p2pInfo {
 				i.rank[w] = r
 			}
 		}
+		i.ready.Store(true)
 	})
 	return i
 }
