@@ -1400,6 +1400,7 @@ func (e *engine) waitDone(done *uint32, w barrier.Waiting, recv bool) error {
 	}
 	// Oversubscribed, the peer needs this core: spin only as the policy
 	// says before yielding it.
+	pause := e.policy.Spin >= barrier.PauseFrom
 	for range min(64, e.policy.Spin) {
 		if isDone() {
 			return nil
@@ -1407,6 +1408,9 @@ func (e *engine) waitDone(done *uint32, w barrier.Waiting, recv bool) error {
 		if e.tryLock() {
 			e.progress()
 			e.unlock()
+		}
+		if pause {
+			raw.Pause()
 		}
 	}
 	return e.waitFor(e.policy, w, isDone)
