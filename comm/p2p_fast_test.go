@@ -124,3 +124,82 @@ func TestFastPathFallback(t *testing.T) {
 		t.Fatalf("Send with AnyTag: %v, want ErrTag", err)
 	}
 }
+
+// TestRecvFastPath drives Recv's fast path (recvFast) and what it leaves
+// to the general path: a message in its ring taken straight from it,
+// with its status (RecvT's Count in elements); a Recv behind a posted
+// receive, which must not overtake it (the engine is not idle: the fast
+// path declines and the general path, which does not poll again, matches
+// in order); and the errors only the general path names - a message
+// longer than the buffer, data of another type, a bad rank or tag - and
+// ProcNull's status.
+func TestRecvFastPath(t *testing.T) {
+	cs, err := comm.NewLocalWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := cs[0], cs[1]
+	if err := s.Send([]byte("direct"), 1, 7); err != nil {
+		t.Fatal(err)
+	}
+	direct := comm.P2PDirect(r)
+	b := make([]byte, 8)
+	st, err := r.Recv(b, 0, comm.AnyTag)
+	if err != nil || st.Source != 0 || st.Tag != 7 || st.Count != 6 || string(b[:6]) != "direct" {
+		t.Fatalf("Recv of a message in its ring: %+v, %v, %q", st, err, b)
+	}
+	if got := comm.P2PDirect(r) - direct; got != 1 {
+		t.Fatalf("Recv took %d messages straight from the ring, want 1", got)
+	}
+	if err := comm.SendT(s, []int64{4, 5, 6}, 1, 8); err != nil {
+		t.Fatal(err)
+	}
+	ei := make([]int64, 5)
+	if st, err := comm.RecvT(r, ei, 0, 8); err != nil || st.Count != 3 || ei[0] != 4 || ei[2] != 6 {
+		t.Fatalf("RecvT: %+v, %v, %v", st, err, ei)
+	}
+
+	// Behind a posted receive of the same tag: the first message is the
+	// posted receive's, the second the Recv's.
+	first := make([]byte, 8)
+	rq, err := r.Irecv(first, 0, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"one", "two"} {
+		if err := s.Send([]byte(m), 1, 9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := r.Recv(b, 0, 9); err != nil || st.Count != 3 || string(b[:3]) != "two" {
+		t.Fatalf("Recv behind a posted receive: %+v, %v, %q, want \"two\"", st, err, b)
+	}
+	if st, err := rq.Wait(); err != nil || st.Count != 3 || string(first[:3]) != "one" {
+		t.Fatalf("the posted receive: %+v, %v, %q, want \"one\"", st, err, first)
+	}
+
+	if err := s.Send(make([]byte, 16), 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.Recv(make([]byte, 8), 0, 3); !errors.Is(err, comm.ErrTruncate) || st.Count != 16 {
+		t.Fatalf("truncated Recv: %+v, %v; want Count 16 and ErrTruncate", st, err)
+	}
+	if err := comm.SendT(s, []int32{1, 2}, 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := comm.RecvT(r, make([]float64, 2), 0, 4); !errors.Is(err, comm.ErrType) {
+		t.Fatalf("int32 data into a float64 Recv: %v, want ErrType", err)
+	}
+	if _, err := r.Recv(nil, 2, 0); !errors.Is(err, comm.ErrRank) {
+		t.Fatalf("Recv from rank 2 of 2: %v, want ErrRank", err)
+	}
+	if _, err := r.Recv(nil, 0, -3); !errors.Is(err, comm.ErrTag) {
+		t.Fatalf("Recv with tag -3: %v, want ErrTag", err)
+	}
+	if st, err := r.Recv(nil, comm.ProcNull, 0); err != nil || st.Source != comm.ProcNull || st.Tag != comm.AnyTag {
+		t.Fatalf("Recv from ProcNull: %+v, %v", st, err)
+	}
+	if n := comm.P2PUnexpected(r); n != 0 {
+		t.Fatalf("%d messages left set aside", n)
+	}
+}
