@@ -31,11 +31,15 @@ func TestWordAt(t *testing.T) {
 		"Uint64At negative":   func() { raw.Uint64At(b, -8) },
 		"Uint32At misaligned": func() { raw.Uint32At(b, 2) },
 		"Uint32At past end":   func() { raw.Uint32At(b, 30) },
+		"Uint32At negative":   func() { raw.Uint32At(b, -4) },
 	} {
 		func() {
 			defer func() {
-				if recover() == nil {
-					t.Errorf("%s did not panic", name)
+				// The panic names the word and the mapping (not an
+				// index out of range from the slice expression).
+				r := recover()
+				if err, ok := r.(error); !ok || !strings.Contains(err.Error(), "-bit word at") || !strings.Contains(err.Error(), "of a 32-byte mapping") {
+					t.Errorf("%s: panic %v, want the word and the mapping named", name, r)
 				}
 			}()
 			f()

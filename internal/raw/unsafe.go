@@ -16,7 +16,7 @@ import (
 // the pointer is valid while m stays mapped. Violations are bugs in a layout
 // and panic loudly. Callers touch the word only through sync/atomic.
 func Uint32At(m []byte, off int64) *uint32 {
-	if off&3 != 0 || uint64(off)+4 > uint64(len(m)) { // off < 0 too
+	if off < 0 || off+4 > int64(len(m)) || off%4 != 0 {
 		panic(wordError{32, off, len(m)})
 	}
 	return (*uint32)(unsafe.Pointer(&m[off]))
@@ -27,7 +27,7 @@ func Uint32At(m []byte, off int64) *uint32 {
 // Invariant: as Uint32At, with 8-byte alignment (required for 64-bit atomics
 // on every supported architecture).
 func Uint64At(m []byte, off int64) *uint64 {
-	if off&7 != 0 || uint64(off)+8 > uint64(len(m)) { // off < 0 too
+	if off < 0 || off+8 > int64(len(m)) || off%8 != 0 {
 		panic(wordError{64, off, len(m)})
 	}
 	return (*uint64)(unsafe.Pointer(&m[off]))
