@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,7 @@ type collArea struct {
 	// stale is the mismatch settle found, returned by the next collective
 	// call that moves data (end), after that call has run.
 	stale error
+	fastN uint64 // rounds run by the fast path (coll_fast.go), for the tests
 }
 
 // maxParities bounds format.CollParities.
@@ -354,10 +356,8 @@ func (a *collArea) flush() {
 
 // wake is flush after a locked instruction that followed the stores.
 func (a *collArea) wake() {
-	for p := range a.par {
-		if a.h.Pending&(1<<p) != 0 {
-			a.lines[a.me][p].ev.Wake() // the round is the futex word
-		}
+	for m := uint32(a.h.Pending); m != 0; m &= m - 1 {
+		a.lines[a.me][bits.TrailingZeros32(m)].ev.Wake() // the round is the futex word
 	}
 	a.h.Pending = 0
 }
@@ -692,12 +692,14 @@ func (k *call) agreeFrom(s sig, same sameFields, lo, hi int) error {
 // field: a pending built and then copied whole is loaded back in wider
 // moves than it was stored in, which stalls the store forwarding (~10 ns
 // of a two-rank Scatter's root).
-func (k *call) pendOn(s sig, same sameFields) {
-	a := k.a
+func (k *call) pendOn(s sig, same sameFields) { k.a.pendOn(k.name, k.r, s.w0, s.w1, same) }
+
+// pendOn is call.pendOn for the call named name whose round is r.
+func (a *collArea) pendOn(name string, r uint32, w0, w1 uint64, same sameFields) {
 	pd := &a.pend[a.npend]
-	pd.name = k.name
-	pd.r, pd.same = k.r, same
-	pd.s.w0, pd.s.w1 = s.w0, s.w1
+	pd.name = name
+	pd.r, pd.same = r, same
+	pd.s.w0, pd.s.w1 = w0, w1
 	a.npend++
 }
 
@@ -784,9 +786,10 @@ func (k *call) publishSig(s sig) (uint64, uint64) {
 // barrier is Barrier's first and only round: publish the signature, then
 // wait for every rank's on the flag lines (a one-round call with no data:
 // each rank reads the others' lines, in parallel).
-func (k *call) barrier() error {
-	return k.agree(mkSig(format.CollBarrier, 0, 0, -1, 0), 0)
-}
+func (k *call) barrier() error { return k.agree(barrierSig, 0) }
+
+// barrierSig is every Barrier's signature.
+var barrierSig = mkSig(format.CollBarrier, 0, 0, -1, 0)
 
 // verdict names the first failure or mismatch of the current round, read
 // from every rank's signature: the lowest rank whose own arguments failed,

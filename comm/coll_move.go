@@ -25,6 +25,10 @@ import (
 // checks that all ranks made the same call: a rank in Barrier while another
 // is in Bcast is an error on both, not a hang.
 func (c *Comm) Barrier() (err error) {
+	if a := c.fastArea(); a != nil {
+		_, err = c.fastRound(a, "Barrier", barrierSig.w0, barrierSig.w1, nil, 0, fastAll)
+		return c.fastEnd(a, "Barrier", err)
+	}
 	k := call{light: true}
 	err = c.begin(&k, "Barrier")
 	if err != nil {
@@ -59,6 +63,17 @@ func wireOf[T atomics.Elem]() wire {
 }
 
 func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
+	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) && len(b) <= format.InlineLen {
+		// The fast path (coll_fast.go): the root's data rides inline.
+		sg := mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(len(b)/w.size))
+		var p int
+		if a.me == root {
+			_, err = c.fastRound(a, name, sg.w0, sg.w1, b, sameCount|sameRoot, fastNone)
+		} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root); err == nil {
+			copy(b, a.inline(root, p))
+		}
+		return c.fastEnd(a, name, err)
+	}
 	// Its first round writes a staging buffer only at a root whose data
 	// does not ride inline.
 	k := call{light: c.Rank() != root || len(b) <= format.InlineLen, small: staged(len(b))}
@@ -540,6 +555,30 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
+	if a := c.fastArea(); a != nil && w.bad == nil {
+		// The fast path (coll_fast.go): every block rides inline.
+		n, me, b := a.n, a.me, len(send)
+		mine := send
+		if inPlace {
+			b = len(recv) / w.size / n * w.size
+			mine = recv[me*b : (me+1)*b]
+		}
+		if b <= format.InlineLen && len(recv) >= n*b && (!inPlace || len(recv) == n*b) {
+			sg := mkSig(format.CollAllgather, w.typ, 0, -1, uint64(b/w.size))
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, mine, sameCount, fastAll)
+			if err == nil {
+				for q := range n {
+					switch {
+					case q != me:
+						copy(recv[q*b:(q+1)*b], a.inline(q, p))
+					case !inPlace:
+						copy(recv[q*b:(q+1)*b], mine) // not its line back (the own-line rule)
+					}
+				}
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	var k call
 	k.stages(blockOf(c, send, recv, inPlace, w.size))
 	err = c.begin(&k, name)

@@ -61,6 +61,37 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
+	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen &&
+		(kind == format.CollAllreduce || uint(root) < uint(a.n)) {
+		// The fast path (coll_fast.go): every rank's data rides inline.
+		m, me := len(send), a.me
+		receives := root < 0 || me == root
+		typ := atomics.TypeOf[T]()
+		if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk, raw.SizeOf[T](), false) == nil &&
+			(!receives || inPlace || len(recv) >= m) {
+			from := fastAll
+			if !receives {
+				from = fastNone // a Reduce's sender reads nothing (offer)
+			}
+			sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameRoot|sameOp, from)
+			if err == nil && receives && m > 0 {
+				acc := recv[:m]
+				for q := a.n - 1; q >= 0; q-- {
+					x := send[:m] // its own, not its line back (the own-line rule)
+					if q != me || inPlace {
+						x = raw.Elems[T](a.inline(q, p)[:len(send)*raw.SizeOf[T]()])
+					}
+					if q == a.n-1 {
+						copy(acc, x)
+					} else {
+						red.apply(x, acc)
+					}
+				}
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	k := call{light: len(send)*raw.SizeOf[T]() <= format.InlineLen} // inline
 	if b := len(send) * raw.SizeOf[T](); c.Size()*b <= redundantMax {
 		k.small = staged(b) // one round, staged
@@ -282,6 +313,36 @@ func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T,
 }
 
 func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) (err error) {
+	if a := c.fastArea(); a != nil && bad == nil {
+		// The fast path (coll_fast.go): every rank's blocks ride inline,
+		// packed.
+		n, me, m, s := a.n, a.me, len(recv), raw.SizeOf[T]()
+		if inPlace {
+			m = len(send) / n
+		}
+		typ := atomics.TypeOf[T]()
+		if m > 0 && n*m*s <= format.InlineLen && len(send) >= n*m && (!inPlace || len(send) == n*m) {
+			if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk/int64(n), s, false) == nil {
+				sg := mkSig(format.CollReduceScatterBlock, uint8(typ), code, -1, uint64(m))
+				p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send[:n*m]), sameCount|sameOp, fastAll)
+				if err == nil {
+					acc := recv[:m]
+					for q := n - 1; q >= 0; q-- {
+						x := send[me*m : me*m+m] // its own, not its line back (the own-line rule)
+						if q != me || inPlace {
+							x = raw.Elems[T](a.inline(q, p)[me*m*s : (me*m+m)*s])
+						}
+						if q == n-1 {
+							copy(acc, x)
+						} else {
+							red.apply(x, acc)
+						}
+					}
+				}
+				return c.fastEnd(a, name, err)
+			}
+		}
+	}
 	var k call
 	err = c.begin(&k, name)
 	if err != nil {

@@ -43,6 +43,28 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
+	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
+		// The fast path (coll_fast.go): the root's blocks ride inline,
+		// packed.
+		n, me, b := a.n, a.me, len(recv)
+		if inPlace && me == root {
+			b = len(send) / w.size / n * w.size
+		}
+		if b > 0 && b <= piece(format.InlineLen, n) && (me != root || len(send) >= n*b && (!inPlace || len(send) == n*b)) {
+			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(b/w.size))
+			if me == root {
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, fastNone)
+				if !inPlace {
+					copy(recv, send[me*b:(me+1)*b])
+				}
+			} else if p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root); err == nil {
+				copy(recv, a.inline(root, p)[me*b:])
+			} else {
+				return c.fastEnd(a, name, err)
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	// Its first round writes a staging buffer only at a root whose blocks
 	// do not ride inline.
 	k := call{light: c.Rank() != root || len(send) <= format.InlineLen}
@@ -222,6 +244,26 @@ func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
+	if a := c.fastArea(); a != nil && w.bad == nil {
+		// The fast path (coll_fast.go): every block rides inline, packed.
+		n, me := a.n, a.me
+		b := len(send) / w.size / n * w.size
+		if b > 0 && b <= piece(format.InlineLen, n) && len(send) == n*b && len(recv) >= n*b {
+			sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(b/w.size))
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, fastAll)
+			if err == nil {
+				for q := range n {
+					switch {
+					case q != me:
+						copy(recv[q*b:(q+1)*b], a.inline(q, p)[me*b:])
+					case !inPlace:
+						copy(recv[q*b:(q+1)*b], send[q*b:]) // not its line back (the own-line rule)
+					}
+				}
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	var k call
 	err = c.begin(&k, name)
 	if err != nil {

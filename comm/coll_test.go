@@ -722,15 +722,43 @@ func TestMismatches(t *testing.T) {
 			return comm.Alltoallv(c, make([]float64, 4), sc, []int{0, 1, 2}, make([]float64, 3), []int{1, 1, 1}, []int{0, 1, 2})
 		}},
 	}
+	// Warm (after a Barrier has made the collective area), the small
+	// calls take the fast path (coll_fast.go) on this many of the three
+	// ranks, the others the general path; the verdict must not change.
+	fastRanks := map[string]int{
+		"counts": 3, "types": 3, "ops": 3, "roots": 3, "kinds": 3, "barrier and bcast": 3,
+		"two in barrier, one in allreduce": 3, "barrier and a refused argument": 2,
+		"a bad root on one rank": 2, "a short recv": 2, "nonblocking against blocking": 1,
+	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
-				if err := wantAll(tc.class, reported(c, tc.call(c)), tc.name); err != nil {
-					return err
+		for _, warm := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/warm=%v", tc.name, warm), func(t *testing.T) {
+				var fast atomic.Int32
+				ranktest.RunLocal(t, 3, func(c *comm.Comm) error {
+					if warm {
+						if err := c.Barrier(); err != nil {
+							return err
+						}
+					}
+					n0 := comm.FastRounds(c)
+					err := tc.call(c)
+					if comm.FastRounds(c) > n0 {
+						fast.Add(1)
+					}
+					if err := wantAll(tc.class, reported(c, err), tc.name); err != nil {
+						return err
+					}
+					return stillWorks(c)
+				})
+				want := 0
+				if warm {
+					want = fastRanks[tc.name]
 				}
-				return stillWorks(c)
+				if got := int(fast.Load()); got != want {
+					t.Errorf("%s: %d ranks took the fast path, want %d", tc.name, got, want)
+				}
 			})
-		})
+		}
 	}
 }
 

@@ -54,3 +54,12 @@ func P2PUnexpected(c *Comm) int {
 	defer e.release()
 	return len(e.unexp.all())
 }
+
+// FastRounds is the rounds c's collectives have run by the fast path
+// (coll_fast.go) on this rank.
+func FastRounds(c *Comm) uint64 {
+	if a := c.coll.Load(); a != nil {
+		return a.fastN
+	}
+	return 0
+}

@@ -1,0 +1,173 @@
+//go:build !mpi
+
+package comm
+
+import (
+	"encoding/binary"
+
+	"github.com/shmrun/shmrun/atomics"
+)
+
+// The small collectives' fast path: a call of one round whose data rides
+// inline (Barrier, and the inline cases of Bcast, Reduce, Allreduce,
+// Allgather, Alltoall, Scatter and ReduceScatterBlock, their in-place
+// forms included) runs begin, agree (or offer, or agreeFrom) and end in
+// one pass: the same round on the same lines, the same signatures, the
+// same waits and run-ahead, the same verdict on a mismatch (call.verdict),
+// the same late checks (settle), with no call built and none of the
+// general path's bookkeeping: one rank's Allgather of 8 bytes 49 -> 20
+// ns, two ranks' Barrier 73 -> 58 across cores (bench/NOTES.md). The C
+// interface's shmrun_fast_round (capi/mpi_fast.h) is its twin for
+// Barrier, Bcast, Reduce and Allreduce. A call with anything off that
+// case takes the general path, which does it all: an argument to check
+// and report (the caller tests its arguments first), data that does not
+// ride inline, a collective area not made yet, a queued nonblocking
+// collective, shmrun --check or --stats.
+
+// fastArea returns c's collective area when c's next small call may take
+// the fast path: c is live, nothing observes the job, the area is made and
+// no nonblocking collective is queued. nil otherwise.
+func (c *Comm) fastArea() *collArea {
+	if c == nil || c.t == nil || rec != nil || chk != nil || c.freed.Load() {
+		return nil
+	}
+	if w := c.world; w != nil && w.finalized.Load() {
+		return nil
+	}
+	a := c.coll.Load()
+	if a == nil {
+		return nil
+	}
+	if q := c.nbc.Load(); q != nil && q.pending.Load() != 0 {
+		return nil
+	}
+	return a
+}
+
+// What a fast round reads besides the signatures (fastRound's from): every
+// rank's line (agree), or none (offer); a rank q >= 0 reads rank q's only
+// (agreeFrom).
+const (
+	fastAll  = -1
+	fastNone = -2
+)
+
+// fastRound runs the one round of a small call named name on a
+// (fastArea's): it writes data (at most format.InlineLen bytes) into this
+// rank's inline bytes and the signature w0, w1 (mkSig's words, this rank's
+// arguments good) into its flag line and publishes the round. Then, as
+// agree, offer or agreeFrom would (from: fastAll, fastNone, or the one
+// rank whose data it reads), it waits for the ranks it reads and compares
+// their signatures in the fields same names, leaving the others' to a
+// later call (settle). It returns the round's line parity, whose inline
+// bytes the caller then reads, and the round's verdict (a mismatch, the
+// job's end). The caller ends with fastEnd once it has read them.
+func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, from int) (int, error) {
+	r := a.h.Round + 1
+	p := int(r & (a.par - 1))
+	// begin's work for a round that writes no staging buffer (open,
+	// settle): its line is free once every rank has published round
+	// r-P/2, and the pending checks that has made due come first.
+	if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
+		if err := a.waitRange(need, 0, a.n); err != nil {
+			return p, c.wrapWait(name, err)
+		}
+	}
+	if a.npend > 0 && int32(a.pend[0].r-a.h.Seen) <= 0 {
+		c.fastSettle(a, name)
+	}
+	own := &a.lines[a.me][p]
+	copy(own.meta[metaInline:], data)
+	binary.LittleEndian.PutUint64(own.meta[metaSig:], w0)
+	binary.LittleEndian.PutUint64(own.meta[metaSig+8:], w1)
+	atomics.StoreRelease32(own.ev.Seq, r)
+	a.h.Round = r
+	a.h.Pending |= 1 << p
+	a.fastN++
+	mask := uint64(sigKindType | sigFailed)
+	if same&sameOp != 0 {
+		mask |= sigOp
+	}
+	if same&sameRoot != 0 {
+		mask |= sigRoot
+	}
+	switch {
+	case a.n < 2 || from >= 0 && a.n == 2 || from == fastAll:
+	case from == fastNone:
+		a.pendOn(name, r, w0, w1, same)
+		return p, nil
+	default:
+		if err := c.fastWait(a, name, r, p, from); err != nil {
+			return p, err
+		}
+		if fastAlike(a.lines[from][p].meta, w0, w1, mask, same) {
+			a.pendOn(name, r, w0, w1, same)
+			return p, nil
+		}
+	}
+	for q := range a.n {
+		if q != a.me {
+			if err := c.fastWait(a, name, r, p, q); err != nil {
+				return p, err
+			}
+		}
+	}
+	a.h.Seen = r
+	for q := range a.n {
+		if q != a.me && !fastAlike(a.lines[q][p].meta, w0, w1, mask, same) {
+			return p, c.fastVerdict(a, name, r, p, same)
+		}
+	}
+	return p, nil
+}
+
+// fastWait waits for rank q to publish round r (line parity p).
+func (c *Comm) fastWait(a *collArea, name string, r uint32, p, q int) error {
+	if reached(a.lines[q][p].ev.Seq, r) {
+		return nil
+	}
+	if err := a.wait(q, r); err != nil {
+		return c.wrapWait(name, err)
+	}
+	return nil
+}
+
+// fastAlike reports whether the signature in a flag line's meta equals
+// w0, w1 under mask (and the count, if same names it): call.alike's test.
+func fastAlike(meta []byte, w0, w1, mask uint64, same sameFields) bool {
+	m := meta[metaSig : metaSig+16]
+	return (binary.LittleEndian.Uint64(m)^w0)&mask == 0 && (same&sameCount == 0 || binary.LittleEndian.Uint64(m[8:]) == w1)
+}
+
+// fastVerdict is fastRound's verdict on a signature that differs: the
+// general path's (call.verdict), from every rank's line. Apart, so that
+// fastRound's frame holds no call.
+//
+//go:noinline
+func (c *Comm) fastVerdict(a *collArea, name string, r uint32, p int, same sameFields) error {
+	k := call{c: c, a: a, name: name, r: r, p: p}
+	return k.verdict(same)
+}
+
+// fastEnd ends a fast call whose error so far is err, as call.end does:
+// the pending signature checks every rank's rounds now allow (settle),
+// the sleepers' wake-up (flush), and a mismatch an earlier call left.
+func (c *Comm) fastEnd(a *collArea, name string, err error) error {
+	if a.npend > 0 && a.h.Seen == a.h.Round {
+		c.fastSettle(a, name)
+	}
+	a.flush()
+	if s := a.stale; s != nil {
+		a.stale = nil
+		return withLate(s, err)
+	}
+	return err
+}
+
+// fastSettle is fastEnd's settle.
+//
+//go:noinline
+func (c *Comm) fastSettle(a *collArea, name string) {
+	k := call{c: c, a: a, name: name}
+	k.settle()
+}
