@@ -10,9 +10,9 @@ import (
 
 // The small collectives' fast path: a call of one round whose data rides
 // inline (Barrier, and the inline cases of Bcast, Reduce, Allreduce,
-// Allgather, Alltoall, Scatter and ReduceScatterBlock, their in-place
-// forms included) runs begin, agree (or offer, or agreeFrom) and end in
-// one pass: the same round on the same lines, the same signatures, the
+// Gather, Allgather, Alltoall, Scatter and ReduceScatterBlock, their
+// in-place forms included) runs begin, agree (or offer, or agreeFrom) and
+// end in one pass: the same round on the same lines, the same signatures, the
 // same waits and run-ahead, the same verdict on a mismatch (call.verdict),
 // the same late checks (settle), with no call built and none of the
 // general path's bookkeeping: one rank's Allgather of 8 bytes 49 -> 20

@@ -126,6 +126,35 @@ var fastKinds = []fastKind{
 		}
 		return wantElems("AllgatherInPlace", buf, want)
 	}},
+	{"Gather", false, func(c *comm.Comm, it int) error {
+		n, root := c.Size(), it%c.Size()
+		var recv, want []int64
+		if c.Rank() == root {
+			recv, want = make([]int64, 2*n), make([]int64, 2*n)
+			for q := range n {
+				want[2*q], want[2*q+1] = val(q, 0, it), val(q, 1, it)
+			}
+		}
+		if err := comm.Gather(c, []int64{val(c.Rank(), 0, it), val(c.Rank(), 1, it)}, recv, root); err != nil {
+			return err
+		}
+		return wantElems("Gather", recv, want)
+	}},
+	{"GatherInPlace", false, func(c *comm.Comm, it int) error {
+		n, root := c.Size(), (it+1)%c.Size()
+		if c.Rank() != root {
+			return comm.GatherInPlace(c, []int64{val(c.Rank(), 0, it)}, root)
+		}
+		buf, want := make([]int64, n), make([]int64, n)
+		for q := range n {
+			want[q] = val(q, 0, it)
+		}
+		buf[root] = want[root]
+		if err := comm.GatherInPlace(c, buf, root); err != nil {
+			return err
+		}
+		return wantElems("GatherInPlace", buf, want)
+	}},
 	{"Alltoall", true, func(c *comm.Comm, it int) error {
 		n := c.Size()
 		send, recv, want := make([]int64, n), make([]int64, n), make([]int64, n)

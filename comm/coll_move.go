@@ -337,6 +337,33 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
+	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
+		// The fast path (coll_fast.go): every block rides inline.
+		n, me, b := a.n, a.me, len(send)
+		if inPlace && me == root {
+			b = len(recv) / w.size / n * w.size
+		}
+		if b <= format.InlineLen && (me != root || len(recv) >= n*b && (!inPlace || len(recv) == n*b)) {
+			sg := mkSig(format.CollGather, w.typ, 0, int32(root), uint64(b/w.size))
+			if me != root {
+				// A sender reads nothing (offer).
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send, sameCount|sameRoot, fastNone)
+				return c.fastEnd(a, name, err)
+			}
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, fastAll)
+			if err == nil {
+				for q := range n {
+					switch {
+					case q != me:
+						copy(recv[q*b:(q+1)*b], a.inline(q, p))
+					case !inPlace:
+						copy(recv[q*b:(q+1)*b], send) // not its line back (the own-line rule)
+					}
+				}
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	var k call
 	k.stages(blockOf(c, send, recv, inPlace && c.Rank() == root, w.size))
 	err = c.begin(&k, name)
