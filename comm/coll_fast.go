@@ -10,8 +10,8 @@ import (
 
 // The small collectives' fast path: a call of one round whose data rides
 // inline (Barrier, and the inline cases of Bcast, Reduce, Allreduce,
-// Gather, Allgather, Alltoall, Scatter and ReduceScatterBlock, their
-// in-place forms included) runs begin, agree (or offer, or agreeFrom) and
+// Gather, Allgather, Alltoall, Scatter, ReduceScatterBlock, Scan and
+// Exscan, their in-place forms included) runs begin, agree (or offer, or agreeFrom) and
 // end in one pass: the same round on the same lines, the same signatures, the
 // same waits and run-ahead, the same verdict on a mismatch (call.verdict),
 // the same late checks (settle), with no call built and none of the
@@ -44,25 +44,18 @@ func (c *Comm) fastArea() *collArea {
 	return a
 }
 
-// What a fast round reads besides the signatures (fastRound's from): every
-// rank's line (agree), or none (offer); a rank q >= 0 reads rank q's only
-// (agreeFrom).
-const (
-	fastAll  = -1
-	fastNone = -2
-)
-
 // fastRound runs the one round of a small call named name on a
 // (fastArea's): it writes data (at most format.InlineLen bytes) into this
 // rank's inline bytes and the signature w0, w1 (mkSig's words, this rank's
-// arguments good) into its flag line and publishes the round. Then, as
-// agree, offer or agreeFrom would (from: fastAll, fastNone, or the one
-// rank whose data it reads), it waits for the ranks it reads and compares
-// their signatures in the fields same names, leaving the others' to a
-// later call (settle). It returns the round's line parity, whose inline
-// bytes the caller then reads, and the round's verdict (a mismatch, the
-// job's end). The caller ends with fastEnd once it has read them.
-func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, from int) (int, error) {
+// arguments good) into its flag line and publishes the round. Then it
+// waits for ranks [lo, hi), whose data it reads, and compares their
+// signatures in the fields same names: every rank's (agree: lo, hi = 0,
+// n), none (offer: lo == hi), or some (agreeFrom), leaving the others' to
+// a later call (settle), under the general path's rules for when that may
+// be. It returns the round's line parity, whose inline bytes the caller
+// then reads, and the round's verdict (a mismatch, the job's end). The
+// caller ends with fastEnd once it has read them.
+func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, lo, hi int) (int, error) {
 	r := a.h.Round + 1
 	p := int(r & (a.par - 1))
 	// begin's work for a round that writes no staging buffer (open,
@@ -92,15 +85,19 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 		mask |= sigRoot
 	}
 	switch {
-	case a.n < 2 || from >= 0 && a.n == 2 || from == fastAll:
-	case from == fastNone:
+	case a.n < 2 || hi-lo >= a.n-1:
+	case lo == hi:
 		a.pendOn(name, r, w0, w1, same)
 		return p, nil
 	default:
-		if err := c.fastWait(a, name, r, p, from); err != nil {
-			return p, err
+		alike := true
+		for q := lo; q < hi; q++ {
+			if err := c.fastWait(a, name, r, p, q); err != nil {
+				return p, err
+			}
+			alike = alike && fastAlike(a.lines[q][p].meta, w0, w1, mask, same)
 		}
-		if fastAlike(a.lines[from][p].meta, w0, w1, mask, same) {
+		if alike {
 			a.pendOn(name, r, w0, w1, same)
 			return p, nil
 		}

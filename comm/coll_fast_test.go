@@ -155,6 +155,41 @@ var fastKinds = []fastKind{
 		}
 		return wantElems("GatherInPlace", buf, want)
 	}},
+	{"Scan", false, func(c *comm.Comm, it int) error {
+		recv := []int64{-1, -1}
+		if err := comm.Scan(c, []int64{val(c.Rank(), 0, it), val(c.Rank(), 1, it)}, recv, atomics.Sum); err != nil {
+			return err
+		}
+		return wantElems("Scan", recv, []int64{sumVal(c.Rank()+1, 0, it), sumVal(c.Rank()+1, 1, it)})
+	}},
+	{"ScanInPlace", false, func(c *comm.Comm, it int) error {
+		buf := []int64{val(c.Rank(), 0, it)}
+		if err := comm.ScanInPlace(c, buf, atomics.Sum); err != nil {
+			return err
+		}
+		return wantElems("ScanInPlace", buf, []int64{sumVal(c.Rank()+1, 0, it)})
+	}},
+	{"Exscan", false, func(c *comm.Comm, it int) error {
+		recv := []int64{-1}
+		if err := comm.Exscan(c, []int64{val(c.Rank(), 0, it)}, recv, atomics.Sum); err != nil {
+			return err
+		}
+		want := int64(-1) // rank 0's recv is left alone
+		if c.Rank() > 0 {
+			want = sumVal(c.Rank(), 0, it)
+		}
+		return wantElems("Exscan", recv, []int64{want})
+	}},
+	{"ExscanInPlace", false, func(c *comm.Comm, it int) error {
+		buf := []int64{val(c.Rank(), 0, it), val(c.Rank(), 1, it)}
+		if err := comm.ExscanInPlace(c, buf, atomics.Max); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			return nil
+		}
+		return wantElems("ExscanInPlace", buf, []int64{val(c.Rank()-1, 0, it), val(c.Rank()-1, 1, it)})
+	}},
 	{"Alltoall", true, func(c *comm.Comm, it int) error {
 		n := c.Size()
 		send, recv, want := make([]int64, n), make([]int64, n), make([]int64, n)

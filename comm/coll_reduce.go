@@ -69,12 +69,12 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 		typ := atomics.TypeOf[T]()
 		if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk, raw.SizeOf[T](), false) == nil &&
 			(!receives || inPlace || len(recv) >= m) {
-			from := fastAll
+			hi := a.n
 			if !receives {
-				from = fastNone // a Reduce's sender reads nothing (offer)
+				hi = 0 // a Reduce's sender reads nothing (offer)
 			}
 			sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameRoot|sameOp, from)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameRoot|sameOp, 0, hi)
 			if err == nil && receives && m > 0 {
 				acc := recv[:m]
 				for q := a.n - 1; q >= 0; q-- {
@@ -324,7 +324,7 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 		if m > 0 && n*m*s <= format.InlineLen && len(send) >= n*m && (!inPlace || len(send) == n*m) {
 			if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk/int64(n), s, false) == nil {
 				sg := mkSig(format.CollReduceScatterBlock, uint8(typ), code, -1, uint64(m))
-				p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send[:n*m]), sameCount|sameOp, fastAll)
+				p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send[:n*m]), sameCount|sameOp, 0, a.n)
 				if err == nil {
 					acc := recv[:m]
 					for q := n - 1; q >= 0; q-- {
@@ -452,6 +452,36 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
+	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen {
+		// The fast path (coll_fast.go): every rank's data rides inline;
+		// rank 0 reads no one's (offer), the others the ranks below.
+		me, m, s := a.me, len(send), raw.SizeOf[T]()
+		hi := me + 1 // the ranks folded: [0, hi)
+		if kind == format.CollExscan {
+			hi = me
+		}
+		typ := atomics.TypeOf[T]()
+		if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk, s, false) == nil &&
+			(hi == 0 || inPlace || len(recv) >= m) {
+			sg := mkSig(kind, uint8(typ), code, -1, uint64(m))
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameOp, 0, me)
+			if err == nil && hi > 0 && m > 0 {
+				acc := recv[:m]
+				for q := hi - 1; q >= 0; q-- {
+					x := send[:m] // its own, not its line back (the own-line rule)
+					if q != me {
+						x = raw.Elems[T](a.inline(q, p)[:m*s])
+					}
+					if q == hi-1 {
+						copy(acc, x)
+					} else {
+						red.apply(x, acc)
+					}
+				}
+			}
+			return c.fastEnd(a, name, err)
+		}
+	}
 	var k call
 	k.stages(len(send) * raw.SizeOf[T]())
 	err = c.begin(&k, name)

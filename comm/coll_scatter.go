@@ -53,11 +53,11 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 		if b > 0 && b <= piece(format.InlineLen, n) && (me != root || len(send) >= n*b && (!inPlace || len(send) == n*b)) {
 			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(b/w.size))
 			if me == root {
-				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, fastNone)
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, 0, 0)
 				if !inPlace {
 					copy(recv, send[me*b:(me+1)*b])
 				}
-			} else if p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root); err == nil {
+			} else if p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1); err == nil {
 				copy(recv, a.inline(root, p)[me*b:])
 			} else {
 				return c.fastEnd(a, name, err)
@@ -250,7 +250,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 		b := len(send) / w.size / n * w.size
 		if b > 0 && b <= piece(format.InlineLen, n) && len(send) == n*b && len(recv) >= n*b {
 			sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(b/w.size))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, fastAll)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, 0, a.n)
 			if err == nil {
 				for q := range n {
 					switch {
