@@ -339,7 +339,7 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
 		// The fast path (coll_fast.go): every block rides inline.
-		n, me, b := a.n, a.me, len(send)
+		n, me, b := a.n, a.me, len(send)/w.size*w.size
 		if inPlace && me == root {
 			b = len(recv) / w.size / n * w.size
 		}
@@ -347,7 +347,7 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 			sg := mkSig(format.CollGather, w.typ, 0, int32(root), uint64(b/w.size))
 			if me != root {
 				// A sender reads nothing (offer).
-				_, err = c.fastRound(a, name, sg.w0, sg.w1, send, sameCount|sameRoot, 0, 0)
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:b], sameCount|sameRoot, 0, 0)
 				return c.fastEnd(a, name, err)
 			}
 			p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, 0, a.n)
@@ -357,7 +357,7 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 					case q != me:
 						copy(recv[q*b:(q+1)*b], a.inline(q, p))
 					case !inPlace:
-						copy(recv[q*b:(q+1)*b], send) // not its line back (the own-line rule)
+						copy(recv[q*b:(q+1)*b], send[:b]) // not its line back (the own-line rule)
 					}
 				}
 			}
@@ -584,8 +584,8 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
 	if a := c.fastArea(); a != nil && w.bad == nil {
 		// The fast path (coll_fast.go): every block rides inline.
-		n, me, b := a.n, a.me, len(send)
-		mine := send
+		n, me, b := a.n, a.me, len(send)/w.size*w.size
+		mine := send[:b]
 		if inPlace {
 			b = len(recv) / w.size / n * w.size
 			mine = recv[me*b : (me+1)*b]

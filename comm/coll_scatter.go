@@ -46,21 +46,20 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
 		// The fast path (coll_fast.go): the root's blocks ride inline,
 		// packed.
-		n, me, b := a.n, a.me, len(recv)
+		n, me, b := a.n, a.me, len(recv)/w.size*w.size
 		if inPlace && me == root {
 			b = len(send) / w.size / n * w.size
 		}
 		if b > 0 && b <= piece(format.InlineLen, n) && (me != root || len(send) >= n*b && (!inPlace || len(send) == n*b)) {
 			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(b/w.size))
+			var p int
 			if me == root {
 				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, 0, 0)
 				if !inPlace {
-					copy(recv, send[me*b:(me+1)*b])
+					copy(recv[:b], send[me*b:])
 				}
-			} else if p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1); err == nil {
-				copy(recv, a.inline(root, p)[me*b:])
-			} else {
-				return c.fastEnd(a, name, err)
+			} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1); err == nil {
+				copy(recv[:b], a.inline(root, p)[me*b:])
 			}
 			return c.fastEnd(a, name, err)
 		}
