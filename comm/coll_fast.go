@@ -168,3 +168,18 @@ func (c *Comm) fastSettle(a *collArea, name string) {
 	k := call{c: c, a: a, name: name}
 	k.settle()
 }
+
+// collectInline is the fast Gather's root and Allgather reading a round of
+// line parity p: every other rank's b inline bytes into recv at q·b, and
+// this rank's own there from own, not from its line (the own-line rule),
+// unless own is nil (in place: already there).
+func (a *collArea) collectInline(p int, recv, own []byte, b int) {
+	for q := range a.n {
+		switch {
+		case q != a.me:
+			copy(recv[q*b:(q+1)*b], a.inline(q, p))
+		case own != nil:
+			copy(recv[q*b:(q+1)*b], own)
+		}
+	}
+}

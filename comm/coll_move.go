@@ -352,14 +352,11 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 			}
 			p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, 0, a.n)
 			if err == nil {
-				for q := range n {
-					switch {
-					case q != me:
-						copy(recv[q*b:(q+1)*b], a.inline(q, p))
-					case !inPlace:
-						copy(recv[q*b:(q+1)*b], send[:b]) // not its line back (the own-line rule)
-					}
+				own := send[:b]
+				if inPlace {
+					own = nil
 				}
+				a.collectInline(p, recv, own, b)
 			}
 			return c.fastEnd(a, name, err)
 		}
@@ -594,14 +591,11 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 			sg := mkSig(format.CollAllgather, w.typ, 0, -1, uint64(b/w.size))
 			p, err := c.fastRound(a, name, sg.w0, sg.w1, mine, sameCount, 0, a.n)
 			if err == nil {
-				for q := range n {
-					switch {
-					case q != me:
-						copy(recv[q*b:(q+1)*b], a.inline(q, p))
-					case !inPlace:
-						copy(recv[q*b:(q+1)*b], mine) // not its line back (the own-line rule)
-					}
+				own := mine
+				if inPlace {
+					own = nil // already in place
 				}
+				a.collectInline(p, recv, own, b)
 			}
 			return c.fastEnd(a, name, err)
 		}
