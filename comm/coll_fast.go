@@ -11,18 +11,18 @@ import (
 // The small collectives' fast path: a call of one round whose data rides
 // inline (Barrier, and the inline cases of Bcast, Reduce, Allreduce,
 // Gather, Allgather, Alltoall, Scatter, ReduceScatterBlock, Scan and
-// Exscan, their in-place forms included) runs begin, agree (or offer, or agreeFrom) and
-// end in one pass: the same round on the same lines, the same signatures, the
-// same waits and run-ahead, the same verdict on a mismatch (call.verdict),
-// the same late checks (settle), with no call built and none of the
-// general path's bookkeeping: one rank's Allgather of 8 bytes 49 -> 20
-// ns, two ranks' Barrier 73 -> 58 across cores (bench/NOTES.md). The C
-// interface's shmrun_fast_round (capi/mpi_fast.h) is its twin for
-// Barrier, Bcast, Reduce and Allreduce. A call with anything off that
-// case takes the general path, which does it all: an argument to check
-// and report (the caller tests its arguments first), data that does not
-// ride inline, a collective area not made yet, a queued nonblocking
-// collective, shmrun --check or --stats.
+// Exscan, their in-place forms included) runs begin, agree (or offer, or
+// agreeFrom) and end in one pass: the same round on the same lines, the
+// same signatures, the same waits and run-ahead, the same verdict on a
+// mismatch (call.verdict), the same late checks (settle), with no call
+// built and none of the general path's bookkeeping: one rank's Allgather of
+// 8 bytes 49 -> 20 ns, two ranks' Barrier 73 -> 58 across cores
+// (bench/NOTES.md). The C interface's shmrun_fast_round (capi/mpi_fast.h)
+// is its twin for Barrier, Bcast, Reduce and Allreduce. A call with
+// anything off that case takes the general path, which does it all: an
+// argument to check and report (the caller tests its arguments first), data
+// that does not ride inline, a collective area not made yet, a queued
+// nonblocking collective, shmrun --check or --stats.
 
 // fastArea returns c's collective area when c's next small call may take
 // the fast path: c is live, nothing observes the job, the area is made and
