@@ -121,8 +121,7 @@ typedef struct shmrun_win_desc {
 typedef struct shmrun_coll {
 	uint32_t round;  /* rounds this rank has published */
 	uint32_t seen;   /* every rank has published through this round */
-	uint8_t pending; /* parities published without waking their sleepers */
-	uint8_t pad[7];
+	uint64_t pending; /* parities published without waking their sleepers */
 } shmrun_coll;
 
 /* A communicator's descriptor for MPI_Barrier in C (mpi_fast.h), made by
@@ -133,7 +132,7 @@ typedef struct shmrun_comm_desc {
 	uintptr_t handle;
 	shmrun_coll *h;
 	uint64_t sig[2];        /* the Barrier signature's words */
-	uint32_t *sleepers[8];  /* per line parity: this rank's line's sleepers */
+	uint32_t *sleepers;     /* [par]: this rank's lines' sleepers words */
 	uint32_t n;
 	uint32_t par; /* line parities: shmrun_coll_parities(n), a power of two */
 	int spin;

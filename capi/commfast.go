@@ -94,9 +94,7 @@ func installCommDesc(x *commH) {
 	d.handle = C.uintptr_t(x.h)
 	d.h = cword[winc.Coll, C.shmrun_coll](b.Coll)
 	d.sig[0], d.sig[1] = C.uint64_t(b.Sig[0]), C.uint64_t(b.Sig[1])
-	for p := range b.Parities {
-		d.sleepers[p] = cword[uint32, C.uint32_t](b.Sleepers[p])
-	}
+	d.sleepers = cword[uint32, C.uint32_t](b.Sleepers)
 	d.n, d.par, d.spin = C.uint32_t(b.N), C.uint32_t(b.Parities), C.int(b.Spin)
 	d.lines, d.me = cword[uint32, C.char](b.Lines), C.uint32_t(b.Me)
 	x.fast = &commFast{d: d, b: b}

@@ -757,9 +757,8 @@ static inline __attribute__((always_inline)) void shmrun_coll_flush(shmrun_comm_
 	else
 		__atomic_fetch_add(&d->fence, 1, __ATOMIC_SEQ_CST);
 	int wake = 0;
-	for (uint32_t p = 0; p < d->par; p++)
-		if (h->pending & (1 << p))
-			wake |= __atomic_load_n(d->sleepers[p], __ATOMIC_SEQ_CST) != 0;
+	for (uint64_t m = h->pending; m != 0; m &= m - 1)
+		wake |= __atomic_load_n(&d->sleepers[__builtin_ctzll(m)], __ATOMIC_SEQ_CST) != 0;
 	if (wake)
 		shmCommWakeLines(comm);
 	else
@@ -790,7 +789,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 	memcpy(own + SHMRUN_FLAG_KIND, sig, sizeof sig);
 	__atomic_store_n((uint32_t *)(own + SHMRUN_FLAG_SEQ), r, __ATOMIC_RELEASE);
 	h->round = r;
-	h->pending |= (uint8_t)(1 << p);
+	h->pending |= (uint64_t)1 << p;
 	*rc = MPI_SUCCESS;
 	for (uint32_t q = 0; q < d->n; q++) {
 		if (q == d->me)

@@ -107,9 +107,7 @@ func init() {
 			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & (a.par - 1))}
 			return k.verdict(sameFields(same))
 		}
-		for p := range a.par {
-			b.Sleepers[p] = a.lines[a.me][p].ev.Sleepers
-		}
+		b.Sleepers = a.lines[a.me][0].ev.Sleepers
 		return b
 	}
 }

@@ -44,17 +44,18 @@ import (
 // a rank that reads nothing runs up to P/2 rounds ahead of the slowest,
 // and it can check the signatures of round r when it opens round r+P/2,
 // having waited for every rank's round r then. A call of one round whose
-// staged data fits a P/2-th of a buffer puts it in slot (r/2)%(P/2) of the
-// buffer (format.CollSlot), last used by round r-P, and writes it under
-// the lines' rule, unless the rank wrote more of that buffer within the
-// last P rounds.
+// staged data fits an S-th of a buffer (S = format.CollSlots) puts it in
+// slot (r/2)%S of the buffer (format.CollSlot), last used by round r-2S,
+// and writes it once every rank has published round r-2S+1 (and under the
+// lines' rule), unless the rank wrote more of that buffer within the last
+// 2S rounds.
 //
 // The own-line rule: a rank never loads back a word of its own flag line
 // once it has published into it. The others poll that line, and the load
 // waits for it: 35-50 ns a load on a two-rank round of ~150 (bench/NOTES.md).
 // So its own round counts as reached (wait), its own signature is compared
 // from registers (alike, pendSig), its own data comes from its own buffers,
-// and its lines' sleepers words live on its Ibarrier line
+// and its lines' sleepers words live in its Ibarrier block
 // (format.IbarFlagSleepers).
 
 // collArea is one rank's view of a communicator's collective area.
@@ -67,11 +68,12 @@ type collArea struct {
 	// without their wake-up (Pending, see post). It is mapped outside the
 	// Go heap: the C interface's MPI_Barrier advances it too.
 	h        *winc.Coll
-	releaseH func() // gives h back (Free)
-	par      uint32 // line parities: format.CollParities(n), a power of two
-	slotLen  int    // a staging slot's bytes: Chunk / (par/2)
-	fullAt   uint32 // the last round that wrote a staging buffer beyond its slot
-	lines    [][maxParities]flagLine
+	releaseH func()       // gives h back (Free)
+	par      uint32       // line parities: format.CollParities(n), a power of two
+	slots    uint32       // staging slots a buffer: format.CollSlots(n), a power of two
+	slotLen  int          // a staging slot's bytes: Chunk / slots
+	fullAt   uint32       // the last round that wrote a staging buffer beyond its slot
+	lines    [][]flagLine // [rank][parity]
 	stage    [][2][]byte
 	ibar     []barrier.Event
 	ibarN    uint32      // Ibarrier calls this rank has made
@@ -85,8 +87,12 @@ type collArea struct {
 	evenSize int
 	// pend holds the first rounds of the calls whose signatures this rank
 	// has not yet compared with every rank's (offer, agreeFrom), oldest
-	// first; settle compares them once every rank has published them.
-	pend  [maxParities - 1]pending
+	// first from pend[pend0]: a ring, npend long. settle compares them
+	// once every rank has published them. They are rounds this rank
+	// published after the last one every rank has (Seen), so there are
+	// at most P/2 of them (the rule for writing a line).
+	pend  [maxParities]pending
+	pend0 int
 	npend int
 	// stale is the mismatch settle found, returned by the next collective
 	// call that moves data (end), after that call has run.
@@ -95,7 +101,7 @@ type collArea struct {
 }
 
 // maxParities bounds format.CollParities.
-const maxParities = 8
+const maxParities = 64
 
 // pending is a call's first round whose signatures are still to check.
 type pending struct {
@@ -235,17 +241,19 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	if err != nil {
 		return nil, err
 	}
-	if l.Parities > maxParities || l.Parities&(l.Parities-1) != 0 {
-		return nil, fmt.Errorf("collective area with %d round parities", l.Parities)
+	if l.Parities > maxParities || l.Parities&(l.Parities-1) != 0 || l.Slots < 1 || l.Slots&(l.Slots-1) != 0 {
+		return nil, fmt.Errorf("collective area with %d round parities, %d slots", l.Parities, l.Slots)
 	}
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
-		par: uint32(l.Parities), slotLen: int(l.SlotLen()),
-		lines: make([][maxParities]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+		par: uint32(l.Parities), slots: uint32(l.Slots), slotLen: int(l.SlotLen()),
+		lines: make([][]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+	all := make([]flagLine, l.N*l.Parities)
 	for q := range l.N {
+		a.lines[q] = all[q*l.Parities : (q+1)*l.Parities : (q+1)*l.Parities]
 		for p := range l.Parities {
 			off := l.FlagOff(q, p)
 			a.lines[q][p] = flagLine{
-				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, l.IbarLineOff(q)+format.IbarFlagSleepers+4*int64(p)), Light: true},
+				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, l.SleepersOff(q, p)), Light: true},
 				meta: mem[off+8 : off+format.Line : off+format.Line],
 			}
 		}
@@ -304,15 +312,18 @@ const (
 // open starts this rank's next round r and returns it with its line
 // parity. Before the round may reuse its line, every rank must have
 // published round r-P/2; before it may write its staging buffer, round r-1
-// (its slot alone: r-P/2, unless a round of the last P wrote more).
+// (its slot alone: r-2S+1, S the slots, unless a round of the last 2S
+// wrote more).
 func (a *collArea) open(use stageUse) (uint32, int, error) {
 	r := a.h.Round + 1
 	need := r - a.par/2
 	switch {
 	case use == stageFull:
 		need, a.fullAt = r-1, r
-	case use == stageSlot && int32(r-a.fullAt) < int32(a.par):
+	case use == stageSlot && int32(r-a.fullAt) < int32(2*a.slots):
 		need = r - 1
+	case use == stageSlot && int32(r-2*a.slots+1-need) > 0:
+		need = r - 2*a.slots + 1
 	}
 	if int32(a.h.Seen-need) < 0 {
 		if err := a.waitRange(need, 0, a.n); err != nil {
@@ -356,8 +367,8 @@ func (a *collArea) flush() {
 
 // wake is flush after a locked instruction that followed the stores.
 func (a *collArea) wake() {
-	for m := uint32(a.h.Pending); m != 0; m &= m - 1 {
-		a.lines[a.me][bits.TrailingZeros32(m)].ev.Wake() // the round is the futex word
+	for m := a.h.Pending; m != 0; m &= m - 1 {
+		a.lines[a.me][bits.TrailingZeros64(m)].ev.Wake() // the round is the futex word
 	}
 	a.h.Pending = 0
 }
@@ -696,7 +707,7 @@ func (k *call) pendOn(s sig, same sameFields) { k.a.pendOn(k.name, k.r, s.w0, s.
 
 // pendOn is call.pendOn for the call named name whose round is r.
 func (a *collArea) pendOn(name string, r uint32, w0, w1 uint64, same sameFields) {
-	pd := &a.pend[a.npend]
+	pd := &a.pend[(a.pend0+a.npend)&(maxParities-1)]
 	pd.name = name
 	pd.r, pd.same = r, same
 	pd.s.w0, pd.s.w1 = w0, w1
@@ -708,9 +719,8 @@ func (a *collArea) pendOn(name string, r uint32, w0, w1 uint64, same sameFields)
 // now published: a mismatch is kept for end, named after that call.
 func (k *call) settle() {
 	a := k.a
-	i := 0
-	for ; i < a.npend && int32(a.pend[i].r-a.h.Seen) <= 0; i++ {
-		pd := &a.pend[i]
+	for ; a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0; a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
+		pd := &a.pend[a.pend0]
 		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: int(pd.r & (a.par - 1))}
 		if pk.alike(pd.s.w0, pd.s.w1, pd.same, 0, a.n) {
 			continue
@@ -719,7 +729,6 @@ func (k *call) settle() {
 			a.stale = &lateError{fmt.Errorf("%w (rank %d found it in a later collective call here, %s)", err, a.me, k.name)}
 		}
 	}
-	a.npend = copy(a.pend[:], a.pend[i:a.npend])
 }
 
 // lateError is the mismatch of an earlier call that settle found, as the
@@ -904,7 +913,7 @@ func (k *call) waitAll() error { return k.waitFor(0, k.a.n) }
 func (k *call) staging(q int) []byte {
 	b := k.a.stage[q][k.r&1]
 	if k.inSlot {
-		i := int(format.CollSlot(k.r, int(k.a.par))) * k.a.slotLen
+		i := int(format.CollSlot(k.r, int(k.a.slots))) * k.a.slotLen
 		return b[i : i+k.a.slotLen : i+k.a.slotLen]
 	}
 	return b

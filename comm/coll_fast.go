@@ -66,7 +66,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 			return p, c.wrapWait(name, err)
 		}
 	}
-	if a.npend > 0 && int32(a.pend[0].r-a.h.Seen) <= 0 {
+	if a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0 {
 		c.fastSettle(a, name)
 	}
 	own := &a.lines[a.me][p]

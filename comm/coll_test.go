@@ -1134,6 +1134,86 @@ func init() {
 	})
 }
 
+func init() {
+	// ahead: loops of one-round calls with one root, in which one reader
+	// (rank 1) stops now and then, so that the root and the other ranks
+	// run as far ahead as the area lets them (half the line parities with
+	// inline data, 2S-1 rounds through a staging slot: format.CollSlots)
+	// and reuse lines and slots the slow rank may still be reading: every
+	// result is checked, so a rule that let a writer in too early shows
+	// as wrong data.
+	ranktest.Register("ahead", func(c *comm.Comm) error {
+		n, me := c.Size(), c.Rank()
+		slow := func(i int) {
+			if me == 1 && i%37 == 5 {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		for _, m := range []int{1, 40} { // inline, then through a slot
+			for i := range 300 {
+				slow(i)
+				v := int64(i*1000 + m)
+				b := make([]int64, m)
+				if me == 0 {
+					for j := range b {
+						b[j] = v + int64(j)
+					}
+				}
+				if err := comm.Bcast(c, b, 0); err != nil || b[0] != v || b[m-1] != v+int64(m-1) {
+					return fmt.Errorf("Bcast %d of %d: %v, %v", i, m, b[:min(m, 3)], err)
+				}
+			}
+			for i := range 300 {
+				slow(i)
+				send := make([]int64, m)
+				for j := range send {
+					send[j] = int64(i*100+me) + int64(j)
+				}
+				recv := make([]int64, n*m)
+				if err := comm.Gather(c, send, recv, 1); err != nil {
+					return fmt.Errorf("Gather %d of %d: %v", i, m, err)
+				}
+				for q := range n {
+					if me == 1 && (recv[q*m] != int64(i*100+q) || recv[q*m+m-1] != int64(i*100+q+m-1)) {
+						return fmt.Errorf("Gather %d of %d: block %d is %v", i, m, q, recv[q*m:q*m+min(m, 3)])
+					}
+				}
+			}
+			for i := range 300 {
+				slow(i)
+				send := make([]int64, n*m)
+				for j := range send {
+					send[j] = int64(i*10000 + j)
+				}
+				recv := make([]int64, m)
+				if err := comm.Scatter(c, send, recv, 0); err != nil || recv[0] != int64(i*10000+me*m) || recv[m-1] != int64(i*10000+me*m+m-1) {
+					return fmt.Errorf("Scatter %d of %d: %v, %v", i, m, recv[:min(m, 3)], err)
+				}
+			}
+			for i := range 300 {
+				slow(i)
+				x := make([]int64, m)
+				for j := range x {
+					x[j] = int64(i + me + j)
+				}
+				if err := comm.ScanInPlace(c, x, atomics.Sum); err != nil ||
+					x[0] != int64((me+1)*i+me*(me+1)/2) || x[m-1] != int64((me+1)*(i+m-1)+me*(me+1)/2) {
+					return fmt.Errorf("Scan %d of %d: %v, %v", i, m, x[:min(m, 3)], err)
+				}
+			}
+		}
+		return c.Barrier()
+	})
+}
+
+// TestAheadProcs runs "ahead" at 3 ranks (the most line parities) and 8
+// (ranks that outnumber the cores here).
+func TestAheadProcs(t *testing.T) {
+	for _, n := range []int{3, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "ahead") })
+	}
+}
+
 func TestLagProcs(t *testing.T) {
 	for _, n := range []int{3, 8, 16} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) { ranktest.Run(t, n, "lag") })

@@ -6,9 +6,9 @@
  *   collimit -n N [--quick] [--list] all | NAME...
  *
  * N processes (fork) share one MAP_SHARED|MAP_ANONYMOUS area laid out like
- * shmrun's collective area (include/shmrun/format.h: per process two flag
+ * shmrun's collective area (include/shmrun/format.h: per process P flag
  * lines, one per round parity, with 104 inline bytes, and two staging
- * buffers). With N no larger than the CPUs this process may use, each is
+ * buffers; P = shmrun_coll_parities(N)). With N no larger than the CPUs this process may use, each is
  * pinned to one of them and waits by spinning, as ranks under --bind-to
  * core; with more, none is pinned and a wait yields the CPU after 20 polls,
  * as shmrun's oversubscribed policy does.
@@ -21,12 +21,14 @@
  * its line's sequence word (release) once its data for round r is in place
  * and, for a process that only reads in that round, once it has read it; a
  * reader loads the word (acquire) before reading. Before a process writes
- * its line or buffer of round r it waits until every reader of round r-2
- * (same parity) is done with it. Each call uses only the waits its data
- * movement needs: a Bcast's root does not wait for the readers of the
- * current round, a Gather's senders do not wait for each other, a Scan's
- * process waits for the lower ranks only. Loops of calls therefore pipeline
- * as far as the two parities allow.
+ * its line of round r it waits until every reader of round r-P (same line)
+ * is done with it, and before it writes its buffer of round r, every reader
+ * of round r-2. Each call uses only the waits its data movement needs: a
+ * Bcast's root does not wait for the readers of the current round, a
+ * Gather's senders do not wait for each other, a Scan's process waits for
+ * the lower ranks only. Loops of calls therefore pipeline as far as the
+ * lines allow: P-1 rounds where the data rides in them, one where it is
+ * staged.
  *
  * Same timing plan, statistics and RESULT lines as rmabench (benchutil.h);
  * loop rows time first start to last end, _sync rows the slowest process's
@@ -69,6 +71,7 @@ struct control {
 static struct control *ctl;
 static char *area;          /* the collective area */
 static int n, me, oversub;
+static uint32_t lp;         /* flag lines a process: shmrun_coll_parities(n) */
 static uint64_t chunk;      /* staging buffer bytes */
 static uint32_t R;          /* rounds published, alike on every process */
 static int cb_local;
@@ -124,12 +127,12 @@ static void cbar(void)
 
 static inline uint32_t *seq(int q, uint32_t r)
 {
-	return (uint32_t *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & 1) + SHMRUN_FLAG_SEQ);
+	return (uint32_t *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & (lp - 1)) + SHMRUN_FLAG_SEQ);
 }
 
 static inline double *inl(int q, uint32_t r)
 {
-	return (double *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & 1) + SHMRUN_FLAG_INLINE);
+	return (double *)(area + shmrun_coll_flag(PAGE, (uint64_t)n, (uint64_t)q, r & (lp - 1)) + SHMRUN_FLAG_INLINE);
 }
 
 static inline double *stg(int q, uint32_t r)
@@ -277,7 +280,8 @@ static void c_allreduce(size_t m)
 }
 
 /* One-to-all rounds: the root writes, the others read, then publish. Before
- * the root writes round r it waits for the readers of round r-2. */
+ * the root writes round r it waits for the readers of round r-P (inline) or
+ * r-2 (staged). */
 static void c_bcast(size_t m)
 {
 	size_t b = m * sizeof(double), per = chunk / sizeof(double);
@@ -302,9 +306,10 @@ static void c_bcast(size_t m)
 		size_t cm = m - off < per ? m - off : per;
 		uint32_t r = ++R;
 		double *slot = b <= SHMRUN_INLINE_LEN ? inl(0, r) : stg(0, r);
+		uint32_t back = b <= SHMRUN_INLINE_LEN ? lp : 2;
 		if (me == 0) {
-			if (r > 2)
-				await_range(1, n, r - 2);
+			if (r > back)
+				await_range(1, n, r - back);
 			memcpy(slot, sbuf + off, cm * sizeof(double));
 			post(r);
 		} else {
@@ -317,13 +322,13 @@ static void c_bcast(size_t m)
 }
 
 /* All-to-one: everyone writes; the root reads and publishes; a sender
- * writes round r once the root has published r-2 (read it). */
+ * writes round r once the root has published r-P (read it). */
 static void c_gather_reduce(int reduce, size_t m)
 {
 	uint32_t r = ++R;
 	size_t b = m * sizeof(double);
-	if (r > 2)
-		await(0, r - 2);
+	if (r > lp)
+		await(0, r - lp);
 	memcpy(inl(me, r), sbuf, b);
 	if (me == 0) {
 		await_range(1, n, r);
@@ -344,9 +349,10 @@ static void c_scatter(size_t m)
 	uint32_t r = ++R;
 	size_t b = m * sizeof(double);
 	double *slot = (size_t)n * b <= SHMRUN_INLINE_LEN ? inl(0, r) : stg(0, r);
+	uint32_t back = (size_t)n * b <= SHMRUN_INLINE_LEN ? lp : 2;
 	if (me == 0) {
-		if (r > 2)
-			await_range(1, n, r - 2);
+		if (r > back)
+			await_range(1, n, r - back);
 		memcpy(slot, sbuf, (size_t)n * b);
 		post(r);
 		memcpy(rbuf, slot, b);
@@ -398,14 +404,14 @@ static void c_reduce_scatter_block(size_t m)
 }
 
 /* Scan: a process reads the lower ranks' values and publishes once it has;
- * its own line of round r-2 is free once every higher rank has published
- * round r-2. */
+ * its own line of round r-P is free once every higher rank has published
+ * round r-P. */
 static void c_scan(size_t m)
 {
 	uint32_t r = ++R;
 	size_t b = m * sizeof(double);
-	if (r > 2)
-		await_range(me + 1, n, r - 2);
+	if (r > lp)
+		await_range(me + 1, n, r - lp);
 	memcpy(inl(me, r), sbuf, b);
 	await_range(0, me, r);
 	fold(rbuf, m, inl, r, 0, 0, me + 1);
@@ -599,6 +605,7 @@ int main(int argc, char **argv)
 	if (bench_parse(argc, argv, "collimit", meas_name, nmeas, sel, 1, MAXN, 1, &args))
 		return 2;
 	n = args.n;
+	lp = (uint32_t)shmrun_coll_parities((uint64_t)n);
 	quick = args.quick, list = args.list, all = args.all;
 	if (list) {
 		for (int j = 0; j < nmeas; j++)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 9 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 10 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
@@ -164,7 +164,7 @@
 #define SHMRUN_SINGLE_FAILED 0 /* uint8 later rounds: this rank's reads failed */
 #define SHMRUN_IBAR_SEQ 0 /* uint32 Ibarrier calls made: the futex word (Ibarrier line) */
 #define SHMRUN_IBAR_SLEEPERS 4 /* uint32 waiters in the futex phase */
-#define SHMRUN_IBAR_FLAG_SLEEPERS 64 /* [P]uint32 waiters on the rank's flag lines (parity 0, 1, ...) */
+#define SHMRUN_IBAR_FLAG_SLEEPERS 128 /* [P]uint32 waiters on the rank's flag lines (parity 0, 1, ...), in its Ibarrier block */
 #define SHMRUN_OP_USER 255 /* a user-defined op in a signature */
 #define SHMRUN_SAME_COUNT 1 /* the ranks must agree on the count */
 #define SHMRUN_SAME_ROOT 2 /* the ranks must agree on the root */
@@ -316,14 +316,17 @@ static inline uint64_t shmrun_coll_chunk(uint64_t n, uint64_t page)
 	if (c < 16 * n) c = 16 * n;
 	return shmrun_coll_align(c, page);
 }
-static inline uint64_t shmrun_coll_parities(uint64_t n) { return n <= 2 ? 2 : 8; }
+static inline uint64_t shmrun_coll_parities(uint64_t n) { uint64_t p = 64; while (p > 8 && p * n > 4096) p /= 2; return n <= 2 ? 2 : p; }
+static inline uint64_t shmrun_coll_slots(uint64_t n) { return n <= 2 ? 1 : 4; }
 static inline uint64_t shmrun_coll_flag(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return page + (shmrun_coll_parities(n) * q + parity) * SHMRUN_LINE; }
-static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + shmrun_coll_parities(n) * n * SHMRUN_LINE + q * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_ibar_len(uint64_t n) { return (SHMRUN_IBAR_FLAG_SLEEPERS + 4 * shmrun_coll_parities(n) + SHMRUN_LINE - 1) / SHMRUN_LINE * SHMRUN_LINE; }
+static inline uint64_t shmrun_coll_ibar(uint64_t page, uint64_t n, uint64_t q) { return page + shmrun_coll_parities(n) * n * SHMRUN_LINE + q * shmrun_coll_ibar_len(n); }
+static inline uint64_t shmrun_coll_sleepers(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_ibar(page, n, q) + SHMRUN_IBAR_FLAG_SLEEPERS + 4 * parity; }
 static inline uint64_t shmrun_coll_stage_base(uint64_t page, uint64_t n) { return shmrun_coll_align(shmrun_coll_ibar(page, n, n), page); }
 static inline uint64_t shmrun_coll_staging(uint64_t page, uint64_t n, uint64_t q, uint64_t parity) { return shmrun_coll_stage_base(page, n) + (2 * q + parity) * shmrun_coll_chunk(n, page); }
 static inline uint64_t shmrun_coll_total(uint64_t page, uint64_t n) { return shmrun_coll_staging(page, n, n, 0); }
-static inline uint64_t shmrun_coll_slot_len(uint64_t page, uint64_t n) { return shmrun_coll_chunk(n, page) / (shmrun_coll_parities(n) / 2); }
-static inline uint64_t shmrun_coll_slot(uint32_t r, uint64_t n) { return (r >> 1) & (shmrun_coll_parities(n) / 2 - 1); }
+static inline uint64_t shmrun_coll_slot_len(uint64_t page, uint64_t n) { return shmrun_coll_chunk(n, page) / shmrun_coll_slots(n); }
+static inline uint64_t shmrun_coll_slot(uint32_t r, uint64_t n) { return (r >> 1) & (shmrun_coll_slots(n) - 1); }
 
 /* Inbox of a world of n ranks (format.NewInboxLayout, P2PRing, P2PEager, P2PChunk). */
 static inline uint64_t shmrun_p2p_ring(uint64_t n) { return n <= 8 ? 64u << 10 : n <= 16 ? 32u << 10 : n <= 64 ? 16u << 10 : n <= 1024 ? 4u << 10 : 1u << 10; }

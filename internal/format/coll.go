@@ -6,8 +6,8 @@ import "github.com/shmrun/shmrun/shm"
 // made by the communicator's first collective call, or a heap block in the
 // goroutine test mode) holds, after a one-page header, per rank P flag
 // lines (round parities 0 to P-1, P = CollParities(n)), one
-// nonblocking-barrier line, and two staging buffers of CollChunk bytes
-// each.
+// nonblocking-barrier block (its line, then the flag lines' sleepers
+// words), and two staging buffers of CollChunk bytes each.
 //
 // A collective runs in rounds numbered 1, 2, ... on every rank alike. In
 // round r, rank q fills its staging buffer of parity r&1 and the inline
@@ -37,8 +37,8 @@ const (
 // Words of a flag line, as offsets from the line's start.
 const (
 	FlagSeq = 0 // uint32 the round last published: the futex word
-	// +4: unused; the line's sleepers word is on the rank's Ibarrier line
-	// (IbarFlagSleepers).
+	// +4: unused; the line's sleepers word is in the rank's Ibarrier
+	// block (IbarFlagSleepers).
 	FlagKind   = 8  // uint8 the call (Coll*) of the round's signature
 	FlagType   = 9  // uint8 element type (atomics.Type), 0 for bytes
 	FlagOp     = 10 // uint8 reduction op (atomics.Op), OpUser, or 0
@@ -49,16 +49,18 @@ const (
 	InlineLen  = Line - FlagInline
 )
 
-// Words of a rank's nonblocking-barrier line.
+// Words of a rank's nonblocking-barrier block: its Ibarrier line, then
+// the sleepers words of its flag lines.
 const (
 	IbarSeq      = 0 // uint32 Ibarrier calls made by the rank: the futex word
 	IbarSleepers = 4 // uint32 waiters in the futex phase
 	// IbarFlagSleepers holds the waiters in the futex phase on the rank's
-	// flag lines (parity 0, 1, ...): a uint32 each, on the line's
-	// second half, which nothing polls. On the flag line itself, the
-	// waker's load of the word right after its round's store would wait
-	// for the line the other ranks are polling (~35 ns a round).
-	IbarFlagSleepers = 64
+	// flag lines (parity 0, 1, ..., P-1): a uint32 each, on the lines
+	// after the Ibarrier line, which nothing polls. On the flag line
+	// itself, the waker's load of the word right after its round's store
+	// would wait for the line the other ranks are polling (~35 ns a
+	// round).
+	IbarFlagSleepers = Line
 )
 
 // Single copy. A large Bcast or Allreduce between processes moves its data
@@ -80,18 +82,37 @@ const (
 )
 
 // CollParities is the flag lines a rank has in a collective area of n
-// ranks: the round parities. Two ranks alternate two; more ranks keep
-// eight, so that a rank that reads nothing in a call of one round (a
-// Bcast's root) may run four rounds ahead of the slowest before it must
+// ranks: the round parities. Two ranks alternate two; more ranks keep up
+// to 64, fewer as n grows (P·n at most 4096, P at least 8), so that a
+// rank that reads nothing in a call of one round (a Bcast's root, a
+// Gather's sender) may run P/2 rounds ahead of the slowest before it must
 // wait (the rule above), as the ranks of a loop of such calls do when
-// they outnumber the cores: each then does several calls' work each time
-// it runs (four rounds ahead measured 2.4 against 3.6 µs a Bcast at 8
-// ranks on 2 cores, against two; bench/NOTES.md).
+// they outnumber the cores: each then does many calls' work each time it
+// runs. A Bcast of 8 bytes at 8 ranks on 2 cores took 3.6 µs two rounds
+// ahead, 2.0 at four, 0.93 at eight and 0.6 at 32 (bench/NOTES.md).
 func CollParities(n int) int {
 	if n <= 2 {
 		return 2
 	}
-	return 8
+	p := 64
+	for p > 8 && p*n > 4096 {
+		p /= 2
+	}
+	return p
+}
+
+// CollSlots is the slots of a staging buffer in a collective area of n
+// ranks (CollSlot): one for two ranks, else four. A slot is reused 2·S
+// rounds on (S the slots), so a rank writes its slot of round r once
+// every rank has published round r-2S+1: a call of one round with staged
+// data (a Gather's block) runs up to 2S-1 rounds ahead where its lines
+// alone would allow P/2, and the slots stay a quarter of a buffer
+// (16 KiB up to 16 ranks) however many parities the lines have.
+func CollSlots(n int) int {
+	if n <= 2 {
+		return 1
+	}
+	return 4
 }
 
 // OpUser marks a user-defined op (comm.OpCreate) in a signature: its
@@ -139,8 +160,8 @@ const (
 // CollLayout is where things are in the collective area of n ranks.
 type CollLayout struct {
 	N int
-	// Parities is CollParities(N).
-	Parities int
+	// Parities is CollParities(N), Slots CollSlots(N).
+	Parities, Slots int
 	// Chunk is each staging buffer's length: a page multiple that shrinks
 	// with n so the area stays near 2 MiB, from 64 KiB down to one page
 	// (and never below 16 bytes a rank, which Alltoallv's counts need).
@@ -148,8 +169,10 @@ type CollLayout struct {
 	// FlagsOff is rank 0's flag line of parity 0; rank q's line of parity
 	// p is FlagOff(q, p).
 	FlagsOff int64
-	// IbarOff is rank 0's nonblocking-barrier line.
-	IbarOff int64
+	// IbarOff is rank 0's nonblocking-barrier block, IbarLen a block's
+	// length: the Ibarrier line, then lines holding the P sleepers words
+	// of the rank's flag lines (IbarFlagSleepers).
+	IbarOff, IbarLen int64
 	// StageOff is rank 0's staging buffer of parity 0 (page aligned).
 	StageOff int64
 	// Total is the area's size, a page multiple.
@@ -162,9 +185,10 @@ func NewCollLayout(n int, page int64) CollLayout {
 	chunk := min(max((2<<20)/(2*int64(n)), page), 64<<10)
 	chunk = max(chunk, 16*int64(n))
 	chunk, _ = shm.AlignUp(chunk, page)
-	l := CollLayout{N: n, Parities: CollParities(n), Chunk: chunk, FlagsOff: page}
+	l := CollLayout{N: n, Parities: CollParities(n), Slots: CollSlots(n), Chunk: chunk, FlagsOff: page}
 	l.IbarOff = l.FlagsOff + int64(l.Parities*n)*Line
-	l.StageOff, _ = shm.AlignUp(l.IbarOff+int64(n)*Line, page)
+	l.IbarLen, _ = shm.AlignUp(IbarFlagSleepers+4*int64(l.Parities), Line)
+	l.StageOff, _ = shm.AlignUp(l.IbarOff+int64(n)*l.IbarLen, page)
 	l.Total = l.StageOff + 2*int64(n)*chunk
 	return l
 }
@@ -172,19 +196,25 @@ func NewCollLayout(n int, page int64) CollLayout {
 // FlagOff is rank q's flag line of parity p.
 func (l CollLayout) FlagOff(q, p int) int64 { return l.FlagsOff + int64(l.Parities*q+p)*Line }
 
-// IbarLineOff is rank q's nonblocking-barrier line.
-func (l CollLayout) IbarLineOff(q int) int64 { return l.IbarOff + int64(q)*Line }
+// IbarLineOff is rank q's nonblocking-barrier line (its block).
+func (l CollLayout) IbarLineOff(q int) int64 { return l.IbarOff + int64(q)*l.IbarLen }
+
+// SleepersOff is the sleepers word of rank q's flag line of parity p.
+func (l CollLayout) SleepersOff(q, p int) int64 {
+	return l.IbarLineOff(q) + IbarFlagSleepers + 4*int64(p)
+}
 
 // SlotLen is a staging slot's length: a call of one round whose staged
 // data fits it puts it in its round's slot of the buffer (CollSlot), and
-// may then write it as early as its flag line (the rule above, for
-// rounds r-P and r: no round in between wrote more of the buffer).
-func (l CollLayout) SlotLen() int64 { return l.Chunk / int64(l.Parities/2) }
+// may then write it once every rank has published round r-2S+1 (S the
+// slots), unless a round of its last 2S wrote more of the buffer.
+func (l CollLayout) SlotLen() int64 { return l.Chunk / int64(l.Slots) }
 
 // CollSlot is the slot of its staging buffer that round r of a call of
-// one round uses in an area of p parities: (r/2) mod (p/2), at
-// CollSlot·SlotLen bytes into the buffer of parity r&1.
-func CollSlot(r uint32, p int) uint32 { return r >> 1 & uint32(p/2-1) }
+// one round uses in an area of s slots a buffer: (r/2) mod s, at
+// CollSlot·SlotLen bytes into the buffer of parity r&1. The slot was last
+// used by round r-2s.
+func CollSlot(r uint32, s int) uint32 { return r >> 1 & uint32(s-1) }
 
 // StagingOff is rank q's staging buffer of parity p.
 func (l CollLayout) StagingOff(q, p int) int64 { return l.StageOff + int64(2*q+p)*l.Chunk }

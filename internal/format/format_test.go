@@ -166,24 +166,27 @@ func itoa[T ~int | ~int64 | ~uint32](v T) string { return strconv.FormatInt(int6
 // TestFormatDocTables checks docs/FORMAT.md's tables and layout formulas
 // against the constants, so the page cannot drift from the code.
 // TestCollLayout: the parts of a collective area do not overlap, the
-// staging buffers are page aligned, and a rank's flag lines' sleepers
-// words fit the second half of its Ibarrier line.
+// staging buffers are page aligned, the parities stay within their
+// bounds, and a rank's flag lines' sleepers words fit the lines after its
+// Ibarrier line.
 func TestCollLayout(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 8, 64, 1000} {
+	for _, n := range []int{1, 2, 3, 8, 64, 65, 128, 129, 256, 257, 1000} {
 		l := format.NewCollLayout(n, shm.PageSize)
-		p := l.Parities
-		if p < 2 || p&(p-1) != 0 || (n <= 2) != (p == 2) {
+		p, s := l.Parities, l.Slots
+		if p < 2 || p&(p-1) != 0 || (n <= 2) != (p == 2) || p > 64 || (n > 2 && (p < 8 || (p > 8 && p*n > 4096))) {
 			t.Errorf("n=%d: %d parities", n, p)
 		}
-		if l.FlagOff(n-1, p-1)+format.Line != l.IbarOff || l.IbarLineOff(n-1)+format.Line > l.StageOff ||
+		if l.FlagOff(n-1, p-1)+format.Line != l.IbarOff || l.IbarLineOff(n-1)+l.IbarLen > l.StageOff ||
 			l.StageOff%shm.PageSize != 0 || l.StagingOff(n-1, 1)+l.Chunk != l.Total || l.Total%shm.PageSize != 0 {
 			t.Errorf("n=%d: layout %+v", n, l)
 		}
-		if l.SlotLen()*int64(p/2) != l.Chunk || l.SlotLen()%64 != 0 || format.CollSlot(uint32(2*p-1), p) != uint32(p/2-1) {
-			t.Errorf("n=%d: slots of %d bytes in a chunk of %d", n, l.SlotLen(), l.Chunk)
+		if s < 1 || s&(s-1) != 0 || l.SlotLen()*int64(s) != l.Chunk || l.SlotLen()%64 != 0 ||
+			format.CollSlot(uint32(4*s-1), s) != uint32(s-1) {
+			t.Errorf("n=%d: %d slots of %d bytes in a chunk of %d", n, s, l.SlotLen(), l.Chunk)
 		}
-		if format.IbarFlagSleepers < 64 || format.IbarFlagSleepers+4*p > format.Line {
-			t.Errorf("n=%d: %d sleepers words from %d do not fit the line's second half", n, p, format.IbarFlagSleepers)
+		if l.IbarLen%format.Line != 0 || format.IbarFlagSleepers < format.IbarSleepers+4 ||
+			l.SleepersOff(n-1, p-1)+4 > l.IbarLineOff(n-1)+l.IbarLen || l.SleepersOff(0, 0) < l.IbarLineOff(0)+format.Line {
+			t.Errorf("n=%d: %d sleepers words from %d do not fit lines of their own in a block of %d", n, p, format.IbarFlagSleepers, l.IbarLen)
 		}
 	}
 }
@@ -244,16 +247,17 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("flavor: %d shared, %d allocate, %d create, %d dynamic", format.FlavorShared, format.FlavorAllocate, format.FlavorCreate, format.FlavorDynamic),
 		fmt.Sprintf("Size: `%d + %d·max` bytes,\nmax = `shmrun_max_attach` (default %d).", format.AttachEntries, format.AttachEntryLen, format.DefaultMaxAttach),
 		fmt.Sprintf("kind: %d control, %d window, %d collective, %d inbox", shm.KindControl, shm.KindWindow, shm.KindCollective, shm.KindInbox),
-		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word; its sleepers word is on the\nrank's Ibarrier line), `+4` 4 bytes unused, `+%d uint8` kind, `+%d uint8`\nelement type, `+%d uint8` op (%d: a user op), `+%d uint8` failed",
+		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word; its sleepers word is in the\nrank's Ibarrier block), `+4` 4 bytes unused, `+%d uint8` kind, `+%d uint8`\nelement type, `+%d uint8` op (%d: a user op), `+%d uint8` failed",
 			format.FlagSeq, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),
 		fmt.Sprintf("`+%d int32` root, `+%d uint64`\ncount, `+%d` %d inline bytes.",
 			format.FlagRoot, format.FlagCount, format.FlagInline, format.InlineLen),
 		fmt.Sprintf("%d Barrier to %d Exscan", format.CollBarrier, format.CollExscan),
 		fmt.Sprintf("%d Free, %d Dup, %d Split, %d\nCreate, %d SplitType, %d a window's creation and %d Finalize",
 			format.CollFree, format.CollDup, format.CollSplit, format.CollCreate, format.CollSplitType, format.CollWinCreate, format.CollFinalize),
-		fmt.Sprintf("An Ibarrier line:\n`+%d uint32` calls made (the futex word), `+%d uint32` sleepers, `+%d\n[P]uint32` the sleepers of the rank's flag lines of parity 0, 1, ...", format.IbarSeq, format.IbarSleepers, format.IbarFlagSleepers),
-		fmt.Sprintf("| rank q's Ibarrier line | `page + %dPn + %dq` |", format.Line, format.Line),
-		fmt.Sprintf("P = %d for n <= 2, else %d", format.CollParities(2), format.CollParities(3)),
+		fmt.Sprintf("An Ibarrier block: its line,\n`+%d uint32` calls made (the futex word), `+%d uint32` sleepers; then `+%d\n[P]uint32` the sleepers of the rank's flag lines of parity 0, 1, ...", format.IbarSeq, format.IbarSleepers, format.IbarFlagSleepers),
+		fmt.Sprintf("| rank q's Ibarrier block | `page + %dPn + Iq`, I = %d + 4P rounded up to a line", format.Line, format.IbarFlagSleepers),
+		fmt.Sprintf("P = %d for n <= 2, else %d, halved while P > %d and Pn > 4096", format.CollParities(2), format.CollParities(3), format.CollParities(4097)),
+		fmt.Sprintf("S = %d for n <= 2, else %d", format.CollSlots(2), format.CollSlots(3)),
 		fmt.Sprintf("`+%d int32` process id, `+%d uint64` the send buffer's address", format.SinglePID, format.SingleSend),
 		fmt.Sprintf("`+%d uint64` the receive buffer's address", format.SingleRecv),
 		fmt.Sprintf("inline byte %d is 1 if the\nrank's reads failed", format.SingleFailed),

@@ -245,8 +245,7 @@ type Coll struct {
 	Seen uint32
 	// Pending has bit p set when a round of parity p was published
 	// without waking its line's sleepers.
-	Pending uint8
-	_       [7]uint8
+	Pending uint64
 }
 
 // Offsets of Coll's fields (capi.h's shmrun_coll repeats them).
@@ -298,10 +297,11 @@ var colls struct {
 // its collective area.
 type Barrier struct {
 	Coll *Coll
-	// Sig is the signature words Barrier publishes; Sleepers[p] points to
-	// the sleepers word of this rank's line of parity p.
+	// Sig is the signature words Barrier publishes; Sleepers points to
+	// the sleepers words of this rank's lines, [Parities]uint32 (parity
+	// 0, 1, ...: format.IbarFlagSleepers).
 	Sig      [2]uint64
-	Sleepers [8]*uint32
+	Sleepers *uint32
 	// N is the ranks, Parities the line parities (format.CollParities),
 	// Spin the polls before a wait goes to WaitRound.
 	N, Parities uint32

@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	CHECK(MPI_Barrier(dup) == MPI_SUCCESS, "barrier after a bcast");
 	MPI_Comm_free(&dup);
 	/* The same in pairs of a Go and a C rank, whose areas alternate two
-	 * line parities instead of eight (shmrun_coll_parities). */
+	 * line parities instead of 64 (shmrun_coll_parities). */
 	MPI_Comm pair;
 	int pr;
 	MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &pair);

@@ -47,7 +47,7 @@ func TestHeaderMatchesGo(t *testing.T) {
 	if err != nil {
 		t.Skip("gcc not found: the C header's layout math is not checked against Go's")
 	}
-	ns := []int{1, 2, 3, 7, 31, 32, 33, 100, 1000}
+	ns := []int{1, 2, 3, 7, 31, 32, 33, 64, 65, 100, 128, 129, 256, 257, 1000}
 	pages := []int64{4096, 16384, 65536}
 	var prog strings.Builder
 	prog.WriteString("#include <stdio.h>\n#include <string.h>\n#include <shmrun/format.h>\n")
@@ -99,7 +99,10 @@ func TestHeaderMatchesGo(t *testing.T) {
 			add(fmt.Sprintf("shmrun_coll_staging(%d, %d, %d, 1)", page, n, n-1), cl.StagingOff(n-1, 1))
 			add(fmt.Sprintf("shmrun_coll_total(%d, %d)", page, n), cl.Total)
 			add(fmt.Sprintf("shmrun_coll_slot_len(%d, %d)", page, n), cl.SlotLen())
-			add(fmt.Sprintf("shmrun_coll_slot(7, %d)", n), int64(format.CollSlot(7, cl.Parities)))
+			add(fmt.Sprintf("shmrun_coll_slots(%d)", n), int64(cl.Slots))
+			add(fmt.Sprintf("shmrun_coll_slot(7, %d)", n), int64(format.CollSlot(7, cl.Slots)))
+			add(fmt.Sprintf("shmrun_coll_ibar_len(%d)", n), cl.IbarLen)
+			add(fmt.Sprintf("shmrun_coll_sleepers(%d, %d, %d, %d)", page, n, n-1, cl.Parities-1), cl.SleepersOff(n-1, cl.Parities-1))
 			il := format.NewInboxLayout(n, page)
 			add(fmt.Sprintf("shmrun_p2p_ring(%d)", n), il.Ring)
 			add(fmt.Sprintf("shmrun_p2p_eager(%d)", il.Ring), int64(format.P2PEager(il.Ring)))
