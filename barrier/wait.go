@@ -130,6 +130,12 @@ const (
 // to publish the rank's waits for the launcher's deadlock watch.
 var Watch func(w Waiting, asleep bool)
 
+// Idle, when set, is called by a wait whose condition is still false
+// after its spin phase, before it yields or sleeps: package comm starts
+// there the work it put off (a nonblocking collective's job, which the
+// wait may depend on). Set once, before any wait.
+var Idle func()
+
 // Await returns nil once done() is true, or ErrAborted once *abort is nonzero
 // (abort may be nil). done must read shared state with atomic loads.
 func (e Event) Await(abort *uint32, p Policy, done func() bool) error {
@@ -149,6 +155,9 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 	}
 	if aborted(abort) {
 		return ErrAborted
+	}
+	if idle := Idle; idle != nil {
+		idle()
 	}
 	if p.Yield > 0 {
 		// The clock is read first after 16 yields, not before the first:

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 
 	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // The small collectives' fast path: a call of one round whose data rides
@@ -26,7 +27,8 @@ import (
 
 // fastArea returns c's collective area when c's next small call may take
 // the fast path: c is live, nothing observes the job, the area is made and
-// no nonblocking collective is queued. nil otherwise.
+// no nonblocking collective is queued, unless the call is the running
+// job's own (nbc.go). nil otherwise.
 func (c *Comm) fastArea() *collArea {
 	if c == nil || c.t == nil || rec != nil || chk != nil || c.freed.Load() {
 		return nil
@@ -38,8 +40,8 @@ func (c *Comm) fastArea() *collArea {
 	if a == nil {
 		return nil
 	}
-	if q := c.nbc.Load(); q != nil && q.pending.Load() != 0 {
-		return nil
+	if q := c.nbc.Load(); q != nil && q.pending.Load() != 0 && q.runner.Load() != raw.Goroutine() {
+		return nil // queued jobs run first (prepare), but for the running job's own call
 	}
 	return a
 }

@@ -113,6 +113,9 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
+	// Ranks that share cores start no nonblocking collective's worker
+	// before a kick (nbc.go).
+	nbcLazy.Store(e.policy.Spin <= barrier.OversubscribedPolicy.Spin)
 	single := allowSingleCopy(!e.noSingleCopy)
 	c := newComm(t, os.Exit)
 	if c.eng, err = newEngine(t, single); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shmrun/shmrun/barrier"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -24,12 +25,14 @@ func nbcRequest(_ string, j *nbcJob) (*Request, error) {
 		case <-j.done:
 			return true, j.err
 		default:
+			j.q.kick() // a test is when a parked job starts (nbcLazy)
 			return false, nil
 		}
 	}}}, nil
 }
 
 func init() {
+	barrier.Idle = kickParked
 	winc.StartNBC = func(x any, call string, run func() error) (any, error) {
 		c, _ := x.(*Comm)
 		r, err := c.startNBC(call, func(*Comm) error { return run() })
@@ -133,4 +136,37 @@ func jobEnded() {
 		e.notify(e.bell)
 	}
 	jobBells.mu.Unlock()
+}
+
+// kick starts q's worker if its jobs wait for one and the first is not
+// running already (a Wait's, runInline: its wait kicks too, and the jobs
+// after it must wait for it anyway).
+func (q *nbcQueue) kick() {
+	if nbcParked.Load() == 0 {
+		return
+	}
+	q.mu.Lock()
+	if q.parked && (len(q.jobs) == 0 || q.jobs[0].state.Load() == 0) {
+		// (A first job claimed already unparked the queue, runFirst,
+		// unless another goroutine queued more since.)
+		q.parked = false
+		nbcParked.Add(-1)
+		if len(q.jobs) > 0 && !q.running {
+			q.running = true
+			go q.work()
+		}
+	}
+	q.mu.Unlock()
+}
+
+// kickParked kicks every queue whose jobs wait for a kick: a wait of the
+// runtime about to yield or sleep (barrier.Idle), which a job of this
+// rank may be what it waits for.
+func kickParked() {
+	if nbcParked.Load() == 0 {
+		return
+	}
+	for _, q := range allQueues() {
+		q.kick()
+	}
 }

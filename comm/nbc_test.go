@@ -109,3 +109,111 @@ func TestJobEndWakesWaitany(t *testing.T) {
 		cfg.Env = append(cfg.Env, launcher.EnvWait+"=spin=1,yield=0,sleep=1s")
 	}))
 }
+
+func init() {
+	// parked: ranks that share cores (SHMRUN_WAIT=oversubscribed) start
+	// no worker when they queue a nonblocking collective (nbc.go); the
+	// job must still run whenever the rank waits or tests in the runtime.
+	// Each case has rank 1 wait for rank 0's job while rank 0 is in some
+	// other call that blocks, or tests, or queues more.
+	ranktest.Register("parked", func(c *comm.Comm) error {
+		me, peer := c.Rank(), 1-c.Rank()
+		d, err := c.Dup()
+		if err != nil {
+			return err
+		}
+		sum := func(i int) int64 { return int64(2*i + 1) }
+		for i := range 20 {
+			// A blocking receive: rank 1 sends only once its Iallreduce,
+			// which needs rank 0's job, is done.
+			x := []int64{int64(i + me)}
+			q, err := comm.IallreduceInPlace(c, x, atomics.Sum)
+			if err != nil {
+				return err
+			}
+			m := []int64{0}
+			if me == 0 {
+				if _, err := comm.RecvT(c, m, peer, 7); err != nil {
+					return err
+				}
+			}
+			if _, err := q.Wait(); err != nil || x[0] != sum(i) {
+				return fmt.Errorf("round %d, after a receive: %d, %v", i, x[0], err)
+			}
+			if me == 1 {
+				if err := comm.SendT(c, m, peer, 7); err != nil {
+					return err
+				}
+			}
+			// A blocking collective on another communicator.
+			x[0] = int64(i + me)
+			if q, err = comm.IallreduceInPlace(c, x, atomics.Sum); err != nil {
+				return err
+			}
+			if me == 0 {
+				if err := d.Barrier(); err != nil {
+					return err
+				}
+			}
+			if _, err := q.Wait(); err != nil || x[0] != sum(i) {
+				return fmt.Errorf("round %d, after a Barrier elsewhere: %d, %v", i, x[0], err)
+			}
+			if me == 1 {
+				if err := d.Barrier(); err != nil {
+					return err
+				}
+			}
+			// Tests alone.
+			x[0] = int64(i + me)
+			if q, err = comm.IallreduceInPlace(c, x, atomics.Sum); err != nil {
+				return err
+			}
+			if me == 1 {
+				time.Sleep(100 * time.Microsecond)
+			}
+			for ok := false; !ok; {
+				if _, ok, err = q.Test(); err != nil {
+					return err
+				}
+			}
+			if x[0] != sum(i) {
+				return fmt.Errorf("round %d, by tests: %d", i, x[0])
+			}
+			// Several queued, then a blocking collective on the same
+			// communicator (which runs them first, in order), then
+			// Waitany over the rest.
+			ys := [][]int64{{int64(i + me)}, {int64(10*i + me)}, {int64(100*i + me)}}
+			var qs []*comm.Request
+			for _, y := range ys {
+				q, err := comm.IallreduceInPlace(c, y, atomics.Sum)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
+			}
+			z := []int64{int64(me)}
+			if err := comm.AllreduceInPlace(c, z, atomics.Max); err != nil || z[0] != 1 {
+				return fmt.Errorf("round %d, Allreduce after three queued: %d, %v", i, z[0], err)
+			}
+			for range qs {
+				if _, _, err := comm.Waitany(qs); err != nil {
+					return err
+				}
+			}
+			if ys[0][0] != sum(i) || ys[1][0] != 20*int64(i)+1 || ys[2][0] != 200*int64(i)+1 {
+				return fmt.Errorf("round %d, queued three: %v", i, ys)
+			}
+		}
+		return d.Free()
+	})
+}
+
+// TestParkedJobsProgress: with the oversubscribed wait policy, queued
+// jobs start only when their rank tests or waits, and every way of doing
+// so runs them (see "parked"). Without the waits' kick (barrier.Idle) the
+// first case deadlocks, which the deadlock watch ends.
+func TestParkedJobsProgress(t *testing.T) {
+	ranktest.Run(t, 2, "parked", ranktest.Configure(func(cfg *launcher.Config) {
+		cfg.Env = append(cfg.Env, launcher.EnvWait+"=oversubscribed")
+	}))
+}
