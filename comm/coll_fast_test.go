@@ -11,6 +11,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/ranktest"
 )
 
@@ -304,6 +305,49 @@ func TestFastPathCollectives(t *testing.T) {
 					}
 				}
 				return stillWorks(c)
+			})
+		})
+	}
+}
+
+// TestManyRanksParities: the collective areas whose line parities shrink
+// with the ranks (format.CollParities: 32 from 65 ranks, 16 from 129)
+// carry loops of one-round calls, whose roots run ahead as far as those
+// allow, and an exchange, every result checked.
+func TestManyRanksParities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("129 ranks")
+	}
+	for _, n := range []int{65, 129} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ranktest.RunLocal(t, n, func(c *comm.Comm) error {
+				me := c.Rank()
+				for i := range 80 {
+					b := []int64{0}
+					if me == i%3 {
+						b[0] = int64(i)
+					}
+					if err := comm.Bcast(c, b, i%3); err != nil || b[0] != int64(i) {
+						return fmt.Errorf("Bcast %d: %d, %v", i, b[0], err)
+					}
+					g := make([]int32, n)
+					if err := comm.Gather(c, []int32{int32(i + me)}, g, 1); err != nil {
+						return err
+					}
+					for q := range g {
+						if me == 1 && g[q] != int32(i+q) {
+							return fmt.Errorf("Gather %d: block %d is %d", i, q, g[q])
+						}
+					}
+				}
+				x := []int64{int64(me)}
+				if err := comm.AllreduceInPlace(c, x, atomics.Sum); err != nil || x[0] != int64(n*(n-1)/2) {
+					return fmt.Errorf("Allreduce: %d, %v", x[0], err)
+				}
+				if p := comm.LineParities(c); p != format.CollParities(n) || p >= 64 {
+					return fmt.Errorf("%d line parities at %d ranks, want %d (< 64)", p, n, format.CollParities(n))
+				}
+				return nil
 			})
 		})
 	}

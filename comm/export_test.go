@@ -63,3 +63,12 @@ func FastRounds(c *Comm) uint64 {
 	}
 	return 0
 }
+
+// LineParities is the line parities of c's collective area (0 before it
+// is made).
+func LineParities(c *Comm) int {
+	if a := c.coll.Load(); a != nil {
+		return int(a.par)
+	}
+	return 0
+}
