@@ -169,11 +169,9 @@ func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) 
 }
 
 // work runs q's jobs until none is left, in order. A job a Wait has
-// claimed (runInline) it leaves to that Wait and stops: the job's end
-// (runJob) starts a worker again if jobs are left. Waiting for the job
-// instead parked this goroutine and woke it again at the end, two thread
-// hand-overs a job: an Iallreduce + Wait loop at 8 ranks on 2 cores,
-// where each rank's two Ps wake a thread for it, took 46 µs a call.
+// claimed (runInline) it leaves to that Wait and stops, rather than
+// sleep until the job's end and be woken then: the job's end (runJob)
+// starts a worker again if jobs are left.
 func (q *nbcQueue) work() {
 	q.mu.Lock()
 	for len(q.jobs) > 0 {
@@ -250,31 +248,24 @@ func (q *nbcQueue) runInline(j *nbcJob) {
 }
 
 // runFirst runs the job first in line here if nobody has claimed it,
-// reporting whether it did.
+// reporting whether it did. Once it is claimed nothing waits for a kick
+// (until the job's end parks the jobs after it: runJob).
 func (q *nbcQueue) runFirst() bool {
 	q.mu.Lock()
 	var h *nbcJob
-	if len(q.jobs) > 0 {
+	if len(q.jobs) > 0 && q.jobs[0].state.CompareAndSwap(0, 1) {
 		h = q.jobs[0]
+		if q.parked {
+			q.parked = false
+			nbcParked.Add(-1)
+		}
 	}
 	q.mu.Unlock()
-	if h == nil || !h.state.CompareAndSwap(0, 1) {
+	if h == nil {
 		return false
 	}
-	q.unpark()
 	q.runJob(h)
 	return true
-}
-
-// unpark: q's first job is claimed, so nothing waits for a kick (until
-// the job's end parks the rest: runJob).
-func (q *nbcQueue) unpark() {
-	q.mu.Lock()
-	if q.parked {
-		q.parked = false
-		nbcParked.Add(-1)
-	}
-	q.mu.Unlock()
 }
 
 // drain waits until q has no job queued or running, unless the caller is
