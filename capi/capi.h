@@ -143,6 +143,10 @@ typedef struct shmrun_comm_desc {
 	char *lines;
 	uint32_t me;
 	uint64_t fence;
+	/* Rank 0 of more than two ranks: the checker's done word
+	 * (SHMRUN_CHECK_DONE), which it advances past each round it has
+	 * compared; NULL elsewhere. */
+	uint32_t *checked;
 	/* Nonblocking collectives queued or running (capi's nbc.go): while
 	 * nonzero the fast paths leave the collective area to them. */
 	uint32_t nbc;

@@ -97,6 +97,9 @@ func installCommDesc(x *commH) {
 	d.sleepers = cword[uint32, C.uint32_t](b.Sleepers)
 	d.n, d.par, d.spin = C.uint32_t(b.N), C.uint32_t(b.Parities), C.int(b.Spin)
 	d.lines, d.me = cword[uint32, C.char](b.Lines), C.uint32_t(b.Me)
+	if b.Checked != nil {
+		d.checked = cword[uint32, C.uint32_t](b.Checked)
+	}
 	x.fast = &commFast{d: d, b: b}
 	setCommSlot(d)
 }

@@ -818,8 +818,13 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		if (q == d->me)
 			continue; /* its own words are w0, w1 */
 		uint64_t m[2];
-		memcpy(m, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_KIND, sizeof m);
-		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1)) {
+		const char *line = SHMRUN_FLINE(d, q, p);
+		memcpy(m, line + SHMRUN_FLAG_KIND, sizeof m);
+		/* A line that no longer holds round r was moved on by a rank
+		 * in another call (comm's coll_check.go): what was read of it
+		 * is not round r's, and Go names the mismatch. */
+		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1) ||
+		    __atomic_load_n((const uint32_t *)(line + SHMRUN_FLAG_SEQ), __ATOMIC_ACQUIRE) != r) {
 			/* Go's verdict: a mismatch, or types that match by size (a
 			 * rank of MPI_BYTE, say), over every rank's line. */
 			if ((*rc = shmCommMismatch(comm, r, kind, same)) != MPI_SUCCESS)
@@ -827,6 +832,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 			break;
 		}
 	}
+	if (d->checked != NULL)
+		__atomic_store_n(d->checked, r, __ATOMIC_RELEASE); /* every round through r compared */
 	*parity = p;
 	return 0;
 }

@@ -105,7 +105,14 @@ func init() {
 		}
 		b.Mismatch = func(r uint32, kind, same uint8) error {
 			k := call{c: c, a: a, name: kindName(kind), r: r, p: int(r & (a.par - 1))}
-			return k.verdict(sameFields(same))
+			err := k.verdict(sameFields(same))
+			if a.star && a.me == 0 {
+				a.publishChecked() // the round is compared
+			}
+			return err
+		}
+		if a.star && a.me == 0 {
+			b.Checked = a.chk.done
 		}
 		b.Sleepers = a.lines[a.me][0].ev.Sleepers
 		return b

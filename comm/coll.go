@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,13 +38,15 @@ import (
 // copying or reducing its share.
 //
 // A rank writes its line of round r (parity r%P, P = format.CollParities)
-// once every rank has published round r-P/2, and its staging buffer of
-// round r once every rank has published round r-1 (open): a rank reads a
-// round's lines, its pending signature checks included, before it
-// publishes round r+P/2, and a round's buffers before its next round. So
-// a rank that reads nothing runs up to P/2 rounds ahead of the slowest,
-// and it can check the signatures of round r when it opens round r+P/2,
-// having waited for every rank's round r then. A call of one round whose
+// once the ranks that read its line of round r-P are done with it
+// (lineFree), and its staging buffer of round r once every rank has
+// published round r-1 (open). With two ranks, each reads every line of
+// round r, its pending signature checks included, before it publishes
+// round r+P/2 (so a line is free once every rank has published r-P/2);
+// with more, rank 0 compares every round's signatures for all (the
+// checker, coll_check.go), and a line is free once its data's readers
+// have read it and rank 0 has compared it: a rank that reads nothing
+// runs up to P rounds ahead of the slowest. A call of one round whose
 // staged data fits an S-th of a buffer (S = format.CollSlots) puts it in
 // slot (r/2)%S of the buffer (format.CollSlot), last used by round r-2S,
 // and writes it once every rank has published round r-2S+1 (and under the
@@ -89,8 +92,10 @@ type collArea struct {
 	// has not yet compared with every rank's (offer, agreeFrom), oldest
 	// first from pend[pend0]: a ring, npend long. settle compares them
 	// once every rank has published them. They are rounds this rank
-	// published after the last one every rank has (Seen), so there are
-	// at most P/2 of them (the rule for writing a line).
+	// published after the last one every rank has (Seen): with two ranks
+	// at most P/2 of them (the rule for writing a line), on rank 0 of more
+	// at most P-1; the other ranks of more drop the oldest when the ring
+	// is full (rank 0 compares it: coll_check.go).
 	pend  [maxParities]pending
 	pend0 int
 	npend int
@@ -98,6 +103,19 @@ type collArea struct {
 	// call that moves data (end), after that call has run.
 	stale error
 	fastN uint64 // rounds run by the fast path (coll_fast.go), for the tests
+	// The checker (coll_check.go), in an area of more than two ranks
+	// (star): its record; the round through which rank 0 has compared
+	// every signature, as this rank last saw it (or, on rank 0, said
+	// it); the record's mismatch count this rank last read; the last
+	// round whose mismatch this rank found itself; who reads this rank's
+	// line of each parity.
+	star     bool
+	lost     bool // settle left rounds to the record
+	chk      *checkRec
+	cseen    uint32
+	vseen    uint32
+	failedAt uint32
+	rd       [maxParities]lineReaders
 }
 
 // maxParities bounds format.CollParities.
@@ -246,7 +264,10 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	}
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
 		par: uint32(l.Parities), slots: uint32(l.Slots), slotLen: int(l.SlotLen()),
-		lines: make([][]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N)}
+		lines: make([][]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N), star: l.N > 2}
+	if a.star {
+		a.chk = newCheckRec(mem)
+	}
 	all := make([]flagLine, l.N*l.Parities)
 	for q := range l.N {
 		a.lines[q] = all[q*l.Parities : (q+1)*l.Parities : (q+1)*l.Parities]
@@ -310,25 +331,37 @@ const (
 )
 
 // open starts this rank's next round r and returns it with its line
-// parity. Before the round may reuse its line, every rank must have
-// published round r-P/2; before it may write its staging buffer, round r-1
+// parity. Before the round may reuse its line, the ranks that read the
+// line's previous round must be done with it (lineFree); before it may
+// write its staging buffer, every rank must have published round r-1
 // (its slot alone: r-2S+1, S the slots, unless a round of the last 2S
 // wrote more).
 func (a *collArea) open(use stageUse) (uint32, int, error) {
 	r := a.h.Round + 1
-	need := r - a.par/2
+	if err := a.lineFree(r); err != nil {
+		return 0, 0, err
+	}
+	var need uint32
 	switch {
+	case use == stageNone:
+		need = a.h.Seen
 	case use == stageFull:
 		need, a.fullAt = r-1, r
 	case use == stageSlot && int32(r-a.fullAt) < int32(2*a.slots):
 		need = r - 1
-	case use == stageSlot && int32(r-2*a.slots+1-need) > 0:
+	default:
 		need = r - 2*a.slots + 1
 	}
 	if int32(a.h.Seen-need) < 0 {
 		if err := a.waitRange(need, 0, a.n); err != nil {
 			return 0, 0, err
 		}
+	}
+	if a.star {
+		if a.me == 0 {
+			a.publishChecked()
+		}
+		a.busy(r)
 	}
 	return r, int(r & (a.par - 1)), nil
 }
@@ -347,6 +380,7 @@ func (a *collArea) open(use stageUse) (uint32, int, error) {
 // call.
 func (a *collArea) post(r uint32) {
 	p := r & (a.par - 1)
+	a.readAll(p)
 	atomics.StoreRelease32(a.lines[a.me][p].ev.Seq, r)
 	a.h.Round = r
 	a.h.Pending |= 1 << p
@@ -523,11 +557,15 @@ func withLate(late, own error) error {
 // the next call that moves data (agreeCall: Free and Finalize report it
 // themselves once done, the others make something the other ranks made).
 func (k *call) endQuiet() {
-	if a := k.a; a.npend > 0 && a.h.Seen == a.h.Round {
+	a := k.a
+	if a.npend > 0 && a.h.Seen == a.h.Round {
 		// Every rank has published every round this rank has: check
 		// them now, before the C interface's small calls (which take
 		// their fast path only then) move on past them.
 		k.settle()
+	}
+	if a.star && a.me == 0 {
+		a.publishChecked()
 	}
 	k.a.flush()
 	if k.c.clocks != nil {
@@ -558,7 +596,37 @@ func (c *Comm) agreeCall(name string, kind uint8) error {
 		return err
 	}
 	defer k.endQuiet()
-	return k.agree(mkSig(kind, 0, 0, -1, 0), 0)
+	if err := k.agree(mkSig(kind, 0, 0, -1, 0), 0); err != nil || !k.a.star {
+		return err
+	}
+	return k.checkedRound()
+}
+
+// checkedRound is a round that agreeCall adds in an area of more than two
+// ranks, so that every rank learns of the mismatches rank 0 found in the
+// calls before (Free and Finalize report them; coll_check.go): rank 0
+// compares every round before it publishes this one (every rank has
+// published the round before, agree saw to it), and the others wait for
+// its round.
+func (k *call) checkedRound() error {
+	a := k.a
+	if a.me == 0 {
+		k.settle()
+	}
+	if err := k.next(); err != nil {
+		return err
+	}
+	k.post()
+	if a.me == 0 {
+		return nil
+	}
+	if err := a.wait(0, k.r); err != nil {
+		return k.c.wrapWait(k.name, err)
+	}
+	if !a.loadChecked(k.r - 1) {
+		return k.errorf(ErrOther, "rank 0 had not compared round %d's signatures by its round %d", k.r-1, k.r)
+	}
+	return nil
 }
 
 // takeStale returns (and forgets) the mismatch of an earlier call that
@@ -643,6 +711,12 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 		return k.c.wrapWait(k.name, err)
 	}
 	if k.err != nil {
+		switch {
+		case k.a.star && k.a.me == 0:
+			k.verdict(same) // for the record: the others may not look
+		case k.a.star:
+			k.a.failedAt = k.r // its own error is the round's report here
+		}
 		return k.err
 	}
 	if k.alike(w0, w1, same, 0, k.a.n) {
@@ -658,9 +732,12 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 // loop of such calls runs ahead of the other ranks, as the MPIs' do. The
 // ranks that read its data compare its signature with theirs in this same
 // call (agreeFrom); this rank compares every rank's once every rank has
-// published the round, at the latest when it opens its round r+P/2
-// (settle), which the reuse rule makes safe: no rank can publish over its
-// round-r line before this rank has published round r+P/2. A mismatch is
+// published the round (settle): with two ranks at the latest when it
+// opens its round r+P/2, which the reuse rule makes safe (no rank can
+// publish over its round-r line before this rank has published round
+// r+P/2); with more, when a call of its waits for every rank, unless a
+// line has moved on by then, and rank 0 in any case (coll_check.go), whose
+// verdict the others read. A mismatch is
 // then the error of that later call (end), which still runs: failing it
 // unpublished would shift every later call by one round. With its own
 // argument error, or under shmrun --check (every call's clocks are
@@ -707,6 +784,13 @@ func (k *call) pendOn(s sig, same sameFields) { k.a.pendOn(k.name, k.r, s.w0, s.
 
 // pendOn is call.pendOn for the call named name whose round is r.
 func (a *collArea) pendOn(name string, r uint32, w0, w1 uint64, same sameFields) {
+	if a.npend == maxParities {
+		// A rank of more than two that runs ahead of the next call that
+		// waits for every rank (coll_check.go): the oldest is rank 0's
+		// to compare; this rank learns its verdict from the record.
+		a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1
+		a.lost = true
+	}
 	pd := &a.pend[(a.pend0+a.npend)&(maxParities-1)]
 	pd.name = name
 	pd.r, pd.same = r, same
@@ -725,9 +809,23 @@ func (k *call) settle() {
 		if pk.alike(pd.s.w0, pd.s.w1, pd.same, 0, a.n) {
 			continue
 		}
+		if !a.intact(pk.p, pd.r) {
+			// Moved on: rank 0 has compared the round (coll_check.go).
+			a.lost = true
+			continue
+		}
 		if err := pk.verdict(pd.same); err != nil && a.stale == nil {
 			a.stale = &lateError{fmt.Errorf("%w (rank %d found it in a later collective call here, %s)", err, a.me, k.name)}
 		}
+	}
+	switch {
+	case a.star && a.me == 0:
+		a.publishChecked()
+	case a.lost:
+		// Rounds this rank could not compare: rank 0's record has their
+		// verdict, once rank 0 has compared them.
+		a.lost = false
+		a.loadChecked(0)
 	}
 }
 
@@ -765,7 +863,7 @@ func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
 			continue // its own words are w0, w1 (the own-line rule)
 		}
 		m := k.a.lines[q][k.p].meta[metaSig : metaSig+16]
-		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 {
+		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 || !k.a.lineAt(q, k.p, k.r) {
 			return false
 		}
 	}
@@ -803,21 +901,39 @@ var barrierSig = mkSig(format.CollBarrier, 0, 0, -1, 0)
 // verdict names the first failure or mismatch of the current round, read
 // from every rank's signature: the lowest rank whose own arguments failed,
 // else the first rank whose signature differs from rank 0's in a field
-// that must match.
+// that must match. Where a line has moved on past the round (a rank of
+// more than two that is not rank 0: coll_check.go), rank 0 has compared
+// the round, and the verdict is its record's: the round's mismatch, or
+// none if the record's last is older (the line's owner did not count this
+// rank among its readers, as a Bcast's reader does not count the C
+// interface's, which compares every line). Rank 0 records what it finds;
+// the others remember the round, so as not to report it again from the
+// record.
 func (k *call) verdict(same sameFields) error {
 	a := k.a
-	s0 := getSig(a.lines[0][k.p].meta[metaSig:])
-	for q := range a.n {
-		sq := getSig(a.lines[q][k.p].meta[metaSig:])
-		if sq.failed != 0 {
-			class := collClasses[int(sq.failed-1)%len(collClasses)]
-			return k.errorf(class, "rank %d's arguments were refused there", q)
+	v, found, intact := a.findVerdict(k.p, k.r, same)
+	if !intact {
+		rv, ok := a.readVerdict()
+		for i := 0; !ok && i < 1000; i++ {
+			runtime.Gosched() // rank 0 writing a later round's: it cannot be
+			rv, ok = a.readVerdict()
 		}
-		if msg := mismatch(s0, sq, q, same); msg != "" {
-			return k.errorf(mismatchClass(s0, sq, same), "%s", msg)
+		if !ok {
+			return k.errorf(ErrOther, "rank 0's record of round %d stayed locked", k.r)
+		}
+		v, found = rv, rv.r == k.r
+	}
+	if !found {
+		return nil
+	}
+	if a.star {
+		if a.me == 0 {
+			a.recordVerdict(v)
+		} else {
+			a.failedAt = k.r
 		}
 	}
-	return nil
+	return a.verdictError(k.name, v)
 }
 
 // sameFields says which signature fields all ranks must agree on.
@@ -946,7 +1062,7 @@ func (k *call) waitForRound(r uint32) error {
 func (k *call) inline(q int) []byte { return k.a.inline(q, k.p) }
 
 func (k *call) errorf(class error, format string, args ...any) error {
-	return fmt.Errorf("comm: %s on rank %d: %s: %w", k.name, k.c.Rank(), fmt.Sprintf(format, args...), class)
+	return collErrorf(k.name, k.c.Rank(), class, format, args...)
 }
 
 var kindNames = map[uint8]string{

@@ -54,22 +54,37 @@ func (c *Comm) fastArea() *collArea {
 // signatures in the fields same names: every rank's (agree: lo, hi = 0,
 // n), none (offer: lo == hi), or some (agreeFrom), leaving the others' to
 // a later call (settle), under the general path's rules for when that may
-// be. It returns the round's line parity, whose inline bytes the caller
-// then reads, and the round's verdict (a mismatch, the job's end). The
-// caller ends with fastEnd once it has read them.
-func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, lo, hi int) (int, error) {
+// be. Ranks [rlo, rhi) read this rank's line of the round (its data's
+// readers, or every rank where every rank compares every signature in the
+// call): with more than two ranks, the line is written again once they
+// have published the next round (coll_check.go). It returns the round's
+// line parity, whose inline bytes the caller then reads, and the round's
+// verdict (a mismatch, the job's end). The caller ends with fastEnd once
+// it has read them.
+func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, lo, hi, rlo, rhi int) (int, error) {
 	r := a.h.Round + 1
 	p := int(r & (a.par - 1))
 	// begin's work for a round that writes no staging buffer (open,
-	// settle): its line is free once every rank has published round
-	// r-P/2, and the pending checks that has made due come first.
-	if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
+	// settle): its line must be free, and the pending checks that has
+	// made due come first.
+	if a.star {
+		if err := a.lineFree(r); err != nil {
+			return p, c.wrapWait(name, err)
+		}
+	} else if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
 		if err := a.waitRange(need, 0, a.n); err != nil {
 			return p, c.wrapWait(name, err)
 		}
 	}
 	if a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0 {
 		c.fastSettle(a, name)
+	}
+	if a.star {
+		if a.me == 0 {
+			a.publishChecked()
+		}
+		a.busy(r)
+		a.readBy(uint32(p), rlo, rhi)
 	}
 	own := &a.lines[a.me][p]
 	copy(own.meta[metaInline:], data)
@@ -97,7 +112,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 			if err := c.fastWait(a, name, r, p, q); err != nil {
 				return p, err
 			}
-			alike = alike && fastAlike(a.lines[q][p].meta, w0, w1, mask, same)
+			alike = alike && fastAlike(a.lines[q][p].meta, w0, w1, mask, same) && a.lineAt(q, p, r)
 		}
 		if alike {
 			a.pendOn(name, r, w0, w1, same)
@@ -113,7 +128,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	}
 	a.h.Seen = r
 	for q := range a.n {
-		if q != a.me && !fastAlike(a.lines[q][p].meta, w0, w1, mask, same) {
+		if q != a.me && (!fastAlike(a.lines[q][p].meta, w0, w1, mask, same) || !a.lineAt(q, p, r)) {
 			return p, c.fastVerdict(a, name, r, p, same)
 		}
 	}
@@ -154,6 +169,9 @@ func (c *Comm) fastVerdict(a *collArea, name string, r uint32, p int, same sameF
 func (c *Comm) fastEnd(a *collArea, name string, err error) error {
 	if a.npend > 0 && a.h.Seen == a.h.Round {
 		c.fastSettle(a, name)
+	}
+	if a.star && a.me == 0 {
+		a.publishChecked()
 	}
 	a.flush()
 	if s := a.stale; s != nil {

@@ -263,3 +263,124 @@ func TestIbarrierWake(t *testing.T) {
 		}
 	}
 }
+
+// A rank whose call differs from a line's owner's may look at the line
+// after its owner has written it over, the owner not counting it among
+// the line's readers (coll_check.go). Rank 3's Bcast from root 1 meets
+// the others' Bcasts from root 0; by the time it looks at its "root"'s
+// line, rank 1 has run a whole ring of rounds on and broadcast, as root
+// 1, a round whose signature is just what rank 3 expects. Rank 3 must
+// see that the line no longer holds its round, fail with rank 0's
+// verdict, and not take the later round's data for its own; every other
+// rank must learn of the mismatch by the next Barrier.
+func TestMovedLine(t *testing.T) {
+	const n = 4
+	cs, err := NewLocalWorld(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Barriers on every line: their lines are read in the round itself,
+	// where the first's (the area's making, the general path) waits for
+	// every rank P/2 rounds on.
+	errs := make(chan error, n)
+	for q := range n {
+		go func() {
+			for range 2 * format.CollParities(n) {
+				if err := cs[q].Barrier(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	a3 := cs[3].coll.Load()
+	if !a3.star {
+		t.Fatalf("%d ranks: no checker", n)
+	}
+	par := a3.par
+	r0 := a3.h.Round + 1
+	// Rank 3's arrival in round r0, as its Bcast from root 1 makes it,
+	// before it reads anything.
+	line := &a3.lines[3][r0&(par-1)]
+	sg := mkSig(format.CollBcast, uint8(atomics.Float64), 0, 1, 1)
+	binary.LittleEndian.PutUint64(line.meta[metaSig:], sg.w0)
+	binary.LittleEndian.PutUint64(line.meta[metaSig+8:], sg.w1)
+	atomic.StoreUint32(line.ev.Seq, r0)
+
+	// Ranks 0 to 2: a ring of Bcasts from root 0, then one from root 1
+	// (rank 1's 42), then a Barrier; each keeps the mismatch it is told of.
+	var wg sync.WaitGroup
+	told := make([]error, n)
+	for q := range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cs[q]
+			buf := []float64{0}
+			keep := func(err error) bool {
+				if err != nil && told[q] == nil {
+					told[q] = err
+				}
+				return err == nil || ran(err)
+			}
+			for i := range par + 1 {
+				root, want := 0, float64(i)
+				if i == par {
+					root, want = 1, 42
+				}
+				if q == root {
+					buf[0] = want
+				}
+				if err := Bcast(c, buf, root); !keep(err) {
+					return
+				} else if buf[0] != want {
+					told[q] = fmt.Errorf("Bcast %d: got %v, want %v", i, buf[0], want)
+					return
+				}
+			}
+			keep(c.Barrier())
+		}()
+	}
+	// Wait for rank 1's Bcast from root 1: its line of parity r0 moved on.
+	l1 := &a3.lines[1][r0&(par-1)]
+	for i := 0; atomic.LoadUint32(l1.ev.Seq) != r0+par; i++ {
+		if i == 20000 {
+			for q := range n {
+				aq := cs[q].coll.Load()
+				t.Logf("rank %d round %d seen %d cseen %d npend %d", q, aq.h.Round, aq.h.Seen, aq.cseen, aq.npend)
+			}
+			t.Fatalf("rank 1 never got to round %d (its line says %d)", r0+par, atomic.LoadUint32(l1.ev.Seq))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	buf := []float64{-1}
+	err = Bcast(cs[3], buf, 1)
+	if !errors.Is(err, ErrRoot) || errors.Is(err, ErrEarlierCall) {
+		t.Errorf("rank 3's Bcast from root 1 against root 0, its root's line moved on: %v (data %v), want ErrRoot in the call", err, buf[0])
+	}
+	// Rank 3 goes on with the others' calls.
+	for i := 1; i <= int(par); i++ {
+		root := 0
+		if i == int(par) {
+			root = 1
+		}
+		if err := Bcast(cs[3], buf, root); err != nil && !ran(err) {
+			t.Errorf("rank 3's Bcast %d: %v", i, err)
+		}
+	}
+	if err := cs[3].Barrier(); err != nil && !ran(err) {
+		t.Errorf("rank 3's Barrier: %v", err)
+	}
+	wg.Wait()
+	for q := range n - 1 {
+		if !errors.Is(told[q], ErrRoot) {
+			t.Errorf("rank %d by its Barrier: %v, want the mismatch (ErrRoot)", q, told[q])
+		}
+	}
+}

@@ -26,7 +26,7 @@ import (
 // is in Bcast is an error on both, not a hang.
 func (c *Comm) Barrier() (err error) {
 	if a := c.fastArea(); a != nil {
-		_, err = c.fastRound(a, "Barrier", barrierSig.w0, barrierSig.w1, nil, 0, 0, a.n)
+		_, err = c.fastRound(a, "Barrier", barrierSig.w0, barrierSig.w1, nil, 0, 0, a.n, 0, a.n)
 		return c.fastEnd(a, "Barrier", err)
 	}
 	k := call{light: true}
@@ -68,8 +68,8 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 		sg := mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(len(b)/w.size))
 		var p int
 		if a.me == root {
-			_, err = c.fastRound(a, name, sg.w0, sg.w1, b, sameCount|sameRoot, 0, 0)
-		} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1); err == nil {
+			_, err = c.fastRound(a, name, sg.w0, sg.w1, b, sameCount|sameRoot, 0, 0, 0, a.n)
+		} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1, 0, 0); err == nil {
 			copy(b, a.inline(root, p))
 		}
 		return c.fastEnd(a, name, err)
@@ -347,10 +347,10 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 			sg := mkSig(format.CollGather, w.typ, 0, int32(root), uint64(b/w.size))
 			if me != root {
 				// A sender reads nothing (offer).
-				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:b], sameCount|sameRoot, 0, 0)
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:b], sameCount|sameRoot, 0, 0, root, root+1)
 				return c.fastEnd(a, name, err)
 			}
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, 0, a.n)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, 0, a.n, 0, 0)
 			if err == nil {
 				own := send[:b]
 				if inPlace {
@@ -589,7 +589,7 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 		}
 		if b <= format.InlineLen && len(recv) >= n*b && (!inPlace || len(recv) == n*b) {
 			sg := mkSig(format.CollAllgather, w.typ, 0, -1, uint64(b/w.size))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, mine, sameCount, 0, a.n)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, mine, sameCount, 0, a.n, 0, a.n)
 			if err == nil {
 				own := mine
 				if inPlace {

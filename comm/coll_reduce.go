@@ -69,12 +69,15 @@ func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, se
 		typ := atomics.TypeOf[T]()
 		if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk, raw.SizeOf[T](), false) == nil &&
 			(!receives || inPlace || len(recv) >= m) {
-			hi := a.n
-			if !receives {
-				hi = 0 // a Reduce's sender reads nothing (offer)
+			hi, rlo, rhi := a.n, 0, a.n // an Allreduce's line: read by all
+			switch {
+			case !receives:
+				hi, rlo, rhi = 0, root, root+1 // a Reduce's sender reads nothing (offer)
+			case root >= 0:
+				rlo, rhi = 0, 0 // its root's line: by none (but rank 0)
 			}
 			sg := mkSig(kind, uint8(typ), code, int32(root), uint64(m))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameRoot|sameOp, 0, hi)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameRoot|sameOp, 0, hi, rlo, rhi)
 			if err == nil && receives && m > 0 {
 				acc := recv[:m]
 				for q := a.n - 1; q >= 0; q-- {
@@ -324,7 +327,7 @@ func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, r
 		if m > 0 && n*m*s <= format.InlineLen && len(send) >= n*m && (!inPlace || len(send) == n*m) {
 			if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk/int64(n), s, false) == nil {
 				sg := mkSig(format.CollReduceScatterBlock, uint8(typ), code, -1, uint64(m))
-				p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send[:n*m]), sameCount|sameOp, 0, a.n)
+				p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send[:n*m]), sameCount|sameOp, 0, a.n, 0, a.n)
 				if err == nil {
 					acc := recv[:m]
 					for q := n - 1; q >= 0; q-- {
@@ -464,7 +467,7 @@ func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send
 		if red, code, rerr := resolve[T](op, typ); rerr == nil && red.unitErr(m, a.l.Chunk, s, false) == nil &&
 			(hi == 0 || inPlace || len(recv) >= m) {
 			sg := mkSig(kind, uint8(typ), code, -1, uint64(m))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameOp, 0, me)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, raw.Bytes(send), sameCount|sameOp, 0, me, me+1, a.n)
 			if err == nil && hi > 0 && m > 0 {
 				acc := recv[:m]
 				for q := hi - 1; q >= 0; q-- {

@@ -54,11 +54,11 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(b/w.size))
 			var p int
 			if me == root {
-				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, 0, 0)
+				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, 0, 0, 0, a.n)
 				if !inPlace {
 					copy(recv[:b], send[me*b:])
 				}
-			} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1); err == nil {
+			} else if p, err = c.fastRound(a, name, sg.w0, sg.w1, nil, sameCount|sameRoot, root, root+1, 0, 0); err == nil {
 				copy(recv[:b], a.inline(root, p)[me*b:])
 			}
 			return c.fastEnd(a, name, err)
@@ -249,7 +249,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 		b := len(send) / w.size / n * w.size
 		if b > 0 && b <= piece(format.InlineLen, n) && len(send) == n*b && len(recv) >= n*b {
 			sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(b/w.size))
-			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, 0, a.n)
+			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, 0, a.n, 0, a.n)
 			if err == nil {
 				for q := range n {
 					switch {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 10 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 11 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */
@@ -147,6 +147,14 @@
 /* Collective area (kind SHMRUN_KIND_COLLECTIVE) */
 #define SHMRUN_COLL_RANKS 40 /* uint32 ranks n */
 #define SHMRUN_COLL_CHUNK 44 /* uint32 staging buffer length C */
+#define SHMRUN_COLL_CHECK 128 /* the checker's record (n > 2), a line of the header page */
+#define SHMRUN_CHECK_DONE 0 /* uint32 every round through it compared by rank 0 (a release) */
+#define SHMRUN_CHECK_COUNT 128 /* uint32 2 x mismatches found, +1 while one is written */
+#define SHMRUN_CHECK_ROUND 132 /* uint32 the last mismatch's round */
+#define SHMRUN_CHECK_RANK 136 /* int32 the rank whose signature failed or differs */
+#define SHMRUN_CHECK_SAME 140 /* uint8 the fields that must match, SHMRUN_SAME_* */
+#define SHMRUN_CHECK_SIG0 144 /* [16]byte rank 0's signature words */
+#define SHMRUN_CHECK_SIGQ 160 /* [16]byte that rank's */
 #define SHMRUN_FLAG_SEQ 0 /* uint32 round last published: the futex word (flag line) */
 #define SHMRUN_FLAG_KIND 8 /* uint8 the call, SHMRUN_COLL_* */
 #define SHMRUN_FLAG_TYPE 9 /* uint8 element type */

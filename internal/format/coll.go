@@ -15,23 +15,53 @@ import "github.com/shmrun/shmrun/shm"
 // sequence word (a release; it is also the futex word), and wakes sleepers
 // if the line's sleepers word is nonzero. A rank reads rank q's line and
 // buffer of round r only after loading a sequence value s with
-// int32(s-r) >= 0 (an acquire). A rank reads round r's lines before it
-// publishes round r+P/2 and round r's staging buffers before it publishes
-// round r+1; so it writes its line of round r once every rank has
-// published round r-P/2, and its staging buffer of round r once every
-// rank has published round r-1.
+// int32(s-r) >= 0 (an acquire). A rank reads round r's staging buffers
+// before it publishes round r+1, so it writes its staging buffer of round
+// r once every rank has published round r-1. With two ranks, a rank reads
+// round r's lines before it publishes round r+P/2, so it writes its line
+// of round r once every rank has published round r-P/2.
 //
 // The first round of each call carries the call's signature (kind, element
 // type, op, root, count). A rank compares the signatures of the ranks whose
-// data it reads before it reads any; every rank compares every rank's, in
-// the call or, where the call is one round for it, in a later call
-// (docs/FORMAT.md says when). A rank whose own arguments are wrong says so
-// in CollFailed with an error class and takes part anyway.
+// data it reads before it reads any. With two ranks every rank compares
+// every rank's, in the call or, where the call is one round for it, in a
+// later call. With more, rank 0 compares every rank's for all (the
+// checker) and publishes in its record (CollCheck) how far it has and
+// the last mismatch it found; a rank writes its line of round r once the
+// ranks that read its round r-P there (the data's readers of a call of one
+// round: once they have published round r-P+1; else every rank: r-P/2)
+// are done and rank 0 has compared round r-P, and rank 0 once every rank
+// has published round r-P+1 (docs/FORMAT.md has the whole of it). A rank
+// whose own arguments are wrong says so in CollFailed with an error class
+// and takes part anyway.
 
 // Collective area header fields after the common fixed header.
 const (
 	CollRanks = shm.FixedHeaderLen // uint32 ranks n of the communicator
 	CollChunk = CollRanks + 4      // uint32 staging buffer length C
+	// CollCheck is the checker's record, two lines of the header page:
+	// in an area of more than two ranks, rank 0 compares every round's
+	// signatures for all and says there how far it has, and the last
+	// mismatch it found (the protocol above).
+	CollCheck = Line
+)
+
+// Words of the checker's record (from CollCheck), written by rank 0 alone:
+// the round it has compared through, on a line of its own (it moves on
+// nearly every call), then the last mismatch, on the next line (which
+// moves only on a mismatch, so the others' loads of it hit their cache).
+const (
+	// CheckDone is the round through which rank 0 has compared every
+	// rank's signature (a release; 0 before any).
+	CheckDone = 0
+	// CheckCount is the mismatches found, twice, plus 1 while one is
+	// being written (a sequence lock over the words after it).
+	CheckCount = Line
+	CheckRound = Line + 4  // uint32 the round of the last mismatch found
+	CheckRank  = Line + 8  // int32 the rank whose signature failed or differs
+	CheckSame  = Line + 12 // uint8 the fields the round's ranks must agree on (Same*)
+	CheckSig0  = Line + 16 // [16]byte rank 0's signature words of that round
+	CheckSigQ  = Line + 32 // [16]byte that rank's
 )
 
 // Words of a flag line, as offsets from the line's start.
@@ -85,11 +115,12 @@ const (
 // ranks: the round parities. Two ranks alternate two; more ranks keep up
 // to 64, fewer as n grows (P·n at most 4096, P at least 8), so that a
 // rank that reads nothing in a call of one round (a Bcast's root, a
-// Gather's sender) may run P/2 rounds ahead of the slowest before it must
-// wait (the rule above), as the ranks of a loop of such calls do when
-// they outnumber the cores: each then does many calls' work each time it
-// runs. A Bcast of 8 bytes at 8 ranks on 2 cores took 3.6 µs two rounds
-// ahead, 2.0 at four, 0.93 at eight and 0.6 at 32 (bench/NOTES.md).
+// Gather's sender) may run up to P rounds ahead of the slowest before it
+// must wait (the rules above), as the ranks of a loop of such calls do
+// when they outnumber the cores: each then does many calls' work each
+// time it runs. A Bcast of 8 bytes at 8 ranks on 2 cores took 3.6 µs two
+// rounds ahead, 2.0 at four, 0.93 at eight and 0.6 at 32 (bench/NOTES.md,
+// under the old rule of P/2 rounds).
 func CollParities(n int) int {
 	if n <= 2 {
 		return 2

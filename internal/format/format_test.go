@@ -220,7 +220,10 @@ func TestFormatDocTables(t *testing.T) {
 		{itoa(format.AttachFileOff), "`uint64`"}, {itoa(format.AttachFileSize), "`uint64`"}, {itoa(format.AttachIno), "`uint64`"},
 		{itoa(format.AttachFD), "`uint32`"},
 	})
-	checkTable(t, doc, "## Collective area (kind 3)", []row{{itoa(format.CollRanks), "`uint32`"}, {itoa(format.CollChunk), "`uint32`"}})
+	cc := func(off int) string { return itoa(format.CollCheck + off) }
+	checkTable(t, doc, "## Collective area (kind 3)", []row{{itoa(format.CollRanks), "`uint32`"}, {itoa(format.CollChunk), "`uint32`"},
+		{cc(format.CheckDone), "`uint32`"}, {cc(format.CheckCount), "`uint32`"}, {cc(format.CheckRound), "`uint32`"},
+		{cc(format.CheckRank), "`int32`"}, {cc(format.CheckSame), "`uint8`"}, {cc(format.CheckSig0), "`[16]byte`"}, {cc(format.CheckSigQ), "`[16]byte`"}})
 
 	// Env table: exactly the variables the launcher sets.
 	var envs []string

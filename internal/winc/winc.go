@@ -316,6 +316,10 @@ type Barrier struct {
 	// on); Me is this rank.
 	Lines *uint32
 	Me    uint32
+	// Checked is the checker's done word (format.CheckDone) on rank 0 of
+	// more than two ranks, which advances it past each one-round call it
+	// has compared every signature of; nil on the others.
+	Checked *uint32
 	// WaitRound waits past the spin phase for every rank to publish round
 	// r of call kind (a format.Coll* kind, for the error's name) and
 	// records the round as seen.

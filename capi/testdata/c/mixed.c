@@ -81,6 +81,26 @@ static void small_colls(int me, int n)
 			      (unsigned long long)all[q * 25 + i], (unsigned long long)r[i]);
 }
 
+/* loop_colls runs loops of small rooted collectives, several rings of flag
+ * lines long, so that ranks of both languages run ahead of each other (a
+ * Bcast's root as far as its lines allow, its readers as far as the root)
+ * and rank 0, in either language, keeps comparing for all. */
+static void loop_colls(int me, int n)
+{
+	for (int i = 0; i < 600; i++) {
+		int root = i < 200 ? 0 : i < 400 ? n - 1 : i % n;
+		int64_t v = me == root ? 1000 * i + root : -1;
+		MPI_Bcast(&v, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+		CHECK(v == 1000 * i + root, "bcast %d from %d: %ld", i, root, (long)v);
+	}
+	for (int i = 0; i < 200; i++) {
+		int64_t v = me + i, s = -1;
+		MPI_Reduce(&v, &s, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+		if (me == 0)
+			CHECK(s == (int64_t)n * i + n * (n - 1) / 2, "reduce %d: %ld", i, (long)s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int me, n;
@@ -381,6 +401,8 @@ int main(int argc, char **argv)
 	report("messages and a reduction across languages");
 	small_colls(me, n);
 	report("small collectives folded in C and in Go give the same bits");
+	loop_colls(me, n);
+	report("loops of small rooted collectives across languages");
 	MPI_Win_free(&cw);
 	MPI_Win_free(&w);
 	MPI_Finalize();

@@ -283,6 +283,12 @@ func run() error {
 	if err := report(world, "small collectives folded in C and in Go give the same bits"); err != nil {
 		return err
 	}
+	if err := loopColls(world); err != nil {
+		return err
+	}
+	if err := report(world, "loops of small rooted collectives across languages"); err != nil {
+		return err
+	}
 	if err := cw.Free(); err != nil {
 		return err
 	}
@@ -493,6 +499,38 @@ func epochs(world *comm.Comm, w *win.Win, mine []int64) error {
 		return err
 	}
 	return report(world, "a mismatched collective fails everywhere, then the communicator works")
+}
+
+// loopColls mirrors mixed.c's loop_colls.
+func loopColls(world *comm.Comm) error {
+	me, n := world.Rank(), world.Size()
+	for i := range 600 {
+		root := i % n
+		switch {
+		case i < 200:
+			root = 0
+		case i < 400:
+			root = n - 1
+		}
+		v := []int64{-1}
+		if me == root {
+			v[0] = int64(1000*i + root)
+		}
+		if err := comm.Bcast(world, v, root); err != nil {
+			return err
+		}
+		check(v[0] == int64(1000*i+root), "bcast %d from %d: %d", i, root, v[0])
+	}
+	for i := range 200 {
+		s := []int64{-1}
+		if err := comm.Reduce(world, []int64{int64(me + i)}, s, atomics.Sum, 0); err != nil {
+			return err
+		}
+		if me == 0 {
+			check(s[0] == int64(n*i+n*(n-1)/2), "reduce %d: %d", i, s[0])
+		}
+	}
+	return nil
 }
 
 // smallColls mirrors mixed.c's small_colls: the same calls, the same

@@ -1,0 +1,291 @@
+//go:build !mpi
+
+package comm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
+)
+
+// The checker. In an area of more than two ranks (collArea.star), rank 0
+// compares every round's signatures for all: in the round itself where
+// its call reads every rank, else when every rank has published the
+// round (settle); it says in the checker's record (format.CollCheck) the
+// round through which it has (done), and the last mismatch it found.
+// The other ranks compare only the signatures of the ranks whose data
+// they read, in the call, and learn of the rest from the record.
+//
+// So a line is read by the ranks that read its data and by rank 0, and
+// that is whom its writer waits for before it writes the line again:
+// rank q writes its line of round r once the ranks that read its line of
+// round r-P (recorded then, lineReaders) have published round r-P+1 (the
+// readers of a call of one round) or r-P/2 (any other call's: every
+// rank), and rank 0 has compared round r-P. A Bcast's reader then waits
+// for its root alone, its root for the readers, as the C limit's do
+// (bench/NOTES.md); before, every rank waited for every rank's round
+// r-P/2, so each waited for the slowest. Rank 0 writes its line of round
+// r once every rank has published round r-P+1, and compares first what
+// that allows: before it publishes round r it has compared round r-P+1,
+// so a rank that has seen rank 0's round r-1 may write its round r (the
+// C interface's one-round calls, which wait for every rank's previous
+// round, rely on it).
+//
+// A rank that does not read a line may still look at it: a rank whose
+// call differs from its owner's (a mismatch: it reads a line its owner
+// does not count it among the readers of). Its owner may be writing the
+// line over then. So a rank that is not rank 0 trusts what it read of a
+// line's signature only if the line's round word still says the round
+// afterwards, and a writer stores round r-1 into its line's round word
+// before it writes the line's signature and data for round r (busy):
+// reached for round r-1, which the line never carries, and for nobody
+// waiting for round r. A line found moved on means rank 0 has compared
+// the round (the writer waited for that): the verdict is then the
+// record's, which holds the round's mismatch, if any, until this rank
+// publishes the next (rank 0 cannot compare a later round before). The
+// line of a rank whose data this rank reads moves on only in a mismatch;
+// another's may move on anyway (the C interface's one-round calls compare
+// every line, a Bcast's reader's too).
+
+// lineReaders is who reads a rank's line of one round: the ranks [lo, hi)
+// (this rank, if among them, aside), once they have published the round
+// plus lag.
+type lineReaders struct {
+	lo, hi int32
+	lag    uint32
+}
+
+// checkRec is the checker's record of an area of more than two ranks.
+type checkRec struct {
+	done  *uint32 // format.CheckDone
+	count *uint32 // format.CheckCount
+	rec   []byte  // the record's two lines
+}
+
+func newCheckRec(mem []byte) *checkRec {
+	off := int64(format.CollCheck)
+	return &checkRec{done: raw.Uint32At(mem, off+format.CheckDone), count: raw.Uint32At(mem, off+format.CheckCount),
+		rec: mem[off : off+2*format.Line : off+2*format.Line]}
+}
+
+// readAll records that the line of the round just published is read by
+// every rank, as a call of more than one round reads it (post's default).
+func (a *collArea) readAll(p uint32) { a.rd[p] = lineReaders{0, int32(a.n), a.par / 2} }
+
+// readBy records that the line of the round of parity p, the one round of
+// a call, is read by ranks [lo, hi) only.
+func (a *collArea) readBy(p uint32, lo, hi int) { a.rd[p] = lineReaders{int32(lo), int32(hi), 1} }
+
+// busy marks this rank's line of round r as being written (the checker's
+// comment above): round word r-1, stored before the line's other words.
+// Only non-x86 machines reorder stores; they get a full fence between.
+// Once every rank has published round r-P+1, none can still be reading
+// round r-P there, and the line is left as it is: a call whose line every
+// rank reads (a Barrier, an Allreduce) waits for that anyway, and a store
+// to a line the others are polling costs them a transfer each.
+func (a *collArea) busy(r uint32) {
+	if int32(a.h.Seen-(r-a.par+1)) >= 0 {
+		return
+	}
+	atomics.StoreRelease32(a.lines[a.me][r&(a.par-1)].ev.Seq, r-1)
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
+		a.fullFence()
+	}
+}
+
+// lineFree waits until this rank may write its line of round r: every
+// rank that reads the line's previous round has done so, and rank 0 has
+// compared it (the rules above); with two ranks, both have published
+// round r-P/2. It leaves Seen and the settled checks for the caller.
+func (a *collArea) lineFree(r uint32) error {
+	if !a.star {
+		if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
+			return a.waitRange(need, 0, a.n)
+		}
+		return nil
+	}
+	p := r & (a.par - 1)
+	old := r - a.par
+	rd := a.rd[p]
+	need := old + rd.lag
+	if a.me == 0 {
+		// Rank 0 compares round r-P+1 before it publishes round r.
+		if n := old + 1; rd.hi <= rd.lo || int32(n-need) > 0 {
+			need = n
+		}
+		if int32(a.h.Seen-need) < 0 {
+			return a.waitRange(need, 0, a.n)
+		}
+		return nil
+	}
+	if rd.hi > rd.lo && int32(a.h.Seen-need) < 0 {
+		if rd.lo == 0 && int(rd.hi) == a.n {
+			if err := a.waitRange(need, 0, a.n); err != nil {
+				return err
+			}
+		} else {
+			for q := int(rd.lo); q < int(rd.hi); q++ {
+				if err := a.wait(q, need); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if int32(a.cseen-old) < 0 {
+		return a.waitChecked(old)
+	}
+	return nil
+}
+
+// waitChecked waits for rank 0 to have compared round x, which it has
+// at the latest once it has published round x+P-1 (its rule above): the
+// wait sleeps on that round of rank 0's line.
+func (a *collArea) waitChecked(x uint32) error {
+	if a.loadChecked(x) {
+		return nil
+	}
+	r := x + a.par - 1
+	l := &a.lines[0][r&(a.par-1)]
+	seq := l.ev.Seq
+	cond := func() bool { return int32(atomic.LoadUint32(a.chk.done)-x) >= 0 || reached(seq, r) }
+	if !cond() {
+		a.flush()
+		if err := l.ev.Await(a.abort, a.policy, cond); err != nil {
+			return err
+		}
+	}
+	a.loadChecked(x)
+	return nil
+}
+
+// loadChecked loads the round rank 0 has compared through, reads its
+// record if it found a mismatch since this rank last looked, and reports
+// whether round x is compared.
+func (a *collArea) loadChecked(x uint32) bool {
+	v := atomic.LoadUint32(a.chk.done)
+	if int32(v-a.cseen) > 0 {
+		a.cseen = v
+	}
+	if c := atomic.LoadUint32(a.chk.count); c != a.vseen && c&1 == 0 {
+		if v, ok := a.readVerdict(); ok {
+			a.vseen = c
+			if int32(v.r-a.failedAt) > 0 && a.stale == nil {
+				err := a.verdictError(kindName(v.s0.kind), v)
+				a.stale = &lateError{fmt.Errorf("%w (rank 0 found it; rank %d learned of it in a later collective call)", err, a.me)}
+			}
+		}
+	}
+	return int32(a.cseen-x) >= 0
+}
+
+// verdictRec is a mismatch: of round r, rank q's signature sq against
+// rank 0's s0 in the fields same.
+type verdictRec struct {
+	r      uint32
+	q      int
+	s0, sq sigFields
+	same   sameFields
+}
+
+// readVerdict reads the checker's record under its sequence lock; false
+// if rank 0 is writing it.
+func (a *collArea) readVerdict() (verdictRec, bool) {
+	c := atomic.LoadUint32(a.chk.count)
+	if c&1 != 0 {
+		return verdictRec{}, false
+	}
+	b := a.chk.rec
+	v := verdictRec{r: atomic.LoadUint32(raw.Uint32At(b, format.CheckRound)),
+		q: int(int32(atomic.LoadUint32(raw.Uint32At(b, format.CheckRank)))), same: sameFields(b[format.CheckSame]),
+		s0: getSig(b[format.CheckSig0:]), sq: getSig(b[format.CheckSigQ:])}
+	if atomic.LoadUint32(a.chk.count) != c {
+		return verdictRec{}, false
+	}
+	return v, true
+}
+
+// recordVerdict is rank 0 writing a mismatch into its record (before it
+// publishes done past the round).
+func (a *collArea) recordVerdict(v verdictRec) {
+	b := a.chk.rec
+	c := atomic.LoadUint32(a.chk.count)
+	atomic.StoreUint32(a.chk.count, c|1)
+	atomic.StoreUint32(raw.Uint32At(b, format.CheckRound), v.r)
+	atomic.StoreUint32(raw.Uint32At(b, format.CheckRank), uint32(int32(v.q)))
+	b[format.CheckSame] = byte(v.same)
+	putSig(b[format.CheckSig0:], v.s0)
+	putSig(b[format.CheckSigQ:], v.sq)
+	atomic.StoreUint32(a.chk.count, (c|1)+1)
+}
+
+// publishChecked is rank 0 saying how far it has compared: every round
+// it published but the pending ones (settle) and those after them.
+func (a *collArea) publishChecked() {
+	v := a.h.Round
+	if a.npend > 0 {
+		v = a.pend[a.pend0].r - 1
+	}
+	if v != a.cseen {
+		a.cseen = v
+		atomics.StoreRelease32(a.chk.done, v)
+	}
+}
+
+// lineAt reports whether rank q's line of parity p still holds round r:
+// what a rank that is not rank 0 read there of round r is round r's.
+func (a *collArea) lineAt(q, p int, r uint32) bool {
+	return !a.star || a.me == 0 || q == a.me || atomic.LoadUint32(a.lines[q][p].ev.Seq) == r
+}
+
+// putSig stores a decoded signature as getSig reads it.
+func putSig(b []byte, s sigFields) {
+	b[0], b[1], b[2], b[3] = s.kind, s.typ, s.op, s.failed
+	binary.LittleEndian.PutUint32(b[4:], uint32(s.root))
+	binary.LittleEndian.PutUint64(b[8:], s.count)
+}
+
+// findVerdict is verdict's search over the lines of round r (parity p):
+// the lowest rank whose own arguments failed, else the first whose
+// signature differs from rank 0's in the fields same names (found), and
+// whether every line still held round r afterwards (intact).
+func (a *collArea) findVerdict(p int, r uint32, same sameFields) (v verdictRec, found, intact bool) {
+	s0 := getSig(a.lines[0][p].meta[metaSig:])
+	for q := range a.n {
+		sq := getSig(a.lines[q][p].meta[metaSig:])
+		if sq.failed != 0 || mismatch(s0, sq, q, same) != "" {
+			v, found = verdictRec{r: r, q: q, s0: s0, sq: sq, same: same}, true
+			break
+		}
+	}
+	return v, found, a.intact(p, r)
+}
+
+// intact reports whether every line of parity p still holds round r, as
+// far as this rank can tell (lineAt).
+func (a *collArea) intact(p int, r uint32) bool {
+	for q := range a.n {
+		if !a.lineAt(q, p, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// verdictError is the error of mismatch v in a call named name.
+func (a *collArea) verdictError(name string, v verdictRec) error {
+	if v.sq.failed != 0 {
+		class := collClasses[int(v.sq.failed-1)%len(collClasses)]
+		return collErrorf(name, a.me, class, "rank %d's arguments were refused there", v.q)
+	}
+	return collErrorf(name, a.me, mismatchClass(v.s0, v.sq, v.same), "%s", mismatch(v.s0, v.sq, v.q, v.same))
+}
+
+// collErrorf is the error of collective call name on rank me.
+func collErrorf(name string, me int, class error, format string, args ...any) error {
+	return fmt.Errorf("comm: %s on rank %d: %s: %w", name, me, fmt.Sprintf(format, args...), class)
+}
