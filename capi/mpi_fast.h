@@ -820,6 +820,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		uint64_t m[2];
 		const char *line = SHMRUN_FLINE(d, q, p);
 		memcpy(m, line + SHMRUN_FLAG_KIND, sizeof m);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the signature's loads before the round word's */
 		/* A line that no longer holds round r was moved on by a rank
 		 * in another call (comm's coll_check.go): what was read of it
 		 * is not round r's, and Go names the mismatch. */

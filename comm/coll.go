@@ -114,7 +114,7 @@ type collArea struct {
 	chk      *checkRec
 	cseen    uint32
 	vseen    uint32
-	failedAt uint32
+	reported uint32
 	rd       [maxParities]lineReaders
 }
 
@@ -380,7 +380,7 @@ func (a *collArea) open(use stageUse) (uint32, int, error) {
 // call.
 func (a *collArea) post(r uint32) {
 	p := r & (a.par - 1)
-	a.readAll(p)
+	a.readAll(r)
 	atomics.StoreRelease32(a.lines[a.me][p].ev.Seq, r)
 	a.h.Round = r
 	a.h.Pending |= 1 << p
@@ -713,14 +713,18 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 	if k.err != nil {
 		switch {
 		case k.a.star && k.a.me == 0:
+			k.settle()      // the record's rounds in order (recordVerdict)
 			k.verdict(same) // for the record: the others may not look
 		case k.a.star:
-			k.a.failedAt = k.r // its own error is the round's report here
+			k.a.report(k.r) // its own error is the round's report here
 		}
 		return k.err
 	}
 	if k.alike(w0, w1, same, 0, k.a.n) {
 		return nil
+	}
+	if k.a.star && k.a.me == 0 {
+		k.settle() // the record's rounds in order (recordVerdict)
 	}
 	return k.verdict(same)
 }
@@ -805,6 +809,9 @@ func (k *call) settle() {
 	a := k.a
 	for ; a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0; a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
 		pd := &a.pend[a.pend0]
+		if a.star && a.me != 0 && int32(pd.r-a.reported) <= 0 {
+			continue // reported already, or a later one (report)
+		}
 		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: int(pd.r & (a.par - 1))}
 		if pk.alike(pd.s.w0, pd.s.w1, pd.same, 0, a.n) {
 			continue
@@ -930,7 +937,7 @@ func (k *call) verdict(same sameFields) error {
 		if a.me == 0 {
 			a.recordVerdict(v)
 		} else {
-			a.failedAt = k.r
+			a.report(k.r)
 		}
 	}
 	return a.verdictError(k.name, v)

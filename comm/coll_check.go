@@ -58,6 +58,7 @@ import (
 type lineReaders struct {
 	lo, hi int32
 	lag    uint32
+	r      uint32 // the round they read
 }
 
 // checkRec is the checker's record of an area of more than two ranks.
@@ -75,23 +76,23 @@ func newCheckRec(mem []byte) *checkRec {
 
 // readAll records that the line of the round just published is read by
 // every rank, as a call of more than one round reads it (post's default).
-func (a *collArea) readAll(p uint32) { a.rd[p] = lineReaders{0, int32(a.n), a.par / 2} }
+func (a *collArea) readAll(r uint32) {
+	a.rd[r&(a.par-1)] = lineReaders{0, int32(a.n), a.par / 2, r}
+}
 
-// readBy records that the line of the round of parity p, the one round of
-// a call, is read by ranks [lo, hi) only.
-func (a *collArea) readBy(p uint32, lo, hi int) { a.rd[p] = lineReaders{int32(lo), int32(hi), 1} }
+// readBy records that the line of round r, the one round of a call, is
+// read by ranks [lo, hi) only.
+func (a *collArea) readBy(r uint32, lo, hi int) {
+	a.rd[r&(a.par-1)] = lineReaders{int32(lo), int32(hi), 1, r}
+}
 
 // busy marks this rank's line of round r as being written (the checker's
 // comment above): round word r-1, stored before the line's other words.
 // Only non-x86 machines reorder stores; they get a full fence between.
-// Once every rank has published round r-P+1, none can still be reading
-// round r-P there, and the line is left as it is: a call whose line every
-// rank reads (a Barrier, an Allreduce) waits for that anyway, and a store
-// to a line the others are polling costs them a transfer each.
+// Every time: a rank that compares round r-P late (settle) may be reading
+// the line whoever has published what (and a Barrier or an Allreduce of 8
+// ranks on 2 cores measured the same with it and without).
 func (a *collArea) busy(r uint32) {
-	if int32(a.h.Seen-(r-a.par+1)) >= 0 {
-		return
-	}
 	atomics.StoreRelease32(a.lines[a.me][r&(a.par-1)].ev.Seq, r-1)
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
 		a.fullFence()
@@ -112,6 +113,11 @@ func (a *collArea) lineFree(r uint32) error {
 	p := r & (a.par - 1)
 	old := r - a.par
 	rd := a.rd[p]
+	if rd.r != old {
+		// Round r-P was the C interface's (mpi_fast.h): a call of one
+		// round in which every rank may read every line.
+		rd = lineReaders{0, int32(a.n), 1, old}
+	}
 	need := old + rd.lag
 	if a.me == 0 {
 		// Rank 0 compares round r-P+1 before it publishes round r.
@@ -174,13 +180,27 @@ func (a *collArea) loadChecked(x uint32) bool {
 	if c := atomic.LoadUint32(a.chk.count); c != a.vseen && c&1 == 0 {
 		if v, ok := a.readVerdict(); ok {
 			a.vseen = c
-			if int32(v.r-a.failedAt) > 0 && a.stale == nil {
-				err := a.verdictError(kindName(v.s0.kind), v)
-				a.stale = &lateError{fmt.Errorf("%w (rank 0 found it; rank %d learned of it in a later collective call)", err, a.me)}
+			if int32(v.r-a.reported) > 0 {
+				a.report(v.r)
+				if a.stale == nil {
+					err := a.verdictError(kindName(v.s0.kind), v)
+					a.stale = &lateError{fmt.Errorf("%w (rank 0 found it; rank %d learned of it in a later collective call)", err, a.me)}
+				}
 			}
 		}
 	}
 	return int32(a.cseen-x) >= 0
+}
+
+// report records that this rank has reported a mismatch of round r (in the
+// call, or later): it does not report one of that round or an earlier one
+// again, from its late checks (settle) or rank 0's record. One error tells
+// the program its calls went wrong; the first of several mismatches close
+// together may go unnamed on some ranks.
+func (a *collArea) report(r uint32) {
+	if int32(r-a.reported) > 0 {
+		a.reported = r
+	}
 }
 
 // verdictRec is a mismatch: of round r, rank q's signature sq against
@@ -210,10 +230,17 @@ func (a *collArea) readVerdict() (verdictRec, bool) {
 }
 
 // recordVerdict is rank 0 writing a mismatch into its record (before it
-// publishes done past the round).
+// publishes done past the round). Rank 0 compares the rounds in order (it
+// settles the pending ones before it names a later round's mismatch), so
+// the record's round only grows, and a rank that finds a line of its round
+// moved on finds that round's mismatch there if it had one (verdict); a
+// round's second verdict (a refused rank's) is not written again.
 func (a *collArea) recordVerdict(v verdictRec) {
 	b := a.chk.rec
 	c := atomic.LoadUint32(a.chk.count)
+	if c != 0 && int32(v.r-binary.LittleEndian.Uint32(b[format.CheckRound:])) <= 0 {
+		return
+	}
 	atomic.StoreUint32(a.chk.count, c|1)
 	atomic.StoreUint32(raw.Uint32At(b, format.CheckRound), v.r)
 	atomic.StoreUint32(raw.Uint32At(b, format.CheckRank), uint32(int32(v.q)))

@@ -84,7 +84,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 			a.publishChecked()
 		}
 		a.busy(r)
-		a.readBy(uint32(p), rlo, rhi)
+		a.readBy(r, rlo, rhi)
 	}
 	own := &a.lines[a.me][p]
 	copy(own.meta[metaInline:], data)
@@ -129,6 +129,9 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	a.h.Seen = r
 	for q := range a.n {
 		if q != a.me && (!fastAlike(a.lines[q][p].meta, w0, w1, mask, same) || !a.lineAt(q, p, r)) {
+			if a.star && a.me == 0 && a.npend > 0 {
+				c.fastSettle(a, name) // the record's rounds in order (recordVerdict)
+			}
 			return p, c.fastVerdict(a, name, r, p, same)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/shm"
@@ -264,6 +265,30 @@ func TestIbarrierWake(t *testing.T) {
 	}
 }
 
+// barrierLines runs Barriers over every line of the ranks cs of a local
+// world: their lines are read in the round itself, where the first's (the
+// area's making, the general path) is read by every rank up to P/2 rounds
+// on, which would hold the tests' ranks that run a ring ahead.
+func barrierLines(t *testing.T, cs []*Comm) {
+	errs := make(chan error, len(cs))
+	for _, c := range cs {
+		go func() {
+			for range 2 * format.CollParities(len(cs)) {
+				if err := c.Barrier(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range cs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A rank whose call differs from a line's owner's may look at the line
 // after its owner has written it over, the owner not counting it among
 // the line's readers (coll_check.go). Rank 3's Bcast from root 1 meets
@@ -279,26 +304,7 @@ func TestMovedLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Barriers on every line: their lines are read in the round itself,
-	// where the first's (the area's making, the general path) waits for
-	// every rank P/2 rounds on.
-	errs := make(chan error, n)
-	for q := range n {
-		go func() {
-			for range 2 * format.CollParities(n) {
-				if err := cs[q].Barrier(); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range n {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	barrierLines(t, cs)
 	a3 := cs[3].coll.Load()
 	if !a3.star {
 		t.Fatalf("%d ranks: no checker", n)
@@ -382,5 +388,178 @@ func TestMovedLine(t *testing.T) {
 		if !errors.Is(told[q], ErrRoot) {
 			t.Errorf("rank %d by its Barrier: %v, want the mismatch (ErrRoot)", q, told[q])
 		}
+	}
+}
+
+// A rank that compares every line of a round (its data's types match its
+// root's only by size, so its check of the root fails and it compares
+// all) finds another reader's line moved on: that reader does not count
+// it among its line's readers, and rank 0 has compared the round and
+// found nothing. The call is not a mismatch: rank 1 must get its data and
+// no error (it got "the ranks' calls differ" before the record was read
+// for a moved line).
+func TestMovedLineMatched(t *testing.T) {
+	const n = 3
+	cs, err := NewLocalWorld(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par := uint32(format.CollParities(n))
+	barrierLines(t, cs)
+	errs := make(chan error, n)
+	a1 := cs[1].coll.Load()
+	r0 := a1.h.Round + 1
+	// Rank 1's arrival in round r0, as its BcastType of 8 bytes makes it.
+	line := &a1.lines[1][r0&(par-1)]
+	sg := mkSig(format.CollBcast, typAny, 0, 0, 8)
+	binary.LittleEndian.PutUint64(line.meta[metaSig:], sg.w0)
+	binary.LittleEndian.PutUint64(line.meta[metaSig+8:], sg.w1)
+	atomic.StoreUint32(line.ev.Seq, r0)
+	// Ranks 0 and 2: P+1 Bcasts of one int64 from root 0, then a Barrier.
+	for _, q := range []int{0, 2} {
+		go func() {
+			errs <- func() error {
+				for i := range par + 1 {
+					v := []int64{-1}
+					if q == 0 {
+						v[0] = int64(i)
+					}
+					if err := Bcast(cs[q], v, 0); err != nil {
+						return fmt.Errorf("rank %d: Bcast %d: %w", q, i, err)
+					}
+					if v[0] != int64(i) {
+						return fmt.Errorf("rank %d: Bcast %d got %d", q, i, v[0])
+					}
+				}
+				return cs[q].Barrier()
+			}()
+		}()
+	}
+	l2 := &a1.lines[2][r0&(par-1)]
+	for i := 0; atomic.LoadUint32(l2.ev.Seq) != r0+par; i++ {
+		if i == 20000 {
+			t.Fatalf("rank 2 never got to round %d (its line says %d)", r0+par, atomic.LoadUint32(l2.ev.Seq))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	buf := make([]byte, 8)
+	if err := BcastType(cs[1], buf, 8, dtype.Byte, 0); err != nil || binary.LittleEndian.Uint64(buf) != 0 {
+		t.Errorf("rank 1's BcastType of bytes against int64s, another reader's line moved on: %v (data %x), want no error and 0", err, buf)
+	}
+	for i := uint32(1); i <= par; i++ {
+		v := []int64{-1}
+		if err := Bcast(cs[1], v, 0); err != nil || v[0] != int64(i) {
+			t.Errorf("rank 1: Bcast %d: %v, got %d", i, err, v[0])
+		}
+	}
+	if err := cs[1].Barrier(); err != nil {
+		t.Errorf("rank 1: Barrier: %v", err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A rank learns of a mismatch it did not see in the call once: from rank
+// 0's record or from its own late check (settle), not from both. Rank 0
+// passes a count of 2 to a Bcast from root 1 of 1 element elsewhere; rank
+// 0 fails in the call, ranks 1 (the root) and 2 (whose root matched) in a
+// later call, and each rank exactly once over the calls that follow.
+func TestLateReportedOnce(t *testing.T) {
+	const n = 3
+	cs, err := NewLocalWorld(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par := uint32(format.CollParities(n))
+	var wg sync.WaitGroup
+	r0done := make(chan struct{})
+	got := make([][]error, n)
+	for q, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.coll.Load() == nil || c.coll.Load().h.Round < par-1 {
+				if err := c.Barrier(); err != nil {
+					got[q] = append(got[q], err)
+				}
+			}
+			m := 1
+			if q == 0 {
+				m = 2
+			}
+			got[q] = append(got[q], Bcast(c, make([]float64, m), 1))
+			if q == 0 {
+				close(r0done)
+			} else {
+				<-r0done
+			}
+			got[q] = append(got[q], Bcast(c, make([]float64, 1), 1))
+			for range 4 {
+				got[q] = append(got[q], c.Barrier())
+			}
+		}()
+	}
+	wg.Wait()
+	for q, errs := range got {
+		var bad []error
+		for _, err := range errs {
+			if err != nil {
+				bad = append(bad, err)
+			}
+		}
+		if len(bad) != 1 || !errors.Is(bad[0], ErrCount) {
+			t.Errorf("rank %d: errors %v, want the mismatch (ErrCount) once", q, bad)
+		}
+	}
+}
+
+// A round the C interface ran (mpi_fast.h's one-round calls publish
+// without recording who reads the line) leaves this rank's record of its
+// line's readers a ring old: the line is then read by every rank (a C
+// Bcast's root's, say), and lineFree must wait for all of them, not for
+// the readers of the round before (none: a reader's line).
+func TestLineFreeAfterC(t *testing.T) {
+	l := format.NewCollLayout(4, shm.PageSize)
+	heap := make([]uint64, l.Total/8)
+	mem := raw.Bytes(heap)
+	a, err := newCollArea(mem, l, 1, nil, barrier.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.release()
+	par := a.par
+	x := 3 * par // a round of parity 0, the C interface's
+	// Go's round x-P on that line was a Bcast reader's: read by nobody.
+	a.readBy(x-par, 0, 0)
+	a.h.Round, a.h.Seen = x+par-1, x-1
+	for q := range 4 {
+		for p := range par {
+			r := x + par - 1 - (x+par-1-p)%par // the last round of parity p through x+P-1
+			if q == 3 && int32(r-x) > 0 {
+				r -= par // rank 3 is still in round x
+			}
+			atomic.StoreUint32(a.lines[q][p].ev.Seq, r)
+		}
+	}
+	atomic.StoreUint32(a.chk.done, x) // rank 0 has compared round x
+	done := make(chan error, 1)
+	go func() { done <- a.lineFree(x + par) }()
+	select {
+	case err := <-done:
+		t.Fatalf("lineFree of round x+P returned (%v) while rank 3 was still in round x, whose line read every rank's", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	atomic.StoreUint32(a.lines[3][1].ev.Seq, x+1)
+	a.lines[3][1].ev.Wake()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("lineFree of round x+P still waits once every rank has published round x+1")
 	}
 }
