@@ -783,6 +783,14 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		return -1;
 	int p = (int)(r & (d->par - 1));
 	char *own = SHMRUN_FLINE(d, d->me, p);
+	if (d->n > 2) {
+		/* Busy (comm's coll_check.go): a rank comparing round r-P late
+		 * may be reading this line; the round word says r-1 until the
+		 * line holds round r, and is stored before the line's other
+		 * words. */
+		__atomic_store_n((uint32_t *)(own + SHMRUN_FLAG_SEQ), r - 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
 	if (nb > 0)
 		memcpy(own + SHMRUN_FLAG_INLINE, data, nb);
 	uint64_t sig[2] = {w0, w1};

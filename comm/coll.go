@@ -111,6 +111,7 @@ type collArea struct {
 	// line of each parity.
 	star     bool
 	lost     bool // settle left rounds to the record
+	holdDone bool // rank 0 names a mismatch of its current round (settleFirst)
 	chk      *checkRec
 	cseen    uint32
 	vseen    uint32
@@ -713,7 +714,7 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 	if k.err != nil {
 		switch {
 		case k.a.star && k.a.me == 0:
-			k.settle()      // the record's rounds in order (recordVerdict)
+			k.settleFirst()
 			k.verdict(same) // for the record: the others may not look
 		case k.a.star:
 			k.a.report(k.r) // its own error is the round's report here
@@ -724,9 +725,20 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 		return nil
 	}
 	if k.a.star && k.a.me == 0 {
-		k.settle() // the record's rounds in order (recordVerdict)
+		k.settleFirst()
 	}
 	return k.verdict(same)
+}
+
+// settleFirst is rank 0's settle before it names a mismatch of the
+// current round: the pending rounds' verdicts go into the record first,
+// so that its round only grows (recordVerdict); and done stays below the
+// current round, which is compared but not yet recorded (a rank that
+// finds a line of it moved on reads the record for it).
+func (k *call) settleFirst() {
+	k.a.holdDone = true
+	k.settle()
+	k.a.holdDone = false
 }
 
 // offer is agree for a call of one round in which this rank reads no
@@ -809,7 +821,7 @@ func (k *call) settle() {
 	a := k.a
 	for ; a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0; a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
 		pd := &a.pend[a.pend0]
-		if a.star && a.me != 0 && int32(pd.r-a.reported) <= 0 {
+		if a.star && a.me != 0 && a.reportedBefore(pd.r) {
 			continue // reported already, or a later one (report)
 		}
 		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: int(pd.r & (a.par - 1))}

@@ -180,7 +180,7 @@ func (a *collArea) loadChecked(x uint32) bool {
 	if c := atomic.LoadUint32(a.chk.count); c != a.vseen && c&1 == 0 {
 		if v, ok := a.readVerdict(); ok {
 			a.vseen = c
-			if int32(v.r-a.reported) > 0 {
+			if !a.reportedBefore(v.r) {
 				a.report(v.r)
 				if a.stale == nil {
 					err := a.verdictError(kindName(v.s0.kind), v)
@@ -201,6 +201,17 @@ func (a *collArea) report(r uint32) {
 	if int32(r-a.reported) > 0 {
 		a.reported = r
 	}
+}
+
+// reportedBefore reports whether a mismatch of round r is reported
+// already (report). The rounds wrap at 2^32, so the round reported is
+// kept within 2^30 of this rank's: a rank that has reported none for that
+// long still reports what comes.
+func (a *collArea) reportedBefore(r uint32) bool {
+	if old := a.h.Round - 1<<30; int32(old-a.reported) > 0 {
+		a.reported = old
+	}
+	return int32(r-a.reported) <= 0
 }
 
 // verdictRec is a mismatch: of round r, rank q's signature sq against
@@ -226,6 +237,9 @@ func (a *collArea) readVerdict() (verdictRec, bool) {
 	if atomic.LoadUint32(a.chk.count) != c {
 		return verdictRec{}, false
 	}
+	if c == 0 {
+		v.r = a.h.Round + 1 // no mismatch yet: a round nobody is in
+	}
 	return v, true
 }
 
@@ -234,11 +248,13 @@ func (a *collArea) readVerdict() (verdictRec, bool) {
 // settles the pending ones before it names a later round's mismatch), so
 // the record's round only grows, and a rank that finds a line of its round
 // moved on finds that round's mismatch there if it had one (verdict); a
-// round's second verdict (a refused rank's) is not written again.
+// round's second verdict (a refused rank's) is not written again. (Only
+// equal rounds are skipped: an ordering test would fail when the rounds
+// wrap past 2^31.)
 func (a *collArea) recordVerdict(v verdictRec) {
 	b := a.chk.rec
 	c := atomic.LoadUint32(a.chk.count)
-	if c != 0 && int32(v.r-binary.LittleEndian.Uint32(b[format.CheckRound:])) <= 0 {
+	if c != 0 && v.r == binary.LittleEndian.Uint32(b[format.CheckRound:]) {
 		return
 	}
 	atomic.StoreUint32(a.chk.count, c|1)
@@ -253,6 +269,9 @@ func (a *collArea) recordVerdict(v verdictRec) {
 // publishChecked is rank 0 saying how far it has compared: every round
 // it published but the pending ones (settle) and those after them.
 func (a *collArea) publishChecked() {
+	if a.holdDone {
+		return
+	}
 	v := a.h.Round
 	if a.npend > 0 {
 		v = a.pend[a.pend0].r - 1

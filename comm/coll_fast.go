@@ -130,7 +130,8 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	for q := range a.n {
 		if q != a.me && (!fastAlike(a.lines[q][p].meta, w0, w1, mask, same) || !a.lineAt(q, p, r)) {
 			if a.star && a.me == 0 && a.npend > 0 {
-				c.fastSettle(a, name) // the record's rounds in order (recordVerdict)
+				k := call{c: c, a: a, name: name}
+				k.settleFirst()
 			}
 			return p, c.fastVerdict(a, name, r, p, same)
 		}
