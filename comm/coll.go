@@ -172,8 +172,9 @@ type sigFields struct {
 }
 
 func getSig(b []byte) sigFields {
-	return sigFields{kind: b[0], typ: b[1], op: b[2], failed: b[3],
-		root: int32(binary.LittleEndian.Uint32(b[4:])), count: binary.LittleEndian.Uint64(b[8:])}
+	w0, w1 := loadSig(b)
+	return sigFields{kind: uint8(w0), typ: uint8(w0 >> 8), op: uint8(w0 >> 16), failed: uint8(w0 >> 24),
+		root: int32(w0 >> 32), count: w1}
 }
 
 // Offsets into flagLine.meta (the line minus its first 8 bytes).
@@ -881,8 +882,8 @@ func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
 		if q == k.a.me && k.err == nil {
 			continue // its own words are w0, w1 (the own-line rule)
 		}
-		m := k.a.lines[q][k.p].meta[metaSig : metaSig+16]
-		if (binary.LittleEndian.Uint64(m)^w0)&mask != 0 || same&sameCount != 0 && binary.LittleEndian.Uint64(m[8:]) != w1 || !k.a.lineAt(q, k.p, k.r) {
+		m0, m1 := loadSig(k.a.lines[q][k.p].meta[metaSig : metaSig+16])
+		if (m0^w0)&mask != 0 || same&sameCount != 0 && m1 != w1 || !k.a.lineAt(q, k.p, k.r) {
 			return false
 		}
 	}
@@ -902,9 +903,7 @@ func (k *call) publishSig(s sig) (uint64, uint64) {
 	if k.err != nil {
 		own |= uint64(classIndex(k.err)) << 24
 	}
-	line := a.lines[a.me][k.p].meta[metaSig : metaSig+16]
-	binary.LittleEndian.PutUint64(line, own)
-	binary.LittleEndian.PutUint64(line[8:], w1)
+	storeSig(a.lines[a.me][k.p].meta[metaSig:metaSig+16], own, w1)
 	a.post(k.r)
 	return w0, w1
 }

@@ -3,7 +3,6 @@
 package comm
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -232,7 +231,7 @@ func (a *collArea) readVerdict() (verdictRec, bool) {
 	}
 	b := a.chk.rec
 	v := verdictRec{r: atomic.LoadUint32(raw.Uint32At(b, format.CheckRound)),
-		q: int(int32(atomic.LoadUint32(raw.Uint32At(b, format.CheckRank)))), same: sameFields(b[format.CheckSame]),
+		q: int(int32(atomic.LoadUint32(raw.Uint32At(b, format.CheckRank)))), same: sameFields(atomic.LoadUint32(raw.Uint32At(b, format.CheckSame))),
 		s0: getSig(b[format.CheckSig0:]), sq: getSig(b[format.CheckSigQ:])}
 	if atomic.LoadUint32(a.chk.count) != c {
 		return verdictRec{}, false
@@ -254,13 +253,13 @@ func (a *collArea) readVerdict() (verdictRec, bool) {
 func (a *collArea) recordVerdict(v verdictRec) {
 	b := a.chk.rec
 	c := atomic.LoadUint32(a.chk.count)
-	if c != 0 && v.r == binary.LittleEndian.Uint32(b[format.CheckRound:]) {
+	if c != 0 && v.r == atomic.LoadUint32(raw.Uint32At(b, format.CheckRound)) {
 		return
 	}
 	atomic.StoreUint32(a.chk.count, c|1)
 	atomic.StoreUint32(raw.Uint32At(b, format.CheckRound), v.r)
 	atomic.StoreUint32(raw.Uint32At(b, format.CheckRank), uint32(int32(v.q)))
-	b[format.CheckSame] = byte(v.same)
+	atomic.StoreUint32(raw.Uint32At(b, format.CheckSame), uint32(v.same))
 	putSig(b[format.CheckSig0:], v.s0)
 	putSig(b[format.CheckSigQ:], v.sq)
 	atomic.StoreUint32(a.chk.count, (c|1)+1)
@@ -290,9 +289,7 @@ func (a *collArea) lineAt(q, p int, r uint32) bool {
 
 // putSig stores a decoded signature as getSig reads it.
 func putSig(b []byte, s sigFields) {
-	b[0], b[1], b[2], b[3] = s.kind, s.typ, s.op, s.failed
-	binary.LittleEndian.PutUint32(b[4:], uint32(s.root))
-	binary.LittleEndian.PutUint64(b[8:], s.count)
+	storeSig(b, uint64(s.kind)|uint64(s.typ)<<8|uint64(s.op)<<16|uint64(s.failed)<<24|uint64(uint32(s.root))<<32, s.count)
 }
 
 // findVerdict is verdict's search over the lines of round r (parity p):

@@ -3,8 +3,6 @@
 package comm
 
 import (
-	"encoding/binary"
-
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/raw"
 )
@@ -88,8 +86,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	}
 	own := &a.lines[a.me][p]
 	copy(own.meta[metaInline:], data)
-	binary.LittleEndian.PutUint64(own.meta[metaSig:], w0)
-	binary.LittleEndian.PutUint64(own.meta[metaSig+8:], w1)
+	storeSig(own.meta[metaSig:metaSig+16], w0, w1)
 	atomics.StoreRelease32(own.ev.Seq, r)
 	a.h.Round = r
 	a.h.Pending |= 1 << p
@@ -153,8 +150,8 @@ func (c *Comm) fastWait(a *collArea, name string, r uint32, p, q int) error {
 // fastAlike reports whether the signature in a flag line's meta equals
 // w0, w1 under mask (and the count, if same names it): call.alike's test.
 func fastAlike(meta []byte, w0, w1, mask uint64, same sameFields) bool {
-	m := meta[metaSig : metaSig+16]
-	return (binary.LittleEndian.Uint64(m)^w0)&mask == 0 && (same&sameCount == 0 || binary.LittleEndian.Uint64(m[8:]) == w1)
+	m0, m1 := loadSig(meta[metaSig : metaSig+16])
+	return (m0^w0)&mask == 0 && (same&sameCount == 0 || m1 == w1)
 }
 
 // fastVerdict is fastRound's verdict on a signature that differs: the

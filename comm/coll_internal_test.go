@@ -315,8 +315,7 @@ func TestMovedLine(t *testing.T) {
 	// before it reads anything.
 	line := &a3.lines[3][r0&(par-1)]
 	sg := mkSig(format.CollBcast, uint8(atomics.Float64), 0, 1, 1)
-	binary.LittleEndian.PutUint64(line.meta[metaSig:], sg.w0)
-	binary.LittleEndian.PutUint64(line.meta[metaSig+8:], sg.w1)
+	storeSig(line.meta[metaSig:metaSig+16], sg.w0, sg.w1)
 	atomic.StoreUint32(line.ev.Seq, r0)
 
 	// Ranks 0 to 2: a ring of Bcasts from root 0, then one from root 1
@@ -412,8 +411,7 @@ func TestMovedLineMatched(t *testing.T) {
 	// Rank 1's arrival in round r0, as its BcastType of 8 bytes makes it.
 	line := &a1.lines[1][r0&(par-1)]
 	sg := mkSig(format.CollBcast, typAny, 0, 0, 8)
-	binary.LittleEndian.PutUint64(line.meta[metaSig:], sg.w0)
-	binary.LittleEndian.PutUint64(line.meta[metaSig+8:], sg.w1)
+	storeSig(line.meta[metaSig:metaSig+16], sg.w0, sg.w1)
 	atomic.StoreUint32(line.ev.Seq, r0)
 	// Ranks 0 and 2: P+1 Bcasts of one int64 from root 0, then a Barrier.
 	for _, q := range []int{0, 2} {
