@@ -738,8 +738,8 @@ func (k *call) checkAll(w0, w1 uint64, same sameFields) error {
 // finds a line of it moved on reads the record for it).
 func (k *call) settleFirst() {
 	k.a.holdDone = true
+	defer func() { k.a.holdDone = false }()
 	k.settle()
-	k.a.holdDone = false
 }
 
 // offer is agree for a call of one round in which this rank reads no

@@ -43,8 +43,8 @@
 //
 // Collective calls must be made by every rank of the communicator in the
 // same order. The first round of every blocking collective carries each
-// rank's signature (call, element type, op, root, count), and every rank
-// checks all of them: mismatched calls, counts, types, ops or roots, and a
+// rank's signature (call, element type, op, root, count), and all of them
+// are checked: mismatched calls, counts, types, ops or roots, and a
 // rank's own bad arguments, are an error on every rank (ErrCount, ErrType,
 // ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
 // communicator stays usable. Some ranks may learn of it a few calls late:
@@ -54,20 +54,25 @@
 // data is published, without waiting for the others, and a rank that reads
 // only some ranks' data (the other ranks of that Bcast or Scatter, the
 // other ranks of that Scan) compares only their signatures with its own
-// before it reads them; each checks every rank's signature in a later
-// collective call on the communicator, once every rank has joined the
-// call (at the latest its fourth call after; two ranks: the next call): a
-// mismatch is then the error of that call (which still runs and delivers
-// its data, joined to the call's own error if it has one;
-// errors.Is(err, ErrEarlierCall) tells), or of Free, or of Finalize for
-// the world, if one of them comes first. A Barrier, or any call that waits
-// for every rank, reports it at the latest. Dup, Split, Create, SplitType
-// and a window's creation pass it on to the next call instead; a
-// communicator never used or freed again never reports it. Since ranks
+// before it reads them. On two ranks each checks the other's signature in
+// its next collective call on the communicator; on more, rank 0 checks
+// every rank's for all (in the call, or in a later one of its own) and
+// the others learn its verdict in a later call: the next that waits for
+// every rank (a Barrier, an Allreduce), or one that finds itself a ring of
+// rounds ahead of what rank 0 has checked. A mismatch is then the error of
+// that call (which still runs and delivers its data, joined to the call's
+// own error if it has one; errors.Is(err, ErrEarlierCall) tells), or of
+// Free, or of Finalize for the world, if one of them comes first (they
+// wait for rank 0's verdict). Dup, Split, Create, SplitType and a window's
+// creation pass it on to the next call instead; a communicator never used
+// or freed again never reports it. A rank reports one mismatch once; of
+// several close together some ranks may name only the last. Since ranks
 // learn of a mismatch in different calls, a program that goes on after
 // one should make the same next call on every rank (or end). Loops of
-// such calls run ahead of the slowest rank by up to four calls (one on two
-// ranks), as the MPIs' do, which matters most when ranks outnumber cores.
+// such calls run ahead of the slowest rank, as the MPIs' do, which matters
+// most when ranks outnumber cores: on two ranks by one call, on more by up
+// to 63 (fewer from 65 ranks on): a rank waits only for the ranks whose
+// data it reads, the ranks that read its own, and rank 0's checks.
 // Under shmrun --check every rank waits for every signature. A rank that dies inside a collective ends the
 // job: the others return ErrAborted.
 //
