@@ -815,8 +815,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 			shmrun_relax(d->spin);
 		}
 	}
-	if ((int32_t)(r - h->seen) > 0)
-		h->seen = r;
+	h->seen = r; /* every rank has published round r: the most it can be */
 	uint64_t mask = 0xffffu | (uint64_t)0xff << 24;
 	if (same & SHMRUN_SAME_OP)
 		mask |= (uint64_t)0xff << 16;

@@ -320,6 +320,15 @@ func (a *collArea) scratchFor(size int) []byte {
 	return a.scratch[:size]
 }
 
+// atLeast reports whether round v is round x or later, both at most
+// this rank's last round (h.Round): Seen, rank 0's compared round as this
+// rank saw it, the round it last reported. Measured back from h.Round,
+// unsigned, so that a word left behind by 2^31 rounds or more still
+// compares right: with more than two ranks a rank that never waits for
+// every rank (a Gather's sender), or runs the C interface's rounds,
+// updates them seldom.
+func (a *collArea) atLeast(v, x uint32) bool { return a.h.Round-v <= a.h.Round-x }
+
 // reached reports whether a sequence word shows round r (or later).
 func reached(seq *uint32, r uint32) bool { return int32(atomic.LoadUint32(seq)-r) >= 0 }
 
@@ -354,7 +363,7 @@ func (a *collArea) open(use stageUse) (uint32, int, error) {
 	default:
 		need = r - 2*a.slots + 1
 	}
-	if int32(a.h.Seen-need) < 0 {
+	if !a.atLeast(a.h.Seen, need) {
 		if err := a.waitRange(need, 0, a.n); err != nil {
 			return 0, 0, err
 		}
@@ -463,7 +472,7 @@ func (a *collArea) waitRange(r uint32, lo, hi int) error {
 			}
 		}
 	}
-	if int32(seen-a.h.Seen) > 0 {
+	if a.h.Round-seen < a.h.Round-a.h.Seen {
 		a.h.Seen = seen
 	}
 	return nil
@@ -820,7 +829,7 @@ func (a *collArea) pendOn(name string, r uint32, w0, w1 uint64, same sameFields)
 // now published: a mismatch is kept for end, named after that call.
 func (k *call) settle() {
 	a := k.a
-	for ; a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0; a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
+	for ; a.npend > 0 && a.atLeast(a.h.Seen, a.pend[a.pend0].r); a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
 		pd := &a.pend[a.pend0]
 		if a.star && a.me != 0 && a.reportedBefore(pd.r) {
 			continue // reported already, or a later one (report)
@@ -1062,7 +1071,7 @@ func (k *call) unslot() error {
 	}
 	k.inSlot = false
 	k.a.fullAt = k.r
-	if int32(k.a.h.Seen-(k.r-1)) < 0 {
+	if !k.a.atLeast(k.a.h.Seen, k.r-1) {
 		return k.waitForRound(k.r - 1)
 	}
 	return nil

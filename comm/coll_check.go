@@ -104,7 +104,7 @@ func (a *collArea) busy(r uint32) {
 // round r-P/2. It leaves Seen and the settled checks for the caller.
 func (a *collArea) lineFree(r uint32) error {
 	if !a.star {
-		if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
+		if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
 			return a.waitRange(need, 0, a.n)
 		}
 		return nil
@@ -114,8 +114,12 @@ func (a *collArea) lineFree(r uint32) error {
 	rd := a.rd[p]
 	if rd.r != old {
 		// Round r-P was the C interface's (mpi_fast.h): a call of one
-		// round in which every rank may read every line.
+		// round in which every rank may read every line. Rounds ran
+		// that Go did not see: look at rank 0's record now.
 		rd = lineReaders{0, int32(a.n), 1, old}
+		if a.me != 0 {
+			a.loadChecked(old)
+		}
 	}
 	need := old + rd.lag
 	if a.me == 0 {
@@ -123,12 +127,12 @@ func (a *collArea) lineFree(r uint32) error {
 		if n := old + 1; rd.hi <= rd.lo || int32(n-need) > 0 {
 			need = n
 		}
-		if int32(a.h.Seen-need) < 0 {
+		if !a.atLeast(a.h.Seen, need) {
 			return a.waitRange(need, 0, a.n)
 		}
 		return nil
 	}
-	if rd.hi > rd.lo && int32(a.h.Seen-need) < 0 {
+	if rd.hi > rd.lo && !a.atLeast(a.h.Seen, need) {
 		if rd.lo == 0 && int(rd.hi) == a.n {
 			if err := a.waitRange(need, 0, a.n); err != nil {
 				return err
@@ -141,7 +145,7 @@ func (a *collArea) lineFree(r uint32) error {
 			}
 		}
 	}
-	if int32(a.cseen-old) < 0 {
+	if !a.atLeast(a.cseen, old) {
 		return a.waitChecked(old)
 	}
 	return nil
@@ -157,7 +161,7 @@ func (a *collArea) waitChecked(x uint32) error {
 	r := x + a.par - 1
 	l := &a.lines[0][r&(a.par-1)]
 	seq := l.ev.Seq
-	cond := func() bool { return int32(atomic.LoadUint32(a.chk.done)-x) >= 0 || reached(seq, r) }
+	cond := func() bool { return a.atLeast(atomic.LoadUint32(a.chk.done), x) || reached(seq, r) }
 	if !cond() {
 		a.flush()
 		if err := l.ev.Await(a.abort, a.policy, cond); err != nil {
@@ -172,9 +176,15 @@ func (a *collArea) waitChecked(x uint32) error {
 // record if it found a mismatch since this rank last looked, and reports
 // whether round x is compared.
 func (a *collArea) loadChecked(x uint32) bool {
-	v := atomic.LoadUint32(a.chk.done)
-	if int32(v-a.cseen) > 0 {
+	v := atomic.LoadUint32(a.chk.done) // at most this rank's round
+	if a.h.Round-v < a.h.Round-a.cseen {
 		a.cseen = v
+	}
+	if a.h.Round-a.cseen < a.h.Round-a.h.Seen {
+		a.h.Seen = a.cseen // every rank has published what rank 0 compared
+	}
+	if a.h.Round-a.reported > 1<<30 {
+		a.reported = a.h.Round - 1<<30 // within reach (reportedBefore)
 	}
 	if c := atomic.LoadUint32(a.chk.count); c != a.vseen && c&1 == 0 {
 		if v, ok := a.readVerdict(); ok {
@@ -188,7 +198,7 @@ func (a *collArea) loadChecked(x uint32) bool {
 			}
 		}
 	}
-	return int32(a.cseen-x) >= 0
+	return a.atLeast(a.cseen, x)
 }
 
 // report records that this rank has reported a mismatch of round r (in the
@@ -197,20 +207,21 @@ func (a *collArea) loadChecked(x uint32) bool {
 // the program its calls went wrong; the first of several mismatches close
 // together may go unnamed on some ranks.
 func (a *collArea) report(r uint32) {
-	if int32(r-a.reported) > 0 {
+	if !a.reportedBefore(r) {
 		a.reported = r
 	}
 }
 
 // reportedBefore reports whether a mismatch of round r is reported
-// already (report). The rounds wrap at 2^32, so the round reported is
-// kept within 2^30 of this rank's: a rank that has reported none for that
-// long still reports what comes.
+// already (report), both rounds at most this rank's (atLeast). The round
+// reported is kept within 2^30 of this rank's (here and in loadChecked,
+// which every rank that runs ahead calls): a rank that has reported none
+// for that long still reports what comes.
 func (a *collArea) reportedBefore(r uint32) bool {
-	if old := a.h.Round - 1<<30; int32(old-a.reported) > 0 {
-		a.reported = old
+	if a.h.Round-a.reported > 1<<30 {
+		a.reported = a.h.Round - 1<<30
 	}
-	return int32(r-a.reported) <= 0
+	return a.atLeast(a.reported, r)
 }
 
 // verdictRec is a mismatch: of round r, rank q's signature sq against
@@ -266,7 +277,12 @@ func (a *collArea) recordVerdict(v verdictRec) {
 }
 
 // publishChecked is rank 0 saying how far it has compared: every round
-// it published but the pending ones (settle) and those after them.
+// it published but the pending ones (settle) and those after them, and no
+// further than every rank has published (Seen: the later rounds of a call
+// of several carry no signature, and rank 0 may be in them alone), so
+// that done is also a round every rank has published, which the others
+// take for their Seen (loadChecked). Its rule for writing a line keeps
+// Seen at r-P+1 or more before its round r.
 func (a *collArea) publishChecked() {
 	if a.holdDone {
 		return
@@ -274,6 +290,9 @@ func (a *collArea) publishChecked() {
 	v := a.h.Round
 	if a.npend > 0 {
 		v = a.pend[a.pend0].r - 1
+	}
+	if !a.atLeast(a.h.Seen, v) {
+		v = a.h.Seen
 	}
 	if v != a.cseen {
 		a.cseen = v

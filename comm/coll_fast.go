@@ -69,12 +69,12 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 		if err := a.lineFree(r); err != nil {
 			return p, c.wrapWait(name, err)
 		}
-	} else if need := r - a.par/2; int32(a.h.Seen-need) < 0 {
+	} else if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
 		if err := a.waitRange(need, 0, a.n); err != nil {
 			return p, c.wrapWait(name, err)
 		}
 	}
-	if a.npend > 0 && int32(a.pend[a.pend0].r-a.h.Seen) <= 0 {
+	if a.npend > 0 && a.atLeast(a.h.Seen, a.pend[a.pend0].r) {
 		c.fastSettle(a, name)
 	}
 	if a.star {

@@ -561,3 +561,136 @@ func TestLineFreeAfterC(t *testing.T) {
 		t.Fatal("lineFree of round x+P still waits once every rank has published round x+1")
 	}
 }
+
+// checkerArea is rank me's view of a collective area of n ranks over heap
+// memory, the others played by the test.
+func checkerArea(t *testing.T, n, me int) *collArea {
+	l := format.NewCollLayout(n, shm.PageSize)
+	heap := make([]uint64, l.Total/8)
+	a, err := newCollArea(raw.Bytes(heap), l, me, nil, barrier.DefaultPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.release)
+	return a
+}
+
+// publishThrough stores into every line of a the last round of its
+// parity through round last, but for rank q, which has published only
+// through round upTo.
+func publishThrough(a *collArea, last uint32, q int, upTo uint32) {
+	for o := range a.n {
+		for p := range a.par {
+			v := last - (last-p)%a.par
+			if o == q {
+				for int32(v-upTo) > 0 {
+					v -= a.par
+				}
+			}
+			atomic.StoreUint32(a.lines[o][p].ev.Seq, v)
+		}
+	}
+}
+
+// stillWaits checks that f is still running after 50 ms; release then
+// lets it finish, which it must within 10 s.
+func stillWaits(t *testing.T, what string, f func() error, release func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		t.Fatalf("%s returned (%v)", what, err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s still waits once released", what)
+	}
+}
+
+// The rounds a rank keeps of others (Seen, rank 0's compared round, the
+// round it last reported) may lag its own by 2^31 and more: a Gather's
+// sender never waits for every rank, C rounds run without Go, a rank may
+// report nothing for hours. Compared as int32 differences they then read
+// as ahead, and lineFree stopped waiting for the root still reading the
+// line (a second review found it). Found by a third review, these three
+// cases.
+func TestStaleRoundsCompare(t *testing.T) {
+	t.Run("Seen", func(t *testing.T) {
+		a := checkerArea(t, 3, 2)
+		old := 5*a.par + 1
+		r := old + a.par
+		a.readBy(old, 1, 2) // a Reduce sender's line: read by the root, rank 1
+		a.h.Round, a.h.Seen = r-1, old+1-1<<31-5
+		publishThrough(a, r-1, 1, old) // the root still reads round old
+		atomic.StoreUint32(a.chk.done, old)
+		a.cseen = old
+		stillWaits(t, "lineFree with the root in round old and Seen 2^31 behind", func() error { return a.lineFree(r) }, func() {
+			atomic.StoreUint32(a.lines[1][(old+1)&(a.par-1)].ev.Seq, old+1)
+			a.lines[1][(old+1)&(a.par-1)].ev.Wake()
+		})
+	})
+	t.Run("cseen", func(t *testing.T) {
+		a := checkerArea(t, 3, 2)
+		old := uint32(1<<31 + 1000)
+		r := old + a.par
+		a.readBy(old, 0, 0) // a reader's line: rank 0 alone looks
+		a.h.Round, a.h.Seen = r-1, r-1
+		a.cseen = 10                          // loaded last 2^31 rounds ago
+		atomic.StoreUint32(a.chk.done, old-1) // rank 0 has not compared round old
+		publishThrough(a, r-1, 0, old+a.par-2)
+		if a.loadChecked(old) {
+			t.Errorf("loadChecked(%d) with rank 0 through %d says compared", old, old-1)
+		}
+		a.cseen = 10
+		stillWaits(t, "lineFree with cseen 2^31 behind and round old not compared", func() error { return a.lineFree(r) }, func() {
+			atomic.StoreUint32(a.chk.done, old)
+			l := &a.lines[0][(old+a.par-1)&(a.par-1)]
+			atomic.StoreUint32(l.ev.Seq, old+a.par-1)
+			l.ev.Wake()
+		})
+	})
+	t.Run("reported", func(t *testing.T) {
+		a := checkerArea(t, 3, 1)
+		a.h.Round = 1<<31 + 1<<30 + 100 // reported still 0: none ever
+		if a.reportedBefore(a.h.Round) {
+			t.Errorf("round %d: a mismatch never reported counts as reported (reported %d)", a.h.Round, a.reported)
+		}
+	})
+}
+
+// A Reduce's sender keeps Seen near its round although it never waits
+// for every rank: it learns it from rank 0's compared round.
+func TestSenderSeen(t *testing.T) {
+	cs, err := NewLocalWorld(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	for _, c := range cs {
+		go func() {
+			errs <- func() error {
+				for range 2000 {
+					if err := Reduce(c, []int64{1}, []int64{0}, atomics.Sum, 1); err != nil {
+						return err
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := cs[2].coll.Load(); a.h.Round-a.h.Seen > 4*a.par {
+		t.Errorf("rank 2's Seen lags its round by %d (round %d)", a.h.Round-a.h.Seen, a.h.Round)
+	}
+}

@@ -52,7 +52,8 @@ const (
 // moves only on a mismatch, so the others' loads of it hit their cache).
 const (
 	// CheckDone is the round through which rank 0 has compared every
-	// rank's signature (a release; 0 before any).
+	// rank's signature, and every rank has published (a release; 0
+	// before any).
 	CheckDone = 0
 	// CheckCount is the mismatches found, twice, plus 1 while one is
 	// being written (a sequence lock over the words after it).
