@@ -828,9 +828,11 @@ static inline __attribute__((always_inline)) int shmrun_fast_round(shmrun_comm_d
 		const char *line = SHMRUN_FLINE(d, q, p);
 		memcpy(m, line + SHMRUN_FLAG_KIND, sizeof m);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the signature's loads before the round word's */
-		/* A line that no longer holds round r was moved on by a rank
-		 * in another call (comm's coll_check.go): what was read of it
-		 * is not round r's, and Go names the mismatch. */
+		/* A line that no longer holds round r was moved on (comm's
+		 * coll_check.go): by a rank in another call, or by one that does
+		 * not count this rank among its line's readers (a Bcast's
+		 * reader). What was read of it is not round r's; Go judges
+		 * from rank 0's record. */
 		if (((m[0] ^ w0) & mask) != 0 || ((same & SHMRUN_SAME_COUNT) && m[1] != w1) ||
 		    __atomic_load_n((const uint32_t *)(line + SHMRUN_FLAG_SEQ), __ATOMIC_ACQUIRE) != r) {
 			/* Go's verdict: a mismatch, or types that match by size (a

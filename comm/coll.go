@@ -850,7 +850,7 @@ func (k *call) settle() {
 	switch {
 	case a.star && a.me == 0:
 		a.publishChecked()
-	case a.lost:
+	case a.star && a.lost:
 		// Rounds this rank could not compare: rank 0's record has their
 		// verdict, once rank 0 has compared them.
 		a.lost = false
