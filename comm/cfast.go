@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/internal/format"
+	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/rmacheck"
 	"github.com/shmrun/shmrun/internal/winc"
 )
@@ -95,7 +96,7 @@ func init() {
 			Sig:       [2]uint64{s.w0, s.w1},
 			WakeLines: a.wake,
 			N:         uint32(a.n), Parities: a.par, Spin: a.policy.Spin,
-			Lines: a.lines[0][0].ev.Seq, Me: uint32(a.me),
+			Lines: a.seq(0, 0), Me: uint32(a.me),
 		}
 		b.WaitRound = func(r uint32, kind uint8) error {
 			if err := a.waitRange(r, 0, a.n); err != nil {
@@ -114,7 +115,7 @@ func init() {
 		if a.star && a.me == 0 {
 			b.Checked = a.chk.done
 		}
-		b.Sleepers = a.lines[a.me][0].ev.Sleepers
+		b.Sleepers = raw.Uint32At(a.mySleepers, 0)
 		return b
 	}
 }

@@ -71,23 +71,30 @@ type collArea struct {
 	// without their wake-up (Pending, see post). It is mapped outside the
 	// Go heap: the C interface's MPI_Barrier advances it too.
 	h        *winc.Coll
-	releaseH func()       // gives h back (Free)
-	par      uint32       // line parities: format.CollParities(n), a power of two
-	slots    uint32       // staging slots a buffer: format.CollSlots(n), a power of two
-	slotLen  int          // a staging slot's bytes: Chunk / slots
-	fullAt   uint32       // the last round that wrote a staging buffer beyond its slot
-	lines    [][]flagLine // [rank][parity]
-	stage    [][2][]byte
-	ibar     []barrier.Event
-	ibarN    uint32      // Ibarrier calls this rank has made
-	freed    atomic.Bool // the communicator was freed: its requests fail
-	abort    *uint32
-	policy   barrier.Policy
-	fence    *uint64 // a word on a line of this rank's own (see post)
-	single   bool    // large payloads move by single copy (single.go)
-	scratch  []byte  // private working memory of single-copy calls
-	evenBl   blocks  // equal blocks of evenSize bytes (even)
-	evenSize int
+	releaseH func() // gives h back (Free)
+	par      uint32 // line parities: format.CollParities(n), a power of two
+	slots    uint32 // staging slots a buffer: format.CollSlots(n), a power of two
+	slotLen  int    // a staging slot's bytes: Chunk / slots
+	fullAt   uint32 // the last round that wrote a staging buffer beyond its slot
+	// flags is the flag lines, rank-major (format.CollLayout.FlagOff):
+	// rank q's line of parity p at (q·P+p)·Line, reached by offset
+	// (seq, meta), not through a table of pointers: a table's entries
+	// are a cache line more to miss a call, and a loop of calls walks
+	// every parity (8 ranks on 2 cores, bench/NOTES.md). mySleepers is
+	// this rank's lines' sleepers words (format.IbarFlagSleepers).
+	flags      []byte
+	mySleepers []byte
+	stage      [][2][]byte
+	ibar       []barrier.Event
+	ibarN      uint32      // Ibarrier calls this rank has made
+	freed      atomic.Bool // the communicator was freed: its requests fail
+	abort      *uint32
+	policy     barrier.Policy
+	fence      *uint64 // a word on a line of this rank's own (see post)
+	single     bool    // large payloads move by single copy (single.go)
+	scratch    []byte  // private working memory of single-copy calls
+	evenBl     blocks  // equal blocks of evenSize bytes (even)
+	evenSize   int
 	// pend holds the first rounds of the calls whose signatures this rank
 	// has not yet compared with every rank's (offer, agreeFrom), oldest
 	// first from pend[pend0]: a ring, npend long. settle compares them
@@ -137,10 +144,30 @@ type fenceLine struct {
 	_ [56]byte
 }
 
-// flagLine is one rank's flag line of one parity.
+// flagLine is one rank's flag line of one parity, as a wait needs it.
 type flagLine struct {
 	ev   barrier.Event // Seq: the round; Sleepers: its waiters
 	meta []byte        // the signature words and inline bytes (line[8:])
+}
+
+// line returns rank q's flag line of parity p.
+func (a *collArea) line(q, p int) flagLine {
+	return flagLine{
+		ev:   barrier.Event{Seq: a.seq(q, p), Sleepers: raw.Uint32At(a.mem, a.l.SleepersOff(q, p)), Light: true},
+		meta: a.meta(q, p),
+	}
+}
+
+// seq returns the round word of rank q's flag line of parity p.
+func (a *collArea) seq(q, p int) *uint32 {
+	return raw.Uint32At(a.flags, int64(q*int(a.par)+p)*format.Line+format.FlagSeq)
+}
+
+// meta returns rank q's flag line of parity p but its first 8 bytes: the
+// signature words and the inline bytes.
+func (a *collArea) meta(q, p int) []byte {
+	o := (q*int(a.par) + p) * format.Line
+	return a.flags[o+8 : o+format.Line : o+format.Line]
 }
 
 // sig is what a rank says about its call in the call's first round, as
@@ -266,20 +293,15 @@ func newCollArea(mem []byte, l format.CollLayout, me int, abort *uint32, p barri
 	}
 	a := &collArea{mem: mem, l: l, n: l.N, me: me, abort: abort, policy: p, fence: &new(fenceLine).w, h: h, releaseH: release,
 		par: uint32(l.Parities), slots: uint32(l.Slots), slotLen: int(l.SlotLen()),
-		lines: make([][]flagLine, l.N), stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N), star: l.N > 2}
+		stage: make([][2][]byte, l.N), ibar: make([]barrier.Event, l.N), star: l.N > 2}
 	if a.star {
 		a.chk = newCheckRec(mem)
 	}
-	all := make([]flagLine, l.N*l.Parities)
+	fe := l.FlagOff(l.N-1, l.Parities-1) + format.Line
+	a.flags = mem[l.FlagsOff:fe:fe]
+	so := l.SleepersOff(me, 0)
+	a.mySleepers = mem[so : so+4*int64(l.Parities) : so+4*int64(l.Parities)]
 	for q := range l.N {
-		a.lines[q] = all[q*l.Parities : (q+1)*l.Parities : (q+1)*l.Parities]
-		for p := range l.Parities {
-			off := l.FlagOff(q, p)
-			a.lines[q][p] = flagLine{
-				ev:   barrier.Event{Seq: raw.Uint32At(mem, off+format.FlagSeq), Sleepers: raw.Uint32At(mem, l.SleepersOff(q, p)), Light: true},
-				meta: mem[off+8 : off+format.Line : off+format.Line],
-			}
-		}
 		for p := range 2 {
 			so := l.StagingOff(q, p)
 			a.stage[q][p] = mem[so : so+l.Chunk : so+l.Chunk]
@@ -392,7 +414,7 @@ func (a *collArea) open(use stageUse) (uint32, int, error) {
 func (a *collArea) post(r uint32) {
 	p := r & (a.par - 1)
 	a.readAll(r)
-	atomics.StoreRelease32(a.lines[a.me][p].ev.Seq, r)
+	atomics.StoreRelease32(a.seq(a.me, int(p)), r)
 	a.h.Round = r
 	a.h.Pending |= 1 << p
 }
@@ -413,7 +435,11 @@ func (a *collArea) flush() {
 // wake is flush after a locked instruction that followed the stores.
 func (a *collArea) wake() {
 	for m := a.h.Pending; m != 0; m &= m - 1 {
-		a.lines[a.me][bits.TrailingZeros64(m)].ev.Wake() // the round is the futex word
+		// Event.Wake: the round is the futex word.
+		p := bits.TrailingZeros64(m)
+		if atomic.LoadUint32(raw.Uint32At(a.mySleepers, int64(4*p))) != 0 {
+			raw.WakeAll(a.seq(a.me, p))
+		}
 	}
 	a.h.Pending = 0
 }
@@ -422,15 +448,14 @@ func (a *collArea) wake() {
 func (a *collArea) fullFence() { atomic.AddUint64(a.fence, 1) }
 
 // inline returns rank q's inline bytes of line parity p.
-func (a *collArea) inline(q, p int) []byte { return a.lines[q][p].meta[metaInline:] }
+func (a *collArea) inline(q, p int) []byte { return a.meta(q, p)[metaInline:] }
 
 // wait blocks until rank q has published round r.
 func (a *collArea) wait(q int, r uint32) error {
 	if q == a.me && int32(a.h.Round-r) >= 0 {
 		return nil // its own round (the own-line rule)
 	}
-	l := &a.lines[q][r&(a.par-1)]
-	seq := l.ev.Seq
+	seq := a.seq(q, int(r&(a.par-1)))
 	if reached(seq, r) {
 		return nil
 	}
@@ -446,7 +471,7 @@ func (a *collArea) wait(q int, r uint32) error {
 	a.flush()
 	p := a.policy
 	p.Spin = 0 // spun above
-	return l.ev.Await(a.abort, p, func() bool { return reached(seq, r) })
+	return a.line(q, int(r&(a.par-1))).ev.Await(a.abort, p, func() bool { return reached(seq, r) })
 }
 
 // waitRange waits for ranks [lo, hi) to publish round r; with the whole
@@ -467,7 +492,7 @@ func (a *collArea) waitRange(r uint32, lo, hi int) error {
 	seen := a.h.Round
 	for q := range a.n {
 		if q != a.me {
-			if v := atomic.LoadUint32(a.lines[q][r&(a.par-1)].ev.Seq); int32(v-seen) < 0 {
+			if v := atomic.LoadUint32(a.seq(q, int(r&(a.par-1)))); int32(v-seen) < 0 {
 				seen = v
 			}
 		}
@@ -831,13 +856,23 @@ func (k *call) settle() {
 	a := k.a
 	for ; a.npend > 0 && a.atLeast(a.h.Seen, a.pend[a.pend0].r); a.pend0, a.npend = (a.pend0+1)&(maxParities-1), a.npend-1 {
 		pd := &a.pend[a.pend0]
-		if a.star && a.me != 0 && a.reportedBefore(pd.r) {
-			continue // reported already, or a later one (report)
+		if a.star && a.me != 0 {
+			if a.reportedBefore(pd.r) {
+				continue // reported already, or a later one (report)
+			}
+			if a.atLeast(a.cseen, pd.r) {
+				// Rank 0 has compared it: its record says the
+				// verdict (loadChecked, below), and the lines may
+				// be moving on.
+				a.lost = true
+				continue
+			}
 		}
-		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: int(pd.r & (a.par - 1))}
-		if pk.alike(pd.s.w0, pd.s.w1, pd.same, 0, a.n) {
+		p := int(pd.r & (a.par - 1))
+		if a.sigsAlike(p, pd.r, pd.s.w0, pd.s.w1, pd.same, 0, a.n, false) {
 			continue
 		}
+		pk := call{c: k.c, a: a, name: pd.name, r: pd.r, p: p}
 		if !a.intact(pk.p, pd.r) {
 			// Moved on: rank 0 has compared the round (coll_check.go).
 			a.lost = true
@@ -880,6 +915,17 @@ func ran(err error) bool {
 // round equal w0, w1 in the fields same names (kind and type always), word
 // by word: the common case, checked before any field is decoded.
 func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
+	if k.err != nil && lo <= k.a.me && k.a.me < hi {
+		// Its own line carries its error: compare it too.
+		return k.a.sigsAlike(k.p, k.r, w0, w1, same, lo, k.a.me+1, true) && k.a.sigsAlike(k.p, k.r, w0, w1, same, k.a.me+1, hi, false)
+	}
+	return k.a.sigsAlike(k.p, k.r, w0, w1, same, lo, hi, false)
+}
+
+// sigMask is the bits of a signature's first word that the fields same
+// names (kind and type always) cover; the count, the second word, is
+// compared where same names it.
+func sigMask(same sameFields) uint64 {
 	mask := uint64(sigKindType | sigFailed)
 	if same&sameOp != 0 {
 		mask |= sigOp
@@ -887,12 +933,20 @@ func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
 	if same&sameRoot != 0 {
 		mask |= sigRoot
 	}
+	return mask
+}
+
+// sigsAlike is alike over the lines of parity p, round r, of ranks [lo,
+// hi): this rank's own skipped (its words are w0, w1: the own-line rule)
+// unless own says its line carries more (its argument error).
+func (a *collArea) sigsAlike(p int, r uint32, w0, w1 uint64, same sameFields, lo, hi int, own bool) bool {
+	mask := sigMask(same)
 	for q := lo; q < hi; q++ {
-		if q == k.a.me && k.err == nil {
-			continue // its own words are w0, w1 (the own-line rule)
+		if q == a.me && !own {
+			continue
 		}
-		m0, m1 := loadSig(k.a.lines[q][k.p].meta[metaSig : metaSig+16])
-		if (m0^w0)&mask != 0 || same&sameCount != 0 && m1 != w1 || !k.a.lineAt(q, k.p, k.r) {
+		m0, m1 := loadSig(a.meta(q, p)[metaSig : metaSig+16])
+		if (m0^w0)&mask != 0 || same&sameCount != 0 && m1 != w1 || !a.lineAt(q, p, r) {
 			return false
 		}
 	}
@@ -912,7 +966,7 @@ func (k *call) publishSig(s sig) (uint64, uint64) {
 	if k.err != nil {
 		own |= uint64(classIndex(k.err)) << 24
 	}
-	storeSig(a.lines[a.me][k.p].meta[metaSig:metaSig+16], own, w1)
+	storeSig(a.meta(a.me, k.p)[metaSig:metaSig+16], own, w1)
 	a.post(k.r)
 	return w0, w1
 }

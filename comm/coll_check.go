@@ -92,7 +92,7 @@ func (a *collArea) readBy(r uint32, lo, hi int) {
 // the line whoever has published what (and a Barrier or an Allreduce of 8
 // ranks on 2 cores measured the same with it and without).
 func (a *collArea) busy(r uint32) {
-	atomics.StoreRelease32(a.lines[a.me][r&(a.par-1)].ev.Seq, r-1)
+	atomics.StoreRelease32(a.seq(a.me, int(r&(a.par-1))), r-1)
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
 		a.fullFence()
 	}
@@ -159,7 +159,7 @@ func (a *collArea) waitChecked(x uint32) error {
 		return nil
 	}
 	r := x + a.par - 1
-	l := &a.lines[0][r&(a.par-1)]
+	l := a.line(0, int(r&(a.par-1)))
 	seq := l.ev.Seq
 	cond := func() bool { return a.atLeast(atomic.LoadUint32(a.chk.done), x) || reached(seq, r) }
 	if !cond() {
@@ -303,7 +303,7 @@ func (a *collArea) publishChecked() {
 // lineAt reports whether rank q's line of parity p still holds round r:
 // what a rank that is not rank 0 read there of round r is round r's.
 func (a *collArea) lineAt(q, p int, r uint32) bool {
-	return !a.star || a.me == 0 || q == a.me || atomic.LoadUint32(a.lines[q][p].ev.Seq) == r
+	return !a.star || a.me == 0 || q == a.me || atomic.LoadUint32(a.seq(q, p)) == r
 }
 
 // putSig stores a decoded signature as getSig reads it.
@@ -316,9 +316,9 @@ func putSig(b []byte, s sigFields) {
 // signature differs from rank 0's in the fields same names (found), and
 // whether every line still held round r afterwards (intact).
 func (a *collArea) findVerdict(p int, r uint32, same sameFields) (v verdictRec, found, intact bool) {
-	s0 := getSig(a.lines[0][p].meta[metaSig:])
+	s0 := getSig(a.meta(0, p)[metaSig:])
 	for q := range a.n {
-		sq := getSig(a.lines[q][p].meta[metaSig:])
+		sq := getSig(a.meta(q, p)[metaSig:])
 		if sq.failed != 0 || mismatch(s0, sq, q, same) != "" {
 			v, found = verdictRec{r: r, q: q, s0: s0, sq: sq, same: same}, true
 			break

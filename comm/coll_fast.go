@@ -84,20 +84,14 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 		a.busy(r)
 		a.readBy(r, rlo, rhi)
 	}
-	own := &a.lines[a.me][p]
-	copy(own.meta[metaInline:], data)
-	storeSig(own.meta[metaSig:metaSig+16], w0, w1)
-	atomics.StoreRelease32(own.ev.Seq, r)
+	own := a.meta(a.me, p)
+	copy(own[metaInline:], data)
+	storeSig(own[metaSig:metaSig+16], w0, w1)
+	atomics.StoreRelease32(a.seq(a.me, p), r)
 	a.h.Round = r
 	a.h.Pending |= 1 << p
 	a.fastN++
-	mask := uint64(sigKindType | sigFailed)
-	if same&sameOp != 0 {
-		mask |= sigOp
-	}
-	if same&sameRoot != 0 {
-		mask |= sigRoot
-	}
+	mask := sigMask(same)
 	switch {
 	case a.n < 2 || hi-lo >= a.n-1:
 	case lo == hi:
@@ -109,7 +103,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 			if err := c.fastWait(a, name, r, p, q); err != nil {
 				return p, err
 			}
-			alike = alike && fastAlike(a.lines[q][p].meta, w0, w1, mask, same) && a.lineAt(q, p, r)
+			alike = alike && fastAlike(a.meta(q, p), w0, w1, mask, same) && a.lineAt(q, p, r)
 		}
 		if alike {
 			a.pendOn(name, r, w0, w1, same)
@@ -125,7 +119,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	}
 	a.h.Seen = r
 	for q := range a.n {
-		if q != a.me && (!fastAlike(a.lines[q][p].meta, w0, w1, mask, same) || !a.lineAt(q, p, r)) {
+		if q != a.me && (!fastAlike(a.meta(q, p), w0, w1, mask, same) || !a.lineAt(q, p, r)) {
 			if a.star && a.me == 0 && a.npend > 0 {
 				k := call{c: c, a: a, name: name}
 				k.settleFirst()
@@ -138,7 +132,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 
 // fastWait waits for rank q to publish round r (line parity p).
 func (c *Comm) fastWait(a *collArea, name string, r uint32, p, q int) error {
-	if reached(a.lines[q][p].ev.Seq, r) {
+	if reached(a.seq(q, p), r) {
 		return nil
 	}
 	if err := a.wait(q, r); err != nil {

@@ -130,7 +130,7 @@ func TestRoundsWrap(t *testing.T) {
 					if r&1 != uint32(p) {
 						r--
 					}
-					*a.lines[a.me][p].ev.Seq = r
+					*a.line(a.me, int(p)).ev.Seq = r
 				}
 				meet(1)
 				me := c.Rank()
@@ -178,7 +178,7 @@ func TestWakeKeepsRound(t *testing.T) {
 	}
 	defer a.release()
 	for r := uint32(1); r <= 2*a.par; r++ {
-		ev := a.lines[1][r&(a.par-1)].ev
+		ev := a.line(1, int(r&(a.par-1))).ev
 		atomic.StoreUint32(ev.Sleepers, 1) // a rank asleep on it
 		a.post(r)
 		a.flush()
@@ -313,7 +313,7 @@ func TestMovedLine(t *testing.T) {
 	r0 := a3.h.Round + 1
 	// Rank 3's arrival in round r0, as its Bcast from root 1 makes it,
 	// before it reads anything.
-	line := &a3.lines[3][r0&(par-1)]
+	line := a3.line(3, int(r0&(par-1)))
 	sg := mkSig(format.CollBcast, uint8(atomics.Float64), 0, 1, 1)
 	storeSig(line.meta[metaSig:metaSig+16], sg.w0, sg.w1)
 	atomic.StoreUint32(line.ev.Seq, r0)
@@ -353,7 +353,7 @@ func TestMovedLine(t *testing.T) {
 		}()
 	}
 	// Wait for rank 1's Bcast from root 1: its line of parity r0 moved on.
-	l1 := &a3.lines[1][r0&(par-1)]
+	l1 := a3.line(1, int(r0&(par-1)))
 	for i := 0; atomic.LoadUint32(l1.ev.Seq) != r0+par; i++ {
 		if i == 20000 {
 			for q := range n {
@@ -409,7 +409,7 @@ func TestMovedLineMatched(t *testing.T) {
 	a1 := cs[1].coll.Load()
 	r0 := a1.h.Round + 1
 	// Rank 1's arrival in round r0, as its BcastType of 8 bytes makes it.
-	line := &a1.lines[1][r0&(par-1)]
+	line := a1.line(1, int(r0&(par-1)))
 	sg := mkSig(format.CollBcast, typAny, 0, 0, 8)
 	storeSig(line.meta[metaSig:metaSig+16], sg.w0, sg.w1)
 	atomic.StoreUint32(line.ev.Seq, r0)
@@ -433,7 +433,7 @@ func TestMovedLineMatched(t *testing.T) {
 			}()
 		}()
 	}
-	l2 := &a1.lines[2][r0&(par-1)]
+	l2 := a1.line(2, int(r0&(par-1)))
 	for i := 0; atomic.LoadUint32(l2.ev.Seq) != r0+par; i++ {
 		if i == 20000 {
 			t.Fatalf("rank 2 never got to round %d (its line says %d)", r0+par, atomic.LoadUint32(l2.ev.Seq))
@@ -539,7 +539,7 @@ func TestLineFreeAfterC(t *testing.T) {
 			if q == 3 && int32(r-x) > 0 {
 				r -= par // rank 3 is still in round x
 			}
-			atomic.StoreUint32(a.lines[q][p].ev.Seq, r)
+			atomic.StoreUint32(a.line(q, int(p)).ev.Seq, r)
 		}
 	}
 	atomic.StoreUint32(a.chk.done, x) // rank 0 has compared round x
@@ -550,8 +550,8 @@ func TestLineFreeAfterC(t *testing.T) {
 		t.Fatalf("lineFree of round x+P returned (%v) while rank 3 was still in round x, whose line read every rank's", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	atomic.StoreUint32(a.lines[3][1].ev.Seq, x+1)
-	a.lines[3][1].ev.Wake()
+	atomic.StoreUint32(a.line(3, 1).ev.Seq, x+1)
+	a.line(3, 1).ev.Wake()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -587,7 +587,7 @@ func publishThrough(a *collArea, last uint32, q int, upTo uint32) {
 					v -= a.par
 				}
 			}
-			atomic.StoreUint32(a.lines[o][p].ev.Seq, v)
+			atomic.StoreUint32(a.line(o, int(p)).ev.Seq, v)
 		}
 	}
 }
@@ -632,8 +632,8 @@ func TestStaleRoundsCompare(t *testing.T) {
 		atomic.StoreUint32(a.chk.done, old)
 		a.cseen = old
 		stillWaits(t, "lineFree with the root in round old and Seen 2^31 behind", func() error { return a.lineFree(r) }, func() {
-			atomic.StoreUint32(a.lines[1][(old+1)&(a.par-1)].ev.Seq, old+1)
-			a.lines[1][(old+1)&(a.par-1)].ev.Wake()
+			atomic.StoreUint32(a.line(1, int((old+1)&(a.par-1))).ev.Seq, old+1)
+			a.line(1, int((old+1)&(a.par-1))).ev.Wake()
 		})
 	})
 	t.Run("cseen", func(t *testing.T) {
@@ -651,7 +651,7 @@ func TestStaleRoundsCompare(t *testing.T) {
 		a.cseen = 10
 		stillWaits(t, "lineFree with cseen 2^31 behind and round old not compared", func() error { return a.lineFree(r) }, func() {
 			atomic.StoreUint32(a.chk.done, old)
-			l := &a.lines[0][(old+a.par-1)&(a.par-1)]
+			l := a.line(0, int((old+a.par-1)&(a.par-1)))
 			atomic.StoreUint32(l.ev.Seq, old+a.par-1)
 			l.ev.Wake()
 		})

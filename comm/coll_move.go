@@ -484,7 +484,7 @@ func (k *call) countsFrom(q int, mine int, typ uint8) ([]int, error) {
 		all[j] = getCount(src, j)
 		own := mine * typeUnit(typ)
 		if j != k.a.me {
-			sj := getSig(k.a.lines[j][k.p].meta[metaSig:])
+			sj := getSig(k.a.meta(j, k.p)[metaSig:])
 			own = int(sj.count) * typeUnit(sj.typ)
 		}
 		if own != all[j] {
