@@ -93,16 +93,40 @@ func (a *collArea) readBy(r uint32, lo, hi int) {
 // ranks on 2 cores measured the same with it and without).
 func (a *collArea) busy(r uint32) {
 	atomics.StoreRelease32(a.seq(a.me, int(r&(a.par-1))), r-1)
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
+	if storesReorder {
 		a.fullFence()
 	}
 }
+
+// storesReorder says that this machine may make a store visible before an
+// earlier one (all but x86).
+const storesReorder = runtime.GOARCH != "amd64" && runtime.GOARCH != "386"
 
 // lineFree waits until this rank may write its line of round r: every
 // rank that reads the line's previous round has done so, and rank 0 has
 // compared it (the rules above); with two ranks, both have published
 // round r-P/2. It leaves Seen and the settled checks for the caller.
 func (a *collArea) lineFree(r uint32) error {
+	if a.star && a.lineFreeNow(r) {
+		return nil
+	}
+	return a.lineWait(r)
+}
+
+// lineFreeNow is lineFree's common case at a rank other than 0 of more
+// than two (star), inlined
+// where a call of one round starts (fastRound): the line's previous round
+// is Go's, its readers (if any) have published what they must (as Seen
+// says) and rank 0 has compared it (as cseen says): a Bcast's reader, a
+// Gather's sender, nearly every call of a loop.
+func (a *collArea) lineFreeNow(r uint32) bool {
+	old := r - a.par
+	rd := &a.rd[r&(a.par-1)]
+	return a.me != 0 && rd.r == old && (rd.hi <= rd.lo || a.atLeast(a.h.Seen, old+rd.lag)) && a.atLeast(a.cseen, old)
+}
+
+// lineWait is lineFree's wait.
+func (a *collArea) lineWait(r uint32) error {
 	if !a.star {
 		if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
 			return a.waitRange(need, 0, a.n)

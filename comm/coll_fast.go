@@ -66,8 +66,10 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	// settle): its line must be free, and the pending checks that has
 	// made due come first.
 	if a.star {
-		if err := a.lineFree(r); err != nil {
-			return p, c.wrapWait(name, err)
+		if !a.lineFreeNow(r) {
+			if err := a.lineWait(r); err != nil {
+				return p, c.wrapWait(name, err)
+			}
 		}
 	} else if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
 		if err := a.waitRange(need, 0, a.n); err != nil {
