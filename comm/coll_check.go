@@ -114,11 +114,11 @@ func (a *collArea) lineFree(r uint32) error {
 }
 
 // lineFreeNow is lineFree's common case at a rank other than 0 of more
-// than two (star), inlined
-// where a call of one round starts (fastRound): the line's previous round
-// is Go's, its readers (if any) have published what they must (as Seen
-// says) and rank 0 has compared it (as cseen says): a Bcast's reader, a
-// Gather's sender, nearly every call of a loop.
+// than two (star), inlined where a call of one round starts (fastRound):
+// the line's previous round is Go's, its readers (if any) have published
+// what they must (as Seen says) and rank 0 has compared it (as cseen
+// says): a Bcast's reader, a Gather's sender, nearly every call of a
+// loop.
 func (a *collArea) lineFreeNow(r uint32) bool {
 	old := r - a.par
 	rd := &a.rd[r&(a.par-1)]
