@@ -1022,6 +1022,9 @@ REDUCE(Reduce_c, MPI_Count)
 		int rc;                                                                                          \
 		if (KIND == 1 && shmrun_fast_reduce(sendbuf, recvbuf, count, datatype, op, -1, comm, SHMRUN_COLL_ALLREDUCE, &rc) == 0) \
 			return rc;                                                                               \
+		if (KIND >= 3 && shmrun_fast_scan(sendbuf, recvbuf, count, datatype, op, comm,                   \
+						  KIND == 3 ? SHMRUN_COLL_SCAN : SHMRUN_COLL_EXSCAN, &rc) == 0)  \
+			return rc;                                                                               \
 		return shmReduce(B(sendbuf), B(recvbuf), count, H(datatype), H(op), 0, H(comm), KIND, IN_PLACE(sendbuf)); \
 	}
 REDUCE_ALL(Allreduce, int, 1)
@@ -1034,6 +1037,9 @@ REDUCE_ALL(Exscan_c, MPI_Count, 4)
 #define REDUCE_SCATTER_BLOCK(NAME, CT)                                                                               \
 	int PMPI_##NAME(const void *sendbuf, void *recvbuf, CT recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) \
 	{                                                                                                            \
+		int rc;                                                                                              \
+		if (shmrun_fast_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &rc) == 0)     \
+			return rc;                                                                                   \
 		return shmReduce(B(sendbuf), B(recvbuf), recvcount, H(datatype), H(op), 0, H(comm), 2, IN_PLACE(sendbuf)); \
 	}
 REDUCE_SCATTER_BLOCK(Reduce_scatter_block, int)
@@ -1043,6 +1049,10 @@ REDUCE_SCATTER_BLOCK(Reduce_scatter_block_c, MPI_Count)
 	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount,  \
 			MPI_Datatype recvtype, int root, MPI_Comm comm)                                         \
 	{                                                                                                       \
+		int rc;                                                                                         \
+		if (shmrun_fast_move(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,    \
+				     KIND == 0 ? SHMRUN_COLL_GATHER : SHMRUN_COLL_SCATTER, &rc) == 0)            \
+			return rc;                                                                              \
 		return shmMove(B(sendbuf), sendcount, H(sendtype), B(recvbuf), recvcount, H(recvtype), root, H(comm), \
 			       KIND, INPLACE);                                                                  \
 	}
@@ -1055,6 +1065,10 @@ MOVE_ROOT(Scatter_c, MPI_Count, 1, IN_PLACE(recvbuf))
 	int PMPI_##NAME(const void *sendbuf, CT sendcount, MPI_Datatype sendtype, void *recvbuf, CT recvcount, \
 			MPI_Datatype recvtype, MPI_Comm comm)                                                  \
 	{                                                                                                      \
+		int rc;                                                                                        \
+		if (shmrun_fast_move(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1, comm,     \
+				     KIND == 2 ? SHMRUN_COLL_ALLGATHER : SHMRUN_COLL_ALLTOALL, &rc) == 0)       \
+			return rc;                                                                             \
 		return shmMove(B(sendbuf), sendcount, H(sendtype), B(recvbuf), recvcount, H(recvtype), 0, H(comm), \
 			       KIND, IN_PLACE(sendbuf));                                                       \
 	}

@@ -876,6 +876,18 @@ static inline __attribute__((always_inline)) const shmrun_ctype *shmrun_ctype_of
 	return i < 256 && shmrun_ctypes[i].cls != 0 ? &shmrun_ctypes[i] : NULL;
 }
 
+/* shmrun_partial_dear reports whether a call whose ranks read only some
+ * ranks' data (a rooted call, a scan) had better take the Go path, which
+ * lets a rank run ahead of the ranks whose data it does not read, than
+ * wait here for every rank: when ranks share cores (the short spin of the
+ * oversubscribed wait policy), waiting for every rank every call measured
+ * 6-7 us a Bcast, Gather or Scatter at 8 ranks on 2 cores, Go's path
+ * 0.3-1.5 us with its cgo call. */
+static inline __attribute__((always_inline)) int shmrun_partial_dear(const shmrun_comm_desc *d)
+{
+	return d->spin < SHMRUN_PAUSE_FROM;
+}
+
 /* shmrun_fast_bcast is MPI_Bcast of up to SHMRUN_INLINE_LEN bytes
  * (comm's bcast, inline): the root's data rides in its line. */
 static inline __attribute__((always_inline)) int shmrun_fast_bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root,
@@ -884,7 +896,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_bcast(void *buf, MP
 	shmrun_comm_desc *d = shmrun_comm_of(comm);
 	const shmrun_ctype *ct = shmrun_ctype_of(dt);
 	if (d == NULL || ct == NULL || count < 0 || count > SHMRUN_INLINE_LEN / ct->size || root < 0 ||
-	    (uint32_t)root >= d->n)
+	    (uint32_t)root >= d->n || shmrun_partial_dear(d))
 		return -1;
 	size_t nb = (size_t)count * ct->size;
 	if (nb > 0 && buf == NULL)
@@ -1018,7 +1030,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *
 	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
 	if (d == NULL || ct == NULL || ct->cls > SHMRUN_CLS_FLOAT || oi >= 32 || shmrun_cops[oi] == 0 ||
 	    ((shmrun_copok[ct->typ & 31] >> shmrun_cops[oi]) & 1) == 0 || count < 0 ||
-	    count > SHMRUN_INLINE_LEN / ct->size || (kind == SHMRUN_COLL_REDUCE && (root < 0 || (uint32_t)root >= d->n)))
+	    count > SHMRUN_INLINE_LEN / ct->size ||
+	    (kind == SHMRUN_COLL_REDUCE && (root < 0 || (uint32_t)root >= d->n || shmrun_partial_dear(d))))
 		return -1;
 	size_t nb = (size_t)count * ct->size;
 	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -1043,6 +1056,164 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce(const void *
 			shmrun_fold_step(acc, (uint32_t)q == d->me ? src : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, (int)count,
 					 ct, op);
 		memcpy(recvbuf, acc, nb);
+	}
+	shmrun_coll_flush(d, (uintptr_t)comm);
+	return 0;
+}
+
+/* shmrun_piece is comm's piece: the most bytes a block may have when n
+ * blocks ride packed in room bytes (a multiple of 16 from 16 up). */
+static inline __attribute__((always_inline)) size_t shmrun_piece(size_t room, uint32_t n)
+{
+	size_t p = room / n;
+	return p >= 16 ? p & ~(size_t)15 : p;
+}
+
+/* shmrun_overlap reports whether [a, a+na) and [b, b+nb) share a byte. */
+static inline __attribute__((always_inline)) int shmrun_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+	return na > 0 && nb > 0 && (const char *)a < (const char *)b + nb && (const char *)b < (const char *)a + na;
+}
+
+/* shmrun_fast_move is MPI_Gather, MPI_Scatter, MPI_Allgather and
+ * MPI_Alltoall (kind) of blocks of a predefined datatype that ride inline,
+ * with the same count and type on both sides where both are used: comm's
+ * fast paths of gather, scatter, allgather and alltoall, mirrored (the
+ * same signature, the same bytes at the same place of the line), every
+ * rank waiting for every rank as the other calls here do. MPI_IN_PLACE,
+ * counts or types that differ, NULL or overlapping buffers: the Go path,
+ * which reports what is wrong or converts. */
+static inline __attribute__((always_inline)) int shmrun_fast_move(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+								  void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+								  MPI_Comm comm, uint8_t kind, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	if (d == NULL || sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE)
+		return -1;
+	uint32_t n = d->n, me = d->me;
+	int rooted = kind == SHMRUN_COLL_GATHER || kind == SHMRUN_COLL_SCATTER;
+	if (rooted && (root < 0 || (uint32_t)root >= n || shmrun_partial_dear(d)))
+		return -1;
+	int isroot = rooted && (uint32_t)root == me;
+	/* Whose count and type every rank has: a Gather's send side, a
+	 * Scatter's receive side, both of Allgather's and Alltoall's; the
+	 * other side only at the root. */
+	int scatter = kind == SHMRUN_COLL_SCATTER, gather = kind == SHMRUN_COLL_GATHER;
+	int sused = !scatter || isroot, rused = !gather || isroot;
+	const shmrun_ctype *ct = shmrun_ctype_of(scatter ? rtype : stype);
+	MPI_Count count = scatter ? rcount : scount;
+	if (ct == NULL || count < 0 || (sused && rused && (stype != rtype || scount != rcount)))
+		return -1;
+	int packed = scatter || kind == SHMRUN_COLL_ALLTOALL; /* n blocks in one line */
+	size_t b = (size_t)count * ct->size;
+	if (b > (packed ? shmrun_piece(SHMRUN_INLINE_LEN, n) : SHMRUN_INLINE_LEN) || (packed && b == 0))
+		return -1;
+	size_t sb = !sused ? 0 : packed ? n * b : b;
+	size_t rb = !rused ? 0 : gather || kind == SHMRUN_COLL_ALLGATHER || kind == SHMRUN_COLL_ALLTOALL ? n * b : b;
+	if ((sb > 0 && sendbuf == NULL) || (rb > 0 && recvbuf == NULL) || shmrun_overlap(sendbuf, sb, recvbuf, rb))
+		return -1;
+	/* A Gather's root publishes no data: its own block goes straight
+	 * from send to recv, as every rank's own does. */
+	int p;
+	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, 0, rooted ? root : -1), (uint64_t)count,
+			      sendbuf, gather && isroot ? 0 : sb, rooted ? SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT : SHMRUN_SAME_COUNT,
+			      &p, rc) != 0)
+		return -1;
+	if (*rc == MPI_SUCCESS && b > 0) {
+		char *out = recvbuf;
+		const char *in = sendbuf;
+		switch (kind) {
+		case SHMRUN_COLL_SCATTER:
+			memcpy(out, (isroot ? in : SHMRUN_FLINE(d, root, p) + SHMRUN_FLAG_INLINE) + me * b, b);
+			break;
+		case SHMRUN_COLL_ALLTOALL:
+			for (uint32_t q = 0; q < n; q++)
+				memcpy(out + q * b, q == me ? in + q * b : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE + me * b, b);
+			break;
+		default: /* Gather at its root, Allgather */
+			if (rused)
+				for (uint32_t q = 0; q < n; q++)
+					memcpy(out + q * b, q == me ? in : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, b);
+		}
+	}
+	shmrun_coll_flush(d, (uintptr_t)comm);
+	return 0;
+}
+
+/* shmrun_reduce_ok reports whether count elements of ct reduce by op on
+ * the fast paths: integers or floats, a predefined op defined on them,
+ * riding inline. */
+static inline __attribute__((always_inline)) int shmrun_reduce_ok(const shmrun_ctype *ct, MPI_Op op, MPI_Count count, size_t room)
+{
+	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
+	return ct != NULL && ct->cls <= SHMRUN_CLS_FLOAT && oi < 32 && shmrun_cops[oi] != 0 &&
+	       ((shmrun_copok[ct->typ & 31] >> shmrun_cops[oi]) & 1) != 0 && count >= 0 && (size_t)count * ct->size <= room;
+}
+
+/* shmrun_fast_scan is MPI_Scan (kind SHMRUN_COLL_SCAN) and MPI_Exscan
+ * (SHMRUN_COLL_EXSCAN) of integers or floats riding inline with a
+ * predefined op (comm's scan, inline): each rank folds the data of ranks
+ * 0 to itself (Exscan: to the one below), in comm's order; rank 0 of an
+ * Exscan leaves recvbuf as it was. */
+static inline __attribute__((always_inline)) int shmrun_fast_scan(const void *sendbuf, void *recvbuf, MPI_Count count,
+								  MPI_Datatype dt, MPI_Op op, MPI_Comm comm, uint8_t kind, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	const shmrun_ctype *ct = shmrun_ctype_of(dt);
+	if (d == NULL || !shmrun_reduce_ok(ct, op, count, SHMRUN_INLINE_LEN) || shmrun_partial_dear(d))
+		return -1;
+	size_t nb = (size_t)count * ct->size;
+	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	uint32_t hi = kind == SHMRUN_COLL_SCAN ? d->me + 1 : d->me; /* the ranks folded: [0, hi) */
+	if (nb > 0 && (src == NULL || (hi > 0 && (recvbuf == NULL || (sendbuf != MPI_IN_PLACE && shmrun_overlap(sendbuf, nb, recvbuf, nb))))))
+		return -1;
+	int p;
+	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
+	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, shmrun_cops[oi], -1), (uint64_t)count, src, nb,
+			      SHMRUN_SAME_COUNT | SHMRUN_SAME_OP, &p, rc) != 0)
+		return -1;
+	if (*rc == MPI_SUCCESS && hi > 0 && nb > 0) {
+		uint64_t acc[SHMRUN_INLINE_LEN / 8 + 1];
+		uint32_t last = hi - 1;
+		memcpy(acc, last == d->me ? src : SHMRUN_FLINE(d, last, p) + SHMRUN_FLAG_INLINE, nb);
+		for (int q = (int)hi - 2; q >= 0; q--)
+			shmrun_fold_step(acc, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, (int)count, ct, op);
+		memcpy(recvbuf, acc, nb);
+	}
+	shmrun_coll_flush(d, (uintptr_t)comm);
+	return 0;
+}
+
+/* shmrun_fast_reduce_scatter_block is MPI_Reduce_scatter_block of n
+ * blocks of count integers or floats riding inline together, with a
+ * predefined op (comm's reduceScatter, inline): every rank publishes its
+ * n blocks and folds block me of every rank's, in comm's order. */
+static inline __attribute__((always_inline)) int shmrun_fast_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count count,
+										  MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int *rc)
+{
+	shmrun_comm_desc *d = shmrun_comm_of(comm);
+	const shmrun_ctype *ct = shmrun_ctype_of(dt);
+	if (d == NULL || count <= 0 || !shmrun_reduce_ok(ct, op, count * (MPI_Count)d->n, SHMRUN_INLINE_LEN))
+		return -1;
+	size_t b = (size_t)count * ct->size, nb = d->n * b;
+	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	if (src == NULL || recvbuf == NULL || (sendbuf != MPI_IN_PLACE && shmrun_overlap(sendbuf, nb, recvbuf, b)))
+		return -1;
+	int p;
+	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
+	if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_REDUCE_SCATTER_BLOCK,
+			      shmrun_sig0(SHMRUN_COLL_REDUCE_SCATTER_BLOCK, ct->typ, shmrun_cops[oi], -1), (uint64_t)count, src, nb,
+			      SHMRUN_SAME_COUNT | SHMRUN_SAME_OP, &p, rc) != 0)
+		return -1;
+	if (*rc == MPI_SUCCESS) {
+		uint64_t acc[SHMRUN_INLINE_LEN / 8 + 1];
+		size_t at = d->me * b; /* block me of each rank's n */
+		uint32_t last = d->n - 1;
+		memcpy(acc, (last == d->me ? (const char *)src : SHMRUN_FLINE(d, last, p) + SHMRUN_FLAG_INLINE) + at, b);
+		for (int q = (int)d->n - 2; q >= 0; q--)
+			shmrun_fold_step(acc, ((uint32_t)q == d->me ? (const char *)src : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE) + at,
+					 (int)count, ct, op);
+		memcpy(recvbuf, acc, b);
 	}
 	shmrun_coll_flush(d, (uintptr_t)comm);
 	return 0;

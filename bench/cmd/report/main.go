@@ -543,7 +543,8 @@ func cTwinTargets() []target {
 // cTwinRows are the rows bench/run measures for the C twin (its capi_rows).
 var cTwinRows = map[string]bool{"put8_flush": true, "get8_flush": true, "acc_sum_i64": true, "fetch_and_op_i64": true,
 	"cas_i64": true, "get_acc_sum_i64": true, "lock_unlock_excl": true, "lockall_unlockall": true, "barrier": true,
-	"fence": true, "pscw_put8": true, "allreduce_8": true, "bcast_8": true, "reduce_8": true, "pingpong_8": true, "msgrate_8": true,
+	"fence": true, "pscw_put8": true, "allreduce_8": true, "bcast_8": true, "reduce_8": true, "gather_8": true, "scatter_8": true,
+	"allgather_8": true, "alltoall_8": true, "scan_8": true, "reduce_scatter_block_8": true, "pingpong_8": true, "msgrate_8": true,
 	"msgrate_8_persistent": true}
 
 func (r *results) get(rt, name string) (row, bool) {

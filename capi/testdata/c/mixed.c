@@ -99,6 +99,55 @@ static void loop_colls(int me, int n)
 		if (me == 0)
 			CHECK(s == (int64_t)n * i + n * (n - 1) / 2, "reduce %d: %ld", i, (long)s);
 	}
+	/* The other small collectives, rooted ones from every root: each
+	 * block says who sent it to whom in which call. */
+	int64_t one, blocks[8], got[8];
+	for (int i = 0; i < 200; i++) {
+		int root = i % n;
+		one = 100000 * i + me;
+		MPI_Gather(&one, 1, MPI_INT64_T, got, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+		for (int q = 0; me == root && q < n; q++)
+			CHECK(got[q] == 100000 * i + q, "gather %d from %d: block %d is %ld", i, root, q, (long)got[q]);
+		for (int q = 0; q < n; q++)
+			blocks[q] = 100000 * i + 100 * me + q;
+		one = -1;
+		MPI_Scatter(blocks, 1, MPI_INT64_T, &one, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
+		CHECK(one == 100000 * i + 100 * root + me, "scatter %d from %d: %ld", i, root, (long)one);
+		one = 100000 * i + me;
+		MPI_Allgather(&one, 1, MPI_INT64_T, got, 1, MPI_INT64_T, MPI_COMM_WORLD);
+		for (int q = 0; q < n; q++)
+			CHECK(got[q] == 100000 * i + q, "allgather %d: block %d is %ld", i, q, (long)got[q]);
+		MPI_Alltoall(blocks, 1, MPI_INT64_T, got, 1, MPI_INT64_T, MPI_COMM_WORLD);
+		for (int q = 0; q < n; q++)
+			CHECK(got[q] == 100000 * i + 100 * q + me, "alltoall %d: block %d is %ld", i, q, (long)got[q]);
+		int64_t v = me + i, s = -1;
+		MPI_Scan(&v, &s, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(s == (int64_t)(me + 1) * i + me * (me + 1) / 2, "scan %d: %ld", i, (long)s);
+		s = -1;
+		MPI_Exscan(&v, &s, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(me == 0 ? s == -1 : s == (int64_t)me * i + me * (me - 1) / 2, "exscan %d: %ld", i, (long)s);
+		MPI_Reduce_scatter_block(blocks, &s, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(s == (int64_t)n * (100000 * i + me) + 100 * n * (n - 1) / 2, "reduce_scatter_block %d: %ld", i, (long)s);
+	}
+	/* A count mismatch (the last rank's blocks are two elements) in the
+	 * calls that read every rank: an error on every rank, in the call,
+	 * whichever language ran it; the communicator works after. */
+	MPI_Comm dd;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dd);
+	MPI_Comm_set_errhandler(dd, MPI_ERRORS_RETURN);
+	CHECK(MPI_Barrier(dd) == MPI_SUCCESS, "barrier before the mismatches");
+	int c = me == n - 1 ? 2 : 1, rc;
+	int64_t sb[16] = {0}, rb[16];
+	rc = MPI_Allgather(sb, c, MPI_INT64_T, rb, c, MPI_INT64_T, dd);
+	CHECK(cls(rc) == MPI_ERR_COUNT, "an Allgather's count mismatch: %d", rc);
+	rc = MPI_Alltoall(sb, c, MPI_INT64_T, rb, c, MPI_INT64_T, dd);
+	CHECK(cls(rc) == MPI_ERR_COUNT, "an Alltoall's count mismatch: %d", rc);
+	rc = MPI_Reduce_scatter_block(sb, rb, c, MPI_INT64_T, MPI_SUM, dd);
+	CHECK(cls(rc) == MPI_ERR_COUNT, "a Reduce_scatter_block's count mismatch: %d", rc);
+	one = me;
+	CHECK(MPI_Allgather(&one, 1, MPI_INT64_T, got, 1, MPI_INT64_T, dd) == MPI_SUCCESS && got[n - 1] == n - 1,
+	      "allgather after the mismatches");
+	MPI_Comm_free(&dd);
 }
 
 int main(int argc, char **argv)

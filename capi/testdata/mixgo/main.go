@@ -530,7 +530,76 @@ func loopColls(world *comm.Comm) error {
 			check(s[0] == int64(n*i+n*(n-1)/2), "reduce %d: %d", i, s[0])
 		}
 	}
-	return nil
+	// The other small collectives, as mixed.c runs them.
+	got, blocks, one := make([]int64, n), make([]int64, n), []int64{0}
+	for i := range 200 {
+		root := i % n
+		one[0] = int64(100000*i + me)
+		if err := comm.Gather(world, one, got, root); err != nil {
+			return err
+		}
+		for q := 0; me == root && q < n; q++ {
+			check(got[q] == int64(100000*i+q), "gather %d from %d: block %d is %d", i, root, q, got[q])
+		}
+		for q := range n {
+			blocks[q] = int64(100000*i + 100*me + q)
+		}
+		one[0] = -1
+		if err := comm.Scatter(world, blocks, one, root); err != nil {
+			return err
+		}
+		check(one[0] == int64(100000*i+100*root+me), "scatter %d from %d: %d", i, root, one[0])
+		one[0] = int64(100000*i + me)
+		if err := comm.Allgather(world, one, got); err != nil {
+			return err
+		}
+		for q := range n {
+			check(got[q] == int64(100000*i+q), "allgather %d: block %d is %d", i, q, got[q])
+		}
+		if err := comm.Alltoall(world, blocks, got); err != nil {
+			return err
+		}
+		for q := range n {
+			check(got[q] == int64(100000*i+100*q+me), "alltoall %d: block %d is %d", i, q, got[q])
+		}
+		v, s := []int64{int64(me + i)}, []int64{-1}
+		if err := comm.Scan(world, v, s, atomics.Sum); err != nil {
+			return err
+		}
+		check(s[0] == int64((me+1)*i+me*(me+1)/2), "scan %d: %d", i, s[0])
+		s[0] = -1
+		if err := comm.Exscan(world, v, s, atomics.Sum); err != nil {
+			return err
+		}
+		check(me == 0 && s[0] == -1 || me > 0 && s[0] == int64(me*i+me*(me-1)/2), "exscan %d: %d", i, s[0])
+		if err := comm.ReduceScatterBlock(world, blocks, s, atomics.Sum); err != nil {
+			return err
+		}
+		check(s[0] == int64(n*(100000*i+me)+100*n*(n-1)/2), "reduce_scatter_block %d: %d", i, s[0])
+	}
+	// The count mismatches of mixed.c's loop_colls.
+	dd, err := world.Dup()
+	if err != nil {
+		return err
+	}
+	if err := dd.Barrier(); err != nil {
+		return err
+	}
+	c := 1
+	if me == n-1 {
+		c = 2
+	}
+	sb, rb := make([]int64, n*c), make([]int64, n*c)
+	err = comm.Allgather(dd, sb[:c], rb)
+	check(errors.Is(err, comm.ErrCount), "an Allgather's count mismatch: %v", err)
+	err = comm.Alltoall(dd, sb, rb)
+	check(errors.Is(err, comm.ErrCount), "an Alltoall's count mismatch: %v", err)
+	err = comm.ReduceScatterBlock(dd, sb, rb[:c], atomics.Sum)
+	check(errors.Is(err, comm.ErrCount), "a ReduceScatterBlock's count mismatch: %v", err)
+	one[0] = int64(me)
+	err = comm.Allgather(dd, one, got)
+	check(err == nil && got[n-1] == int64(n-1), "allgather after the mismatches: %v", err)
+	return dd.Free()
 }
 
 // smallColls mirrors mixed.c's small_colls: the same calls, the same
