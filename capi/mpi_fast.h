@@ -1080,28 +1080,37 @@ static inline __attribute__((always_inline)) int shmrun_overlap(const void *a, s
  * with the same count and type on both sides where both are used: comm's
  * fast paths of gather, scatter, allgather and alltoall, mirrored (the
  * same signature, the same bytes at the same place of the line), every
- * rank waiting for every rank as the other calls here do. MPI_IN_PLACE,
- * counts or types that differ, NULL or overlapping buffers: the Go path,
- * which reports what is wrong or converts. */
+ * rank waiting for every rank as the other calls here do. MPI_IN_PLACE
+ * where the standard allows it (a Gather's root's send buffer, a
+ * Scatter's root's receive buffer, Allgather's and Alltoall's send
+ * buffer): the data is where the standard says. Counts or types that
+ * differ, MPI_IN_PLACE elsewhere, NULL or overlapping buffers: the Go
+ * path, which reports what is wrong or converts. */
 static inline __attribute__((always_inline)) int shmrun_fast_move(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 								  void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
 								  MPI_Comm comm, uint8_t kind, int *rc)
 {
 	shmrun_comm_desc *d = shmrun_comm_of(comm);
-	if (d == NULL || sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE)
+	if (d == NULL)
 		return -1;
 	uint32_t n = d->n, me = d->me;
-	int rooted = kind == SHMRUN_COLL_GATHER || kind == SHMRUN_COLL_SCATTER;
+	int scatter = kind == SHMRUN_COLL_SCATTER, gather = kind == SHMRUN_COLL_GATHER, rooted = scatter || gather;
 	if (rooted && (root < 0 || (uint32_t)root >= n || shmrun_partial_dear(d)))
 		return -1;
 	int isroot = rooted && (uint32_t)root == me;
+	/* In place: the side MPI_IN_PLACE stands for is not used, and its
+	 * data is in the other buffer (a Scatter's root: in its send buffer;
+	 * elsewhere in the receive buffer, at this rank's block). */
+	int sin = sendbuf == MPI_IN_PLACE, rin = recvbuf == MPI_IN_PLACE;
+	if ((sin && (scatter || (gather && !isroot))) || (rin && !(scatter && isroot)))
+		return -1;
 	/* Whose count and type every rank has: a Gather's send side, a
 	 * Scatter's receive side, both of Allgather's and Alltoall's; the
-	 * other side only at the root. */
-	int scatter = kind == SHMRUN_COLL_SCATTER, gather = kind == SHMRUN_COLL_GATHER;
-	int sused = !scatter || isroot, rused = !gather || isroot;
-	const shmrun_ctype *ct = shmrun_ctype_of(scatter ? rtype : stype);
-	MPI_Count count = scatter ? rcount : scount;
+	 * other side only at the root. In place, the one used. */
+	int sused = (!scatter || isroot) && !sin, rused = (!gather || isroot) && !rin;
+	int fromr = scatter ? rused : !sused; /* the count and type are the receive side's */
+	const shmrun_ctype *ct = shmrun_ctype_of(fromr ? rtype : stype);
+	MPI_Count count = fromr ? rcount : scount;
 	if (ct == NULL || count < 0 || (sused && rused && (stype != rtype || scount != rcount)))
 		return -1;
 	int packed = scatter || kind == SHMRUN_COLL_ALLTOALL; /* n blocks in one line */
@@ -1109,31 +1118,41 @@ static inline __attribute__((always_inline)) int shmrun_fast_move(const void *se
 	if (b > (packed ? shmrun_piece(SHMRUN_INLINE_LEN, n) : SHMRUN_INLINE_LEN) || (packed && b == 0))
 		return -1;
 	size_t sb = !sused ? 0 : packed ? n * b : b;
-	size_t rb = !rused ? 0 : gather || kind == SHMRUN_COLL_ALLGATHER || kind == SHMRUN_COLL_ALLTOALL ? n * b : b;
+	size_t rb = !rused ? 0 : scatter ? b : n * b;
 	if ((sb > 0 && sendbuf == NULL) || (rb > 0 && recvbuf == NULL) || shmrun_overlap(sendbuf, sb, recvbuf, rb))
 		return -1;
-	/* A Gather's root publishes no data: its own block goes straight
-	 * from send to recv, as every rank's own does. */
+	/* What this rank publishes: its block (a Gather's sender,
+	 * Allgather), its n blocks (a Scatter's root, Alltoall), or nothing
+	 * (a Gather's root, a Scatter's reader). */
+	const char *in = sin ? recvbuf : sendbuf;
+	size_t nb = packed ? (sused || sin ? n * b : 0) : (gather && isroot ? 0 : b);
+	if (sin && !packed)
+		in += me * b; /* Allgather in place: its own block of recvbuf */
 	int p;
-	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, 0, rooted ? root : -1), (uint64_t)count,
-			      sendbuf, gather && isroot ? 0 : sb, rooted ? SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT : SHMRUN_SAME_COUNT,
-			      &p, rc) != 0)
+	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, 0, rooted ? root : -1), (uint64_t)count, in,
+			      nb, rooted ? SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT : SHMRUN_SAME_COUNT, &p, rc) != 0)
 		return -1;
 	if (*rc == MPI_SUCCESS && b > 0) {
 		char *out = recvbuf;
-		const char *in = sendbuf;
 		switch (kind) {
 		case SHMRUN_COLL_SCATTER:
-			memcpy(out, (isroot ? in : SHMRUN_FLINE(d, root, p) + SHMRUN_FLAG_INLINE) + me * b, b);
+			if (!rin)
+				memcpy(out, (isroot ? in : SHMRUN_FLINE(d, root, p) + SHMRUN_FLAG_INLINE) + me * b, b);
 			break;
 		case SHMRUN_COLL_ALLTOALL:
 			for (uint32_t q = 0; q < n; q++)
-				memcpy(out + q * b, q == me ? in + q * b : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE + me * b, b);
+				if (q != me)
+					memcpy(out + q * b, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE + me * b, b);
+				else if (!sin)
+					memcpy(out + q * b, in + q * b, b);
 			break;
-		default: /* Gather at its root, Allgather */
-			if (rused)
+		default: /* a Gather's root, Allgather */
+			if (!gather || isroot)
 				for (uint32_t q = 0; q < n; q++)
-					memcpy(out + q * b, q == me ? in : SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, b);
+					if (q != me)
+						memcpy(out + q * b, SHMRUN_FLINE(d, q, p) + SHMRUN_FLAG_INLINE, b);
+					else if (!sin)
+						memcpy(out + q * b, in, b);
 		}
 	}
 	shmrun_coll_flush(d, (uintptr_t)comm);

@@ -17,9 +17,9 @@ import (
 // built and none of the general path's bookkeeping: one rank's Allgather of
 // 8 bytes 49 -> 20 ns, two ranks' Barrier 73 -> 58 across cores
 // (bench/NOTES.md). The C interface's shmrun_fast_round (capi/mpi_fast.h)
-// is its twin for every call here (not the block moves' in-place forms;
-// the rooted calls and the scans only where ranks have cores of their
-// own), with the same signatures and line layouts. A call with
+// is its twin for every call here (the rooted calls and the scans only
+// where ranks have cores of their own), with the same signatures and line
+// layouts. A call with
 // anything off that case takes the general path, which does it all: an
 // argument to check and report (the caller tests its arguments first), data
 // that does not ride inline, a collective area not made yet, a queued
