@@ -1003,6 +1003,11 @@ func (k *call) verdict(same sameFields) error {
 			return k.errorf(ErrOther, "rank 0's record of round %d stayed locked", k.r)
 		}
 		v, found = rv, rv.r == k.r
+		if !found {
+			// The record has moved on past round r, or rank 0 has not
+			// got to it: the next load of done reads it again.
+			a.lost = true
+		}
 	}
 	if !found {
 		return nil

@@ -142,6 +142,10 @@ func (a *collArea) lineWait(r uint32) error {
 		// that Go did not see: look at rank 0's record now.
 		rd = lineReaders{0, int32(a.n), 1, old}
 		if a.me != 0 {
+			// done now, whatever cseen says: after 2^32 rounds of C an
+			// old cseen can look recent (atLeast measures back from
+			// this rank's round), and done only ever moves on.
+			a.cseen = atomic.LoadUint32(a.chk.done)
 			a.loadChecked(old)
 		}
 	}

@@ -656,6 +656,23 @@ func TestStaleRoundsCompare(t *testing.T) {
 			l.ev.Wake()
 		})
 	})
+	t.Run("cseen after C", func(t *testing.T) {
+		a := checkerArea(t, 3, 2)
+		old := 5*a.par + 1
+		r := old + a.par
+		// Round old was the C interface's (no reader record of it), and
+		// cseen, loaded 2^32 rounds ago, aliases a round after old.
+		a.h.Round, a.h.Seen = r-1, r-1
+		a.cseen = old + 3
+		atomic.StoreUint32(a.chk.done, old-1) // rank 0 has not compared round old
+		publishThrough(a, r-1, 0, old+a.par-2)
+		stillWaits(t, "lineFree after C rounds with cseen aliased and round old not compared", func() error { return a.lineFree(r) }, func() {
+			atomic.StoreUint32(a.chk.done, old)
+			l := a.line(0, int((old+a.par-1)&(a.par-1)))
+			atomic.StoreUint32(l.ev.Seq, old+a.par-1)
+			l.ev.Wake()
+		})
+	})
 	t.Run("reported", func(t *testing.T) {
 		a := checkerArea(t, 3, 1)
 		a.h.Round = 1<<31 + 1<<30 + 100 // reported still 0: none ever
