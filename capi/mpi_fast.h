@@ -1111,7 +1111,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_move(const void *se
 	int fromr = scatter ? rused : !sused; /* the count and type are the receive side's */
 	const shmrun_ctype *ct = shmrun_ctype_of(fromr ? rtype : stype);
 	MPI_Count count = fromr ? rcount : scount;
-	if (ct == NULL || count < 0 || (sused && rused && (stype != rtype || scount != rcount)))
+	if (ct == NULL || count < 0 || count > SHMRUN_INLINE_LEN || (sused && rused && (stype != rtype || scount != rcount)))
 		return -1;
 	int packed = scatter || kind == SHMRUN_COLL_ALLTOALL; /* n blocks in one line */
 	size_t b = (size_t)count * ct->size;
@@ -1166,7 +1166,7 @@ static inline __attribute__((always_inline)) int shmrun_reduce_ok(const shmrun_c
 {
 	uintptr_t oi = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
 	return ct != NULL && ct->cls <= SHMRUN_CLS_FLOAT && oi < 32 && shmrun_cops[oi] != 0 &&
-	       ((shmrun_copok[ct->typ & 31] >> shmrun_cops[oi]) & 1) != 0 && count >= 0 && (size_t)count * ct->size <= room;
+	       ((shmrun_copok[ct->typ & 31] >> shmrun_cops[oi]) & 1) != 0 && count >= 0 && (size_t)count <= room / ct->size;
 }
 
 /* shmrun_fast_scan is MPI_Scan (kind SHMRUN_COLL_SCAN) and MPI_Exscan
@@ -1212,7 +1212,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_reduce_scatter_bloc
 {
 	shmrun_comm_desc *d = shmrun_comm_of(comm);
 	const shmrun_ctype *ct = shmrun_ctype_of(dt);
-	if (d == NULL || count <= 0 || !shmrun_reduce_ok(ct, op, count * (MPI_Count)d->n, SHMRUN_INLINE_LEN))
+	if (d == NULL || count <= 0 || count > SHMRUN_INLINE_LEN || !shmrun_reduce_ok(ct, op, count * (MPI_Count)d->n, SHMRUN_INLINE_LEN))
 		return -1;
 	size_t b = (size_t)count * ct->size, nb = d->n * b;
 	const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

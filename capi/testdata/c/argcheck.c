@@ -555,6 +555,10 @@ static void overflow(int rank)
 	/* counts past any address space */
 	COLL(MPI_ERR_COUNT, MPI_Bcast_c(s, (MPI_Count)1 << 50, MPI_INT, 0, comm));
 	COLL(MPI_ERR_COUNT, MPI_Allreduce_c(s, r, (MPI_Count)1 << 50, MPI_INT, MPI_SUM, comm));
+	/* and whose bytes wrap to none (2^62 ints of 4 bytes) */
+	COLL(MPI_ERR_COUNT, MPI_Allgather_c(s, (MPI_Count)1 << 62, MPI_INT, r, (MPI_Count)1 << 62, MPI_INT, comm));
+	COLL(MPI_ERR_COUNT, MPI_Scan_c(s, r, (MPI_Count)1 << 62, MPI_INT, MPI_SUM, comm));
+	COLL(MPI_ERR_COUNT, MPI_Reduce_scatter_block_c(s, r, (MPI_Count)1 << 62, MPI_INT, MPI_SUM, comm));
 	ROW(MPI_ERR_COUNT, ON_COMM, MPI_Send_c(s, (MPI_Count)1 << 50, MPI_INT, rank, 0, comm));
 	ROW(MPI_ERR_COUNT, ON_COMM, MPI_Recv_c(r, (MPI_Count)1 << 50, MPI_INT, rank, 0, comm, MPI_STATUS_IGNORE));
 	/* the counts' sum wraps */
