@@ -915,11 +915,7 @@ func ran(err error) bool {
 // round equal w0, w1 in the fields same names (kind and type always), word
 // by word: the common case, checked before any field is decoded.
 func (k *call) alike(w0, w1 uint64, same sameFields, lo, hi int) bool {
-	if k.err != nil && lo <= k.a.me && k.a.me < hi {
-		// Its own line carries its error: compare it too.
-		return k.a.sigsAlike(k.p, k.r, w0, w1, same, lo, k.a.me+1, true) && k.a.sigsAlike(k.p, k.r, w0, w1, same, k.a.me+1, hi, false)
-	}
-	return k.a.sigsAlike(k.p, k.r, w0, w1, same, lo, hi, false)
+	return k.a.sigsAlike(k.p, k.r, w0, w1, same, lo, hi, k.err != nil) // its own line carries its error
 }
 
 // sigMask is the bits of a signature's first word that the fields same
