@@ -2066,14 +2066,25 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 	return fetch_and_op_rest(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 }
 
+static __attribute__((noinline)) int compare_and_swap_rest(const void *origin_addr, const void *compare_addr,
+							   void *result_addr, MPI_Datatype datatype, int target_rank,
+							   MPI_Aint target_disp, MPI_Win win)
+{
+	return shmRMA(5, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
+		      H(datatype), 0, H(win), NULL, B(compare_addr));
+}
+
+/* As Fetch_and_op: the common case (shmrun_fast_cas), else a tail jump
+ * to the rest, whose fifteen-argument call then sets up no frame in the
+ * common case (with shmrun_fast_cas's single table compare, the C twin's
+ * cas_i64 row: 12.2-12.5 -> 11.5-11.7 ns, 2 ranks bound). */
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
 			  int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
 	if (shmrun_fast_cas(win, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp) == 0)
 		return MPI_SUCCESS;
 	SHMRUN_CALL_PC();
-	return shmRMA(5, B(origin_addr), 1, H(datatype), B(result_addr), 1, H(datatype), target_rank, target_disp, 1,
-		      H(datatype), 0, H(win), NULL, B(compare_addr));
+	return compare_and_swap_rest(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 }
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { return shmWinSetErrhandler(H(win), H(errhandler)); }

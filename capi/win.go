@@ -466,9 +466,14 @@ func noOp(h C.uintptr_t) bool {
 	return err == nil && o.user == nil && o.op == atomics.NoOp
 }
 
-// compareAndSwap is MPI_Compare_and_swap on one element of t's type.
+// compareAndSwap is MPI_Compare_and_swap on one element of t's type: an
+// integer, or MPI_BYTE (the standard's Byte category, compared as one
+// unsigned byte).
 func compareAndSwap(w *win.Win, origin, compare, result []byte, t *dtype.Type, target, disp int) error {
 	e, ok := t.Elem()
+	if t == dtype.Byte {
+		e, ok = atomics.Uint8, true
+	}
 	if !ok || t.Size() != int64(e.Size()) {
 		return fmt.Errorf("%v is not a predefined integer type: %w", t, comm.ErrType)
 	}

@@ -643,6 +643,43 @@ static void aliased(int rank)
 	CHECK(b[0] == 9 && b[1] == 3, "Allreduce in place of 64: %d %d", b[0], b[1]);
 }
 
+/* cas_args gives MPI_Compare_and_swap each bad argument C's own path
+ * (one 4- or 8-byte integer, checked in C) must leave to Go to name: a
+ * type that is not an integer, a NULL buffer, a target rank or
+ * displacement outside the window; MPI_PROC_NULL and a misaligned word
+ * (also Go's) succeed. */
+static void cas_args(int rank, int size)
+{
+	long v = 1, cmp = 0, res = 0;
+	double dv = 1, dcmp = 0, dres = 0;
+	MPI_Win_lock_all(0, win);
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Compare_and_swap(&dv, &dcmp, &dres, MPI_DOUBLE, rank, 0, win));
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_2INT, rank, 0, win));
+	ROW(MPI_ERR_BUFFER, ON_WIN, MPI_Compare_and_swap(NULL, &cmp, &res, MPI_LONG, rank, 0, win));
+	ROW(MPI_ERR_BUFFER, ON_WIN, MPI_Compare_and_swap(&v, NULL, &res, MPI_LONG, rank, 0, win));
+	ROW(MPI_ERR_BUFFER, ON_WIN, MPI_Compare_and_swap(&v, &cmp, NULL, MPI_LONG, rank, 0, win));
+	ROW(MPI_ERR_RANK, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, size, 0, win));
+	ROW(MPI_ERR_RANK, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, MPI_ROOT, 0, win));
+	ROW(MPI_ERR_RANK, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, -7, 0, win));
+	OK(MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, MPI_PROC_NULL, 0, win)); /* no result written */
+	ROW(MPI_ERR_RMA_RANGE, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, rank, 60, win));
+	ROW(MPI_ERR_DISP, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, rank, -8, win));
+	ROW(MPI_ERR_RMA_RANGE, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_INT, rank, 64, win));
+	CHECK(res == 0, "a refused compare-and-swap wrote its result: %ld", res);
+	/* A misaligned word is no error (Go makes it atomic against the
+	 * window's other atomics): the swap happens. */
+	long word = -5, seen = 0;
+	MPI_Put(&word, 1, MPI_LONG, rank, 4, 1, MPI_LONG, win);
+	MPI_Win_flush(rank, win);
+	OK(MPI_Compare_and_swap(&v, &word, &seen, MPI_LONG, rank, 4, win));
+	MPI_Win_flush(rank, win);
+	CHECK(seen == -5, "a misaligned compare-and-swap returned %ld, want -5", seen);
+	MPI_Get(&word, 1, MPI_LONG, rank, 4, 1, MPI_LONG, win);
+	MPI_Win_flush(rank, win);
+	CHECK(word == v, "a misaligned compare-and-swap left %ld, want %ld", word, v);
+	MPI_Win_unlock_all(win);
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -673,6 +710,8 @@ int main(int argc, char **argv)
 	report("displacements and counts past the largest MPI_Aint or any address space");
 	aliased(rank);
 	report("a collective's send and receive buffers aliased");
+	cas_args(rank, size);
+	report("compare-and-swap's bad arguments named in Go");
 
 	MPI_Win_free(&win);
 	MPI_Comm_free(&comm);
@@ -694,6 +733,7 @@ int main(int argc, char **argv)
 	report("negative counts and displacements of the v collectives");
 	report("displacements and counts past the largest MPI_Aint or any address space");
 	report("a collective's send and receive buffers aliased");
+	report("compare-and-swap's bad arguments named in Go");
 	MPI_Finalize();
 	return 0;
 }

@@ -2,6 +2,9 @@
  * Atomics and signalling on windows: a fetch-and-op work counter, an MCS
  * lock built from compare-and-swap and fetch-and-op guarding a plain
  * counter, and Send/Recv signalling around Win_sync on a shared window. */
+#include <stdint.h>
+#include <string.h>
+
 #include "check.h"
 
 #define TASKS 200
@@ -91,6 +94,57 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		CHECK(w[COUNT] == (long)ROUNDS * size, "the guarded counter is %ld, want %ld", w[COUNT], (long)ROUNDS * size);
 	report("MCS lock from compare-and-swap");
+
+	/* Compare-and-swap on each size of integer the standard allows (MPI
+	 * 4.1, 12.3.4: the C integer and byte types), on the next rank's part
+	 * of a shared window: no swap where the compare differs, a swap where
+	 * it matches, the old value returned both times. */
+	MPI_Win xw;
+	unsigned char *xb;
+	MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &xb, &xw);
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+#define CAS_ONE(T, MT, OFF)                                                                               \
+	do {                                                                                              \
+		T nv = (T)(100 + rank), bad = (T)(next + 50), cmp = (T)(next + 11), res = (T)0;             \
+		MPI_Compare_and_swap(&nv, &bad, &res, MT, next, OFF, xw);                                   \
+		MPI_Win_flush(next, xw);                                                                    \
+		CHECK(res == cmp, "%s: a compare that differs returned %lld, want %lld", #MT, (long long)res, \
+		      (long long)cmp);                                                                      \
+		MPI_Compare_and_swap(&nv, &cmp, &res, MT, next, OFF, xw);                                   \
+		MPI_Win_flush(next, xw);                                                                    \
+		CHECK(res == cmp, "%s: a compare that matches returned %lld, want %lld", #MT, (long long)res, \
+		      (long long)cmp);                                                                      \
+	} while (0);
+#define CAS_SEEN(T, MT, OFF)                                                                          \
+	do {                                                                                          \
+		T v;                                                                                  \
+		memcpy(&v, xb + (OFF), sizeof v);                                                     \
+		CHECK(v == (T)(100 + prev), "%s: the word is %lld, want %lld", #MT, (long long)v,       \
+		      (long long)(T)(100 + prev));                                                    \
+	} while (0);
+#define CAS_INIT(T, MT, OFF)                            \
+	do {                                            \
+		T v = (T)(rank + 11);                   \
+		memcpy(xb + (OFF), &v, sizeof v);       \
+	} while (0);
+#define CAS_TYPES(X)                       \
+	X(unsigned char, MPI_BYTE, 0)      \
+	X(short, MPI_SHORT, 2)             \
+	X(int, MPI_INT, 4)                 \
+	X(unsigned, MPI_UNSIGNED, 8)       \
+	X(long, MPI_LONG, 16)              \
+	X(int64_t, MPI_INT64_T, 24)        \
+	X(uint64_t, MPI_UINT64_T, 32)
+	CAS_TYPES(CAS_INIT)
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, xw);
+	CAS_TYPES(CAS_ONE)
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_sync(xw);
+	CAS_TYPES(CAS_SEEN)
+	MPI_Win_unlock_all(xw);
+	MPI_Win_free(&xw);
+	report("compare-and-swap of 1, 2, 4 and 8-byte integers");
 
 	/* Send/Recv signalling around Win_sync: rank 0 stores into its part of
 	 * a shared window, syncs, and sends a message; the receiver syncs and
