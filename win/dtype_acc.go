@@ -18,7 +18,9 @@ import (
 // instances of ttype at disp on target, each element atomically, as
 // Accumulate does. Both types must be made of one and the same predefined
 // type (the standard allows no other: ErrType), and op must be defined on
-// it (ErrOp); the other checks are PutType's. Local, completes eagerly.
+// it (ErrOp); bytes (dtype.Byte, MPI_BYTE) take Band, Bor, Bxor and
+// Replace (NoOp too, fetching), on each byte. The other checks are
+// PutType's. Local, completes eagerly.
 //
 // Never inlined: shmrun --check's frame walk reads the caller's line from
 // its return address, which inside an inlined body names only the body.
@@ -62,6 +64,14 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 		return err
 	}
 	e, ok := ttype.Elem()
+	if !ok && onlyBytes(ttype) {
+		// MPI's Byte class (MPI_BYTE, dtype.Byte): the bitwise ops,
+		// Replace and NoOp, on unsigned bytes (MPI 4.1, 7.9.2 and 13.3.4).
+		if op != atomics.Band && op != atomics.Bor && op != atomics.Bxor && op != atomics.Replace && op != atomics.NoOp {
+			return errorf(ErrOp, "%s on rank %d: %v does not apply to bytes (MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE and MPI_NO_OP do)", call, w.rank, op)
+		}
+		e, ok = atomics.Uint8, true
+	}
 	if !ok {
 		return errorf(ErrType, "%s on rank %d: %v is not made of one predefined type (accumulates need one)", call, w.rank, ttype)
 	}
@@ -86,6 +96,13 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	// after it): shmrun --check.
 	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), uint8(e))
 	return nil
+}
+
+// onlyBytes reports whether t's data are bytes alone (dtype.Byte, or a
+// type made of it).
+func onlyBytes(t *dtype.Type) bool {
+	s, err := t.Signature()
+	return err == nil && len(s) == 1 && s[0].IsByte
 }
 
 // accTypedOf is accTyped for elements of type e.

@@ -159,6 +159,7 @@ func bytesOf[T any](s []T) []byte { return raw.Bytes(s) }
 func init() {
 	ranktest.Register("typed-acc-contended", typedAccContendedBody)
 	ranktest.Register("typed-acc-diff", typedAccDiffBody)
+	ranktest.Register("typed-acc-bytes", typedAccBytesBody)
 }
 
 const typedAccRounds = 200
@@ -189,14 +190,7 @@ func typedAccContendedBody(c *comm.Comm) error {
 	if err := dense.Commit(); err != nil {
 		return err
 	}
-	for _, kind := range []string{"shared", "create-private", "dynamic-allocmem"} {
-		f, err := makeFlavorWin(c, kind, 64)
-		if err != nil {
-			return err
-		}
-		if err := f.w.LockAll(0); err != nil {
-			return err
-		}
+	return flavorsLocked(c, 64, func(kind string, f *flavorWin) error {
 		for range typedAccRounds {
 			if err := win.AccumulateType(f.w, bytesOf(ones), 1, dense, 0, f.disp(0, 0), 1, every2, atomics.Sum); err != nil {
 				return err
@@ -219,7 +213,92 @@ func typedAccContendedBody(c *comm.Comm) error {
 				}
 			}
 		}
+		return c.Barrier()
+	})
+}
+
+// typedAccBytesBody: MPI's Byte class in the accumulates (MPI 4.1,
+// 7.9.2: the bitwise ops, Replace and NoOp). Every rank ORs its own bit
+// into every other byte of rank 0's memory through a Vector of
+// dtype.Byte, over and over, in every kind of window memory: each of
+// those bytes ends with every rank's bit, the bytes between them 0; a
+// fetching NoOp reads them back; each rank's Bxor of its bit clears them
+// again; Sum on bytes is ErrOp.
+func typedAccBytesBody(c *comm.Comm) error {
+	n := c.Size()
+	every2, err := dtype.Vector(32, 1, 2, dtype.Byte)
+	if err != nil {
+		return err
+	}
+	if err := every2.Commit(); err != nil {
+		return err
+	}
+	mine := make([]byte, 32)
+	for i := range mine {
+		mine[i] = 1 << c.Rank()
+	}
+	all := byte(1<<n - 1)
+	return flavorsLocked(c, 8, func(kind string, f *flavorWin) error {
+		for range typedAccRounds {
+			if err := win.AccumulateType(f.w, mine, 32, dtype.Byte, 0, f.disp(0, 0), 1, every2, atomics.Bor); err != nil {
+				return err
+			}
+		}
+		if err := win.AccumulateType(f.w, mine, 32, dtype.Byte, 0, f.disp(0, 0), 1, every2, atomics.Sum); !errors.Is(err, win.ErrOp) {
+			return fmt.Errorf("%s: Sum on bytes: %v, want ErrOp", kind, err)
+		}
+		if err := f.w.FlushAll(); err != nil {
+			return err
+		}
 		if err := c.Barrier(); err != nil {
+			return err
+		}
+		got := make([]byte, 32)
+		if err := win.GetAccumulateType(f.w, nil, 0, nil, got, 32, dtype.Byte, 0, f.disp(0, 0), 1, every2, atomics.NoOp); err != nil {
+			return err
+		}
+		for i, b := range got {
+			if b != all {
+				return fmt.Errorf("%s: byte %d read back as %#x, want %#x", kind, 2*i, b, all)
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if err := win.AccumulateType(f.w, mine, 32, dtype.Byte, 0, f.disp(0, 0), 1, every2, atomics.Bxor); err != nil {
+			return err
+		}
+		if err := f.w.UnlockAll(); err != nil {
+			return err
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			for i, b := range bytesOf(f.local) {
+				if b != 0 {
+					return fmt.Errorf("%s: byte %d is %#x after every rank's Bxor, want 0", kind, i, b)
+				}
+			}
+		}
+		return c.Barrier()
+	})
+}
+
+func TestTypedAccBytes(t *testing.T) { ranktest.Run(t, 4, "typed-acc-bytes") }
+
+// flavorsLocked runs body on each kind of window memory (makeFlavorWin of
+// words) inside a LockAll epoch, which body ends, and frees the window.
+func flavorsLocked(c *comm.Comm, words int, body func(kind string, f *flavorWin) error) error {
+	for _, kind := range []string{"shared", "create-private", "dynamic-allocmem"} {
+		f, err := makeFlavorWin(c, kind, words)
+		if err != nil {
+			return err
+		}
+		if err := f.w.LockAll(0); err != nil {
+			return err
+		}
+		if err := body(kind, f); err != nil {
 			return err
 		}
 		if err := f.free(); err != nil {

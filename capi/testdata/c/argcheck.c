@@ -666,6 +666,11 @@ static void cas_args(int rank, int size)
 	ROW(MPI_ERR_DISP, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, rank, -8, win));
 	ROW(MPI_ERR_RMA_RANGE, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_INT, rank, 64, win));
 	CHECK(res == 0, "a refused compare-and-swap wrote its result: %ld", res);
+	/* MPI_BYTE takes the bitwise ops, MPI_REPLACE and MPI_NO_OP only. */
+	unsigned char by = 1, byres = 0;
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(&by, 1, MPI_BYTE, rank, 0, 1, MPI_BYTE, MPI_SUM, win));
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Fetch_and_op(&by, &byres, MPI_BYTE, rank, 0, MPI_MAX, win));
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Get_accumulate(&by, 1, MPI_BYTE, &byres, 1, MPI_BYTE, rank, 0, 1, MPI_BYTE, MPI_LAND, win));
 	/* A misaligned word is no error (Go makes it atomic against the
 	 * window's other atomics): the swap happens. */
 	long word = -5, seen = 0;

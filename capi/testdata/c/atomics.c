@@ -146,6 +146,46 @@ int main(int argc, char **argv)
 	MPI_Win_free(&xw);
 	report("compare-and-swap of 1, 2, 4 and 8-byte integers");
 
+	/* MPI_BYTE in the accumulates (MPI 4.1, 7.9.2 and 13.3.4: the bitwise
+	 * ops, MPI_REPLACE and MPI_NO_OP): every rank ORs its bit into rank
+	 * 0's bytes, one byte type built of MPI_BYTE among them; a fetching
+	 * XOR and a NO_OP read them; REPLACE writes them. */
+	MPI_Win bw;
+	unsigned char *bb;
+	MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &bb, &bw);
+	memset(bb, 0, 8);
+	MPI_Datatype four;
+	MPI_Type_contiguous(4, MPI_BYTE, &four);
+	MPI_Type_commit(&four);
+	unsigned char bit[8], got8[8], want = (unsigned char)((1u << size) - 1), old = 0, zero = 0;
+	memset(bit, 1 << rank, sizeof bit);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, bw);
+	MPI_Accumulate(bit, 4, MPI_BYTE, 0, 0, 4, MPI_BYTE, MPI_BOR, bw);
+	MPI_Accumulate(bit, 4, MPI_BYTE, 0, 4, 1, four, MPI_BOR, bw);
+	MPI_Win_flush_all(bw);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, got8, 8, MPI_BYTE, 0, 0, 8, MPI_BYTE, MPI_NO_OP, bw);
+	MPI_Win_flush(0, bw);
+	for (int i = 0; i < 8; i++)
+		CHECK(got8[i] == want, "MPI_BOR on MPI_BYTE: byte %d is %#x, want %#x", i, got8[i], want);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Fetch_and_op(bit, &old, MPI_BYTE, 0, 7, MPI_BXOR, bw);
+	MPI_Win_flush(0, bw);
+	CHECK((old & (1 << rank)) != 0, "MPI_BXOR on MPI_BYTE fetched %#x: rank %d's bit is gone", old, rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		MPI_Accumulate(&zero, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, MPI_REPLACE, bw);
+	MPI_Win_unlock_all(bw);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		CHECK(bb[0] == 0 && bb[6] == want && bb[7] == 0, "bytes 0, 6 and 7 are %#x %#x %#x, want 0 %#x 0", bb[0], bb[6],
+		      bb[7], want);
+	}
+	MPI_Type_free(&four);
+	MPI_Win_free(&bw);
+	report("MPI_BYTE under the bitwise ops, MPI_REPLACE and MPI_NO_OP");
+
 	/* Send/Recv signalling around Win_sync: rank 0 stores into its part of
 	 * a shared window, syncs, and sends a message; the receiver syncs and
 	 * loads. */
