@@ -288,9 +288,13 @@ func collArgs(call string, h C.uintptr_t) (*commH, C.int) {
 // as its C function. bytes says the op is a C function to call on whole
 // instances (a program's on any type but a predefined one of an element;
 // long double's), else e is the element type t is made of, which
-// reducers[e] reduces. An op that does not apply to the type is ErrOp; a
+// reducers[e] reduces. An op that does not apply to the type (an
+// arithmetic or bitwise op on a logical type included) is ErrOp; a
 // type not made of one predefined type a reduction takes, ErrType.
 func reduction(t *typeH, op *opH, dt, oph C.uintptr_t) (_ *typeH, _ *opH, e atomics.Type, bytes bool, _ error) {
+	if err := logicalOp(t, op, false); err != nil {
+		return nil, nil, 0, false, err
+	}
 	e, ok := t.t.Elem()
 	switch {
 	case uintptr(dt) == hByte && op.user == nil:

@@ -51,6 +51,10 @@ func fillCollTables() {
 		case atomics.Float32, atomics.Float64:
 			cls = C.SHMRUN_CLS_FLOAT
 		}
+		if isLogicalName(p.name) {
+			// Moved by the small collectives, reduced in Go (logicalOp).
+			cls = C.SHMRUN_CLS_OTHER
+		}
 		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls)}
 		for _, o := range predefOps {
 			if o.op != atomics.Replace && o.op != atomics.NoOp && atomics.Check(o.op, e, false) == nil {

@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"strings"
 	"fmt"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -20,6 +21,11 @@ type typeH struct {
 	t    *dtype.Type
 	name string
 	pre  bool    // predefined: Type_free refuses it
+	// logical: a predefined type of MPI's Logical class (MPI_C_BOOL,
+	// MPI_CXX_BOOL, MPI_LOGICAL and its sized kin), which the reductions
+	// and accumulates take under MPI_LAND, MPI_LOR and MPI_LXOR only
+	// (MPI_REPLACE and MPI_NO_OP too in the accumulates): logicalOp.
+	logical bool
 	made *madeBy // a derived type's constructor call (MPI_Type_get_contents)
 	// uattrs are the attributes of the program's keys (attrcache.go).
 	uattrs []attr
@@ -129,10 +135,35 @@ func registerTypes() {
 			}
 			noteOpaque(p.name, t)
 		}
-		x := &typeH{t: t, name: p.name, pre: true}
+		x := &typeH{t: t, name: p.name, pre: true, logical: isLogicalName(p.name)}
 		tab.types[p.h] = x
 		predefTypeArr[p.h-hDatatypeNull] = x
 	}
+}
+
+// isLogicalName reports whether the predefined type of that name is of
+// MPI's Logical class (MPI 4.1, 7.9.2).
+func isLogicalName(name string) bool {
+	return name == "MPI_C_BOOL" || name == "MPI_CXX_BOOL" || strings.HasPrefix(name, "MPI_LOGICAL")
+}
+
+// logicalOp refuses a predefined op other than the logical ones (and, in
+// the accumulates, rma, MPI_REPLACE and MPI_NO_OP) on a type of MPI's
+// Logical class: its values are true and false, which arithmetic and
+// bitwise ops would turn into other bytes (2 in a C _Bool).
+func logicalOp(t *typeH, op *opH, rma bool) error {
+	if !t.logical || op.user != nil {
+		return nil
+	}
+	switch op.op {
+	case atomics.Land, atomics.Lor, atomics.Lxor:
+		return nil
+	case atomics.Replace, atomics.NoOp:
+		if rma {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s does not apply to %s (a logical type: MPI_LAND, MPI_LOR and MPI_LXOR do): %w", op.name, t.name, comm.ErrOp)
 }
 
 // The predefined types and ops by handle value: looked up without the

@@ -388,6 +388,9 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			if o.user != nil {
 				return fmt.Errorf("a user-defined op in an RMA call (the standard allows only predefined ones): %w", comm.ErrOp)
 			}
+			if err := logicalOp(tt, o, true); err != nil {
+				return err
+			}
 			opv = o.op
 		}
 		t := winRank(target)

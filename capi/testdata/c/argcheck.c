@@ -666,6 +666,16 @@ static void cas_args(int rank, int size)
 	ROW(MPI_ERR_DISP, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_LONG, rank, -8, win));
 	ROW(MPI_ERR_RMA_RANGE, ON_WIN, MPI_Compare_and_swap(&v, &cmp, &res, MPI_INT, rank, 64, win));
 	CHECK(res == 0, "a refused compare-and-swap wrote its result: %ld", res);
+	/* The logical types take MPI_LAND, MPI_LOR and MPI_LXOR (MPI_REPLACE
+	 * and MPI_NO_OP besides, in the accumulates). */
+	_Bool bt = 1, bres = 0;
+	int lt = 1, lres = 0;
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(&bt, 1, MPI_C_BOOL, rank, 32, 1, MPI_C_BOOL, MPI_SUM, win));
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Fetch_and_op(&lt, &lres, MPI_LOGICAL, rank, 36, MPI_MAX, win));
+	OK(MPI_Accumulate(&bt, 1, MPI_C_BOOL, rank, 32, 1, MPI_C_BOOL, MPI_REPLACE, win));
+	OK(MPI_Fetch_and_op(&bt, &bres, MPI_C_BOOL, rank, 32, MPI_LOR, win));
+	MPI_Win_flush(rank, win);
+	CHECK(bres == 1, "MPI_LOR on MPI_C_BOOL fetched %d, want 1", bres);
 	/* MPI_BYTE takes the bitwise ops, MPI_REPLACE and MPI_NO_OP only. */
 	unsigned char by = 1, byres = 0;
 	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(&by, 1, MPI_BYTE, rank, 0, 1, MPI_BYTE, MPI_SUM, win));
@@ -716,7 +726,7 @@ int main(int argc, char **argv)
 	aliased(rank);
 	report("a collective's send and receive buffers aliased");
 	cas_args(rank, size);
-	report("compare-and-swap's bad arguments named in Go");
+	report("the RMA atomics' bad types, ops and arguments named in Go");
 
 	MPI_Win_free(&win);
 	MPI_Comm_free(&comm);
@@ -738,7 +748,7 @@ int main(int argc, char **argv)
 	report("negative counts and displacements of the v collectives");
 	report("displacements and counts past the largest MPI_Aint or any address space");
 	report("a collective's send and receive buffers aliased");
-	report("compare-and-swap's bad arguments named in Go");
+	report("the RMA atomics' bad types, ops and arguments named in Go");
 	MPI_Finalize();
 	return 0;
 }

@@ -254,6 +254,20 @@ int main(int argc, char **argv)
 	fails("MPI_Reduce_local", MPI_Reduce_local(ia, ib, 2, MPI_INT, MPI_REPLACE), MPI_ERR_OP);
 	fails("MPI_Reduce_local", MPI_Reduce_local(lin, lio, 2, MPI_LONG_DOUBLE, MPI_BAND), MPI_ERR_OP);
 	fails("MPI_Reduce_local", MPI_Reduce_local(ia, ib, 2, MPI_INT, MPI_OP_NULL), MPI_ERR_OP);
+	/* MPI's Logical class takes MPI_LAND, MPI_LOR and MPI_LXOR alone
+	 * (MPI 4.1, 7.9.2): a sum of two trues is no _Bool. */
+	_Bool ta[2] = {1, 0}, tb[2] = {1, 1};
+	int lg[2] = {1, 0}, lh[2] = {1, 1};
+	fails("MPI_Reduce_local", MPI_Reduce_local(ta, tb, 2, MPI_C_BOOL, MPI_SUM), MPI_ERR_OP);
+	fails("MPI_Reduce_local", MPI_Reduce_local(ta, tb, 2, MPI_C_BOOL, MPI_BOR), MPI_ERR_OP);
+	fails("MPI_Reduce_local", MPI_Reduce_local(lg, lh, 2, MPI_LOGICAL, MPI_MAX), MPI_ERR_OP);
+	CHECK(tb[0] == 1 && tb[1] == 1 && lh[0] == 1, "refused logical reductions wrote: %d %d %d", tb[0], tb[1], lh[0]);
+	_Bool tr[2] = {1, 1};
+	fails("MPI_Allreduce", MPI_Allreduce(ta, tr, 2, MPI_C_BOOL, MPI_SUM, MPI_COMM_SELF), MPI_ERR_OP);
+	CHECK(MPI_Allreduce(ta, tr, 2, MPI_C_BOOL, MPI_LAND, MPI_COMM_SELF) == MPI_SUCCESS && tr[0] == 1 && tr[1] == 0,
+	      "MPI_LAND on MPI_C_BOOL over MPI_COMM_SELF: %d %d", tr[0], tr[1]);
+	CHECK(MPI_Reduce_local(ta, tb, 2, MPI_C_BOOL, MPI_LXOR) == MPI_SUCCESS && tb[0] == 0 && tb[1] == 1,
+	      "MPI_LXOR on MPI_C_BOOL: %d %d", tb[0], tb[1]);
 	fails("MPI_Reduce_local", MPI_Reduce_local(ia, ib, -1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
 	fails("MPI_Reduce_local_c", MPI_Reduce_local_c(ia, ib, -1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
 	fails("MPI_Reduce_local", MPI_Reduce_local(ia, ib, 2, MPI_DATATYPE_NULL, MPI_SUM), MPI_ERR_TYPE);
