@@ -48,6 +48,28 @@ func noteOpaque(name string, t *dtype.Type) {
 	}
 }
 
+// opaqueIn reports whether x is, or is built from, a predefined type the
+// runtime moves as opaque bytes (long double and its kin: opaqueElems).
+func opaqueIn(x *typeH) bool {
+	if x == nil {
+		return false
+	}
+	if x.pre || x.made == nil {
+		_, ok := opaqueElems[x.t]
+		return ok
+	}
+	for _, o := range x.made.olds {
+		y := o.x
+		if y == nil {
+			y, _ = typeOf(o.h)
+		}
+		if opaqueIn(y) {
+			return true
+		}
+	}
+	return false
+}
+
 // leafElems are the basic elements of t, by size, if t is a predefined
 // type (named, or one of the opaque ones).
 func leafElems(t *dtype.Type) ([]int64, bool) {

@@ -381,6 +381,11 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		}
 		var opv atomics.Op
 		if kind == rmAccumulate || kind == rmGetAccumulate || kind == rmFetchAndOp {
+			if _, ok := tt.t.Elem(); !ok && opaqueIn(tt) {
+				// Made of bytes here, as MPI_BYTE is: not bytes to
+				// the ops, nor a word the atomics could make whole.
+				return fmt.Errorf("%s: the accumulates do not take long double and the other types moved as bytes: %w", tt.name, comm.ErrType)
+			}
 			o, err := opOf(uintptr(oph))
 			if err != nil {
 				return err

@@ -676,6 +676,17 @@ static void cas_args(int rank, int size)
 	OK(MPI_Fetch_and_op(&bt, &bres, MPI_C_BOOL, rank, 32, MPI_LOR, win));
 	MPI_Win_flush(rank, win);
 	CHECK(bres == 1, "MPI_LOR on MPI_C_BOOL fetched %d, want 1", bres);
+	/* Long double and its kin, which move as bytes, are not bytes to the
+	 * accumulates' ops (nor whole words to the atomics). */
+	long double ld = 1, ldres = 0;
+	MPI_Datatype ld2;
+	MPI_Type_contiguous(2, MPI_LONG_DOUBLE, &ld2);
+	MPI_Type_commit(&ld2);
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_BAND, win));
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_REPLACE, win));
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Fetch_and_op(&ld, &ldres, MPI_LONG_DOUBLE, rank, 16, MPI_SUM, win));
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 2, MPI_LONG_DOUBLE, rank, 16, 1, ld2, MPI_REPLACE, win));
+	MPI_Type_free(&ld2);
 	/* MPI_BYTE takes the bitwise ops, MPI_REPLACE and MPI_NO_OP only. */
 	unsigned char by = 1, byres = 0;
 	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(&by, 1, MPI_BYTE, rank, 0, 1, MPI_BYTE, MPI_SUM, win));
