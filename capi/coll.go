@@ -316,6 +316,31 @@ func reduction(t *typeH, op *opH, dt, oph C.uintptr_t) (_ *typeH, _ *opH, e atom
 	return t, op, e, bytes, nil
 }
 
+// opaqueUnits is how the accumulates combine elements of leaf, an opaque
+// predefined type, under predefined op (handle oph): its element's bytes, and a
+// function that combines one target element with one origin element
+// (nil for NoOp, which only the fetching calls take; Replace a copy; the
+// others the C function the reductions call, or ErrOp where none
+// applies).
+func opaqueUnits(leaf *typeH, op *opH, oph C.uintptr_t, fetch bool) (int, func(dst, src []byte), error) {
+	unit := int(leaf.t.Size())
+	switch op.op {
+	case atomics.NoOp:
+		if !fetch {
+			return 0, nil, fmt.Errorf("%s is for the fetching calls (MPI_Get_accumulate, MPI_Fetch_and_op): %w", op.name, comm.ErrOp)
+		}
+		return unit, nil, nil
+	case atomics.Replace:
+		return unit, func(dst, src []byte) { copy(dst, src) }, nil
+	}
+	h := opaqueHandles[leaf.t]
+	fn := C.shmrun_opaque_op(C.uintptr_t(h), oph)
+	if fn == 0 {
+		return 0, nil, fmt.Errorf("%s does not apply to %s: %w", op.name, leaf.name, comm.ErrOp)
+	}
+	return unit, unitCombine(fn, C.uintptr_t(h)), nil
+}
+
 //export shmReduce
 func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int, h C.uintptr_t, kind C.int, inPlace C.int) C.int {
 	call := redNames[kind]

@@ -38,8 +38,13 @@ var pairElems = map[atomics.Type][]int64{
 // MPI_LONG_DOUBLE_INT (whose int takes the padding with it).
 var opaqueElems = map[*dtype.Type][]int64{}
 
-// noteOpaque records predefined type t of the given name, made of bytes.
-func noteOpaque(name string, t *dtype.Type) {
+// opaqueHandles are the handles of the opaque predefined types.
+var opaqueHandles = map[*dtype.Type]uintptr{}
+
+// noteOpaque records predefined type t of handle h and the given name,
+// made of bytes.
+func noteOpaque(h uintptr, name string, t *dtype.Type) {
+	opaqueHandles[t] = h
 	switch name {
 	case "MPI_2REAL", "MPI_2DOUBLE_PRECISION", "MPI_LONG_DOUBLE_INT":
 		opaqueElems[t] = []int64{t.Size() / 2, t.Size() / 2}
@@ -48,26 +53,39 @@ func noteOpaque(name string, t *dtype.Type) {
 	}
 }
 
-// opaqueIn reports whether x is, or is built from, a predefined type the
-// runtime moves as opaque bytes (long double and its kin: opaqueElems).
-func opaqueIn(x *typeH) bool {
-	if x == nil {
-		return false
-	}
-	if x.pre || x.made == nil {
-		_, ok := opaqueElems[x.t]
-		return ok
-	}
-	for _, o := range x.made.olds {
-		y := o.x
-		if y == nil {
-			y, _ = typeOf(o.h)
+// opaqueLeaf returns the predefined type x is made of when that is one
+// the runtime moves as opaque bytes (long double and its kin:
+// opaqueElems), found true; a derived type made of one of them and
+// anything else is ErrType (the accumulates need one predefined type).
+func opaqueLeaf(x *typeH) (leaf *typeH, found bool, err error) {
+	var other bool
+	var walk func(y *typeH)
+	walk = func(y *typeH) {
+		switch {
+		case y == nil:
+		case y.pre || y.made == nil:
+			if _, ok := opaqueElems[y.t]; !ok {
+				other = true
+			} else if leaf == nil || leaf == y {
+				leaf = y
+			} else {
+				other = true
+			}
+		default:
+			for _, o := range y.made.olds {
+				z := o.x
+				if z == nil {
+					z, _ = typeOf(o.h)
+				}
+				walk(z)
+			}
 		}
-		if opaqueIn(y) {
-			return true
-		}
 	}
-	return false
+	walk(x)
+	if leaf != nil && other {
+		return nil, true, fmt.Errorf("%s is made of %s and other types (an accumulate's type has one predefined type): %w", x.name, leaf.name, comm.ErrType)
+	}
+	return leaf, leaf != nil, nil
 }
 
 // leafElems are the basic elements of t, by size, if t is a predefined

@@ -41,6 +41,16 @@ func callUserOp[T any](op *userOp, in, inout []T, n int, dt C.uintptr_t, shift i
 	C.shmrun_call_user_op(op.fn, cbool(op.large), elemsPtr(in), elemsPtr(inout), C.int64_t(n), dt, C.intptr_t(shift))
 }
 
+// unitCombine is a function that combines one instance of predefined
+// type dt in dst (window memory, outside Go's heap) with one in src, by
+// fn, a predefined op's C function for that type (MPI_User_function's
+// inout = in op inout, in src's place).
+func unitCombine(fn C.uintptr_t, dt C.uintptr_t) func(dst, src []byte) {
+	return func(dst, src []byte) {
+		C.shmrun_call_user_op(fn, 0, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 1, dt, 0)
+	}
+}
+
 // callUserOpAt calls op's function on the program's own buffers, n
 // instances of dt (of extent ext) at in and inout, as MPI_Reduce_local
 // does: an MPI_User_function, whose len is an int, in calls of at most

@@ -8,8 +8,8 @@ package main
 import "C"
 
 import (
-	"strings"
 	"fmt"
+	"strings"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
@@ -20,13 +20,13 @@ import (
 type typeH struct {
 	t    *dtype.Type
 	name string
-	pre  bool    // predefined: Type_free refuses it
+	pre  bool // predefined: Type_free refuses it
 	// logical: a predefined type of MPI's Logical class (MPI_C_BOOL,
 	// MPI_CXX_BOOL, MPI_LOGICAL and its sized kin), which the reductions
 	// and accumulates take under MPI_LAND, MPI_LOR and MPI_LXOR only
 	// (MPI_REPLACE and MPI_NO_OP too in the accumulates): logicalOp.
 	logical bool
-	made *madeBy // a derived type's constructor call (MPI_Type_get_contents)
+	made    *madeBy // a derived type's constructor call (MPI_Type_get_contents)
 	// uattrs are the attributes of the program's keys (attrcache.go).
 	uattrs []attr
 }
@@ -133,7 +133,7 @@ func registerTypes() {
 			if err != nil {
 				panic(fmt.Sprintf("capi: predefined %s: %v", p.name, err))
 			}
-			noteOpaque(p.name, t)
+			noteOpaque(p.h, p.name, t)
 		}
 		x := &typeH{t: t, name: p.name, pre: true, logical: isLogicalName(p.name)}
 		tab.types[p.h] = x

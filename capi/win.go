@@ -16,6 +16,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/win"
 )
 
@@ -380,12 +381,9 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			}
 		}
 		var opv atomics.Op
+		var unit int // an opaque type's element bytes (long double's): combine combines one
+		var combine func(dst, src []byte)
 		if kind == rmAccumulate || kind == rmGetAccumulate || kind == rmFetchAndOp {
-			if _, ok := tt.t.Elem(); !ok && opaqueIn(tt) {
-				// Made of bytes here, as MPI_BYTE is: not bytes to
-				// the ops, nor a word the atomics could make whole.
-				return fmt.Errorf("%s: the accumulates do not take long double and the other types moved as bytes: %w", tt.name, comm.ErrType)
-			}
 			o, err := opOf(uintptr(oph))
 			if err != nil {
 				return err
@@ -397,6 +395,19 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 				return err
 			}
 			opv = o.op
+			if _, ok := tt.t.Elem(); !ok {
+				// Long double and its kin are made of bytes here, as
+				// MPI_BYTE is, but they are not bytes to the ops: their
+				// elements are combined whole, by C (opaqueUnits).
+				if leaf, found, err := opaqueLeaf(tt); found || err != nil {
+					if err != nil {
+						return err
+					}
+					if unit, combine, err = opaqueUnits(leaf, o, oph, kind != rmAccumulate); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		t := winRank(target)
 		d := int(disp)
@@ -420,15 +431,22 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		}
 		var err2 error
 		origin := chkBuffer{b: ob, count: int64(ocount), t: ot, what: "origin"}
-		switch kind {
-		case rmPut:
+		switch {
+		case unit > 0 && kind == rmAccumulate:
+			err2 = winc.AccumulateUnits(x.w, "AccumulateType", ob, int(ocount), ot, nil, 0, nil, t, d, int(tcount), tt.t, unit, opv, combine)
+		case unit > 0:
+			err2 = winc.AccumulateUnits(x.w, "GetAccumulateType", ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, unit, opv, combine)
+		}
+		switch {
+		case unit > 0:
+		case kind == rmPut:
 			err2 = win.PutType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t)
-		case rmGet:
+		case kind == rmGet:
 			err2 = win.GetType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t)
 			origin.result = true
-		case rmAccumulate:
+		case kind == rmAccumulate:
 			err2 = win.AccumulateType(x.w, ob, int(ocount), ot, t, d, int(tcount), tt.t, opv)
-		case rmFetchAndOp:
+		case kind == rmFetchAndOp:
 			// One element of a predefined type: win.FetchAndOp itself (so
 			// --stats and --check name it); others, e.g. long double, as
 			// the one-element Get_accumulate it is.
@@ -437,7 +455,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			} else {
 				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 			}
-		case rmGetAccumulate:
+		case kind == rmGetAccumulate:
 			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
 		default:
 			compare := bytesAt(cmp, int64(len(ob)))

@@ -9,6 +9,7 @@ import (
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
 	"github.com/shmrun/shmrun/internal/rmacheck"
+	"github.com/shmrun/shmrun/internal/winc"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -49,17 +50,7 @@ func GetAccumulateType(w *Win, origin []byte, ocount int, otype *dtype.Type, res
 func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
 	target, disp, tcount int, ttype *dtype.Type, op atomics.Op) error {
 	fetch := rtype != nil
-	var lo, hi int64
-	var err error
-	if fetch {
-		lo, hi, err = typedRange(call, w, result, rcount, rtype, tcount, ttype)
-		if err == nil {
-			err = fitsResult(call, w, result, rcount, rtype)
-		}
-	}
-	if err == nil && (!fetch || op != atomics.NoOp) {
-		lo, hi, err = typedRange(call, w, origin, ocount, otype, tcount, ttype)
-	}
+	lo, hi, err := accSpan(call, w, origin, ocount, otype, result, rcount, rtype, tcount, ttype, op)
 	if err != nil {
 		return err
 	}
@@ -78,11 +69,7 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if err := atomics.Check(op, e, fetch); err != nil {
 		return opError(call, w, target, err)
 	}
-	if w.obs != nil {
-		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, int(ttype.Size())*tcount)
-	}
-	w.releaseTyped(target, op)
-	wh, run, err := w.reachTyped(call, target, disp, lo, hi)
+	wh, run, err := w.accEnter(call, target, disp, lo, hi, int(ttype.Size())*tcount, op)
 	if !run {
 		return err
 	}
@@ -96,6 +83,120 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	// after it): shmrun --check.
 	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), uint8(e))
 	return nil
+}
+
+func init() {
+	winc.AccumulateUnits = func(x any, call string, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+		target, disp, tcount int, ttype *dtype.Type, unit int, op atomics.Op, combine func(dst, src []byte)) error {
+		w, _ := x.(*Win)
+		return accumulateUnits(w, call, origin, ocount, otype, result, rcount, rtype, target, disp, tcount, ttype, unit, op, combine)
+	}
+}
+
+// accumulateUnits is winc.AccumulateUnits: accumulateType for units of
+// unit bytes that only the caller's combine can combine.
+func accumulateUnits(w *Win, call string, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+	target, disp, tcount int, ttype *dtype.Type, unit int, op atomics.Op, combine func(dst, src []byte)) error {
+	fetch := rtype != nil
+	lo, hi, err := accSpan(call, w, origin, ocount, otype, result, rcount, rtype, tcount, ttype, op)
+	if err != nil {
+		return err
+	}
+	size := ttype.Size() * int64(tcount)
+	if unit <= 0 || size%int64(unit) != 0 {
+		return errorf(ErrType, "%s on rank %d: %v is not made of %d-byte elements", call, w.rank, ttype, unit)
+	}
+	wh, run, err := w.accEnter(call, target, disp, lo, hi, int(size), op)
+	if !run {
+		return err
+	}
+	defer w.leave(&wh)
+	// As bytes: the origin's and the result's packed forms, the target's
+	// runs; a unit is never split between runs (the type is made of whole
+	// elements).
+	a := typedAcc{w: w, call: call, wh: &wh, lo: lo, origin: origin, ocount: ocount, otype: otype, result: result, rcount: rcount, rtype: rtype,
+		tcount: tcount, ttype: ttype, op: op, basic: dtype.Basic(atomics.Uint8), n: int(size)}
+	var src []byte
+	if op != atomics.NoOp {
+		if src, err = elems[uint8](&a, origin, ocount, otype); err != nil {
+			return err
+		}
+	}
+	var res []byte
+	if fetch {
+		res = make([]byte, size)
+	}
+	each := func(cur []byte, i int) {
+		if fetch {
+			copy(res[i:i+unit], cur)
+		}
+		if op != atomics.NoOp {
+			combine(cur, src[i:i+unit])
+		}
+	}
+	if wh.priv {
+		err = privateTyped(&a, func(cur []uint8) bool {
+			for i := 0; i < len(cur); i += unit {
+				each(cur[i:i+unit:i+unit], i)
+			}
+			return op != atomics.NoOp
+		})
+	} else {
+		unitT := dtype.Basic(atomics.Uint8)
+		if unit > 1 {
+			if unitT, err = dtype.Contiguous(unit, dtype.Byte); err != nil {
+				return typeError(call, w, err)
+			}
+		}
+		for i, o := range elemOffsets(ttype, tcount, unitT, int(size)/unit, lo) {
+			at := wh.off + o
+			k, lerr := w.stripes.Lock(at)
+			if lerr != nil {
+				return opError(call, w, wh.target, lerr)
+			}
+			each(wh.amem[at:at+int64(unit):at+int64(unit)], i*unit)
+			w.stripes.Unlock(k)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if fetch {
+		if err := scatter(&a, res, result, rcount, rtype); err != nil {
+			return err
+		}
+	}
+	w.checkTyped(strings.TrimSuffix(call, "Type"), target, disp, tcount, ttype, rmacheck.Atomic, uint8(op), 0)
+	return nil
+}
+
+// accSpan checks an accumulate's origin (unless a fetching NoOp ignores
+// it) and result against its target (typedRange, fitsResult) and returns
+// the target's span.
+func accSpan(call string, w *Win, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+	tcount int, ttype *dtype.Type, op atomics.Op) (lo, hi int64, err error) {
+	fetch := rtype != nil
+	if fetch {
+		lo, hi, err = typedRange(call, w, result, rcount, rtype, tcount, ttype)
+		if err == nil {
+			err = fitsResult(call, w, result, rcount, rtype)
+		}
+	}
+	if err == nil && (!fetch || op != atomics.NoOp) {
+		lo, hi, err = typedRange(call, w, origin, ocount, otype, tcount, ttype)
+	}
+	return lo, hi, err
+}
+
+// accEnter records an accumulate of n bytes (shmrun --stats), tells the
+// checker its target's atomics are released, and reaches [lo, hi) past
+// disp on target (reachTyped: run false when there is nothing to do).
+func (w *Win) accEnter(call string, target, disp int, lo, hi int64, n int, op atomics.Op) (where, bool, error) {
+	if w.obs != nil {
+		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, n)
+	}
+	w.releaseTyped(target, op)
+	return w.reachTyped(call, target, disp, lo, hi)
 }
 
 // onlyBytes reports whether t's data are bytes alone (dtype.Byte, or a

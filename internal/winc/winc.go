@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
@@ -233,6 +235,17 @@ type State struct {
 // --stats or --trace records its calls on the Go paths). Package win sets
 // it at init.
 var Of func(w any) *State
+
+// AccumulateUnits is an accumulate (MPI_Accumulate; with rtype,
+// MPI_Get_accumulate and MPI_Fetch_and_op) on w, a *win.Win, of a type the
+// runtime moves as opaque bytes (long double and its kin), whose
+// elements are units of unit bytes: each target unit is read and, unless
+// op is atomics.NoOp, combined in place by combine(target unit, origin
+// unit), atomically against the window's other accumulates (under its
+// lock stripes). The checks and errors are win.GetAccumulateType's.
+// Package win sets it at init.
+var AccumulateUnits func(w any, call string, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
+	target, disp, tcount int, ttype *dtype.Type, unit int, op atomics.Op, combine func(dst, src []byte)) error
 
 // Coll is a rank's round counters of one communicator's collective area
 // (package comm's collArea), which the C interface's MPI_Barrier advances

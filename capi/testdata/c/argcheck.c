@@ -677,16 +677,29 @@ static void cas_args(int rank, int size)
 	MPI_Win_flush(rank, win);
 	CHECK(bres == 1, "MPI_LOR on MPI_C_BOOL fetched %d, want 1", bres);
 	/* Long double and its kin, which move as bytes, are not bytes to the
-	 * accumulates' ops (nor whole words to the atomics). */
-	long double ld = 1, ldres = 0;
-	MPI_Datatype ld2;
+	 * accumulates' ops: their elements are combined whole, by the ops
+	 * that apply to them; a type mixing one with another is refused. */
+	long double ld[2] = {1, 2}, ldres = 0;
+	MPI_Datatype ld2, ldd;
 	MPI_Type_contiguous(2, MPI_LONG_DOUBLE, &ld2);
 	MPI_Type_commit(&ld2);
-	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_BAND, win));
-	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_REPLACE, win));
-	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Fetch_and_op(&ld, &ldres, MPI_LONG_DOUBLE, rank, 16, MPI_SUM, win));
-	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(&ld, 2, MPI_LONG_DOUBLE, rank, 16, 1, ld2, MPI_REPLACE, win));
+	int bl[2] = {1, 1};
+	MPI_Aint at[2] = {0, 16};
+	MPI_Datatype ts[2] = {MPI_LONG_DOUBLE, MPI_DOUBLE};
+	MPI_Type_create_struct(2, bl, at, ts, &ldd);
+	MPI_Type_commit(&ldd);
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_BAND, win));
+	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(ld, 1, MPI_LONG_DOUBLE, rank, 16, 1, MPI_LONG_DOUBLE, MPI_NO_OP, win));
+	ROW(MPI_ERR_TYPE, ON_WIN, MPI_Accumulate(ld, 1, ldd, rank, 16, 1, ldd, MPI_REPLACE, win));
+	OK(MPI_Accumulate(ld, 2, MPI_LONG_DOUBLE, rank, 16, 1, ld2, MPI_REPLACE, win));
+	OK(MPI_Fetch_and_op(&ld[1], &ldres, MPI_LONG_DOUBLE, rank, 16, MPI_SUM, win));
+	MPI_Win_flush(rank, win);
+	CHECK(ldres == 1, "MPI_SUM on MPI_LONG_DOUBLE fetched %Lg, want 1", ldres);
+	OK(MPI_Fetch_and_op(NULL, &ldres, MPI_LONG_DOUBLE, rank, 16, MPI_NO_OP, win));
+	MPI_Win_flush(rank, win);
+	CHECK(ldres == 3, "MPI_NO_OP on MPI_LONG_DOUBLE fetched %Lg, want 3", ldres);
 	MPI_Type_free(&ld2);
+	MPI_Type_free(&ldd);
 	/* MPI_BYTE takes the bitwise ops, MPI_REPLACE and MPI_NO_OP only. */
 	unsigned char by = 1, byres = 0;
 	ROW(MPI_ERR_OP, ON_WIN, MPI_Accumulate(&by, 1, MPI_BYTE, rank, 0, 1, MPI_BYTE, MPI_SUM, win));
