@@ -53,41 +53,6 @@ func noteOpaque(h uintptr, name string, t *dtype.Type) {
 	}
 }
 
-// opaqueLeaf returns the predefined type x is made of when that is one
-// the runtime moves as opaque bytes (long double and its kin:
-// opaqueElems), found true; a derived type made of one of them and
-// anything else is ErrType (the accumulates need one predefined type).
-func opaqueLeaf(x *typeH) (leaf *typeH, found bool, err error) {
-	var other bool
-	var walk func(y *typeH)
-	walk = func(y *typeH) {
-		switch {
-		case y == nil:
-		case y.pre || y.made == nil:
-			if _, ok := opaqueElems[y.t]; !ok {
-				other = true
-			} else if leaf == nil || leaf == y {
-				leaf = y
-			} else {
-				other = true
-			}
-		default:
-			for _, o := range y.made.olds {
-				z := o.x
-				if z == nil {
-					z, _ = typeOf(o.h)
-				}
-				walk(z)
-			}
-		}
-	}
-	walk(x)
-	if leaf != nil && other {
-		return nil, true, fmt.Errorf("%s is made of %s and other types (an accumulate's type has one predefined type): %w", x.name, leaf.name, comm.ErrType)
-	}
-	return leaf, leaf != nil, nil
-}
-
 // leafElems are the basic elements of t, by size, if t is a predefined
 // type (named, or one of the opaque ones).
 func leafElems(t *dtype.Type) ([]int64, bool) {
