@@ -122,7 +122,37 @@ func beComms(c *comm.Comm) error {
 			return err
 		}
 	}
-	for _, x := range []*comm.Comm{d, s, sh} {
+	// Create with disjoint groups (MPI 2.2): each rank passes the group
+	// of its parity, in reverse; one communicator per group.
+	var same []int
+	for q := n - 1; q >= 0; q-- {
+		if q%2 == r%2 {
+			same = append(same, q)
+		}
+	}
+	pg, err := c.Group().Incl(same...)
+	if err != nil {
+		return err
+	}
+	p, err := c.Create(pg)
+	if err != nil {
+		return err
+	}
+	if err := ranktest.Want("disjoint Create size, rank", fmt.Sprint(p.Size(), p.Rank()), fmt.Sprint(len(same), slices.Index(same, r))); err != nil {
+		return err
+	}
+	psum := []int64{int64(r)}
+	if err := comm.AllreduceInPlace(p, psum, atomics.Sum); err != nil {
+		return err
+	}
+	want := int64(0)
+	for _, q := range same {
+		want += int64(q)
+	}
+	if err := ranktest.Want("Allreduce over a disjoint Create's communicator", psum[0], want); err != nil {
+		return err
+	}
+	for _, x := range []*comm.Comm{d, s, sh, p} {
 		if err := x.Free(); err != nil {
 			return err
 		}

@@ -48,9 +48,12 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 }
 
 // Create makes the communicator of the ranks of c in g, in g's order
-// (MPI_Comm_create). Collective over c, and every rank passes the same
-// group; a rank outside g gets nil and no error. g must be a subgroup of c's
-// group (ErrGroup otherwise).
+// (MPI_Comm_create). Collective over c. As MPI allows since 2.2, ranks
+// may pass different groups, one communicator made per group, provided
+// the groups are disjoint and every member of a group passes that same
+// group; a rank outside the group it passes (the empty group included)
+// gets nil and no error. g must be a subgroup of c's group (ErrGroup
+// otherwise).
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	if err := c.check("Create"); err != nil {
 		return nil, err
@@ -65,7 +68,9 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 	} else if tr, err := g.TranslateRanks(seq(g.Size()), c.Group()); err != nil || slices.Contains(tr, Undefined) {
 		gerr = fmt.Errorf("comm: Create on rank %d: the group is not a subgroup of the communicator's: %w", c.Rank(), ErrGroup)
 	} else if r := g.Rank(); r != Undefined {
-		color, key = 0, r
+		// The group's first member in c names it: disjoint groups,
+		// distinct colors.
+		color, key = slices.Min(tr), r
 	}
 	return c.splitChecked("Create", color, key, gerr)
 }

@@ -84,6 +84,39 @@ func communicators(w *comm.Comm) error {
 	if got, _ := worldRanks(created, w); (created == nil) != (me%2 == 1 || me > 4) || (created != nil && !slices.Equal(got, []int{4, 2, 0})) {
 		return fmt.Errorf("rank %d: Create gave %v (%v)", me, created, got)
 	}
+	// Create with disjoint groups (MPI 2.2): {0..3} in reverse, {4, 5},
+	// and the rest alone each; one communicator per group, in its order.
+	var mine []int
+	switch {
+	case me < 4:
+		mine = []int{3, 2, 1, 0}
+	case me < 6:
+		mine = []int{4, 5}
+	default:
+		mine = []int{me}
+	}
+	dg, err := w.Group().Incl(mine...)
+	if err != nil {
+		return err
+	}
+	parts, err := w.Create(dg)
+	if err != nil {
+		return err
+	}
+	if got, _ := worldRanks(parts, w); parts == nil || !slices.Equal(got, mine) {
+		return fmt.Errorf("rank %d: Create of disjoint groups gave %v (%v), want %v", me, parts, got, mine)
+	}
+	sum := []int64{0}
+	if err := comm.Allreduce(parts, []int64{int64(me)}, sum, atomics.Sum); err != nil {
+		return err
+	}
+	total := int64(0)
+	for _, r := range mine {
+		total += int64(r)
+	}
+	if sum[0] != total {
+		return fmt.Errorf("rank %d: Allreduce over its created group %v: %d, want %d", me, mine, sum[0], total)
+	}
 	// Dup and Compare.
 	dup, err := w.Dup()
 	if err != nil {

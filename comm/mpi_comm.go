@@ -402,7 +402,9 @@ func location() (topo.Location, error) {
 }
 
 // Create makes a communicator of g's members, which must all be in c
-// (MPI_Comm_create). Collective over c; ranks outside g get nil.
+// (MPI_Comm_create). Collective over c; ranks outside g get nil. Ranks
+// may pass different groups if they are disjoint and each member of one
+// passes that one (MPI 2.2 and later): a communicator each.
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	return c.create("Create", g, 0)
 }
@@ -444,8 +446,9 @@ func (c *Comm) create(call string, g *Group, tag int) (*Comm, error) {
 	}
 	if call == "Create" {
 		// MPI_Comm_create over c: every rank takes part; a split by
-		// membership keeps g's order through the key.
-		h, err := c.h.Split(0, g.Rank())
+		// membership (the group's first member in c names it: disjoint
+		// groups, distinct colors) keeps g's order through the key.
+		h, err := c.h.Split(slices.Min(ranks), g.Rank())
 		return c.made(call, h, err)
 	}
 	h, err := c.h.CreateGroup(ranks, tag)
