@@ -48,7 +48,7 @@ func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int, cname, dname string) ([]int, 
 		if c[q] < 0 {
 			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", cname, q, int64(c[q]), comm.ErrCount)
 		}
-		if d[q] < 0 {
+		if d[q] < 0 && c[q] > 0 { // an empty block places nothing, anywhere
 			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", dname, q, int64(d[q]), comm.ErrArg)
 		}
 		if c[q] > 0 {
@@ -218,7 +218,7 @@ func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, nam
 		if c[q] < 0 {
 			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[0], q, int64(c[q]), comm.ErrCount)
 		}
-		if d[q] < 0 {
+		if d[q] < 0 && c[q] > 0 { // an empty block places nothing, anywhere
 			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[1], q, int64(d[q]), comm.ErrArg)
 		}
 		counts[q], displs[q], types[q] = int(c[q]), int(d[q]), t.t

@@ -94,6 +94,9 @@ func (c *Comm) wlayout(call, side string, buf []byte, counts, displs []int, type
 	w := wblocks{blocks: make([]tdata, n), bc: make([]int, n), bd: make([]int, n)}
 	for q := range n {
 		t, d := types[q], displs[q]
+		if counts[q] == 0 {
+			d = 0 // an empty block's displacement places nothing (MPI 4.1, 6.5)
+		}
 		switch {
 		case t == nil:
 			return wblocks{}, fmt.Errorf("comm: %s on rank %d: rank %d's %s type is nil: %w", call, c.Rank(), q, side, ErrType)

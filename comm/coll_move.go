@@ -303,6 +303,9 @@ func (k *call) vblocks(counts, displs []int, length, s int, what string) (blocks
 	bl := blocks{counts: make([]int, n), displs: make([]int, n)}
 	for q := range n {
 		c, d := counts[q], displs[q]
+		if c == 0 {
+			d = 0 // an empty block's displacement places nothing (MPI 4.1, 6.5)
+		}
 		if c < 0 || d < 0 || d > length || c > length-d {
 			return blocks{}, k.errorf(ErrCount, "rank %d's block: %d elements at %d, %s holds %d", q, c, d, what, length)
 		}
@@ -399,7 +402,8 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 // len(send) elements (counts[q] of them, as root says) go to
 // recv[displs[q]:] (MPI_Gatherv). Collective. counts and displs are used
 // at the root only; a count that differs from what rank q sends is an error
-// on every rank.
+// on every rank. A block of count 0 places nothing: its displacement may be
+// anything (in the other v forms too).
 func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
 	return gatherv(c, "Gatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, root, false, wireOf[T]())
 }
@@ -654,7 +658,7 @@ func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, i
 	if k.err == nil {
 		if inPlace {
 			m = counts[me]
-			mine = recv[displs[me]*s : (displs[me]+m)*s]
+			mine = recv[rcv.displs[me] : rcv.displs[me]+rcv.counts[me]]
 		} else {
 			mine = send
 		}

@@ -232,7 +232,11 @@ func (c *Comm) vlayout(call string, buf []byte, counts, displs []int, t *dtype.T
 	wc, wd, blocks = make([]int, n), make([]int, n), make([]tdata, n)
 	ext, at := t.Extent(), 0
 	for q := range n {
-		off, ok := blockOffset(displs[q], ext, len(buf))
+		d := displs[q]
+		if counts[q] == 0 {
+			d = 0 // an empty block's displacement places nothing (MPI 4.1, 6.5)
+		}
+		off, ok := blockOffset(d, ext, len(buf))
 		if !ok || counts[q] < 0 {
 			return nil, nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
 				call, c.Rank(), q, counts[q], displs[q], len(buf), ErrCount)

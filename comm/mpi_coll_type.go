@@ -354,7 +354,11 @@ func (c *Comm) vlayoutType(call string, buf []byte, counts, displs []int, t *dty
 	v := vblocks{blocks: make([]tdata, n), bc: make([]int, n), bd: make([]int, n)}
 	ext := t.Extent()
 	for q := range n {
-		off, ok := blockOffset(displs[q], ext, len(buf))
+		d := displs[q]
+		if counts[q] == 0 {
+			d = 0 // an empty block's displacement places nothing (MPI 4.1, 6.5)
+		}
+		off, ok := blockOffset(d, ext, len(buf))
 		if !ok || counts[q] < 0 {
 			return vblocks{}, fmt.Errorf("comm: %s on rank %d: rank %d's block, %d instances at %d extents, is outside the %d-byte buffer: %w",
 				call, c.rank, q, counts[q], displs[q], len(buf), ErrCount)

@@ -21,11 +21,15 @@ func (c *Comm) layout(call, what string, counts, displs []int, n, s int) ([]int,
 	}
 	bc, bd := make([]int, c.size), make([]int, c.size)
 	for q := range c.size {
-		if counts[q] < 0 || displs[q] < 0 || counts[q] > n || displs[q] > n-counts[q] {
-			return nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block of %d at %d is outside %s's %d elements: %w",
-				call, c.rank, q, counts[q], displs[q], what, n, ErrCount)
+		d := displs[q]
+		if counts[q] == 0 {
+			d = 0 // an empty block's displacement places nothing (MPI 4.1, 6.5)
 		}
-		bc[q], bd[q] = counts[q]*s, displs[q]*s
+		if counts[q] < 0 || d < 0 || counts[q] > n || d > n-counts[q] {
+			return nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block of %d at %d is outside %s's %d elements: %w",
+				call, c.rank, q, counts[q], d, what, n, ErrCount)
+		}
+		bc[q], bd[q] = counts[q]*s, d*s
 		if bd[q]+bc[q] > math.MaxInt32 {
 			// The MPI takes them in bytes, as ints.
 			return nil, nil, fmt.Errorf("comm: %s on rank %d: rank %d's block ends %d bytes into %s, past the MPI's int counts: %w",
