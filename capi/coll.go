@@ -104,7 +104,9 @@ func shmOpFree(h *C.uintptr_t) C.int {
 	if err != nil {
 		return raiseSelf("MPI_Op_free", err)
 	}
-	drop(tab.ops, uintptr(*h))
+	if !dropPinned(tab.ops, uintptr(*h), &x.dead) {
+		return raiseSelf("MPI_Op_free", fmt.Errorf("a freed op (handle %#x): %w", uintptr(*h), comm.ErrOp))
+	}
 	*h = hOpNull
 	return C.MPI_SUCCESS
 }

@@ -376,7 +376,9 @@ func shmTypeFree(h *C.uintptr_t) C.int {
 		if err := deleteAll(attrType, uintptr(*h), &x.uattrs); err != nil {
 			return err // not freed
 		}
-		drop(tab.types, uintptr(*h))
+		if !dropPinned(tab.types, uintptr(*h), &x.dead) {
+			return fmt.Errorf("a freed datatype (handle %#x): %w", uintptr(*h), comm.ErrType)
+		}
 		*h = hDatatypeNull
 		return nil
 	})

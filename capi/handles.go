@@ -123,6 +123,9 @@ var tab = struct {
 	// (MPI_Comm_idup's new communicator, until its job ends): live for
 	// newHandle.
 	reserved map[uintptr]struct{}
+	// pins counts the pending nonblocking and persistent collectives
+	// using a program's datatype or op (pinHandles).
+	pins map[uintptr]int
 }{
 	next:   firstHandle,
 	comms:  map[uintptr]*commH{},
@@ -136,6 +139,7 @@ var tab = struct {
 	msgs:   map[uintptr]*msgH{},
 
 	reserved: map[uintptr]struct{}{},
+	pins:     map[uintptr]int{},
 }
 
 // handleEnd bounds the values newHandle gives: request slot handles have

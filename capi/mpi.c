@@ -1365,6 +1365,32 @@ void shmrun_nbc_free(uintptr_t p)
 		free(a->owned[i]);
 	free(a);
 }
+/* shmrun_nbc_handles writes the datatype and op handles that p's call
+ * uses into out (at most max; n is the communicator's size, the length of
+ * Alltoallw's type arrays) and returns how many there are. */
+int shmrun_nbc_handles(uintptr_t p, int n, uintptr_t *out, int max)
+{
+	shmrun_nbc *a = (shmrun_nbc *)p;
+	int k = 0;
+#define SHMRUN_NBC_PUT(h)                        \
+	do {                                     \
+		if (k < max)                     \
+			out[k] = (uintptr_t)(h); \
+		k++;                             \
+	} while (0)
+	SHMRUN_NBC_PUT(a->stype);
+	SHMRUN_NBC_PUT(a->rtype);
+	SHMRUN_NBC_PUT(a->op);
+	for (int i = 0; i < n; i++) {
+		if (a->stypes != NULL)
+			SHMRUN_NBC_PUT(a->stypes[i]);
+		if (a->rtypes != NULL)
+			SHMRUN_NBC_PUT(a->rtypes[i]);
+	}
+#undef SHMRUN_NBC_PUT
+	return k;
+}
+
 int shmrun_nbc_run(uintptr_t p)
 {
 	shmrun_nbc *a = (shmrun_nbc *)p;

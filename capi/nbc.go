@@ -7,6 +7,7 @@ package main
 #include "capi.h"
 int shmrun_nbc_run(uintptr_t a);
 void shmrun_nbc_free(uintptr_t a);
+int shmrun_nbc_handles(uintptr_t a, int n, uintptr_t *out, int max);
 static inline void shmrun_nbc_hold(shmrun_comm_desc *d, int by)
 {
 	__atomic_add_fetch(&d->nbc, by, __ATOMIC_RELEASE);
@@ -89,16 +90,84 @@ func shmInitColl(h C.uintptr_t, call *C.char, arg, info C.uintptr_t, req *C.uint
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}
+	pins := pinHandles(arg, x.c.Size())
 	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
 		release := hold(x)
 		return func() error { return runJob(arg, release) }, release
 	})
 	if err != nil {
+		unpin(pins)
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}
-	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r.(*comm.Request), name: call, arg: arg}}))
+	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r.(*comm.Request), name: call, arg: arg, pins: pins}}))
 	return C.MPI_SUCCESS
+}
+
+// pinHandles keeps the program's datatypes and ops that the call of
+// argument block arg (on a communicator of n ranks) uses alive until
+// unpin: MPI_Type_free and MPI_Op_free of one while the call is pending
+// only mark it (MPI 4.1 §5.1.10: a communication using a freed datatype
+// completes normally), and its job still finds it by its handle.
+func pinHandles(arg C.uintptr_t, n int) []uintptr {
+	var few [8]C.uintptr_t
+	k := int(C.shmrun_nbc_handles(arg, C.int(n), &few[0], C.int(len(few))))
+	hs := few[:min(k, len(few))]
+	if k > len(few) {
+		hs = make([]C.uintptr_t, k)
+		C.shmrun_nbc_handles(arg, C.int(n), &hs[0], C.int(k))
+	}
+	tab.Lock()
+	defer tab.Unlock()
+	var pins []uintptr
+	for _, ch := range hs {
+		h := uintptr(ch)
+		t, isType := tab.types[h]
+		o, isOp := tab.ops[h]
+		if isType && !t.pre || isOp && o.user != nil {
+			tab.pins[h]++
+			pins = append(pins, h)
+		}
+	}
+	return pins
+}
+
+// unpin lets go of pinHandles' handles, dropping those freed meanwhile.
+func unpin(pins []uintptr) {
+	if len(pins) == 0 {
+		return
+	}
+	tab.Lock()
+	defer tab.Unlock()
+	for _, h := range pins {
+		if tab.pins[h]--; tab.pins[h] > 0 {
+			continue
+		}
+		delete(tab.pins, h)
+		if t, ok := tab.types[h]; ok && t.dead {
+			delete(tab.types, h)
+		}
+		if o, ok := tab.ops[h]; ok && o.dead {
+			delete(tab.ops, h)
+		}
+	}
+}
+
+// dropPinned removes handle h's object from m, or, while a pending call
+// pins it, marks it dead (set dead), to be removed at the last unpin. It
+// reports false when the object was dead already (freed twice).
+func dropPinned[T any](m map[uintptr]T, h uintptr, dead *bool) bool {
+	tab.Lock()
+	defer tab.Unlock()
+	if *dead {
+		return false
+	}
+	if tab.pins[h] > 0 {
+		*dead = true
+	} else {
+		delete(m, h)
+	}
+	return true
 }
 
 // runJob runs the blocking call of argument block arg on a job's
@@ -127,10 +196,14 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		C.shmrun_nbc_free(arg)
 		return code
 	}
-	release := hold(x)
-	r, err := winc.StartNBC(x.c, name, func() error { return runJob(arg, release) })
+	release, pins := hold(x), pinHandles(arg, x.c.Size())
+	r, err := winc.StartNBC(x.c, name, func() error {
+		defer unpin(pins)
+		return runJob(arg, release)
+	})
 	if err != nil {
 		release()
+		unpin(pins)
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}

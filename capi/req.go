@@ -396,6 +396,7 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		}
 		if x.persist.arg != 0 {
 			C.shmrun_nbc_free(x.persist.arg) // inactive: no job holds it
+			unpin(x.persist.pins)
 		}
 		if x.cqh != 0 {
 			dropReq(x.cqh) // its receive goes on in Go's engine
@@ -502,8 +503,10 @@ type persistent struct {
 	r    *comm.Request
 	name *C.char // mpi.c's literal (static; callName caches by address)
 	// arg is a persistent collective's argument block (mpi.c's
-	// shmrun_nbc, kept across starts), freed with the request.
-	arg C.uintptr_t
+	// shmrun_nbc, kept across starts), freed with the request, and pins
+	// the program's datatypes and ops it uses (pinHandles), let go then.
+	arg  C.uintptr_t
+	pins []uintptr
 }
 
 // shmPersistInit is MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init and

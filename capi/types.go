@@ -27,6 +27,9 @@ type typeH struct {
 	// (MPI_REPLACE and MPI_NO_OP too in the accumulates): logicalOp.
 	logical bool
 	made    *madeBy // a derived type's constructor call (MPI_Type_get_contents)
+	// dead: freed by the program while a pending collective uses it
+	// (dropPinned); only that collective's job may still use it.
+	dead bool
 	// uattrs are the attributes of the program's keys (attrcache.go).
 	uattrs []attr
 }
@@ -215,8 +218,15 @@ func typeOf(h uintptr) (*typeH, error) {
 	if i := h - hDatatypeNull; i < uintptr(len(predefTypeArr)) && predefTypeArr[i] != nil {
 		return predefTypeArr[i], nil
 	}
-	if x, ok := get(tab.types, h); ok {
+	tab.RLock()
+	x, ok := tab.types[h]
+	dead := ok && x.dead
+	tab.RUnlock()
+	if ok && (!dead || onJob()) {
 		return x, nil
+	}
+	if dead {
+		return nil, fmt.Errorf("a freed datatype (handle %#x): %w", h, comm.ErrType)
 	}
 	if h == hDatatypeNull {
 		return nil, fmt.Errorf("MPI_DATATYPE_NULL: %w", comm.ErrType)
@@ -229,6 +239,7 @@ type opH struct {
 	op   atomics.Op // a predefined op
 	name string
 	user *userOp // an op made by MPI_Op_create
+	dead bool    // as typeH's
 }
 
 var predefOps = []struct {
@@ -254,8 +265,15 @@ func opOf(h uintptr) (*opH, error) {
 	if i := h - hOpNull; i < uintptr(len(predefOpArr)) && predefOpArr[i] != nil {
 		return predefOpArr[i], nil
 	}
-	if x, ok := get(tab.ops, h); ok {
+	tab.RLock()
+	x, ok := tab.ops[h]
+	dead := ok && x.dead
+	tab.RUnlock()
+	if ok && (!dead || onJob()) {
 		return x, nil
+	}
+	if dead {
+		return nil, fmt.Errorf("a freed op (handle %#x): %w", h, comm.ErrOp)
 	}
 	if h == hOpNull {
 		return nil, fmt.Errorf("MPI_OP_NULL: %w", comm.ErrOp)
