@@ -433,7 +433,7 @@ func shmIbarrier(h C.uintptr_t, req *C.uintptr_t) C.int {
 	if err != nil {
 		return x.raise("MPI_Ibarrier", err)
 	}
-	*req = C.uintptr_t(newReq(reqH{r: r, c: x}))
+	*req = C.uintptr_t(newReq(reqH{r: r, c: x, nbc: true}))
 	return C.MPI_SUCCESS
 }
 

@@ -151,12 +151,13 @@ func (m elemCounter) copies(t *dtype.Type, r int64) (int64, bool) {
 
 // elementsOf is MPI_Get_elements' answer for n bytes received with t: the
 // basic elements in them, false when they end inside one. A predefined
-// type (pre) counts whole instances, as MPI_Get_count does.
+// type (pre) counts whole instances, as MPI_Get_count does; a type of
+// size 0 holds none, whatever arrived (0, as MPI_Get_count says).
 func elementsOf(t *dtype.Type, pre bool, n int64) (int64, bool) {
 	size := t.Size()
 	switch {
 	case size == 0:
-		return 0, n == 0
+		return 0, true
 	case pre:
 		return n / size, n%size == 0
 	}

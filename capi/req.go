@@ -452,9 +452,9 @@ func shmGetCount(status *C.MPI_Status, dt C.uintptr_t, count *C.int64_t, element
 		return C.MPI_SUCCESS
 	}
 	switch size := t.t.Size(); {
-	case size == 0 && n == 0:
-		*count = 0
-	case size == 0 || n%size != 0:
+	case size == 0:
+		*count = 0 // "If the size of the datatype is zero, this routine will return a count of zero" (MPI 4.1 §3.2.5)
+	case n%size != 0:
 		*count = C.MPI_UNDEFINED
 	default:
 		*count = C.int64_t(n / size)

@@ -255,9 +255,10 @@ func (c *Comm) newSelf() *Comm {
 
 // CreateGroup makes the communicator of the ranks of g, in g's order,
 // without the rest of c (MPI_Comm_create_group): collective over g's
-// members only, who all pass the same group and tag (tag >= 0). A rank of
-// c outside g gets nil and no error. g must be a subgroup of c's group
-// (ErrGroup). A rank makes its CreateGroup calls one at a time, but may
+// members only, who all pass the same group and tag (tag >= 0: ErrTag
+// otherwise). A rank of c outside g gets nil and no error. g must be a
+// subgroup of c's group (ErrGroup). A rank makes its CreateGroup calls one
+// at a time, but may
 // make those of overlapping groups in any order; ranks that pass the same
 // group with different tags are an erroneous program, reported as ErrArg
 // on the ranks that see the difference (a rank whose group's rank 0 passed
@@ -270,7 +271,7 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	case g == nil:
 		return nil, fmt.Errorf("comm: CreateGroup on rank %d: nil group: %w", c.Rank(), ErrGroup)
 	case tag < 0:
-		return nil, fmt.Errorf("comm: CreateGroup on rank %d: tag %d is negative: %w", c.Rank(), tag, ErrArg)
+		return nil, fmt.Errorf("comm: CreateGroup on rank %d: tag %d is negative: %w", c.Rank(), tag, ErrTag)
 	}
 	if tr, err := g.TranslateRanks(seq(g.Size()), c.Group()); err != nil || slices.Contains(tr, Undefined) {
 		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group is not a subgroup of the communicator's: %w", c.Rank(), ErrGroup)

@@ -327,8 +327,8 @@ func createGroup(w *comm.Comm) error {
 	if c, err := w.CreateGroup(map[int]*comm.Group{0: odd, 1: even}[me%2], 1); c != nil || err != nil {
 		return fmt.Errorf("rank %d: CreateGroup of a group without it = %v, %v", me, c, err)
 	}
-	if _, err := w.CreateGroup(g, -1); !errors.Is(err, comm.ErrArg) {
-		return fmt.Errorf("rank %d: CreateGroup with tag -1 = %v, want ErrArg", me, err)
+	if _, err := w.CreateGroup(g, -1); !errors.Is(err, comm.ErrTag) {
+		return fmt.Errorf("rank %d: CreateGroup with tag -1 = %v, want ErrTag", me, err)
 	}
 	return w.Barrier()
 }

@@ -105,6 +105,19 @@ func p2pTyped(c *comm.Comm, procs bool) error {
 		if e, _ := comm.GetElements(st, column); e != rows {
 			return fmt.Errorf("GetElements %d, want %d", e, rows)
 		}
+		// A type of size 0 counts 0 of any message (MPI 4.1 §3.2.5).
+		none, err := dtype.Contiguous(0, dtype.Basic(atomics.Float64))
+		if err == nil {
+			err = none.Commit()
+		}
+		if err != nil {
+			return err
+		}
+		n, _ := comm.GetCountType(st, none)
+		e, _ := comm.GetElements(st, none)
+		if n != 0 || e != 0 {
+			return fmt.Errorf("GetCountType %d, GetElements %d of a type of size 0, want 0 0", n, e)
+		}
 		for i, v := range into {
 			want := 0.0
 			if i%cols == 5 {

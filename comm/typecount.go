@@ -10,16 +10,17 @@ import (
 
 // GetCountType is the number of whole instances of t a status's message
 // holds (MPI_Get_count with a datatype), or Undefined if its bytes are
-// not a whole number of instances. Local.
+// not a whole number of instances; 0 for a type of size 0 (MPI 4.1
+// §3.2.5). Local.
 func GetCountType(st Status, t *dtype.Type) (int, error) {
 	if err := t.CheckCommitted(); err != nil {
 		return 0, fmt.Errorf("comm: GetCountType: %v: %w", err, ErrType)
 	}
 	size := int(t.Size())
 	switch {
-	case size == 0 && st.bytes == 0:
+	case size == 0:
 		return 0, nil
-	case size == 0 || st.bytes%size != 0:
+	case st.bytes%size != 0:
 		return Undefined, nil
 	}
 	return st.bytes / size, nil
@@ -28,18 +29,16 @@ func GetCountType(st Status, t *dtype.Type) (int, error) {
 // GetElements is the number of basic elements of t's signature a status's
 // message holds (MPI_Get_elements): partial instances count their whole
 // elements; the pair types (FloatInt, ...) count as two elements each.
-// Undefined if the message ends inside an element. Local.
+// Undefined if the message ends inside an element; 0 for a type of size
+// 0. Local.
 func GetElements(st Status, t *dtype.Type) (int, error) {
 	sig, err := t.Signature()
 	if err != nil {
 		return 0, fmt.Errorf("comm: GetElements: %v: %w", err, ErrType)
 	}
 	size, n := t.Size(), int64(st.bytes)
-	if n == 0 {
-		return 0, nil
-	}
-	if size == 0 {
-		return Undefined, nil
+	if n == 0 || size == 0 {
+		return 0, nil // a type of size 0 holds no elements, as GetCountType says
 	}
 	per := int64(0)
 	for _, r := range sig {

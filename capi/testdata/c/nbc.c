@@ -212,6 +212,13 @@ int main(int argc, char **argv)
 	CHECK(class_of(err) == MPI_ERR_REQUEST && q7 != MPI_REQUEST_NULL, "Request_free of an Iallreduce: class %d", class_of(err));
 	MPI_Wait(&q7, MPI_STATUS_IGNORE);
 	CHECK(l == N * (N - 1) / 2, "Iallreduce_c %ld", l);
+	/* An Ibarrier's request neither (nor cancelled). */
+	MPI_Ibarrier(MPI_COMM_WORLD, &q7);
+	err = MPI_Request_free(&q7);
+	CHECK(class_of(err) == MPI_ERR_REQUEST && q7 != MPI_REQUEST_NULL, "Request_free of an Ibarrier: class %d", class_of(err));
+	err = MPI_Cancel(&q7);
+	CHECK(class_of(err) == MPI_ERR_REQUEST, "Cancel of an Ibarrier: class %d", class_of(err));
+	MPI_Wait(&q7, MPI_STATUS_IGNORE);
 	/* One rank's NULL request fails the others' call, from their Wait
 	 * (an Allreduce: each rank reads every rank's part). */
 	MPI_Request q8 = MPI_REQUEST_NULL;

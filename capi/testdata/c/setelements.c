@@ -187,6 +187,13 @@ int main(int argc, char **argv)
 	MPI_Get_count(&st, empty, &c);
 	MPI_Get_elements(&st, empty, &e);
 	CHECK(c == 0 && e == 0, "0 elements of contiguous(0, MPI_INT): count %d, elements %d, want 0 0", c, e);
+	/* A type of size 0 counts 0, whatever the message held (MPI 4.1
+	 * §3.2.5: "If the size of the datatype is zero, this routine will
+	 * return a count of zero"). */
+	MPI_Status_set_elements(&st, MPI_INT, 2);
+	MPI_Get_count(&st, empty, &c);
+	MPI_Get_elements(&st, empty, &e);
+	CHECK(c == 0 && e == 0, "8 bytes counted with contiguous(0, MPI_INT): count %d, elements %d, want 0 0", c, e);
 	MPI_Type_free(&uncommitted);
 	MPI_Type_free(&empty);
 #endif
