@@ -340,7 +340,7 @@ func opaqueUnits(leaf *typeH, op *opH, oph C.uintptr_t, fetch bool) (int, func(d
 	if fn == 0 {
 		return 0, nil, fmt.Errorf("%s does not apply to %s: %w", op.name, leaf.name, comm.ErrOp)
 	}
-	return unit, unitCombine(fn, C.uintptr_t(h)), nil
+	return unit, unitCombine(fn, C.uintptr_t(h), int(leaf.t.Extent())), nil
 }
 
 //export shmReduce

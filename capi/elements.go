@@ -34,8 +34,8 @@ var pairElems = map[atomics.Type][]int64{
 
 // opaqueElems are the basic elements of the predefined types the runtime
 // moves as opaque bytes (registerTypes): one of the type's size (long
-// double, ...), or two halves for the Fortran pairs of reals and
-// MPI_LONG_DOUBLE_INT (whose int takes the padding with it).
+// double, ...), two halves for the Fortran pairs of reals, and the long
+// double and the int of MPI_LONG_DOUBLE_INT.
 var opaqueElems = map[*dtype.Type][]int64{}
 
 // opaqueHandles are the handles of the opaque predefined types.
@@ -46,8 +46,10 @@ var opaqueHandles = map[*dtype.Type]uintptr{}
 func noteOpaque(h uintptr, name string, t *dtype.Type) {
 	opaqueHandles[t] = h
 	switch name {
-	case "MPI_2REAL", "MPI_2DOUBLE_PRECISION", "MPI_LONG_DOUBLE_INT":
+	case "MPI_2REAL", "MPI_2DOUBLE_PRECISION":
 		opaqueElems[t] = []int64{t.Size() / 2, t.Size() / 2}
+	case "MPI_LONG_DOUBLE_INT":
+		opaqueElems[t] = []int64{16, 4}
 	default:
 		opaqueElems[t] = []int64{t.Size()}
 	}

@@ -45,9 +45,23 @@ func callUserOp[T any](op *userOp, in, inout []T, n int, dt C.uintptr_t, shift i
 // type dt in dst (window memory, outside Go's heap) with one in src, by
 // fn, a predefined op's C function for that type (MPI_User_function's
 // inout = in op inout, in src's place).
-func unitCombine(fn C.uintptr_t, dt C.uintptr_t) func(dst, src []byte) {
+// An instance whose data is less than its extent (MPI_LONG_DOUBLE_INT's
+// 20 bytes of 32) goes through aligned scratch of an extent each: the
+// function reads and writes the whole C struct.
+func unitCombine(fn C.uintptr_t, dt C.uintptr_t, ext int) func(dst, src []byte) {
+	var a, b []byte
 	return func(dst, src []byte) {
-		C.shmrun_call_user_op(fn, 0, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 1, dt, 0)
+		if len(dst) >= ext {
+			C.shmrun_call_user_op(fn, 0, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 1, dt, 0)
+			return
+		}
+		if a == nil {
+			a, b = alignedBytes(ext), alignedBytes(ext)
+		}
+		copy(a, src)
+		copy(b, dst)
+		C.shmrun_call_user_op(fn, 0, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), 1, dt, 0)
+		copy(dst, b)
 	}
 }
 

@@ -118,8 +118,8 @@ var predefTypes = []struct {
 // registerTypes fills the datatype table with the predefined types.
 // A type with an element is that element's dtype; MPI_BYTE and
 // MPI_PACKED are dtype.Byte; the rest (long double and its kin, 2-byte
-// reals, Fortran pairs of reals) move as opaque bytes of their size and
-// are refused by reductions and accumulates.
+// reals, Fortran pairs of reals) move as opaque bytes (opaqueType), which
+// the reductions and accumulates combine by C functions.
 func registerTypes() {
 	for _, p := range predefTypes {
 		var t *dtype.Type
@@ -130,10 +130,7 @@ func registerTypes() {
 			t = dtype.Byte
 		default:
 			var err error
-			if t, err = dtype.Contiguous(p.size, dtype.Byte); err == nil {
-				err = t.Commit()
-			}
-			if err != nil {
+			if t, err = opaqueType(p.name, p.size); err != nil {
 				panic(fmt.Sprintf("capi: predefined %s: %v", p.name, err))
 			}
 			noteOpaque(p.h, p.name, t)
@@ -142,6 +139,31 @@ func registerTypes() {
 		tab.types[p.h] = x
 		predefTypeArr[p.h-hDatatypeNull] = x
 	}
+}
+
+// opaqueType is the dtype of a predefined type without a Go element:
+// size opaque bytes, but for MPI_LONG_DOUBLE_INT, which is "as if" the
+// struct of a long double and an int (MPI 4.1 §6.9.4) as C lays it out:
+// 16 bytes and an int32 at 16, 20 bytes of data in an extent of size, so
+// that it matches that struct and moves no padding.
+func opaqueType(name string, size int) (*dtype.Type, error) {
+	var t *dtype.Type
+	var err error
+	if name == "MPI_LONG_DOUBLE_INT" {
+		var ld, s *dtype.Type
+		if ld, err = dtype.Contiguous(16, dtype.Byte); err == nil {
+			s, err = dtype.Struct([]int{1, 1}, []int64{0, 16}, []*dtype.Type{ld, dtype.Basic(atomics.Int32)})
+		}
+		if err == nil {
+			t, err = dtype.Resized(s, 0, int64(size))
+		}
+	} else {
+		t, err = dtype.Contiguous(size, dtype.Byte)
+	}
+	if err == nil {
+		err = t.Commit()
+	}
+	return t, err
 }
 
 // isLogicalName reports whether the predefined type of that name is of
