@@ -153,7 +153,7 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 			raw.Pause()
 		}
 	}
-	if aborted(abort) {
+	if aborted(abort, done) {
 		return ErrAborted
 	}
 	if idle := Idle; idle != nil {
@@ -169,7 +169,7 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 				return nil
 			}
 			if i&15 == 15 {
-				if aborted(abort) {
+				if aborted(abort, done) {
 					return ErrAborted
 				}
 				now := time.Now()
@@ -210,13 +210,20 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 		}
 		raw.FutexWait(e.Seq, seq, p.Sleep)
 		atomic.AddUint32(e.Sleepers, ^uint32(0))
+		if aborted(abort, done) {
+			return ErrAborted
+		}
 		if done() {
 			return nil
-		}
-		if aborted(abort) {
-			return ErrAborted
 		}
 	}
 }
 
-func aborted(abort *uint32) bool { return abort != nil && atomic.LoadUint32(abort) != 0 }
+// aborted reports whether the job aborted while the condition done is
+// still false: done is read once more after the abort is seen, since a
+// rank that saw the condition met may abort right after (a barrier's
+// last arriver), and its waiters must return the condition, not the
+// abort that came later.
+func aborted(abort *uint32, done func() bool) bool {
+	return abort != nil && atomic.LoadUint32(abort) != 0 && !done()
+}
