@@ -89,10 +89,10 @@ func build(t *Type, call string) (*Type, error) {
 	var err error
 	t.shape(func(p piece, times int64) bool {
 		o := p.t
-		t.align = max(t.align, o.align)
 		if p.count == 0 {
-			return true
+			return true // no typemap entry: no alignment either (MPI 4.1 §5.1.2's ε)
 		}
+		t.align = max(t.align, o.align)
 		ext := o.ub - o.lb
 		span, ok := mul(p.count-1, ext)
 		if !ok {
@@ -162,9 +162,11 @@ func build(t *Type, call string) (*Type, error) {
 	if t.hasUB {
 		t.ub = ubM
 	}
-	if t.comb == CombinerStruct && t.align > 1 && !t.hasUB {
-		// MPI's ε: the extent rounded up to the strictest alignment (none
-		// after an ub marker, which fixes the upper bound).
+	if t.align > 1 && !t.hasUB {
+		// MPI's ε: the extent rounded up to the strictest alignment of
+		// the typemap's entries, whatever the constructor (MPI 4.1 §5.1's
+		// definition of ub; an hvector of ints 3 bytes apart is 16 bytes,
+		// not 15); none after an ub marker, which fixes the upper bound.
 		if ext := t.ub - t.lb; ext%t.align != 0 {
 			ub, ok := add(t.ub, t.align-ext%t.align)
 			if !ok {
@@ -333,8 +335,9 @@ func HindexedBlock(blocklen int, displs []int64, old *Type) (*Type, error) {
 
 // Struct is blocks of blocklens[i] copies of types[i] at displs[i] bytes
 // (MPI_Type_create_struct); the extent is rounded up to the strictest
-// alignment of its basic types, as MPI says, unless a component carries
-// an upper-bound marker (see Resized). Local.
+// alignment of its basic types (of blocks of length > 0), as MPI says for
+// every constructor's type, unless a component carries an upper-bound
+// marker (see Resized). Local.
 func Struct(blocklens []int, displs []int64, types []*Type) (*Type, error) {
 	const call = "Struct"
 	if err := olds(call, types...); err != nil {

@@ -325,6 +325,19 @@ func TestBounds(t *testing.T) {
 	if err := v.Fits(2, 100); !errors.Is(err, dtype.ErrBuffer) {
 		t.Errorf("two instances in 100 bytes: %v, want ErrBuffer", err)
 	}
+	// §5.1's ε rounds any typemap's extent to its strictest alignment, not
+	// only a struct's: ints at 0, 4, 8 and 3, 7, 11 end at 15, extent 16
+	// (Open MPI: 16). A block of length 0 is no typemap entry and brings
+	// no alignment: {int@-16, 0 doubles@100} is 4 bytes (Open MPI: 4).
+	i32 := dtype.Basic(atomics.Int32)
+	hv := mk(dtype.Hvector(2, 1, 3, mk(dtype.Contiguous(3, i32))))
+	if hv.Extent() != 16 || hv.TrueExtent() != 15 {
+		t.Errorf("hvector(2, 1, 3 bytes, 3 ints): extent %d true extent %d, want 16 15", hv.Extent(), hv.TrueExtent())
+	}
+	z := mk(dtype.Struct([]int{1, 0}, []int64{-16, 100}, []*dtype.Type{i32, f64}))
+	if z.LB() != -16 || z.Extent() != 4 {
+		t.Errorf("{int@-16, 0 doubles@100}: lb %d extent %d, want -16 4", z.LB(), z.Extent())
+	}
 }
 
 // TestBoundMarkers: Resized (and Subarray) bounds are MPI 4.1 §5.1.7's
