@@ -159,6 +159,9 @@ func newCode(class C.int, msg string) C.int {
 // MPI_Error_class and MPI_Error_string must refuse it rather than answer
 // with a class made up from its bits.
 func classOfCode(code C.int) (C.int, bool) {
+	if u, ok := userErrOf(code); ok {
+		return u.class, true
+	}
 	var class C.int
 	switch {
 	case code >= 0 && code <= C.MPI_ERR_LASTCODE:
@@ -177,6 +180,9 @@ func classOfCode(code C.int) (C.int, bool) {
 // messageOf is the message of an error code: the error's own while it is
 // in the ring, else its class's.
 func messageOf(code C.int) (string, bool) {
+	if u, ok := userErrOf(code); ok {
+		return u.str, true // "" until the program adds one (MPI 4.1 §9.5)
+	}
 	if code >= codeBase {
 		codes.Lock()
 		r := codes.ring[((int(code)-codeBase)>>codeShift)%codeRing]

@@ -158,6 +158,24 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 	ARG_SELF(errorclass);
 	return shmErrorClass(errorcode, errorclass);
 }
+int PMPI_Add_error_class(int *errorclass)
+{
+	ARG_SELF(errorclass);
+	return shmAddErrorClass(errorclass);
+}
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+	ARG_SELF(errorcode);
+	return shmAddErrorCode(errorclass, errorcode);
+}
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+	ARG_SELF(string);
+	return shmAddErrorString(errorcode, (char *)string);
+}
+int PMPI_Remove_error_class(int errorclass) { return shmRemoveError(errorclass, 0); }
+int PMPI_Remove_error_code(int errorcode) { return shmRemoveError(errorcode, 1); }
+int PMPI_Remove_error_string(int errorcode) { return shmRemoveError(errorcode, 2); }
 
 int PMPI_Get_version(int *version, int *subversion)
 {

@@ -8,6 +8,9 @@
 #pragma weak MPI_Abort = PMPI_Abort
 #pragma weak MPI_Accumulate = PMPI_Accumulate
 #pragma weak MPI_Accumulate_c = PMPI_Accumulate_c
+#pragma weak MPI_Add_error_class = PMPI_Add_error_class
+#pragma weak MPI_Add_error_code = PMPI_Add_error_code
+#pragma weak MPI_Add_error_string = PMPI_Add_error_string
 #pragma weak MPI_Aint_add = PMPI_Aint_add
 #pragma weak MPI_Aint_diff = PMPI_Aint_diff
 #pragma weak MPI_Allgather = PMPI_Allgather
@@ -253,6 +256,9 @@
 #pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
 #pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
 #pragma weak MPI_Reduce_scatter_init_c = PMPI_Reduce_scatter_init_c
+#pragma weak MPI_Remove_error_class = PMPI_Remove_error_class
+#pragma weak MPI_Remove_error_code = PMPI_Remove_error_code
+#pragma weak MPI_Remove_error_string = PMPI_Remove_error_string
 #pragma weak MPI_Request_free = PMPI_Request_free
 #pragma weak MPI_Request_fromint = PMPI_Request_fromint
 #pragma weak MPI_Request_get_status = PMPI_Request_get_status

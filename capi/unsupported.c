@@ -417,24 +417,6 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 }
 #pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
 
-int PMPI_Add_error_class(int *errorclass)
-{
-	return shmUnsupported("MPI_Add_error_class", 0, 0);
-}
-#pragma weak MPI_Add_error_class = PMPI_Add_error_class
-
-int PMPI_Add_error_code(int errorclass, int *errorcode)
-{
-	return shmUnsupported("MPI_Add_error_code", 0, 0);
-}
-#pragma weak MPI_Add_error_code = PMPI_Add_error_code
-
-int PMPI_Add_error_string(int errorcode, const char *string)
-{
-	return shmUnsupported("MPI_Add_error_string", 0, 0);
-}
-#pragma weak MPI_Add_error_string = PMPI_Add_error_string
-
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
 	return shmUnsupported("MPI_File_call_errhandler", 0, 0);
@@ -464,24 +446,6 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 	return shmUnsupported("MPI_Get_hw_resource_info", 0, 0);
 }
 #pragma weak MPI_Get_hw_resource_info = PMPI_Get_hw_resource_info
-
-int PMPI_Remove_error_class(int errorclass)
-{
-	return shmUnsupported("MPI_Remove_error_class", 0, 0);
-}
-#pragma weak MPI_Remove_error_class = PMPI_Remove_error_class
-
-int PMPI_Remove_error_code(int errorcode)
-{
-	return shmUnsupported("MPI_Remove_error_code", 0, 0);
-}
-#pragma weak MPI_Remove_error_code = PMPI_Remove_error_code
-
-int PMPI_Remove_error_string(int errorcode)
-{
-	return shmUnsupported("MPI_Remove_error_string", 0, 0);
-}
-#pragma weak MPI_Remove_error_string = PMPI_Remove_error_string
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
@@ -1528,4 +1492,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 410 functions of the standard ABI are implemented, 247 are not. */
+/* 416 functions of the standard ABI are implemented, 241 are not. */
