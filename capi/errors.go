@@ -162,6 +162,13 @@ func classOfCode(code C.int) (C.int, bool) {
 	if u, ok := userErrOf(code); ok {
 		return u.class, true
 	}
+	return predefinedClassOf(code)
+}
+
+// predefinedClassOf is classOfCode for the runtime's own codes and
+// classes alone (it takes no lock: MPI_Add_error_code calls it holding
+// the program's table's).
+func predefinedClassOf(code C.int) (C.int, bool) {
 	var class C.int
 	switch {
 	case code >= 0 && code <= C.MPI_ERR_LASTCODE:

@@ -90,7 +90,7 @@ func shmAddErrorCode(class C.int, code *C.int) C.int {
 		if v, err = newUserErr(class); err == nil {
 			u.codes++
 		}
-	} else if c, ok := classOfCode(class); !ok || c != class || class == C.MPI_SUCCESS {
+	} else if c, ok := predefinedClassOf(class); !ok || c != class || class == C.MPI_SUCCESS {
 		err = fmt.Errorf("%d is no error class: %w", int(class), comm.ErrArg)
 	} else {
 		v, err = newUserErr(class)

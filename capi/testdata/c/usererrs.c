@@ -63,6 +63,8 @@ int main(int argc, char **argv)
 	CHECK(MPI_Remove_error_string(code) == MPI_SUCCESS && MPI_Remove_error_code(code) == MPI_SUCCESS, "removing code %d", code);
 	CHECK(class_of(MPI_Error_class(code, &got)) == MPI_ERR_ARG, "a removed code still has a class: %d", got);
 	CHECK(MPI_Remove_error_string(cls) == MPI_SUCCESS && MPI_Remove_error_class(cls) == MPI_SUCCESS, "removing class %d", cls);
+	CHECK(class_of(MPI_Add_error_code(cls, &got)) == MPI_ERR_ARG, "a code of a removed class");
+	CHECK(class_of(MPI_Add_error_code(MPI_ERR_LASTCODE + 7777, &got)) == MPI_ERR_ARG, "a code of a value never given");
 	CHECK(MPI_Remove_error_code(code2) == MPI_SUCCESS, "removing code %d of MPI_ERR_OTHER", code2);
 	int again;
 	MPI_Add_error_class(&again);
