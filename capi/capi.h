@@ -155,12 +155,16 @@ typedef struct shmrun_comm_desc {
 /* What the small collectives know of the predefined datatypes and ops,
  * filled by the Go side when the library loads (a zero entry: not
  * known, the call takes the Go path): a datatype's element type (package
- * atomics' code, as signatures record it), size and class; a predefined
- * op's code (by handle - MPI_OP_NULL); and, by element type, the ops
- * that apply to it (bit code). */
+ * atomics' code, as the collectives' signatures record it), size and
+ * class, and the signature digest any number of its elements carry in a
+ * message (package typesig's Uniform: the element type's code, an int's
+ * for MPI_2INT; 0 for the pairs of two different halves, whose digest
+ * grows with the count: the Go path sends those); a predefined op's code
+ * (by handle - MPI_OP_NULL); and, by element type, the ops that apply to
+ * it (bit code). */
 enum { SHMRUN_CLS_SIGNED = 1, SHMRUN_CLS_UNSIGNED, SHMRUN_CLS_FLOAT, SHMRUN_CLS_OTHER };
 typedef struct {
-	uint8_t typ, size, cls;
+	uint8_t typ, size, cls, msig;
 } shmrun_ctype;
 extern shmrun_ctype shmrun_ctypes[256];
 /* Nonzero when this process is registered for the global expedited

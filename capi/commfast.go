@@ -16,6 +16,7 @@ import (
 	"github.com/shmrun/shmrun/dtype"
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/raw"
+	"github.com/shmrun/shmrun/internal/typesig"
 	"github.com/shmrun/shmrun/internal/winc"
 )
 
@@ -55,7 +56,8 @@ func fillCollTables() {
 			// Moved by the small collectives, reduced in Go (logicalOp).
 			cls = C.SHMRUN_CLS_OTHER
 		}
-		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls)}
+		msig, _ := typesig.Uniform(e) // 0: not uniform
+		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls), msig: C.uint8_t(msig)}
 		for _, o := range predefOps {
 			if o.op != atomics.Replace && o.op != atomics.NoOp && atomics.Check(o.op, e, false) == nil {
 				C.shmrun_copok[e] |= 1 << uint(o.op)

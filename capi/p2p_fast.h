@@ -64,7 +64,8 @@ static inline __attribute__((always_inline)) void shmrun_p2p_unlock(shmrun_p2p *
 
 /* shmrun_p2p_type is a datatype's element size and the signature digest
  * its data carries (package typesig: a basic type's code; MPI_BYTE's is
- * 0, which matches anything); 0 if the fast path does not know it. */
+ * 0, which matches anything); 0 if the fast path does not know it or the
+ * digest depends on the count (MPI_FLOAT_INT). */
 static inline __attribute__((always_inline)) size_t shmrun_p2p_type(MPI_Datatype dt, uint32_t *sig)
 {
 	if (dt == MPI_BYTE) {
@@ -72,9 +73,9 @@ static inline __attribute__((always_inline)) size_t shmrun_p2p_type(MPI_Datatype
 		return 1;
 	}
 	const shmrun_ctype *ct = shmrun_ctype_of(dt);
-	if (ct == NULL)
+	if (ct == NULL || ct->msig == 0)
 		return 0;
-	*sig = ct->typ;
+	*sig = ct->msig;
 	return ct->size;
 }
 

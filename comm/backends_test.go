@@ -1081,11 +1081,157 @@ func beTyped(c *comm.Comm) error {
 	if err := psq.Free(); err != nil {
 		return err
 	}
+	if err := bePairs(c, next, prev); err != nil {
+		return err
+	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil
+}
+
+// bePairs: the pair types travel as MPI defines them (MPI 4.1 §6.9.4), a
+// value and an int without the padding, in the generic and the typed
+// forms alike: SendT of DoubleInt into a struct of a float64 and an int32
+// and into dtype.Basic(DoubleIntT), the basic type into RecvT, 2 TwoInt
+// into 4 int32, FloatInt by Irecv and ShortInt by persistent requests.
+func bePairs(c *comm.Comm, next, prev int) error {
+	r := c.Rank()
+	f64, i32 := dtype.Basic(atomics.Float64), dtype.Basic(atomics.Int32)
+	st16, err := dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{f64, i32})
+	if err != nil {
+		return err
+	}
+	if err := st16.Commit(); err != nil {
+		return err
+	}
+	di := func(q, i int) atomics.DoubleInt {
+		return atomics.DoubleInt{V: float64(q) + float64(i)/4, I: int32(10*q + i)}
+	}
+	exchange := func(what string, send func() (*comm.Request, error), recv func() (comm.Status, error), check func(comm.Status) error) error {
+		sq, err := send()
+		if err != nil {
+			return fmt.Errorf("%s: send: %w", what, err)
+		}
+		st, err := recv()
+		if err != nil {
+			return fmt.Errorf("%s: receive: %w", what, err)
+		}
+		if _, err := sq.Wait(); err != nil {
+			return fmt.Errorf("%s: send's wait: %w", what, err)
+		}
+		return check(st)
+	}
+	mine := []atomics.DoubleInt{di(r, 0), di(r, 1), di(r, 2)}
+	got := make([]atomics.DoubleInt, 3)
+	want := func(st comm.Status, count int) error {
+		for i := range got {
+			if got[i] != di(prev, i) {
+				return fmt.Errorf("got %v from rank %d", got, prev)
+			}
+		}
+		if st.Count != count || comm.GetCount[atomics.DoubleInt](st) != 3 {
+			return fmt.Errorf("status count %d, GetCount %d", st.Count, comm.GetCount[atomics.DoubleInt](st))
+		}
+		return nil
+	}
+	gotBytes := unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 48)
+	if err := exchange("IsendT DoubleInt, RecvType struct",
+		func() (*comm.Request, error) { return comm.IsendT(c, mine, next, 20) },
+		func() (comm.Status, error) { return c.RecvType(gotBytes, 3, st16, prev, 20) },
+		func(st comm.Status) error { return want(st, 3) }); err != nil {
+		return err
+	}
+	clear(got)
+	mineBytes := unsafe.Slice((*byte)(unsafe.Pointer(&mine[0])), 48)
+	if err := exchange("IsendType DOUBLE_INT, RecvT DoubleInt",
+		func() (*comm.Request, error) {
+			return c.IsendType(mineBytes, 3, dtype.Basic(atomics.DoubleIntT), next, 21)
+		},
+		func() (comm.Status, error) { return comm.RecvT(c, got, prev, 21) },
+		func(st comm.Status) error { return want(st, 3) }); err != nil {
+		return err
+	}
+	clear(got)
+	if err := exchange("IsendT DoubleInt, RecvType DOUBLE_INT",
+		func() (*comm.Request, error) { return comm.IsendT(c, mine, next, 22) },
+		func() (comm.Status, error) {
+			return c.RecvType(gotBytes, 3, dtype.Basic(atomics.DoubleIntT), prev, 22)
+		},
+		func(st comm.Status) error { return want(st, 3) }); err != nil {
+		return err
+	}
+	ints := make([]int32, 4)
+	if err := exchange("IsendT TwoInt, RecvT int32",
+		func() (*comm.Request, error) {
+			return comm.IsendT(c, []atomics.TwoInt{{V: int32(r), I: 1}, {V: int32(r), I: 2}}, next, 23)
+		},
+		func() (comm.Status, error) { return comm.RecvT(c, ints, prev, 23) },
+		func(st comm.Status) error {
+			if !slices.Equal(ints, []int32{int32(prev), 1, int32(prev), 2}) || st.Count != 4 {
+				return fmt.Errorf("got %v, count %d", ints, st.Count)
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	fi := make([]atomics.FloatInt, 2)
+	if err := exchange("IsendT float32 and int32 pairs as a struct, IrecvT FloatInt",
+		func() (*comm.Request, error) {
+			f32 := dtype.Basic(atomics.Float32)
+			st8, err := dtype.Struct([]int{1, 1}, []int64{0, 4}, []*dtype.Type{f32, i32})
+			if err == nil {
+				err = st8.Commit()
+			}
+			if err != nil {
+				return nil, err
+			}
+			v := []atomics.FloatInt{{V: float32(r), I: 7}, {V: float32(r) / 2, I: 8}}
+			return c.IsendType(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 16), 2, st8, next, 24)
+		},
+		func() (comm.Status, error) {
+			rq, err := comm.IrecvT(c, fi, prev, 24)
+			if err != nil {
+				return comm.Status{}, err
+			}
+			return rq.Wait()
+		},
+		func(st comm.Status) error {
+			if fi[0] != (atomics.FloatInt{V: float32(prev), I: 7}) || fi[1] != (atomics.FloatInt{V: float32(prev) / 2, I: 8}) || st.Count != 2 {
+				return fmt.Errorf("got %v, count %d", fi, st.Count)
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	si := []atomics.ShortInt{{V: int16(r), I: 5}}
+	sgot := make([]atomics.ShortInt, 1)
+	ps, err := comm.SendInitT(c, si, next, 25)
+	if err != nil {
+		return err
+	}
+	pr, err := comm.RecvInitT(c, sgot, prev, 25)
+	if err != nil {
+		return err
+	}
+	for round := range 2 {
+		si[0].I = int32(5 + round)
+		if err := comm.Startall([]*comm.Request{pr, ps}); err != nil {
+			return err
+		}
+		sts, err := comm.Waitall([]*comm.Request{pr, ps})
+		if err != nil {
+			return err
+		}
+		if sgot[0] != (atomics.ShortInt{V: int16(prev), I: int32(5 + round)}) || sts[0].Count != 1 {
+			return fmt.Errorf("persistent ShortInt round %d: %v, count %d", round, sgot, sts[0].Count)
+		}
+	}
+	if err := ps.Free(); err != nil {
+		return err
+	}
+	return pr.Free()
 }
 
 // i32bytes is the bytes of an int32 slice (its memory, not a copy).

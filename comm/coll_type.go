@@ -22,10 +22,17 @@ import (
 // passes BcastType with a column of float64: counts and basic types are
 // checked on every rank, exactly. Data made only of dtype.Byte match any
 // type by size, as MPI_BYTE does. Data mixing basic types (a struct) are
-// checked by size only, and pair types (FloatInt, ...) count as mixed:
-// their packed form has no padding. A rank's own send and receive types
-// must match each other (ErrType, or ErrCount for sizes), and every
-// argument error is reported on every rank, as for the generic forms.
+// checked by size only, as are the pair types whose packed form drops
+// the padding of their struct (DoubleInt, LongInt, ShortInt); FloatInt
+// and TwoInt, which have none, are checked as basic types. So a
+// collective refuses, with ErrType, some meetings MPI allows: FloatInt
+// on one rank and a struct of a float32 and an int32 on another, TwoInt
+// against twice as many int32, a generic DoubleInt (its Go struct, 16
+// bytes) against the typed one; point-to-point takes all of them
+// (typesig counts a pair as its two halves). A rank's own send and
+// receive types must match each other (ErrType, or ErrCount for sizes),
+// and every argument error is reported on every rank, as for the generic
+// forms.
 // Reductions need a type of one basic type, T (ErrType otherwise).
 
 // typedWire is the wire of a type: its basic type if it has one (and no

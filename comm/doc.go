@@ -96,6 +96,17 @@
 // one of their goroutines is inside a point-to-point call (MPI's weak
 // progress), and any goroutine may make them (MPI_THREAD_MULTIPLE).
 //
+// A message carries a digest of its type signature, and a receive whose
+// data's signature differs is ErrType (MPI's type matching, the prefix
+// rule included: a message may fill part of the receive). Data of one
+// basic type match that type however they are laid out; dtype.Byte and
+// the byte forms match anything. The pair types (atomics.FloatInt and its
+// kin) are their two basic types, as MPI defines them: their generic
+// forms send and receive the value and the int without the Go struct's
+// padding, as the typed forms do, so SendT of DoubleInt meets RecvType of
+// a struct of a float64 and an int32, and 2 TwoInt meet 4 int32; a
+// Status's Count and GetCount count pairs.
+//
 // Persistent requests (SendInit, SsendInit, RecvInit and their typed
 // forms; Request.Start, Startall, Request.Free) fix a send's or a
 // receive's arguments once, as MPI_Send_init and MPI_Recv_init do; each

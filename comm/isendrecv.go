@@ -50,10 +50,16 @@ func (c *Comm) irecvBytes(call string, buf []byte, src, tag int) (*Request, erro
 }
 
 func isendElems[T atomics.Elem](c *Comm, call string, buf []T, dest, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.isendType(call, raw.Bytes(buf), len(buf), t, dest, tag, false)
+	}
 	return c.isend(call, raw.Bytes(buf), dest, tag, formOf[T](), false)
 }
 
 func irecvElems[T atomics.Elem](c *Comm, call string, buf []T, src, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.irecvType(call, raw.Bytes(buf), len(buf), t, src, tag)
+	}
 	return c.irecv(call, raw.Bytes(buf), src, tag, formOf[T]())
 }
 

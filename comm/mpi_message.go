@@ -88,6 +88,9 @@ func (msg *Message) Irecv(buf []byte) (*Request, error) {
 // MrecvT receives a message taken by Mprobe into elements (MPI_Mrecv);
 // the status's Count is in elements.
 func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return msg.RecvType(raw.Bytes(buf), len(buf), t)
+	}
 	st, err := msg.Recv(raw.Bytes(buf))
 	return inElems[T](st), err
 }

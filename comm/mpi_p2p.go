@@ -159,23 +159,35 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 // SendT sends the elements of buf to dest with tag (MPI_Send with buf's
 // predefined datatype). Blocking; see Send.
 func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	if t := pairOf[T](); t != nil {
+		return sendPair(c, "SendT", buf, t, dest, tag, false)
+	}
 	return c.Send(raw.Bytes(buf), dest, tag)
 }
 
 // SsendT is Ssend of elements (MPI_Ssend). Blocking.
 func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	if t := pairOf[T](); t != nil {
+		return sendPair(c, "SsendT", buf, t, dest, tag, true)
+	}
 	return c.Ssend(raw.Bytes(buf), dest, tag)
 }
 
 // RecvT receives elements into buf (MPI_Recv): the status's Count is in
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return recvPair(c, "RecvT", buf, t, src, tag)
+	}
 	st, err := c.Recv(raw.Bytes(buf), src, tag)
 	return inElems[T](st), err
 }
 
 // SendrecvT is Sendrecv of elements (MPI_Sendrecv). Blocking.
 func SendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return c.SendrecvType(raw.Bytes(send), len(send), t, dest, sendTag, raw.Bytes(recv), len(recv), t, src, recvTag)
+	}
 	st, err := c.Sendrecv(raw.Bytes(send), dest, sendTag, raw.Bytes(recv), src, recvTag)
 	return inElems[T](st), err
 }
@@ -192,7 +204,7 @@ func inElems[T atomics.Elem](st Status) Status {
 // (MPI_Get_count), or Undefined when its length is not a whole number of
 // them.
 func GetCount[T atomics.Elem](st Status) int {
-	n := atomics.SizeOf[T]()
+	n := elemBytes[T]()
 	if st.bytes%n != 0 {
 		return Undefined
 	}

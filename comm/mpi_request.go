@@ -312,12 +312,18 @@ func (c *Comm) Ibarrier() (*Request, error) {
 
 // IsendT is Isend of elements (MPI_Isend). Local.
 func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.isendType("IsendT", raw.Bytes(buf), len(buf), t, dest, tag, false)
+	}
 	return c.Isend(raw.Bytes(buf), dest, tag)
 }
 
 // IrecvT is Irecv of elements (MPI_Irecv); its status's Count is in
 // elements. Local.
 func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.irecvType("IrecvT", raw.Bytes(buf), len(buf), t, src, tag)
+	}
 	r, err := c.Irecv(raw.Bytes(buf), src, tag)
 	if r != nil {
 		r.size = atomics.SizeOf[T]()
@@ -327,12 +333,18 @@ func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
 
 // SendInitT is SendInit of elements (MPI_Send_init). Local.
 func SendInitT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.SendInitType(raw.Bytes(buf), len(buf), t, dest, tag)
+	}
 	return c.SendInit(raw.Bytes(buf), dest, tag)
 }
 
 // RecvInitT is RecvInit of elements (MPI_Recv_init); Count is in
 // elements. Local.
 func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.RecvInitType(raw.Bytes(buf), len(buf), t, src, tag)
+	}
 	r, err := c.RecvInit(raw.Bytes(buf), src, tag)
 	if r != nil {
 		r.size = atomics.SizeOf[T]()

@@ -482,6 +482,9 @@ func wait1Status(r *Request, err error) (Status, error) {
 // SendT sends the elements of buf to dest with tag (MPI_Send with buf's
 // predefined datatype). Blocking; see Send.
 func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	if t := pairOf[T](); t != nil {
+		return sendPair(c, "SendT", buf, t, dest, tag, false)
+	}
 	if _, ok := c.sendFast(raw.Bytes(buf), dest, tag, formOf[T]().sig, false); ok {
 		return nil
 	}
@@ -490,12 +493,18 @@ func SendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
 
 // SsendT is Ssend of elements (MPI_Ssend). Blocking.
 func SsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) error {
+	if t := pairOf[T](); t != nil {
+		return sendPair(c, "SsendT", buf, t, dest, tag, true)
+	}
 	return c.send("SsendT", raw.Bytes(buf), dest, tag, formOf[T](), true)
 }
 
 // RecvT receives elements into buf (MPI_Recv): the status's Count is in
 // elements. Blocking; see Recv.
 func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return recvPair(c, "RecvT", buf, t, src, tag)
+	}
 	f := formOf[T]()
 	if rtag, n, ok := c.recvFast(raw.Bytes(buf), src, tag, f.sig); ok {
 		return Status{Source: src, Tag: rtag, Count: n / f.elem, bytes: n}, nil
@@ -505,6 +514,9 @@ func RecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (Status, error) {
 
 // IsendT starts sending the elements of buf (MPI_Isend). Local.
 func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.isendType("IsendT", raw.Bytes(buf), len(buf), t, dest, tag, false)
+	}
 	f := formOf[T]()
 	if r, ok := c.sendFast(raw.Bytes(buf), dest, tag, f.sig, true); ok {
 		return r, nil
@@ -515,6 +527,9 @@ func IsendT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
 // IrecvT posts a receive of elements into buf (MPI_Irecv); its status's
 // Count is in elements. Local.
 func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.irecvType("IrecvT", raw.Bytes(buf), len(buf), t, src, tag)
+	}
 	f := formOf[T]()
 	if r := c.irecvFast("IrecvT", raw.Bytes(buf), src, tag, f.elem, f.sig); r != nil {
 		return r, nil
@@ -524,11 +539,17 @@ func IrecvT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
 
 // SendrecvT is Sendrecv of elements (MPI_Sendrecv). Blocking.
 func SendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return c.SendrecvType(raw.Bytes(send), len(send), t, dest, sendTag, raw.Bytes(recv), len(recv), t, src, recvTag)
+	}
 	return sendrecv(c, "SendrecvT", raw.Bytes(send), dest, sendTag, formOf[T](), raw.Bytes(recv), src, recvTag, formOf[T]())
 }
 
 // MrecvT receives a message taken by Mprobe into elements (MPI_Mrecv).
 func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
+	if t := pairOf[T](); t != nil {
+		return msg.RecvType(raw.Bytes(buf), len(buf), t)
+	}
 	return wait1Status(msg.irecv("Recv", raw.Bytes(buf), formOf[T]()))
 }
 
@@ -536,7 +557,7 @@ func MrecvT[T atomics.Elem](msg *Message, buf []T) (Status, error) {
 // describes (MPI_Get_count), or Undefined if its bytes are not a whole
 // number of elements. Local.
 func GetCount[T atomics.Elem](st Status) int {
-	n := atomics.SizeOf[T]()
+	n := elemBytes[T]()
 	if st.bytes%n != 0 {
 		return Undefined
 	}

@@ -104,12 +104,18 @@ func (c *Comm) RecvInit(buf []byte, src, tag int) (*Request, error) {
 // SendInitT is SendInit of elements (MPI_Send_init with buf's predefined
 // datatype). Local.
 func SendInitT[T atomics.Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.SendInitType(raw.Bytes(buf), len(buf), t, dest, tag)
+	}
 	return c.newPersist(&persist{call: "SendInitT", send: true, buf: raw.Bytes(buf), f: formOf[T](), peer: dest, tag: tag})
 }
 
 // RecvInitT is RecvInit of elements (MPI_Recv_init); its statuses' Count
 // is in elements. Local.
 func RecvInitT[T atomics.Elem](c *Comm, buf []T, src, tag int) (*Request, error) {
+	if t := pairOf[T](); t != nil {
+		return c.RecvInitType(raw.Bytes(buf), len(buf), t, src, tag)
+	}
 	return c.newPersist(&persist{call: "RecvInitT", buf: raw.Bytes(buf), f: formOf[T](), peer: src, tag: tag})
 }
 

@@ -41,7 +41,8 @@ type form struct {
 // bytesForm is the byte forms': bytes, matching anything.
 var bytesForm = form{elem: 1}
 
-// formOf is the generic forms' over T.
+// formOf is the generic forms' over T, which is not a pair type (those
+// take the typed forms: pairOf).
 func formOf[T atomics.Elem]() form {
 	return form{elem: atomics.SizeOf[T](), sig: typesig.Kind(atomics.TypeOf[T]())}
 }
@@ -56,9 +57,10 @@ func instanceSize(t *dtype.Type) int { return max(1, int(t.Size())) }
 // instances of a type of one basic type (a predefined datatype, or a
 // contiguous run of one), or of dtype.Byte, that are one run from the
 // buffer's first byte travel as the generic forms' data do, with the
-// basic type's code as their digest (what typesig would compute for them)
+// digest typesig computes for any number of them (a basic type's code)
 // and nothing to scatter on the way in. false: take the general path,
-// which also names any error.
+// which also names any error (and digests the pairs of two different
+// halves, whose digest depends on the count).
 func simpleData(buf []byte, count int, t *dtype.Type) ([]byte, form, bool) {
 	if count <= 0 {
 		return nil, form{}, false
@@ -73,7 +75,9 @@ func simpleData(buf []byte, count int, t *dtype.Type) ([]byte, form, bool) {
 		if !ok {
 			return nil, form{}, false
 		}
-		f.sig = typesig.Kind(k)
+		if f.sig, ok = typesig.Uniform(k); !ok {
+			return nil, form{}, false
+		}
 	}
 	return buf[:n:n], f, true
 }

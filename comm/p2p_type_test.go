@@ -163,7 +163,8 @@ func p2pTyped(c *comm.Comm, procs bool) error {
 		}
 	}
 
-	// 3. Mismatches: float64 into int64, structs into float64; each an
+	// 3. Mismatches: float64 into int64, structs into float64, DoubleInt
+	// pairs into float64 (a pair is a float64 and an int32); each an
 	// ErrType on the receiver, and the next message arrives intact.
 	if me == 0 {
 		if err := comm.SendT(c, []float64{1, 2}, peer, 4); err != nil {
@@ -171,6 +172,9 @@ func p2pTyped(c *comm.Comm, procs bool) error {
 		}
 		ps := []typedParticle{{1, 1}, {2, 2}}
 		if err := c.SendType(raw.Bytes(ps), 2, pt, peer, 4); err != nil {
+			return err
+		}
+		if err := comm.SendT(c, []atomics.DoubleInt{{V: 1, I: 2}, {V: 3, I: 4}}, peer, 4); err != nil {
 			return err
 		}
 		if err := comm.SendT(c, []int64{42}, peer, 5); err != nil {
@@ -182,6 +186,9 @@ func p2pTyped(c *comm.Comm, procs bool) error {
 		}
 		if _, err := comm.RecvT(c, make([]float64, 4), peer, 4); !errors.Is(err, comm.ErrType) {
 			return fmt.Errorf("structs into float64: %v, want ErrType", err)
+		}
+		if _, err := comm.RecvT(c, make([]float64, 4), peer, 4); !errors.Is(err, comm.ErrType) {
+			return fmt.Errorf("DoubleInt into float64: %v, want ErrType", err)
 		}
 		got := make([]int64, 1)
 		if _, err := comm.RecvT(c, got, peer, 5); err != nil || got[0] != 42 {

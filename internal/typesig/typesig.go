@@ -11,7 +11,10 @@
 // polynomial hash of the sequence (mod 2^61−1), so a mismatch between two
 // mixed signatures escapes detection with a probability of 2^−23; empty
 // data and data made only of bytes (dtype.Byte, the byte forms) get Any,
-// which matches everything.
+// which matches everything. A pair type (atomics.FloatIntT and its kin)
+// counts as its two basic types, as MPI defines it (a struct of a value
+// and an int, MPI 4.1 §6.9.4): 2 MPI_2INT are 4 MPI_INT, and MPI_FLOAT_INT
+// is a float and an int.
 package typesig
 
 import (
@@ -30,8 +33,41 @@ const Any uint32 = 0
 // the hash.
 const Hashed uint32 = 1 << 23
 
-// Kind is the digest of data made only of basic type k.
+// Kind is the digest of data made only of basic type k, which is not a
+// pair type.
 func Kind(k atomics.Type) uint32 { return uint32(k) }
+
+// Uniform is the digest of any nonzero number of elements of basic type k
+// when that number does not change it: Kind(k), Kind of the halves of a
+// pair type of two equal halves (atomics.TwoIntT: ints); false for the
+// other pair types, whose digest is a hash that grows with the data.
+func Uniform(k atomics.Type) (uint32, bool) {
+	switch a, b := halves(k); {
+	case a == 0:
+		return Kind(k), true
+	case a == b:
+		return Kind(a), true
+	}
+	return 0, false
+}
+
+// halves are the two basic types pair type k is made of, (0, 0) for a
+// type that is not a pair.
+func halves(k atomics.Type) (a, b atomics.Type) {
+	switch k {
+	case atomics.FloatIntT:
+		return atomics.Float32, atomics.Int32
+	case atomics.DoubleIntT:
+		return atomics.Float64, atomics.Int32
+	case atomics.LongIntT:
+		return atomics.Int64, atomics.Int32
+	case atomics.TwoIntT:
+		return atomics.Int32, atomics.Int32
+	case atomics.ShortIntT:
+		return atomics.Int16, atomics.Int32
+	}
+	return 0, 0
+}
 
 // Match reports whether a message of digest msg may be received by a
 // receive whose data, cut to the message's length, has digest want.
@@ -83,7 +119,8 @@ func pow(x seq, n int64) seq {
 	return r
 }
 
-// elemSize is the data bytes of one element of run r.
+// elemSize is the data bytes of one element of run r (both halves of a
+// pair type).
 func elemSize(r dtype.SigRun) int64 {
 	if r.IsByte {
 		return 1
@@ -111,13 +148,29 @@ func (d *digest) add(r dtype.SigRun, n int64) {
 	if n == 0 {
 		return
 	}
+	a, b := halves(r.T)
+	switch {
+	case r.IsByte || a == 0:
+		d.note(r)
+		d.n += n
+		d.s = cat(d.s, pow(seq{code(r), base}, n))
+	case a == b:
+		d.add(dtype.SigRun{T: a, N: 2 * n}, 2*n)
+	default:
+		d.note(dtype.SigRun{T: a})
+		d.mixed = true
+		d.n += 2 * n
+		d.s = cat(d.s, pow(cat(seq{uint64(a), base}, seq{uint64(b), base}), n))
+	}
+}
+
+// note records that the sequence goes on with an element of run r.
+func (d *digest) note(r dtype.SigRun) {
 	if d.n == 0 {
 		d.first = r
 	} else if r.T != d.first.T || r.IsByte != d.first.IsByte {
 		d.mixed = true
 	}
-	d.n += n
-	d.s = cat(d.s, pow(seq{code(r), base}, n))
 }
 
 func (d *digest) repeat(k int64) {
@@ -169,6 +222,11 @@ func Prefix(sig []dtype.SigRun, size int64, count int, n int64) (digest uint32, 
 		d.add(r, k)
 		rem -= k * es
 		if k < r.N && rem > 0 {
+			if a, _ := halves(r.T); a != 0 && !r.IsByte && rem == dtype.Basic(a).Size() {
+				d.add(dtype.SigRun{T: a, N: 1}, 1) // the value of a pair, without its int
+				rem = 0
+				break
+			}
 			return 0, false // the cut falls inside an element
 		}
 	}

@@ -19,13 +19,18 @@ func mustSig(t testing.TB, ty *dtype.Type) []dtype.SigRun {
 	return s
 }
 
-// refDigest expands the element sequence and hashes it one element at a
-// time: the definition the doubling code must agree with.
+// refDigest expands the element sequence, a pair type into its two
+// halves, and hashes it one element at a time: the definition the
+// doubling code must agree with.
 func refDigest(sig []dtype.SigRun, count int, n int64) (uint32, bool) {
 	var elems []dtype.SigRun
 	for range count {
 		for _, r := range sig {
 			for range r.N {
+				if a, b := halves(r.T); a != 0 && !r.IsByte {
+					elems = append(elems, dtype.SigRun{T: a, N: 1}, dtype.SigRun{T: b, N: 1})
+					continue
+				}
 				elems = append(elems, dtype.SigRun{T: r.T, IsByte: r.IsByte, N: 1})
 			}
 		}
@@ -101,6 +106,39 @@ func TestCanonical(t *testing.T) {
 	}
 	if !Match(Any, a) || !Match(a, Any) || Match(a, Kind(atomics.Int32)) {
 		t.Fatal("Match")
+	}
+}
+
+// TestPairs checks that a pair type digests as its two halves (MPI 4.1
+// §6.9.4): MPI_2INT as ints, MPI_DOUBLE_INT as a struct of a double and
+// an int, and that a receive of pairs may hold a value without its int.
+func TestPairs(t *testing.T) {
+	i32 := dtype.Basic(atomics.Int32)
+	f64 := dtype.Basic(atomics.Float64)
+	twoInt := dtype.Basic(atomics.TwoIntT)
+	if a, b := Of(mustSig(t, twoInt), 2), Of(mustSig(t, i32), 4); a != b || a != Kind(atomics.Int32) {
+		t.Fatalf("2 MPI_2INT %#x, 4 MPI_INT %#x", a, b)
+	}
+	if d, ok := Uniform(atomics.TwoIntT); !ok || d != Kind(atomics.Int32) {
+		t.Fatalf("Uniform(TwoIntT) = %#x %v", d, ok)
+	}
+	if _, ok := Uniform(atomics.DoubleIntT); ok {
+		t.Fatal("Uniform(DoubleIntT) is ok")
+	}
+	di := dtype.Basic(atomics.DoubleIntT)
+	st, _ := dtype.Struct([]int{1, 1}, []int64{0, 8}, []*dtype.Type{f64, i32})
+	for _, n := range []int{1, 3} {
+		if a, b := Of(mustSig(t, di), n), Of(mustSig(t, st), n); a != b || a&Hashed == 0 {
+			t.Fatalf("%d MPI_DOUBLE_INT %#x, %d struct{double; int} %#x", n, a, n, b)
+		}
+	}
+	// 2 pairs and a double: a prefix of 3 pairs.
+	want := Of(append(mustSig(t, st), mustSig(t, st)[0], mustSig(t, st)[1], dtype.SigRun{T: atomics.Float64, N: 1}), 1)
+	if d, ok := Prefix(mustSig(t, di), di.Size(), 3, 2*di.Size()+8); !ok || d != want {
+		t.Fatalf("2.5 pairs: %#x %v, want %#x", d, ok, want)
+	}
+	if _, ok := Prefix(mustSig(t, di), di.Size(), 3, 2*di.Size()+4); ok {
+		t.Fatal("a cut inside a pair's double is ok")
 	}
 }
 
