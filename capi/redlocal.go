@@ -90,8 +90,7 @@ func localReducerOf[T atomics.Elem]() localReducer {
 		if err := atomics.ReduceLocal(elemsIn[T](in, n, t), b, op); err != nil {
 			return err
 		}
-		storeElemsIn(b, inout, n, t)
-		return nil
+		return storeElemsIn(b, inout, n, t)
 	}
 }
 
@@ -112,15 +111,16 @@ func elemsIn[T atomics.Elem](b []byte, n int, t *dtype.Type) []T {
 }
 
 // storeElemsIn writes elements v back into n instances of t in b
-// (elemsIn's inverse).
-func storeElemsIn[T atomics.Elem](v []T, b []byte, n int, t *dtype.Type) {
+// (elemsIn's inverse); instances whose entries overlap are an error.
+func storeElemsIn[T atomics.Elem](v []T, b []byte, n int, t *dtype.Type) error {
 	basic := dtype.Basic(atomics.TypeOf[T]())
 	packed := raw.Bytes(v)
 	if basic.Size() != int64(raw.SizeOf[T]()) {
 		packed = make([]byte, int64(len(v))*basic.Size())
 		dtype.Pack(raw.Bytes(v), len(v), basic, packed)
 	}
-	dtype.Unpack(packed, b, n, t)
+	_, err := dtype.Unpack(packed, b, n, t)
+	return err
 }
 
 // localReducers holds each element type's localReducer.

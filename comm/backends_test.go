@@ -617,7 +617,7 @@ func beNonblocking(c *comm.Comm) error {
 			return fmt.Errorf("persistent round %d: %v %+v", round, rbuf, psts[0])
 		}
 		// Inactive now: Wait returns the empty status at once.
-		if st, err := rq.Wait(); err != nil || st.Source != 0 || st.Count != 0 {
+		if st, err := rq.Wait(); err != nil || st.Source != comm.AnySource || st.Tag != comm.AnyTag || st.Count != 0 {
 			return fmt.Errorf("Wait of an inactive request: %+v %v", st, err)
 		}
 	}
@@ -654,7 +654,7 @@ func beNonblocking(c *comm.Comm) error {
 	if self[2] != sbuf[2] {
 		return fmt.Errorf("Startall's started requests moved %v, want %v", self, sbuf)
 	}
-	if st, done, err := after.Test(); err != nil || !done || st.Count != 0 {
+	if st, done, err := after.Test(); err != nil || !done || st.Count != 0 || st.Source != comm.AnySource {
 		return fmt.Errorf("the request after the failed one: %+v %v %v (not started: done, the empty status)", st, done, err)
 	}
 	for _, q := range []*comm.Request{srq, ssq, after} {
@@ -718,7 +718,7 @@ func beNonblocking(c *comm.Comm) error {
 		return fmt.Errorf("ProcNull receive: %+v %v %v", st, done, err)
 	}
 	var zero comm.Request
-	if st, err := zero.Wait(); err != nil || st != (comm.Status{}) {
+	if st, err := zero.Wait(); err != nil || st != (comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}) {
 		return fmt.Errorf("zero request: %+v %v", st, err)
 	}
 	if _, err := (*comm.Request)(nil).Wait(); !errors.Is(err, comm.ErrArg) {
@@ -2135,6 +2135,101 @@ func beNonblockingColl(c *comm.Comm) error {
 	if _, err := comm.Ibcast(d, w, 0); !errors.Is(err, comm.ErrComm) {
 		return fmt.Errorf("Ibcast on a freed communicator: %v, want ErrComm", err)
 	}
+	if err := beNBCRequests(c); err != nil {
+		return err
+	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil
+}
+
+// beNBCRequests: a nonblocking or persistent collective's request may not
+// be cancelled, nor a nonblocking one freed (MPI 4.1 §6.12, §6.13):
+// ErrRequest, the operation unharmed; and the calls on several requests
+// with none active: Waitany and Testany Undefined with the empty status
+// (source AnySource, tag AnyTag), Testsome nil indices where one pending
+// request gives an empty slice that is not nil.
+func beNBCRequests(c *comm.Comm) error {
+	x := []int64{1}
+	q, err := comm.IallreduceInPlace(c, x, atomics.Sum)
+	if err != nil {
+		return err
+	}
+	if err := q.Cancel(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Cancel of an Iallreduce's request: %v, want ErrRequest", err)
+	}
+	if err := q.Free(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Free of an Iallreduce's request: %v, want ErrRequest", err)
+	}
+	b, err := c.Ibarrier()
+	if err != nil {
+		return err
+	}
+	if err := b.Cancel(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Cancel of an Ibarrier's request: %v, want ErrRequest", err)
+	}
+	if err := b.Free(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Free of an Ibarrier's request: %v, want ErrRequest", err)
+	}
+	if err := comm.WaitallInto([]*comm.Request{q, b}, nil); err != nil {
+		return err
+	}
+	if x[0] != int64(c.Size()) {
+		return fmt.Errorf("the Iallreduce after a refused Cancel and Free: %d, want %d", x[0], c.Size())
+	}
+	p, err := comm.AllreduceInit(c, []int64{1}, make([]int64, 1), atomics.Sum)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if err := p.Cancel(); !errors.Is(err, comm.ErrRequest) {
+		return fmt.Errorf("Cancel of an active persistent Allreduce: %v, want ErrRequest", err)
+	}
+	if _, err := p.Wait(); err != nil {
+		return err
+	}
+	if err := p.Free(); err != nil {
+		return err
+	}
+
+	empty := func(call string, i int, st comm.Status) error {
+		if i != comm.Undefined || st.Source != comm.AnySource || st.Tag != comm.AnyTag || st.Count != 0 || st.Cancelled {
+			return fmt.Errorf("%s with no active request: %d, %+v; want Undefined and the empty status", call, i, st)
+		}
+		return nil
+	}
+	none := []*comm.Request{nil, nil}
+	i, st, err := comm.Waitany(none)
+	if err == nil {
+		err = empty("Waitany", i, st)
+	}
+	if err != nil {
+		return err
+	}
+	i, st, done, err := comm.Testany(none)
+	if err == nil && !done {
+		err = fmt.Errorf("Testany with no active request: not done")
+	}
+	if err == nil {
+		err = empty("Testany", i, st)
+	}
+	if err != nil {
+		return err
+	}
+	if idx, _, err := comm.Testsome(none); idx != nil || err != nil {
+		return fmt.Errorf("Testsome with no active request: %v, %v; want nil indices", idx, err)
+	}
+	pending, err := c.Irecv(make([]byte, 1), c.Rank(), 77)
+	if err != nil {
+		return err
+	}
+	if idx, _, err := comm.Testsome([]*comm.Request{nil, pending}); idx == nil || len(idx) != 0 || err != nil {
+		return fmt.Errorf("Testsome with a pending request: %#v, %v; want an empty slice, not nil", idx, err)
+	}
+	if err := pending.Cancel(); err != nil {
+		return err
+	}
+	_, err = pending.Wait()
+	return err
 }

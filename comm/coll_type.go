@@ -485,7 +485,7 @@ func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receive
 	var s, r []T
 	var err error
 	if inPlace {
-		s, err = elemsOf[T](c, call, recv)
+		s, err = recvElemsOf[T](c, call, recv)
 		r = s
 	} else {
 		s, err = elemsOf[T](c, call, send)
@@ -493,7 +493,7 @@ func typedReduce[T atomics.Elem](c *Comm, call string, send, recv tdata, receive
 			if _, rerr := c.tcheck(call, recv); rerr != nil {
 				err = rerr
 			} else {
-				r, err = elemsOf[T](c, call, recv)
+				r, err = recvElemsOf[T](c, call, recv)
 			}
 		}
 	}
@@ -669,7 +669,7 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 	op = typedOp[T](op, t)
 	const call = "ReduceScatterBlockTypeInPlace"
 	all := tdata{buf, blocksOf(count, c.Size()), t}
-	s, err := elemsOf[T](c, call, all)
+	s, err := recvElemsOf[T](c, call, all)
 	if err = reduceScatter(c, call, s, s, op, true, err); !ran(err) {
 		return err
 	}

@@ -381,18 +381,20 @@ func TestHandleCalls(t *testing.T) {
 	if _, err := nilGroup.TranslateRanks(nil, cs[0].Group()); !errors.Is(err, comm.ErrGroup) {
 		t.Errorf("TranslateRanks on a nil group = %v, want ErrGroup", err)
 	}
-	// The zero Request is MPI_REQUEST_NULL: complete, with the empty status.
+	// The zero Request is MPI_REQUEST_NULL: complete, with the empty
+	// status (MPI 4.1 §3.7.3: source AnySource, tag AnyTag, count 0).
+	empty := comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}
 	var zero comm.Request
-	if st, err := zero.Wait(); st != (comm.Status{}) || err != nil {
+	if st, err := zero.Wait(); st != empty || err != nil {
 		t.Errorf("Wait on the zero Request = %+v, %v", st, err)
 	}
-	if st, ok, err := zero.Test(); !ok || st != (comm.Status{}) || err != nil {
+	if st, ok, err := zero.Test(); !ok || st != empty || err != nil {
 		t.Errorf("Test on the zero Request = %+v, %v, %v", st, ok, err)
 	}
 	if err := zero.Cancel(); err != nil {
 		t.Errorf("Cancel on the zero Request = %v", err)
 	}
-	if sts, err := comm.Waitall([]*comm.Request{&zero, nil}); err != nil || len(sts) != 2 || sts[0] != (comm.Status{}) {
+	if sts, err := comm.Waitall([]*comm.Request{&zero, nil}); err != nil || len(sts) != 2 || sts[0] != empty || sts[1] != empty {
 		t.Errorf("Waitall of the zero Request = %v, %v", sts, err)
 	}
 }

@@ -618,12 +618,12 @@ func reduceType[T atomics.Elem](c *Comm, call string, send, recv tdata, receives
 	}
 	var s, r []T
 	if bad == nil && inPlace {
-		s, bad = elemsOf[T](c, call, recv)
+		s, bad = recvElemsOf[T](c, call, recv)
 		r = s
 	} else if bad == nil {
 		s, bad = elemsOf[T](c, call, send)
 		if bad == nil && receives {
-			r, bad = elemsOf[T](c, call, recv)
+			r, bad = recvElemsOf[T](c, call, recv)
 		}
 	}
 	if bad == nil && receives && !inPlace && len(r) != len(s) {
@@ -699,7 +699,7 @@ func ReduceScatterBlockType[T atomics.Elem, O Operation[T]](c *Comm, send, recv 
 	s, bad := elemsOf[T](c, call, sd)
 	var r []T
 	if bad == nil {
-		r, bad = elemsOf[T](c, call, rd)
+		r, bad = recvElemsOf[T](c, call, rd)
 	}
 	return c.typedCall(call, bad, func() error {
 		if err := ReduceScatterBlock(c, s, r, op); err != nil {
@@ -719,7 +719,7 @@ func ReduceScatterBlockTypeInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf 
 		return err
 	}
 	op = typedOp[T](op, t)
-	s, bad := elemsOf[T](c, call, tdata{buf, blocksOf(count, c.size), t})
+	s, bad := recvElemsOf[T](c, call, tdata{buf, blocksOf(count, c.size), t})
 	return c.typedCall(call, bad, func() error {
 		if err := ReduceScatterBlockInPlace(c, s, op); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -68,6 +69,10 @@ type reqExtra struct {
 	// nonblocking collective's request, whose MPI request and job the
 	// persistent one takes for that operation.
 	coll func() (*Request, error)
+
+	// nbc is a nonblocking collective's call: Cancel and Free refuse its
+	// request (MPI 4.1 §6.12).
+	nbc string
 }
 
 // extra returns r.x, made on first use.
@@ -307,7 +312,9 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		return nil, err
 	}
 	h, err := c.h.Ibarrier()
-	return (&Request{live: true}).started("Ibarrier", h, err)
+	r := &Request{live: true}
+	r.extra().nbc = "Ibarrier"
+	return r.started("Ibarrier", h, err)
 }
 
 // IsendT is Isend of elements (MPI_Isend). Local.
@@ -402,7 +409,7 @@ func (r *Request) kept(call string) (Status, error) {
 	if r.done {
 		return r.st, r.err
 	}
-	return Status{}, nil
+	return emptyStatus, nil
 }
 
 // Wait blocks until the operation completes and returns its status
@@ -450,6 +457,9 @@ func (r *Request) Test() (Status, bool, error) {
 func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel of a nil request: %w", ErrArg)
+	}
+	if x := r.x; x != nil && (x.nbc != "" || x.coll != nil) {
+		return fmt.Errorf("comm: Cancel: the request of a collective may not be cancelled: %w", ErrRequest)
 	}
 	if !r.live {
 		return nil
@@ -569,6 +579,9 @@ func startall(reqs []*Request) error {
 func (r *Request) Free() error {
 	if r == nil {
 		return fmt.Errorf("comm: Free of a nil request: %w", ErrArg)
+	}
+	if r.x != nil && r.x.nbc != "" {
+		return fmt.Errorf("comm: Free: the request of %s, a nonblocking collective, may not be freed: %w", r.x.nbc, ErrRequest)
 	}
 	if !r.persistent {
 		return nil
@@ -746,7 +759,7 @@ func completeAll(kind int, call string, reqs []*Request, sts []Status) (bool, er
 			idx = idx[1:]
 		case r == nil:
 			if sts != nil {
-				sts[i] = Status{}
+				sts[i] = emptyStatus
 			}
 			continue
 		default:
@@ -786,7 +799,7 @@ func Waitany(reqs []*Request) (int, Status, error) {
 	sts := make([]Status, len(reqs))
 	idx, fails, err := multi(mpi.Waitany, "Waitany", reqs, sts, nil)
 	if err != nil || len(idx) == 0 {
-		return Undefined, Status{}, err
+		return Undefined, emptyStatus, err
 	}
 	i := idx[0]
 	clearDone(reqs, i)
@@ -801,13 +814,19 @@ func Waitsome(reqs []*Request) ([]int, []Status, error) {
 }
 
 // Testsome returns the indices and statuses of the requests that are
-// complete (MPI_Testsome), setting their entries to nil. Local.
+// complete (MPI_Testsome), setting their entries to nil. Local. With no
+// active request it returns nil indices (MPI's outcount MPI_UNDEFINED);
+// with active requests none of which is complete, an empty slice that is
+// not nil (outcount 0).
 func Testsome(reqs []*Request) ([]int, []Status, error) {
 	return some(mpi.Testsome, "Testsome", reqs)
 }
 
 func some(kind int, call string, reqs []*Request) ([]int, []Status, error) {
-	var idx []int
+	if !slices.ContainsFunc(reqs, func(r *Request) bool { return r != nil && (r.live || !r.persistent) }) {
+		return nil, nil, nil // nothing active: MPI_UNDEFINED
+	}
+	idx := []int{}
 	var out []Status
 	var all []error
 	for i, r := range reqs {
@@ -862,7 +881,7 @@ func Testany(reqs []*Request) (int, Status, bool, error) {
 		live = live || (r != nil && r.live)
 	}
 	if !live {
-		return Undefined, Status{}, true, nil
+		return Undefined, emptyStatus, true, nil
 	}
 	idx, fails, err := multi(mpi.Testany, "Testany", reqs, sts, nil)
 	if err != nil || len(idx) == 0 {

@@ -40,6 +40,7 @@ func nbcRequest(call string, j *nbcJob) (*Request, error) {
 	r := newLive()
 	r.h = h
 	r.extra().job = j
+	r.extra().nbc = call
 	return r, nil
 }
 

@@ -15,8 +15,8 @@ import (
 func (c *Comm) nbcTarget(string) (*Comm, error) { return c, nil }
 
 // nbcRequest is the request of job j: complete once j has run.
-func nbcRequest(_ string, j *nbcJob) (*Request, error) {
-	return &Request{ext: &requestExt{job: j, poll: func(block bool) (bool, error) {
+func nbcRequest(call string, j *nbcJob) (*Request, error) {
+	return &Request{ext: &requestExt{job: j, coll: call, poll: func(block bool) (bool, error) {
 		if block {
 			j.await()
 			return true, j.err

@@ -270,10 +270,14 @@ func (p *persist) startRecv() error {
 // but its outcome is lost. Any other request needs no freeing (the
 // garbage collector takes it once it is unreferenced): Free only makes
 // sure that a typed receive's data still reaches its buffer, which its
-// completion call would have scattered there. Local.
+// completion call would have scattered there. A nonblocking collective's
+// request may not be freed (MPI 4.1 §6.12): ErrRequest. Local.
 func (r *Request) Free() error {
 	if r == nil {
 		return fmt.Errorf("comm: Free: nil request: %w", ErrRequest)
+	}
+	if x := r.ext; x != nil && x.coll != "" {
+		return fmt.Errorf("comm: Free: the request of %s, a nonblocking collective, may not be freed: %w", x.coll, ErrRequest)
 	}
 	if x := r.ext; x != nil && x.pers == nil && r.rv != nil {
 		// Taken under x.mu, so that a completion call that has already
@@ -341,7 +345,7 @@ func (p *persist) wait(st *Status) error {
 		return fmt.Errorf("comm: Wait: the persistent request of %s was freed: %w", p.call, ErrRequest)
 	}
 	if !p.active {
-		*st = Status{}
+		*st = emptyStatus
 		return nil
 	}
 	var err error
@@ -362,7 +366,7 @@ func (p *persist) test() (Status, bool, error) {
 		return Status{}, false, fmt.Errorf("comm: Test: the persistent request of %s was freed: %w", p.call, ErrRequest)
 	}
 	if !p.active {
-		return Status{}, true, nil
+		return emptyStatus, true, nil
 	}
 	if p.cur.ext != nil && !p.cur.complete() {
 		return Status{}, false, nil
@@ -396,6 +400,9 @@ func (p *persist) finish(st *Status, err error) error {
 func (p *persist) cancel() error {
 	if p.freed {
 		return fmt.Errorf("comm: Cancel: the persistent request of %s was freed: %w", p.call, ErrRequest)
+	}
+	if p.coll != nil {
+		return fmt.Errorf("comm: Cancel: the request of %s, a persistent collective, may not be cancelled: %w", p.call, ErrRequest)
 	}
 	if p.active {
 		return p.cur.Cancel()

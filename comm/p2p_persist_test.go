@@ -60,10 +60,10 @@ func p2pPersistent(c *comm.Comm, procs bool) error {
 		}
 		// Inactive: Wait and Test return the empty status at once; the
 		// calls on several requests see nothing active.
-		if st, err := rq.Wait(); st != (comm.Status{}) || err != nil {
+		if st, err := rq.Wait(); st != emptyStatus || err != nil {
 			return fmt.Errorf("Wait on an inactive request: %+v, %v", st, err)
 		}
-		if st, ok, err := sq.Test(); st != (comm.Status{}) || !ok || err != nil {
+		if st, ok, err := sq.Test(); st != emptyStatus || !ok || err != nil {
 			return fmt.Errorf("Test on an inactive request: %+v, %v, %v", st, ok, err)
 		}
 		if i, _, err := comm.Waitany(reqs); i != comm.Undefined || err != nil {
@@ -444,3 +444,7 @@ func freeActiveTyped(t *testing.T, recv func(c *comm.Comm, buf []byte, col *dtyp
 		return nil
 	})
 }
+
+// emptyStatus is MPI's empty status (MPI 4.1 §3.7.3), what an inactive
+// request's Wait and Test return.
+var emptyStatus = comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}

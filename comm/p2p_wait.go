@@ -185,7 +185,7 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 			st = &sts[i]
 		}
 		if r == nil {
-			*st = Status{}
+			*st = emptyStatus
 			continue
 		}
 		if err := r.wait(st); err != nil {
@@ -218,7 +218,7 @@ func Testall(reqs []*Request) ([]Status, bool, error) {
 // complete, which one it returns rotates from call to call.
 func Waitany(reqs []*Request) (int, Status, error) {
 	if active(reqs) == 0 {
-		return Undefined, Status{}, nil
+		return Undefined, emptyStatus, nil
 	}
 	idx := -1
 	var st Status
@@ -254,7 +254,7 @@ func testany(reqs []*Request) (int, Status, error) {
 // request it returns Undefined and true.
 func Testany(reqs []*Request) (int, Status, bool, error) {
 	if active(reqs) == 0 {
-		return Undefined, Status{}, true, nil
+		return Undefined, emptyStatus, true, nil
 	}
 	i, st, err := testany(reqs)
 	if i < 0 {
@@ -284,9 +284,18 @@ func Waitsome(reqs []*Request) ([]int, []Status, error) {
 }
 
 // Testsome returns the indices and statuses of the requests that are
-// complete (MPI_Testsome), setting their entries to nil. Local.
+// complete (MPI_Testsome), setting their entries to nil. Local. With no
+// active request it returns nil indices (MPI's outcount MPI_UNDEFINED);
+// with active requests none of which is complete, an empty slice that is
+// not nil (outcount 0).
 func Testsome(reqs []*Request) ([]int, []Status, error) {
+	if active(reqs) == 0 {
+		return nil, nil, nil
+	}
 	idx, sts, errs := testsome(reqs)
+	if idx == nil {
+		idx = []int{}
+	}
 	return idx, sts, errors.Join(errs...)
 }
 

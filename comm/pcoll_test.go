@@ -169,7 +169,7 @@ func bePersistentColl(c *comm.Comm) error {
 
 	// An inactive request: Wait and Test return at once, empty.
 	q := reqs[0]
-	if st, err := q.Wait(); err != nil || st != (comm.Status{}) {
+	if st, err := q.Wait(); err != nil || st != (comm.Status{Source: comm.AnySource, Tag: comm.AnyTag}) {
 		return fmt.Errorf("Wait of an inactive persistent collective: %+v, %v", st, err)
 	}
 	if _, ok, err := q.Test(); err != nil || !ok {

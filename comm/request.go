@@ -47,6 +47,7 @@ type requestExt struct {
 	pers  *persist                            // a persistent request's (p2p_persist.go); the fields above unused
 	parts *[2]*Request                        // a send's and a receive's started together (isendrecv.go)
 	job   *nbcJob                             // a nonblocking collective's, whose end rings the waits for several requests (jobEnded)
+	coll  string                              // a nonblocking collective's call: Cancel and Free refuse it
 }
 
 // recvReq is a receive's request and what its operation leaves there when
@@ -174,7 +175,8 @@ func (r *Request) wait(st *Status) error {
 	}
 	x := r.ext
 	if x == nil {
-		return nil // a send complete at its start
+		*st = emptyStatus // the zero Request, or a send complete at its start
+		return nil
 	}
 	if x.pers != nil {
 		return x.pers.wait(st)
@@ -202,7 +204,7 @@ func (r *Request) Test() (Status, bool, error) {
 	case r.o != nil:
 		ok = r.o.c.world.eng.poll(r.o.isDone)
 	case r.ext == nil:
-		return Status{}, true, nil
+		return emptyStatus, true, nil
 	case r.ext.pers != nil:
 		return r.ext.pers.test()
 	default:
@@ -253,10 +255,15 @@ func (r *Request) complete() bool {
 // status; otherwise it completes normally. Either way the request must
 // still be completed by Wait or Test. Cancelling a send, or a request
 // already complete, does nothing (the operation completes normally, as
-// the standard allows). Local. A nil Request is an error.
+// the standard allows). Local. A nil Request is an error, and a
+// nonblocking collective's request ErrRequest (MPI 4.1 §6.12: it may not
+// be cancelled).
 func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: Cancel: nil request: %w", ErrArg)
+	}
+	if x := r.ext; x != nil && x.coll != "" {
+		return fmt.Errorf("comm: Cancel: the request of %s, a nonblocking collective, may not be cancelled: %w", x.coll, ErrRequest)
 	}
 	if rv := r.rv; rv != nil && !rv.isDone() {
 		rv.c.world.eng.cancel(rv)
@@ -296,7 +303,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	a.fullFence()
 	me.Wake() // the count is the futex word
 	next := 0 // ranks [0, next) are known to have arrived
-	return &Request{ext: &requestExt{poll: func(block bool) (bool, error) {
+	return &Request{ext: &requestExt{coll: "Ibarrier", poll: func(block bool) (bool, error) {
 		if a.freed.Load() {
 			// MPI 4.1 §7.4.3: an operation pending at MPI_Comm_free
 			// completes normally. This one has: every rank made its

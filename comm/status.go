@@ -8,3 +8,9 @@ type Status struct {
 	Cancelled          bool
 	bytes              int // the message's length (GetCount)
 }
+
+// emptyStatus is MPI's empty status (MPI 4.1 §3.7.3): source AnySource,
+// tag AnyTag, count 0, not cancelled; what Wait and Test return for a
+// zero or inactive request, and the calls on several requests for their
+// nil and inactive entries.
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}

@@ -109,7 +109,18 @@ func elemsOf[T atomics.Elem](c *Comm, call string, d tdata) ([]T, error) {
 	return out, nil
 }
 
-// storeElems writes elements back into d's data.
+// recvElemsOf is elemsOf for data the call writes, whose entries may not
+// overlap (dtype's FitsRecv), checked first.
+func recvElemsOf[T atomics.Elem](c *Comm, call string, d tdata) ([]T, error) {
+	if d.t.CheckCommitted() == nil {
+		if err := d.t.FitsRecv(d.count, len(d.buf)); err != nil {
+			return nil, c.typeError(call, err)
+		}
+	}
+	return elemsOf[T](c, call, d)
+}
+
+// storeElems writes elements back into d's data (checked by recvElemsOf).
 func storeElems[T atomics.Elem](d tdata, v []T) {
 	basic := dtype.Basic(atomics.TypeOf[T]())
 	b := raw.Bytes(v)

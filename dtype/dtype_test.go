@@ -497,6 +497,30 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
+// TestUnpackOverlap: Unpack into instances whose entries overlap (a
+// vector of stride 0) is ErrType, as a receive into them is (MPI 4.1
+// §5.1.2); Pack from them is fine.
+func TestUnpackOverlap(t *testing.T) {
+	v, err := dtype.Vector(2, 1, 0, dtype.Basic(atomics.Int32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	src := []byte{1, 0, 0, 0, 2, 0, 0, 0}
+	if _, err := dtype.Pack(src[:4], 1, v, make([]byte, 8)); err != nil {
+		t.Fatalf("Pack from overlapping entries: %v", err)
+	}
+	dst := make([]byte, 4)
+	if _, err := dtype.Unpack(src, dst, 1, v); !errors.Is(err, dtype.ErrType) {
+		t.Fatalf("Unpack into overlapping entries: %v, want ErrType", err)
+	}
+	if !bytes.Equal(dst, make([]byte, 4)) {
+		t.Fatalf("the refused Unpack wrote % x", dst)
+	}
+}
+
 // TestUnpackPrefix: a short packed buffer fills the instances' bytes it
 // covers in type-map order and leaves the rest; a full one is Unpack.
 func TestUnpackPrefix(t *testing.T) {

@@ -36,9 +36,13 @@ func Pack(src []byte, count int, t *Type, dst []byte) (int, error) {
 
 // Unpack is Pack's inverse (MPI_Unpack): it scatters PackSize bytes of src
 // into count instances of t in dst, and returns the bytes read. Local.
+// Instances whose entries overlap are ErrType, as for a receive (FitsRecv).
 func Unpack(src []byte, dst []byte, count int, t *Type) (int, error) {
 	n, err := packCheck("Unpack", dst, count, t, src)
 	if err != nil {
+		return 0, err
+	}
+	if err := t.FitsRecv(count, len(dst)); err != nil {
 		return 0, err
 	}
 	at := int64(0)
