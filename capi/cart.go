@@ -261,15 +261,17 @@ func shmDimsCreate(nnodes, ndims C.int, dims *C.int) C.int {
 	if !initialized() {
 		return notInit(call)
 	}
+	// Impossible dimensions are MPI_ERR_DIMS, as Open MPI and MPICH say
+	// (MPI 4.1 §9.4: "invalid dimension argument").
 	if ndims < 0 {
-		return raiseSelf(call, fmt.Errorf("ndims %d is negative: %w", int(ndims), comm.ErrArg))
+		return raiseSelf(call, &classError{class: C.MPI_ERR_DIMS, msg: fmt.Sprintf("ndims %d is negative", int(ndims))})
 	}
 	if ndims > 0 && dims == nil {
 		return raiseSelf(call, fmt.Errorf("dims is NULL: %w", comm.ErrArg))
 	}
 	d := goInts(dims, ndims)
 	if err := comm.DimsCreate(int(nnodes), d); err != nil {
-		return raiseSelf(call, err)
+		return raiseSelf(call, &classError{class: C.MPI_ERR_DIMS, msg: err.Error()})
 	}
 	putInts(dims, d)
 	return C.MPI_SUCCESS

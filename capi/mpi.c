@@ -2131,6 +2131,11 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 	return compare_and_swap_rest(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 }
 
+/* MPI I/O is not implemented: no file is ever open, and its calls return
+ * their error on MPI_FILE_NULL's handler (files.go), which these set and
+ * get. */
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) { return shmFileSetErrhandler(H(file), H(errhandler)); }
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) { return shmFileGetErrhandler(H(file), HP(errhandler)); }
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { return shmWinSetErrhandler(H(win), H(errhandler)); }
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {

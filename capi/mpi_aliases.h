@@ -109,6 +109,8 @@
 #pragma weak MPI_Exscan_init_c = PMPI_Exscan_init_c
 #pragma weak MPI_Fetch_and_op = PMPI_Fetch_and_op
 #pragma weak MPI_File_fromint = PMPI_File_fromint
+#pragma weak MPI_File_get_errhandler = PMPI_File_get_errhandler
+#pragma weak MPI_File_set_errhandler = PMPI_File_set_errhandler
 #pragma weak MPI_File_toint = PMPI_File_toint
 #pragma weak MPI_Finalize = PMPI_Finalize
 #pragma weak MPI_Finalized = PMPI_Finalized

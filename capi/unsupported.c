@@ -3,7 +3,9 @@
 /*
  * The functions of the standard ABI that shmrun does not implement: each
  * returns MPI_ERR_UNSUPPORTED_OPERATION through the error handler of its
- * communicator or window (MPI_COMM_SELF's for the others), naming itself.
+ * communicator or window, MPI_FILE_NULL's for MPI I/O, the one it is given
+ * for a call that takes one, MPI_COMM_SELF's for the others, naming
+ * itself.
  */
 #include <stdint.h>
 #include "capi.h"
@@ -149,7 +151,7 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-	return shmUnsupported("MPI_Comm_create_from_group", 0, 0);
+	return shmUnsupportedEh("MPI_Comm_create_from_group", (uintptr_t)errhandler);
 }
 #pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
 
@@ -161,7 +163,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-	return shmUnsupported("MPI_Intercomm_create_from_groups", 0, 0);
+	return shmUnsupportedEh("MPI_Intercomm_create_from_groups", (uintptr_t)errhandler);
 }
 #pragma weak MPI_Intercomm_create_from_groups = PMPI_Intercomm_create_from_groups
 
@@ -419,27 +421,15 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-	return shmUnsupported("MPI_File_call_errhandler", 0, 0);
+	return shmUnsupportedFile("MPI_File_call_errhandler");
 }
 #pragma weak MPI_File_call_errhandler = PMPI_File_call_errhandler
 
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
-	return shmUnsupported("MPI_File_create_errhandler", 0, 0);
+	return shmUnsupportedFile("MPI_File_create_errhandler");
 }
 #pragma weak MPI_File_create_errhandler = PMPI_File_create_errhandler
-
-int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
-{
-	return shmUnsupported("MPI_File_get_errhandler", 0, 0);
-}
-#pragma weak MPI_File_get_errhandler = PMPI_File_get_errhandler
-
-int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
-{
-	return shmUnsupported("MPI_File_set_errhandler", 0, 0);
-}
-#pragma weak MPI_File_set_errhandler = PMPI_File_set_errhandler
 
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
@@ -569,7 +559,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-	return shmUnsupported("MPI_Session_init", 0, 0);
+	return shmUnsupportedEh("MPI_Session_init", (uintptr_t)errhandler);
 }
 #pragma weak MPI_Session_init = PMPI_Session_init
 
@@ -593,517 +583,517 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 
 int PMPI_File_close(MPI_File *fh)
 {
-	return shmUnsupported("MPI_File_close", 0, 0);
+	return shmUnsupportedFile("MPI_File_close");
 }
 #pragma weak MPI_File_close = PMPI_File_close
 
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
-	return shmUnsupported("MPI_File_delete", 0, 0);
+	return shmUnsupportedFile("MPI_File_delete");
 }
 #pragma weak MPI_File_delete = PMPI_File_delete
 
 int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
-	return shmUnsupported("MPI_File_get_amode", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_amode");
 }
 #pragma weak MPI_File_get_amode = PMPI_File_get_amode
 
 int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
-	return shmUnsupported("MPI_File_get_atomicity", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_atomicity");
 }
 #pragma weak MPI_File_get_atomicity = PMPI_File_get_atomicity
 
 int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
-	return shmUnsupported("MPI_File_get_byte_offset", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_byte_offset");
 }
 #pragma weak MPI_File_get_byte_offset = PMPI_File_get_byte_offset
 
 int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
-	return shmUnsupported("MPI_File_get_group", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_group");
 }
 #pragma weak MPI_File_get_group = PMPI_File_get_group
 
 int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
-	return shmUnsupported("MPI_File_get_info", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_info");
 }
 #pragma weak MPI_File_get_info = PMPI_File_get_info
 
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
-	return shmUnsupported("MPI_File_get_position_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_position_shared");
 }
 #pragma weak MPI_File_get_position_shared = PMPI_File_get_position_shared
 
 int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
-	return shmUnsupported("MPI_File_get_position", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_position");
 }
 #pragma weak MPI_File_get_position = PMPI_File_get_position
 
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-	return shmUnsupported("MPI_File_get_size", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_size");
 }
 #pragma weak MPI_File_get_size = PMPI_File_get_size
 
 int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-	return shmUnsupported("MPI_File_get_type_extent_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_type_extent_c");
 }
 #pragma weak MPI_File_get_type_extent_c = PMPI_File_get_type_extent_c
 
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
-	return shmUnsupported("MPI_File_get_type_extent", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_type_extent");
 }
 #pragma weak MPI_File_get_type_extent = PMPI_File_get_type_extent
 
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
-	return shmUnsupported("MPI_File_get_view", 0, 0);
+	return shmUnsupportedFile("MPI_File_get_view");
 }
 #pragma weak MPI_File_get_view = PMPI_File_get_view
 
 int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_all_c");
 }
 #pragma weak MPI_File_iread_all_c = PMPI_File_iread_all_c
 
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_all");
 }
 #pragma weak MPI_File_iread_all = PMPI_File_iread_all
 
 int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_at_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_at_all_c");
 }
 #pragma weak MPI_File_iread_at_all_c = PMPI_File_iread_at_all_c
 
 int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_at_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_at_all");
 }
 #pragma weak MPI_File_iread_at_all = PMPI_File_iread_at_all
 
 int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_at_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_at_c");
 }
 #pragma weak MPI_File_iread_at_c = PMPI_File_iread_at_c
 
 int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_at", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_at");
 }
 #pragma weak MPI_File_iread_at = PMPI_File_iread_at
 
 int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_c");
 }
 #pragma weak MPI_File_iread_c = PMPI_File_iread_c
 
 int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_shared_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_shared_c");
 }
 #pragma weak MPI_File_iread_shared_c = PMPI_File_iread_shared_c
 
 int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread_shared");
 }
 #pragma weak MPI_File_iread_shared = PMPI_File_iread_shared
 
 int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iread", 0, 0);
+	return shmUnsupportedFile("MPI_File_iread");
 }
 #pragma weak MPI_File_iread = PMPI_File_iread
 
 int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_all_c");
 }
 #pragma weak MPI_File_iwrite_all_c = PMPI_File_iwrite_all_c
 
 int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_all");
 }
 #pragma weak MPI_File_iwrite_all = PMPI_File_iwrite_all
 
 int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_at_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_at_all_c");
 }
 #pragma weak MPI_File_iwrite_at_all_c = PMPI_File_iwrite_at_all_c
 
 int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_at_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_at_all");
 }
 #pragma weak MPI_File_iwrite_at_all = PMPI_File_iwrite_at_all
 
 int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_at_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_at_c");
 }
 #pragma weak MPI_File_iwrite_at_c = PMPI_File_iwrite_at_c
 
 int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_at", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_at");
 }
 #pragma weak MPI_File_iwrite_at = PMPI_File_iwrite_at
 
 int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_c");
 }
 #pragma weak MPI_File_iwrite_c = PMPI_File_iwrite_c
 
 int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_shared_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_shared_c");
 }
 #pragma weak MPI_File_iwrite_shared_c = PMPI_File_iwrite_shared_c
 
 int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite_shared");
 }
 #pragma weak MPI_File_iwrite_shared = PMPI_File_iwrite_shared
 
 int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	return shmUnsupported("MPI_File_iwrite", 0, 0);
+	return shmUnsupportedFile("MPI_File_iwrite");
 }
 #pragma weak MPI_File_iwrite = PMPI_File_iwrite
 
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-	return shmUnsupported("MPI_File_open", 0, (uintptr_t)comm);
+	return shmUnsupportedFile("MPI_File_open");
 }
 #pragma weak MPI_File_open = PMPI_File_open
 
 int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-	return shmUnsupported("MPI_File_preallocate", 0, 0);
+	return shmUnsupportedFile("MPI_File_preallocate");
 }
 #pragma weak MPI_File_preallocate = PMPI_File_preallocate
 
 int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_all_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_all_begin_c");
 }
 #pragma weak MPI_File_read_all_begin_c = PMPI_File_read_all_begin_c
 
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_all_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_all_begin");
 }
 #pragma weak MPI_File_read_all_begin = PMPI_File_read_all_begin
 
 int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_all_c");
 }
 #pragma weak MPI_File_read_all_c = PMPI_File_read_all_c
 
 int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_all_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_all_end");
 }
 #pragma weak MPI_File_read_all_end = PMPI_File_read_all_end
 
 int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_all");
 }
 #pragma weak MPI_File_read_all = PMPI_File_read_all
 
 int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_at_all_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_all_begin_c");
 }
 #pragma weak MPI_File_read_at_all_begin_c = PMPI_File_read_at_all_begin_c
 
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_at_all_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_all_begin");
 }
 #pragma weak MPI_File_read_at_all_begin = PMPI_File_read_at_all_begin
 
 int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_at_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_all_c");
 }
 #pragma weak MPI_File_read_at_all_c = PMPI_File_read_at_all_c
 
 int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_at_all_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_all_end");
 }
 #pragma weak MPI_File_read_at_all_end = PMPI_File_read_at_all_end
 
 int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_at_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_all");
 }
 #pragma weak MPI_File_read_at_all = PMPI_File_read_at_all
 
 int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_at_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at_c");
 }
 #pragma weak MPI_File_read_at_c = PMPI_File_read_at_c
 
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_at", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_at");
 }
 #pragma weak MPI_File_read_at = PMPI_File_read_at
 
 int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_c");
 }
 #pragma weak MPI_File_read_c = PMPI_File_read_c
 
 int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_ordered_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_ordered_begin_c");
 }
 #pragma weak MPI_File_read_ordered_begin_c = PMPI_File_read_ordered_begin_c
 
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_read_ordered_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_ordered_begin");
 }
 #pragma weak MPI_File_read_ordered_begin = PMPI_File_read_ordered_begin
 
 int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_ordered_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_ordered_c");
 }
 #pragma weak MPI_File_read_ordered_c = PMPI_File_read_ordered_c
 
 int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_ordered_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_ordered_end");
 }
 #pragma weak MPI_File_read_ordered_end = PMPI_File_read_ordered_end
 
 int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_ordered", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_ordered");
 }
 #pragma weak MPI_File_read_ordered = PMPI_File_read_ordered
 
 int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_shared_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_shared_c");
 }
 #pragma weak MPI_File_read_shared_c = PMPI_File_read_shared_c
 
 int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_read_shared");
 }
 #pragma weak MPI_File_read_shared = PMPI_File_read_shared
 
 int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_read", 0, 0);
+	return shmUnsupportedFile("MPI_File_read");
 }
 #pragma weak MPI_File_read = PMPI_File_read
 
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
-	return shmUnsupported("MPI_File_seek_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_seek_shared");
 }
 #pragma weak MPI_File_seek_shared = PMPI_File_seek_shared
 
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
-	return shmUnsupported("MPI_File_seek", 0, 0);
+	return shmUnsupportedFile("MPI_File_seek");
 }
 #pragma weak MPI_File_seek = PMPI_File_seek
 
 int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
-	return shmUnsupported("MPI_File_set_atomicity", 0, 0);
+	return shmUnsupportedFile("MPI_File_set_atomicity");
 }
 #pragma weak MPI_File_set_atomicity = PMPI_File_set_atomicity
 
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-	return shmUnsupported("MPI_File_set_info", 0, 0);
+	return shmUnsupportedFile("MPI_File_set_info");
 }
 #pragma weak MPI_File_set_info = PMPI_File_set_info
 
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-	return shmUnsupported("MPI_File_set_size", 0, 0);
+	return shmUnsupportedFile("MPI_File_set_size");
 }
 #pragma weak MPI_File_set_size = PMPI_File_set_size
 
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-	return shmUnsupported("MPI_File_set_view", 0, 0);
+	return shmUnsupportedFile("MPI_File_set_view");
 }
 #pragma weak MPI_File_set_view = PMPI_File_set_view
 
 int PMPI_File_sync(MPI_File fh)
 {
-	return shmUnsupported("MPI_File_sync", 0, 0);
+	return shmUnsupportedFile("MPI_File_sync");
 }
 #pragma weak MPI_File_sync = PMPI_File_sync
 
 int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_all_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_all_begin_c");
 }
 #pragma weak MPI_File_write_all_begin_c = PMPI_File_write_all_begin_c
 
 int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_all_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_all_begin");
 }
 #pragma weak MPI_File_write_all_begin = PMPI_File_write_all_begin
 
 int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_all_c");
 }
 #pragma weak MPI_File_write_all_c = PMPI_File_write_all_c
 
 int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_all_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_all_end");
 }
 #pragma weak MPI_File_write_all_end = PMPI_File_write_all_end
 
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_all");
 }
 #pragma weak MPI_File_write_all = PMPI_File_write_all
 
 int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_at_all_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_all_begin_c");
 }
 #pragma weak MPI_File_write_at_all_begin_c = PMPI_File_write_at_all_begin_c
 
 int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_at_all_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_all_begin");
 }
 #pragma weak MPI_File_write_at_all_begin = PMPI_File_write_at_all_begin
 
 int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_at_all_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_all_c");
 }
 #pragma weak MPI_File_write_at_all_c = PMPI_File_write_at_all_c
 
 int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_at_all_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_all_end");
 }
 #pragma weak MPI_File_write_at_all_end = PMPI_File_write_at_all_end
 
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_at_all", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_all");
 }
 #pragma weak MPI_File_write_at_all = PMPI_File_write_at_all
 
 int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_at_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at_c");
 }
 #pragma weak MPI_File_write_at_c = PMPI_File_write_at_c
 
 int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_at", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_at");
 }
 #pragma weak MPI_File_write_at = PMPI_File_write_at
 
 int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_c");
 }
 #pragma weak MPI_File_write_c = PMPI_File_write_c
 
 int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_ordered_begin_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_ordered_begin_c");
 }
 #pragma weak MPI_File_write_ordered_begin_c = PMPI_File_write_ordered_begin_c
 
 int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	return shmUnsupported("MPI_File_write_ordered_begin", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_ordered_begin");
 }
 #pragma weak MPI_File_write_ordered_begin = PMPI_File_write_ordered_begin
 
 int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_ordered_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_ordered_c");
 }
 #pragma weak MPI_File_write_ordered_c = PMPI_File_write_ordered_c
 
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_ordered_end", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_ordered_end");
 }
 #pragma weak MPI_File_write_ordered_end = PMPI_File_write_ordered_end
 
 int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_ordered", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_ordered");
 }
 #pragma weak MPI_File_write_ordered = PMPI_File_write_ordered
 
 int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_shared_c", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_shared_c");
 }
 #pragma weak MPI_File_write_shared_c = PMPI_File_write_shared_c
 
 int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write_shared", 0, 0);
+	return shmUnsupportedFile("MPI_File_write_shared");
 }
 #pragma weak MPI_File_write_shared = PMPI_File_write_shared
 
 int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	return shmUnsupported("MPI_File_write", 0, 0);
+	return shmUnsupportedFile("MPI_File_write");
 }
 #pragma weak MPI_File_write = PMPI_File_write
 
 int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-	return shmUnsupported("MPI_Register_datarep_c", 0, 0);
+	return shmUnsupportedFile("MPI_Register_datarep_c");
 }
 #pragma weak MPI_Register_datarep_c = PMPI_Register_datarep_c
 
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-	return shmUnsupported("MPI_Register_datarep", 0, 0);
+	return shmUnsupportedFile("MPI_Register_datarep");
 }
 #pragma weak MPI_Register_datarep = PMPI_Register_datarep
 
@@ -1492,4 +1482,4 @@ int PMPI_Keyval_free(void)
 }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
-/* 416 functions of the standard ABI are implemented, 241 are not. */
+/* 418 functions of the standard ABI are implemented, 239 are not. */

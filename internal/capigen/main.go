@@ -105,7 +105,9 @@ func generate(root string) (map[string][]byte, error) {
 /*
  * The functions of the standard ABI that shmrun does not implement: each
  * returns MPI_ERR_UNSUPPORTED_OPERATION through the error handler of its
- * communicator or window (MPI_COMM_SELF's for the others), naming itself.
+ * communicator or window, MPI_FILE_NULL's for MPI I/O, the one it is given
+ * for a call that takes one, MPI_COMM_SELF's for the others, naming
+ * itself.
  */
 #include <stdint.h>
 #include "capi.h"
@@ -121,15 +123,28 @@ func generate(root string) (map[string][]byte, error) {
 		if p.ret != "int" {
 			return nil, fmt.Errorf("%s returns %s: capi/mpi.c must implement it", p.name, p.ret)
 		}
-		kind, obj := 0, "0"
-		if m := handleParamRE.FindStringSubmatch(p.params); m != nil {
-			obj = "(uintptr_t)" + m[2]
-			if m[1] == "MPI_Win" {
-				kind = 1
+		// Where the error goes (MPI 4.1 §9.3): an I/O call's to
+		// MPI_FILE_NULL's handler (no file is ever open), a call that
+		// takes an error handler to that one, else to the handler of
+		// the call's communicator or window (MPI_COMM_SELF's when none).
+		body := ""
+		switch {
+		case strings.HasPrefix(p.name, "MPI_File_") || strings.HasPrefix(p.name, "MPI_Register_datarep"):
+			body = fmt.Sprintf("shmUnsupportedFile(%q)", p.name)
+		case errhParamRE.MatchString(p.params):
+			body = fmt.Sprintf("shmUnsupportedEh(%q, (uintptr_t)errhandler)", p.name)
+		default:
+			kind, obj := 0, "0"
+			if m := handleParamRE.FindStringSubmatch(p.params); m != nil {
+				obj = "(uintptr_t)" + m[2]
+				if m[1] == "MPI_Win" {
+					kind = 1
+				}
 			}
+			body = fmt.Sprintf("shmUnsupported(%q, %d, %s)", p.name, kind, obj)
 		}
-		fmt.Fprintf(&un, "int P%s(%s)\n{\n\treturn shmUnsupported(\"%s\", %d, %s);\n}\n#pragma weak %s = P%s\n\n",
-			p.name, p.params, p.name, kind, obj, p.name, p.name)
+		fmt.Fprintf(&un, "int P%s(%s)\n{\n\treturn %s;\n}\n#pragma weak %s = P%s\n\n",
+			p.name, p.params, body, p.name, p.name)
 		n++
 	}
 	un.WriteString("/* Deprecated in MPI-2.0 and out of the standard ABI's mpi.h, but declared\n * by other ABI headers: exported, so that their programs load. */\n")
@@ -156,6 +171,11 @@ func generate(root string) (map[string][]byte, error) {
 // handleParamRE finds a function's first communicator or window
 // parameter (passed by value), whose error handler its error goes to.
 var handleParamRE = regexp.MustCompile(`(?:^|, )(MPI_Comm|MPI_Win) (\w+)(?:,|$)`)
+
+// errhParamRE finds the error handler a function that makes an object
+// takes for its own errors (MPI_Session_init, MPI_Comm_create_from_group,
+// MPI_Intercomm_create_from_groups), before the object's output handle.
+var errhParamRE = regexp.MustCompile(`(?:^|, )MPI_Errhandler errhandler, .*\*\w+$`)
 
 var (
 	directRE = regexp.MustCompile(`(?m)^(?:int|double|MPI_Aint) PMPI_([A-Za-z0-9_]+)\(`)

@@ -22,6 +22,11 @@ int main(int argc, char **argv)
 	CHECK(MPI_Dims_create(24, 3, d3) == MPI_SUCCESS && d3[0] == 4 && d3[1] == 3 && d3[2] == 2, "dims 24/3: %d %d %d", d3[0], d3[1], d3[2]);
 	CHECK(MPI_Dims_create(60, 3, dfix) == MPI_SUCCESS && dfix[0] == 4 && dfix[1] == 5 && dfix[2] == 3, "dims 60/(0,5,0): %d %d %d", dfix[0], dfix[1], dfix[2]);
 	CHECK(MPI_Dims_create(7, 1, d1) == MPI_SUCCESS && d1[0] == 7, "dims 7/1: %d", d1[0]);
+	/* Impossible dimensions: MPI_ERR_DIMS (Open MPI's class too). */
+	int fixed[2] = {4, 0};
+	CHECK(class_of(MPI_Dims_create(6, 2, fixed)) == MPI_ERR_DIMS, "dims 6/(4,0): class %d", class_of(MPI_Dims_create(6, 2, fixed)));
+	int neg[2] = {-1, 0};
+	CHECK(class_of(MPI_Dims_create(6, 2, neg)) == MPI_ERR_DIMS, "dims 6/(-1,0): class %d", class_of(MPI_Dims_create(6, 2, neg)));
 	report("MPI_Dims_create");
 
 	/* A 2 x 3 grid, periodic along the rows (dimension 1). */
