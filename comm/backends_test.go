@@ -273,6 +273,25 @@ func beP2P(c *comm.Comm) error {
 	if err := ranktest.WantErr("Send with tag -5", c.Send(nil, next, -5), comm.ErrTag); err != nil {
 		return err
 	}
+	// Send and receive buffers may not share memory (MPI 4.1 §2.3):
+	// ErrBuffer, nothing sent; two halves of one array are fine.
+	b := make([]byte, 8)
+	_, err = c.Sendrecv(b[:6], next, 30, b[2:], prev, 30)
+	if err := ranktest.WantErr("Sendrecv of overlapping buffers", err, comm.ErrBuffer); err != nil {
+		return err
+	}
+	w := []int32{int32(r), 0}
+	q, err := comm.IsendrecvT(c, w[:1], next, 31, w[1:], prev, 31)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Wait(); err != nil || w[1] != int32(prev) {
+		return fmt.Errorf("IsendrecvT between the halves of one slice: %v, got %d want %d", err, w[1], prev)
+	}
+	_, err = comm.IsendrecvT(c, w, next, 32, w[1:], prev, 32)
+	if err := ranktest.WantErr("IsendrecvT of overlapping slices", err, comm.ErrBuffer); err != nil {
+		return err
+	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}

@@ -340,6 +340,9 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
+	if w.bad == nil && !inPlace && c.Rank() == root {
+		w.bad = aliased(name, root, send, head(recv, c.Size()*len(send)))
+	}
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
 		// The fast path (coll_fast.go): every block rides inline.
 		n, me, b := a.n, a.me, len(send)/w.size*w.size
@@ -430,6 +433,9 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
 		rcv, k.err = k.vblocks(counts, displs, len(recv)/s, s, "recv")
+		if k.err == nil && !inPlace {
+			k.err = aliasedBlocks(name, me, send, recv, rcv)
+		}
 		if k.err == nil {
 			if inPlace {
 				m = counts[me]
@@ -452,6 +458,23 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 		rcv = blocks{}
 	}
 	return k.move(mine, recv, all, rcv, root, false)
+}
+
+// head is b's first n bytes, or all of b if it is shorter: the part of a
+// buffer a call uses.
+func head(b []byte, n int) []byte { return b[:min(len(b), max(n, 0))] }
+
+// aliasedBlocks is aliased for a v collective's one buffer (a rank's send
+// or receive data) and the blocks of the other (bytes of other, by rank).
+func aliasedBlocks(call string, rank int, one, other []byte, bl blocks) error {
+	for q, n := range bl.counts {
+		if n > 0 {
+			if err := aliased(call, rank, one, other[bl.displs[q]:bl.displs[q]+n]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // blockOf is a rank's block of a gather or scatter in bytes: own, or, in
@@ -583,6 +606,9 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
+	if w.bad == nil && !inPlace {
+		w.bad = aliased(name, c.Rank(), send, head(recv, c.Size()*len(send)))
+	}
 	if a := c.fastArea(); a != nil && w.bad == nil {
 		// The fast path (coll_fast.go): every block rides inline.
 		n, me, b := a.n, a.me, len(send)/w.size*w.size
@@ -654,6 +680,9 @@ func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, i
 	m := len(send) / s
 	rcv, verr := k.vblocks(counts, displs, len(recv)/s, s, "recv")
 	k.err = verr
+	if k.err == nil && !inPlace {
+		k.err = aliasedBlocks(name, me, send, recv, rcv)
+	}
 	var mine []byte
 	if k.err == nil {
 		if inPlace {

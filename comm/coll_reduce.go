@@ -61,6 +61,9 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
+	if bad == nil && !inPlace && (root < 0 || c.Rank() == root) {
+		bad = aliased(name, c.Rank(), raw.Bytes(send), head(raw.Bytes(recv), len(send)*raw.SizeOf[T]()))
+	}
 	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen &&
 		(kind == format.CollAllreduce || uint(root) < uint(a.n)) {
 		// The fast path (coll_fast.go): every rank's data rides inline.
@@ -278,15 +281,6 @@ func allreduceSingle[T atomics.Elem](k *call, red reducer[T], send, recv []T, sg
 	return k.done(rerr, true)
 }
 
-// overlap reports whether two byte slices share memory.
-func overlap(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	pa, pb := raw.Addr(a), raw.Addr(b)
-	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
-}
-
 // singlePiece is the most bytes of one rank's share read by one system
 // call in allreduceSingle.
 const singlePiece = 512 << 10
@@ -316,6 +310,9 @@ func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T,
 }
 
 func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) (err error) {
+	if bad == nil && !inPlace {
+		bad = aliased(name, c.Rank(), raw.Bytes(send), raw.Bytes(recv))
+	}
 	if a := c.fastArea(); a != nil && bad == nil {
 		// The fast path (coll_fast.go): every rank's blocks ride inline,
 		// packed.
@@ -455,6 +452,9 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
+	if bad == nil && !inPlace && (kind != format.CollExscan || c.Rank() != 0) {
+		bad = aliased(name, c.Rank(), raw.Bytes(send), head(raw.Bytes(recv), len(send)*raw.SizeOf[T]()))
+	}
 	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen {
 		// The fast path (coll_fast.go): every rank's data rides inline;
 		// rank 0 reads no one's (offer), the others the ranks below.

@@ -43,6 +43,9 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
+	if w.bad == nil && !inPlace && c.Rank() == root {
+		w.bad = aliased(name, root, head(send, c.Size()*len(recv)), recv)
+	}
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
 		// The fast path (coll_fast.go): the root's blocks ride inline,
 		// packed.
@@ -127,6 +130,9 @@ func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []by
 		k.err = k.errorf(ErrRoot, "root %d of %d ranks", root, n)
 	} else if me == root {
 		snd, k.err = k.vblocks(counts, displs, len(send)/s, s, "send")
+		if k.err == nil && !inPlace {
+			k.err = aliasedBlocks(name, me, recv, send, snd)
+		}
 		if k.err == nil {
 			if inPlace {
 				m = counts[me]
@@ -243,6 +249,9 @@ func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
+	if w.bad == nil && !inPlace {
+		w.bad = aliased(name, c.Rank(), send, head(recv, len(send)))
+	}
 	if a := c.fastArea(); a != nil && w.bad == nil {
 		// The fast path (coll_fast.go): every block rides inline, packed.
 		n, me := a.n, a.me

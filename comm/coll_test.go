@@ -667,6 +667,39 @@ func TestMismatches(t *testing.T) {
 		{"a bad root on one rank", comm.ErrRoot, func(c *comm.Comm) error {
 			return comm.Reduce(c, make([]float64, 2), make([]float64, 2), atomics.Sum, []int{0, 7, 0}[c.Rank()])
 		}},
+		// Send and receive buffers that share memory (MPI 4.1 §2.3), on
+		// every rank or only where the receive is used: ErrBuffer on
+		// every rank.
+		{"aliased Allreduce", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]float64, 2)
+			return comm.Allreduce(c, b, b, atomics.Sum)
+		}},
+		{"aliased Reduce at the root", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]float64, 3)
+			if c.Rank() == 1 {
+				return comm.Reduce(c, b[:2], b[1:], atomics.Sum, 1)
+			}
+			return comm.Reduce(c, b[:2], b[:2], atomics.Sum, 1) // recv unused off the root
+		}},
+		{"aliased Scan", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]int64, 4)
+			return comm.Scan(c, b[:2], b[1:3], atomics.Sum)
+		}},
+		{"overlapping Alltoall", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]int32, c.Size()+1)
+			return comm.Alltoall(c, b[:c.Size()], b[1:])
+		}},
+		{"a Gatherv block over the root's send", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]float64, 6)
+			if c.Rank() == 0 {
+				return comm.Gatherv(c, b[4:5], b, []int{1, 1, 1}, []int{0, 2, 4}, 0)
+			}
+			return comm.Gatherv(c, b[:1], nil, nil, nil, 0)
+		}},
+		{"a Scatter's root sends what it receives", comm.ErrBuffer, func(c *comm.Comm) error {
+			b := make([]float64, 3)
+			return comm.Scatter(c, b, b[2:], 0)
+		}},
 		{"a short recv", comm.ErrCount, func(c *comm.Comm) error {
 			return comm.Allgather(c, make([]float64, 2), make([]float64, 6-c.Rank()/2))
 		}},
@@ -732,6 +765,7 @@ func TestMismatches(t *testing.T) {
 		"two in barrier, one in allreduce": 3, "barrier and a refused argument": 2,
 		"a bad root on one rank": 2, "a short recv": 2, "nonblocking against blocking": 3,
 		"nonblocking counts": 3, "persistent counts": 3,
+		"aliased Reduce at the root": 2, "a Scatter's root sends what it receives": 2,
 	}
 	for _, tc := range cases {
 		for _, warm := range []bool{false, true} {

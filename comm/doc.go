@@ -25,7 +25,11 @@
 // buffers a chunk at a time, two chunks in flight, each rank copying or
 // reducing its share. Reductions fold in rank order, x0 op (x1 op (... op
 // x_{n-1})), so a floating-point result is the same bits on every rank and
-// in every run with the same number of ranks.
+// in every run with the same number of ranks. A rank's send and receive
+// buffers may not share the memory the call uses (MPI 4.1 §2.3): that is
+// ErrBuffer on every rank, and the InPlace forms (MPI_IN_PLACE) are how a
+// call reads and writes one buffer; Sendrecv and Isendrecv refuse
+// overlapping buffers too (SendrecvReplace takes one).
 //
 // Each has a nonblocking form (Ibcast, Iallreduce, IallreduceInPlace and
 // the rest: MPI_Ibcast ...), which returns a Request at once: the call is

@@ -3,6 +3,7 @@ package comm
 import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // The nonblocking send-receives of MPI 4.0 (MPI_Isendrecv and
@@ -21,6 +22,9 @@ import (
 // completes; they must not overlap.
 func (c *Comm) Isendrecv(send []byte, dest, sendTag int, recv []byte, src, recvTag int) (*Request, error) {
 	const call = "Isendrecv"
+	if err := aliased(call, c.Rank(), send, recv); err != nil {
+		return nil, err
+	}
 	return c.isendrecv(call, dest, sendTag,
 		func() (*Request, error) { return c.isendBytes(call, send, dest, sendTag) },
 		func() (*Request, error) { return c.irecvBytes(call, recv, src, recvTag) })
@@ -65,6 +69,9 @@ func (c *Comm) IsendrecvReplaceType(buf []byte, count int, t *dtype.Type, dest, 
 // predefined datatype); its status's Count is in elements. Local.
 func IsendrecvT[T atomics.Elem](c *Comm, send []T, dest, sendTag int, recv []T, src, recvTag int) (*Request, error) {
 	const call = "IsendrecvT"
+	if err := aliased(call, c.Rank(), raw.Bytes(send), raw.Bytes(recv)); err != nil {
+		return nil, err
+	}
 	return c.isendrecv(call, dest, sendTag,
 		func() (*Request, error) { return isendElems(c, call, send, dest, sendTag) },
 		func() (*Request, error) { return irecvElems(c, call, recv, src, recvTag) })

@@ -120,6 +120,11 @@ func reduction[T atomics.Elem, O Operation[T]](call string, c *Comm, send, recv 
 			return mpi.Red{}, 0, nil, short(call, "recv", len(recv), m)
 		}
 		recv = recv[:min(len(recv), m)]
+		if used {
+			if err := aliased(call, c.rank, raw.Bytes(send), raw.Bytes(recv)); err != nil {
+				return mpi.Red{}, 0, nil, err
+			}
+		}
 	}
 	if err := units(call, m, unit); err != nil {
 		return mpi.Red{}, 0, nil, err

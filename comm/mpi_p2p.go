@@ -127,6 +127,9 @@ func (c *Comm) Sendrecv(send []byte, dest, sendTag int, recv []byte, src, recvTa
 	if err != nil {
 		return Status{}, err
 	}
+	if err := aliased("Sendrecv", c.rank, send, recv); err != nil {
+		return Status{}, err
+	}
 	ms, err := c.h.Sendrecv(send, d, st, recv, s, rt)
 	return goStatus(ms, 1), mpiError("Sendrecv", err)
 }

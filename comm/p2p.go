@@ -324,6 +324,9 @@ func (c *Comm) SendrecvReplace(buf []byte, dest, sendTag, src, recvTag int) (Sta
 }
 
 func sendrecv(c *Comm, call string, send []byte, dest, sendTag int, sf form, recv []byte, src, recvTag int, rf form) (Status, error) {
+	if err := aliased(call, c.Rank(), send, recv); err != nil {
+		return Status{}, err
+	}
 	rr, err := c.irecv(call, recv, src, recvTag, rf)
 	if err != nil {
 		return Status{}, err
