@@ -179,7 +179,10 @@ func (c *Comm) splitChecked(call string, color, key int, localErr error) (*Comm,
 // cannot be freed (ErrComm), nor can c twice. A mismatch of an earlier
 // collective call that this rank could only find late (see the package
 // documentation) and no call has returned yet is Free's error; c is freed
-// all the same.
+// all the same. Operations pending at Free complete normally (MPI 4.1
+// §7.4.3), but persistent requests made on c cannot be started after it
+// (ErrComm), where MPI would keep c until they are freed: free them
+// first.
 func (c *Comm) Free() error {
 	if err := c.check("Free"); err != nil {
 		return err
