@@ -5,6 +5,7 @@ package comm
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -377,5 +378,8 @@ func (a *collArea) verdictError(name string, v verdictRec) error {
 
 // collErrorf is the error of collective call name on rank me.
 func collErrorf(name string, me int, class error, format string, args ...any) error {
-	return fmt.Errorf("comm: %s on rank %d: %s: %w", name, me, fmt.Sprintf(format, args...), class)
+	// A message from an error of the class already ends with the class's
+	// text: said once.
+	msg := strings.TrimSuffix(fmt.Sprintf(format, args...), ": "+class.Error())
+	return fmt.Errorf("comm: %s on rank %d: %s: %w", name, me, msg, class)
 }
