@@ -514,7 +514,7 @@ func beColl(c *comm.Comm) error {
 	if err := ranktest.WantErr("Bcast root n", comm.Bcast(c, b, n), comm.ErrRoot); err != nil {
 		return err
 	}
-	if err := ranktest.WantErr("Allreduce Replace", comm.Allreduce(c, out, out, atomics.Replace), comm.ErrOp); err != nil {
+	if err := ranktest.WantErr("Allreduce Replace", comm.Allreduce(c, out, make([]int64, len(out)), atomics.Replace), comm.ErrOp); err != nil {
 		return err
 	}
 	if err := c.Barrier(); err != nil {

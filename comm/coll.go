@@ -955,8 +955,8 @@ func (a *collArea) sigsAlike(p int, r uint32, w0, w1 uint64, same sameFields, lo
 func (k *call) publishSig(s sig) (uint64, uint64) {
 	a := k.a
 	w0, w1 := s.w0, s.w1 // failed is 0 here
-	if k.err == nil {
-		k.err = k.bad
+	if k.bad != nil {
+		k.err = k.bad // the caller's, found first and more precise than the call's own checks
 	}
 	own := w0
 	if k.err != nil {

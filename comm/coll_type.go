@@ -135,6 +135,14 @@ func (c *Comm) meet(call string, ws, wr wire) (wire, error) {
 // that meet, the same bytes) and returns the wire the call counts in.
 func (c *Comm) pairWire(call string, s, r tdata) (wire, error) {
 	w, err := c.meet(call, typedWire(s.t), typedWire(r.t))
+	for _, d := range []struct {
+		what  string
+		count int
+	}{{"send", s.count}, {"receive", r.count}} {
+		if err == nil && d.count < 0 {
+			err = fmt.Errorf("comm: %s on rank %d: the %s count %d is negative: %w", call, c.Rank(), d.what, d.count, ErrCount)
+		}
+	}
 	if sb, rb := int64(s.count)*s.t.Size(), int64(r.count)*r.t.Size(); err == nil && sb != rb {
 		err = fmt.Errorf("comm: %s on rank %d: a block of %d bytes sent, of %d received: %w", call, c.Rank(), sb, rb, ErrCount)
 	}

@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -67,7 +68,9 @@ func (c *Comm) typeError(call string, err error) error {
 	if class == nil {
 		class = ErrType
 	}
-	return fmt.Errorf("comm: %s on rank %d: %v: %w", call, c.Rank(), err, class)
+	// dtype's message may end with the class's text already: said once.
+	msg := strings.TrimSuffix(err.Error(), ": "+class.Error())
+	return fmt.Errorf("comm: %s on rank %d: %s: %w", call, c.Rank(), msg, class)
 }
 
 // typeClass is this package's class of err when it is one of dtype's
