@@ -135,7 +135,9 @@ func (c *Comm) Sendrecv(send []byte, dest, sendTag int, recv []byte, src, recvTa
 }
 
 // Probe blocks until a message from src with tag can be received and
-// returns its status, leaving it to be received (MPI_Probe).
+// returns its status, leaving it to be received (MPI_Probe). The status's
+// Count is in bytes: GetCount[T] and GetCountType count it in elements
+// or instances.
 func (c *Comm) Probe(src, tag int) (Status, error) {
 	s, t, err := c.recvArgs("Probe", src, tag)
 	if err != nil {

@@ -348,7 +348,9 @@ func sendrecv(c *Comm, call string, send []byte, dest, sendTag int, sf form, rec
 // Probe waits until a message from src (or AnySource) with tag (or AnyTag)
 // can be received and returns its status, without receiving it
 // (MPI_Probe): a Recv with the status's source and tag receives that
-// message. Blocking.
+// message. Blocking. The status's Count is in bytes (a probe has no
+// datatype): GetCount[T] and GetCountType count it in elements or
+// instances.
 func (c *Comm) Probe(src, tag int) (Status, error) {
 	st, _, err := c.probe("Probe", src, tag, true)
 	return st, err
