@@ -93,7 +93,9 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 // (MPI_Get_accumulate). op may also be NoOp (an atomic read): src is then
 // ignored, whatever its length (nil included), as the standard ignores the
 // origin buffer of MPI_NO_OP. len(result) must equal len(src) unless op is
-// NoOp (ErrCount).
+// NoOp (ErrCount), and the two may not share memory (MPI 4.1 §12.3.4:
+// ErrBuffer; one element may, as it is read before its result is
+// written).
 //
 // Never inlined: shmrun --check finds its caller's line from its return
 // address (raw.ReturnPC).
@@ -102,6 +104,13 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op atomics.Op) error {
 	if op != atomics.NoOp && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d source elements but %d result elements", w.Rank(), len(src), len(result))
+	}
+	// One element is read before its result is written, whatever the
+	// path; more may be combined after the result is copied out.
+	if len(result) > 1 && op != atomics.NoOp {
+		if err := aliased("GetAccumulate", w, raw.Bytes(src), raw.Bytes(result)); err != nil {
+			return err
+		}
 	}
 	if w != nil && uint(target) < uint(len(w.fast)) && w.ep.canAccess(target) {
 		p := &w.fast[target]

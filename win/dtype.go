@@ -57,6 +57,9 @@ func typedRange(call string, w *Win, buf []byte, ocount int, otype *dtype.Type, 
 	if err := w.live(call); err != nil {
 		return 0, 0, err
 	}
+	if ocount < 0 || tcount < 0 {
+		return 0, 0, errorf(ErrCount, "%s on rank %d: a count is negative (%d here, %d at the target)", call, w.rank, ocount, tcount)
+	}
 	same := otype == ttype && ocount == tcount && otype.Committed() // the common call: nothing to compare
 	if !same {
 		if same, err = dtype.SameSignature(otype, ocount, ttype, tcount); err != nil {
@@ -74,6 +77,16 @@ func typedRange(call string, w *Win, buf []byte, ocount int, otype *dtype.Type, 
 		return 0, 0, typeError(call, w, err)
 	}
 	return lo, hi, nil
+}
+
+// landsTarget checks that data may land in tcount instances of ttype,
+// spanning lo..hi, at the target of a Put or an accumulate: their entries
+// may not overlap (MPI 4.1 §12.3.1), as a receive's (dtype.FitsRecv).
+func landsTarget(call string, w *Win, tcount int, ttype *dtype.Type, lo, hi int64) error {
+	if sz := ttype.Size() * int64(tcount); sz > hi-lo {
+		return errorf(ErrType, "%s on rank %d: %d × %v hold %d bytes in a span of %d at the target: their entries overlap, which data may not where they land", call, w.rank, tcount, ttype, sz, hi-lo)
+	}
+	return nil
 }
 
 // fitsResult checks that data may arrive in rcount instances of rtype in
@@ -102,6 +115,9 @@ func PutType(w *Win, origin []byte, ocount int, otype *dtype.Type, target, disp,
 	}
 	lo, hi, err := typedRange(call, w, origin, ocount, otype, tcount, ttype)
 	if err != nil {
+		return err
+	}
+	if err := landsTarget(call, w, tcount, ttype, lo, hi); err != nil {
 		return err
 	}
 	if w.obs != nil {

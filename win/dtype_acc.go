@@ -54,6 +54,18 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if err != nil {
 		return err
 	}
+	if e, _ := ttype.Elem(); fetch && op != atomics.NoOp && ocount > 0 && otype.Size()*int64(ocount) > int64(e.Size()) {
+		// Origin and result data of one run each may be compared as
+		// bytes (of other shapes they may interleave, as MPI allows);
+		// one element may overlap, as GetAccumulate's.
+		oo, on, ook := otype.Contig(ocount)
+		ro, rn, rok := rtype.Contig(rcount)
+		if ook && rok {
+			if err := aliased(call, w, origin[oo:oo+on], result[ro:ro+rn]); err != nil {
+				return err
+			}
+		}
+	}
 	e, ok := ttype.Elem()
 	if !ok && onlyBytes(ttype) {
 		// MPI's Byte class (MPI_BYTE, dtype.Byte): the bitwise ops,
@@ -101,6 +113,18 @@ func accumulateUnits(w *Win, call string, origin []byte, ocount int, otype *dtyp
 	lo, hi, err := accSpan(call, w, origin, ocount, otype, result, rcount, rtype, tcount, ttype, op)
 	if err != nil {
 		return err
+	}
+	if e, _ := ttype.Elem(); fetch && op != atomics.NoOp && ocount > 0 && otype.Size()*int64(ocount) > int64(e.Size()) {
+		// Origin and result data of one run each may be compared as
+		// bytes (of other shapes they may interleave, as MPI allows);
+		// one element may overlap, as GetAccumulate's.
+		oo, on, ook := otype.Contig(ocount)
+		ro, rn, rok := rtype.Contig(rcount)
+		if ook && rok {
+			if err := aliased(call, w, origin[oo:oo+on], result[ro:ro+rn]); err != nil {
+				return err
+			}
+		}
 	}
 	size := ttype.Size() * int64(tcount)
 	if unit <= 0 || size%int64(unit) != 0 {

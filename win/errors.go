@@ -3,9 +3,11 @@ package win
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Error classes (MPI error classes for one-sided communication). Every error
@@ -37,7 +39,11 @@ var (
 // It wraps class and every error among args, so errors.Is finds the class
 // and errors.As reaches a cause (a *shm.NoSpaceError, say) through it.
 func errorf(class error, format string, args ...any) error {
-	e := &classError{msg: fmt.Sprintf("win: "+format+": %v", append(args, class)...), errs: []error{class}}
+	msg := fmt.Sprintf("win: "+format, args...)
+	if !strings.HasSuffix(msg, ": "+class.Error()) { // a cause's message may end with the class already
+		msg += ": " + class.Error()
+	}
+	e := &classError{msg: msg, errs: []error{class}}
 	for _, a := range args {
 		if err, ok := a.(error); ok {
 			e.errs = append(e.errs, err)
@@ -54,3 +60,17 @@ type classError struct {
 
 func (e *classError) Error() string   { return e.msg }
 func (e *classError) Unwrap() []error { return e.errs }
+
+// aliased is the error of call on w when its origin and result buffers
+// share memory, or nil: MPI 4.1 §12.3.4 wants them disjoint, and the
+// result would be written over origin data not yet combined.
+func aliased(call string, w *Win, origin, result []byte) error {
+	if len(origin) == 0 || len(result) == 0 {
+		return nil
+	}
+	po, pr := raw.Addr(origin), raw.Addr(result)
+	if po < pr+uintptr(len(result)) && pr < po+uintptr(len(origin)) {
+		return errorf(ErrBuffer, "%s on rank %d: the origin buffer (%d bytes at %#x) and the result buffer (%d bytes at %#x) overlap", call, w.Rank(), len(origin), po, len(result), pr)
+	}
+	return nil
+}

@@ -547,6 +547,9 @@ func (w *Win) usable(call string) error {
 	if w == nil {
 		return errorf(ErrWin, "%s on a nil window", call)
 	}
+	if w.c == nil {
+		return errorf(ErrWin, "%s: a zero Win (not made by Allocate, AllocateShared, Create or CreateDynamic)", call)
+	}
 	if w.freed.Load() {
 		return errorf(ErrWin, "%s on rank %d: the window was freed", call, w.rank)
 	}
@@ -613,28 +616,48 @@ func (w *Win) Free() error {
 // Local returns the calling rank's part of the window (its MPI_WIN_BASE
 // and MPI_WIN_SIZE as a slice), nil for size 0. Local. Valid until Free.
 func (w *Win) Local() []byte {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.c == nil || w.freed.Load() {
 		return nil
 	}
 	return w.mem
 }
 
 // Rank is the calling process's rank in the window's group. Local.
-func (w *Win) Rank() int { return w.rank }
+func (w *Win) Rank() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.rank
+}
 
 // Size is the number of ranks of the window's group. Local.
-func (w *Win) Size() int { return w.size }
+func (w *Win) Size() int {
+	if w == nil || w.freed.Load() {
+		return 0
+	}
+	return w.size
+}
 
 // Group returns the window's group (MPI_Win_get_group). Local.
-func (w *Win) Group() *comm.Group { return w.c.Group() }
+func (w *Win) Group() *comm.Group {
+	if w == nil || w.c == nil || w.freed.Load() {
+		return nil
+	}
+	return w.c.Group()
+}
 
 // Info returns the hints the window was made with (MPI_Win_get_info).
-func (w *Win) Info() Info { return maps.Clone(w.info) }
+func (w *Win) Info() Info {
+	if w == nil || w.c == nil || w.freed.Load() {
+		return nil
+	}
+	return maps.Clone(w.info)
+}
 
 // Attr returns the calling rank's window attributes. Local. A nil or freed
 // window gives the zero Attr. Offset is 0 under the MPI backend.
 func (w *Win) Attr() Attr {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.c == nil || w.freed.Load() {
 		return Attr{}
 	}
 	return Attr{Base: w.mem, Size: len(w.mem), DispUnit: w.units[w.rank], Flavor: w.flavor, Model: w.model}
@@ -1420,6 +1443,11 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 	}
 	if op != atomics.NoOp && len(src) != len(result) {
 		return errorf(ErrCount, "GetAccumulate on rank %d: %d origin elements, %d result elements", w.Rank(), len(src), len(result))
+	}
+	if len(result) > 1 && op != atomics.NoOp { // as the other backend's (accumulate.go)
+		if err := aliased("GetAccumulate", w, raw.Bytes(src), raw.Bytes(result)); err != nil {
+			return err
+		}
 	}
 	b, rb := raw.Bytes(src), raw.Bytes(result)
 	if op == atomics.NoOp {

@@ -13,7 +13,7 @@ import (
 // copies rather than writing into the next rank's part; nil for size 0.
 // Local. The slice is valid until Free.
 func (w *Win) Local() []byte {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.t == nil || w.freed.Load() {
 		return nil
 	}
 	if w.ext != nil {
@@ -75,7 +75,7 @@ func (w *Win) segment(rank int) Segment {
 // Attr returns the calling rank's window attributes. Local. A nil or freed
 // window gives the zero Attr.
 func (w *Win) Attr() Attr {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.t == nil || w.freed.Load() {
 		return Attr{}
 	}
 	s := w.segment(w.rank)
@@ -85,7 +85,7 @@ func (w *Win) Attr() Attr {
 // Info returns the hints in effect, defaults included (MPI_Win_get_info).
 // Local. A nil or freed window gives nil.
 func (w *Win) Info() Info {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.t == nil || w.freed.Load() {
 		return nil
 	}
 	in := w.cfg.info()
@@ -116,7 +116,7 @@ func (w *Win) Rank() int {
 // Group returns the window's group (MPI_Win_get_group). Local. A nil or
 // freed window gives nil.
 func (w *Win) Group() *comm.Group {
-	if w == nil || w.freed.Load() {
+	if w == nil || w.t == nil || w.freed.Load() {
 		return nil
 	}
 	return w.c.Group()

@@ -26,7 +26,12 @@ type part struct {
 }
 
 // Win is a window (MPI_Win): one shared segment mapped by every member, this
-// rank's epoch state, and pointers to the sync block's words.
+// rank's epoch state, and pointers to the sync block's words. Only the
+// calls that make a window (Allocate, AllocateShared, Create,
+// CreateDynamic) give a usable one: on a zero Win (declared, not made)
+// the calls return ErrWin, but for Flush, whose fast path is one compare
+// (the cost of a Put + Flush), which panics there as on a nil pointer; a
+// zero Win never gets that far without an error, as no epoch opens on it.
 type Win struct {
 	c      *comm.Comm
 	t      *team.Team
@@ -88,6 +93,9 @@ func (w *Win) live(call string) error {
 	if w == nil {
 		return errorf(ErrWin, "%s: nil window", call)
 	}
+	if w.t == nil {
+		return errorf(ErrWin, "%s: a zero Win (not made by Allocate, AllocateShared, Create or CreateDynamic)", call)
+	}
 	if w.freed.Load() {
 		return errorf(ErrWin, "%s on rank %d: window was freed", call, w.rank)
 	}
@@ -100,7 +108,7 @@ func (w *Win) live(call string) error {
 // UnlockAll, Flush and the RMA calls do not: the next call's check sees
 // what they left).
 func (w *Win) checkEpoch(call string) {
-	if w == nil || w.ep.h.Gate&gateCheck == 0 {
+	if w == nil || w.ep.h == nil || w.ep.h.Gate&gateCheck == 0 {
 		return
 	}
 	if err := w.ep.check(w.freed.Load(), w.cfg.noLocks); err != nil {
