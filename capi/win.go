@@ -263,14 +263,14 @@ func shmWinSync(h C.uintptr_t, kind, arg, rank, assert C.int, group C.uintptr_t,
 	case syFence:
 		err = w.Fence(goAssert(assert))
 	case syLock:
-		lt := win.LockType(0)
 		switch arg {
 		case C.MPI_LOCK_EXCLUSIVE:
-			lt = win.Exclusive
+			err = w.Lock(win.Exclusive, winRank(rank), goAssert(assert))
 		case C.MPI_LOCK_SHARED:
-			lt = win.Shared
+			err = w.Lock(win.Shared, winRank(rank), goAssert(assert))
+		default:
+			err = fmt.Errorf("lock type %d is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED: %w", int(arg), win.ErrLockType)
 		}
-		err = w.Lock(lt, winRank(rank), goAssert(assert))
 	case syUnlock:
 		err = w.Unlock(winRank(rank))
 	case syLockAll:
@@ -375,6 +375,14 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		if kind == rmGetAccumulate || kind == rmFetchAndOp || kind == rmCompareAndSwap {
 			if rt, err = typeOf(uintptr(rdt)); err != nil {
 				return err
+			}
+			if kind == rmFetchAndOp && uintptr(rdt) >= firstHandle {
+				// MPI 4.1 §12.3.4: one element of a predefined type. A
+				// derived type of one such element is taken (as before);
+				// one of more is not.
+				if e, ok := rt.t.Elem(); !ok || rt.t.Size() != dtype.Basic(e).Size() {
+					return fmt.Errorf("MPI_Fetch_and_op moves one element of a predefined datatype, not %v: %w", rt.t, comm.ErrType)
+				}
 			}
 			if rb, err = buf(res, int64(rcount), rt.t); err != nil {
 				return err
@@ -532,7 +540,7 @@ func fopOf[T atomics.Elem]() fopFn {
 			v = loadElem[T](origin)
 		}
 		old, err := win.FetchAndOp(w, v, target, disp, op)
-		if err == nil {
+		if err == nil && target != win.ProcNull { // MPI_PROC_NULL leaves the result as it is
 			storeElem(result, old)
 		}
 		return err
@@ -554,7 +562,7 @@ func casOf[T atomics.Integer]() casFn {
 	return func(w *win.Win, origin, compare, result []byte, target, disp int) error {
 		v, c := loadElem[T](origin), loadElem[T](compare)
 		old, err := win.CompareAndSwap(w, v, c, target, disp)
-		if err == nil {
+		if err == nil && target != win.ProcNull { // MPI_PROC_NULL leaves the result as it is
 			storeElem(result, old)
 		}
 		return err

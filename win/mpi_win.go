@@ -1328,6 +1328,10 @@ func (w *Win) rma(call string, target, disp, n int, via route) (h mpi.Win, off i
 		w.mu.Unlock()
 		return h, 0, false, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
 	}
+	if n == 0 {
+		w.mu.Unlock()
+		return h, 0, true, nil // no data: nothing to reach, as the other backend's
+	}
 	if w.flavor == FlavorDynamic {
 		// An absolute address in the target: its attached regions are the
 		// MPI's to check.

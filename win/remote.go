@@ -64,6 +64,11 @@ func (w *Win) resolveRange(call string, target, disp int, lo, n int64) (where, e
 	if disp < 0 {
 		return where{}, errorf(ErrDisp, "%s on rank %d to rank %d: disp %d is negative", call, w.rank, target, disp)
 	}
+	if n == 0 {
+		// No data: no memory to reach, wherever disp points (Open MPI
+		// and MPICH take such a call too).
+		return where{noop: true}, nil
+	}
 	if n < 0 {
 		// A length that wrapped past 2^63 would pass the checks below,
 		// which compare it with what is left of the memory.
