@@ -4,6 +4,7 @@ package win
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/internal/raw"
@@ -136,7 +137,11 @@ func (w *Win) rmaRequest(call string, target int) error {
 	if target != ProcNull && (target < 0 || target >= w.size) {
 		return errorf(ErrRank, "%s on rank %d: target %d outside a window of %d ranks", call, w.rank, target, w.size)
 	}
-	return errorf(ErrRMASync, "%s on rank %d to rank %d: request-based RMA is allowed only in a passive-target epoch (Lock or LockAll)", call, w.rank, target)
+	to := fmt.Sprintf("rank %d", target)
+	if target == ProcNull {
+		to = "ProcNull"
+	}
+	return errorf(ErrRMASync, "%s on rank %d to %s: request-based RMA is allowed only in a passive-target epoch (Lock or LockAll)", call, w.rank, to)
 }
 
 // completeLocal completes this rank's calls to target at the origin: RMA
