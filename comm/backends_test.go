@@ -292,6 +292,33 @@ func beP2P(c *comm.Comm) error {
 	if err := ranktest.WantErr("IsendrecvT of overlapping slices", err, comm.ErrBuffer); err != nil {
 		return err
 	}
+	// A persistent receive from ProcNull completes, once a Start, with
+	// ProcNull's status (MPI 4.1 §3.11), then is inactive (the empty one).
+	pq, err := c.RecvInit(make([]byte, 4), comm.ProcNull, 33)
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if err := pq.Start(); err != nil {
+			return err
+		}
+		st, err := pq.Wait()
+		if err != nil || st.Source != comm.ProcNull || st.Tag != comm.AnyTag || st.Count != 0 {
+			return fmt.Errorf("a started RecvInit from ProcNull: %+v %v, want ProcNull's status", st, err)
+		}
+		if st, err := pq.Wait(); err != nil || st.Source != comm.AnySource {
+			return fmt.Errorf("the same request, inactive: %+v %v, want the empty status", st, err)
+		}
+	}
+	if err := pq.Free(); err != nil {
+		return err
+	}
+	// A collective's overlapping buffers: ErrBuffer on every rank, both
+	// backends (here every rank passes them).
+	g := make([]int32, n+1)
+	if err := ranktest.WantErr("Allgather of overlapping buffers", comm.Allgather(c, g[:1], g), comm.ErrBuffer); err != nil {
+		return err
+	}
 	if err := c.Barrier(); err != nil {
 		return err
 	}

@@ -282,6 +282,24 @@ func reduceScatter[T atomics.Elem, O Operation[T]](call string, c *Comm, send, r
 // nil send is in place.
 func move[T atomics.Elem](call string, kind int, c *Comm, send, recv []T, k, root int) error {
 	s := atomics.SizeOf[T]()
+	if send != nil && recv != nil && (c.rank == root || kind == mpi.MoveAllgather || kind == mpi.MoveAlltoall) {
+		// The bytes a non-in-place call uses on a rank that both sends
+		// and receives may not overlap (MPI 4.1 §2.3), as the other
+		// backend says.
+		sb, rb := raw.Bytes(send), raw.Bytes(recv)
+		switch kind {
+		case mpi.MoveScatter:
+			sb = sb[:min(len(sb), c.size*k*s)]
+			rb = rb[:min(len(rb), k*s)]
+		case mpi.MoveAlltoall:
+			sb, rb = sb[:min(len(sb), c.size*k*s)], rb[:min(len(rb), c.size*k*s)]
+		default: // Gather, Allgather
+			sb, rb = sb[:min(len(sb), k*s)], rb[:min(len(rb), c.size*k*s)]
+		}
+		if err := aliased(call, c.rank, sb, rb); err != nil {
+			return err
+		}
+	}
 	return mpiError(call, c.h.Move(kind, bytesOrNil(send), bytesOrNil(recv), k*s, root))
 }
 

@@ -32,7 +32,7 @@ type Request struct {
 	size       int  // bytes an element (the typed forms' Count); 0: 1
 	persistent bool
 	freed      bool
-	done       bool // complete: st and err are its outcome (not persistent)
+	done       bool // complete: st and err are its outcome (persistent: a started ProcNull request's, once)
 	st         Status
 	err        error
 
@@ -407,6 +407,9 @@ func (r *Request) kept(call string) (Status, error) {
 		return Status{}, fmt.Errorf("comm: %s of a freed request: %w", call, ErrRequest)
 	}
 	if r.done {
+		if r.persistent {
+			r.done = false // a started ProcNull request: inactive again
+		}
 		return r.st, r.err
 	}
 	return emptyStatus, nil
@@ -514,6 +517,9 @@ func (r *Request) prepare() (bool, error) {
 		return false, nil
 	}
 	if r.h == mpi.RequestNull() {
+		if r.persistent {
+			r.done = true // ProcNull's: its status, once (kept)
+		}
 		return false, nil
 	}
 	if r.x != nil && r.x.before != nil {
@@ -780,7 +786,7 @@ func completeAll(kind int, call string, reqs []*Request, sts []Status) (bool, er
 // without the MPI (its outcome kept), or -1.
 func firstKept(reqs []*Request) int {
 	for i, r := range reqs {
-		if r != nil && !r.live && !r.persistent {
+		if r != nil && !r.live && (!r.persistent || r.done) {
 			return i
 		}
 	}
@@ -793,7 +799,7 @@ func firstKept(reqs []*Request) int {
 func Waitany(reqs []*Request) (int, Status, error) {
 	if i := firstKept(reqs); i >= 0 {
 		st, err := reqs[i].kept("Waitany")
-		reqs[i] = nil
+		clearDone(reqs, i)
 		return i, st, err
 	}
 	sts := make([]Status, len(reqs))
@@ -823,20 +829,20 @@ func Testsome(reqs []*Request) ([]int, []Status, error) {
 }
 
 func some(kind int, call string, reqs []*Request) ([]int, []Status, error) {
-	if !slices.ContainsFunc(reqs, func(r *Request) bool { return r != nil && (r.live || !r.persistent) }) {
+	if !slices.ContainsFunc(reqs, func(r *Request) bool { return r != nil && (r.live || !r.persistent || r.done) }) {
 		return nil, nil, nil // nothing active: MPI_UNDEFINED
 	}
 	idx := []int{}
 	var out []Status
 	var all []error
 	for i, r := range reqs {
-		if r != nil && !r.live && !r.persistent {
+		if r != nil && !r.live && (!r.persistent || r.done) {
 			st, err := r.kept(call)
 			idx, out = append(idx, i), append(out, st)
 			if err != nil {
 				all = append(all, fmt.Errorf("request %d: %w", i, err))
 			}
-			reqs[i] = nil
+			clearDone(reqs, i)
 		}
 	}
 	if len(idx) > 0 {
@@ -872,7 +878,7 @@ func Testall(reqs []*Request) ([]Status, bool, error) {
 func Testany(reqs []*Request) (int, Status, bool, error) {
 	if i := firstKept(reqs); i >= 0 {
 		st, err := reqs[i].kept("Testany")
-		reqs[i] = nil
+		clearDone(reqs, i)
 		return i, st, true, err
 	}
 	sts := make([]Status, len(reqs))
