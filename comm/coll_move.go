@@ -340,7 +340,7 @@ func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
-	if w.bad == nil && !inPlace && c.Rank() == root {
+	if w.bad == nil && !inPlace && overlap(send, recv) && c.Rank() == root {
 		w.bad = aliased(name, root, send, head(recv, c.Size()*len(send)))
 	}
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
@@ -606,7 +606,7 @@ func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
-	if w.bad == nil && !inPlace {
+	if w.bad == nil && !inPlace && overlap(send, recv) {
 		w.bad = aliased(name, c.Rank(), send, head(recv, c.Size()*len(send)))
 	}
 	if a := c.fastArea(); a != nil && w.bad == nil {

@@ -61,7 +61,7 @@ func AllreduceInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) er
 
 // reduce is Reduce (root >= 0) and Allreduce (root -1).
 func reduce[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, root int, inPlace bool, bad error) (err error) {
-	if bad == nil && !inPlace && (root < 0 || c.Rank() == root) {
+	if bad == nil && !inPlace && overlap(raw.Bytes(send), raw.Bytes(recv)) && (root < 0 || c.Rank() == root) {
 		bad = aliased(name, c.Rank(), raw.Bytes(send), head(raw.Bytes(recv), len(send)*raw.SizeOf[T]()))
 	}
 	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen &&
@@ -310,7 +310,7 @@ func ReduceScatterBlockInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T,
 }
 
 func reduceScatter[T atomics.Elem, O Operation[T]](c *Comm, name string, send, recv []T, op O, inPlace bool, bad error) (err error) {
-	if bad == nil && !inPlace {
+	if bad == nil && !inPlace && overlap(raw.Bytes(send), raw.Bytes(recv)) {
 		bad = aliased(name, c.Rank(), raw.Bytes(send), raw.Bytes(recv))
 	}
 	if a := c.fastArea(); a != nil && bad == nil {
@@ -452,7 +452,7 @@ func ExscanInPlace[T atomics.Elem, O Operation[T]](c *Comm, buf []T, op O) error
 }
 
 func scan[T atomics.Elem, O Operation[T]](c *Comm, name string, kind uint8, send, recv []T, op O, inPlace bool, bad error) (err error) {
-	if bad == nil && !inPlace && (kind != format.CollExscan || c.Rank() != 0) {
+	if bad == nil && !inPlace && overlap(raw.Bytes(send), raw.Bytes(recv)) && (kind != format.CollExscan || c.Rank() != 0) {
 		bad = aliased(name, c.Rank(), raw.Bytes(send), head(raw.Bytes(recv), len(send)*raw.SizeOf[T]()))
 	}
 	if a := c.fastArea(); a != nil && bad == nil && len(send)*raw.SizeOf[T]() <= format.InlineLen {

@@ -43,7 +43,7 @@ func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
 }
 
 func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
-	if w.bad == nil && !inPlace && c.Rank() == root {
+	if w.bad == nil && !inPlace && overlap(send, recv) && c.Rank() == root {
 		w.bad = aliased(name, root, head(send, c.Size()*len(recv)), recv)
 	}
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) {
@@ -249,7 +249,7 @@ func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
 }
 
 func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
-	if w.bad == nil && !inPlace {
+	if w.bad == nil && !inPlace && overlap(send, recv) {
 		w.bad = aliased(name, c.Rank(), send, head(recv, len(send)))
 	}
 	if a := c.fastArea(); a != nil && w.bad == nil {
