@@ -54,18 +54,6 @@ func accumulateType(w *Win, call string, origin []byte, ocount int, otype *dtype
 	if err != nil {
 		return err
 	}
-	if e, _ := ttype.Elem(); fetch && op != atomics.NoOp && ocount > 0 && otype.Size()*int64(ocount) > int64(e.Size()) {
-		// Origin and result data of one run each may be compared as
-		// bytes (of other shapes they may interleave, as MPI allows);
-		// one element may overlap, as GetAccumulate's.
-		oo, on, ook := otype.Contig(ocount)
-		ro, rn, rok := rtype.Contig(rcount)
-		if ook && rok {
-			if err := aliased(call, w, origin[oo:oo+on], result[ro:ro+rn]); err != nil {
-				return err
-			}
-		}
-	}
 	e, ok := ttype.Elem()
 	if !ok && onlyBytes(ttype) {
 		// MPI's Byte class (MPI_BYTE, dtype.Byte): the bitwise ops,
@@ -113,18 +101,6 @@ func accumulateUnits(w *Win, call string, origin []byte, ocount int, otype *dtyp
 	lo, hi, err := accSpan(call, w, origin, ocount, otype, result, rcount, rtype, tcount, ttype, op)
 	if err != nil {
 		return err
-	}
-	if e, _ := ttype.Elem(); fetch && op != atomics.NoOp && ocount > 0 && otype.Size()*int64(ocount) > int64(e.Size()) {
-		// Origin and result data of one run each may be compared as
-		// bytes (of other shapes they may interleave, as MPI allows);
-		// one element may overlap, as GetAccumulate's.
-		oo, on, ook := otype.Contig(ocount)
-		ro, rn, rok := rtype.Contig(rcount)
-		if ook && rok {
-			if err := aliased(call, w, origin[oo:oo+on], result[ro:ro+rn]); err != nil {
-				return err
-			}
-		}
 	}
 	size := ttype.Size() * int64(tcount)
 	if unit <= 0 || size%int64(unit) != 0 {
@@ -195,8 +171,9 @@ func accumulateUnits(w *Win, call string, origin []byte, ocount int, otype *dtyp
 }
 
 // accSpan checks an accumulate's origin (unless a fetching NoOp ignores
-// it) and result against its target (typedRange, fitsResult) and returns
-// the target's span.
+// it) and result against its target (typedRange, fitsResult), and a
+// fetching one's origin and result against each other (aliased), and
+// returns the target's span.
 func accSpan(call string, w *Win, origin []byte, ocount int, otype *dtype.Type, result []byte, rcount int, rtype *dtype.Type,
 	tcount int, ttype *dtype.Type, op atomics.Op) (lo, hi int64, err error) {
 	fetch := rtype != nil
@@ -208,6 +185,16 @@ func accSpan(call string, w *Win, origin []byte, ocount int, otype *dtype.Type, 
 	}
 	if err == nil && (!fetch || op != atomics.NoOp) {
 		lo, hi, err = typedRange(call, w, origin, ocount, otype, tcount, ttype)
+	}
+	if e, _ := ttype.Elem(); err == nil && fetch && op != atomics.NoOp && ocount > 0 && otype.Size()*int64(ocount) > int64(e.Size()) {
+		// Origin and result data of one run each may be compared as
+		// bytes (of other shapes they may interleave, as MPI allows);
+		// one element may overlap, as GetAccumulate's.
+		oo, on, ook := otype.Contig(ocount)
+		ro, rn, rok := rtype.Contig(rcount)
+		if ook && rok {
+			err = aliased(call, w, origin[oo:oo+on], result[ro:ro+rn])
+		}
 	}
 	return lo, hi, err
 }
