@@ -375,7 +375,7 @@ func (w *Win) unlockChecked(rank int) error {
 // assert: 0 or ModeNoCheck. LockAll while a lock, LockAll or Start epoch is open is
 // ErrRMASync.
 func (w *Win) LockAll(assert int) error {
-	if w != nil && w.hot != nil && assert == 0 && w.ep.h.Gate == 0 && !w.ep.anyLocked() {
+	if w != nil && w.ep.h != nil && assert == 0 && w.ep.h.Gate == 0 && !w.ep.anyLocked() {
 		atomic.AddUint64(w.global, 1)
 		if w.exclusiveBusy() >= 0 {
 			w.releaseAll()
@@ -442,7 +442,7 @@ func (w *Win) lockAllChecked(assert int) error {
 // then the shared locks are released. Local. UnlockAll without LockAll is
 // ErrRMASync.
 func (w *Win) UnlockAll() error {
-	if w != nil && w.hot != nil && w.ep.h.LockAll && !w.freed.Load() {
+	if w != nil && w.ep.h != nil && w.ep.h.LockAll && !w.freed.Load() {
 		if w.obs != nil {
 			defer w.obs.Sync("UnlockAll", time.Now())
 		}
@@ -485,7 +485,7 @@ func (w *Win) Flush(rank int) error {
 func (w *Win) flushTarget(rank int) error {
 	// An observed window (shmrun --stats, --check) leaves FlushAny 0, so
 	// its flushes come here, LockAll's too.
-	if w != nil && w.hot != nil && (w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
+	if w != nil && w.ep.h != nil && (w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
 		if w.chk != nil && w.chk.Complete(rank) {
 			return nil // its compare-and-swap was the full fence
 		}
@@ -498,7 +498,7 @@ func (w *Win) flushTarget(rank int) error {
 // FlushAll completes every RMA call of this rank to every target
 // (MPI_Win_flush_all). Local. Only inside a passive-target epoch.
 func (w *Win) FlushAll() error {
-	if w != nil && w.hot != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
+	if w != nil && w.ep.h != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		if w.chk != nil {
 			w.chk.Complete(-1)
 		}
@@ -512,7 +512,7 @@ func (w *Win) FlushAll() error {
 // (MPI_Win_flush_local): their buffers may be reused. RMA completes eagerly,
 // so it only checks the epoch. Local.
 func (w *Win) FlushLocal(rank int) error {
-	if w != nil && w.hot != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
+	if w != nil && w.ep.h != nil && (uint(rank) < w.ep.h.FlushAny || w.ep.lockedTo(rank) || w.ep.h.LockAll && uint(rank) < uint(w.size)) {
 		return nil
 	}
 	return w.flushSlow("FlushLocal", rank, false)
@@ -521,7 +521,7 @@ func (w *Win) FlushLocal(rank int) error {
 // FlushLocalAll is FlushLocal to every target (MPI_Win_flush_local_all).
 // Local.
 func (w *Win) FlushLocalAll() error {
-	if w != nil && w.hot != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
+	if w != nil && w.ep.h != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		return nil
 	}
 	return w.flushSlow("FlushLocalAll", -1, true)
@@ -532,7 +532,7 @@ func (w *Win) FlushLocalAll() error {
 // their own Sync or a synchronization that ordered them. Local. Only inside a
 // passive-target epoch, as the standard says of every flush and sync call.
 func (w *Win) Sync() error {
-	if w != nil && w.hot != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
+	if w != nil && w.ep.h != nil && (w.ep.h.LockAll || w.ep.anyLocked()) {
 		w.fullFence()
 		return nil
 	}

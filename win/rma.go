@@ -125,7 +125,7 @@ func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
 // rmaRequest checks that a request-based call is inside a passive-target
 // epoch, as the standard requires of MPI_Rput and its kin.
 func (w *Win) rmaRequest(call string, target int) error {
-	if w != nil && w.hot != nil && (w.ep.h.LockAll || w.ep.lockedTo(target)) {
+	if w != nil && w.ep.h != nil && (w.ep.h.LockAll || w.ep.lockedTo(target)) {
 		return nil
 	}
 	if err := w.live(call); err != nil {
