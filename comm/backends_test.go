@@ -752,8 +752,8 @@ func beNonblocking(c *comm.Comm) error {
 		return err
 	}
 	st, err := q.Wait()
-	if err != nil || !st.Cancelled {
-		return fmt.Errorf("cancelled receive: %+v %v", st, err)
+	if err != nil || !st.Cancelled || st.Source != comm.AnySource || st.Count != 0 {
+		return fmt.Errorf("cancelled receive: %+v %v (want Cancelled, no rank, count 0)", st, err)
 	}
 	// ProcNull and the zero request are complete at once.
 	q, err = c.Irecv(make([]byte, 8), comm.ProcNull, 0)

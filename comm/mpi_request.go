@@ -379,8 +379,10 @@ func (r *Request) finish(rs *mpi.ReqStatus, call string, blocks *[][]byte) (Stat
 	err := mpiError(call, rs.Err)
 	if rs.Cancelled {
 		// The other fields of a cancelled receive's status are undefined
-		// (MPICH leaves an earlier message's there).
-		st, rs.Bytes = Status{Cancelled: true}, 0
+		// (MPICH leaves an earlier message's there): the empty status's,
+		// not a rank 0 and tag 0 that look like a message's.
+		st, rs.Bytes = emptyStatus, 0
+		st.Cancelled = true
 	}
 	if err == nil && r.back != nil && rs.Bytes > len(r.back) {
 		// A small receive waits in a block of smallMsg bytes, so a message
