@@ -941,6 +941,18 @@ func beErrors(c *comm.Comm) error {
 	if err := w.Put([]byte{1}, win.ProcNull, 0); err != nil {
 		return fmt.Errorf("Put to ProcNull in a Lock epoch: %v", err)
 	}
+	// No data reaches no memory: a Put or Get of 0 bytes past the part
+	// succeeds (as Open MPI and MPICH take it); a negative disp is still
+	// ErrDisp.
+	if err := w.Put(nil, 0, 1000); err != nil {
+		return fmt.Errorf("Put of 0 bytes past the part: %v", err)
+	}
+	if err := w.Get(nil, 0, 1000); err != nil {
+		return fmt.Errorf("Get of 0 bytes past the part: %v", err)
+	}
+	if err := ranktest.WantErr("Put of 0 bytes at disp -1", w.Put(nil, 0, -1), win.ErrDisp); err != nil {
+		return err
+	}
 	if err := w.Unlock(0); err != nil {
 		return err
 	}
