@@ -165,6 +165,18 @@ func deleteAll(kind int, h uintptr, as *[]attr) error {
 	}
 }
 
+// forgetAll drops attributes without running their delete callbacks:
+// the copies MPI_Comm_idup made for a communicator whose making failed
+// (the job is aborting, and the callbacks would run on the communicator's
+// worker thread rather than the program's).
+func forgetAll(as []attr) {
+	tab.Lock()
+	defer tab.Unlock()
+	for _, a := range as {
+		releaseKeyvalLocked(a.kv)
+	}
+}
+
 // copyAll runs the copy callbacks of the attributes of the object of
 // handle h, old, for its copy (MPI_Comm_dup, MPI_Type_dup): the
 // attributes the copy gets. At a callback's error the attributes copied

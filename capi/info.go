@@ -204,13 +204,16 @@ func shmInfoGetNthkey(h C.uintptr_t, i C.int, key *C.char) C.int {
 
 //export shmInfoDup
 func shmInfoDup(h C.uintptr_t, out *C.uintptr_t) C.int {
+	x, err := infoOf(uintptr(h)) // MPI_INFO_NULL is no info object to copy
+	if err != nil {
+		return raiseSelf("MPI_Info_dup", err)
+	}
 	m, err := infoMap(uintptr(h))
 	if err != nil {
 		return raiseSelf("MPI_Info_dup", err)
 	}
-	x, _ := infoOf(uintptr(h))
 	*out = newInfo(m)
-	if y, err := infoOf(uintptr(*out)); err == nil && x != nil {
+	if y, err := infoOf(uintptr(*out)); err == nil {
 		tab.Lock()
 		y.keys = slices.Clone(x.keys)
 		tab.Unlock()

@@ -213,12 +213,18 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 
 // shmCommIdup is MPI_Comm_idup and (withInfo) MPI_Comm_idup_with_info: the
 // duplication queued as a nonblocking collective on comm (nbc.go), whose
-// job makes the communicator and copies the program's attributes. The
+// job makes the communicator. The program's attributes are copied here,
+// by their copy callbacks on the calling thread, from what comm holds at
+// the call (MPI 4.1 §7.4.2: as if MPI_Comm_dup ran when MPI_Comm_idup is
+// called; attributes changed after it, or comm freed, do not reach the
+// duplicate). A copy callback's error is this call's, with newcomm
+// MPI_COMM_NULL and no request (the duplication still runs, for the
+// other ranks, and its communicator stays unfreed, as in commDup). The
 // new handle is given now and names the communicator once the request
-// completes (MPI 4.1 §7.4.2: it is not to be used before); if the
-// duplication fails, the request's completion raises the error and the
-// handle names nothing. A wrong info on one rank fails every rank's
-// request: the job refuses the Dup collectively, in the queue's order.
+// completes (it is not to be used before); if the duplication fails, the
+// request's completion raises the error and the handle names nothing. A
+// wrong info on one rank fails every rank's request: the job refuses the
+// Dup collectively, in the queue's order.
 //
 //export shmCommIdup
 func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.int {
@@ -239,6 +245,11 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 	tab.reserved[nh] = struct{}{} // until the job has registered it, or failed
 	tab.Unlock()
 	unreserve := func() { drop(tab.reserved, nh) }
+	var as []attr
+	var cerr error
+	if bad == nil {
+		as, cerr = copyAll(attrComm, x.h, attrsSnapshot(&x.uattrs), nh)
+	}
 	release := hold(x)
 	r, err := winc.StartNBC(x.c, name, func() error {
 		defer release()
@@ -248,11 +259,11 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 		}
 		c, err := x.c.Dup()
 		if err != nil {
+			forgetAll(as)
 			return err
 		}
-		as, err := copyAll(attrComm, x.h, attrsSnapshot(&x.uattrs), nh)
-		if err != nil {
-			return err // the runtime's communicator stays unfreed, as in commDup
+		if cerr != nil {
+			return nil // the call failed on this rank: nobody waits for this
 		}
 		newCommAt(nh, c, x)
 		y, _ := get(tab.comms, nh)
@@ -264,7 +275,12 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 	if err != nil {
 		release()
 		unreserve()
+		forgetAll(as)
 		return x.raise(name, err)
+	}
+	if cerr != nil {
+		*out, *req = hCommNull, hRequestNull
+		return x.raise(name, cerr)
 	}
 	*out = C.uintptr_t(nh)
 	*req = C.uintptr_t(newReq(reqH{r: r.(*comm.Request), c: x, nbc: true}))

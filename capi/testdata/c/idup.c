@@ -1,21 +1,30 @@
 /* ranks: 4
  * MPI_Comm_idup and MPI_Comm_idup_with_info: the duplicate, usable once
  * the request completes, with the program's attributes copied by their
- * copy functions; started between nonblocking collectives on the same
+ * copy functions in the call, from what the communicator holds then (MPI
+ * 4.1 §7.4.2); started between nonblocking collectives on the same
  * communicator and completed with them, in any order; a wrong info on one
  * rank fails every rank's request (shmrun only). Open MPI 4.1 has no
  * _with_info form. */
 #include <stdint.h>
 #include "check.h"
 
-static int copies;
+static int copies, calling, copied_outside;
 static int copy_fn(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag)
 {
 	(void)c, (void)key, (void)extra;
 	copies++;
+	if (!calling)
+		copied_outside++;
 	*(void **)out = (void *)((intptr_t)in + 1);
 	*flag = 1;
 	return MPI_SUCCESS;
+}
+
+static int fail_fn(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag)
+{
+	(void)c, (void)key, (void)extra, (void)in, (void)out, (void)flag;
+	return MPI_ERR_OTHER;
 }
 
 int main(int argc, char **argv)
@@ -34,8 +43,12 @@ int main(int argc, char **argv)
 		MPI_Comm_set_attr(base, key, (void *)(intptr_t)41);
 		MPI_Comm d;
 		MPI_Request r;
+		calling = 1;
 		CHECK(MPI_Comm_idup(base, &d, &r) == MPI_SUCCESS, "Comm_idup");
+		calling = 0;
+		MPI_Comm_set_attr(base, key, (void *)(intptr_t)99); /* after the call: not the duplicate's */
 		CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "Wait");
+		CHECK(copied_outside == 0, "a copy callback ran outside MPI_Comm_idup (%d times)", copied_outside);
 		int sum = 0, one = 1, cmp = -1;
 		MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d);
 		CHECK(sum == size, "Allreduce on the duplicate: %d", sum);
@@ -78,6 +91,48 @@ int main(int argc, char **argv)
 		MPI_Comm_free(&base);
 	}
 	report("MPI_Comm_idup and _with_info");
+
+	{
+		/* The attributes are copied in the call, from what the
+		 * communicator holds then: deleted after it and the communicator
+		 * freed before the request completes, the copy is there (Open
+		 * MPI 4.1 crashes in the Wait). A failing copy callback is the
+		 * call's error, with MPI_COMM_NULL (every rank: the call is
+		 * collective). */
+		int key, gone;
+		MPI_Comm_create_keyval(copy_fn, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+		MPI_Comm_create_keyval(fail_fn, MPI_COMM_NULL_DELETE_FN, &gone, NULL);
+#ifdef MPI_ABI_VERSION
+		MPI_Comm base, d;
+		MPI_Request r;
+		MPI_Comm_dup(MPI_COMM_WORLD, &base);
+		MPI_Comm_set_attr(base, key, (void *)(intptr_t)7);
+		MPI_Comm_idup(base, &d, &r);
+		MPI_Comm_delete_attr(base, key);
+		MPI_Comm_free(&base);
+		CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS, "Wait after the free");
+		void *v = NULL;
+		int found = 0;
+		MPI_Comm_get_attr(d, key, &v, &found);
+		CHECK(found && (intptr_t)v == 8, "the attribute after the free: found %d value %ld", found, (long)(intptr_t)v);
+		MPI_Comm_free(&d);
+#endif
+		MPI_Comm_set_attr(MPI_COMM_WORLD, gone, (void *)(intptr_t)1);
+		MPI_Comm n = MPI_COMM_WORLD;
+		MPI_Request q = MPI_REQUEST_NULL;
+		int err = MPI_Comm_idup(MPI_COMM_WORLD, &n, &q);
+		CHECK(class_of(err) == MPI_ERR_OTHER, "idup with a failing copy callback: class %d", class_of(err));
+#ifdef MPI_ABI_VERSION
+		CHECK(n == MPI_COMM_NULL && q == MPI_REQUEST_NULL, "idup with a failing copy callback: a communicator or request");
+#endif
+		if (err == MPI_SUCCESS)
+			MPI_Wait(&q, MPI_STATUS_IGNORE);
+		MPI_Comm_delete_attr(MPI_COMM_WORLD, gone);
+		MPI_Comm_free_keyval(&gone);
+		MPI_Comm_free_keyval(&key);
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	report("MPI_Comm_idup copies the attributes in the call");
 
 #ifdef MPI_ABI_VERSION
 	{

@@ -1,7 +1,8 @@
 /* ranks: 1
  * Info objects at their limits: a key longer than MPI_MAX_INFO_KEY - 1 is
  * MPI_ERR_INFO_KEY in every call that takes a key, and MPI_Info_get with a
- * valuelen of INT_MAX copies the value. */
+ * valuelen of INT_MAX copies the value; MPI_Info_dup of MPI_INFO_NULL is
+ * MPI_ERR_INFO (no info object to copy). */
 #include <limits.h>
 #include <string.h>
 
@@ -35,6 +36,14 @@ int main(int argc, char **argv)
 	MPI_Error_class(err, &class);
 	CHECK(class == MPI_ERR_ARG, "MPI_Info_get with valuelen -1: class %d, want MPI_ERR_ARG", class);
 	report("valuelen at the ends");
+
+	MPI_Info dup = MPI_INFO_NULL;
+	err = MPI_Info_dup(MPI_INFO_NULL, &dup);
+	MPI_Error_class(err, &class);
+	CHECK(class == MPI_ERR_INFO, "MPI_Info_dup of MPI_INFO_NULL: class %d, want MPI_ERR_INFO", class);
+	if (err == MPI_SUCCESS)
+		MPI_Info_free(&dup);
+	report("MPI_Info_dup of MPI_INFO_NULL");
 
 	MPI_Info_free(&info);
 	MPI_Finalize();
