@@ -57,6 +57,7 @@ type Stripes struct {
 	mask   uint64
 	abort  *uint32
 	policy barrier.Policy
+	race   raceOrder // race builds: the order the locks make (stripes_race.go)
 }
 
 // NewStripes returns the stripes in region: len(region)/StripeLen of them,
@@ -73,7 +74,7 @@ func NewStripes(region []byte, abort *uint32, p barrier.Policy) (*Stripes, error
 	if a := raw.Addr(region); a%8 != 0 {
 		return nil, fmt.Errorf("atomics: stripe region at %#x is not 8-byte aligned: %w", a, ErrArg)
 	}
-	return &Stripes{region: region, mask: uint64(n - 1), abort: abort, policy: p}, nil
+	return &Stripes{region: region, mask: uint64(n - 1), abort: abort, policy: p, race: newRaceOrder(n)}, nil
 }
 
 // Len returns the number of stripes.
@@ -110,6 +111,7 @@ func (s *Stripes) word(i, field int) *uint32 {
 func (s *Stripes) lock(i int) error {
 	lk := s.word(i, StripeOffLock)
 	if atomic.CompareAndSwapUint32(lk, StripeFree, StripeHeld) {
+		s.race.acquire(i)
 		return nil
 	}
 	ev := barrier.Event{Seq: s.word(i, StripeOffSeq), Sleepers: s.word(i, StripeOffSleepers)}
@@ -121,6 +123,7 @@ func (s *Stripes) lock(i int) error {
 	if err != nil {
 		return fmt.Errorf("atomics: waiting for lock stripe %d: %w", i, err)
 	}
+	s.race.acquire(i)
 	return nil
 }
 
@@ -132,6 +135,7 @@ func (s *Stripes) unlock(i int) {
 	if old := atomic.SwapUint32(lk, StripeFree); old != StripeHeld {
 		panic(fmt.Sprintf("atomics: unlock of lock stripe %d whose lock word is %d, not %d: the sync block is corrupt", i, old, StripeHeld))
 	}
+	s.race.release(i) // after the word: a goroutine that takes it next may wait here a moment
 	if atomic.LoadUint32(s.word(i, StripeOffSleepers)) != 0 {
 		barrier.Event{Seq: s.word(i, StripeOffSeq), Sleepers: s.word(i, StripeOffSleepers)}.Notify()
 	}
