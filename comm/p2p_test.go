@@ -782,6 +782,25 @@ func init() {
 			}
 			return c.Send([]byte("back"), 1, 9)
 		}
+		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "stale" {
+			// Rank 0's second goroutine falls asleep in a receive after
+			// its main one, and wakes when rank 1 sends it: the watch
+			// names the receives still stuck, not the one done.
+			if c.Rank() == 1 {
+				time.Sleep(400 * time.Millisecond)
+				if err := c.Send([]byte("done"), 0, 20); err != nil {
+					return err
+				}
+				_, err := c.Recv(make([]byte, 8), 0, 6)
+				return fmt.Errorf("Recv returned: %v", err)
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				c.Recv(make([]byte, 8), 1, 20)
+			}()
+			_, err := c.Recv(make([]byte, 8), 1, 5)
+			return fmt.Errorf("Recv returned: %v", err)
+		}
 		if a := ranktest.BodyArgs(); len(a) > 0 && a[0] == "compute" {
 			if c.Rank() == 1 {
 				time.Sleep(1500 * time.Millisecond)
@@ -1175,7 +1194,7 @@ func TestP2POversubscribedProcs(t *testing.T) {
 }
 
 // Two ranks that both receive first are ended by the deadlock watch, which
-// names both waits; a rank that computes is never taken for blocked, even
+// names both waits (never a wait that has ended since); a rank that computes is never taken for blocked, even
 // with another of its goroutines asleep in a wait.
 func TestP2PDeadlockWatch(t *testing.T) {
 	res := ranktest.Run(t, 2, "p2pdeadlock", ranktest.ExitCode(launcher.DeadlockExitCode),
@@ -1195,6 +1214,13 @@ func TestP2PDeadlockWatch(t *testing.T) {
 	for _, want := range []string{"rank 0 waits in a send to rank 1 with tag 7", "rank 1 waits in a send to rank 0 with tag 7"} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("stale"), ranktest.ExitCode(launcher.DeadlockExitCode),
+		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
+	for _, want := range []string{"rank 0 waits in a receive from rank 1 with tag 5", "rank 1 waits in a receive from rank 0 with tag 6"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stale: stderr lacks %q:\n%s", want, res.Stderr)
 		}
 	}
 	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("barrier"), ranktest.ExitCode(launcher.DeadlockExitCode),

@@ -217,7 +217,7 @@
 #define SHMRUN_RANK_INBOX 8 /* uint32 the rank's descriptor of its inbox */
 #define SHMRUN_RANK_SLEEPERS 12 /* uint32 goroutines asleep in a wait */
 #define SHMRUN_RANK_WAKES 16 /* uint32 waits ended after a sleep */
-#define SHMRUN_RANK_WAIT_KIND 20 /* uint32 what the last sleeper waits for */
+#define SHMRUN_RANK_WAIT_KIND 20 /* uint32 what a sleeper waits for (the last asleep) */
 #define SHMRUN_RANK_WAIT_PEER 24 /* int32 its peer's world rank or -1 */
 #define SHMRUN_RANK_WAIT_TAG 28 /* int32 its tag or SHMRUN_ANY_TAG */
 #define SHMRUN_RANK_STARTED 0

@@ -195,7 +195,7 @@ const (
 	// what the last goroutine to fall asleep waits for.
 	RankSleepers = 12 // uint32 goroutines asleep in a wait
 	RankWakes    = 16 // uint32 waits ended (any change means the rank moved)
-	RankWaitKind = 20 // uint32 barrier.Wait* of the last sleeper
+	RankWaitKind = 20 // uint32 barrier.Wait* of a sleeper: the last to fall asleep of those still asleep
 	RankWaitPeer = 24 // int32 its world rank, or -1 (any)
 	RankWaitTag  = 28 // int32 its tag, or AnyTag
 )

@@ -51,7 +51,7 @@ func TestInboxDoc(t *testing.T) {
 		fmt.Sprintf("| %d | `uint32` | the rank's descriptor of its inbox (kind %d)", format.RankInbox, shm.KindInbox),
 		fmt.Sprintf("| %d | `uint32` | goroutines asleep in a wait", format.RankSleepers),
 		fmt.Sprintf("| %d | `uint32` | waits that ended", format.RankWakes),
-		fmt.Sprintf("| %d | `uint32` | what the last sleeper waits for", format.RankWaitKind),
+		fmt.Sprintf("| %d | `uint32` | what a sleeper waits for (the last asleep)", format.RankWaitKind),
 		fmt.Sprintf("| %d | `int32` | its peer's world rank", format.RankWaitPeer),
 		fmt.Sprintf("| %d | `int32` | its tag, or %d (any) |", format.RankWaitTag, format.AnyTag),
 		fmt.Sprintf("`page + %d + %ds`", format.Line, format.Line),

@@ -2,6 +2,7 @@ package team
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -173,23 +174,43 @@ func (t *Team) SetRankState(s uint32, pid int) {
 }
 
 // WatchWaits publishes this process's sleeping waits in its rank line of
-// the control segment, for the launcher's deadlock watch (barrier.Watch).
-// Process mode only: it is process-wide.
+// the control segment, for the launcher's deadlock watch (barrier.Watch):
+// the count of waits asleep, and what one of them waits for: the last to
+// fall asleep of those still asleep (a wait that has woken is never the
+// one described while another sleeps). Process mode only: it is
+// process-wide.
 func (t *Team) WatchWaits() {
 	if t.ctl == nil {
 		return
 	}
 	c, r := t.ctl, t.rank
 	c.watched = true
+	describe := func(w barrier.Waiting) {
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitKind), w.Kind)
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitPeer), uint32(w.Peer))
+		atomic.StoreUint32(c.RankWord(r, format.RankWaitTag), uint32(w.Tag))
+	}
+	// The waits asleep, in the order they fell asleep. Only sleeps
+	// come here (a wait past its spin and yield phases, microseconds
+	// at least), so a mutex costs nothing that shows.
+	var mu sync.Mutex
+	var asleepNow []barrier.Waiting
 	barrier.Watch = func(w barrier.Waiting, asleep bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		if !asleep {
+			if i := slices.Index(asleepNow, w); i >= 0 {
+				asleepNow = slices.Delete(asleepNow, i, i+1)
+			}
+			if n := len(asleepNow); n > 0 {
+				describe(asleepNow[n-1])
+			}
 			atomic.AddUint32(c.RankWord(r, format.RankSleepers), ^uint32(0))
 			atomic.AddUint32(c.RankWord(r, format.RankWakes), 1)
 			return
 		}
-		atomic.StoreUint32(c.RankWord(r, format.RankWaitKind), w.Kind)
-		atomic.StoreUint32(c.RankWord(r, format.RankWaitPeer), uint32(w.Peer))
-		atomic.StoreUint32(c.RankWord(r, format.RankWaitTag), uint32(w.Tag))
+		asleepNow = append(asleepNow, w)
+		describe(w)
 		atomic.AddUint32(c.RankWord(r, format.RankSleepers), 1)
 	}
 }

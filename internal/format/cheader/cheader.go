@@ -236,7 +236,7 @@ func sections() []section {
 			{"SHMRUN_RANK_INBOX", format.RankInbox, "uint32 the rank's descriptor of its inbox"},
 			{"SHMRUN_RANK_SLEEPERS", format.RankSleepers, "uint32 goroutines asleep in a wait"},
 			{"SHMRUN_RANK_WAKES", format.RankWakes, "uint32 waits ended after a sleep"},
-			{"SHMRUN_RANK_WAIT_KIND", format.RankWaitKind, "uint32 what the last sleeper waits for"},
+			{"SHMRUN_RANK_WAIT_KIND", format.RankWaitKind, "uint32 what a sleeper waits for (the last asleep)"},
 			{"SHMRUN_RANK_WAIT_PEER", format.RankWaitPeer, "int32 its peer's world rank or -1"},
 			{"SHMRUN_RANK_WAIT_TAG", format.RankWaitTag, "int32 its tag or SHMRUN_ANY_TAG"},
 			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
