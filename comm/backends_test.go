@@ -784,6 +784,39 @@ func beNonblocking(c *comm.Comm) error {
 			break
 		}
 	}
+	// Two Ibarriers are a new communicator's first collective calls, and
+	// rank 0 sends to every other rank between them and its Wait, which
+	// the others receive before their own Ibarriers: Ibarrier waits for
+	// nobody (MPI 4.1 §6.12), not even to set the communicator up.
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	var bs [2]*comm.Request
+	if r != 0 {
+		got := []int64{0}
+		if _, err := comm.RecvT(d, got, 0, 7); err != nil || got[0] != 42 {
+			return fmt.Errorf("the message sent between Ibarrier and Wait: %v %v", got, err)
+		}
+	}
+	for i := range bs {
+		if bs[i], err = d.Ibarrier(); err != nil {
+			return err
+		}
+	}
+	if r == 0 {
+		for q := 1; q < n; q++ {
+			if err := comm.SendT(d, []int64{42}, q, 7); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := comm.Waitall(bs[:]); err != nil {
+		return fmt.Errorf("the first Ibarriers of a communicator: %v", err)
+	}
+	if err := d.Free(); err != nil {
+		return err
+	}
 	fmt.Printf("rank %d ok\n", r)
 	return nil
 }

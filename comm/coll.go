@@ -86,7 +86,6 @@ type collArea struct {
 	mySleepers []byte
 	stage      [][2][]byte
 	ibar       []barrier.Event
-	ibarN      uint32      // Ibarrier calls this rank has made
 	freed      atomic.Bool // the communicator was freed: its requests fail
 	abort      *uint32
 	policy     barrier.Policy

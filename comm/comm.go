@@ -40,6 +40,7 @@ type Comm struct {
 	cart      *cartTopo                // the Cartesian topology (CartCreate, CartSub, Dup of one), or nil
 	nbc       atomic.Pointer[nbcQueue] // the nonblocking collectives queued (nbc.go), made by the first
 	areaMu    sync.Mutex               // orders the making of coll (a job's and Ibarrier's)
+	ibarN     atomic.Uint32            // Ibarrier calls this rank has made on c
 }
 
 var process struct {

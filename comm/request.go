@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/barrier"
 )
 
@@ -277,11 +276,12 @@ func (r *Request) Cancel() error {
 // Ibarrier starts a barrier and returns at once (MPI_Ibarrier): the
 // request completes when every rank of c has called Ibarrier as many times
 // as this one has. Collective, nonblocking: it must be called by every rank
-// in the same order as c's other collectives, but it waits for nobody —
-// except that a communicator's very first collective call (this one, if no
-// other came before) sets up its collective area, which every rank must
-// reach. Unlike the blocking collectives, a rank in Ibarrier while another
-// is in a different collective is not detected.
+// in the same order as c's other collectives, but it waits for nobody (MPI
+// 4.1 §6.12). A communicator's very first collective call sets up its
+// collective area, which every rank must reach: when Ibarrier is that
+// call, a goroutine of its own makes the area and arrives, and the request
+// completes after it. Unlike the blocking collectives, a rank in Ibarrier
+// while another is in a different collective is not detected.
 func (c *Comm) Ibarrier() (*Request, error) {
 	// Not prepare: Ibarrier's counters are apart from the rounds the
 	// nonblocking collectives' jobs may be running, which it must not
@@ -289,21 +289,44 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	if err := c.check("Ibarrier"); err != nil {
 		return nil, err
 	}
-	a, err := c.area("Ibarrier")
-	if err != nil {
-		return nil, err
-	}
-	a.ibarN++
-	j := a.ibarN
+	j := c.ibarN.Add(1)
 	if c.clocks != nil {
 		c.clocks.Release(clockIbarrier) // shmrun --check: before this rank's arrival
 	}
-	me := a.ibar[a.me]
-	atomics.StoreRelease32(me.Seq, j)
-	a.fullFence()
-	me.Wake() // the count is the futex word
+	a := c.coll.Load()
+	var made chan struct{} // closed once the goroutine has made the area and arrived
+	var madeErr error
+	if a != nil {
+		a.arriveIbarrier(j)
+	} else {
+		made = make(chan struct{})
+		go func() {
+			defer close(made)
+			a, err := c.area("Ibarrier")
+			if err != nil {
+				madeErr = err
+				return
+			}
+			a.arriveIbarrier(c.ibarN.Load()) // every call made so far: this one and any after it
+		}()
+	}
 	next := 0 // ranks [0, next) are known to have arrived
 	return &Request{ext: &requestExt{coll: "Ibarrier", poll: func(block bool) (bool, error) {
+		if made != nil {
+			if block {
+				<-made
+			} else {
+				select {
+				case <-made:
+				default:
+					return false, nil
+				}
+			}
+			if madeErr != nil {
+				return false, madeErr
+			}
+			a, made = c.coll.Load(), nil
+		}
 		if a.freed.Load() {
 			// MPI 4.1 §7.4.3: an operation pending at MPI_Comm_free
 			// completes normally. This one has: every rank made its
@@ -329,4 +352,19 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		}
 		return true, nil
 	}}}, nil
+}
+
+// arriveIbarrier publishes that this rank has made j Ibarrier calls, and
+// wakes those waiting for it. A count is only ever raised: the goroutine
+// of a first Ibarrier may publish after a later call has (both publish
+// every call made by then).
+func (a *collArea) arriveIbarrier(j uint32) {
+	me := a.ibar[a.me]
+	for {
+		old := atomic.LoadUint32(me.Seq)
+		if int32(old-j) >= 0 || atomic.CompareAndSwapUint32(me.Seq, old, j) {
+			break // a compare-and-swap: a full fence before the wake's load of the sleepers
+		}
+	}
+	me.Wake() // the count is the futex word
 }

@@ -2,7 +2,8 @@
  * Nonblocking collectives: every one outstanding at once and completed
  * by MPI_Waitall, results checked; the progress they promise (a rank
  * starts one, then sends what another rank must receive before it starts
- * its own); a blocking collective right after a nonblocking one on the
+ * its own), an MPI_Ibarrier too as a new communicator's first collective;
+ * a blocking collective right after a nonblocking one on the
  * same communicator; a derived datatype; MPI_Comm_free with one pending;
  * and, on shmrun, the errors: a mismatch reported by MPI_Wait on every
  * rank, one rank's NULL request, MPI_Request_free refused. */
@@ -140,6 +141,23 @@ int main(int argc, char **argv)
 		      w, b);
 	}
 	report("progress, and blocking collectives behind nonblocking ones");
+
+	/* The same progress with MPI_Ibarrier as a new communicator's first
+	 * collective call: it waits for nobody, not even to set the
+	 * communicator up. */
+	{
+		MPI_Comm d;
+		MPI_Comm_dup(MPI_COMM_WORLD, &d);
+		MPI_Request qb;
+		if (rank == 1)
+			MPI_Recv(NULL, 0, MPI_BYTE, 0, 6, d, MPI_STATUS_IGNORE);
+		MPI_Ibarrier(d, &qb);
+		if (rank == 0)
+			MPI_Send(NULL, 0, MPI_BYTE, 1, 6, d);
+		CHECK(MPI_Wait(&qb, MPI_STATUS_IGNORE) == MPI_SUCCESS, "the first Ibarrier");
+		MPI_Comm_free(&d);
+	}
+	report("an Ibarrier first on a communicator");
 
 	/* A column of a matrix broadcast by a vector type; Ialltoallw with a
 	 * type per peer; a pending Iallreduce at MPI_Comm_free. */
