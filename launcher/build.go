@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
 )
@@ -35,14 +36,26 @@ func (j *job) buildPrograms(ctx context.Context) ([]string, error) {
 				return nil, err
 			}
 		}
-		name := strings.TrimSuffix(filepath.Base(filepath.Clean(path)), ".go")
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("building Go program %s: %w", p.Prog, err)
+		}
+		name := strings.TrimSuffix(filepath.Base(abs), ".go")
 		bin := filepath.Join(j.buildTo, fmt.Sprintf("%d-%s", i, name))
-		target := path
-		if !strings.HasSuffix(path, ".go") && !filepath.IsAbs(path) && !strings.HasPrefix(path, ".") {
-			target = "./" + path
+		// Built where it lives, so that its own module is the one used
+		// (a package outside the current directory's module builds).
+		dir, target := abs, "."
+		if strings.HasSuffix(abs, ".go") {
+			dir, target = filepath.Dir(abs), filepath.Base(abs)
 		}
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, target)
+		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = j.stderr, j.stderr
+		// Cancelled (a signal to shmrun), go build is interrupted as by
+		// ^C, so it stops its compilers and removes its work directory;
+		// killed only if it has not ended a few seconds later.
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = 5 * time.Second
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("building Go program %s: %w", p.Prog, err)
 		}

@@ -232,12 +232,17 @@ func resolveProgram(prog string) (path string, goBuild bool, err error) {
 		}
 		return prog, true, nil
 	}
-	if !strings.Contains(prog, "/") {
+	if !strings.Contains(prog, "/") && prog != "." && prog != ".." {
 		p, err := exec.LookPath(prog)
-		if err != nil {
-			return "", false, fmt.Errorf("program %s: not found in $PATH: %w", prog, ErrUsage)
+		if err == nil {
+			return p, false, nil
 		}
-		return p, false, nil
+		if _, serr := os.Stat(prog); serr != nil {
+			return "", false, fmt.Errorf("program %s: not found in $PATH or the current directory: %w", prog, ErrUsage)
+		}
+		// Not in $PATH, but here: a binary or a Go package of the current
+		// directory, as mpirun finds them.
+		prog = "./" + prog
 	}
 	st, err := os.Stat(prog)
 	if err != nil {

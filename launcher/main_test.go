@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
@@ -109,6 +110,24 @@ func init() {
 		fmt.Printf("ready %d\n", os.Getpid())
 		if c.Rank() == 0 {
 			time.Sleep(time.Hour)
+		}
+		return c.Barrier()
+	})
+
+	// spawnexit: rank 1 starts a child that holds its stdout and stderr
+	// for a minute, then exits 7; the others wait in a barrier.
+	ranktest.Register("spawnexit", func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 1 {
+			cmd := exec.Command("sleep", "60")
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			fmt.Println("rank 1 leaves its child behind")
+			os.Exit(7)
 		}
 		return c.Barrier()
 	})

@@ -86,7 +86,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		// A signal that ends the job came while the programs were built:
 		// no rank is started only to be killed.
 		s, _ := sig.(syscall.Signal)
-		return Result{ExitCode: 128 + int(s), Reason: fmt.Sprintf("received %s during the build; no rank was started", signalName(s))}, nil
+		reason := fmt.Sprintf("received %s during the build; no rank was started", signalName(s))
+		fmt.Fprintf(j.stderr, "shmrun: %s\n", reason)
+		return Result{ExitCode: 128 + int(s), Reason: reason}, nil
 	}
 	if err != nil {
 		return Result{}, err

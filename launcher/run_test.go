@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -365,6 +366,55 @@ func TestGoProgramIsBuilt(t *testing.T) {
 	}
 }
 
+// TestGoProgramOutsideModule: a Go package or file in a module of its
+// own, away from the current directory's, is built in its module (go build
+// ran in the current directory, which has no such module); "." names the
+// current directory's package, and a plain name a program there when
+// $PATH has none of that name, as mpirun finds them.
+func TestGoProgramOutsideModule(t *testing.T) {
+	mod := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":  "module outside\n\ngo 1.26\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"outside\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "localprog"), []byte("#!/bin/sh\necho outside\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, prog string }{
+		{elsewhere, mod}, {elsewhere, filepath.Join(mod, "main.go")}, {mod, "."}, {elsewhere, "localprog"},
+	} {
+		t.Run(tc.prog, func(t *testing.T) {
+			t.Chdir(tc.dir)
+			res := ranktest.Run(t, 1, "unused", ranktest.Configure(func(c *launcher.Config) {
+				c.Parts = []launcher.Part{{N: 1, Prog: tc.prog}}
+			}))
+			if res.Stdout != "outside\n" {
+				t.Errorf("output %q, want %q", res.Stdout, "outside\n")
+			}
+		})
+	}
+}
+
+// TestTagOutputRankChildHoldsPipes: with --tag-output a rank's output
+// goes through pipes, which a child it leaves behind holds open; its exit
+// still ends the job at once (it waited for the child, a minute).
+func TestTagOutputRankChildHoldsPipes(t *testing.T) {
+	start := time.Now()
+	res := ranktest.Run(t, 2, "spawnexit", ranktest.ExitCode(7),
+		ranktest.Configure(func(c *launcher.Config) { c.TagOutput = true }))
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the job took %v to end after rank 1 exited", d)
+	}
+	if !strings.Contains(res.Stdout, "[1] rank 1 leaves its child behind") {
+		t.Errorf("stdout %q lacks rank 1's line", res.Stdout)
+	}
+}
+
 // TestRelativeShmDir: ranks get an absolute SHMRUN_SHM_DIR even when the
 // launcher was given a relative one (comm.Init refuses a relative one).
 func TestRelativeShmDir(t *testing.T) {
@@ -466,6 +516,9 @@ func TestSignalDuringBuild(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "shmrun: received SIGTERM") {
+		t.Errorf("stderr %q does not say why the job ended", errOut.String())
 	}
 	if res.ExitCode != 128+int(syscall.SIGTERM) || !strings.Contains(res.Reason, "during the build") || out.Len() != 0 {
 		t.Errorf("exit %d, reason %q, stdout %q; want %d, a reason saying the build was stopped, no output",

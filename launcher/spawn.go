@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/topo"
@@ -107,6 +108,10 @@ func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 			} else {
 				cmd.Stdout, cmd.Stderr = stdout, stderr
 			}
+			// Output that is not a file goes through pipes, which a
+			// rank's own children may hold open after it exits (a
+			// daemon, `sleep 20 &`): its exit must not wait for them.
+			cmd.WaitDelay = outputDrain
 			j.cmds = append(j.cmds, cmd)
 			rank++
 		}
@@ -132,6 +137,11 @@ func (j *job) start(progs []string, cpus []int) (<-chan exitEvent, error) {
 	}
 	return exits, nil
 }
+
+// outputDrain is how long a rank's exit waits for the pipes of its
+// output to close (its children may hold them), relaying what comes
+// meanwhile; then they are closed and the exit is judged.
+const outputDrain = 500 * time.Millisecond
 
 // spawn runs on its own OS thread for the whole job: Pdeathsig fires when the
 // thread that forked a child exits, so this thread must outlive every rank.

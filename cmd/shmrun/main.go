@@ -34,8 +34,9 @@ Usage:
   shmrun [flags] -n N progA [args...] : -n M progB [args...]   (MPMD: ranks in order)
   shmrun --cleanup [--shm-dir DIR]
 
-prog is a binary (a path or a name in $PATH), or a Go main package (directory)
-or .go file of package main, which shmrun builds once into a temporary directory before starting.
+prog is a binary (a path, a name in $PATH, or one in the current directory), or
+a Go main package (directory) or .go file of package main, which shmrun builds
+once (in its own module) into a temporary directory before starting.
 
 Examples:
   shmrun -n 4 ./examples/pi
@@ -145,7 +146,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// 2 (the usage-error code) without removing the job's objects. And
 	// SIGPIPE (the reader of shmrun's output went away, as in shmrun | head):
 	// left to the runtime it kills the launcher before its cleanup.
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGUSR1, syscall.SIGUSR2)
+	// A signal shmrun was started with ignored stays ignored, for the
+	// ranks too (they inherit it): nohup's SIGHUP, and SIGINT for a job
+	// a script runs in the background.
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGUSR1, syscall.SIGUSR2} {
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)
@@ -182,6 +190,18 @@ func parseArgs(args []string, stderr io.Writer) (*options, *pflag.FlagSet, launc
 	parts := splitParts(args)
 	if err := fs.Parse(parts[0]); err != nil {
 		return &o, fs, launcher.Config{}, err
+	}
+	var empty []string
+	fs.Visit(func(f *pflag.Flag) {
+		if f.Value.Type() == "string" && f.Value.String() == "" {
+			empty = append(empty, "--"+f.Name)
+		}
+	})
+	if len(empty) > 0 {
+		return &o, fs, launcher.Config{}, fmt.Errorf("%s given an empty value: %w", strings.Join(empty, ", "), launcher.ErrUsage)
+	}
+	if o.cleanup && fs.NArg() > 0 && !o.help && !o.version {
+		return &o, fs, launcher.Config{}, fmt.Errorf("--cleanup takes no program (got %q): %w", fs.Arg(0), launcher.ErrUsage)
 	}
 	if o.help || o.version || o.cleanup {
 		return &o, fs, launcher.Config{}, nil
@@ -234,10 +254,13 @@ func buildConfig(o *options, fs *pflag.FlagSet, parts [][]string) (launcher.Conf
 		cfg.DeadlockAfter = -1
 	} else {
 		d, err := time.ParseDuration(o.deadlock)
-		if err != nil || d <= 0 {
+		if err != nil || d < 0 {
 			return cfg, fmt.Errorf("--deadlock-after %q: want a positive duration such as 5s, or 0 for no watch: %w", o.deadlock, launcher.ErrUsage)
 		}
 		cfg.DeadlockAfter = d
+		if d == 0 {
+			cfg.DeadlockAfter = -1 // 0s, 0ms: no watch, as 0
+		}
 	}
 	if o.timeout != "" {
 		d, err := parseDuration(o.timeout)

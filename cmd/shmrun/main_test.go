@@ -149,6 +149,12 @@ func TestBadInput(t *testing.T) {
 		{"stdin", []string{"--stdin", "all", "-n", "1", prog}},
 		{"more ranks than CPUs", []string{"-n", strconv.Itoa(len(launcher.CPUs()) + 1), prog}},
 		{"missing shm dir", []string{"--shm-dir", filepath.Join(dir, "nope"), "-n", "1", prog}},
+		{"empty --bind-to", []string{"--bind-to=", "-n", "1", prog}},
+		{"empty --stdin", []string{"--stdin=", "-n", "1", prog}},
+		{"empty --check", []string{"--check=", "-n", "1", prog}},
+		{"empty --shm-dir", []string{"--shm-dir=", "-n", "1", prog}},
+		{"empty --timeout", []string{"--timeout=", "-n", "1", prog}},
+		{"--cleanup with a program", []string{"--cleanup", prog}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,6 +488,42 @@ func TestSIGQUIT(t *testing.T) {
 		t.Errorf("after SIGQUIT shmrun exited %d (%v), stderr:\n%s\nwant %d naming SIGQUIT", code, err, stderr.String(), 128+int(syscall.SIGQUIT))
 	}
 	// shmDir's cleanup checks that nothing is left.
+}
+
+// TestIgnoredSignalStaysIgnored: a shmrun started with SIGHUP ignored
+// (nohup) keeps it ignored, and so do its ranks; it used to catch it and
+// end the job.
+func TestIgnoredSignalStaysIgnored(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, `trap "" HUP`, nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	ranks := waitReady(t, 2, pids, stderr)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range ranks {
+		_ = unix.PidfdSendSignal(fd, unix.SIGHUP, nil, 0)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || strings.Contains(stderr.String(), "SIGHUP") {
+		t.Fatalf("shmrun started with SIGHUP ignored ended on one (%v); stderr:\n%s", err, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) || strings.Contains(stderr.String(), "was killed by SIGHUP") {
+		t.Errorf("exit %d, stderr:\n%s\nwant %d, no rank killed by SIGHUP", code, stderr.String(), 128+int(syscall.SIGTERM))
+	}
+}
+
+// TestDeadlockAfterZeroDuration: --deadlock-after 0s turns the watch off
+// as 0 does (it was refused).
+func TestDeadlockAfterZeroDuration(t *testing.T) {
+	code, _, stderr := runCLI(t, "--shm-dir", shmDir(t), "--deadlock-after", "0s", "-n", "1", "true")
+	if code != 0 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
 }
 
 // TestBuildDirOfKilledJob: when shmrun is SIGKILLed, the directory it
