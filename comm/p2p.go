@@ -231,7 +231,7 @@ func (c *Comm) recv(call string, buf []byte, src, tag int, f form, now bool) (St
 	if err := e.waitOp(ho); err != nil {
 		return Status{}, c.wrapWait(call, err)
 	}
-	chkReceived(ho.from)
+	chkReceived(ho, ho.from)
 	st, err := ho.st, ho.err
 	putOp(ho)
 	return st, err

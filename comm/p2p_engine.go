@@ -939,7 +939,12 @@ func (e *engine) deliver(o *op, m *inMsg, payload []byte) {
 		rec.Message(m.src, m.size, false)
 	}
 	if chk != nil {
-		chk.Recv(m.src)
+		// The sender's clock is joined by the call that completes the
+		// receive (chkReceived), not here: this may be another call's
+		// progress (an Iprobe, a Test of another request), and the
+		// rank's accesses before that Wait are not ordered after the
+		// sender's.
+		chkSnaps.Store(o, chk.Snap(m.src))
 		o.from = int32(m.src) + 1
 	}
 	o.trunc = m.size > len(o.buf)
@@ -1036,6 +1041,11 @@ func (e *engine) completed(o *op, err error) {
 			rv.err = err
 		}
 		rv.from = o.from
+		if o.from > 0 {
+			if snap, ok := chkSnaps.LoadAndDelete(o); ok {
+				chkSnaps.Store(rv, snap)
+			}
+		}
 		d := uint32(doneSet)
 		if o.st.Cancelled {
 			d |= doneCancelled

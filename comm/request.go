@@ -93,13 +93,20 @@ func (rv *recvReq) status() Status {
 // (ProcNull's).
 func doneRequest(st Status) *Request { return &Request{ext: &requestExt{done: true, st: st}} }
 
-// chkReceived is a receive's acquire of its sender's clock by the thread
-// that completes it (shmrun --check; deliver's, on the thread that
-// delivered, may be another's). Acquiring again on a later Wait is
-// harmless.
-func chkReceived(from int32) {
+// chkSnaps holds, under shmrun --check, the sender's message clock as the
+// delivery of a receive found it (keyed by the receive's *op, then by its
+// *recvReq once complete), until the call that completes the receive
+// acquires it: chkReceived.
+var chkSnaps sync.Map
+
+// chkReceived is the acquire of its sender's clock by the thread that
+// completes receive key (an *op or a *recvReq), from the world rank + 1
+// the receive took its message from: once, a later Wait finds nothing.
+func chkReceived(key any, from int32) {
 	if chk != nil && from > 0 {
-		chk.Recv(int(from - 1))
+		if snap, ok := chkSnaps.LoadAndDelete(key); ok {
+			chk.RecvSnap(snap.([]uint32))
+		}
 	}
 }
 
@@ -118,7 +125,7 @@ func (rv *recvReq) waiting() barrier.Waiting {
 func (r *Request) outcome(st *Status) error {
 	var err error
 	if rv := r.rv; rv != nil {
-		chkReceived(rv.from)
+		chkReceived(rv, rv.from)
 		rv.statusTo(st)
 		err = rv.err
 	} else {

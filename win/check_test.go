@@ -23,13 +23,14 @@ func init() {
 	ranktest.Register("check-pscw-roles", checkPSCWRolesBody)
 	ranktest.Register("check-fence-nop", checkFenceNopBody)
 	ranktest.Register("check-fence-asserts", checkFenceAssertsBody)
+	ranktest.Register("check-irecv-early", checkIrecvEarlyBody)
 }
 
 // checkRun runs body as n ranks under shmrun --check=warn and returns the
 // reports, one per distinct pair.
-func checkRun(t *testing.T, n int, body string) []string {
+func checkRun(t *testing.T, n int, body string, args ...string) []string {
 	t.Helper()
-	res := ranktest.Run(t, n, body, ranktest.Configure(func(c *launcher.Config) { c.Check = "warn" }))
+	res := ranktest.Run(t, n, body, ranktest.Args(args...), ranktest.Configure(func(c *launcher.Config) { c.Check = "warn" }))
 	var reports []string
 	for _, l := range strings.Split(res.Stdout+res.Stderr, "\n") {
 		if strings.Contains(l, "are not ordered by any synchronization") {
@@ -296,5 +297,57 @@ func checkFenceAssertsBody(c *comm.Comm) error {
 func TestCheckFenceAsserts(t *testing.T) {
 	if reports := checkRun(t, 2, "check-fence-asserts"); len(reports) != 0 {
 		t.Errorf("a race-free program reported:\n%s", strings.Join(reports, "\n"))
+	}
+}
+
+// checkIrecvEarlyBody: rank 1 puts to rank 0's word 0, flushes, and sends
+// rank 0 a message; rank 0 posted its receive first and, once the message
+// is there (by a flag the checker does not see), lets an Iprobe for
+// another tag deliver it, loads the word, and only then completes the
+// receive: the Put and the load are not ordered (MPI 4.1 §12.7: the
+// receive has not completed). With "after", the load follows the Wait:
+// ordered.
+func checkIrecvEarlyBody(c *comm.Comm) error {
+	me := c.Rank()
+	w, err := win.AllocateShared(c, 64, 8, nil)
+	if err != nil {
+		return err
+	}
+	flag, err := plainPart(w, 1)
+	if err != nil {
+		return err
+	}
+	after := len(ranktest.BodyArgs()) > 0 && ranktest.BodyArgs()[0] == "after"
+	if me == 1 {
+		err = do(w.LockAll(0), win.PutT(w, []int64{5}, 0, 0), w.FlushAll(), c.Send([]byte{1}, 0, 5), w.UnlockAll())
+		atomic.StoreInt64(&flag[7], 1)
+	} else {
+		var r *comm.Request
+		if r, err = c.Irecv(make([]byte, 1), 1, 5); err == nil {
+			unseen(flag, 7)
+			_, _, err = c.Iprobe(1, 99)
+			mine, cerr := win.NewChecked[int64](w, 0)
+			if err == nil && cerr == nil && !after {
+				_ = mine.Load(0) // races with rank 1's Put
+			}
+			_, werr := r.Wait()
+			if after {
+				_ = mine.Load(0)
+			}
+			err = do(err, cerr, werr)
+		}
+	}
+	return do(err, c.Barrier(), w.Free())
+}
+
+// A receive orders its sender's past before the call that completes it,
+// not before another call's progress that delivered it.
+func TestCheckIrecvCompletedLater(t *testing.T) {
+	reports := checkRun(t, 2, "check-irecv-early")
+	if len(reports) != 1 || !strings.Contains(reports[0], "rank 0's bytes [0, 8)") || !strings.Contains(reports[0], "Load") {
+		t.Errorf("want one report of rank 1's Put and rank 0's Load, got:\n%s", strings.Join(reports, "\n"))
+	}
+	if reports := checkRun(t, 2, "check-irecv-early", "after"); len(reports) != 0 {
+		t.Errorf("a load after the Wait reported:\n%s", strings.Join(reports, "\n"))
 	}
 }

@@ -357,6 +357,35 @@ func (p *Proc) Recv(from int) {
 	p.acquireFrom(p.msg[from*p.ne : (from+1)*p.ne])
 }
 
+// Snap is Recv in two steps, for a receive completed by a later call
+// than the one that delivered it: Snap copies what world rank from's
+// sends have made known so far (the message clock Recv would join), and
+// RecvSnap joins that copy into the clock of the thread that completes
+// the receive. nil when off or from is not a rank.
+func (p *Proc) Snap(from int) []uint32 {
+	if p == nil || from < 0 || from >= p.n {
+		return nil
+	}
+	src := p.msg[from*p.ne : (from+1)*p.ne]
+	s := make([]uint32, len(src))
+	for i := range src {
+		s[i] = atomic.LoadUint32(&src[i])
+	}
+	return s
+}
+
+// RecvSnap is the acquire of a receive whose sender's clock Snap took.
+func (p *Proc) RecvSnap(s []uint32) {
+	if p == nil || len(s) != p.ne {
+		return
+	}
+	beforeClock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(0)
+	p.acquireFrom(s)
+}
+
 // WorldOf returns a communicator's world ranks (c a *comm.Comm), for
 // windows; package comm sets it.
 var WorldOf func(c any) []int
