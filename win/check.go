@@ -189,10 +189,12 @@ func (w *Win) checksTyped(target int) bool {
 }
 
 // releaseTyped is a typed atomic call's release, before its memory
-// operation (checkTyped records it after).
-func (w *Win) releaseTyped(target int, op atomics.Op) {
-	if op != atomics.NoOp && w.checksTyped(target) {
-		w.chk.ReleaseAtomic(target)
+// operation (checkTyped records it after), for the locations of bytes
+// [lo, hi) past disp, which hold its runs.
+func (w *Win) releaseTyped(target, disp int, lo, hi int64, op atomics.Op) {
+	if op != atomics.NoOp && w.checksTyped(target) && hi > lo {
+		base := int64(w.lo(target, disp))
+		w.chk.ReleaseAtomic(target, uint64(base+lo), uint64(base+hi))
 	}
 }
 

@@ -206,7 +206,7 @@ func (w *Win) accEnter(call string, target, disp int, lo, hi int64, n int, op at
 	if w.obs != nil {
 		w.obs.RMA(strings.TrimSuffix(call, "Type"), target, n)
 	}
-	w.releaseTyped(target, op)
+	w.releaseTyped(target, disp, lo, hi, op)
 	return w.reachTyped(call, target, disp, lo, hi)
 }
 

@@ -1,15 +1,21 @@
 package rmacheck
 
 import (
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Atomic accesses. An accumulate, FetchAndOp or CompareAndSwap joins its
-// target's atomics clock and, unless it only reads (NoOp), releases the
-// thread's clock into it and ticks: a rank whose atomic call reads what
-// this one wrote learns everything this one's rank did before. The
+// target's atomics clocks of the locations it touches and, unless it only
+// reads (NoOp), releases the thread's clock into them and ticks: a rank
+// whose atomic call reads what this one wrote learns everything this
+// one's rank did before. The locations of a target are hashed into
+// atomicBuckets buckets, each with its clock, so that an atomic call
+// learns only from the atomic writes of its own locations (and of those
+// that share their buckets): a counter bumped by every rank does not
+// order the ranks' other accesses. The
 // release must come before the memory operation and the join after it
 // (else a reader can see a write whose release it has not joined: a false
 // report on the flag-spinning loop of every lock built on atomics), so
@@ -47,38 +53,90 @@ import (
 // latest atomic memo's (amemo), and a new atomic memo counts as news: two
 // atomic streams that alternate take the locked path.
 
+// atomicBuckets is how many buckets a target's locations are hashed into,
+// each with an atomics clock (a bit of a uint8 mask each).
+const atomicBuckets = 8
+
+// allBuckets is the mask of every bucket.
+const allBuckets = 1<<atomicBuckets - 1
+
+// buckets is the mask of the buckets of bytes [lo, hi) (hi > lo): the
+// 8-byte words they touch, by Fibonacci hashing (words a power of two
+// apart, the same field of adjacent structs, spread over the buckets).
+func buckets(lo, hi uint64) uint8 {
+	first, last := lo>>3, (hi-1)>>3
+	if first == last {
+		return 1 << ((first * 0x9E3779B97F4A7C15) >> 61) // one word: the common case
+	}
+	if last-first >= 4*atomicBuckets {
+		return allBuckets
+	}
+	var m uint8
+	for w := first; w <= last; w++ {
+		m |= 1 << ((w * 0x9E3779B97F4A7C15) >> 61)
+	}
+	return m
+}
+
 // quiet reports whether a repeat of atomic memo m's access to target t
 // may skip the join and the release (above): the thread's clock has not
 // moved, nor learned anything, since m's access, and nothing was released
-// into t's atomics clock since this rank last joined it.
+// into the atomics clocks of t it touches since this rank last joined
+// them.
 func (l *Log) quiet(t int, m *memo) bool {
-	return loadRelaxed(&l.p.clock0) == m.clock && loadRelaxed(&l.p.news) == m.news &&
-		atomic.LoadUint64(l.relWord(t)) == atomic.LoadUint64(&l.joined[t])
+	return loadRelaxed(&l.p.clock0) == m.clock && loadRelaxed(&l.p.news) == m.news && !l.released(t, buckets(m.lo, m.hi))
 }
 
-// relWord is target t's count of releases into its atomics clock, in the
-// line of its ring's head. A release is counted after it is made, and an
-// atomic write's memory operation comes after both (AtomicBefore): a rank
-// whose atomic call read that write, reading the count after its own
-// operation, sees the release counted.
-func (l *Log) relWord(t int) *uint64 { return raw.Word64(l.mem, l.base(t)+8) }
-
-// joinAtomic joins target t's atomics clock and notes the releases counted
-// before it. p.mu is held.
-func (l *Log) joinAtomic(t int) {
-	v := atomic.LoadUint64(l.relWord(t))
-	l.p.acquireFrom(l.clock(t, 2))
-	atomic.StoreUint64(&l.joined[t], v)
-}
-
-// releaseAtomic releases the thread's clock into target t's atomics clock
-// and counts it; when no other release was counted since this rank's
-// join, its own needs no join. p.mu is held.
-func (l *Log) releaseAtomic(t int) {
-	l.p.releaseInto(l.clock(t, 2))
-	if v := atomic.AddUint64(l.relWord(t), 1); v == atomic.LoadUint64(&l.joined[t])+1 {
-		atomic.StoreUint64(&l.joined[t], v)
+// released reports whether a release was counted into one of target t's
+// atomics clocks of mask since this rank last joined it.
+func (l *Log) released(t int, mask uint8) bool {
+	for ; mask != 0; mask &= mask - 1 {
+		b := bits.TrailingZeros8(mask)
+		if atomic.LoadUint32(l.relWord(t, b)) != atomic.LoadUint32(&l.joined[t*atomicBuckets+b]) {
+			return true
+		}
 	}
+	return false
+}
+
+// relWord is target t's count of releases into its atomics clock of
+// bucket b, in the line of its ring's head (bytes 32..63; a count that
+// wraps is compared for equality only). A release is counted after it is
+// made, and an atomic write's memory operation comes after both
+// (AtomicBefore): a rank whose atomic call read that write, reading the
+// count after its own operation, sees the release counted.
+func (l *Log) relWord(t, b int) *uint32 {
+	return raw.Word32(l.mem, l.base(t)+relOff+int64(b)*4)
+}
+
+// relOff is where a target's head line holds the release counts.
+const relOff = 32
+
+// joinAtomic joins target t's atomics clocks of mask and notes the
+// releases counted before each. p.mu is held.
+func (l *Log) joinAtomic(t int, mask uint8) {
+	for ; mask != 0; mask &= mask - 1 {
+		b := bits.TrailingZeros8(mask)
+		v := atomic.LoadUint32(l.relWord(t, b))
+		l.p.acquireFrom(l.clock(t, 2+b))
+		atomic.StoreUint32(&l.joined[t*atomicBuckets+b], v)
+	}
+}
+
+// releaseAtomic releases the thread's clock into target t's atomics
+// clocks of mask and counts each release; when no other release was
+// counted into a clock since this rank's join, its own needs no join.
+// p.mu is held.
+func (l *Log) releaseAtomic(t int, mask uint8) {
+	for ; mask != 0; mask &= mask - 1 {
+		b := bits.TrailingZeros8(mask)
+		l.p.releaseIntoNoTick(l.clock(t, 2+b))
+		j := &l.joined[t*atomicBuckets+b]
+		if v := atomic.AddUint32(l.relWord(t, b), 1); v == atomic.LoadUint32(j)+1 {
+			atomic.StoreUint32(j, v)
+		}
+	}
+	l.p.tick()
 }
 
 // AtomicBefore is the part of an atomic RMA call of bytes [lo, hi) of
@@ -102,7 +160,7 @@ func (l *Log) AtomicBefore(target int, lo, hi uint64, key uint64, pc uintptr) (r
 		return true
 	}
 	if uint8(key>>8) != OpNoOp {
-		l.ReleaseAtomic(target)
+		l.releaseAtomicLocked(target, buckets(lo, hi))
 	}
 	return false
 }
@@ -119,12 +177,12 @@ func (l *Log) AtomicAfter(target int, lo, hi uint64, key uint64, pc uintptr, rep
 		return
 	}
 	if repeat {
-		if atomic.LoadUint64(l.relWord(target)) != atomic.LoadUint64(&l.joined[target]) {
+		if mask := buckets(lo, hi); l.released(target, mask) {
 			beforeClock()
 			p := l.p
 			p.mu.Lock()
 			p.use(0)
-			l.joinAtomic(target)
+			l.joinAtomic(target, mask)
 			p.mu.Unlock()
 		}
 		return
@@ -136,16 +194,22 @@ func (l *Log) AtomicAfter(target int, lo, hi uint64, key uint64, pc uintptr, rep
 
 // ReleaseAtomic is the release of an atomic call that writes and is
 // recorded apart (a datatype form: one release before its memory
-// operation, then AccessAfter for each run of its target bytes).
-func (l *Log) ReleaseAtomic(target int) {
-	if l == nil || uint(target) >= uint(len(l.world)) {
+// operation, then AccessAfter for each run of its target bytes), into the
+// atomics clocks of the locations of bytes [lo, hi), which hold its runs.
+func (l *Log) ReleaseAtomic(target int, lo, hi uint64) {
+	if l == nil || uint(target) >= uint(len(l.world)) || hi <= lo {
 		return
 	}
+	l.releaseAtomicLocked(target, buckets(lo, hi))
+}
+
+// releaseAtomicLocked is releaseAtomic with the lock taken.
+func (l *Log) releaseAtomicLocked(target int, mask uint8) {
 	beforeClock()
 	p := l.p
 	p.mu.Lock()
 	p.use(0)
-	l.releaseAtomic(target)
+	l.releaseAtomic(target, mask)
 	p.mu.Unlock()
 }
 

@@ -62,7 +62,7 @@ func TestAtomicRepeats(t *testing.T) {
 		if !repeated(l[0][0], 1) {
 			t.Fatal("no repeat: the lock-free path was not taken")
 		}
-		fop(l[1][0], 1, 8, siteB) // joins target 1's atomics clock
+		fop(l[1][0], 1, 0, siteB) // joins the atomics clock of target 1's word 0
 		put(l[1][0], 1, 0, siteP)
 		if !reported(p[1]) {
 			t.Error("rank 1's Put after rank 0's last FetchAndOp, not complete: not reported")
@@ -106,7 +106,7 @@ func TestAtomicRepeats(t *testing.T) {
 		l[0][1].Complete(1)
 		fop(l[0][0], 1, 0, siteA) // must release: the Put's completion
 		l[0][0].Complete(1)
-		fop(l[1][0], 1, 8, siteB)
+		fop(l[1][0], 1, 0, siteB)
 		l[1][1].Access(&Access{Target: 1, Lo: 0, Hi: 8, Kind: Read, Call: 3, Site: siteB})
 		if reported(p[1]) {
 			t.Error("rank 1's Get after learning rank 0's Put completed (through a FetchAndOp): reported")
@@ -120,7 +120,7 @@ func TestAtomicRepeats(t *testing.T) {
 		}
 		put(l[1][0], 1, 16, siteP)
 		l[1][0].Complete(1)
-		fop(l[1][0], 1, 8, siteB) // releases the Put's completion into target 1's atomics clock
+		fop(l[1][0], 1, 0, siteB) // releases the Put's completion into the atomics clock of target 1's word 0
 		fop(l[0][0], 1, 0, siteA) // must join it
 		l[0][0].Complete(1)
 		l[0][0].Access(&Access{Target: 1, Lo: 16, Hi: 24, Kind: Read, Call: 3, Site: siteA})
@@ -136,7 +136,7 @@ func TestAtomicRepeats(t *testing.T) {
 		l[0][0].Complete(1)       // the read completes at the same clock (a read does not tick)
 		fop(l[0][0], 0, 0, siteA) // must release: the read's completion
 		l[0][0].Complete(0)
-		fop(l[1][0], 0, 8, siteB) // joins target 0's atomics clock
+		fop(l[1][0], 0, 0, siteB) // joins the atomics clock of target 0's word 0
 		put(l[1][0], 1, 0, siteP) // the word rank 0 read
 		if reported(p[1]) {
 			t.Error("rank 1's Put after learning (through a FetchAndOp) that rank 0's atomic read completed: reported")
@@ -150,12 +150,47 @@ func TestAtomicRepeats(t *testing.T) {
 		l[0][0].Complete(0)
 		fop(l[0][0], 0, 0, siteB) // must release: target 1's record completed
 		l[0][0].Complete(0)
-		fop(l[1][0], 0, 8, siteB) // joins target 0's atomics clock
+		fop(l[1][0], 0, 0, siteB) // joins the atomics clock of target 0's word 0
 		put(l[1][0], 1, 0, siteP)
 		if reported(p[1]) {
 			t.Error("rank 1's Put after learning rank 0's FetchAndOp on target 1 completed: reported")
 		}
 	})
+}
+
+// TestAtomicsOfOtherLocations: an atomic call learns what the atomic
+// writers of its own locations released, not those of another location
+// of the same target (a helper probe: a FetchAndOp of a word nobody
+// wrote hid a Put/Get race, since one clock per target joined them all).
+func TestAtomicsOfOtherLocations(t *testing.T) {
+	siteA, siteB, siteP := Name("atomic_test.go:21"), Name("atomic_test.go:22"), Name("atomic_test.go:23")
+	for _, tc := range []struct {
+		at       uint64
+		reported bool
+	}{{32, true}, {16, false}} {
+		p, l := twoRanks(1)
+		put(l[1][0], 0, 0, siteP)
+		l[1][0].Complete(0)
+		fop(l[1][0], 0, 16, siteA) // releases the Put's completion into word 2's bucket
+		fop(l[0][0], 0, tc.at, siteB)
+		l[0][0].Access(&Access{Target: 0, Lo: 0, Hi: 8, Kind: Read, Call: 3, Site: siteB})
+		if reported(p[0]) != tc.reported {
+			t.Errorf("rank 0's Get of the Put's bytes after a FetchAndOp of bytes [%d, %d): reported %v, want %v", tc.at, tc.at+8, reported(p[0]), tc.reported)
+		}
+	}
+}
+
+// TestBuckets: a word's bucket, a range's, and a long range's (all).
+func TestBuckets(t *testing.T) {
+	if b0, b2, b4 := buckets(0, 8), buckets(16, 24), buckets(32, 40); b0 == b2 || b2 == b4 || b0&(b0-1) != 0 {
+		t.Errorf("buckets of words 0, 2, 4: %08b %08b %08b: want one bit each, words 2 and 4 apart", b0, b2, b4)
+	}
+	if got := buckets(4, 12); got != buckets(0, 8)|buckets(8, 16) {
+		t.Errorf("bytes [4, 12): %08b, want words 0 and 1's", got)
+	}
+	if got := buckets(0, 1<<20); got != allBuckets {
+		t.Errorf("a long range: %08b, want every bucket", got)
+	}
 }
 
 // TestRepeatOutlivesMemo: a repeat still outstanding when another access

@@ -39,12 +39,17 @@ const (
 )
 
 // targetLen is the bytes of one target's part of a window's area in a
-// world of n ranks: its ring's head (and, in the same line, the count of
-// releases into its atomics clock: relWord), its locks' and atomics'
-// clocks, its ring.
+// world of n ranks: its ring's head (and, in the same line, the counts of
+// releases into its atomics clocks: relWord), its locks' clocks and its
+// atomics clocks (one per bucket of locations: atomic.go), its ring.
 func targetLen(n int) int64 {
 	c := (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign
-	return headLen + 3*c + RingLen*recLen
+	return headLen + (2+atomicBuckets)*c + RingLen*recLen
+}
+
+// ringOff is where target t's ring starts in the area.
+func (l *Log) ringOff(t int) int64 {
+	return l.base(t) + headLen + (2+atomicBuckets)*l.clen
 }
 
 // Slots of a window's clocks (Log.Clocks).
@@ -93,7 +98,7 @@ type Log struct {
 	from    []uint32 // per target and thread: records before this id happened before the thread, or were dropped
 	clocks  *Clocks  // the window's fence and PSCW clocks
 	tg      []tstate // per target: the repeat path's state (repeat.go)
-	joined  []uint64 // per target: its relWord when this rank last joined its atomics clock (atomic.go)
+	joined  []uint32 // per target and bucket: its relWord when this rank last joined that atomics clock (atomic.go)
 	anyDup  uint32   // 1 when a repeat may be outstanding (relaxed)
 	reps    []*memo  // the memos of the records settle made pending (pend.rep; nil when done)
 	live    int      // reps not nil
@@ -124,7 +129,7 @@ func (p *Proc) NewLog(mem []byte, world []int, me int, sameOp bool) *Log {
 	id := int(atomic.LoadUint32(raw.Word32(mem, numberOff(m, n))))
 	l := &Log{p: p, mem: mem[:LogAreaLen(m, n)], world: world, me: me, id: id, sameOp: sameOp,
 		tlen: targetLen(n), clen: (int64(n)*Threads*4 + clockAlign - 1) / clockAlign * clockAlign, pending: make([][]pend, m), from: make([]uint32, m*Threads),
-		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m), joined: make([]uint64, m)}
+		clocks: p.NewClocks(mem[int64(m)*targetLen(n):], winSlots, world, me), tg: make([]tstate, m), joined: make([]uint32, m*atomicBuckets)}
 	p.mu.Lock()
 	p.logs = append(p.logs, l)
 	p.mu.Unlock()
@@ -191,7 +196,7 @@ func (l *Log) Clocks() *Clocks {
 func (l *Log) base(t int) int64 { return int64(t) * l.tlen }
 
 // clock is target t's clock k: 0 exclusive locks' releases, 1 shared
-// locks', 2 atomic updates'.
+// locks', 2+b atomic updates' of locations in bucket b.
 func (l *Log) clock(t, k int) []uint32 {
 	off := l.base(t) + headLen + int64(k)*l.clen
 	return raw.Elems[uint32](l.mem[off : off+int64(l.p.ne)*4])
@@ -255,8 +260,10 @@ func (l *Log) access(a *Access, pc uintptr) {
 	// ReleaseAtomic, then AtomicAfter or AccessAfter) the release before
 	// the memory operation and the join after.
 	write := a.Kind == Atomic && a.Op != OpNoOp && !a.split
+	var bk uint8
 	if a.Kind == Atomic {
-		l.joinAtomic(a.Target)
+		bk = buckets(a.Lo, a.Hi)
+		l.joinAtomic(a.Target, bk)
 	}
 	if a.Kind != Atomic && l.reuse(a, l.tg[a.Target].memo.Load(), rets, depth == 0) {
 		p.mu.Unlock()
@@ -291,7 +298,7 @@ func (l *Log) access(a *Access, pc uintptr) {
 	}
 	atomic.StoreUint64(w0, uint64(id)<<32|uint64(c))
 	if write {
-		l.releaseAtomic(a.Target)
+		l.releaseAtomic(a.Target, bk)
 	}
 	if a.Kind == Atomic {
 		// Repeats of an atomic access are atomic.go's.
@@ -330,7 +337,7 @@ func (l *Log) scan(b *Access, id uint32) (head uint32) {
 			l.checkRepeat(b, m)
 		}
 	}
-	ring := l.base(b.Target) + headLen + 3*l.clen
+	ring := l.ringOff(b.Target)
 	head = uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(b.Target))))
 	wm := &l.from[b.Target*Threads+p.self%Threads]
 	from := *wm

@@ -83,7 +83,7 @@ func (m *memo) rec() (id, head uint32) {
 
 // recOff is the offset of target t's record id in l.mem.
 func (l *Log) recOff(t int, id uint32) int64 {
-	return l.base(t) + headLen + 3*l.clen + int64((id-1)%RingLen)*recLen
+	return l.ringOff(t) + int64((id-1)%RingLen)*recLen
 }
 
 // completed counts the repeats made so far done (a Complete). done only

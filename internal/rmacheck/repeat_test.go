@@ -107,7 +107,7 @@ func TestRepeatsConcurrent(t *testing.T) {
 		if n := len(l.pending[tg]); n != 0 || loadRelaxed(&l.tg[tg].npend) != 0 {
 			t.Errorf("target %d: %d pending (npend %d) after the last Complete", tg, n, loadRelaxed(&l.tg[tg].npend))
 		}
-		ring := l.base(tg) + headLen + 3*l.clen
+		ring := l.ringOff(tg)
 		head := uint32(atomic.LoadUint64(raw.Word64(l.mem, l.base(tg))))
 		for id := max(1, int64(head)-RingLen+1); id <= int64(head); id++ {
 			v := atomic.LoadUint64(raw.Word64(l.mem, ring+(id-1)%RingLen*recLen))

@@ -284,6 +284,13 @@ func atomicMax(p *uint32, v uint32) {
 // what the thread does next is not covered by the release. p.mu is held
 // (and p.use done).
 func (p *Proc) releaseInto(dst []uint32) {
+	p.releaseIntoNoTick(dst)
+	p.tick()
+}
+
+// releaseIntoNoTick is releaseInto without the tick, for a release into
+// several clocks at once (the caller ticks once after). p.mu is held.
+func (p *Proc) releaseIntoNoTick(dst []uint32) {
 	p.settle()
 	// The thread's clock has no entry at or beyond the width now.
 	w := p.loadWidth()
@@ -294,7 +301,6 @@ func (p *Proc) releaseInto(dst []uint32) {
 			}
 		}
 	}
-	p.tick()
 }
 
 // tick advances the thread's own entry: what it does next is not covered
