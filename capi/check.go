@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -431,8 +432,8 @@ func chkPending(o chkOp) {
 				pair := []string{first, second}
 				sort.Strings(pair)
 				rmacheck.Report(fmt.Sprintf("%d|%s|%s", p.winID, pair[0], pair[1]),
-					fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by %s (its %s buffer) before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
-						p.winID, rmacheck.Self().Rank(), lo, hi, p.what, first, p.target, orNone(p.epoch), did, second, o.what))
+					fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by %s (its %s buffer) before the call completes (%s)",
+						p.winID, rmacheck.Self().Rank(), lo, hi, p.what, first, p.target, orNone(p.epoch), did, second, o.what, completers(p.call)))
 				return
 			}
 		}
@@ -508,8 +509,18 @@ func shmCheckOrigin(id C.uint32_t, addr, n C.uintptr_t, write C.int, pc C.uintpt
 	sort.Strings(pair)
 	epoch := orNone(o.epoch)
 	rmacheck.Report(fmt.Sprintf("%d|%s|%s", o.winID, pair[0], pair[1]),
-		fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence or MPI_Win_complete)",
-			o.winID, rmacheck.Self().Rank(), uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at))
+		fmt.Sprintf("window %d: rank %d's bytes [%#x, %#x) of the %s buffer of %s to rank %d (%s) are %s by a %s at %s before the call completes (%s)",
+			o.winID, rmacheck.Self().Rank(), uintptr(addr), uintptr(addr+n), o.what, call, o.target, epoch, did, access, at, completers(o.call)))
+}
+
+// completers names the calls that complete an RMA call at its origin,
+// for a report: a request-based call's request too.
+func completers(call string) string {
+	const epoch = "MPI_Win_flush, MPI_Win_flush_local, their _all forms, MPI_Win_unlock, MPI_Win_unlock_all, MPI_Win_fence or MPI_Win_complete"
+	if strings.HasPrefix(call, "MPI_R") {
+		return "MPI_Wait or MPI_Test of its request, " + epoch
+	}
+	return epoch
 }
 
 // callSite is the line of this thread's latest RMA call (mpi.c notes its

@@ -237,6 +237,9 @@ func (w *Win) checkLog(p *rmacheck.Proc, call string) error {
 	w.chkMem = mem
 	w.chk = p.NewLog(mem, world, w.rank, w.cfg.sameOp)
 	w.chk.SetOrdering(w.cfg.ordering)
+	if w.flavor == FlavorDynamic {
+		w.chk.SetAddresses()
+	}
 	w.clocks = w.chk.Clocks()
 	return nil
 }

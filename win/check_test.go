@@ -155,7 +155,7 @@ func do(errs ...error) error {
 // two windows by two numbers, however the processes made them.
 func TestCheckWindowIDs(t *testing.T) {
 	reports := checkRun(t, 3, "check-window-ids")
-	re := regexp.MustCompile(`window (\d+), rank (\d)'s bytes \[(\d+), `)
+	re := regexp.MustCompile(`window (\d+), rank (\d)'s (?:\(world rank \d's\) )?bytes \[(\d+), `)
 	ids := map[string]string{} // "window rank/lo" → number
 	for _, r := range reports {
 		m := re.FindStringSubmatch(r)
@@ -173,6 +173,12 @@ func TestCheckWindowIDs(t *testing.T) {
 	}
 	if a0 == b {
 		t.Errorf("windows A and B are both window %s:\n%s", a0, strings.Join(reports, "\n"))
+	}
+	// Window B's ranks 0 and 1 are world ranks 1 and 2: named so.
+	for _, r := range reports {
+		if strings.Contains(r, "bytes [16, 24)") && !strings.Contains(r, "rank 0's (world rank 1's) bytes") {
+			t.Errorf("window B's report does not name world ranks: %s", r)
+		}
 	}
 }
 

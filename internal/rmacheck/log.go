@@ -92,6 +92,7 @@ type Log struct {
 	me      int   // window rank
 	id      int   // the window's number, for reports: the same on every rank (InitLog)
 	sameOp  bool  // accumulate_ops=same_op
+	addrs   bool  // accesses are at addresses (a dynamic window): SetAddresses
 	tlen    int64
 	clen    int64
 	pending [][]pend // per target: this rank's accesses not complete yet
@@ -451,8 +452,42 @@ func (l *Log) conflictFound(a, b Access, origin, team int) {
 	pair := []string{adesc, bdesc}
 	sort.Strings(pair)
 	key := fmt.Sprintf("%d|%s|%s", l.id, pair[0], pair[1])
-	p.report(key, fmt.Sprintf("window %d, rank %d's bytes [%d, %d): %s by rank %d%s (%s) and %s by rank %d%s (%s) are not ordered by any synchronization",
-		l.id, b.Target, lo, hi, adesc, team, thread(origin), a.Epoch, bdesc, l.me, thread(p.self), b.Epoch))
+	bytes := fmt.Sprintf("[%d, %d)", lo, hi)
+	if l.addrs {
+		bytes = fmt.Sprintf("at [%#x, %#x)", lo, hi)
+	}
+	owner := fmt.Sprintf("rank %d's", b.Target)
+	if w := l.worldOf(b.Target); w >= 0 {
+		owner += fmt.Sprintf(" (world rank %d's)", w)
+	}
+	p.report(key, fmt.Sprintf("window %d, %s bytes %s: %s by %s%s (%s) and %s by %s%s (%s) are not ordered by any synchronization",
+		l.id, owner, bytes, adesc, l.rankName(team), thread(origin), a.Epoch, bdesc, l.rankName(l.me), thread(p.self), b.Epoch))
+}
+
+// worldOf is window rank r's world rank when that differs from r (a
+// window of a communicator other than the world), else -1.
+func (l *Log) worldOf(r int) int {
+	if r >= 0 && r < len(l.world) && l.world[r] != r {
+		return l.world[r]
+	}
+	return -1
+}
+
+// rankName names window rank r in a report: "rank r", and its world rank
+// when that differs.
+func (l *Log) rankName(r int) string {
+	if w := l.worldOf(r); w >= 0 {
+		return fmt.Sprintf("rank %d (world rank %d)", r, w)
+	}
+	return fmt.Sprintf("rank %d", r)
+}
+
+// SetAddresses says the window's accesses are at addresses, not offsets
+// in the target's part (a dynamic window): reports print them in hex.
+func (l *Log) SetAddresses() {
+	if l != nil {
+		l.addrs = true
+	}
 }
 
 // thread names a clock entry's thread in a report: "" for thread 0.
