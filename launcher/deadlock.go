@@ -48,6 +48,10 @@ type deadlockWatch struct {
 	cpu   []time.Duration // and their processes' CPU time then
 }
 
+// reset forgets what the watch has seen: the job was stopped (SIGTSTP)
+// and continued, and nothing moved meanwhile by no fault of the ranks'.
+func (w *deadlockWatch) reset() { w.since, w.wakes, w.cpu = time.Time{}, nil, nil }
+
 // stuck reports whether every running rank has been asleep in a wait,
 // with no wait ending, for w.after.
 func (w *deadlockWatch) stuck(j *job, exited []bool, now time.Time) bool {

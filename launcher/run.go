@@ -158,8 +158,9 @@ func stacked(bs []topo.Binding) bool {
 }
 
 // buildWatched is buildPrograms with the job's signals watched: one that
-// would end the job (any but SIGUSR1/2, which have no rank to go to yet)
-// cancels the build and is returned. Once the build is over the signals
+// would end the job (any but SIGUSR1/2, which have no rank to go to yet,
+// and SIGTSTP and SIGCONT, which stop and continue the launcher) cancels
+// the build and is returned. Once the build is over the signals
 // are supervise's again.
 func (j *job) buildWatched(ctx context.Context) ([]string, os.Signal, error) {
 	if j.cfg.Signals == nil {
@@ -179,7 +180,11 @@ func (j *job) buildWatched(ctx context.Context) ([]string, os.Signal, error) {
 				if !ok {
 					return
 				}
-				if s, _ := sig.(syscall.Signal); s == syscall.SIGUSR1 || s == syscall.SIGUSR2 {
+				switch s, _ := sig.(syscall.Signal); s {
+				case syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT:
+					continue
+				case syscall.SIGTSTP:
+					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) // no rank yet: stop the launcher alone
 					continue
 				}
 				got <- sig

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"os"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -46,6 +47,7 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 	exited := make([]bool, len(j.cmds))
 	var watch <-chan time.Time
 	var dl deadlockWatch
+	suspended := false // SIGTSTP came and no SIGCONT since: the ranks are stopped
 	if after := j.deadlockAfter(); after > 0 {
 		// At least 1 ms: a period under 4 ns (--deadlock-after 3ns) would
 		// make the tick 0, which time.NewTicker refuses with a panic.
@@ -92,6 +94,13 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 				if j.pgid > 0 {
 					_ = syscall.Kill(-j.pgid, s)
 				}
+			case syscall.SIGTSTP:
+				j.suspend()
+				suspended = true
+			case syscall.SIGCONT:
+				j.resume()
+				suspended = false
+				dl.reset() // stopped is not blocked: the watch starts over
 			default:
 				fail(128+int(s), fmt.Sprintf("received %s; ending the job", signalName(s)))
 			}
@@ -99,7 +108,9 @@ func (j *job) supervise(ctx context.Context, exits <-chan exitEvent) Result {
 			done = nil
 			fail(1, fmt.Sprintf("job cancelled: %v", ctx.Err()))
 		case now := <-watch:
-			if !failed && dl.stuck(j, exited, now) {
+			if suspended {
+				dl.reset()
+			} else if !failed && dl.stuck(j, exited, now) {
 				fail(DeadlockExitCode, j.deadlockReport(exited, dl.after))
 			}
 		case <-kill:
@@ -158,7 +169,21 @@ func (j *job) abort() {
 	atomic.CompareAndSwapUint32(j.ctl.AbortWord(), format.AbortNone, format.AbortLauncher)
 	raw.WakeAll(j.ctl.WakeWord())
 	j.killAll(syscall.SIGTERM)
+	j.killAll(syscall.SIGCONT) // a stopped rank handles its SIGTERM only once continued
 }
+
+// suspend stops the ranks and then the launcher itself (^Z: SIGTSTP comes
+// to the launcher's process group, the terminal's foreground, and not to
+// the ranks', which is their own). The stop may take effect a moment
+// after the call returns: the SIGCONT of fg or bg continues the ranks
+// (resume), not the return.
+func (j *job) suspend() {
+	j.killAll(syscall.SIGSTOP)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+}
+
+// resume continues the ranks after a SIGCONT to the launcher.
+func (j *job) resume() { j.killAll(syscall.SIGCONT) }
 
 func signalName(s syscall.Signal) string {
 	name := unix.SignalName(s)

@@ -149,11 +149,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// A signal shmrun was started with ignored stays ignored, for the
 	// ranks too (they inherit it): nohup's SIGHUP, and SIGINT for a job
 	// a script runs in the background.
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGUSR1, syscall.SIGUSR2} {
+	// SIGTSTP (^Z) stops the ranks, then shmrun; SIGCONT (fg, bg)
+	// continues them: the ranks are a process group of their own, which
+	// the terminal's job control does not reach.
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTSTP, syscall.SIGCONT} {
 		if !signal.Ignored(s) {
 			signal.Notify(sigs, s)
 		}
 	}
+	// The ranks write to shmrun's terminal from their own process
+	// group, a background one to the terminal: with stty tostop each
+	// write would stop them (SIGTTOU). Ignored, which they inherit, the
+	// writes go through, as from a foreground job.
+	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	res, err := launcher.Run(context.Background(), cfg)

@@ -517,6 +517,82 @@ func TestIgnoredSignalStaysIgnored(t *testing.T) {
 	}
 }
 
+// TestSuspendAndContinue: ^Z (SIGTSTP to shmrun, the terminal's
+// foreground process group) stops the ranks, which are a group of their
+// own, and shmrun; SIGCONT (fg) continues them all (the ranks kept
+// running over the shell's prompt).
+func TestSuspendAndContinue(t *testing.T) {
+	dir := shmDir(t)
+	cmd, stderr, pids := startCLI(t, "true", nil,
+		append([]string{"--shm-dir", dir, "--timeout", "120s", "-n", "2", "--oversubscribe"}, body("hang")...)...)
+	fds := waitReady(t, 2, pids, stderr)
+	ranks := make([]int, len(fds))
+	for i, fd := range fds {
+		ranks[i] = pidOfFd(t, fd)
+	}
+	shmrun := cmd.Process.Pid
+	waitState := func(pid int, stopped bool) {
+		t.Helper()
+		for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(10 * time.Millisecond) {
+			if (procState(pid) == 'T') == stopped {
+				return
+			}
+		}
+		t.Fatalf("pid %d (shmrun %d, ranks %v): state %c, want stopped %v; stderr:\n%s", pid, shmrun, ranks, procState(pid), stopped, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range append([]int{shmrun}, ranks...) {
+		waitState(pid, true)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range append([]int{shmrun}, ranks...) {
+		waitState(pid, false)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d after SIGTERM, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// pidOfFd is the pid a pidfd refers to (its fdinfo's Pid line).
+func pidOfFd(t *testing.T, fd int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pid:"); ok {
+			pid, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("pidfd %d: no Pid in its fdinfo", fd)
+	return 0
+}
+
+// procState is the state letter of process pid (/proc/pid/stat), or 0.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2]
+	}
+	return 0
+}
+
 // TestDeadlockAfterZeroDuration: --deadlock-after 0s turns the watch off
 // as 0 does (it was refused).
 func TestDeadlockAfterZeroDuration(t *testing.T) {
@@ -632,6 +708,43 @@ func TestStdinFromTerminal(t *testing.T) {
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 0 || stdout.String() != "rank 0 read: hello\n" {
 		t.Errorf("shmrun on a terminal: exit %d (%v), stdout %q, stderr:\n%s\nwant exit 0 and rank 0 reading the line typed", code, err, stdout.String(), stderr.String())
+	}
+}
+
+// TestTerminalTostop: with stty tostop, a write to the terminal from a
+// background process group stops the writer (SIGTTOU), and the ranks are
+// a process group of their own: their first line stopped them for good.
+// They inherit SIGTTOU ignored from shmrun, so their writes go through.
+func TestTerminalTostop(t *testing.T) {
+	dir := shmDir(t)
+	master, slave := openPTY(t)
+	tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Skipf("tcgetattr: %v", err)
+	}
+	tio.Lflag |= unix.TOSTOP
+	if err := unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, tio); err != nil {
+		t.Skipf("tcsetattr: %v", err)
+	}
+	cmd := exec.Command(ranktest.Program(), "--shm-dir", dir, "--timeout", "10s", "-n", "2", "--oversubscribe",
+		"sh", "-c", `echo rank output`)
+	cmd.Env = append(os.Environ(), envAsCLI+"=1")
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&out, master); close(done) }()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	slave.Close()
+	master.SetReadDeadline(time.Now().Add(time.Second))
+	<-done
+	if code := cmd.ProcessState.ExitCode(); code != 0 || strings.Count(out.String(), "rank output") != 2 {
+		t.Errorf("shmrun on a terminal with tostop: exit %d (%v), terminal %q, stderr:\n%s\nwant exit 0 and both ranks' lines", code, err, out.String(), stderr.String())
 	}
 }
 
