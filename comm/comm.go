@@ -204,6 +204,7 @@ func (c *Comm) Finalize() error {
 			return err
 		}
 	}
+	c.t.SetRankState(format.RankFinalizing, os.Getpid()) // for the deadlock watch's report
 	err := c.t.Barrier()
 	c.t.SetRankState(format.RankFinalized, os.Getpid())
 	c.finalized.Store(true)

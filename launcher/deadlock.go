@@ -151,7 +151,18 @@ func (j *job) deadlockReport(exited []bool, after time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "deadlock: every running rank has waited inside shmrun for %v and none can complete another's wait; ending the job:", after)
 	for r := range exited {
+		state := atomic.LoadUint32(c.RankState(r))
 		if exited[r] {
+			switch state {
+			case format.RankStarted:
+				fmt.Fprintf(&b, "\n  rank %d has exited without calling comm.Init (MPI_Init)", r)
+			case format.RankFinalized:
+				fmt.Fprintf(&b, "\n  rank %d has exited after comm.Finalize (MPI_Finalize)", r)
+			}
+			continue
+		}
+		if state == format.RankFinalizing {
+			fmt.Fprintf(&b, "\n  rank %d waits in comm.Finalize (MPI_Finalize) for every rank to call it", r)
 			continue
 		}
 		kind := atomic.LoadUint32(c.RankWord(r, format.RankWaitKind))

@@ -330,6 +330,22 @@ func TestMPMDRanksInOrder(t *testing.T) {
 	}
 }
 
+// TestDeadlockReportNamesFinalizeAndExits: rank 0 waits in Finalize for
+// rank 1, a plain program that exited without Init: the watch's report
+// says so (it said "a collective call or a window's synchronization", and
+// nothing of rank 1).
+func TestDeadlockReportNamesFinalizeAndExits(t *testing.T) {
+	res := ranktest.Run(t, 1, "part", ranktest.ExitCode(launcher.DeadlockExitCode), ranktest.Configure(func(c *launcher.Config) {
+		c.Parts = []launcher.Part{{N: 1, Prog: ranktest.Program(), Args: []string{"A"}}, {N: 1, Prog: "true"}}
+		c.DeadlockAfter = 300 * time.Millisecond
+	}))
+	for _, want := range []string{"rank 0 waits in comm.Finalize (MPI_Finalize) for every rank to call it", "rank 1 has exited without calling comm.Init (MPI_Init)"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+}
+
 func TestStdinGoesToRank0Only(t *testing.T) {
 	tests := []struct {
 		stdinTo string

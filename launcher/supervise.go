@@ -145,8 +145,8 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		return 128 + int(sig), fmt.Sprintf("rank %d (pid %d) was killed by %s", ev.rank, pid, signalName(sig)), true
 	case ws.ExitStatus() != 0:
 		return ws.ExitStatus(), fmt.Sprintf("rank %d (pid %d) exited with status %d", ev.rank, pid, ws.ExitStatus()), true
-	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankInit:
-		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init without comm.Finalize; its peers could wait for it forever", ev.rank, pid), true
+	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankInit, atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankFinalizing:
+		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init (MPI_Init) without comm.Finalize (MPI_Finalize); its peers could wait for it forever", ev.rank, pid), true
 	}
 	return 0, "", false
 }

@@ -127,6 +127,7 @@
 #define SHMRUN_RANK_STARTED 0
 #define SHMRUN_RANK_INIT 1 /* after Init */
 #define SHMRUN_RANK_FINALIZED 2 /* after Finalize */
+#define SHMRUN_RANK_FINALIZING 3 /* in Finalize */
 #define SHMRUN_MAX_COMMS 64 /* communicator table entries */
 #define SHMRUN_COMM_STATE 0 /* uint32 entry state (entry header line) */
 #define SHMRUN_COMM_MEMBERS 4 /* uint32 members n */
@@ -223,6 +224,7 @@
 #define SHMRUN_RANK_STARTED 0
 #define SHMRUN_RANK_INIT 1
 #define SHMRUN_RANK_FINALIZED 2
+#define SHMRUN_RANK_FINALIZING 3
 
 /* Inbox (kind SHMRUN_KIND_INBOX) */
 #define SHMRUN_INBOX_RANKS 40 /* uint32 ranks n */

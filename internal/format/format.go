@@ -225,9 +225,10 @@ const (
 
 // Rank states, written by the rank, read by the launcher.
 const (
-	RankStarted   = 0
-	RankInit      = 1
-	RankFinalized = 2
+	RankStarted    = 0
+	RankInit       = 1
+	RankFinalized  = 2
+	RankFinalizing = 3 // in Finalize, waiting for every rank to call it
 )
 
 // ControlLayout is where things are in a control segment of n ranks.

@@ -46,7 +46,7 @@ func TestInboxDoc(t *testing.T) {
 	doc := formatDoc(t)
 	checkTable(t, doc, "## Inbox (kind 4)", []row{{itoa(format.InboxRanks), "`uint32`"}, {itoa(format.InboxRing), "`uint32`"}})
 	facts := []string{
-		fmt.Sprintf("| 0 | `uint32` | state: %d started, %d after Init, %d after Finalize |", format.RankStarted, format.RankInit, format.RankFinalized),
+		fmt.Sprintf("| 0 | `uint32` | state: %d started, %d after Init, %d after Finalize, %d in Finalize |", format.RankStarted, format.RankInit, format.RankFinalized, format.RankFinalizing),
 		fmt.Sprintf("| %d | `uint32` | pid |", format.RankPID),
 		fmt.Sprintf("| %d | `uint32` | the rank's descriptor of its inbox (kind %d)", format.RankInbox, shm.KindInbox),
 		fmt.Sprintf("| %d | `uint32` | goroutines asleep in a wait", format.RankSleepers),

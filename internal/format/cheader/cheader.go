@@ -146,6 +146,7 @@ func sections() []section {
 			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
 			{"SHMRUN_RANK_INIT", format.RankInit, "after Init"},
 			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, "after Finalize"},
+			{"SHMRUN_RANK_FINALIZING", format.RankFinalizing, "in Finalize"},
 			{"SHMRUN_MAX_COMMS", format.MaxComms, "communicator table entries"},
 			{"SHMRUN_COMM_STATE", format.CommState, "uint32 entry state (entry header line)"},
 			{"SHMRUN_COMM_MEMBERS", format.CommMembers, "uint32 members n"},
@@ -242,6 +243,7 @@ func sections() []section {
 			{"SHMRUN_RANK_STARTED", format.RankStarted, ""},
 			{"SHMRUN_RANK_INIT", format.RankInit, ""},
 			{"SHMRUN_RANK_FINALIZED", format.RankFinalized, ""},
+			{"SHMRUN_RANK_FINALIZING", format.RankFinalizing, ""},
 		}},
 		{"Inbox (kind SHMRUN_KIND_INBOX)", []def{
 			{"SHMRUN_INBOX_RANKS", format.InboxRanks, "uint32 ranks n"},
