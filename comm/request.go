@@ -286,8 +286,8 @@ func (r *Request) Cancel() error {
 // in the same order as c's other collectives, but it waits for nobody (MPI
 // 4.1 §6.12). A communicator's very first collective call sets up its
 // collective area, which every rank must reach: when Ibarrier is that
-// call, a goroutine of its own makes the area and arrives, and the request
-// completes after it. Unlike the blocking collectives, a rank in Ibarrier
+// call, the making of the area and the arrival are queued as a nonblocking
+// collective's job, and the request completes after it. Unlike the blocking collectives, a rank in Ibarrier
 // while another is in a different collective is not detected.
 func (c *Comm) Ibarrier() (*Request, error) {
 	// Not prepare: Ibarrier's counters are apart from the rounds the
@@ -301,36 +301,39 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		c.clocks.Release(clockIbarrier) // shmrun --check: before this rank's arrival
 	}
 	a := c.coll.Load()
-	var made chan struct{} // closed once the goroutine has made the area and arrived
-	var madeErr error
+	var made *Request // the job that makes the area and arrives, until it has
 	if a != nil {
 		a.arriveIbarrier(j)
 	} else {
-		made = make(chan struct{})
-		go func() {
-			defer close(made)
+		// Queued as the nonblocking collectives are (nbc.go), so that
+		// it runs in order with this rank's other collective calls on
+		// c, which all make or use the area.
+		var err error
+		made, err = c.startNBC("Ibarrier", func(*Comm) error {
 			a, err := c.area("Ibarrier")
 			if err != nil {
-				madeErr = err
-				return
+				return err
 			}
 			a.arriveIbarrier(c.ibarN.Load()) // every call made so far: this one and any after it
-		}()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	next := 0 // ranks [0, next) are known to have arrived
 	return &Request{ext: &requestExt{coll: "Ibarrier", poll: func(block bool) (bool, error) {
 		if made != nil {
+			var err error
 			if block {
-				<-made
-			} else {
-				select {
-				case <-made:
-				default:
-					return false, nil
-				}
+				_, err = made.Wait()
+			} else if _, ok, terr := made.Test(); terr != nil {
+				err = terr
+			} else if !ok {
+				return false, nil
 			}
-			if madeErr != nil {
-				return false, madeErr
+			if err != nil {
+				return false, err
 			}
 			a, made = c.coll.Load(), nil
 		}

@@ -26,3 +26,6 @@ func backendSignals() error {
 	}
 	return nil
 }
+
+// underMPI reports whether the ranks run over an MPI (the mpi build).
+const underMPI = true

@@ -1,9 +1,9 @@
 package launcher
 
 import (
-	"os"
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
