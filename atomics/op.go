@@ -268,14 +268,14 @@ func typeOfNamed[T Elem]() Type {
 var (
 	// ErrOp is MPI_ERR_OP: an op the standard does not define on the
 	// datatype, or NoOp in a call that does not fetch.
-	ErrOp = errors.New("operation not defined on datatype")
+	ErrOp = errors.New("MPI_ERR_OP: invalid reduction operation")
 	// ErrRange is MPI_ERR_RMA_RANGE: the target elements are not inside
 	// the segment.
 	ErrRange = errors.New("target range outside the segment")
 	// ErrArg is MPI_ERR_ARG: buffers whose lengths disagree, a segment
 	// that is not 8-byte aligned or not a multiple of 8 bytes long, or an
 	// element that needs a stripe when no stripes were given.
-	ErrArg = errors.New("invalid argument")
+	ErrArg = errors.New("MPI_ERR_ARG: invalid argument")
 )
 
 // opError is the ErrOp a forbidden combination returns. Its message is the

@@ -1,20 +1,29 @@
 package comm
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/shmrun/shmrun/atomics"
+	"github.com/shmrun/shmrun/dtype"
+)
 
 // Error classes (MPI's error classes for communicators and groups). Errors
-// returned by this package wrap one of them: test with errors.Is.
+// returned by this package wrap one of them: test with errors.Is. A class
+// is one value in every package that has it: ErrArg is dtype.ErrArg and
+// atomics.ErrArg, ErrOp is atomics.ErrOp and win.ErrOp, ErrType and
+// ErrCount are dtype's and win's, ErrRank, ErrBuffer, ErrNoMem and
+// ErrOther win's.
 var (
 	ErrRank     = errors.New("MPI_ERR_RANK: invalid rank")
 	ErrGroup    = errors.New("MPI_ERR_GROUP: invalid group")
-	ErrArg      = errors.New("MPI_ERR_ARG: invalid argument")
+	ErrArg      = dtype.ErrArg
 	ErrComm     = errors.New("MPI_ERR_COMM: invalid communicator")
 	ErrOther    = errors.New("MPI_ERR_OTHER: failure")
-	ErrCount    = errors.New("MPI_ERR_COUNT: invalid count")
-	ErrType     = errors.New("MPI_ERR_TYPE: invalid datatype")
-	ErrOp       = errors.New("MPI_ERR_OP: invalid reduction operation")
+	ErrCount    = dtype.ErrCount
+	ErrType     = dtype.ErrType
+	ErrOp       = atomics.ErrOp
 	ErrRoot     = errors.New("MPI_ERR_ROOT: invalid root")
-	ErrBuffer   = errors.New("MPI_ERR_BUFFER: invalid buffer")
+	ErrBuffer   = dtype.ErrBuffer
 	ErrTruncate = errors.New("MPI_ERR_TRUNCATE: message truncated")
 	ErrTag      = errors.New("MPI_ERR_TAG: invalid tag")
 	ErrNoMem    = errors.New("MPI_ERR_NO_MEM: out of memory")

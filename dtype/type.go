@@ -13,10 +13,10 @@ import (
 
 // Error classes. Every error of this package wraps one of them.
 var (
-	ErrArg    = errors.New("MPI_ERR_ARG: invalid argument")
+	ErrArg    = atomics.ErrArg // one value for a class in every package
 	ErrCount  = errors.New("MPI_ERR_COUNT: invalid count")
 	ErrType   = errors.New("MPI_ERR_TYPE: invalid datatype")
-	ErrBuffer = errors.New("MPI_ERR_BUFFER: buffer too small for the datatype")
+	ErrBuffer = errors.New("MPI_ERR_BUFFER: invalid buffer")
 )
 
 func errorf(class error, format string, args ...any) error {

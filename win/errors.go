@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // Error classes (MPI error classes for one-sided communication). Every error
-// of this package wraps exactly one of them.
+// of this package wraps exactly one of them. A class is one value in every
+// package that has it: ErrRank, ErrBuffer, ErrNoMem, ErrOp, ErrType, ErrArg,
+// ErrCount, ErrOther and ErrAborted are comm's (and ErrOp atomics', ErrType
+// and ErrCount dtype's).
 var (
 	ErrRMASync   = errors.New("MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls")
 	ErrRMARange  = errors.New("MPI_ERR_RMA_RANGE: target memory is not part of the window")
@@ -24,14 +26,14 @@ var (
 	ErrRMAShared = errors.New("MPI_ERR_RMA_SHARED: memory cannot be shared")
 	ErrRMAAttach = errors.New("MPI_ERR_RMA_ATTACH: memory cannot be attached")
 	ErrBuffer    = comm.ErrBuffer // MPI_ERR_BUFFER: an origin buffer too small for its datatype
-	ErrNoMem     = errors.New("MPI_ERR_NO_MEM: out of shared memory")
+	ErrNoMem     = comm.ErrNoMem
 	ErrWin       = errors.New("MPI_ERR_WIN: invalid window")
-	ErrOp        = atomics.ErrOp // MPI_ERR_OP: an op not defined on the datatype
-	ErrType      = errors.New("MPI_ERR_TYPE: invalid datatype")
+	ErrOp        = comm.ErrOp // MPI_ERR_OP: an op not defined on the datatype
+	ErrType      = comm.ErrType
 	ErrInfo      = errors.New("MPI_ERR_INFO_VALUE: invalid info value")
-	ErrArg       = errors.New("MPI_ERR_ARG: invalid argument")
-	ErrCount     = errors.New("MPI_ERR_COUNT: invalid count")
-	ErrOther     = errors.New("MPI_ERR_OTHER: failure")
+	ErrArg       = comm.ErrArg
+	ErrCount     = comm.ErrCount
+	ErrOther     = comm.ErrOther
 	ErrAborted   = comm.ErrAborted
 )
 

@@ -53,7 +53,8 @@ const usageTail = `
 Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
 status when one fails (128+N for signal N; the first failure decides); for
 comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 125
-when the deadlock watch ends the job; 2 for bad usage (nothing is started).
+when the deadlock watch ends the job; 2 for bad usage (nothing is started:
+a Go rank's panic also exits 2, and then shmrun's message names the rank).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
