@@ -281,7 +281,9 @@ func init() {
 		if err := c.check(call); err != nil {
 			return nil, err
 		}
-		if err := c.agreeCall(call, format.CollWinCreate); err != nil {
+		// "win.Create": apart from comm's Create in messages and the
+		// statistics.
+		if err := c.agreeCall("win."+call, format.CollWinCreate); err != nil {
 			return nil, err
 		}
 		return c.t, nil

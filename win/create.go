@@ -11,7 +11,6 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/internal/raw"
-	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -54,10 +53,7 @@ import (
 // mem as Base. The memory is not reserved or zeroed by Create: it is the
 // caller's, as it was.
 func Create(c *comm.Comm, mem []byte, dispUnit int, info Info) (*Win, error) {
-	if _, err := team.OfComm(c, "Create"); err != nil {
-		return nil, fmt.Errorf("win: %w", err)
-	}
-	w, err := allocate(c, 0, 1, info, FlavorCreate)
+	w, err := allocate(c, 0, 1, info, FlavorCreate) // the communicator's agreement first, as every creation
 	if err != nil {
 		return nil, err
 	}

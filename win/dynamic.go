@@ -5,7 +5,6 @@ package win
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/heap"
 	"github.com/shmrun/shmrun/internal/raw"
-	"github.com/shmrun/shmrun/internal/team"
 	"github.com/shmrun/shmrun/shm"
 )
 
@@ -46,9 +44,6 @@ import (
 // a region). SharedQuery is ErrRMAFlavor; Attr reports FlavorDynamic, no
 // base, size 0 and disp unit 1.
 func CreateDynamic(c *comm.Comm, info Info) (*Win, error) {
-	if _, err := team.OfComm(c, "CreateDynamic"); err != nil {
-		return nil, fmt.Errorf("win: %w", err)
-	}
 	max := format.DefaultMaxAttach
 	if cfg, err := parseInfo(info); err == nil {
 		max = cfg.maxAttach
