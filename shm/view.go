@@ -1,14 +1,13 @@
 package shm
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/shmrun/shmrun/internal/raw"
 )
 
 // ErrView marks a typed view that cannot be made.
-var ErrView = errors.New("bad typed view")
+var ErrView = raw.ErrView
 
 // View returns b as a slice of T. It refuses a T that holds Go pointers (the
 // garbage collector does not scan shared memory, and addresses differ per
@@ -20,7 +19,7 @@ var ErrView = errors.New("bad typed view")
 func View[T any](b []byte) ([]T, error) {
 	v, err := raw.View[T](b)
 	if err != nil {
-		return nil, fmt.Errorf("shm: %v: %w", err, ErrView)
+		return nil, fmt.Errorf("shm: %w", err) // it wraps ErrView, and says so once
 	}
 	return v, nil
 }

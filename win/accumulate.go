@@ -95,7 +95,9 @@ func Accumulate[T atomics.Elem](w *Win, src []T, target, disp int, op atomics.Op
 // origin buffer of MPI_NO_OP. len(result) must equal len(src) unless op is
 // NoOp (ErrCount), and the two may not share memory (MPI 4.1 §12.3.4:
 // ErrBuffer; one element may, as it is read before its result is
-// written).
+// written). Local, completes eagerly; epochs, ranges and ProcNull as for
+// Put (ErrRMASync outside an epoch, ErrRMARange past the target's part);
+// an op the standard does not define on T is ErrOp.
 //
 // Never inlined: shmrun --check finds its caller's line from its return
 // address (raw.ReturnPC).
@@ -142,6 +144,9 @@ func GetAccumulate[T atomics.Elem](w *Win, src, result []T, target, disp int, op
 // FetchAndOp returns the element at disp on target and combines v into it
 // with op, atomically (MPI_Fetch_and_op). op may be NoOp (atomic read) or
 // Replace (atomic swap). On the common types it is one atomic instruction.
+// Local, completes eagerly; epochs, ranges and ProcNull as for Put
+// (ErrRMASync outside an epoch, ErrRMARange past the target's part); an op
+// the standard does not define on T (a bit op on a float) is ErrOp.
 //
 // Never inlined: shmrun --check finds its caller's line from its return
 // address (raw.ReturnPC).
@@ -185,7 +190,9 @@ func FetchAndOp[T atomics.Elem](w *Win, v T, target, disp int, op atomics.Op) (T
 
 // CompareAndSwap replaces the element at disp on target with v if it equals
 // compare, and returns the element it found (MPI_Compare_and_swap),
-// atomically. Integer types only: a float does not compile.
+// atomically. Integer types only: a float does not compile. Local,
+// completes eagerly; epochs, ranges and ProcNull as for Put (ErrRMASync
+// outside an epoch, ErrRMARange past the target's part).
 //
 // Never inlined: shmrun --check finds its caller's line from its return
 // address (raw.ReturnPC).

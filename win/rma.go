@@ -117,7 +117,9 @@ func PutT[T atomics.Elem](w *Win, src []T, target, disp int) error {
 	return w.Put(shm.Bytes(src), target, disp)
 }
 
-// GetT is Get into a typed buffer (MPI_Get with a predefined datatype).
+// GetT is Get into a typed buffer (MPI_Get with a predefined datatype):
+// disp is in units of the target's disp unit, the length is
+// len(dst)*sizeof(T). Local; epochs, ranges and ProcNull as for Get.
 func GetT[T atomics.Elem](w *Win, dst []T, target, disp int) error {
 	return w.Get(shm.Bytes(dst), target, disp)
 }

@@ -39,7 +39,7 @@ a Go main package (directory) or .go file of package main, which shmrun builds
 once (in its own module) into a temporary directory before starting.
 
 Examples:
-  shmrun -n 4 ./examples/pi
+  shmrun -n 4 --oversubscribe ./examples/pi
   shmrun -n 8 --oversubscribe --tag-output ./myprog -v
   shmrun -n 2 --bind-to core --report-bindings ./bench/cmd/rmabench
   shmrun -n 1 ./server : -n 3 ./client
@@ -51,10 +51,16 @@ Flags:
 
 const usageTail = `
 Exit status: 0 if every rank exited 0 after comm.Finalize; the failing rank's
-status when one fails (128+N for signal N; the first failure decides); for
-comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 125
+status when one fails (128+N for signal N, 1 for a rank that exited 0 without
+comm.Finalize; the first failure decides); 1 when a Go program does not build;
+for comm.Abort(code), code mod 256, or 1 when that is 0; 124 on --timeout; 125
 when the deadlock watch ends the job; 2 for bad usage (nothing is started:
 a Go rank's panic also exits 2, and then shmrun's message names the rank).
+
+Environment: SHMRUN_WAIT=spin=N,yield=D,sleep=D (or oversubscribed) sets how
+ranks wait (-x passes it; shmrun sets oversubscribed when ranks outnumber
+CPUs); SHMRUN_CHECK=1|error|warn in shmrun's environment is --check. Every
+other SHMRUN_ variable is shmrun's own, given to the ranks, and -x refuses it.
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

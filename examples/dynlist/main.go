@@ -4,7 +4,7 @@
 // them at the end of the list by compare-and-swap on the last node's next
 // pointer; rank 0 then walks the whole list by Get and checks it.
 //
-//	go run ./cmd/shmrun -n 4 ./examples/dynlist [nodes per rank]
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/dynlist [nodes per rank]
 package main
 
 import (

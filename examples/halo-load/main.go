@@ -5,7 +5,7 @@
 // memory: Sync makes this rank's stores visible and the others' visible to it;
 // the Barrier orders the ranks.
 //
-//	go run ./cmd/shmrun -n 4 ./examples/halo-load
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/halo-load
 package main
 
 import (

@@ -2,7 +2,7 @@
 // loads: each rank Puts its edge cells into its neighbours' ghost cells and a
 // Fence ends each exchange.
 //
-//	go run ./cmd/shmrun -n 4 ./examples/halo-put
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/halo-put
 package main
 
 import (

@@ -1,6 +1,6 @@
 // Command hello is the smallest shmrun program: every rank says who it is.
 //
-//	go run ./cmd/shmrun -n 4 ./examples/hello
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/hello
 package main
 
 import (

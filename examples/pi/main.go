@@ -2,7 +2,7 @@
 // sums its share of the intervals into its own slot of a shared window, and
 // rank 0 adds the slots after a fence.
 //
-//	go run ./cmd/shmrun -n 4 ./examples/pi [intervals]
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/pi [intervals]
 package main
 
 import (

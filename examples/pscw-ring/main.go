@@ -3,7 +3,7 @@
 // to its left neighbour (Post) and accesses its right neighbour's (Start),
 // puts the token it holds there, and closes both epochs (Complete, Wait).
 //
-//	go run ./cmd/shmrun -n 4 ./examples/pscw-ring
+//	go run ./cmd/shmrun -n 4 --oversubscribe ./examples/pscw-ring
 package main
 
 import (
