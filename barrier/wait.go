@@ -131,10 +131,15 @@ const (
 var Watch func(w Waiting, asleep bool)
 
 // Idle, when set, is called by a wait whose condition is still false
-// after its spin phase, before it yields or sleeps: package comm starts
+// after its spin phase, before it yields or sleeps, and again each time
+// its sleep ends with the condition still false: package comm starts
 // there the work it put off (a nonblocking collective's job, which the
-// wait may depend on). Set once, before any wait.
-var Idle func()
+// wait may depend on) and moves on the transfers in pieces of its
+// point-to-point engine (which another rank may be waiting for while this
+// one waits in a barrier). It reports whether such a transfer is still in
+// flight: the wait then sleeps at most a millisecond at a time, to move
+// it on again. Set once, before any wait.
+var Idle func() bool
 
 // Await returns nil once done() is true, or ErrAborted once *abort is nonzero
 // (abort may be nil). done must read shared state with atomic loads.
@@ -156,8 +161,9 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 	if aborted(abort, done) {
 		return ErrAborted
 	}
+	busy := false
 	if idle := Idle; idle != nil {
-		idle()
+		busy = idle()
 	}
 	if p.Yield > 0 {
 		// The clock is read first after 16 yields, not before the first:
@@ -208,13 +214,20 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 			atomic.AddUint32(e.Sleepers, ^uint32(0))
 			return nil
 		}
-		raw.FutexWait(e.Seq, seq, p.Sleep)
+		sleep := p.Sleep
+		if busy {
+			sleep = min(sleep, time.Millisecond)
+		}
+		raw.FutexWait(e.Seq, seq, sleep)
 		atomic.AddUint32(e.Sleepers, ^uint32(0))
 		if aborted(abort, done) {
 			return ErrAborted
 		}
 		if done() {
 			return nil
+		}
+		if idle := Idle; idle != nil {
+			busy = idle()
 		}
 	}
 }

@@ -124,6 +124,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
 	c.appNum, c.appSet = e.appNum, e.appSet
+	idleEngine.Store(c.eng)
 	t.WatchWaits()
 	t.SetRankState(format.RankInit, os.Getpid())
 	return c, nil
@@ -178,6 +179,7 @@ func Finalize() error {
 	nbcDrainAll() // a queued collective's job must not outlive the runtime
 	err := w.Finalize()
 	if w.finalized.Load() { // not when the ranks disagreed on the call
+		idleEngine.Store(nil)
 		process.world, process.self, process.done = nil, nil, true
 		if ferr := rec.Finish(); ferr != nil && err == nil {
 			err = fmt.Errorf("comm: Finalize on rank %d: writing its statistics or trace: %v: %w", w.Rank(), ferr, ErrOther)

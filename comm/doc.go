@@ -97,8 +97,12 @@
 // into the receiver's pinned buffer by process_vm_writev (where the
 // kernel allows neither, the sender copies through its ring), so that a
 // receive completes even while its sender computes. Ranks move messages only while
-// one of their goroutines is inside a point-to-point call (MPI's weak
-// progress), and any goroutine may make them (MPI_THREAD_MULTIPLE).
+// one of their goroutines is inside a call of the runtime (MPI's weak
+// progress): a point-to-point call, or the wait of any other (a Barrier, a
+// Fence), which moves on the transfers in pieces in flight (a large
+// message through the ring, when single copies are off), checking at
+// least every millisecond while one is; any goroutine may make them
+// (MPI_THREAD_MULTIPLE).
 //
 // A message carries a digest of its type signature, and a receive whose
 // data's signature differs is ErrType (MPI's type matching, the prefix

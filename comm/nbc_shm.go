@@ -32,7 +32,10 @@ func nbcRequest(call string, j *nbcJob) (*Request, error) {
 }
 
 func init() {
-	barrier.Idle = kickParked
+	barrier.Idle = func() bool {
+		kickParked()
+		return idleProgress()
+	}
 	winc.StartNBC = func(x any, call string, run func() error) (any, error) {
 		c, _ := x.(*Comm)
 		r, err := c.startNBC(call, func(*Comm) error { return run() })

@@ -183,6 +183,7 @@ func (e *engine) startJob(s int, r *rxRing, o *op) {
 	atomic.StoreUint64(r.claim, jobTag(o.id)<<format.JobTagShift)
 	atomic.StoreUint64(r.jobID, o.id)
 	e.jobs = append(e.jobs, s)
+	e.bulk.Store(true)
 	var addr uint64
 	if e.offers(r) {
 		pinBuf(o, e.t.Local())
@@ -204,6 +205,7 @@ func (e *engine) cts(s int, id, rid, accept, addr uint64) {
 		return
 	}
 	o.lg.rid, o.lg.accept = rid, int(accept)
+	e.ctsCame(o)
 	o.lg.n = (o.lg.accept + e.chunk - 1) / e.chunk
 	p, err := e.peer(s)
 	if err != nil {
@@ -392,6 +394,7 @@ func (e *engine) finishJob(s int, r *rxRing) {
 			break
 		}
 	}
+	e.setBulk()
 	if p, err := e.peer(s); err == nil {
 		e.send(p, txItem{kind: format.PktFin, id: o.lg.msg.id})
 	}

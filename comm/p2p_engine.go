@@ -48,16 +48,22 @@ type engine struct {
 	chunk  int  // a large message's chunk
 	single bool // large messages may be read from the sender's memory
 
-	rx      []rxRing
-	peers   []*peer
-	busy    []*peer // peers with packets waiting for room, or a send job
-	jobs    []int   // senders with a receive job open on their line
-	posted  fifo[*op]
-	unexp   fifo[*inMsg]
-	waiting map[uint64]*op // sends waiting for CTS or Fin
-	broken  error          // a ring held what no sender writes: every call fails
-	wake    bool           // an operation completed since the doorbell was rung
-	fence   *uint64        // a private word on lines of its own (unlock)
+	rx    []rxRing
+	peers []*peer
+	busy  []*peer // peers with packets waiting for room, or a send job
+	// bulk is set while busy or jobs is not empty or an RTS waits for
+	// its CTS (awaitCTS): a transfer in pieces is in flight, which a wait
+	// outside point-to-point calls moves on (idleProgress). Written under
+	// the lock, read without.
+	bulk     atomic.Bool
+	awaitCTS int   // large sends announced whose CTS has not come
+	jobs     []int // senders with a receive job open on their line
+	posted   fifo[*op]
+	unexp    fifo[*inMsg]
+	waiting  map[uint64]*op // sends waiting for CTS or Fin
+	broken   error          // a ring held what no sender writes: every call fails
+	wake     bool           // an operation completed since the doorbell was rung
+	fence    *uint64        // a private word on lines of its own (unlock)
 
 	// What a message-rate loop would otherwise allocate per message:
 	// requests for sends complete at their start (Isend's of an eager
@@ -200,6 +206,7 @@ type large struct {
 	n            int    // chunks
 	got          int    // a receive's chunks in
 	offer        bool   // a receive's: its CTS offered writes in place
+	ctsDue       bool   // a send's: counted in engine.awaitCTS until its CTS (or Fin) comes
 	msg          *inMsg // a receive's message
 }
 
@@ -608,6 +615,11 @@ func (e *engine) write(p *peer, it *txItem) bool {
 		header(b, it.kind, o.sig, o.ctx, o.tag, len(o.buf), o.id)
 		le.PutUint64(b[format.RTSAddr:], uint64(raw.Addr(o.buf)))
 		e.waiting[o.id] = o
+		if o.lg != nil && !o.lg.ctsDue {
+			o.lg.ctsDue = true
+			e.awaitCTS++
+			e.bulk.Store(true)
+		}
 		p.publish(pos, k)
 	case format.PktFin:
 		k := cells(format.PktHeader)
@@ -697,8 +709,44 @@ func (e *engine) send(p *peer, it txItem) {
 func (e *engine) markBusy(p *peer) {
 	if len(p.queue) == 0 && p.sending == nil {
 		e.busy = append(e.busy, p)
+		e.bulk.Store(true)
 	}
 }
+
+// idleEngine is this process's engine under shmrun (Init), for
+// idleProgress; nil before and after.
+var idleEngine atomic.Pointer[engine]
+
+// idleProgress is barrier.Idle's: a wait of any call outside the
+// point-to-point calls (a Barrier, a Fence, a collective) moves on this
+// rank's transfers in pieces, which another rank's receive or send may
+// be waiting for (MPI's progress rule: a rank inside any MPI call makes
+// progress; under --no-single-copy an Isend of a large message followed
+// by a Barrier waited for ever). One load when none is in flight. It
+// reports whether one still is.
+func idleProgress() bool {
+	e := idleEngine.Load()
+	if e == nil || !e.bulk.Load() || !e.tryLock() {
+		return e != nil && e.bulk.Load()
+	}
+	e.progress()
+	bulk := e.bulk.Load()
+	e.unlock()
+	return bulk
+}
+
+// ctsCame counts send o's CTS (or its Fin, where the receiver read the
+// message itself) as come.
+func (e *engine) ctsCame(o *op) {
+	if o.lg != nil && o.lg.ctsDue {
+		o.lg.ctsDue = false
+		e.awaitCTS--
+		e.setBulk()
+	}
+}
+
+// setBulk records whether a transfer in pieces is still in flight.
+func (e *engine) setBulk() { e.bulk.Store(len(e.busy) > 0 || len(e.jobs) > 0 || e.awaitCTS > 0) }
 
 // flush writes the queued packets that fit and the chunks of open send
 // jobs. Called with the engine locked.
@@ -723,6 +771,9 @@ func (e *engine) flush() {
 	}
 	clear(e.busy[len(keep):])
 	e.busy = keep
+	if len(keep) == 0 {
+		e.setBulk()
+	}
 }
 
 // progress drains every ring, pushes waiting packets and chunks, and works
@@ -873,6 +924,7 @@ func (e *engine) handle(s int, r *rxRing, b []byte) int64 {
 	case format.PktFin:
 		if o := e.waiting[id]; o != nil {
 			delete(e.waiting, id)
+			e.ctsCame(o) // a single copy's Fin comes with no CTS
 			if p := e.peers[s]; p != nil && p.sending == o {
 				p.sending = nil
 			}
@@ -924,6 +976,8 @@ func (e *engine) corrupt(s int, what string) {
 		e.rx[i].job, e.rx[i].queued = nil, nil
 	}
 	e.jobs = nil
+	e.awaitCTS = 0
+	e.setBulk()
 }
 
 // matches reports whether receive o takes message m.

@@ -812,6 +812,35 @@ func init() {
 		_, err := c.Recv(make([]byte, 8), 1-c.Rank(), 5+c.Rank())
 		return fmt.Errorf("Recv returned: %v", err)
 	})
+	// p2pfreed: rank 1 Isends messages past the eager limit (up to 1
+	// MiB), frees the requests and waits in a Barrier; rank 0 receives
+	// them, then joins the Barrier. Under --no-single-copy only rank 1
+	// can move them, from its Barrier's wait.
+	ranktest.Register("p2pfreed", func(c *comm.Comm) error {
+		sizes := []int{8193, 100003, 1 << 20}
+		if c.Rank() == 1 {
+			for i, n := range sizes {
+				r, err := c.Isend(pattern(1, i, n), 0, 30+i)
+				if err != nil {
+					return err
+				}
+				if err := r.Free(); err != nil {
+					return err
+				}
+			}
+		} else if c.Rank() == 0 {
+			for i, n := range sizes {
+				buf := make([]byte, n)
+				if _, err := c.Recv(buf, 1, 30+i); err != nil {
+					return err
+				}
+				if !bytes.Equal(buf, pattern(1, i, n)) {
+					return fmt.Errorf("message %d of %d bytes: wrong data", i, n)
+				}
+			}
+		}
+		return c.Barrier()
+	})
 	// p2pdie: rank 1 exits while rank 0 waits in Recv from it.
 	ranktest.Register("p2pdie", func(c *comm.Comm) error {
 		if c.Rank() == 1 {
@@ -1180,6 +1209,18 @@ func TestP2PWriteInPlaceProcs(t *testing.T) { ranktest.Run(t, 2, "p2pwrite") }
 func TestP2PReadWholeProcs(t *testing.T) { ranktest.Run(t, 2, "p2pwhole") }
 
 func TestP2PStreamedProcs(t *testing.T) { ranktest.Run(t, 2, "p2p", ranktest.Args("off")) }
+
+// A rank whose freed Isends are still in flight moves them on from a
+// Barrier's wait (under --no-single-copy only the sender can: it waited
+// in the Barrier for ever).
+func TestP2PFreedSendsProgressInBarrier(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		ranktest.Run(t, 2, "p2pfreed", ranktest.Configure(func(c *launcher.Config) {
+			c.NoSingleCopy = off
+			c.DeadlockAfter = 2 * time.Second
+		}))
+	}
+}
 
 func TestP2PNoSingleCopyFlag(t *testing.T) {
 	ranktest.Run(t, 2, "p2p", ranktest.Configure(func(c *launcher.Config) { c.NoSingleCopy = true }))
