@@ -124,6 +124,7 @@ func initFromEnv(get func(string) string) (*Comm, error) {
 		return nil, fmt.Errorf("comm: Init: %v: %w", err, ErrInit)
 	}
 	c.appNum, c.appSet = e.appNum, e.appSet
+	c.eng.bulk = &idleBulk // nothing in flight yet
 	idleEngine.Store(c.eng)
 	t.WatchWaits()
 	t.SetRankState(format.RankInit, os.Getpid())
@@ -180,6 +181,7 @@ func Finalize() error {
 	err := w.Finalize()
 	if w.finalized.Load() { // not when the ranks disagreed on the call
 		idleEngine.Store(nil)
+		idleBulk.Store(false)
 		process.world, process.self, process.done = nil, nil, true
 		if ferr := rec.Finish(); ferr != nil && err == nil {
 			err = fmt.Errorf("comm: Finalize on rank %d: writing its statistics or trace: %v: %w", w.Rank(), ferr, ErrOther)

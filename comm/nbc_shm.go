@@ -32,10 +32,7 @@ func nbcRequest(call string, j *nbcJob) (*Request, error) {
 }
 
 func init() {
-	barrier.Idle = func() bool {
-		kickParked()
-		return idleProgress()
-	}
+	barrier.Idle = idle
 	winc.StartNBC = func(x any, call string, run func() error) (any, error) {
 		c, _ := x.(*Comm)
 		r, err := c.startNBC(call, func(*Comm) error { return run() })
@@ -160,6 +157,20 @@ func (q *nbcQueue) kick() {
 		}
 	}
 	q.mu.Unlock()
+}
+
+// idle is barrier.Idle: a wait of the runtime about to yield or sleep
+// kicks the parked nonblocking collectives (kickParked) and moves this
+// rank's transfers in pieces on (idleProgress). Two loads when there is
+// neither, as most waits find.
+func idle() bool {
+	if nbcParked.Load() != 0 {
+		kickParked()
+	}
+	if !idleBulk.Load() {
+		return false
+	}
+	return idleProgress()
 }
 
 // kickParked kicks every queue whose jobs wait for a kick: a wait of the

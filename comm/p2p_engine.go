@@ -55,9 +55,9 @@ type engine struct {
 	// its CTS (awaitCTS): a transfer in pieces is in flight, which a wait
 	// outside point-to-point calls moves on (idleProgress). Written under
 	// the lock, read without.
-	bulk     atomic.Bool
-	awaitCTS int   // large sends announced whose CTS has not come
-	jobs     []int // senders with a receive job open on their line
+	bulk     *atomic.Bool // its own, or idleBulk for the process's engine
+	awaitCTS int          // large sends announced whose CTS has not come
+	jobs     []int        // senders with a receive job open on their line
 	posted   fifo[*op]
 	unexp    fifo[*inMsg]
 	waiting  map[uint64]*op // sends waiting for CTS or Fin
@@ -466,7 +466,7 @@ func newEngine(t *team.Team, single bool) (*engine, error) {
 	}
 	e := &engine{sh: sh, t: t, me: t.Rank(), n: t.Size(), l: l, mem: mem, abort: t.Abort(), policy: p2pPolicy(t.Policy()),
 		eager: format.P2PEager(l.Ring), chunk: format.P2PChunk(l.Ring), single: single,
-		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}, fence: &new(fenceLine).w}
+		rx: make([]rxRing, l.N), peers: make([]*peer, l.N), waiting: map[uint64]*op{}, fence: &new(fenceLine).w, bulk: new(atomic.Bool)}
 	e.bell = bellOf(mem, l)
 	sh.Eager, sh.Spin = uint32(e.eager), int32(e.policy.Spin)
 	for s := range l.N {
@@ -714,8 +714,12 @@ func (e *engine) markBusy(p *peer) {
 }
 
 // idleEngine is this process's engine under shmrun (Init), for
-// idleProgress; nil before and after.
-var idleEngine atomic.Pointer[engine]
+// idleProgress; nil before and after. Its bulk flag is idleBulk, which
+// idle reads first.
+var (
+	idleEngine atomic.Pointer[engine]
+	idleBulk   atomic.Bool
+)
 
 // idleProgress is barrier.Idle's: a wait of any call outside the
 // point-to-point calls (a Barrier, a Fence, a collective) moves on this
@@ -726,8 +730,8 @@ var idleEngine atomic.Pointer[engine]
 // reports whether one still is.
 func idleProgress() bool {
 	e := idleEngine.Load()
-	if e == nil || !e.bulk.Load() || !e.tryLock() {
-		return e != nil && e.bulk.Load()
+	if e == nil || !e.tryLock() {
+		return idleBulk.Load()
 	}
 	e.progress()
 	bulk := e.bulk.Load()
