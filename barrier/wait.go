@@ -137,9 +137,12 @@ var Watch func(w Waiting, asleep bool)
 // wait may depend on) and moves on the transfers in pieces of its
 // point-to-point engine (which another rank may be waiting for while this
 // one waits in a barrier). It reports whether such a transfer is still in
-// flight: the wait then sleeps at most a millisecond at a time, to move
-// it on again. Set once, before any wait.
-var Idle func() bool
+// flight, and whether this call moved one: while one is, the wait sleeps a
+// millisecond at a time to move it on again, twice as long after each
+// call that moved nothing (up to its policy's sleep), so that a transfer
+// stuck for good (a deadlock) costs next to nothing and the launcher's
+// deadlock watch still sees the rank idle. Set once, before any wait.
+var Idle func() (inFlight, moved bool)
 
 // Await returns nil once done() is true, or ErrAborted once *abort is nonzero
 // (abort may be nil). done must read shared state with atomic loads.
@@ -161,9 +164,9 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 	if aborted(abort, done) {
 		return ErrAborted
 	}
-	busy := false
+	inFlight := false
 	if idle := Idle; idle != nil {
-		busy = idle()
+		inFlight, _ = idle()
 	}
 	if p.Yield > 0 {
 		// The clock is read first after 16 yields, not before the first:
@@ -196,6 +199,7 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 		watch(w, true)
 		defer watch(w, false)
 	}
+	back := time.Millisecond // the sleep while a transfer is in flight (Idle)
 	for {
 		// Announce the sleep before reading seq: a Notify that comes after
 		// our read of seq either changes seq (the futex returns at once) or
@@ -215,8 +219,8 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 			return nil
 		}
 		sleep := p.Sleep
-		if busy {
-			sleep = min(sleep, time.Millisecond)
+		if inFlight {
+			sleep = min(sleep, back)
 		}
 		raw.FutexWait(e.Seq, seq, sleep)
 		atomic.AddUint32(e.Sleepers, ^uint32(0))
@@ -227,7 +231,12 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 			return nil
 		}
 		if idle := Idle; idle != nil {
-			busy = idle()
+			var moved bool
+			if inFlight, moved = idle(); moved {
+				back = time.Millisecond
+			} else {
+				back = min(2*back, p.Sleep)
+			}
 		}
 	}
 }

@@ -163,12 +163,12 @@ func (q *nbcQueue) kick() {
 // kicks the parked nonblocking collectives (kickParked) and moves this
 // rank's transfers in pieces on (idleProgress). Two loads when there is
 // neither, as most waits find.
-func idle() bool {
+func idle() (inFlight, moved bool) {
 	if nbcParked.Load() != 0 {
 		kickParked()
 	}
 	if !idleBulk.Load() {
-		return false
+		return false, false
 	}
 	return idleProgress()
 }

@@ -727,16 +727,40 @@ var (
 // be waiting for (MPI's progress rule: a rank inside any MPI call makes
 // progress; under --no-single-copy an Isend of a large message followed
 // by a Barrier waited for ever). One load when none is in flight. It
-// reports whether one still is.
-func idleProgress() bool {
+// reports whether one still is, and whether this call moved one.
+func idleProgress() (inFlight, moved bool) {
 	e := idleEngine.Load()
 	if e == nil || !e.tryLock() {
-		return idleBulk.Load()
+		return idleBulk.Load(), false
 	}
+	before := e.idleMark()
 	e.progress()
-	bulk := e.bulk.Load()
+	inFlight, moved = e.bulk.Load(), e.idleMark() != before
 	e.unlock()
-	return bulk
+	return inFlight, moved
+}
+
+// idleMark sums what moves when a transfer in pieces does: the write
+// positions and claim words of the peers with queued packets or send jobs,
+// the read positions of the lines with receive jobs and the chunks their
+// jobs have in, the large sends still waiting for their CTS. Called with
+// the engine locked.
+func (e *engine) idleMark() uint64 {
+	m := uint64(e.awaitCTS) + uint64(len(e.busy))<<32 + uint64(len(e.jobs))<<48
+	for _, p := range e.busy {
+		m += p.st.Head
+		if p.claim != nil {
+			m += atomic.LoadUint64(p.claim)
+		}
+	}
+	for _, s := range e.jobs {
+		r := &e.rx[s]
+		m += r.st.Pos
+		if o := r.job; o != nil && o.lg != nil {
+			m += uint64(o.lg.got)
+		}
+	}
+	return m
 }
 
 // ctsCame counts send o's CTS (or its Fin, where the receiver read the
@@ -1100,7 +1124,9 @@ func (e *engine) completed(o *op, err error) {
 		}
 		rv.from = o.from
 		if o.from > 0 {
-			if snap, ok := chkSnaps.LoadAndDelete(o); ok {
+			// A freed request's receive completes with nobody to join
+			// its sender's clock: its snapshot goes.
+			if snap, ok := chkSnaps.LoadAndDelete(o); ok && o.freed == nil {
 				chkSnaps.Store(rv, snap)
 			}
 		}

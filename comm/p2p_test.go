@@ -1250,11 +1250,22 @@ func TestP2PDeadlockWatch(t *testing.T) {
 	// Asleep on one goroutine, computing on another: not blocked.
 	ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("threaded"),
 		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
-	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("send"), ranktest.ExitCode(launcher.DeadlockExitCode),
-		ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter = 300 * time.Millisecond }))
-	for _, want := range []string{"rank 0 waits in a send to rank 1 with tag 7", "rank 1 waits in a send to rank 0 with tag 7"} {
-		if !strings.Contains(res.Stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+	// Both large sends wait for their CTS: a transfer in flight, which
+	// every wait polls for (barrier.Idle), backing off while it stands
+	// still, so that the watch still finds the ranks idle over a longer
+	// period, in either copy mode (polling every millisecond looked like
+	// computing to it).
+	for _, tc := range []struct {
+		after time.Duration
+		off   bool
+	}{{300 * time.Millisecond, false}, {2 * time.Second, false}, {2 * time.Second, true}} {
+		res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("send"), ranktest.ExitCode(launcher.DeadlockExitCode),
+			ranktest.Timeout(30*time.Second),
+			ranktest.Configure(func(c *launcher.Config) { c.DeadlockAfter, c.NoSingleCopy = tc.after, tc.off }))
+		for _, want := range []string{"rank 0 waits in a send to rank 1 with tag 7", "rank 1 waits in a send to rank 0 with tag 7"} {
+			if !strings.Contains(res.Stderr, want) {
+				t.Errorf("%v, no single copy %v: stderr lacks %q:\n%s", tc.after, tc.off, want, res.Stderr)
+			}
 		}
 	}
 	res = ranktest.Run(t, 2, "p2pdeadlock", ranktest.Args("stale"), ranktest.ExitCode(launcher.DeadlockExitCode),

@@ -297,14 +297,17 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		return nil, err
 	}
 	j := c.ibarN.Add(1)
-	if c.clocks != nil {
-		c.clocks.Release(clockIbarrier) // shmrun --check: before this rank's arrival
-	}
-	a := c.coll.Load()
-	var made *Request // the job that makes the area and arrives, until it has
+	a := c.coll.Load() // which publishes c.clocks too
+	var made *Request  // the job that makes the area and arrives, until it has
 	if a != nil {
+		if c.clocks != nil {
+			c.clocks.Release(clockIbarrier) // shmrun --check: before this rank's arrival
+		}
 		a.arriveIbarrier(j)
 	} else {
+		// shmrun --check: what this rank did before the call, released
+		// by the job once the area (and its clocks) exist.
+		held := chk.Held()
 		// Queued as the nonblocking collectives are (nbc.go), so that
 		// it runs in order with this rank's other collective calls on
 		// c, which all make or use the area.
@@ -314,7 +317,8 @@ func (c *Comm) Ibarrier() (*Request, error) {
 			if err != nil {
 				return err
 			}
-			a.arriveIbarrier(c.ibarN.Load()) // every call made so far: this one and any after it
+			c.clocks.ReleaseHeld(clockIbarrier, held)
+			a.arriveIbarrier(j) // a later call's may be there already: counts only rise
 			return nil
 		})
 		if err != nil {

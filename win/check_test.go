@@ -24,6 +24,7 @@ func init() {
 	ranktest.Register("check-fence-nop", checkFenceNopBody)
 	ranktest.Register("check-fence-asserts", checkFenceAssertsBody)
 	ranktest.Register("check-irecv-early", checkIrecvEarlyBody)
+	ranktest.Register("check-first-ibarrier", checkFirstIbarrierBody)
 }
 
 // checkRun runs body as n ranks under shmrun --check=warn and returns the
@@ -355,5 +356,42 @@ func TestCheckIrecvCompletedLater(t *testing.T) {
 	}
 	if reports := checkRun(t, 2, "check-irecv-early", "after"); len(reports) != 0 {
 		t.Errorf("a load after the Wait reported:\n%s", strings.Join(reports, "\n"))
+	}
+}
+
+// checkFirstIbarrierBody: rank 1 puts to rank 0's word 0 in a lock epoch,
+// then both ranks pass an Ibarrier, the first collective call of a new
+// communicator; rank 0 loads the word after it: ordered.
+func checkFirstIbarrierBody(c *comm.Comm) error {
+	w, err := win.AllocateShared(c, 64, 8, nil)
+	if err != nil {
+		return err
+	}
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	mine, err := win.NewChecked[int64](w, c.Rank())
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 1 {
+		err = do(w.LockAll(0), win.PutT(w, []int64{5}, 0, 0), w.UnlockAll())
+	}
+	r, ierr := d.Ibarrier()
+	if ierr == nil {
+		_, ierr = r.Wait()
+	}
+	if c.Rank() == 0 && ierr == nil {
+		_ = mine.Load(0)
+	}
+	return do(err, ierr, d.Free(), c.Barrier(), w.Free())
+}
+
+// A communicator's first Ibarrier orders as any Ibarrier does (its
+// release waited for the area its job makes: it was lost).
+func TestCheckFirstIbarrier(t *testing.T) {
+	if reports := checkRun(t, 2, "check-first-ibarrier"); len(reports) != 0 {
+		t.Errorf("a Put and a load ordered by an Ibarrier reported:\n%s", strings.Join(reports, "\n"))
 	}
 }

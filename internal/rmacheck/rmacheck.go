@@ -45,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -472,6 +473,41 @@ func (c *Clocks) Release(slot int) {
 		}
 	}
 	c.p.tick()
+}
+
+// Held is Release in two steps, for a release whose slot is not there yet
+// (a communicator's first Ibarrier, whose clocks its queued job makes):
+// Held copies what Release would publish, the calling thread's clock, and
+// ticks; ReleaseHeld later joins that copy into the member's row. nil when
+// off.
+func (p *Proc) Held() []uint32 {
+	if p == nil {
+		return nil
+	}
+	beforeClock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.use(0)
+	p.settle()
+	h := slices.Clone(p.vc)
+	p.tick()
+	return h
+}
+
+// ReleaseHeld joins h, a clock Held copied, into this member's row of
+// slot.
+func (c *Clocks) ReleaseHeld(slot int, h []uint32) {
+	if c == nil || len(h) == 0 {
+		return
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	row := c.row(slot, c.me)
+	for i := range min(len(h), len(row)) {
+		if v := h[i]; v > atomic.LoadUint32(&row[i]) {
+			atomic.StoreUint32(&row[i], v)
+		}
+	}
 }
 
 // Acquire joins the clocks the members (team ranks; nil: all) published
