@@ -100,9 +100,15 @@
 // one of their goroutines is inside a call of the runtime (MPI's weak
 // progress): a point-to-point call, or the wait of any other (a Barrier, a
 // Fence), which moves on the transfers in pieces in flight (a large
-// message through the ring, when single copies are off), checking at
-// least every millisecond while one is; any goroutine may make them
-// (MPI_THREAD_MULTIPLE).
+// message through the ring, when single copies are off, or one whose
+// receiver has answered), checking every millisecond while one moves,
+// less often while it stands still; any goroutine may make them
+// (MPI_THREAD_MULTIPLE). A receive is matched only inside a
+// point-to-point call, though: a rank that posts an Irecv of a large
+// message and then waits in a Barrier for a rank whose blocking Send of
+// it waits for the match deadlocks (the deadlock watch says so), where
+// MPI would complete it: Wait the receive before the Barrier, or send
+// with Isend.
 //
 // A message carries a digest of its type signature, and a receive whose
 // data's signature differs is ErrType (MPI's type matching, the prefix
