@@ -141,8 +141,11 @@ var Watch func(w Waiting, asleep bool)
 // millisecond at a time to move it on again, twice as long after each
 // call that moved nothing (up to its policy's sleep), so that a transfer
 // stuck for good (a deadlock) costs next to nothing and the launcher's
-// deadlock watch still sees the rank idle. Set once, before any wait.
-var Idle func() (inFlight, moved bool)
+// deadlock watch still sees the rank idle. With full, after a sleep that
+// ran its whole length unwoken, it moves the engine on whatever it
+// believes in flight (a message another rank waits to have matched by a
+// receive this rank posted). Set once, before any wait.
+var Idle func(full bool) (inFlight, moved bool)
 
 // Await returns nil once done() is true, or ErrAborted once *abort is nonzero
 // (abort may be nil). done must read shared state with atomic loads.
@@ -166,7 +169,7 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 	}
 	inFlight := false
 	if idle := Idle; idle != nil {
-		inFlight, _ = idle()
+		inFlight, _ = idle(false)
 	}
 	if p.Yield > 0 {
 		// The clock is read first after 16 yields, not before the first:
@@ -230,9 +233,12 @@ func (e Event) AwaitAs(w Waiting, abort *uint32, p Policy, done func() bool) err
 		if done() {
 			return nil
 		}
-		if idle := Idle; idle != nil {
+		// A long sleep that ran out with seq unchanged: nothing woke it
+		// (not the 1 ms sleeps of a failed heavy fence, which would make
+		// a pass over the rings every millisecond for good).
+		if idle := Idle; idle != nil && (inFlight || sleep >= 10*time.Millisecond && atomic.LoadUint32(e.Seq) == seq) {
 			var moved bool
-			if inFlight, moved = idle(); moved {
+			if inFlight, moved = idle(true); moved {
 				back = time.Millisecond
 			} else {
 				back = min(2*back, p.Sleep)

@@ -102,13 +102,12 @@
 // Fence), which moves on the transfers in pieces in flight (a large
 // message through the ring, when single copies are off, or one whose
 // receiver has answered), checking every millisecond while one moves,
-// less often while it stands still; any goroutine may make them
-// (MPI_THREAD_MULTIPLE). A receive is matched only inside a
-// point-to-point call, though: a rank that posts an Irecv of a large
-// message and then waits in a Barrier for a rank whose blocking Send of
-// it waits for the match deadlocks (the deadlock watch says so), where
-// MPI would complete it: Wait the receive before the Barrier, or send
-// with Isend.
+// less often while it stands still, and a wait that has slept unwoken for
+// its policy's whole sleep (50 ms) makes a pass over its rings too, which
+// matches what arrived for a receive posted before it (a rank that posts
+// an Irecv of a large message and waits in a Barrier for a rank whose
+// blocking Send of it waits for the match: complete, 50 ms late); any
+// goroutine may make them (MPI_THREAD_MULTIPLE).
 //
 // A message carries a digest of its type signature, and a receive whose
 // data's signature differs is ErrType (MPI's type matching, the prefix

@@ -161,13 +161,15 @@ func (q *nbcQueue) kick() {
 
 // idle is barrier.Idle: a wait of the runtime about to yield or sleep
 // kicks the parked nonblocking collectives (kickParked) and moves this
-// rank's transfers in pieces on (idleProgress). Two loads when there is
-// neither, as most waits find.
-func idle() (inFlight, moved bool) {
+// rank's transfers in pieces on (idleProgress): with full (a wait that
+// slept its whole sleep unwoken), whether or not one is known in flight,
+// so that a message whose receive this rank posted is matched. Two loads
+// when there is nothing to do, as most waits find.
+func idle(full bool) (inFlight, moved bool) {
 	if nbcParked.Load() != 0 {
 		kickParked()
 	}
-	if !idleBulk.Load() {
+	if !full && !idleBulk.Load() {
 		return false, false
 	}
 	return idleProgress()

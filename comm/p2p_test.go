@@ -841,6 +841,36 @@ func init() {
 		}
 		return c.Barrier()
 	})
+	// p2ppostedbarrier: rank 0 posts an Irecv of a large message, then
+	// waits in a Barrier; rank 1 Sends it (blocking: it waits for the
+	// match), then joins the Barrier. MPI completes this: the receive is
+	// posted.
+	ranktest.Register("p2ppostedbarrier", func(c *comm.Comm) error {
+		const n = 1 << 20
+		switch c.Rank() {
+		case 0:
+			buf := make([]byte, n)
+			r, err := c.Irecv(buf, 1, 40)
+			if err != nil {
+				return err
+			}
+			if err := c.Barrier(); err != nil {
+				return err
+			}
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, pattern(1, 40, n)) {
+				return fmt.Errorf("wrong data")
+			}
+			return nil
+		case 1:
+			if err := c.Send(pattern(1, 40, n), 0, 40); err != nil {
+				return err
+			}
+		}
+		return c.Barrier()
+	})
 	// p2pdie: rank 1 exits while rank 0 waits in Recv from it.
 	ranktest.Register("p2pdie", func(c *comm.Comm) error {
 		if c.Rank() == 1 {
@@ -1216,6 +1246,18 @@ func TestP2PStreamedProcs(t *testing.T) { ranktest.Run(t, 2, "p2p", ranktest.Arg
 func TestP2PFreedSendsProgressInBarrier(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		ranktest.Run(t, 2, "p2pfreed", ranktest.Configure(func(c *launcher.Config) {
+			c.NoSingleCopy = off
+			c.DeadlockAfter = 2 * time.Second
+		}))
+	}
+}
+
+// A rank waiting in a Barrier matches a message to the receive it posted
+// before, which its sender's blocking Send waits for (in a wait that
+// slept unwoken: within the policy's sleep, 50 ms).
+func TestP2PPostedReceiveMatchedInBarrier(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		ranktest.Run(t, 2, "p2ppostedbarrier", ranktest.Configure(func(c *launcher.Config) {
 			c.NoSingleCopy = off
 			c.DeadlockAfter = 2 * time.Second
 		}))
