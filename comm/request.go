@@ -287,8 +287,9 @@ func (r *Request) Cancel() error {
 // 4.1 §6.12). A communicator's very first collective call sets up its
 // collective area, which every rank must reach: when Ibarrier is that
 // call, the making of the area and the arrival are queued as a nonblocking
-// collective's job, and the request completes after it. Unlike the blocking collectives, a rank in Ibarrier
-// while another is in a different collective is not detected.
+// collective's job, and the request completes after it. Unlike the
+// blocking collectives, a rank in Ibarrier while another is in a different
+// collective is not detected.
 func (c *Comm) Ibarrier() (*Request, error) {
 	// Not prepare: Ibarrier's counters are apart from the rounds the
 	// nonblocking collectives' jobs may be running, which it must not
