@@ -726,8 +726,9 @@ var (
 // rank's transfers in pieces, which another rank's receive or send may
 // be waiting for (MPI's progress rule: a rank inside any MPI call makes
 // progress; under --no-single-copy an Isend of a large message followed
-// by a Barrier waited for ever). One load when none is in flight. It
-// reports whether one still is, and whether this call moved one.
+// by a Barrier waited for ever); idle calls it when one is in flight or
+// the wait slept unwoken. It reports whether one still is, and whether
+// this call moved one.
 func idleProgress() (inFlight, moved bool) {
 	e := idleEngine.Load()
 	if e == nil || !e.tryLock() {

@@ -145,11 +145,15 @@ func (j *job) judge(ev exitEvent) (code int, reason string, bad bool) {
 		return 128 + int(sig), fmt.Sprintf("rank %d (pid %d) was killed by %s", ev.rank, pid, signalName(sig)), true
 	case ws.ExitStatus() != 0:
 		return ws.ExitStatus(), fmt.Sprintf("rank %d (pid %d) exited with status %d", ev.rank, pid, ws.ExitStatus()), true
-	case atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankInit, atomic.LoadUint32(j.ctl.RankState(ev.rank)) == format.RankFinalizing:
+	case unfinalized(atomic.LoadUint32(j.ctl.RankState(ev.rank))):
 		return 1, fmt.Sprintf("rank %d (pid %d) exited with status 0 after comm.Init (MPI_Init) without comm.Finalize (MPI_Finalize); its peers could wait for it forever", ev.rank, pid), true
 	}
 	return 0, "", false
 }
+
+// unfinalized reports whether a rank in state s called Init and did not
+// finish Finalize (it may be in it).
+func unfinalized(s uint32) bool { return s == format.RankInit || s == format.RankFinalizing }
 
 // abortState is the abort line's state once no Abort is midway: a rank
 // that claimed it (format.AbortClaimed) stores its code and rank and then
