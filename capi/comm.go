@@ -251,8 +251,16 @@ func shmCommFree(h *C.uintptr_t) C.int {
 		return x.raise("MPI_Comm_free", err)
 	}
 	// Freed, perhaps with an earlier call's mismatch to report (to its
-	// handler, which it lets go of after).
-	drop(tab.comms, uintptr(*h))
+	// handler, which it lets go of after). Its persistent collectives'
+	// jobs still call with its handle: kept for them.
+	tab.Lock()
+	delete(tab.comms, uintptr(*h))
+	if x.pcolls > 0 {
+		if kc, _ := winc.KeptComm(x.c).(*comm.Comm); kc != nil {
+			tab.kept[x.h] = &commH{h: x.h, c: kc, errh: x.errh, name: x.name}
+		}
+	}
+	tab.Unlock()
 	*h = hCommNull
 	// Its error handler stays while a request of it may still fail
 	// (MPI 4.1 §6.4.3: operations pending at the free complete; their

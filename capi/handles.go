@@ -63,6 +63,10 @@ type commH struct {
 	// uattrs are the attributes of the program's keys (attrcache.go),
 	// under tab's lock; so are a window's and a datatype's.
 	uattrs []attr
+	// pcolls counts the persistent collectives made on it and not yet
+	// freed, under tab's lock: MPI_Comm_free keeps the handle for their
+	// jobs (tab.kept) until the last of them is freed.
+	pcolls int
 }
 
 // A winH is a window handle's object.
@@ -126,6 +130,11 @@ var tab = struct {
 	// pins counts the pending nonblocking and persistent collectives
 	// using a program's datatype or op (pinHandles).
 	pins map[uintptr]int
+	// kept are freed communicators' handles that their persistent
+	// collectives' jobs still call with (their argument blocks hold the
+	// handle): only a job finds them (commOf), on the communicator its
+	// requests go on with (comm's KeptComm).
+	kept map[uintptr]*commH
 }{
 	next:   firstHandle,
 	comms:  map[uintptr]*commH{},
@@ -140,6 +149,7 @@ var tab = struct {
 
 	reserved: map[uintptr]struct{}{},
 	pins:     map[uintptr]int{},
+	kept:     map[uintptr]*commH{},
 }
 
 // handleEnd bounds the values newHandle gives: request slot handles have
@@ -183,7 +193,8 @@ func liveHandle(h uintptr) bool {
 	_, e := tab.errhs[h]
 	_, m := tab.msgs[h]
 	_, v := tab.reserved[h]
-	return c || g || w || r || t || o || i || e || m || v
+	_, k := tab.kept[h]
+	return c || g || w || r || t || o || i || e || m || v || k
 }
 
 // add stores x under a fresh handle in m and returns the handle.
@@ -223,6 +234,9 @@ func commOf(call string, h uintptr) (*commH, C.int) {
 	}
 	if x, ok := get(tab.comms, h); ok {
 		return x, 0
+	}
+	if x, ok := get(tab.kept, h); ok && onJob() {
+		return x, 0 // a persistent collective's job on a freed communicator
 	}
 	what := "an invalid communicator"
 	if h == hCommNull {

@@ -100,8 +100,21 @@ func shmInitColl(h C.uintptr_t, call *C.char, arg, info C.uintptr_t, req *C.uint
 		C.shmrun_nbc_free(arg)
 		return x.raise(name, err)
 	}
+	tab.Lock()
+	x.pcolls++
+	tab.Unlock()
 	*req = C.uintptr_t(newReq(reqH{c: x, persist: &persistent{r: r.(*comm.Request), name: call, arg: arg, pins: pins}}))
 	return C.MPI_SUCCESS
+}
+
+// dropColl is the free of a persistent collective made on x: the last
+// one after x's MPI_Comm_free lets go of x's handle.
+func dropColl(x *commH) {
+	tab.Lock()
+	defer tab.Unlock()
+	if x.pcolls--; x.pcolls == 0 {
+		delete(tab.kept, x.h)
+	}
 }
 
 // pinHandles keeps the program's datatypes and ops that the call of

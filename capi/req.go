@@ -397,6 +397,7 @@ func shmRequestFree(h *C.uintptr_t) C.int {
 		if x.persist.arg != 0 {
 			C.shmrun_nbc_free(x.persist.arg) // inactive: no job holds it
 			unpin(x.persist.pins)
+			dropColl(x.c)
 		}
 		if x.cqh != 0 {
 			dropReq(x.cqh) // its receive goes on in Go's engine

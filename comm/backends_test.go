@@ -44,7 +44,7 @@ func init() {
 // TestBackends runs the bodies above at rank counts that include odd ones
 // and more ranks than cores.
 func TestBackends(t *testing.T) {
-	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined", "be_alltoallw", "be_nbc", "be_isendrecv", "be_pcoll"}, []int{1, 2, 3, 5})
+	ranktest.RunEach(t, []string{"be_comms", "be_p2p", "be_coll", "be_nb", "be_collv", "be_mprobe", "be_typed", "be_tcoll", "be_hw", "be_signals", "be_userstack", "be_dropped", "be_anyerr", "be_splittype_undefined", "be_alltoallw", "be_nbc", "be_isendrecv", "be_pcoll", "be_persist_free"}, []int{1, 2, 3, 5})
 }
 
 // beComms: Dup, Split, SplitType, Create, Compare and Free.

@@ -41,6 +41,7 @@ type Comm struct {
 	nbc       atomic.Pointer[nbcQueue] // the nonblocking collectives queued (nbc.go), made by the first
 	areaMu    sync.Mutex               // orders the making of coll (a job's and Ibarrier's)
 	ibarN     atomic.Uint32            // Ibarrier calls this rank has made on c
+	live      atomic.Pointer[liveComm] // c's persistent requests (p2p_persist.go), made by the first
 }
 
 var process struct {

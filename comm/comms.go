@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/internal/format"
 	"github.com/shmrun/shmrun/internal/team"
@@ -179,10 +181,11 @@ func (c *Comm) splitChecked(call string, color, key int, localErr error) (*Comm,
 // cannot be freed (ErrComm), nor can c twice. A mismatch of an earlier
 // collective call that this rank could only find late (see the package
 // documentation) and no call has returned yet is Free's error; c is freed
-// all the same. Operations pending at Free complete normally (MPI 4.1
-// §7.4.3), but persistent requests made on c cannot be started after it
-// (ErrComm), where MPI would keep c until they are freed: free them
-// first.
+// all the same. Operations pending at Free complete normally, and
+// persistent requests made on c (SendInit, AllreduceInit and the rest)
+// go on working until they are freed themselves (MPI 4.1 §7.4.3: c is
+// deallocated only once nothing refers to it); every other call on c is
+// ErrComm.
 func (c *Comm) Free() error {
 	if err := c.check("Free"); err != nil {
 		return err
@@ -197,8 +200,18 @@ func (c *Comm) Free() error {
 		return c.wrapWait("Free", err)
 	}
 	stale := c.takeStale()
-	c.forgetQueue() // drained by agreeCall
+	kept := c.liveRef().handOver(c)
 	c.freed.Store(true)
+	if !kept {
+		c.release() // else with its last persistent request
+	}
+	return stale // an earlier call's mismatch, found late; c is freed
+}
+
+// release gives back what c holds on this rank once it is freed and no
+// persistent request needs it.
+func (c *Comm) release() {
+	c.forgetQueue() // drained by agreeCall
 	if e := c.world.eng; e != nil {
 		e.forget(c.t.Context()) // every member is past its sends on c
 	}
@@ -207,7 +220,78 @@ func (c *Comm) Free() error {
 		c.coll.Load().release()
 	}
 	c.t.Release()
-	return stale // an earlier call's mismatch, found late; c is freed
+}
+
+// liveComm keeps a freed communicator working for the persistent
+// requests made on it: MPI deallocates a communicator only once nothing
+// refers to it (MPI 4.1 §7.4.3), and a persistent request can be started
+// again until it is freed. Free of a communicator with such requests
+// hands its working parts (team, collective area, queue, counters) to a
+// communicator of its own that no program can name (cur), on which the
+// requests' starts run, and which is released with the last of them. The
+// program's communicator is freed for every other call.
+type liveComm struct {
+	cur    atomic.Pointer[Comm] // nil until Free hands over
+	mu     sync.Mutex
+	n      int  // persistent requests made on the communicator, not yet freed
+	closed bool // Free has run: the last request's Free releases cur
+}
+
+// holdPersist gives persistent request p its communicator c and counts
+// it among c's live ones, returning its request; ErrComm if c was freed
+// meanwhile (another goroutine's Free).
+func (c *Comm) holdPersist(p *persist) (*Request, error) {
+	l := c.liveRef()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, fmt.Errorf("comm: %s on rank %d: the communicator was freed: %w", p.call, c.Rank(), ErrComm)
+	}
+	l.n++
+	p.c, p.lc = c, l
+	return &Request{ext: &requestExt{pers: p}}, nil
+}
+
+// liveRef returns c's liveComm, made on first use.
+func (c *Comm) liveRef() *liveComm {
+	if l := c.live.Load(); l != nil {
+		return l
+	}
+	l := &liveComm{}
+	if !c.live.CompareAndSwap(nil, l) {
+		return c.live.Load()
+	}
+	return l
+}
+
+// drop is a persistent request's Free: the last one after the
+// communicator's Free releases it.
+func (l *liveComm) drop() {
+	l.mu.Lock()
+	l.n--
+	last := l.closed && l.n == 0
+	l.mu.Unlock()
+	if last {
+		l.cur.Load().release()
+	}
+}
+
+// handOver is Free of c, whose liveComm l is: with no live persistent
+// request it reports false (Free releases c); else the requests go on
+// over c's working parts, moved to a communicator of their own.
+func (l *liveComm) handOver(c *Comm) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.n == 0 {
+		return false
+	}
+	h := &Comm{t: c.t, members: c.members, exit: c.exit, world: c.world, clocks: c.clocks, calls: c.calls, cart: c.cart}
+	h.coll.Store(c.coll.Load())
+	h.nbc.Store(c.nbc.Load())
+	h.ibarN.Store(c.ibarN.Load())
+	l.cur.Store(h)
+	return true
 }
 
 // Compare compares two communicators (MPI_Comm_compare): Ident for the same

@@ -34,6 +34,14 @@ type Comm struct {
 	// from c's blocking collectives (nil for a twin).
 	nbc  atomic.Pointer[nbcQueue]
 	twin *Comm
+	// pcolls counts the persistent collectives made on c and not yet
+	// freed: Free keeps the twin, on which their starts run, until the
+	// last of them is freed (MPI 4.1 §7.4.3).
+	pcolls struct {
+		sync.Mutex
+		n      int
+		closed bool // Free has run: the last one's Free frees the twin
+	}
 }
 
 var process struct {
@@ -468,15 +476,45 @@ func (c *Comm) Free() error {
 		return fmt.Errorf("comm: Free of a freed communicator: %w", ErrComm)
 	}
 	// The nonblocking collectives pending on c complete as they would
-	// have (MPI 4.1 §7.4.3): on the twin, freed after them.
+	// have (MPI 4.1 §7.4.3): on the twin, freed after them, or after
+	// the last persistent collective made on c if some are left.
 	c.forgetQueue()
-	if c.twin != nil {
-		c.twin.freed.Store(true)
-		if err := c.twin.h.Free(); err != nil {
-			return mpiError("Free", err)
+	c.pcolls.Lock()
+	c.pcolls.closed = true
+	keep := c.pcolls.n > 0
+	c.pcolls.Unlock()
+	if c.twin != nil && !keep {
+		if err := c.freeTwin(); err != nil {
+			return err
 		}
 	}
 	return mpiError("Free", c.h.Free())
+}
+
+// freeTwin frees c's twin.
+func (c *Comm) freeTwin() error {
+	c.twin.freed.Store(true)
+	return mpiError("Free", c.twin.h.Free())
+}
+
+// holdColl counts a persistent collective made on c (ErrComm if c was
+// freed meanwhile) and returns what its request's Free calls.
+func (c *Comm) holdColl(call string) (drop func(), err error) {
+	c.pcolls.Lock()
+	defer c.pcolls.Unlock()
+	if c.pcolls.closed {
+		return nil, fmt.Errorf("comm: %s on a freed communicator: %w", call, ErrComm)
+	}
+	c.pcolls.n++
+	return func() {
+		c.pcolls.Lock()
+		c.pcolls.n--
+		last := c.pcolls.closed && c.pcolls.n == 0
+		c.pcolls.Unlock()
+		if last {
+			_ = c.freeTwin() // the request's Free has nobody to tell
+		}
+	}, nil
 }
 
 // mpiError maps an error of the MPI to this package's class of it.

@@ -69,6 +69,9 @@ type reqExtra struct {
 	// nonblocking collective's request, whose MPI request and job the
 	// persistent one takes for that operation.
 	coll func() (*Request, error)
+	// dropColl is a persistent collective's Free: its communicator
+	// counts it (holdColl).
+	dropColl func()
 
 	// nbc is a nonblocking collective's call: Cancel and Free refuse its
 	// request (MPI 4.1 §6.12).
@@ -601,6 +604,9 @@ func (r *Request) Free() error {
 		return fmt.Errorf("comm: Free of an active persistent collective (started and not completed): %w", ErrRequest)
 	}
 	r.freed = true
+	if r.x != nil && r.x.dropColl != nil {
+		r.x.dropColl()
+	}
 	if r.h == mpi.RequestNull() {
 		return nil
 	}

@@ -145,6 +145,12 @@ func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) 
 	if err != nil {
 		return nil, err
 	}
+	return c.queueNBC(call, t, run)
+}
+
+// queueNBC is startNBC once c is checked: run(t) becomes the next job of
+// c's queue.
+func (c *Comm) queueNBC(call string, t *Comm, run func(t *Comm) error) (*Request, error) {
 	q := c.queue()
 	j := &nbcJob{q: q, call: call, done: make(chan struct{})}
 	j.run = func() error { return run(t) }

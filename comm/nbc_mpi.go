@@ -54,7 +54,19 @@ func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) 
 	if _, err := c.nbcTarget(call); err != nil {
 		return nil, err
 	}
+	drop, err := c.holdColl(call)
+	if err != nil {
+		return nil, err
+	}
 	r := &Request{persistent: true, h: mpi.RequestNull()}
-	r.extra().coll = func() (*Request, error) { return c.startNBC(call, run) }
+	r.extra().coll = func() (*Request, error) {
+		if c.freed.Load() && !c.world.finalized.Load() {
+			// Freed by the program, kept for this request: its
+			// starts still run on the twin.
+			return c.queueNBC(call, c.twin, run)
+		}
+		return c.startNBC(call, run)
+	}
+	r.extra().dropColl = drop
 	return r, nil
 }

@@ -43,7 +43,7 @@ func init() {
 	}
 	winc.InitColl = func(x any, call string, start func() (func() error, func())) (any, error) {
 		c, _ := x.(*Comm)
-		r, err := c.initPersist(call, func() (*Request, error) {
+		r, err := c.initPersist(call, func(c *Comm) (*Request, error) {
 			run, undo := start()
 			r, err := c.startNBC(call, func(*Comm) error { return run() })
 			if err != nil {
@@ -66,21 +66,31 @@ func init() {
 		}
 	}
 	winc.NBCDrainAll = nbcDrainAll
+	winc.KeptComm = func(x any) any {
+		if c, _ := x.(*Comm); c != nil {
+			if l := c.live.Load(); l != nil {
+				if h := l.cur.Load(); h != nil {
+					return h
+				}
+			}
+		}
+		return nil
+	}
 }
 
 // initColl makes the persistent collective call, whose starts queue run
 // as the nonblocking collectives do (pcoll.go).
 func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) {
-	return c.initPersist(call, func() (*Request, error) { return c.startNBC(call, run) })
+	return c.initPersist(call, func(c *Comm) (*Request, error) { return c.startNBC(call, run) })
 }
 
 // initPersist makes a persistent collective whose every start is
 // start's request.
-func (c *Comm) initPersist(call string, start func() (*Request, error)) (*Request, error) {
+func (c *Comm) initPersist(call string, start func(c *Comm) (*Request, error)) (*Request, error) {
 	if err := c.valid(call); err != nil {
 		return nil, err
 	}
-	return &Request{ext: &requestExt{pers: &persist{c: c, call: call, coll: start}}}, nil
+	return c.holdPersist(&persist{call: call, coll: start})
 }
 
 // next is the channel the next job's end closes.

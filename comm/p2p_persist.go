@@ -25,8 +25,9 @@ import (
 // Wait, Test and Free on one request are not to be called from two
 // goroutines at once (as MPI asks of a request's uses).
 type persist struct {
-	c         *Comm
-	call      string // the Init call's name, in errors
+	c         *Comm     // the communicator it was made on, until its Free (then lc's)
+	lc        *liveComm // how it reaches its communicator after that communicator's Free
+	call      string    // the Init call's name, in errors
 	send      bool
 	sync      bool
 	buf       []byte // the user's buffer
@@ -43,10 +44,20 @@ type persist struct {
 	rv     *recvReq // a receive's outcome, reused by every Start
 	in     *typedIn // a typed receive's wire buffer and scatter (nil: in place)
 
-	// coll starts a persistent collective's operation (pcoll.go): a
-	// nonblocking collective's request, which becomes cur. The fields
-	// above but c, call, active, freed and cur are then unused.
-	coll func() (*Request, error)
+	// coll starts a persistent collective's operation on c (pcoll.go):
+	// a nonblocking collective's request, which becomes cur. The fields
+	// above but c, lc, call, active, freed and cur are then unused.
+	coll func(c *Comm) (*Request, error)
+}
+
+// comm is the communicator p works on: the one it was made on, or, once
+// the program has freed that one, the communicator Free handed its
+// working parts to (liveComm).
+func (p *persist) comm() *Comm {
+	if c := p.lc.cur.Load(); c != nil {
+		return c
+	}
+	return p.c
 }
 
 // newPersist makes a persistent request after checking its arguments as
@@ -75,8 +86,7 @@ func (c *Comm) newPersist(p *persist) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.c = c
-	return &Request{ext: &requestExt{pers: p}}, nil
+	return c.holdPersist(p)
 }
 
 // SendInit makes a persistent request to send buf to rank dest with tag
@@ -171,7 +181,7 @@ func (r *Request) Start() error {
 	switch {
 	case p.coll != nil:
 		var cur *Request
-		if cur, err = p.coll(); err == nil {
+		if cur, err = p.coll(p.comm()); err == nil {
 			p.cur = *cur
 		}
 	case p.send:
@@ -202,7 +212,7 @@ func startall(reqs []*Request) error {
 // startSend starts a send: written whole at once if it is eager, else in
 // an operation of its own until it completes.
 func (p *persist) startSend() error {
-	c, wire, f := p.c, p.buf, p.f
+	c, wire, f := p.comm(), p.buf, p.f
 	if p.t != nil {
 		var err error
 		if wire, f, err = c.typedOut(p.call, p.buf, p.count, p.t); err != nil {
@@ -240,7 +250,7 @@ func (p *persist) startSend() error {
 
 // startRecv posts a receive whose outcome goes to p.rv.
 func (p *persist) startRecv() error {
-	c := p.c
+	c := p.comm()
 	if p.f.rtype == nil && c.postFast(p.call, p.wire, p.peer, p.tag, p.f.elem, p.f.sig, p.rv) != nil {
 		p.cur = Request{rv: p.rv}
 		return nil
@@ -309,6 +319,7 @@ func (r *Request) Free() error {
 		}
 		p.freed, p.active = true, false
 		p.cur = Request{}
+		p.lc.drop()
 	}
 	return nil
 }

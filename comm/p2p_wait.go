@@ -34,7 +34,7 @@ func engineOf(r *Request) *engine {
 	case r.o != nil:
 		return r.o.c.world.eng
 	case r.ext != nil && r.ext.pers != nil && r.ext.pers.coll == nil:
-		return r.ext.pers.c.world.eng
+		return r.ext.pers.c.world.eng // the world's engine, whichever communicator it works on now
 	case r.ext != nil && r.ext.parts != nil:
 		// An Isendrecv's: its parts' engine rings when they complete.
 		if e := engineOf(r.ext.parts[1]); e != nil {

@@ -378,4 +378,8 @@ var (
 	// (MPI_Finalize).
 	NBCDrain    func(c any)
 	NBCDrainAll func()
+	// KeptComm is the communicator on which the persistent requests of
+	// c, freed by the program, go on (a *comm.Comm), or nil when c was
+	// released with none left.
+	KeptComm func(c any) any
 )
