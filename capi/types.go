@@ -14,6 +14,7 @@ import (
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/dtypehook"
 )
 
 // A typeH is a datatype handle's object.
@@ -142,28 +143,47 @@ func registerTypes() {
 }
 
 // opaqueType is the dtype of a predefined type without a Go element:
-// size opaque bytes, but for MPI_LONG_DOUBLE_INT, which is "as if" the
-// struct of a long double and an int (MPI 4.1 §6.9.4) as C lays it out:
-// 16 bytes and an int32 at 16, 20 bytes of data in an extent of size, so
-// that it matches that struct and moves no padding.
+// size opaque bytes with C's alignment (opaqueAlign), but for
+// MPI_LONG_DOUBLE_INT, which is "as if" the struct of a long double and
+// an int (MPI 4.1 §6.9.4) as C lays it out: 16 bytes and an int32 at 16,
+// 20 bytes of data in an extent of size (the alignment's ε, not an upper
+// bound set, which a struct holding it would keep as its own), so that
+// it matches that struct and moves no padding.
 func opaqueType(name string, size int) (*dtype.Type, error) {
 	var t *dtype.Type
 	var err error
 	if name == "MPI_LONG_DOUBLE_INT" {
-		var ld, s *dtype.Type
+		var ld *dtype.Type
 		if ld, err = dtype.Contiguous(16, dtype.Byte); err == nil {
-			s, err = dtype.Struct([]int{1, 1}, []int64{0, 16}, []*dtype.Type{ld, dtype.Basic(atomics.Int32)})
-		}
-		if err == nil {
-			t, err = dtype.Resized(s, 0, int64(size))
+			t, err = dtype.Struct([]int{1, 1}, []int64{0, 16}, []*dtype.Type{ld, dtype.Basic(atomics.Int32)})
 		}
 	} else {
 		t, err = dtype.Contiguous(size, dtype.Byte)
 	}
 	if err == nil {
+		err = dtypehook.SetAlign(t, opaqueAlign(name, size))
+	}
+	if err == nil && t.Extent() != int64(size) {
+		err = fmt.Errorf("extent %d, want %d", t.Extent(), size)
+	}
+	if err == nil {
 		err = t.Commit()
 	}
 	return t, err
+}
+
+// opaqueAlign is the alignment C gives the predefined type of that name
+// and size that moves as opaque bytes (x86-64 and AArch64 alike): a pair
+// or a complex number its half's, MPI_LONG_DOUBLE_INT its long double's,
+// any other its size (long double, REAL16: 16; REAL2: 2).
+func opaqueAlign(name string, size int) int64 {
+	switch {
+	case name == "MPI_LONG_DOUBLE_INT":
+		return 16
+	case strings.Contains(name, "COMPLEX") || strings.HasPrefix(name, "MPI_2"):
+		return int64(size / 2)
+	}
+	return int64(min(size, 16))
 }
 
 // isLogicalName reports whether the predefined type of that name is of

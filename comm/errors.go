@@ -26,7 +26,7 @@ var (
 	ErrBuffer   = dtype.ErrBuffer
 	ErrTruncate = errors.New("MPI_ERR_TRUNCATE: message truncated")
 	ErrTag      = errors.New("MPI_ERR_TAG: invalid tag")
-	ErrNoMem    = errors.New("MPI_ERR_NO_MEM: out of memory")
+	ErrNoMem    = dtype.ErrNoMem
 	// ErrTopology: a call that needs a Cartesian topology (CartGet,
 	// CartShift, ...) on a communicator without one.
 	ErrTopology = errors.New("MPI_ERR_TOPOLOGY: invalid topology")

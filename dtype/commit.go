@@ -7,14 +7,15 @@ import (
 // Commit compiles t for use in communication (MPI_Type_commit): its runs
 // (one instance's data as (offset, length) pieces in type-map order,
 // adjacent pieces merged) and its type signature, computed once and kept.
-// Local. A type of more than 2^26 runs is ErrCount. Committing twice is
+// Local. A type of more than 2^26 runs (pieces of data apart) is ErrNoMem:
+// its runs would take gigabytes. Committing twice is
 // allowed and does nothing the second time; the old types need no Commit.
 func (t *Type) Commit() error {
 	if err := check(t, "Commit"); err != nil {
 		return err
 	}
 	if t.nruns > maxRuns {
-		return errorf(ErrCount, "Commit: %v has more than %d runs", t, maxRuns)
+		return errorf(ErrNoMem, "Commit: %v has more than %d runs (pieces of data apart), more than this implementation compiles", t, maxRuns)
 	}
 	if _, _, err := t.compile(); err != nil {
 		return err

@@ -376,8 +376,9 @@ func Resized(old *Type, lb, extent int64) (*Type, error) {
 	return t, nil
 }
 
-// Dup is a copy of old (MPI_Type_dup): the same type map, committed
-// separately. Local.
+// Dup is a copy of old (MPI_Type_dup): the same type map, and committed
+// if t is (a predefined type is): "the same committed state" (MPI 4.1
+// §5.1.10). Local.
 func (t *Type) Dup() (*Type, error) {
 	if err := check(t, "Dup"); err != nil {
 		return nil, err
@@ -387,5 +388,12 @@ func (t *Type) Dup() (*Type, error) {
 		return nil, err
 	}
 	d.lb, d.ub, d.hasLB, d.hasUB, d.nruns = t.lb, t.ub, t.hasLB, t.hasUB, t.nruns
+	if t.committed.Load() {
+		if _, _, err := t.compile(); err != nil {
+			return nil, err
+		}
+		d.comp.Store(t.comp.Load()) // the same runs and signature, never written
+		d.committed.Store(true)
+	}
 	return d, nil
 }

@@ -483,8 +483,8 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := big.Commit(); !errors.Is(err, dtype.ErrCount) {
-		t.Errorf("Commit of 2^27 runs: %v, want ErrCount", err)
+	if err := big.Commit(); !errors.Is(err, dtype.ErrNoMem) {
+		t.Errorf("Commit of 2^27 runs: %v, want ErrNoMem", err)
 	}
 	var zero dtype.Type
 	if err := zero.Commit(); !errors.Is(err, dtype.ErrType) || (*dtype.Type)(nil).Size() != 0 || zero.String() != "<invalid type>" {
@@ -574,4 +574,42 @@ func mapBounds(m []elem) (size, tlb, tub int64) {
 		}
 	}
 	return size, tlb, tub
+}
+
+// Dup keeps the committed state (MPI 4.1 §5.1.10): a duplicate of a
+// committed or predefined type is ready for communication at once, one
+// of an uncommitted type is not.
+func TestDupCommittedState(t *testing.T) {
+	must := func(tp *dtype.Type, err error) *dtype.Type {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tp
+	}
+	vec := must(dtype.Vector(3, 1, 2, dtype.Basic(atomics.Int32)))
+	d := must(vec.Dup())
+	if d.Committed() {
+		t.Fatal("the Dup of an uncommitted type is committed")
+	}
+	if err := vec.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	dc := must(vec.Dup())
+	if !dc.Committed() || dc.CheckCommitted() != nil {
+		t.Fatalf("the Dup of a committed type: committed %v, %v", dc.Committed(), dc.CheckCommitted())
+	}
+	want, err := vec.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dc.Runs(); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("runs of the Dup %v (%v), want %v", got, err, want)
+	}
+	if d.Committed() {
+		t.Fatal("committing the old type committed an earlier Dup")
+	}
+	if p := must(dtype.Basic(atomics.Float64).Dup()); !p.Committed() {
+		t.Fatal("the Dup of a predefined type is not committed")
+	}
 }

@@ -58,7 +58,7 @@ func TestEmptyRepeated(t *testing.T) {
 }
 
 // TestHugeCounts: constructors whose blocks number 2^40 must answer at
-// once (a type too big to commit is Commit's ErrCount, not a hang of the
+// once (a type too big to commit is Commit's ErrNoMem, not a hang of the
 // constructor).
 func TestHugeCounts(t *testing.T) {
 	empty, err := dtype.Contiguous(0, dtype.Basic(atomics.Int32))
@@ -78,8 +78,8 @@ func TestHugeCounts(t *testing.T) {
 		if v.Size() != 1<<40 || v.Extent() != 1<<41-1 || v.TrueExtent() != 1<<41-1 {
 			t.Errorf("%v: size %d extent %d true extent %d", v, v.Size(), v.Extent(), v.TrueExtent())
 		}
-		if err := v.Commit(); !errors.Is(err, dtype.ErrCount) {
-			t.Errorf("Commit of 2^40 runs: %v, want ErrCount", err)
+		if err := v.Commit(); !errors.Is(err, dtype.ErrNoMem) {
+			t.Errorf("Commit of 2^40 runs: %v, want ErrNoMem", err)
 		}
 	})
 	within(t, 5*time.Second, "Hvector of 2^40 empty blocks", func() {

@@ -17,6 +17,9 @@ var (
 	ErrCount  = errors.New("MPI_ERR_COUNT: invalid count")
 	ErrType   = errors.New("MPI_ERR_TYPE: invalid datatype")
 	ErrBuffer = errors.New("MPI_ERR_BUFFER: invalid buffer")
+	// ErrNoMem: a type whose commit would need more memory than this
+	// implementation gives one type (Commit).
+	ErrNoMem = errors.New("MPI_ERR_NO_MEM: out of memory")
 )
 
 func errorf(class error, format string, args ...any) error {
@@ -105,7 +108,8 @@ type SigRun struct {
 }
 
 // maxRuns bounds the runs one committed type may have: beyond it Commit is
-// ErrCount rather than an allocation of gigabytes.
+// ErrNoMem rather than an allocation of gigabytes (2^26 runs already take
+// about 4 GiB and 20 s to compile here).
 const maxRuns = 1 << 26
 
 // basic types, made once.
