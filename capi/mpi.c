@@ -2531,6 +2531,8 @@ struct shmrun_bmsg {
 	char *at;
 	size_t len;
 	MPI_Request req;
+	int busy;                 /* being packed and sent, outside the lock, by owner */
+	pthread_t owner;
 	struct shmrun_bmsg *next; /* in address order */
 };
 struct shmrun_bbuf {
@@ -2538,11 +2540,17 @@ struct shmrun_bbuf {
 	char *base;    /* NULL: none attached */
 	size_t size;
 	int automatic;
+	int detaching; /* a detach or flush waits for its messages */
 	struct shmrun_bmsg *live;
 	struct shmrun_bbuf *next;
 };
+/* shmrun_bmu guards the records; no MPI call that may wait, or raise an
+ * error to a handler (which may call these functions again), is made
+ * while it is held. shmrun_bcv is broadcast when a message's setting up
+ * ends. */
 static pthread_mutex_t shmrun_bmu = PTHREAD_MUTEX_INITIALIZER;
-static struct shmrun_bbuf shmrun_bproc = {MPI_COMM_NULL, NULL, 0, 0, NULL, NULL};
+static pthread_cond_t shmrun_bcv = PTHREAD_COND_INITIALIZER;
+static struct shmrun_bbuf shmrun_bproc = {MPI_COMM_NULL, NULL, 0, 0, 0, NULL, NULL};
 static struct shmrun_bbuf *shmrun_bcomms; /* the communicators' */
 
 /* shmrun_bfind is comm's buffer record (MPI_COMM_NULL: the process's),
@@ -2557,17 +2565,35 @@ static struct shmrun_bbuf *shmrun_bfind(MPI_Comm comm)
 	return NULL;
 }
 
-/* shmrun_breclaim gives back the regions of b whose sends are complete;
- * wait: waits for every one (their errors are the sends', already
- * raised where they can be, or lost, as a buffered send's may be). */
-static void shmrun_breclaim(struct shmrun_bbuf *b, int wait)
+/* shmrun_bunlink takes m out of b's messages and frees it; shmrun_bmu
+ * is held. */
+static void shmrun_bunlink(struct shmrun_bbuf *b, struct shmrun_bmsg *m)
+{
+	for (struct shmrun_bmsg **p = &b->live; *p != NULL; p = &(*p)->next)
+		if (*p == m) {
+			*p = m->next;
+			break;
+		}
+	if (b->automatic)
+		free(m->at);
+	free(m);
+}
+
+/* shmrun_breclaim gives back the regions of b whose sends are complete
+ * (their errors are the sends', already raised where they can be, or
+ * lost, as a buffered send's may be); shmrun_bmu is held, and a test
+ * neither waits nor raises: a buffered send's request is a standard
+ * send's whose arguments were checked when it started. */
+static void shmrun_breclaim(struct shmrun_bbuf *b)
 {
 	for (struct shmrun_bmsg **p = &b->live; *p != NULL;) {
 		struct shmrun_bmsg *m = *p;
 		int done = 0;
-		if (wait)
-			PMPI_Wait(&m->req, MPI_STATUS_IGNORE), done = 1;
-		else if (PMPI_Test(&m->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		if (m->busy) {
+			p = &m->next;
+			continue;
+		}
+		if (PMPI_Test(&m->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 			done = 1; /* a failed send frees its request */
 		if (!done) {
 			p = &m->next;
@@ -2578,6 +2604,41 @@ static void shmrun_breclaim(struct shmrun_bbuf *b, int wait)
 			free(m->at);
 		free(m);
 	}
+}
+
+/* shmrun_bdrain waits until every message of b is sent, each wait
+ * without shmrun_bmu (held on entry and return), so that buffered sends
+ * into other buffers, and this thread's error handlers, go on
+ * meanwhile. A message this thread is still setting up (a handler of
+ * its buffered send's failure that detaches) is not waited for: its send
+ * failed and it is given back. */
+static void shmrun_bdrain(struct shmrun_bbuf *b)
+{
+	b->detaching++;
+	for (;;) {
+		struct shmrun_bmsg *m = b->live;
+		int busy = 0;
+		for (; m != NULL; m = m->next) {
+			if (!m->busy)
+				break;
+			if (!pthread_equal(m->owner, pthread_self()))
+				busy = 1;
+		}
+		if (m == NULL && !busy)
+			break;
+		if (m == NULL) {
+			pthread_cond_wait(&shmrun_bcv, &shmrun_bmu);
+			continue;
+		}
+		MPI_Request req = m->req;
+		m->busy = 1, m->owner = pthread_self(); /* ours to wait for */
+		pthread_mutex_unlock(&shmrun_bmu);
+		PMPI_Wait(&req, MPI_STATUS_IGNORE);
+		pthread_mutex_lock(&shmrun_bmu);
+		shmrun_bunlink(b, m);
+		pthread_cond_broadcast(&shmrun_bcv);
+	}
+	b->detaching--;
 }
 
 /* shmrun_balloc takes len bytes of b for a message (first fit, in
@@ -2625,8 +2686,14 @@ static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_
 		return shmRaise(B(call), "no buffer is attached (MPI_Buffer_attach or MPI_Comm_attach_buffer)", MPI_ERR_BUFFER,
 				H(comm));
 	}
-	shmrun_breclaim(b, 0);
+	if (b->detaching) {
+		pthread_mutex_unlock(&shmrun_bmu);
+		free(m);
+		return shmRaise(B(call), "the buffer is being detached or flushed (by another thread)", MPI_ERR_BUFFER, H(comm));
+	}
+	shmrun_breclaim(b);
 	m->len = (size_t)psize + MPI_BSEND_OVERHEAD;
+	m->req = MPI_REQUEST_NULL, m->busy = 1, m->owner = pthread_self();
 	char *at = shmrun_balloc(b, m->len, m);
 	if (at == NULL && b->automatic) {
 		pthread_mutex_unlock(&shmrun_bmu);
@@ -2644,19 +2711,19 @@ static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_
 		free(m);
 		return shmRaise(B(call), why, MPI_ERR_BUFFER, H(comm));
 	}
+	/* Packed and sent without the lock: a failure raises to the
+	 * handler, which may call the buffer functions. */
+	pthread_mutex_unlock(&shmrun_bmu);
+	MPI_Request req = MPI_REQUEST_NULL;
 	rc = PMPI_Pack_c(buf, count, datatype, at, psize, &pos, comm);
 	if (rc == MPI_SUCCESS)
-		rc = shmIsend(B(at), pos, H(MPI_PACKED), dest, tag, H(comm), 0, HP(&m->req), B(call));
-	if (rc != MPI_SUCCESS) { /* give the region back */
-		for (struct shmrun_bmsg **p = &b->live; *p != NULL; p = &(*p)->next)
-			if (*p == m) {
-				*p = m->next;
-				break;
-			}
-		if (b->automatic)
-			free(m->at);
-		free(m);
-	}
+		rc = shmIsend(B(at), pos, H(MPI_PACKED), dest, tag, H(comm), 0, HP(&req), B(call));
+	pthread_mutex_lock(&shmrun_bmu);
+	if (rc != MPI_SUCCESS)
+		shmrun_bunlink(b, m); /* the region back */
+	else
+		m->req = req, m->busy = 0;
+	pthread_cond_broadcast(&shmrun_bcv);
 	pthread_mutex_unlock(&shmrun_bmu);
 	return rc;
 }
@@ -2738,7 +2805,7 @@ static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MP
 			return MPI_SUCCESS;
 		return shmRaise(B(call), "no buffer is attached", MPI_ERR_BUFFER, H(comm));
 	}
-	shmrun_breclaim(b, 1);
+	shmrun_bdrain(b);
 	if (!flush) {
 		void *base = b->automatic ? MPI_BUFFER_AUTOMATIC : b->base == (char *)b ? NULL : b->base;
 		memcpy(buffer_addr, &base, sizeof base);
@@ -2813,12 +2880,15 @@ static void shmrun_bsend_gone(MPI_Comm comm)
 			p = &b->next;
 			continue;
 		}
-		shmrun_breclaim(b, 1);
+		shmrun_bdrain(b);
+		if (*p != b) /* the list changed while it drained */
+			for (p = &shmrun_bcomms; *p != b; p = &(*p)->next)
+				;
 		*p = b->next;
 		free(b);
 	}
 	if (comm == MPI_COMM_NULL)
-		shmrun_breclaim(&shmrun_bproc, 1);
+		shmrun_bdrain(&shmrun_bproc);
 	pthread_mutex_unlock(&shmrun_bmu);
 }
 
