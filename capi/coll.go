@@ -154,14 +154,21 @@ func reducerOf[T atomics.Elem]() reducer {
 			// A predefined type: the generic call on views of the
 			// buffers, no packing (the typed forms copy).
 			// Reduce_scatter_block's send holds a block a rank, not n
-			// elements. (A count, not the bytes over the extent: a
-			// pair type's span is short of its last padding.)
+			// elements, and so does its receive buffer in place.
+			// (Counts, not the bytes over the extent: a pair type's
+			// span is short of its last padding, and a view that
+			// short would leave the last element out; such a view
+			// is refused, and the typed path takes the call.)
 			sn := n
 			if kind == redScatterBlock {
 				sn = n * c.Size()
 			}
+			rn := n
+			if inPlace {
+				rn = sn
+			}
 			sv, sok := viewOf[T](s, sn)
-			rv, rok := viewOf[T](r, len(r)/max(1, int(t.Extent())))
+			rv, rok := viewOf[T](r, rn)
 			if (sok || s == nil) && (rok || r == nil) {
 				return reduceDirect(kind, c, sv, rv, op.op, root, inPlace)
 			}
