@@ -456,11 +456,11 @@ func shmBcast(p *C.char, count C.int64_t, dt C.uintptr_t, root C.int, h C.uintpt
 		if err != nil {
 			return winc.RefuseColl(x.c, call, format.CollBcast, err)
 		}
-		b, err := buf(p, int64(count), t.t)
+		b, tt, err := bufAt(p, int64(count), t.t)
 		if err != nil {
 			return winc.RefuseColl(x.c, call, format.CollBcast, err)
 		}
-		return comm.BcastType(x.c, b, int(count), t.t, int(root))
+		return comm.BcastType(x.c, b, int(count), tt, int(root))
 	}()
 	if err != nil {
 		return x.raise(call, err)

@@ -31,6 +31,22 @@ func bytesAt(p *C.char, n int64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
 }
 
+// addressable reports whether p+off (off <= 0) is an address, not a
+// wrap below zero.
+func addressable(p *C.char, off int64) bool {
+	return uintptr(-off) <= uintptr(unsafe.Pointer(p))
+}
+
+// bytesBefore is the n bytes from back bytes before p (a buffer whose
+// data start before its address: a negative lower bound), which the
+// program says are its memory (addressable checked the address).
+func bytesBefore(p *C.char, back, n int64) []byte {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(p), -back)), n)
+}
+
 // overlaps reports whether byte slices a and b (C memory, or any) share a
 // byte.
 func overlaps(a, b []byte) bool {

@@ -350,7 +350,7 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 		return nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)
 	}
 	if lo < 0 {
-		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are not supported): %w", count, t, -lo, errUnsupported)
+		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are supported by point-to-point, pack, RMA and MPI_Bcast calls, not by this one): %w", count, t, -lo, errUnsupported)
 	}
 	if hi > maxSpan {
 		return nil, fmt.Errorf("%d × %v span %d bytes, more than an address space holds: %w", count, t, hi, comm.ErrCount)
@@ -359,4 +359,39 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 		return nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for %d × %v: %w", count, t, comm.ErrBuffer)
 	}
 	return bytesAt(p, hi), nil
+}
+
+// bufAt is buf for the calls whose one buffer may hold instances that
+// reach before p (a negative lower bound: a vector of negative stride, a
+// block at a negative displacement, which MPI allows): with the type the
+// call takes them with, t itself, or where they reach before p, t's type
+// map moved up by as many bytes, over the slice from their first byte.
+func bufAt(p *C.char, count int64, t *dtype.Type) ([]byte, *dtype.Type, error) {
+	if count <= 0 || t == nil {
+		b, err := buf(p, count, t)
+		return b, t, err
+	}
+	lo, hi, err := t.Span(int(count))
+	if err != nil || lo >= 0 {
+		b, err := buf(p, count, t)
+		return b, t, err
+	}
+	if isInPlace(p) || p == nil {
+		return nil, nil, fmt.Errorf("%s for %d × %v, which reaches %d bytes before it (MPI_BOTTOM with absolute addresses is not supported): %w",
+			map[bool]string{true: "MPI_IN_PLACE", false: "a NULL buffer"}[p != nil], count, t, -lo, comm.ErrBuffer)
+	}
+	if hi-lo > maxSpan || !addressable(p, lo) {
+		return nil, nil, fmt.Errorf("%d × %v span %d bytes from %d before the buffer, more than an address space holds: %w", count, t, hi-lo, -lo, comm.ErrCount)
+	}
+	moved, err := dtype.Hindexed([]int{1}, []int64{-lo}, t)
+	if err == nil {
+		moved, err = dtype.Resized(moved, t.LB()-lo, t.Extent())
+	}
+	if err == nil {
+		err = moved.Commit()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return bytesBefore(p, -lo, hi-lo), moved, nil
 }

@@ -368,7 +368,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		var ob, rb []byte
 		var rt *typeH
 		if ot != nil {
-			if ob, err = buf(op, int64(ocount), ot); err != nil {
+			if ob, ot, err = bufAt(op, int64(ocount), ot); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,103 @@
+/* ranks: 2
+ * Datatypes whose data start before the buffer's address (a negative
+ * lower bound, which MPI allows: a vector of negative stride, a block at
+ * a negative displacement) in the calls of one buffer: MPI_Send and
+ * MPI_Recv, MPI_Isend and MPI_Irecv, MPI_Sendrecv, MPI_Pack and
+ * MPI_Unpack, MPI_Put and MPI_Get's origin, MPI_Bcast; count 1 and 2
+ * (the instances a stride of the extent apart). The same output under
+ * Open MPI. */
+#include <string.h>
+#include "check.h"
+
+int main(int argc, char **argv)
+{
+	int rank;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int peer = 1 - rank;
+
+	/* rev: a[9], a[8], a[7] from a+9; back: the block of 2 ints 4 ints
+	 * before the address, then the one at it. */
+	MPI_Datatype rev, back;
+	MPI_Type_vector(3, 1, -1, MPI_INT, &rev);
+	MPI_Type_commit(&rev);
+	int bl[2] = {2, 1};
+	MPI_Aint dp[2] = {-16, 0};
+	MPI_Type_create_hindexed(2, bl, dp, MPI_INT, &back);
+	MPI_Type_commit(&back);
+
+	int a[20], r[20];
+	for (int i = 0; i < 20; i++)
+		a[i] = 100 * rank + i;
+	/* Send typed, receive plain; then send plain, receive typed. */
+	memset(r, -1, sizeof r);
+	CHECK(MPI_Sendrecv(a + 9, 1, rev, peer, 1, r, 3, MPI_INT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+	      "Sendrecv rev");
+	CHECK(r[0] == 100 * peer + 9 && r[1] == 100 * peer + 8 && r[2] == 100 * peer + 7, "rev: %d %d %d", r[0], r[1], r[2]);
+	memset(r, -1, sizeof r);
+	int three[3] = {1, 2, 3};
+	MPI_Request q[2];
+	MPI_Irecv(r + 10, 1, rev, peer, 2, MPI_COMM_WORLD, &q[0]);
+	MPI_Isend(three, 3, MPI_INT, peer, 2, MPI_COMM_WORLD, &q[1]);
+	CHECK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "Irecv rev");
+	CHECK(r[10] == 1 && r[9] == 2 && r[8] == 3 && r[7] == -1 && r[11] == -1, "Irecv rev: %d %d %d", r[10], r[9], r[8]);
+	/* Two instances of back (extent 12 bytes... from -16 to 4: its
+	 * extent is 20): a[4..5], a[8], a[9..10], a[13] from a+8. */
+	memset(r, -1, sizeof r);
+	if (rank == 0) {
+		CHECK(MPI_Send(a + 8, 2, back, 1, 3, MPI_COMM_WORLD) == MPI_SUCCESS, "Send back");
+	} else {
+		MPI_Status st;
+		int got = -1;
+		CHECK(MPI_Recv(r, 6, MPI_INT, 0, 3, MPI_COMM_WORLD, &st) == MPI_SUCCESS, "Recv");
+		MPI_Get_count(&st, MPI_INT, &got);
+		CHECK(got == 6 && r[0] == 4 && r[1] == 5 && r[2] == 8 && r[3] == 9 && r[4] == 10 && r[5] == 13,
+		      "back x2: count %d, %d %d %d %d %d %d", got, r[0], r[1], r[2], r[3], r[4], r[5]);
+	}
+	report("point-to-point with negative lower bounds");
+
+	char packed[64];
+	int pos = 0;
+	CHECK(MPI_Pack(a + 8, 2, back, packed, sizeof packed, &pos, MPI_COMM_WORLD) == MPI_SUCCESS && pos == 24,
+	      "Pack: position %d", pos);
+	memset(r, -1, sizeof r);
+	pos = 0;
+	CHECK(MPI_Unpack(packed, sizeof packed, &pos, r + 8, 2, back, MPI_COMM_WORLD) == MPI_SUCCESS && pos == 24,
+	      "Unpack: position %d", pos);
+	for (int i = 0; i < 20; i++) {
+		int want = (i == 4 || i == 5 || i == 8 || i == 9 || i == 10 || i == 13) ? 100 * rank + i : -1;
+		CHECK(r[i] == want, "Unpack: r[%d] = %d, want %d", i, r[i], want);
+	}
+	report("pack and unpack with negative lower bounds");
+
+	int *base;
+	MPI_Win win;
+	MPI_Win_allocate(8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	for (int i = 0; i < 8; i++)
+		base[i] = -1;
+	MPI_Win_fence(0, win);
+	CHECK(MPI_Put(a + 9, 1, rev, peer, 0, 3, MPI_INT, win) == MPI_SUCCESS, "Put rev");
+	MPI_Win_fence(0, win);
+	CHECK(base[0] == 100 * peer + 9 && base[1] == 100 * peer + 8 && base[2] == 100 * peer + 7, "Put rev: %d %d %d",
+	      base[0], base[1], base[2]);
+	memset(r, -1, sizeof r);
+	CHECK(MPI_Get(r + 12, 1, rev, peer, 0, 3, MPI_INT, win) == MPI_SUCCESS, "Get rev");
+	MPI_Win_fence(0, win);
+	CHECK(r[12] == 100 * rank + 9 && r[11] == 100 * rank + 8 && r[10] == 100 * rank + 7, "Get rev: %d %d %d", r[12],
+	      r[11], r[10]);
+	MPI_Win_free(&win);
+	report("RMA origins with negative lower bounds");
+
+	memset(r, -1, sizeof r);
+	if (rank == 0)
+		memcpy(r, a, sizeof a);
+	CHECK(MPI_Bcast(r + 9, 1, rev, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "Bcast rev");
+	CHECK(r[9] == 9 && r[8] == 8 && r[7] == 7 && (rank == 0 || r[10] == -1), "Bcast rev: %d %d %d", r[9], r[8], r[7]);
+	report("MPI_Bcast with a negative lower bound");
+
+	MPI_Type_free(&rev);
+	MPI_Type_free(&back);
+	MPI_Finalize();
+	return failures != 0;
+}
