@@ -32,36 +32,69 @@ var mvvKinds = [...]uint8{format.CollGatherv, format.CollScatterv, format.CollAl
 
 // vArrays reads n counts and displacements (instances and extents of a
 // type: the call's arrays named cname and dname) and returns them with the
-// instances the buffer must hold.
-func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int, cname, dname string) ([]int, []int, int64, error) {
+// instances the buffer must hold from the smallest displacement of a
+// nonempty block, lo (0 if none is negative), to hi.
+func vArrays(cp *C.int64_t, dp *C.MPI_Aint, n int, cname, dname string) ([]int, []int, vSpan, error) {
 	c, d := cArray(cp, n), cArray(dp, n)
 	switch {
 	case c == nil:
-		return nil, nil, 0, fmt.Errorf("%s is NULL: %w", cname, comm.ErrArg)
+		return nil, nil, vSpan{}, fmt.Errorf("%s is NULL: %w", cname, comm.ErrArg)
 	case d == nil:
-		return nil, nil, 0, fmt.Errorf("%s is NULL: %w", dname, comm.ErrArg)
+		return nil, nil, vSpan{}, fmt.Errorf("%s is NULL: %w", dname, comm.ErrArg)
 	}
 	counts, displs := make([]int, n), make([]int, n)
-	var hi int64
+	var sp vSpan
 	for q := range n {
 		counts[q], displs[q] = int(c[q]), int(d[q])
 		if c[q] < 0 {
-			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", cname, q, int64(c[q]), comm.ErrCount)
-		}
-		if d[q] < 0 && c[q] > 0 { // an empty block places nothing, anywhere
-			return nil, nil, 0, fmt.Errorf("%s[%d] is %d, negative: %w", dname, q, int64(d[q]), comm.ErrArg)
+			return nil, nil, vSpan{}, fmt.Errorf("%s[%d] is %d, negative: %w", cname, q, int64(c[q]), comm.ErrCount)
 		}
 		if c[q] > 0 {
 			// The _c forms' counts and displacements reach the largest
-			// int64: their sum must not wrap into a short buffer.
-			if int64(d[q]) > math.MaxInt64-int64(c[q]) {
-				return nil, nil, 0, fmt.Errorf("rank %d's block, %s[%d] %d instances at %s[%d] %d, ends past the largest MPI_Aint: %w",
+			// int64: their sum must not wrap into a short buffer, nor
+			// a negative one's distance from the largest.
+			if int64(d[q]) > math.MaxInt64-int64(c[q]) || int64(d[q]) < -maxSpan {
+				return nil, nil, vSpan{}, fmt.Errorf("rank %d's block, %s[%d] %d instances at %s[%d] %d, ends past the largest MPI_Aint: %w",
 					q, cname, q, int64(c[q]), dname, q, int64(d[q]), comm.ErrCount)
 			}
-			hi = max(hi, int64(d[q])+int64(c[q]))
+			sp.hi = max(sp.hi, int64(d[q])+int64(c[q]))
+			sp.lo = min(sp.lo, int64(d[q]))
 		}
 	}
-	return counts, displs, hi, nil
+	return counts, displs, sp, nil
+}
+
+// vSpan is the instances a v collective's buffer holds blocks in, from
+// lo (<= 0: a negative displacement, which MPI allows) to hi.
+type vSpan struct{ lo, hi int64 }
+
+// vBuf is the buffer of a v collective's side whose nonempty blocks of t
+// lie at displs (in extents of t) within sp, with the type to take them
+// with (bufAt's): where a displacement is negative, the buffer starts as
+// many extents before p and the displacements count from there (displs
+// is changed).
+func vBuf(p *C.char, counts, displs []int, sp vSpan, t *dtype.Type) ([]byte, *dtype.Type, error) {
+	if sp.lo < 0 {
+		ext := t.Extent()
+		back, ok := int64(0), ext > 0 && -sp.lo <= maxSpan/ext
+		if ok {
+			back = -sp.lo * ext
+		}
+		switch {
+		case !ok:
+			return nil, nil, fmt.Errorf("a block at displacement %d of %v (extent %d) before the buffer: %w", sp.lo, t, ext, errUnsupported)
+		case isInPlace(p) || p == nil || !addressable(p, -back):
+			return nil, nil, fmt.Errorf("blocks at displacement %d of %v before a buffer at %p: %w", sp.lo, t, p, comm.ErrBuffer)
+		}
+		p = charBefore(p, back)
+		for q := range displs {
+			if counts[q] > 0 {
+				displs[q] -= int(sp.lo)
+			}
+		}
+		sp.hi -= sp.lo
+	}
+	return bufAt(p, sp.hi, t)
 }
 
 // shmMoveV is Gatherv, Scatterv, Allgatherv and Alltoallv. The counts and
@@ -101,12 +134,12 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			var counts, displs []int
 			var r []byte
 			if isRoot {
-				var hi int64
+				var sp vSpan
 				var err error
-				if counts, displs, hi, err = vArrays(rcounts, rdispls, n, "recvcounts", "displs"); err != nil {
+				if counts, displs, sp, err = vArrays(rcounts, rdispls, n, "recvcounts", "displs"); err != nil {
 					return refuse(err)
 				}
-				if r, err = buf(rp, hi, rt); err != nil {
+				if r, rt, err = vBuf(rp, counts, displs, sp, rt); err != nil {
 					return refuse(err)
 				}
 			}
@@ -125,12 +158,12 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			var counts, displs []int
 			var s []byte
 			if isRoot {
-				var hi int64
+				var span vSpan
 				var err error
-				if counts, displs, hi, err = vArrays(scounts, sdispls, n, "sendcounts", "displs"); err != nil {
+				if counts, displs, span, err = vArrays(scounts, sdispls, n, "sendcounts", "displs"); err != nil {
 					return refuse(err)
 				}
-				if s, err = buf(sp, hi, st); err != nil {
+				if s, st, err = vBuf(sp, counts, displs, span, st); err != nil {
 					return refuse(err)
 				}
 			}
@@ -146,11 +179,11 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			}
 			return comm.ScattervType(x.c, s, counts, displs, st, r, int(rcount), rt, int(root))
 		case mvAllgatherv:
-			counts, displs, hi, err := vArrays(rcounts, rdispls, n, "recvcounts", "displs")
+			counts, displs, span, err := vArrays(rcounts, rdispls, n, "recvcounts", "displs")
 			if err != nil {
 				return refuse(err)
 			}
-			r, err := buf(rp, hi, rt)
+			r, rt, err := vBuf(rp, counts, displs, span, rt)
 			if err != nil {
 				return refuse(err)
 			}
@@ -166,22 +199,22 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			}
 			return comm.AllgathervType(x.c, s, int(scount), st, r, counts, displs, rt)
 		default:
-			rc, rd, rhi, err := vArrays(rcounts, rdispls, n, "recvcounts", "rdispls")
+			rc, rd, rspan, err := vArrays(rcounts, rdispls, n, "recvcounts", "rdispls")
 			if err != nil {
 				return refuse(err)
 			}
-			r, err := buf(rp, rhi, rt)
+			r, rt, err := vBuf(rp, rc, rd, rspan, rt)
 			if err != nil {
 				return refuse(err)
 			}
 			if inPlace != 0 {
 				return comm.AlltoallvTypeInPlace(x.c, r, rc, rd, rt)
 			}
-			sc, sd, shi, err := vArrays(scounts, sdispls, n, "sendcounts", "sdispls")
+			sc, sd, sspan, err := vArrays(scounts, sdispls, n, "sendcounts", "sdispls")
 			if err != nil {
 				return refuse(err)
 			}
-			s, err := buf(sp, shi, st)
+			s, st, err := vBuf(sp, sc, sd, sspan, st)
 			if err != nil {
 				return refuse(err)
 			}
@@ -199,8 +232,10 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 
 // wSide reads one side of an Alltoallw: n counts, byte displacements and
 // type handles (the arrays named by names), and returns them with the
-// bytes from p the side's blocks span. A block reaching before p (a
-// displacement plus a negative lower bound) is refused, as buf refuses it.
+// bytes the side's blocks span. Where a block reaches before p (a
+// negative displacement, or a type's negative lower bound, which MPI
+// allows), the bytes start at its first one and the displacements count
+// from there.
 func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, names [3]string) ([]byte, []int, []int, []*dtype.Type, error) {
 	c, d, th := cArray(cp, n), cArray(dp, n), cArray(tp, n)
 	for i, a := range []bool{c == nil, d == nil, th == nil} {
@@ -209,7 +244,7 @@ func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, nam
 		}
 	}
 	counts, displs, types := make([]int, n), make([]int, n), make([]*dtype.Type, n)
-	var hi int64
+	var hi, first int64 // the blocks' bytes from p: first <= 0 if one reaches before it
 	for q := range n {
 		t, err := typeOf(uintptr(th[q]))
 		if err != nil {
@@ -217,9 +252,6 @@ func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, nam
 		}
 		if c[q] < 0 {
 			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[0], q, int64(c[q]), comm.ErrCount)
-		}
-		if d[q] < 0 && c[q] > 0 { // an empty block places nothing, anywhere
-			return nil, nil, nil, nil, fmt.Errorf("%s[%d] is %d, negative: %w", names[1], q, int64(d[q]), comm.ErrArg)
 		}
 		counts[q], displs[q], types[q] = int(c[q]), int(d[q]), t.t
 		if c[q] == 0 {
@@ -229,13 +261,24 @@ func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, nam
 		switch {
 		case err != nil:
 			return nil, nil, nil, nil, fmt.Errorf("rank %d's block: %w", q, err)
-		case int64(d[q])+lo < 0:
-			return nil, nil, nil, nil, fmt.Errorf("rank %d's block, %d × %v at byte %d, reaches %d bytes before the buffer (negative lower bounds are not supported): %w",
-				q, int64(c[q]), t.t, int64(d[q]), -(int64(d[q]) + lo), errUnsupported)
-		case int64(d[q]) > maxSpan || end > maxSpan:
+		case int64(d[q]) > maxSpan || end > maxSpan || int64(d[q]) < -maxSpan || lo < -maxSpan:
 			return nil, nil, nil, nil, fmt.Errorf("rank %d's block, %d × %v at byte %d, ends past any address space: %w", q, int64(c[q]), t.t, int64(d[q]), comm.ErrCount)
 		}
 		hi = max(hi, int64(d[q])+end)
+		first = min(first, int64(d[q])+lo)
+	}
+	if first < 0 {
+		// Blocks before p: the bytes start at the first of them.
+		if isInPlace(p) || p == nil || !addressable(p, first) {
+			return nil, nil, nil, nil, fmt.Errorf("blocks reaching %d bytes before a buffer at %p: %w", -first, p, comm.ErrBuffer)
+		}
+		p = charBefore(p, -first)
+		for q := range n {
+			if counts[q] > 0 {
+				displs[q] -= int(first)
+			}
+		}
+		hi -= first
 	}
 	if hi > 0 && isInPlace(p) {
 		return nil, nil, nil, nil, fmt.Errorf("MPI_IN_PLACE as a buffer this call does not take it for: %w", comm.ErrBuffer)

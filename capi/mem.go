@@ -37,6 +37,11 @@ func addressable(p *C.char, off int64) bool {
 	return uintptr(-off) <= uintptr(unsafe.Pointer(p))
 }
 
+// charBefore is the address back bytes before p (addressable checked).
+func charBefore(p *C.char, back int64) *C.char {
+	return (*C.char)(unsafe.Add(unsafe.Pointer(p), -back))
+}
+
 // bytesBefore is the n bytes from back bytes before p (a buffer whose
 // data start before its address: a negative lower bound), which the
 // program says are its memory (addressable checked the address).

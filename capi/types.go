@@ -350,7 +350,7 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
 		return nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)
 	}
 	if lo < 0 {
-		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are supported by point-to-point, pack, RMA and MPI_Bcast calls, not by this one): %w", count, t, -lo, errUnsupported)
+		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are supported by point-to-point, pack, RMA origins, MPI_Bcast and the v collectives, not by this call): %w", count, t, -lo, errUnsupported)
 	}
 	if hi > maxSpan {
 		return nil, fmt.Errorf("%d × %v span %d bytes, more than an address space holds: %w", count, t, hi, comm.ErrCount)

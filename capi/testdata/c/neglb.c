@@ -4,8 +4,9 @@
  * a negative displacement) in the calls of one buffer: MPI_Send and
  * MPI_Recv, MPI_Isend and MPI_Irecv, MPI_Sendrecv, MPI_Pack and
  * MPI_Unpack, MPI_Put and MPI_Get's origin, MPI_Bcast; count 1 and 2
- * (the instances a stride of the extent apart). The same output under
- * Open MPI. */
+ * (the instances a stride of the extent apart). Then the v collectives
+ * (Gatherv, Allgatherv, Scatterv, Alltoallv, Alltoallw) with blocks at
+ * negative displacements. The same output under Open MPI. */
 #include <string.h>
 #include "check.h"
 
@@ -95,6 +96,49 @@ int main(int argc, char **argv)
 	CHECK(MPI_Bcast(r + 9, 1, rev, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "Bcast rev");
 	CHECK(r[9] == 9 && r[8] == 8 && r[7] == 7 && (rank == 0 || r[10] == -1), "Bcast rev: %d %d %d", r[9], r[8], r[7]);
 	report("MPI_Bcast with a negative lower bound");
+
+	/* The v collectives with blocks before the buffer's address:
+	 * rank q's block of 2 ints at displacement -4(q+1) from mid. */
+	int big[64], *mid = big + 32, cnt[2], dsp[2], sb[2] = {10 * rank, 10 * rank + 1};
+	for (int q = 0; q < 2; q++)
+		cnt[q] = 2, dsp[q] = -4 * (q + 1);
+	for (int k = 0; k < 64; k++)
+		big[k] = -1;
+	CHECK(MPI_Gatherv(sb, 2, MPI_INT, mid, cnt, dsp, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "Gatherv");
+	for (int q = 0; rank == 0 && q < 2; q++)
+		CHECK(mid[dsp[q]] == 10 * q && mid[dsp[q] + 1] == 10 * q + 1, "Gatherv block %d: %d %d", q, mid[dsp[q]],
+		      mid[dsp[q] + 1]);
+	for (int k = 0; k < 64; k++)
+		big[k] = -1;
+	CHECK(MPI_Allgatherv(sb, 2, MPI_INT, mid, cnt, dsp, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "Allgatherv");
+	for (int q = 0; q < 2; q++)
+		CHECK(mid[dsp[q]] == 10 * q && mid[dsp[q] + 1] == 10 * q + 1 && mid[dsp[q] + 2] == -1, "Allgatherv block %d",
+		      q);
+	for (int k = 0; k < 64; k++)
+		big[k] = k;
+	int two[2] = {-1, -1};
+	CHECK(MPI_Scatterv(mid, cnt, dsp, MPI_INT, two, 2, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS &&
+		      two[0] == 32 + dsp[rank] && two[1] == 33 + dsp[rank],
+	      "Scatterv: %d %d", two[0], two[1]);
+	int sbig[64], *smid = sbig + 32, sd[2], rd[2], one[2] = {1, 1};
+	int sdb[2], rdb[2];
+	MPI_Datatype ints[2] = {MPI_INT, MPI_INT};
+	for (int q = 0; q < 2; q++) {
+		sd[q] = -(q + 1), rd[q] = -3 * (q + 1);
+		smid[sd[q]] = 100 * rank + q;
+		sdb[q] = (int)sizeof(int) * sd[q], rdb[q] = (int)sizeof(int) * rd[q];
+	}
+	for (int k = 0; k < 64; k++)
+		big[k] = -1;
+	CHECK(MPI_Alltoallv(smid, one, sd, MPI_INT, mid, one, rd, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "Alltoallv");
+	for (int q = 0; q < 2; q++)
+		CHECK(mid[rd[q]] == 100 * q + rank, "Alltoallv from %d: %d", q, mid[rd[q]]);
+	for (int k = 0; k < 64; k++)
+		big[k] = -1;
+	CHECK(MPI_Alltoallw(smid, one, sdb, ints, mid, one, rdb, ints, MPI_COMM_WORLD) == MPI_SUCCESS, "Alltoallw");
+	for (int q = 0; q < 2; q++)
+		CHECK(mid[rd[q]] == 100 * q + rank, "Alltoallw from %d: %d", q, mid[rd[q]]);
+	report("v collectives with negative displacements");
 
 	MPI_Type_free(&rev);
 	MPI_Type_free(&back);
