@@ -63,6 +63,7 @@ static uintptr_t shmrun_opaque_op(uintptr_t dt, uintptr_t op) {
 import "C"
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/shmrun/shmrun/atomics"
@@ -380,8 +381,9 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			sn = n * int64(x.c.Size())
 		}
 		var s, r []byte
+		var ts, tr *dtype.Type // the types buf takes the buffers with
 		if inPlace == 0 {
-			if s, err = buf(sp, sn, t.t); err != nil {
+			if s, ts, err = buf(sp, sn, t.t); err != nil {
 				return refuse(err)
 			}
 		}
@@ -392,29 +394,54 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			return refuse(fmt.Errorf("MPI_IN_PLACE on rank %d, which is not the root (%d): %w", x.c.Rank(), root, comm.ErrBuffer))
 		}
 		if inPlace != 0 {
-			if r, err = buf(rp, sn, t.t); err != nil {
+			if r, tr, err = buf(rp, sn, t.t); err != nil {
 				return refuse(err)
 			}
 		} else if receives {
-			if r, err = buf(rp, n, t.t); err != nil {
+			if r, tr, err = buf(rp, n, t.t); err != nil {
 				return refuse(err)
 			}
 		}
 		if inPlace == 0 && len(s) > 0 && len(r) > 0 && sp == rp {
 			return refuse(aliased(sp))
 		}
-		if inPlace == 0 && receives && sharesData(s, sn, t.t, r, n, t.t) {
+		tt, err := sameMove(t.t, ts, tr)
+		if err != nil {
+			return refuse(err)
+		}
+		if inPlace == 0 && receives && sharesData(s, sn, tt, r, n, tt) {
 			return refuse(overlapping(sp, rp))
 		}
 		if bytes {
-			return reduceBytes(int(kind), x.c, s, r, int(n), t.t, op.user, dt, int(root), inPlace != 0)
+			return reduceBytes(int(kind), x.c, s, r, int(n), tt, op.user, dt, int(root), inPlace != 0)
 		}
-		return red(int(kind), x.c, s, r, int(n), t.t, op, dt, int(root), inPlace != 0)
+		return red(int(kind), x.c, s, r, int(n), tt, op, dt, int(root), inPlace != 0)
 	}()
 	if err != nil {
 		return x.raise(call, err)
 	}
 	return C.MPI_SUCCESS
+}
+
+// sameMove is the one type a reduction takes both its buffers with: t,
+// or the type buf moved them by (ts for the send buffer, tr for the
+// receive buffer; nil where there is none), which must be the same move
+// for both: instances of a negative extent, whose data start further
+// back the more of them there are, in buffers of different counts are
+// refused.
+func sameMove(t, ts, tr *dtype.Type) (*dtype.Type, error) {
+	switch {
+	case ts == nil || ts == t:
+		if tr == nil || ts == nil {
+			return cmp.Or(tr, t), nil
+		}
+		if tr == t {
+			return t, nil
+		}
+	case tr == nil || tr.LB() == ts.LB():
+		return ts, nil
+	}
+	return nil, fmt.Errorf("%v's data reach before the send and receive buffers by different amounts (a negative extent): %w", t, errUnsupported)
 }
 
 //export shmBarrier
@@ -456,7 +483,7 @@ func shmBcast(p *C.char, count C.int64_t, dt C.uintptr_t, root C.int, h C.uintpt
 		if err != nil {
 			return winc.RefuseColl(x.c, call, format.CollBcast, err)
 		}
-		b, tt, err := bufAt(p, int64(count), t.t)
+		b, tt, err := buf(p, int64(count), t.t)
 		if err != nil {
 			return winc.RefuseColl(x.c, call, format.CollBcast, err)
 		}
@@ -525,8 +552,7 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 			if err != nil {
 				return refuse(err)
 			}
-			st = t.t
-			if s, err = buf(sp, sBlocks*int64(scount), st); err != nil {
+			if s, st, err = buf(sp, sBlocks*int64(scount), t.t); err != nil {
 				return refuse(err)
 			}
 		}
@@ -535,8 +561,7 @@ func shmMove(sp *C.char, scount C.int64_t, sdt C.uintptr_t, rp *C.char, rcount C
 			if err != nil {
 				return refuse(err)
 			}
-			rt = t.t
-			if r, err = buf(rp, rBlocks*int64(rcount), rt); err != nil {
+			if r, rt, err = buf(rp, rBlocks*int64(rcount), t.t); err != nil {
 				return refuse(err)
 			}
 		}

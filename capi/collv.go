@@ -70,7 +70,7 @@ type vSpan struct{ lo, hi int64 }
 
 // vBuf is the buffer of a v collective's side whose nonempty blocks of t
 // lie at displs (in extents of t) within sp, with the type to take them
-// with (bufAt's): where a displacement is negative, the buffer starts as
+// with (buf's): where a displacement is negative, the buffer starts as
 // many extents before p and the displacements count from there (displs
 // is changed).
 func vBuf(p *C.char, counts, displs []int, sp vSpan, t *dtype.Type) ([]byte, *dtype.Type, error) {
@@ -94,7 +94,7 @@ func vBuf(p *C.char, counts, displs []int, sp vSpan, t *dtype.Type) ([]byte, *dt
 		}
 		sp.hi -= sp.lo
 	}
-	return bufAt(p, sp.hi, t)
+	return buf(p, sp.hi, t)
 }
 
 // shmMoveV is Gatherv, Scatterv, Allgatherv and Alltoallv. The counts and
@@ -146,7 +146,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if inPlace != 0 && isRoot {
 				return comm.GathervTypeInPlace(x.c, r, 0, counts, displs, rt, int(root))
 			}
-			s, err := buf(sp, int64(scount), st)
+			s, st, err := buf(sp, int64(scount), st)
 			if err != nil {
 				return refuse(err)
 			}
@@ -170,7 +170,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if inPlace != 0 && isRoot {
 				return comm.ScattervTypeInPlace(x.c, s, 0, counts, displs, st, int(root))
 			}
-			r, err := buf(rp, int64(rcount), rt)
+			r, rt, err := buf(rp, int64(rcount), rt)
 			if err != nil {
 				return refuse(err)
 			}
@@ -190,7 +190,7 @@ func shmMoveV(sp *C.char, scount C.int64_t, scounts *C.int64_t, sdispls *C.MPI_A
 			if inPlace != 0 {
 				return comm.AllgathervTypeInPlace(x.c, r, counts, displs, rt)
 			}
-			s, err := buf(sp, int64(scount), st)
+			s, st, err := buf(sp, int64(scount), st)
 			if err != nil {
 				return refuse(err)
 			}

@@ -449,7 +449,7 @@ func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize
 		}
 		pos := int64(*position)
 		if pack != 0 {
-			src, t, err := bufAt(in, int64(incount), t)
+			src, t, err := buf(in, int64(incount), t)
 			if err != nil {
 				return err
 			}
@@ -467,7 +467,7 @@ func shmPack(in *C.char, incount C.int64_t, dt C.uintptr_t, out *C.char, outsize
 		// Unpack: in is the packed buffer of insize (incount) bytes, out
 		// receives outsize (count) instances.
 		src := bytesAt(in, int64(incount))
-		dst, t, err := bufAt(out, int64(outsize), t)
+		dst, t, err := buf(out, int64(outsize), t)
 		if err != nil {
 			return err
 		}

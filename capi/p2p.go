@@ -60,7 +60,7 @@ func p2pArgs(call string, h, dt C.uintptr_t, p *C.char, count C.int64_t) (*commH
 	if err != nil {
 		return nil, nil, nil, x.raise(call, err)
 	}
-	b, tt, err := bufAt(p, int64(count), t.t)
+	b, tt, err := buf(p, int64(count), t.t)
 	if err != nil {
 		return nil, nil, nil, x.raise(call, err)
 	}

@@ -43,18 +43,22 @@ func shmReduceLocal(in, inout *C.char, count C.int64_t, dt, oph C.uintptr_t, cal
 			return err
 		}
 		n := int64(count)
-		a, err := buf(in, n, t.t)
+		a, ta, err := buf(in, n, t.t)
 		if err != nil {
 			return fmt.Errorf("inbuf: %w", err)
 		}
-		b, err := buf(inout, n, t.t)
+		b, tb, err := buf(inout, n, t.t)
 		if err != nil {
 			return fmt.Errorf("inoutbuf: %w", err)
+		}
+		tt, err := sameMove(t.t, ta, tb)
+		if err != nil {
+			return err
 		}
 		if len(b) > 0 {
 			// The result is written through the type map: entries that
 			// overlap are erroneous there, as in a receive buffer.
-			if err := t.t.FitsRecv(int(n), len(b)); err != nil {
+			if err := tt.FitsRecv(int(n), len(b)); err != nil {
 				return fmt.Errorf("inoutbuf: %w", err)
 			}
 		}
@@ -65,7 +69,7 @@ func shmReduceLocal(in, inout *C.char, count C.int64_t, dt, oph C.uintptr_t, cal
 			callUserOpAt(op.user, in, inout, n, t.t.Extent(), dt)
 			return nil
 		}
-		return localReducers[e](t.t, a, b, int(n), op.op)
+		return localReducers[e](tt, a, b, int(n), op.op)
 	})
 }
 

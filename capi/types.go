@@ -334,54 +334,33 @@ const inPlaceAddr = 1
 const maxSpan = 1 << 48
 
 // buf is count instances of t at p as the byte slice the runtime's typed
-// calls take: from p to where the instances end. A type reaching before
-// its buffer's start (a negative lower bound) is refused.
-func buf(p *C.char, count int64, t *dtype.Type) ([]byte, error) {
+// calls take, with the type the call takes them with: from p to where
+// the instances end, and t itself; or, where they reach before p (a
+// negative lower bound: a vector of negative stride, a block at a
+// negative displacement, which MPI allows), from their first byte, and
+// t's type map moved up by as many bytes (the same signature and
+// extent), made for this call.
+func buf(p *C.char, count int64, t *dtype.Type) ([]byte, *dtype.Type, error) {
 	if count < 0 {
-		return nil, fmt.Errorf("count %d is negative: %w", count, comm.ErrCount)
+		return nil, nil, fmt.Errorf("count %d is negative: %w", count, comm.ErrCount)
 	}
 	lo, hi, err := t.Span(int(count))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if isInPlace(p) && hi > 0 {
+	if isInPlace(p) && (hi > 0 || lo < 0) {
 		// Not memory: the caller passed MPI_IN_PLACE where the call does
 		// not take it (off a rooted collective's root, say).
-		return nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)
+		return nil, nil, fmt.Errorf("MPI_IN_PLACE as the buffer of %d × %v, where this call and rank do not take it: %w", count, t, comm.ErrBuffer)
 	}
-	if lo < 0 {
-		return nil, fmt.Errorf("%d × %v reaches %d bytes before the buffer (negative lower bounds are supported by point-to-point, pack, RMA origins, MPI_Bcast and the v collectives, not by this call): %w", count, t, -lo, errUnsupported)
+	if hi-lo > maxSpan || hi > maxSpan || p != nil && !addressable(p, min(lo, 0)) {
+		return nil, nil, fmt.Errorf("%d × %v span %d bytes from %d, more than an address space holds: %w", count, t, hi-min(lo, 0), min(lo, 0), comm.ErrCount)
 	}
-	if hi > maxSpan {
-		return nil, fmt.Errorf("%d × %v span %d bytes, more than an address space holds: %w", count, t, hi, comm.ErrCount)
+	if (hi > 0 || lo < 0) && p == nil {
+		return nil, nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for %d × %v: %w", count, t, comm.ErrBuffer)
 	}
-	if hi > 0 && p == nil {
-		return nil, fmt.Errorf("a NULL buffer (MPI_BOTTOM with absolute addresses is not supported) for %d × %v: %w", count, t, comm.ErrBuffer)
-	}
-	return bytesAt(p, hi), nil
-}
-
-// bufAt is buf for the calls whose one buffer may hold instances that
-// reach before p (a negative lower bound: a vector of negative stride, a
-// block at a negative displacement, which MPI allows): with the type the
-// call takes them with, t itself, or where they reach before p, t's type
-// map moved up by as many bytes, over the slice from their first byte.
-func bufAt(p *C.char, count int64, t *dtype.Type) ([]byte, *dtype.Type, error) {
-	if count <= 0 || t == nil {
-		b, err := buf(p, count, t)
-		return b, t, err
-	}
-	lo, hi, err := t.Span(int(count))
-	if err != nil || lo >= 0 {
-		b, err := buf(p, count, t)
-		return b, t, err
-	}
-	if isInPlace(p) || p == nil {
-		return nil, nil, fmt.Errorf("%s for %d × %v, which reaches %d bytes before it (MPI_BOTTOM with absolute addresses is not supported): %w",
-			map[bool]string{true: "MPI_IN_PLACE", false: "a NULL buffer"}[p != nil], count, t, -lo, comm.ErrBuffer)
-	}
-	if hi-lo > maxSpan || !addressable(p, lo) {
-		return nil, nil, fmt.Errorf("%d × %v span %d bytes from %d before the buffer, more than an address space holds: %w", count, t, hi-lo, -lo, comm.ErrCount)
+	if lo >= 0 {
+		return bytesAt(p, hi), t, nil
 	}
 	moved, err := dtype.Hindexed([]int{1}, []int64{-lo}, t)
 	if err == nil {

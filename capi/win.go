@@ -367,8 +367,9 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		}
 		var ob, rb []byte
 		var rt *typeH
+		var rtt *dtype.Type // rt's type as the result buffer is taken with (buf)
 		if ot != nil {
-			if ob, ot, err = bufAt(op, int64(ocount), ot); err != nil {
+			if ob, ot, err = buf(op, int64(ocount), ot); err != nil {
 				return err
 			}
 		}
@@ -384,7 +385,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 					return fmt.Errorf("MPI_Fetch_and_op moves one element of a predefined datatype, not %v: %w", rt.t, comm.ErrType)
 				}
 			}
-			if rb, err = buf(res, int64(rcount), rt.t); err != nil {
+			if rb, rtt, err = buf(res, int64(rcount), rt.t); err != nil {
 				return err
 			}
 		}
@@ -443,7 +444,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		case unit > 0 && kind == rmAccumulate:
 			err2 = winc.AccumulateUnits(x.w, "AccumulateType", ob, int(ocount), ot, nil, 0, nil, t, d, int(tcount), tt.t, unit, opv, combine)
 		case unit > 0:
-			err2 = winc.AccumulateUnits(x.w, "GetAccumulateType", ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, unit, opv, combine)
+			err2 = winc.AccumulateUnits(x.w, "GetAccumulateType", ob, int(ocount), ot, rb, int(rcount), rtt, t, d, int(tcount), tt.t, unit, opv, combine)
 		}
 		switch {
 		case unit > 0:
@@ -458,13 +459,13 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			// One element of a predefined type: win.FetchAndOp itself (so
 			// --stats and --check name it); others, e.g. long double, as
 			// the one-element Get_accumulate it is.
-			if fop := fopOps[elemOf(rt.t)]; fop != nil && len(rb) >= int(rt.t.Size()) && (len(ob) >= int(rt.t.Size()) || noOp(oph)) {
+			if fop := fopOps[elemOf(rtt)]; fop != nil && len(rb) >= int(rtt.Size()) && (len(ob) >= int(rtt.Size()) || noOp(oph)) {
 				err2 = fop(x.w, ob, rb, t, d, opv)
 			} else {
-				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rtt, t, d, int(tcount), tt.t, opv)
 			}
 		case kind == rmGetAccumulate:
-			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rt.t, t, d, int(tcount), tt.t, opv)
+			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rtt, t, d, int(tcount), tt.t, opv)
 		default:
 			compare := bytesAt(cmp, int64(len(ob)))
 			err2 = compareAndSwap(x.w, ob, compare, rb, ot, t, d)
@@ -477,7 +478,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		if err2 == nil {
 			var res chkBuffer
 			if rt != nil {
-				res = chkBuffer{b: rb, count: int64(rcount), t: rt.t, result: true, what: "result"}
+				res = chkBuffer{b: rb, count: int64(rcount), t: rtt, result: true, what: "result"}
 			}
 			// A request form's buffers are the program's again at its
 			// request's completion (or the window's synchronization).
