@@ -2532,6 +2532,8 @@ struct shmrun_bmsg {
 	size_t len;
 	MPI_Request req;
 	int busy;                 /* being packed and sent, outside the lock, by owner */
+	int automatic;            /* at is the library's memory (MPI_BUFFER_AUTOMATIC), freed with it */
+	unsigned long seq;        /* the buffer's count of messages when it was made */
 	pthread_t owner;
 	struct shmrun_bmsg *next; /* in address order */
 };
@@ -2540,7 +2542,9 @@ struct shmrun_bbuf {
 	char *base;    /* NULL: none attached */
 	size_t size;
 	int automatic;
-	int detaching; /* a detach or flush waits for its messages */
+	int detaching;     /* a detach waits for its messages: buffered sends into it are refused */
+	int gone;          /* its communicator was freed while a message of it was being set up */
+	unsigned long seq; /* messages made in it */
 	struct shmrun_bmsg *live;
 	struct shmrun_bbuf *next;
 };
@@ -2550,7 +2554,7 @@ struct shmrun_bbuf {
  * ends. */
 static pthread_mutex_t shmrun_bmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t shmrun_bcv = PTHREAD_COND_INITIALIZER;
-static struct shmrun_bbuf shmrun_bproc = {MPI_COMM_NULL, NULL, 0, 0, 0, NULL, NULL};
+static struct shmrun_bbuf shmrun_bproc = {MPI_COMM_NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL};
 static struct shmrun_bbuf *shmrun_bcomms; /* the communicators' */
 
 /* shmrun_bfind is comm's buffer record (MPI_COMM_NULL: the process's),
@@ -2574,7 +2578,7 @@ static void shmrun_bunlink(struct shmrun_bbuf *b, struct shmrun_bmsg *m)
 			*p = m->next;
 			break;
 		}
-	if (b->automatic)
+	if (m->automatic)
 		free(m->at);
 	free(m);
 }
@@ -2600,25 +2604,30 @@ static void shmrun_breclaim(struct shmrun_bbuf *b)
 			continue;
 		}
 		*p = m->next;
-		if (b->automatic)
+		if (m->automatic)
 			free(m->at);
 		free(m);
 	}
 }
 
-/* shmrun_bdrain waits until every message of b is sent, each wait
- * without shmrun_bmu (held on entry and return), so that buffered sends
- * into other buffers, and this thread's error handlers, go on
- * meanwhile. A message this thread is still setting up (a handler of
- * its buffered send's failure that detaches) is not waited for: its send
- * failed and it is given back. */
-static void shmrun_bdrain(struct shmrun_bbuf *b)
+/* shmrun_bdrain waits until every message b held when it was called is
+ * sent (detach: every message, none being added), each wait without
+ * shmrun_bmu (held on entry and return), so that buffered sends into
+ * other buffers, into b if it is only flushed, and this thread's error
+ * handlers, go on meanwhile. A message this thread is still setting up
+ * (a handler of its buffered send's failure that detaches) is not waited
+ * for: its send failed and it is given back. b stays allocated: only
+ * shmrun_bsend_gone frees a record. */
+static void shmrun_bdrain(struct shmrun_bbuf *b, int detach)
 {
-	b->detaching++;
+	unsigned long upto = b->seq;
+	b->detaching += detach;
 	for (;;) {
 		struct shmrun_bmsg *m = b->live;
 		int busy = 0;
 		for (; m != NULL; m = m->next) {
+			if (m->seq > upto)
+				continue; /* sent into a buffer being flushed after the flush began */
 			if (!m->busy)
 				break;
 			if (!pthread_equal(m->owner, pthread_self()))
@@ -2638,7 +2647,7 @@ static void shmrun_bdrain(struct shmrun_bbuf *b)
 		shmrun_bunlink(b, m);
 		pthread_cond_broadcast(&shmrun_bcv);
 	}
-	b->detaching--;
+	b->detaching -= detach;
 }
 
 /* shmrun_balloc takes len bytes of b for a message (first fit, in
@@ -2694,6 +2703,7 @@ static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_
 	shmrun_breclaim(b);
 	m->len = (size_t)psize + MPI_BSEND_OVERHEAD;
 	m->req = MPI_REQUEST_NULL, m->busy = 1, m->owner = pthread_self();
+	m->automatic = b->automatic, m->seq = ++b->seq;
 	char *at = shmrun_balloc(b, m->len, m);
 	if (at == NULL && b->automatic) {
 		pthread_mutex_unlock(&shmrun_bmu);
@@ -2723,6 +2733,8 @@ static int shmrun_bsend(const char *call, const void *buf, MPI_Count count, MPI_
 		shmrun_bunlink(b, m); /* the region back */
 	else
 		m->req = req, m->busy = 0;
+	if (b->gone && b->live == NULL)
+		free(b); /* a handler freed its communicator meanwhile: the record was left to us */
 	pthread_cond_broadcast(&shmrun_bcv);
 	pthread_mutex_unlock(&shmrun_bmu);
 	return rc;
@@ -2805,7 +2817,7 @@ static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MP
 			return MPI_SUCCESS;
 		return shmRaise(B(call), "no buffer is attached", MPI_ERR_BUFFER, H(comm));
 	}
-	shmrun_bdrain(b);
+	shmrun_bdrain(b, !flush);
 	if (!flush) {
 		void *base = b->automatic ? MPI_BUFFER_AUTOMATIC : b->base == (char *)b ? NULL : b->base;
 		memcpy(buffer_addr, &base, sizeof base);
@@ -2874,21 +2886,24 @@ int PMPI_Comm_flush_buffer(MPI_Comm comm)
 static void shmrun_bsend_gone(MPI_Comm comm)
 {
 	pthread_mutex_lock(&shmrun_bmu);
-	for (struct shmrun_bbuf **p = &shmrun_bcomms; *p != NULL;) {
+	for (;;) {
+		/* From the list's head each time: the drain lets the lock go,
+		 * and other threads' frees change the list meanwhile. */
+		struct shmrun_bbuf **p = &shmrun_bcomms;
+		while (*p != NULL && comm != MPI_COMM_NULL && (*p)->comm != comm)
+			p = &(*p)->next;
+		if (*p == NULL)
+			break;
 		struct shmrun_bbuf *b = *p;
-		if (comm != MPI_COMM_NULL && b->comm != comm) {
-			p = &b->next;
-			continue;
-		}
-		shmrun_bdrain(b);
-		if (*p != b) /* the list changed while it drained */
-			for (p = &shmrun_bcomms; *p != b; p = &(*p)->next)
-				;
-		*p = b->next;
-		free(b);
+		*p = b->next; /* out of the list first: no new message goes in */
+		shmrun_bdrain(b, 1);
+		if (b->live == NULL)
+			free(b);
+		else
+			b->gone = 1; /* this thread's message being set up frees it (shmrun_bsend) */
 	}
 	if (comm == MPI_COMM_NULL)
-		shmrun_bdrain(&shmrun_bproc);
+		shmrun_bdrain(&shmrun_bproc, 1);
 	pthread_mutex_unlock(&shmrun_bmu);
 }
 

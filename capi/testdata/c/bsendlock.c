@@ -8,9 +8,13 @@
  * returns at once, its message received first. And an error handler may
  * call the buffer functions: a buffered send to an invalid rank raises
  * to a handler that detaches the buffer, and the send returns
- * MPI_ERR_RANK. (MPI 4.1's communicator buffers: shmrun only.) */
+ * MPI_ERR_RANK; one whose handler frees the communicator, with the
+ * communicator's buffer. A flush beside a stream of buffered sends
+ * refuses none, and two threads may free two communicators with buffers
+ * at once. (MPI 4.1's communicator buffers: shmrun only.) */
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 
 #define BIG 100000 /* ints: above the eager size, sent in a rendezvous */
@@ -38,6 +42,39 @@ static void on_error(MPI_Comm *comm, int *code, ...)
 	detach_rc = MPI_Buffer_detach(&addr, &size);
 	handled++;
 }
+
+#ifdef MPI_ABI_VERSION
+/* on_error_free frees the communicator whose buffered send failed. */
+static int freed_rc = -1;
+static void on_error_free(MPI_Comm *comm, int *code, ...)
+{
+	(void)code;
+	freed_rc = MPI_Comm_free(comm);
+}
+
+/* A flush beside buffered sends refuses none of them. */
+static volatile int stop_flush;
+static void *flusher(void *arg)
+{
+	(void)arg;
+	while (!stop_flush)
+		MPI_Buffer_flush();
+	return NULL;
+}
+
+/* Two threads free two communicators with buffers at once: one waits in
+ * its drain while the other's free unlinks its record. */
+static MPI_Comm ca, cb;
+static char *cbig;
+#define CBIG (1 << 20)
+static void *free_b(void *arg)
+{
+	(void)arg;
+	CHECK(MPI_Bsend(cbig, CBIG, MPI_CHAR, 1, 4, cb) == MPI_SUCCESS, "Bsend on cb");
+	CHECK(MPI_Comm_free(&cb) == MPI_SUCCESS, "free cb");
+	return NULL;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -98,6 +135,101 @@ int main(int argc, char **argv)
 		free(buf);
 	}
 	report("an error handler of a buffered send detaches the buffer");
+
+#ifdef MPI_ABI_VERSION
+	/* An error handler that frees the failed Bsend's communicator, and
+	 * its buffer's record with it. */
+	if (rank == 0) {
+		MPI_Comm d;
+		MPI_Errhandler eh;
+		int n, x = 1;
+		MPI_Comm_size(MPI_COMM_WORLD, &n);
+		MPI_Comm_dup(MPI_COMM_SELF, &d);
+		char *cbuf = malloc(4096);
+		MPI_Comm_attach_buffer(d, cbuf, 4096);
+		MPI_Comm_create_errhandler(on_error_free, &eh);
+		MPI_Comm_set_errhandler(d, eh);
+		MPI_Errhandler_free(&eh);
+		int rc = MPI_Bsend(&x, 1, MPI_INT, n, 0, d);
+		CHECK(class_of(rc) == MPI_ERR_RANK && freed_rc == MPI_SUCCESS, "Bsend: class %d, the handler's free %d",
+		      class_of(rc), freed_rc);
+		free(cbuf);
+	}
+#endif
+	report("an error handler of a buffered send frees its communicator");
+
+#ifdef MPI_ABI_VERSION
+	/* Buffered sends beside a flush of their buffer. */
+	enum { NB = 2000 };
+	int fails = 0;
+	if (rank == 0) {
+		char *fb = malloc(1 << 20);
+		MPI_Buffer_attach(fb, 1 << 20);
+		pthread_t th;
+		pthread_create(&th, NULL, flusher, NULL);
+		for (int i = 0; i < NB; i++)
+			if (MPI_Bsend(&i, 1, MPI_INT, 1, 5, MPI_COMM_WORLD) != MPI_SUCCESS) {
+				fails++;
+				MPI_Send(&i, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+			}
+		stop_flush = 1;
+		pthread_join(th, NULL);
+		void *addr;
+		int size;
+		MPI_Buffer_detach(&addr, &size);
+		free(fb);
+	} else {
+		for (int i = 0, v; i < NB; i++) {
+			MPI_Recv(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			CHECK(v == i, "message %d: %d", i, v);
+		}
+	}
+	CHECK(fails == 0, "%d of %d buffered sends refused beside a flush", fails, NB);
+#endif
+	report("a flush refuses no buffered send beside it");
+
+#ifdef MPI_ABI_VERSION
+	/* Two communicators with buffers freed at once by two threads. */
+	cbig = calloc(CBIG, 1);
+	MPI_Comm_dup(MPI_COMM_WORLD, &cb);
+	MPI_Comm_dup(MPI_COMM_WORLD, &ca);
+	int tok = 0;
+	if (rank == 0) {
+		int nb = CBIG + 4 * MPI_BSEND_OVERHEAD;
+		char *bb = malloc(nb), *ab = malloc(1024);
+		MPI_Comm_attach_buffer(cb, bb, nb);
+		MPI_Comm_attach_buffer(ca, ab, 1024); /* listed before cb's */
+		pthread_t th;
+		pthread_create(&th, NULL, free_b, NULL);
+		usleep(200000); /* the thread waits in cb's drain */
+		CHECK(MPI_Comm_free(&ca) == MPI_SUCCESS, "free ca");
+		MPI_Send(&tok, 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
+		pthread_join(th, NULL);
+		MPI_Comm e;
+		MPI_Comm_dup(MPI_COMM_WORLD, &e);
+		char *eb = malloc(1024);
+		MPI_Comm_attach_buffer(e, eb, 1024);
+		char *wb = malloc(1024);
+		MPI_Buffer_attach(wb, 1024);
+		CHECK(MPI_Bsend(&tok, 1, MPI_INT, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS, "Bsend after the frees");
+		void *addr;
+		int size;
+		MPI_Buffer_detach(&addr, &size);
+		MPI_Comm_free(&e);
+		free(bb), free(ab), free(eb), free(wb);
+	} else {
+		MPI_Comm_free(&ca);
+		MPI_Recv(&tok, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Recv(cbig, CBIG, MPI_CHAR, 0, 4, cb, MPI_STATUS_IGNORE);
+		MPI_Comm_free(&cb);
+		MPI_Comm e;
+		MPI_Comm_dup(MPI_COMM_WORLD, &e);
+		MPI_Recv(&tok, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Comm_free(&e);
+	}
+	free(cbig);
+#endif
+	report("two threads free two communicators with buffers at once");
 
 	MPI_Finalize();
 	return failures != 0;
