@@ -178,22 +178,33 @@ func (r *Request) Start() error {
 	if p.active {
 		return fmt.Errorf("comm: Start: the persistent request of %s on rank %d is active (started and not completed): %w", p.call, p.c.Rank(), ErrRequest)
 	}
-	switch {
-	case p.coll != nil:
-		var cur *Request
-		if cur, err = p.coll(p.comm()); err == nil {
-			p.cur = *cur
-		}
-	case p.send:
-		err = p.startSend()
-	default:
-		err = p.startRecv()
+	c := p.comm()
+	err = p.start(c)
+	if err != nil && errors.Is(err, ErrComm) && p.comm() != c {
+		// Its communicator's Free, on another goroutine, handed the
+		// request over meanwhile (liveComm): start it where it lives now.
+		err = p.start(p.comm())
 	}
 	if err != nil {
 		return err
 	}
 	p.active = true
 	return nil
+}
+
+// start starts p's operation on c, the communicator it works on.
+func (p *persist) start(c *Comm) error {
+	switch {
+	case p.coll != nil:
+		cur, err := p.coll(c)
+		if err == nil {
+			p.cur = *cur
+		}
+		return err
+	case p.send:
+		return p.startSend(c)
+	}
+	return p.startRecv(c)
 }
 
 // startall is Startall: each request's Start in turn.
@@ -209,10 +220,10 @@ func startall(reqs []*Request) error {
 	return nil
 }
 
-// startSend starts a send: written whole at once if it is eager, else in
+// startSend starts a send on c: written whole at once if it is eager, else in
 // an operation of its own until it completes.
-func (p *persist) startSend() error {
-	c, wire, f := p.comm(), p.buf, p.f
+func (p *persist) startSend(c *Comm) error {
+	wire, f := p.buf, p.f
 	if p.t != nil {
 		var err error
 		if wire, f, err = c.typedOut(p.call, p.buf, p.count, p.t); err != nil {
@@ -248,9 +259,8 @@ func (p *persist) startSend() error {
 	return nil
 }
 
-// startRecv posts a receive whose outcome goes to p.rv.
-func (p *persist) startRecv() error {
-	c := p.comm()
+// startRecv posts a receive on c whose outcome goes to p.rv.
+func (p *persist) startRecv(c *Comm) error {
 	if p.f.rtype == nil && c.postFast(p.call, p.wire, p.peer, p.tag, p.f.elem, p.f.sig, p.rv) != nil {
 		p.cur = Request{rv: p.rv}
 		return nil
