@@ -200,14 +200,21 @@ func (q *nbcQueue) work() {
 // runJob runs j, first in q's line and claimed by the caller, then takes
 // it out of the line and completes it. The caller's goroutine
 // (raw.Goroutine) tells drain that a collective called from the job is
-// the job's own; it keeps to its thread meanwhile, which is what
-// identifies it where raw has no assembly for that.
+// the job's own; where raw has no assembly for that, it keeps to its
+// thread meanwhile, which is what identifies it there. (Not elsewhere: a
+// worker locked to its thread takes the processor from a rank's one core
+// only by a hand-over between threads, which a loop of Tests at
+// GOMAXPROCS 1 never makes: an Iallreduce polled by Test took 20 ms.)
 func (q *nbcQueue) runJob(j *nbcJob) {
-	runtime.LockOSThread()
+	if raw.GoroutineByThread {
+		runtime.LockOSThread()
+	}
 	q.runner.Store(raw.Goroutine())
 	err := j.run()
 	q.runner.Store(0)
-	runtime.UnlockOSThread()
+	if raw.GoroutineByThread {
+		runtime.UnlockOSThread()
+	}
 	if err != nil {
 		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
 	}

@@ -9,3 +9,8 @@ package raw
 // exited, so compare only against a goroutine known to be alive (package
 // comm: the one running a queued collective, while it runs it).
 func Goroutine() uintptr
+
+// GoroutineByThread reports whether Goroutine identifies the calling
+// thread rather than the goroutine: then a caller that compares it must
+// keep to its thread (runtime.LockOSThread) meanwhile.
+const GoroutineByThread = false
