@@ -413,7 +413,7 @@ func shmReduce(sp, rp *C.char, count C.int64_t, dt, oph C.uintptr_t, root C.int,
 			return refuse(overlapping(sp, rp))
 		}
 		if bytes {
-			return reduceBytes(int(kind), x.c, s, r, int(n), tt, op.user, dt, int(root), inPlace != 0)
+			return reduceBytes(int(kind), x.c, s, r, int(n), tt, t.t.TrueLB(), op.user, dt, int(root), inPlace != 0)
 		}
 		return red(int(kind), x.c, s, r, int(n), tt, op, dt, int(root), inPlace != 0)
 	}()

@@ -264,6 +264,14 @@ func wSide(p *C.char, cp *C.int64_t, dp *C.MPI_Aint, tp *C.uintptr_t, n int, nam
 		case int64(d[q]) > maxSpan || end > maxSpan || int64(d[q]) < -maxSpan || lo < -maxSpan:
 			return nil, nil, nil, nil, fmt.Errorf("rank %d's block, %d × %v at byte %d, ends past any address space: %w", q, int64(c[q]), t.t, int64(d[q]), comm.ErrCount)
 		}
+		if lo < 0 {
+			// The block's data start before its displacement: it is
+			// taken from its first byte, with its type moved up.
+			if types[q], err = moveType(t.t, -lo); err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("rank %d's block: %w", q, err)
+			}
+			displs[q] += int(lo)
+		}
 		hi = max(hi, int64(d[q])+end)
 		first = min(first, int64(d[q])+lo)
 	}

@@ -91,10 +91,15 @@ func callUserOpAt(op *userOp, in, inout *C.char, n, ext int64, dt C.uintptr_t) {
 // contiguous buffer of one extent an instance, reduced as bytes in units
 // of an extent, and the result is copied back through the type map, so
 // the holes of recv are left as they were. s and r are the call's
-// buffers as shmReduce made them (r nil where the rank receives nothing).
-func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *userOp, dt C.uintptr_t, root int, inPlace bool) error {
-	e, tl := t.Extent(), t.TrueLB()
-	if e <= 0 || tl < 0 || t.TrueExtent() > e {
+// buffers as shmReduce made them (r nil where the rank receives nothing),
+// and t the type buf took them with: the call's datatype, or, where its
+// data start before the buffers' addresses, that type moved up by as many
+// bytes; tl is the call's datatype's true lower bound, which places an
+// instance's copy where the function, laying it out by the call's
+// datatype, looks for it.
+func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, tl int64, op *userOp, dt C.uintptr_t, root int, inPlace bool) error {
+	e, tm := t.Extent(), t.TrueLB() // tm: where t's data start in the buffers, >= 0
+	if e <= 0 || tm < 0 || t.TrueExtent() > e {
 		return fmt.Errorf("a reduction over %v, whose instances overlap or run backwards (extent %d, true extent %d): %w",
 			t, e, t.TrueExtent(), comm.ErrType)
 	}
@@ -133,7 +138,7 @@ func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *
 		tmp := alignedBytes(count * unit)
 		if b != nil {
 			t.Each(count, func(off, l int64) bool {
-				copy(tmp[off-tl:off-tl+l], b[off:off+l])
+				copy(tmp[off-tm:off-tm+l], b[off:off+l])
 				return true
 			})
 		}
@@ -141,7 +146,7 @@ func reduceBytes(kind int, c *comm.Comm, s, r []byte, n int, t *dtype.Type, op *
 	}
 	scatter := func(tmp, b []byte, count int) {
 		t.Each(count, func(off, l int64) bool {
-			copy(b[off:off+l], tmp[off-tl:off-tl+l])
+			copy(b[off:off+l], tmp[off-tm:off-tm+l])
 			return true
 		})
 	}

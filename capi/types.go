@@ -362,15 +362,23 @@ func buf(p *C.char, count int64, t *dtype.Type) ([]byte, *dtype.Type, error) {
 	if lo >= 0 {
 		return bytesAt(p, hi), t, nil
 	}
-	moved, err := dtype.Hindexed([]int{1}, []int64{-lo}, t)
-	if err == nil {
-		moved, err = dtype.Resized(moved, t.LB()-lo, t.Extent())
-	}
-	if err == nil {
-		err = moved.Commit()
-	}
+	moved, err := moveType(t, -lo)
 	if err != nil {
 		return nil, nil, err
 	}
 	return bytesBefore(p, -lo, hi-lo), moved, nil
+}
+
+// moveType is t with its type map moved up by `by` bytes, committed: the
+// same signature, extent and stride between instances, its data `by`
+// bytes further from an instance's address.
+func moveType(t *dtype.Type, by int64) (*dtype.Type, error) {
+	moved, err := dtype.Hindexed([]int{1}, []int64{by}, t)
+	if err == nil {
+		moved, err = dtype.Resized(moved, t.LB()+by, t.Extent())
+	}
+	if err == nil {
+		err = moved.Commit()
+	}
+	return moved, err
 }

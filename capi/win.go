@@ -367,6 +367,7 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 		}
 		var ob, rb []byte
 		var rt *typeH
+		ot0 := ot           // the origin's type as the call gave it (buf may move ot)
 		var rtt *dtype.Type // rt's type as the result buffer is taken with (buf)
 		if ot != nil {
 			if ob, ot, err = buf(op, int64(ocount), ot); err != nil {
@@ -459,15 +460,24 @@ func shmRMA(kind C.int, op *C.char, ocount C.int64_t, odt C.uintptr_t, res *C.ch
 			// One element of a predefined type: win.FetchAndOp itself (so
 			// --stats and --check name it); others, e.g. long double, as
 			// the one-element Get_accumulate it is.
-			if fop := fopOps[elemOf(rtt)]; fop != nil && len(rb) >= int(rtt.Size()) && (len(ob) >= int(rtt.Size()) || noOp(oph)) {
-				err2 = fop(x.w, ob, rb, t, d, opv)
+			if fop := fopOps[elemOf(rtt)]; fop != nil && len(rb) >= int(rtt.TrueLB()+rtt.Size()) && (noOp(oph) || ot != nil && len(ob) >= int(ot.TrueLB()+rtt.Size())) {
+				// Each element at its type's true lower bound (a derived
+				// type of one element may place it past the address).
+				if ot != nil && len(ob) > 0 {
+					ob = ob[ot.TrueLB():]
+				}
+				err2 = fop(x.w, ob, rb[rtt.TrueLB():], t, d, opv)
 			} else {
 				err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rtt, t, d, int(tcount), tt.t, opv)
 			}
 		case kind == rmGetAccumulate:
 			err2 = win.GetAccumulateType(x.w, ob, int(ocount), ot, rb, int(rcount), rtt, t, d, int(tcount), tt.t, opv)
 		default:
-			compare := bytesAt(cmp, int64(len(ob)))
+			// The compare buffer holds what the origin does, moved as it is.
+			compare, _, err := buf(cmp, int64(ocount), ot0)
+			if err != nil {
+				return err
+			}
 			err2 = compareAndSwap(x.w, ob, compare, rb, ot, t, d)
 			origin.t = nil
 			if err2 == nil {
@@ -516,10 +526,13 @@ func compareAndSwap(w *win.Win, origin, compare, result []byte, t *dtype.Type, t
 	if cas == nil {
 		return fmt.Errorf("%v: compare-and-swap takes integer types only: %w", t, comm.ErrType)
 	}
-	if len(origin) < e.Size() || len(compare) < e.Size() || len(result) < e.Size() {
+	// The element sits at t's true lower bound in each buffer (a derived
+	// type of one element may place it past the address).
+	at := t.TrueLB()
+	if at < 0 || int64(len(origin)) < at+int64(e.Size()) || int64(len(compare)) < at+int64(e.Size()) || int64(len(result)) < at+int64(e.Size()) {
 		return fmt.Errorf("a NULL origin, compare or result buffer: %w", comm.ErrBuffer)
 	}
-	return cas(w, origin, compare, result, target, disp)
+	return cas(w, origin[at:], compare[at:], result[at:], target, disp)
 }
 
 // elemOf is t's element type when t is one predefined element (0 if not).

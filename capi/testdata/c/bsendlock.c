@@ -14,7 +14,6 @@
  * at once. (MPI 4.1's communicator buffers: shmrun only.) */
 #include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 #include "check.h"
 
 #define BIG 100000 /* ints: above the eager size, sent in a rendezvous */
@@ -201,7 +200,8 @@ int main(int argc, char **argv)
 		MPI_Comm_attach_buffer(ca, ab, 1024); /* listed before cb's */
 		pthread_t th;
 		pthread_create(&th, NULL, free_b, NULL);
-		usleep(200000); /* the thread waits in cb's drain */
+		for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < 0.2;)
+			; /* the thread waits in cb's drain meanwhile */
 		CHECK(MPI_Comm_free(&ca) == MPI_SUCCESS, "free ca");
 		MPI_Send(&tok, 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
 		pthread_join(th, NULL);

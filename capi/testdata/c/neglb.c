@@ -10,6 +10,17 @@
 #include <string.h>
 #include "check.h"
 
+/* add_back adds instances of back: from each instance's address, the 2
+ * ints 16 bytes before it and the one at it. */
+static void add_back(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	for (int i = 0; i < *len; i++) {
+		int *a = (int *)in + 5 * i, *b = (int *)inout + 5 * i;
+		b[-4] += a[-4], b[-3] += a[-3], b[0] += a[0];
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rank;
@@ -154,8 +165,8 @@ int main(int argc, char **argv)
 	CHECK(MPI_Gather(three, 3, MPI_INT, g + 9, 1, rev, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "Gather into rev");
 	CHECK(rank != 0 || (g[9] == 1 && g[7] == 3 && g[12] == 1 && g[10] == 3 && g[6] == -1 && g[13] == -1),
 	      "Gather into rev: %d %d %d %d", g[9], g[7], g[12], g[10]);
-#ifdef MPI_ABI_VERSION /* a predefined op on a derived type: shmrun's extension, not Open MPI's */
 	int sum[20];
+#ifdef MPI_ABI_VERSION /* a predefined op on a derived type: shmrun's extension, not Open MPI's */
 	for (int k = 0; k < 20; k++)
 		sum[k] = -1;
 	CHECK(MPI_Allreduce(a + 9, sum + 12, 2, rev, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "Allreduce of rev");
@@ -167,7 +178,63 @@ int main(int argc, char **argv)
 			      sum[12 + 3 * i - j]);
 	CHECK(sum[9] == -1 && sum[16] == -1, "Allreduce of rev wrote outside its instances");
 #endif
+	/* A user op on back (MPI calls it with instances in back's layout:
+	 * from the pointer it gets, the 2 ints at -16 and the one at 0). */
+	MPI_Op addback;
+	MPI_Op_create(add_back, 1, &addback);
+	for (int k = 0; k < 20; k++)
+		sum[k] = -1, g[k] = 10 * rank + k;
+	CHECK(MPI_Allreduce(g + 8, sum + 8, 1, back, addback, MPI_COMM_WORLD) == MPI_SUCCESS, "user-op Allreduce of back");
+	for (int k = 0; k < 20; k++) {
+		int want = (k == 4 || k == 5 || k == 8) ? 2 * k + 10 : -1;
+		CHECK(sum[k] == want, "user-op Allreduce of back: sum[%d] = %d, want %d", k, sum[k], want);
+	}
+	MPI_Op_free(&addback);
+	/* Alltoallw with back as every block's type: rank q's block at
+	 * bytes 16 + 20q of the send buffer, so its data start at 20q. */
+	int sdw[2] = {16, 36}, rdw[2] = {16, 36};
+	MPI_Datatype backs[2] = {back, back};
+	for (int k = 0; k < 20; k++)
+		g[k] = 100 * rank + k, sum[k] = -1;
+	CHECK(MPI_Alltoallw(g, one, sdw, backs, sum, one, rdw, backs, MPI_COMM_WORLD) == MPI_SUCCESS, "Alltoallw of back");
+	for (int q = 0; q < 2; q++) {
+		int at = 4 + 5 * q, src = 100 * q + 5 * rank; /* rank q's block for me: its 5*me..5*me+4 */
+		CHECK(sum[at - 4] == src && sum[at - 3] == src + 1 && sum[at] == src + 4, "Alltoallw of back from %d: %d %d %d",
+		      q, sum[at - 4], sum[at - 3], sum[at]);
+	}
 	report("other collectives with negative lower bounds");
+
+#ifdef MPI_ABI_VERSION /* atomics on a derived type of one element: shmrun's extension */
+	MPI_Datatype before, after;
+	int bl1 = 1;
+	MPI_Aint dm8 = -8, dp8 = 8;
+	MPI_Type_create_hindexed(1, &bl1, &dm8, MPI_INT, &before);
+	MPI_Type_create_hindexed(1, &bl1, &dp8, MPI_INT, &after);
+	MPI_Type_commit(&before);
+	MPI_Type_commit(&after);
+	MPI_Win_allocate(8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	base[0] = 5, base[1] = 6;
+	MPI_Win_lock_all(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		int o[6] = {0, 77, 0, 0, 0, 0}, c[6] = {0, 5, 0, 0, 0, 0}, res[6] = {-1, -1, -1, -1, -1, -1};
+		CHECK(MPI_Compare_and_swap(o + 3, c + 3, res + 3, before, 1, 0, win) == MPI_SUCCESS, "CAS before");
+		MPI_Win_flush(1, win);
+		CHECK(res[1] == 5 && res[3] == -1, "CAS before: result %d", res[1]);
+		int f[6] = {0, 0, 0, 3, 0, 0}, fr[6] = {-1, -1, -1, -1, -1, -1};
+		CHECK(MPI_Fetch_and_op(f + 1, fr + 1, after, 1, 1, MPI_SUM, win) == MPI_SUCCESS, "Fetch_and_op after");
+		MPI_Win_flush(1, win);
+		CHECK(fr[3] == 6 && fr[1] == -1, "Fetch_and_op after: result %d", fr[3]);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_unlock_all(win);
+	if (rank == 1)
+		CHECK(base[0] == 77 && base[1] == 9, "atomics left %d %d", base[0], base[1]);
+	MPI_Win_free(&win);
+	MPI_Type_free(&before);
+	MPI_Type_free(&after);
+#endif
+	report("atomics on a type of one element before or past the address");
 
 	MPI_Type_free(&rev);
 	MPI_Type_free(&back);
