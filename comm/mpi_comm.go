@@ -477,12 +477,17 @@ func (c *Comm) Free() error {
 	}
 	// The nonblocking collectives pending on c complete as they would
 	// have (MPI 4.1 §7.4.3): on the twin, freed after them, or after
-	// the last persistent collective made on c if some are left.
-	c.forgetQueue()
+	// the last persistent collective made on c if some are left, whose
+	// starts queue on c's queue until then (Finalize drains it).
 	c.pcolls.Lock()
 	c.pcolls.closed = true
 	keep := c.pcolls.n > 0
 	c.pcolls.Unlock()
+	if q := c.nbc.Load(); q != nil && keep {
+		q.drain()
+	} else {
+		c.forgetQueue()
+	}
 	if c.twin != nil && !keep {
 		if err := c.freeTwin(); err != nil {
 			return err
@@ -491,8 +496,9 @@ func (c *Comm) Free() error {
 	return mpiError("Free", c.h.Free())
 }
 
-// freeTwin frees c's twin.
+// freeTwin frees c's twin, its queue's jobs done.
 func (c *Comm) freeTwin() error {
+	c.forgetQueue()
 	c.twin.freed.Store(true)
 	return mpiError("Free", c.twin.h.Free())
 }
