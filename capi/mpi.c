@@ -2799,8 +2799,9 @@ static int shmrun_battach(const char *call, MPI_Comm comm, void *buffer, MPI_Cou
 
 /* shmrun_bdetach waits for every message in comm's buffer and detaches
  * it, returning its address and size (both NULL: a flush, which keeps
- * it). */
-static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MPI_Count *size, int flush)
+ * it). narrow: the int form, which refuses a buffer whose size it cannot
+ * return (MPI_ERR_VALUE_TOO_LARGE), leaving it attached. */
+static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MPI_Count *size, int flush, int narrow)
 {
 	if (comm != MPI_COMM_NULL) {
 		int n, rc = PMPI_Comm_size(comm, &n);
@@ -2816,6 +2817,12 @@ static int shmrun_bdetach(const char *call, MPI_Comm comm, void *buffer_addr, MP
 		if (flush)
 			return MPI_SUCCESS;
 		return shmRaise(B(call), "no buffer is attached", MPI_ERR_BUFFER, H(comm));
+	}
+	if (narrow && b->size > INT32_MAX) {
+		char why[128];
+		snprintf(why, sizeof why, "the buffer's size, %zu bytes, does not fit an int: use %s_c", b->size, call);
+		pthread_mutex_unlock(&shmrun_bmu);
+		return shmRaise(B(call), why, MPI_ERR_VALUE_TOO_LARGE, H(comm));
 	}
 	shmrun_bdrain(b, !flush);
 	if (!flush) {
@@ -2836,16 +2843,16 @@ int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
 	MPI_Count n = 0;
-	int rc = shmrun_bdetach("MPI_Buffer_detach", MPI_COMM_NULL, buffer_addr, size ? &n : NULL, 0);
+	int rc = shmrun_bdetach("MPI_Buffer_detach", MPI_COMM_NULL, buffer_addr, size ? &n : NULL, 0, 1);
 	if (rc == MPI_SUCCESS)
-		*size = n > INT32_MAX ? INT32_MAX : (int)n;
+		*size = (int)n;
 	return rc;
 }
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-	return shmrun_bdetach("MPI_Buffer_detach_c", MPI_COMM_NULL, buffer_addr, size, 0);
+	return shmrun_bdetach("MPI_Buffer_detach_c", MPI_COMM_NULL, buffer_addr, size, 0, 0);
 }
-int PMPI_Buffer_flush(void) { return shmrun_bdetach("MPI_Buffer_flush", MPI_COMM_NULL, NULL, NULL, 1); }
+int PMPI_Buffer_flush(void) { return shmrun_bdetach("MPI_Buffer_flush", MPI_COMM_NULL, NULL, NULL, 1, 0); }
 int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
 	if (comm == MPI_COMM_NULL)
@@ -2863,22 +2870,22 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 	if (comm == MPI_COMM_NULL)
 		return shmRaise(B("MPI_Comm_detach_buffer"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
 	MPI_Count n = 0;
-	int rc = shmrun_bdetach("MPI_Comm_detach_buffer", comm, buffer_addr, size ? &n : NULL, 0);
+	int rc = shmrun_bdetach("MPI_Comm_detach_buffer", comm, buffer_addr, size ? &n : NULL, 0, 1);
 	if (rc == MPI_SUCCESS)
-		*size = n > INT32_MAX ? INT32_MAX : (int)n;
+		*size = (int)n;
 	return rc;
 }
 int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
 	if (comm == MPI_COMM_NULL)
 		return shmRaise(B("MPI_Comm_detach_buffer_c"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
-	return shmrun_bdetach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size, 0);
+	return shmrun_bdetach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size, 0, 0);
 }
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
 	if (comm == MPI_COMM_NULL)
 		return shmRaise(B("MPI_Comm_flush_buffer"), "MPI_COMM_NULL", MPI_ERR_COMM, H(comm));
-	return shmrun_bdetach("MPI_Comm_flush_buffer", comm, NULL, NULL, 1);
+	return shmrun_bdetach("MPI_Comm_flush_buffer", comm, NULL, NULL, 1, 0);
 }
 
 /* shmrun_bsend_gone is comm's free (NULL: MPI_Finalize): the buffered

@@ -231,6 +231,29 @@ int main(int argc, char **argv)
 #endif
 	report("two threads free two communicators with buffers at once");
 
+#ifdef MPI_ABI_VERSION
+	/* A buffer larger than an int can say: the int form of detach
+	 * refuses it (MPI_ERR_VALUE_TOO_LARGE) and leaves it attached; the
+	 * _c form detaches it. The memory is never touched. */
+	{
+		MPI_Count huge = ((MPI_Count)1 << 31) + 64, got = 0;
+		char *hb = malloc((size_t)huge);
+		void *addr = NULL;
+		int isize = -1;
+		MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* where a call of no communicator raises */
+		if (hb != NULL) {
+			CHECK(MPI_Buffer_attach_c(hb, huge) == MPI_SUCCESS, "attach_c");
+			int rc = MPI_Buffer_detach(&addr, &isize);
+			CHECK(class_of(rc) == MPI_ERR_VALUE_TOO_LARGE && isize == -1, "int detach: class %d size %d",
+			      class_of(rc), isize);
+			CHECK(MPI_Buffer_detach_c(&addr, &got) == MPI_SUCCESS && addr == hb && got == huge,
+			      "detach_c after the refusal: %lld", (long long)got);
+			free(hb);
+		}
+	}
+#endif
+	report("a buffer too large for an int is detached by the _c form only");
+
 	MPI_Finalize();
 	return failures != 0;
 }
