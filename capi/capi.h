@@ -155,8 +155,11 @@ typedef struct shmrun_comm_desc {
 /* What the small collectives know of the predefined datatypes and ops,
  * filled by the Go side when the library loads (a zero entry: not
  * known, the call takes the Go path): a datatype's element type (package
- * atomics' code, as the collectives' signatures record it), size and
- * class, and the signature digest any number of its elements carry in a
+ * atomics' code, as the reductions' signatures record it), size and
+ * class; the element type and the count multiplier of the data-movement
+ * calls' signatures (package typesig's CollElem: MPI_2INT counts as
+ * twice as many ints, MPI_FLOAT_INT as 8 mixed bytes); the signature
+ * digest any number of its elements carry in a
  * message (package typesig's Uniform: the element type's code, an int's
  * for MPI_2INT; 0 for the pairs of two different halves, whose digest
  * grows with the count: the Go path sends those); a predefined op's code
@@ -164,7 +167,7 @@ typedef struct shmrun_comm_desc {
  * it (bit code). */
 enum { SHMRUN_CLS_SIGNED = 1, SHMRUN_CLS_UNSIGNED, SHMRUN_CLS_FLOAT, SHMRUN_CLS_OTHER };
 typedef struct {
-	uint8_t typ, size, cls, msig;
+	uint8_t typ, size, cls, msig, mtyp, mmul;
 } shmrun_ctype;
 extern shmrun_ctype shmrun_ctypes[256];
 /* Nonzero when this process is registered for the global expedited

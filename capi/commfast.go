@@ -36,7 +36,8 @@ func init() {
 // fillCollTables fills capi.h's tables of the predefined datatypes and
 // ops the C small collectives take, from predefTypes and predefOps: the
 // signature they publish is the one the Go path would (comm's typed
-// wire: the element type when its basic type has the element's size).
+// wire: the element type when its basic type has the element's size, a
+// data-movement call's as typesig.CollElem counts it).
 func fillCollTables() {
 	for _, p := range predefTypes {
 		e := p.elem
@@ -57,7 +58,9 @@ func fillCollTables() {
 			cls = C.SHMRUN_CLS_OTHER
 		}
 		msig, _ := typesig.Uniform(e) // 0: not uniform
-		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls), msig: C.uint8_t(msig)}
+		mtyp, unit := typesig.CollElem(e)
+		C.shmrun_ctypes[p.h-hDatatypeNull] = C.shmrun_ctype{typ: C.uint8_t(e), size: C.uint8_t(p.size), cls: C.uint8_t(cls), msig: C.uint8_t(msig),
+			mtyp: C.uint8_t(mtyp), mmul: C.uint8_t(p.size / unit)}
 		for _, o := range predefOps {
 			if o.op != atomics.Replace && o.op != atomics.NoOp && atomics.Check(o.op, e, false) == nil {
 				C.shmrun_copok[e] |= 1 << uint(o.op)

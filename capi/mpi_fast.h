@@ -915,8 +915,8 @@ static inline __attribute__((always_inline)) int shmrun_fast_bcast(void *buf, MP
 	if (nb > 0 && buf == NULL)
 		return -1;
 	int me = (int)d->me == root, p;
-	if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BCAST, shmrun_sig0(SHMRUN_COLL_BCAST, ct->typ, 0, root),
-			      (uint64_t)count, buf, me ? nb : 0, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT, &p, rc) != 0)
+	if (shmrun_fast_round(d, (uintptr_t)comm, SHMRUN_COLL_BCAST, shmrun_sig0(SHMRUN_COLL_BCAST, ct->mtyp, 0, root),
+			      (uint64_t)count * ct->mmul, buf, me ? nb : 0, SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT, &p, rc) != 0)
 		return -1;
 	if (*rc == MPI_SUCCESS && !me && nb > 0)
 		memcpy(buf, SHMRUN_FLINE(d, root, p) + SHMRUN_FLAG_INLINE, nb);
@@ -1142,7 +1142,7 @@ static inline __attribute__((always_inline)) int shmrun_fast_move(const void *se
 	if (sin && !packed)
 		in += me * b; /* Allgather in place: its own block of recvbuf */
 	int p;
-	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->typ, 0, rooted ? root : -1), (uint64_t)count, in,
+	if (shmrun_fast_round(d, (uintptr_t)comm, kind, shmrun_sig0(kind, ct->mtyp, 0, rooted ? root : -1), (uint64_t)count * ct->mmul, in,
 			      nb, rooted ? SHMRUN_SAME_COUNT | SHMRUN_SAME_ROOT : SHMRUN_SAME_COUNT, &p, rc) != 0)
 		return -1;
 	if (*rc == MPI_SUCCESS && b > 0) {

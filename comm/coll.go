@@ -1048,8 +1048,8 @@ func mismatch(s0, sq sigFields, q int, same sameFields) string {
 // type's basic type when it has one (as the generic forms do), else one
 // of these, counting bytes.
 const (
-	typAny   uint8 = 0x7f // data made only of dtype.Byte: matches any type
-	typMixed uint8 = 0x80 // data mixing basic types: matches itself, by size
+	typAny   uint8 = format.FlagTypeBytes // data made only of dtype.Byte: matches any type
+	typMixed uint8 = format.FlagTypeMixed // data mixing basic types: matches itself, by size
 )
 
 // typeCompat reports whether two ranks' type fields may meet in one call.

@@ -46,26 +46,38 @@ func (c *Comm) Barrier() (err error) {
 // processes, once every rank has copied it straight from root's buf).
 // len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return bcastType(c, "Bcast", raw.Bytes(buf), len(buf), t, root)
+	}
 	return bcast(c, "Bcast", raw.Bytes(buf), root, wireOf[T]())
 }
 
 // wire is how a collective's bytes count: the element type its signature
-// names and the element's size (the generic forms: T; the typed forms:
-// their type's basic type, or bytes).
+// names and the size of the elements its counts and displacements count
+// (the generic forms: T's; the typed forms: their type's basic type's, or
+// bytes). A signature counts elements of its type (count).
 type wire struct {
 	typ  uint8
 	size int
 	bad  error // the typed form's own argument error, found before the call
 }
 
+// count is the signature's count of b bytes of data.
+func (w wire) count(b int) uint64 { return uint64(b / typeUnit(w.typ)) }
+
+// wireOf is the wire of the generic forms' data of T (coll_pairs.go: a
+// pair type counts as its halves; those with padding take the typed
+// forms).
 func wireOf[T atomics.Elem]() wire {
-	return wire{typ: uint8(atomics.TypeOf[T]()), size: raw.SizeOf[T]()}
+	w := moveWire(atomics.TypeOf[T]())
+	w.size = raw.SizeOf[T]()
+	return w
 }
 
 func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) && len(b) <= format.InlineLen {
 		// The fast path (coll_fast.go): the root's data rides inline.
-		sg := mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(len(b)/w.size))
+		sg := mkSig(format.CollBcast, w.typ, 0, int32(root), w.count(len(b)))
 		var p int
 		if a.me == root {
 			_, err = c.fastRound(a, name, sg.w0, sg.w1, b, sameCount|sameRoot, 0, 0, 0, a.n)
@@ -91,7 +103,7 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	inline := nb <= format.InlineLen
 	chunk := int(k.a.l.Chunk)
 	if k.a.single && nb >= format.SingleBcast {
-		return k.bcastSingle(b, root, mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size)))
+		return k.bcastSingle(b, root, mkSig(format.CollBcast, w.typ, 0, int32(root), w.count(nb)))
 	}
 	if k.err == nil && me == root {
 		st, in := k.stage()
@@ -103,7 +115,7 @@ func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	}
 	// In a Bcast of one round the root reads nothing: it need not wait;
 	// the others read the root only.
-	sg := mkSig(format.CollBcast, w.typ, 0, int32(root), uint64(nb/w.size))
+	sg := mkSig(format.CollBcast, w.typ, 0, int32(root), w.count(nb))
 	if me != root && nb <= chunk {
 		err = k.agreeFrom(sg, sameCount|sameRoot, root, root+1)
 	} else {
@@ -328,6 +340,9 @@ func getCount(src []byte, q int) int { return int(binary.LittleEndian.Uint64(src
 // staged, the root once recv holds everything. len(send) must be the same
 // on every rank, and root's recv must hold n·len(send) elements.
 func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return gatherType(c, "Gather", raw.Bytes(send), len(send), t, raw.Bytes(recv), len(send), t, root)
+	}
 	return gather(c, "Gather", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
 }
 
@@ -336,6 +351,9 @@ func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 // block already in place; elsewhere buf is the rank's contribution.
 // Collective.
 func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
+	if t := paddedPair[T](); t != nil && whole(c, len(buf), root) {
+		return gatherTypeInPlace(c, "GatherInPlace", raw.Bytes(buf), blockCount(c, len(buf), root), t, root)
+	}
 	return gather(c, "GatherInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
@@ -350,7 +368,7 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 			b = len(recv) / w.size / n * w.size
 		}
 		if b <= format.InlineLen && (me != root || len(recv) >= n*b && (!inPlace || len(recv) == n*b)) {
-			sg := mkSig(format.CollGather, w.typ, 0, int32(root), uint64(b/w.size))
+			sg := mkSig(format.CollGather, w.typ, 0, int32(root), w.count(b))
 			if me != root {
 				// A sender reads nothing (offer).
 				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:b], sameCount|sameRoot, 0, 0, root, root+1)
@@ -398,7 +416,7 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 	if me == root {
 		rcv = k.a.even(m * s)
 	}
-	return k.collect(mine, recv, rcv, root, m*s, mkSig(format.CollGather, w.typ, 0, int32(root), uint64(m)), sameCount|sameRoot)
+	return k.collect(mine, recv, rcv, root, m*s, mkSig(format.CollGather, w.typ, 0, int32(root), w.count(m*w.size)), sameCount|sameRoot)
 }
 
 // Gatherv collects every rank's send into root's recv: rank q's
@@ -408,6 +426,9 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 // on every rank. A block of count 0 places nothing: its displacement may be
 // anything (in the other v forms too).
 func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return gathervType(c, "Gatherv", raw.Bytes(send), len(send), t, raw.Bytes(recv), counts, displs, t, root)
+	}
 	return gatherv(c, "Gatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, root, false, wireOf[T]())
 }
 
@@ -415,6 +436,9 @@ func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root
 // the receive buffer with root's own block already at displs[root];
 // elsewhere buf is the rank's contribution. Collective.
 func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return gathervTypeInPlace(c, "GathervInPlace", raw.Bytes(buf), len(buf), counts, displs, t, root)
+	}
 	return gatherv(c, "GathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, root, true, wireOf[T]())
 }
 
@@ -447,10 +471,10 @@ func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root
 	if me == root && inPlace {
 		mine = nil
 	}
-	if err := k.agree(mkSig(format.CollGatherv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollGatherv, w.typ, 0, int32(root), w.count(m*w.size)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root, m, w.typ)
+	all, err := k.countsFrom(root, m*w.size)
 	if err != nil {
 		return err
 	}
@@ -502,14 +526,14 @@ func (k *call) stages(b int) { k.light, k.small = b <= format.InlineLen, staged(
 
 // countsFrom reads the per-rank counts (bytes) rank q published in the
 // first round and checks them against every rank's own count (its
-// signature's count of its own elements, typ elements; this rank's, mine,
-// from its arguments: the own-line rule): the same verdict on every rank.
-func (k *call) countsFrom(q int, mine int, typ uint8) ([]int, error) {
+// signature's count of its own elements; this rank's, mine bytes, from
+// its arguments: the own-line rule): the same verdict on every rank.
+func (k *call) countsFrom(q int, mine int) ([]int, error) {
 	all := make([]int, k.a.n)
 	src := k.staging(q)
 	for j := range all {
 		all[j] = getCount(src, j)
-		own := mine * typeUnit(typ)
+		own := mine
 		if j != k.a.me {
 			sj := getSig(k.a.meta(j, k.p)[metaSig:])
 			own = int(sj.count) * typeUnit(sj.typ)
@@ -595,6 +619,9 @@ func (k *call) move(mine, recv []byte, counts []int, rcv blocks, root int, first
 // block at q·len(send) (MPI_Allgather). Collective. len(send) must be the
 // same on every rank and recv must hold n·len(send) elements.
 func Allgather[T atomics.Elem](c *Comm, send, recv []T) error {
+	if t := paddedPair[T](); t != nil {
+		return allgatherType(c, "Allgather", raw.Bytes(send), len(send), t, raw.Bytes(recv), len(send), t)
+	}
 	return allgather(c, "Allgather", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
 }
 
@@ -602,6 +629,9 @@ func Allgather[T atomics.Elem](c *Comm, send, recv []T) error {
 // len(buf)/n elements, this rank's own already at Rank()·len(buf)/n; on
 // return it holds every rank's block. Collective.
 func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
+	if t := paddedPair[T](); t != nil && whole(c, len(buf), -1) {
+		return allgatherTypeInPlace(c, "AllgatherInPlace", raw.Bytes(buf), len(buf)/c.Size(), t)
+	}
 	return allgather(c, "AllgatherInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
@@ -618,7 +648,7 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 			mine = recv[me*b : (me+1)*b]
 		}
 		if b <= format.InlineLen && len(recv) >= n*b && (!inPlace || len(recv) == n*b) {
-			sg := mkSig(format.CollAllgather, w.typ, 0, -1, uint64(b/w.size))
+			sg := mkSig(format.CollAllgather, w.typ, 0, -1, w.count(b))
 			p, err := c.fastRound(a, name, sg.w0, sg.w1, mine, sameCount, 0, a.n, 0, a.n)
 			if err == nil {
 				own := mine
@@ -650,7 +680,7 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 	} else if nr < n*m {
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", nr, n, m, n*m)
 	}
-	return k.collect(mine, recv, k.a.even(m*s), -1, m*s, mkSig(format.CollAllgather, w.typ, 0, -1, uint64(m)), sameCount)
+	return k.collect(mine, recv, k.a.even(m*s), -1, m*s, mkSig(format.CollAllgather, w.typ, 0, -1, w.count(m*w.size)), sameCount)
 }
 
 // Allgatherv collects every rank's send into every rank's recv: rank q's
@@ -658,6 +688,9 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 // counts must be the same on every rank and counts[q] must be what rank q
 // sends; displs are each rank's own.
 func Allgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) error {
+	if t := paddedPair[T](); t != nil {
+		return allgathervType(c, "Allgatherv", raw.Bytes(send), len(send), t, raw.Bytes(recv), counts, displs, t)
+	}
 	return allgatherv(c, "Allgatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, false, wireOf[T]())
 }
 
@@ -665,6 +698,9 @@ func Allgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) e
 // is already at buf[displs[Rank()]:] and is what it contributes.
 // Collective.
 func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
+	if t := paddedPair[T](); t != nil {
+		return allgathervTypeInPlace(c, "AllgathervInPlace", raw.Bytes(buf), counts, displs, t)
+	}
 	return allgatherv(c, "AllgathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, true, wireOf[T]())
 }
 
@@ -693,12 +729,12 @@ func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, i
 		}
 		putCounts(k.staging(me), rcv.counts)
 	}
-	if err := k.agree(mkSig(format.CollAllgatherv, w.typ, 0, -1, uint64(m)), 0); err != nil {
+	if err := k.agree(mkSig(format.CollAllgatherv, w.typ, 0, -1, w.count(m*w.size)), 0); err != nil {
 		return err
 	}
 	// Every rank's counts must equal rank 0's, and rank 0's must match
 	// what each rank sends.
-	all, err := k.countsFrom(0, m, w.typ)
+	all, err := k.countsFrom(0, m*w.size)
 	if err != nil {
 		return err
 	}

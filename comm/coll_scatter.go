@@ -32,6 +32,9 @@ func piece(room, n int) int {
 // see Bcast), the others once recv holds their block. len(recv) must be
 // the same on every rank and root's send must hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return scatterType(c, "Scatter", raw.Bytes(send), len(recv), t, raw.Bytes(recv), len(recv), t, root)
+	}
 	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
 }
 
@@ -39,6 +42,9 @@ func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 // the send buffer (n blocks of len(buf)/n elements) and root's own block
 // stays where it is; elsewhere buf receives the rank's block. Collective.
 func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
+	if t := paddedPair[T](); t != nil && whole(c, len(buf), root) {
+		return scatterTypeInPlace(c, "ScatterInPlace", raw.Bytes(buf), blockCount(c, len(buf), root), t, root)
+	}
 	return scatter(c, "ScatterInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
 }
 
@@ -54,7 +60,7 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 			b = len(send) / w.size / n * w.size
 		}
 		if b > 0 && b <= piece(format.InlineLen, n) && (me != root || len(send) >= n*b && (!inPlace || len(send) == n*b)) {
-			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(b/w.size))
+			sg := mkSig(format.CollScatter, w.typ, 0, int32(root), w.count(b))
 			var p int
 			if me == root {
 				_, err = c.fastRound(a, name, sg.w0, sg.w1, send[:n*b], sameCount|sameRoot, 0, 0, 0, a.n)
@@ -96,7 +102,7 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 	if me == root {
 		snd = bl
 	}
-	sg := mkSig(format.CollScatter, w.typ, 0, int32(root), uint64(m))
+	sg := mkSig(format.CollScatter, w.typ, 0, int32(root), w.count(m*w.size))
 	return k.spread(send, snd, recv, bl.counts, root, inPlace, sg, true, sameCount|sameRoot)
 }
 
@@ -105,6 +111,9 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 // at the root only; a count that differs from len(recv) on rank q is an
 // error on every rank.
 func Scatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return scattervType(c, "Scatterv", raw.Bytes(send), counts, displs, t, raw.Bytes(recv), len(recv), t, root)
+	}
 	return scatterv(c, "Scatterv", raw.Bytes(send), counts, displs, raw.Bytes(recv), root, false, wireOf[T]())
 }
 
@@ -112,6 +121,9 @@ func Scatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T,
 // is the send buffer and root's own block stays at displs[root]; elsewhere
 // buf receives the rank's block. Collective.
 func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
+	if t := paddedPair[T](); t != nil {
+		return scattervTypeInPlace(c, "ScattervInPlace", raw.Bytes(buf), len(buf), counts, displs, t, root)
+	}
 	return scatterv(c, "ScattervInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), root, true, wireOf[T]())
 }
 
@@ -140,10 +152,10 @@ func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []by
 			putCounts(k.staging(me), snd.counts)
 		}
 	}
-	if err := k.agree(mkSig(format.CollScatterv, w.typ, 0, int32(root), uint64(m)), sameRoot); err != nil {
+	if err := k.agree(mkSig(format.CollScatterv, w.typ, 0, int32(root), w.count(m*w.size)), sameRoot); err != nil {
 		return err
 	}
-	all, err := k.countsFrom(root, m, w.typ)
+	all, err := k.countsFrom(root, m*w.size)
 	if err != nil {
 		return err
 	}
@@ -239,12 +251,18 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root i
 // (MPI_Alltoall). Collective. len(send) must be a multiple of n and the
 // same on every rank; recv must hold as many elements.
 func Alltoall[T atomics.Elem](c *Comm, send, recv []T) error {
+	if t := paddedPair[T](); t != nil && whole(c, len(send), -1) && whole(c, len(recv), -1) {
+		return alltoallType(c, "Alltoall", raw.Bytes(send), len(send)/c.Size(), t, raw.Bytes(recv), len(recv)/c.Size(), t)
+	}
 	return alltoall(c, "Alltoall", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
 }
 
 // AlltoallInPlace is Alltoall with MPI_IN_PLACE: buf holds the n blocks to
 // send and, on return, the n blocks received. Collective.
 func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
+	if t := paddedPair[T](); t != nil && whole(c, len(buf), -1) {
+		return alltoallTypeInPlace(c, "AlltoallInPlace", raw.Bytes(buf), len(buf)/c.Size(), t)
+	}
 	return alltoall(c, "AlltoallInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
 }
 
@@ -257,7 +275,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 		n, me := a.n, a.me
 		b := len(send) / w.size / n * w.size
 		if b > 0 && b <= piece(format.InlineLen, n) && len(send) == n*b && len(recv) >= n*b {
-			sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(b/w.size))
+			sg := mkSig(format.CollAlltoall, w.typ, 0, -1, w.count(b))
 			p, err := c.fastRound(a, name, sg.w0, sg.w1, send, sameCount, 0, a.n, 0, a.n)
 			if err == nil {
 				for q := range n {
@@ -289,7 +307,7 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 		k.err = k.errorf(ErrCount, "recv holds %d elements, %d blocks of %d need %d", len(recv)/s, n, m, n*m)
 	}
 	bl := k.a.even(m * s)
-	sg := mkSig(format.CollAlltoall, w.typ, 0, -1, uint64(m))
+	sg := mkSig(format.CollAlltoall, w.typ, 0, -1, w.count(m*w.size))
 	return k.exchange(send, bl, recv, bl, m*s, sg, true, sameCount)
 }
 
@@ -299,6 +317,9 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 // sends to rank j must be what rank j expects from rank q: otherwise an
 // error on every rank.
 func Alltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	if t := paddedPair[T](); t != nil {
+		return alltoallvType(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, t, raw.Bytes(recv), recvCounts, recvDispls, t)
+	}
 	return alltoallv(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, raw.Bytes(recv), recvCounts, recvDispls, wireOf[T]())
 }
 
@@ -306,6 +327,9 @@ func Alltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, 
 // send and receives the blocks, with the same counts and displacements for
 // both. Collective.
 func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
+	if t := paddedPair[T](); t != nil {
+		return alltoallvTypeInPlace(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, t)
+	}
 	return alltoallv(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), counts, displs, wireOf[T]())
 }
 

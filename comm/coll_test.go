@@ -39,7 +39,26 @@ func contribution[T atomics.Elem](r, m int, seed uint64) []T {
 	for i := range b {
 		b[i] = byte(g.Uint32())
 	}
+	clearPadding(v)
 	return v
+}
+
+// clearPadding zeroes the padding of the pair types' Go structs, which is
+// not data: a collective moves pairs without it, as MPI does.
+func clearPadding[T any](v []T) {
+	var pad [2]int // [from, to) in each element
+	switch any(v).(type) {
+	case []atomics.DoubleInt, []atomics.LongInt:
+		pad = [2]int{12, 16}
+	case []atomics.ShortInt:
+		pad = [2]int{2, 4}
+	default:
+		return
+	}
+	b, s := raw.Bytes(v), raw.SizeOf[T]()
+	for i := 0; i < len(b); i += s {
+		clear(b[i+pad[0] : i+pad[1]])
+	}
 }
 
 // refFold is the promised reduction of the contributions of ranks [lo, hi).

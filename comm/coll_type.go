@@ -16,35 +16,46 @@ import (
 // MPI). Data that are one run move in place; others are packed before the
 // call and scattered after it, so the call costs one copy more each way.
 //
-// Type matching: a type made of one basic type (a vector of float64, a
-// subarray of int32, ...) counts that basic type's elements, as the
-// generic forms do, so a rank may pass Bcast[float64] while another
-// passes BcastType with a column of float64: counts and basic types are
-// checked on every rank, exactly. Data made only of dtype.Byte match any
-// type by size, as MPI_BYTE does. Data mixing basic types (a struct) are
-// checked by size only, as are the pair types whose packed form drops
-// the padding of their struct (DoubleInt, LongInt, ShortInt); FloatInt
-// and TwoInt, which have none, are checked as basic types. So a
-// collective refuses, with ErrType, some meetings MPI allows: FloatInt
-// on one rank and a struct of a float32 and an int32 on another, TwoInt
-// against twice as many int32, a generic DoubleInt (its Go struct, 16
-// bytes) against the typed one; point-to-point takes all of them
-// (typesig counts a pair as its two halves). A rank's own send and
-// receive types must match each other (ErrType, or ErrCount for sizes),
-// and every argument error is reported on every rank, as for the generic
-// forms.
+// Type matching: data of one basic type (a vector of float64, a subarray
+// of int32, ...) count that basic type's elements, as the generic forms
+// do, so a rank may pass Bcast[float64] while another passes BcastType
+// with a column of float64: counts and basic types are checked on every
+// rank, exactly. A pair type counts as its two halves, as MPI defines it
+// (coll_pairs.go): TwoInt as two int32, so 2 TwoInt meet 4 int32; the
+// others are mixed data. Data made only of dtype.Byte match any type by
+// size, as MPI_BYTE does. Data mixing basic types (a struct, FloatInt,
+// DoubleInt packed without its padding) are checked by size only, so
+// FloatInt meets a struct of a float32 and an int32, and a generic
+// DoubleInt meets the typed one; but also, where MPI would refuse them,
+// any other mixed data of the same size (point-to-point checks mixed
+// signatures by a digest: typesig). A rank's own send and receive types
+// must match each other (ErrType, or ErrCount for sizes), and every
+// argument error is reported on every rank, as for the generic forms.
 // Reductions need a type of one basic type, T (ErrType otherwise).
 
-// typedWire is the wire of a type: its basic type if it has one (and no
-// padding), bytes otherwise.
+// typedWire is the wire of a type: the basic type its signature is made
+// of (a pair's halves counted as such: moveWire), bytes of any type if it
+// holds Byte only or nothing, mixed bytes otherwise.
 func typedWire(t *dtype.Type) wire {
-	if e, ok := t.Elem(); ok && dtype.Basic(e).Size() == int64(e.Size()) {
-		return wire{typ: uint8(e), size: e.Size()}
+	if e, ok := t.Elem(); ok {
+		return moveWire(e)
 	}
-	if s, err := t.Signature(); err == nil && (len(s) == 0 || len(s) == 1 && s[0].IsByte) {
-		return wire{typ: typAny, size: 1}
+	s, err := t.Signature()
+	if err != nil {
+		return wire{typ: typMixed, size: 1} // reported by the caller's checks
 	}
-	return wire{typ: typMixed, size: 1}
+	w := wire{typ: typAny, size: 1}
+	for i, r := range s {
+		x := wire{typ: typAny, size: 1}
+		if !r.IsByte {
+			x = moveWire(r.T)
+		}
+		if i > 0 && x.typ != w.typ {
+			return wire{typ: typMixed, size: 1}
+		}
+		w = x
+	}
+	return w
 }
 
 // tcheck returns the packed length of d, after checking d (the error is the
@@ -173,7 +184,12 @@ func (c *Comm) inPlaceAll(call string, buf []byte, count int, t *dtype.Type, run
 // BcastType broadcasts count instances of t in root's buf into every
 // rank's buf (MPI_Bcast with a datatype). Collective; see Bcast.
 func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
-	const call = "BcastType"
+	return bcastType(c, "BcastType", buf, count, t, root)
+}
+
+// bcastType is BcastType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func bcastType(c *Comm, call string, buf []byte, count int, t *dtype.Type, root int) error {
 	d := tdata{buf, count, t}
 	w := typedWire(t)
 	b, err := c.pack(call, d) // the root's data; elsewhere overwritten
@@ -194,7 +210,12 @@ func BcastType(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
 // with datatypes). Collective; recv, rcount and rtype are used at the root
 // only.
 func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
-	const call = "GatherType"
+	return gatherType(c, "GatherType", send, scount, stype, recv, rcount, rtype, root)
+}
+
+// gatherType is GatherType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func gatherType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
 	sd := tdata{send, scount, stype}
 	mine, err := c.pack(call, sd)
 	w := typedWire(stype)
@@ -220,7 +241,12 @@ func GatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte
 // buf holds the n blocks of count instances of t, the root's own already
 // in place; elsewhere buf is the rank's count instances. Collective.
 func GatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
-	const call = "GatherTypeInPlace"
+	return gatherTypeInPlace(c, "GatherTypeInPlace", buf, count, t, root)
+}
+
+// gatherTypeInPlace is GatherTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func gatherTypeInPlace(c *Comm, call string, buf []byte, count int, t *dtype.Type, root int) error {
 	d := tdata{buf, count, t}
 	if c.Rank() == root {
 		d.count = blocksOf(count, c.Size())
@@ -299,7 +325,12 @@ func wireTotal(wc []int, w wire) int {
 // (MPI_Gatherv with datatypes). Collective; counts, displs, recv and rtype
 // are used at the root only.
 func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type, root int) error {
-	const call = "GathervType"
+	return gathervType(c, "GathervType", send, scount, stype, recv, counts, displs, rtype, root)
+}
+
+// gathervType is GathervType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func gathervType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type, root int) error {
 	mine, err := c.pack(call, tdata{send, scount, stype})
 	w := typedWire(stype)
 	var wc, wd []int
@@ -327,7 +358,12 @@ func GathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 // (MPI_Scatter with datatypes). Collective; send and stype are used at the
 // root only.
 func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
-	const call = "ScatterType"
+	return scatterType(c, "ScatterType", send, scount, stype, recv, rcount, rtype, root)
+}
+
+// scatterType is ScatterType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func scatterType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
 	rd := tdata{recv, rcount, rtype}
 	area, inPlace, err := c.landing(call, rd)
 	w := typedWire(rtype)
@@ -351,7 +387,12 @@ func ScatterType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byt
 // buf holds the n blocks of count instances of t and the root's own stays
 // where it is; elsewhere buf receives count instances. Collective.
 func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int) error {
-	const call = "ScatterTypeInPlace"
+	return scatterTypeInPlace(c, "ScatterTypeInPlace", buf, count, t, root)
+}
+
+// scatterTypeInPlace is ScatterTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func scatterTypeInPlace(c *Comm, call string, buf []byte, count int, t *dtype.Type, root int) error {
 	d := tdata{buf, count, t}
 	w := typedWire(t)
 	if c.Rank() == root {
@@ -371,7 +412,12 @@ func ScatterTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type, root int)
 // with datatypes). Collective; send, counts, displs and stype are used at
 // the root only.
 func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
-	const call = "ScattervType"
+	return scattervType(c, "ScattervType", send, counts, displs, stype, recv, rcount, rtype, root)
+}
+
+// scattervType is ScattervType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func scattervType(c *Comm, call string, send []byte, counts, displs []int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type, root int) error {
 	rd := tdata{recv, rcount, rtype}
 	area, inPlace, err := c.landing(call, rd)
 	w := typedWire(rtype)
@@ -398,7 +444,12 @@ func ScattervType(c *Comm, send []byte, counts, displs []int, stype *dtype.Type,
 // every rank's recv, rank q's block at q·rcount extents of rtype
 // (MPI_Allgather with datatypes). Collective.
 func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
-	const call = "AllgatherType"
+	return allgatherType(c, "AllgatherType", send, scount, stype, recv, rcount, rtype)
+}
+
+// allgatherType is AllgatherType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func allgatherType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	return c.symmetric(call, tdata{send, scount, stype}, tdata{recv, blocksOf(rcount, c.Size()), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
 		func(mine, area []byte, w wire) error { return allgather(c, call, mine, area, false, w) })
 }
@@ -407,7 +458,12 @@ func AllgatherType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []b
 // blocks of count instances of t, this rank's own already in place.
 // Collective.
 func AllgatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
-	const call = "AllgatherTypeInPlace"
+	return allgatherTypeInPlace(c, "AllgatherTypeInPlace", buf, count, t)
+}
+
+// allgatherTypeInPlace is AllgatherTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func allgatherTypeInPlace(c *Comm, call string, buf []byte, count int, t *dtype.Type) error {
 	return c.inPlaceAll(call, buf, count, t, func(b []byte, w wire) error { return allgather(c, call, b, b, true, w) })
 }
 
@@ -415,7 +471,12 @@ func AllgatherTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 // every rank's recv, rank q's counts[q] instances of rtype at displs[q]
 // extents (MPI_Allgatherv with datatypes). Collective.
 func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type) error {
-	const call = "AllgathervType"
+	return allgathervType(c, "AllgathervType", send, scount, stype, recv, counts, displs, rtype)
+}
+
+// allgathervType is AllgathervType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func allgathervType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, counts, displs []int, rtype *dtype.Type) error {
 	mine, err := c.pack(call, tdata{send, scount, stype})
 	w, merr := c.meet(call, typedWire(stype), typedWire(rtype))
 	err = firstErr(err, merr)
@@ -442,7 +503,12 @@ func AllgathervType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []
 // q·rcount extents of rtype in recv (MPI_Alltoall with datatypes).
 // Collective.
 func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
-	const call = "AlltoallType"
+	return alltoallType(c, "AlltoallType", send, scount, stype, recv, rcount, rtype)
+}
+
+// alltoallType is AlltoallType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func alltoallType(c *Comm, call string, send []byte, scount int, stype *dtype.Type, recv []byte, rcount int, rtype *dtype.Type) error {
 	n := c.Size()
 	return c.symmetric(call, tdata{send, blocksOf(scount, n), stype}, tdata{recv, blocksOf(rcount, n), rtype}, tdata{nil, scount, stype}, tdata{nil, rcount, rtype},
 		func(mine, area []byte, w wire) error { return alltoall(c, call, mine, area, false, w) })
@@ -452,7 +518,12 @@ func AlltoallType(c *Comm, send []byte, scount int, stype *dtype.Type, recv []by
 // blocks of count instances of t to send and, on return, those received.
 // Collective.
 func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
-	const call = "AlltoallTypeInPlace"
+	return alltoallTypeInPlace(c, "AlltoallTypeInPlace", buf, count, t)
+}
+
+// alltoallTypeInPlace is AlltoallTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func alltoallTypeInPlace(c *Comm, call string, buf []byte, count int, t *dtype.Type) error {
 	return c.inPlaceAll(call, buf, count, t, func(b []byte, w wire) error { return alltoall(c, call, b, b, true, w) })
 }
 
@@ -462,7 +533,13 @@ func AlltoallTypeInPlace(c *Comm, buf []byte, count int, t *dtype.Type) error {
 // datatypes). Collective.
 func AlltoallvType(c *Comm, send []byte, sendCounts, sendDispls []int, stype *dtype.Type,
 	recv []byte, recvCounts, recvDispls []int, rtype *dtype.Type) error {
-	const call = "AlltoallvType"
+	return alltoallvType(c, "AlltoallvType", send, sendCounts, sendDispls, stype, recv, recvCounts, recvDispls, rtype)
+}
+
+// alltoallvType is AlltoallvType under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func alltoallvType(c *Comm, call string, send []byte, sendCounts, sendDispls []int, stype *dtype.Type,
+	recv []byte, recvCounts, recvDispls []int, rtype *dtype.Type) error {
 	w, err := c.meet(call, typedWire(stype), typedWire(rtype))
 	n := c.Size()
 	swc, swd, rwc, rwd := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
@@ -593,7 +670,12 @@ func ExscanType[T atomics.Elem, O Operation[T]](c *Comm, send, recv []byte, coun
 // extents), the root's own block already in place; elsewhere buf holds
 // the rank's count instances (counts and displs unused). Collective.
 func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
-	const call = "GathervTypeInPlace"
+	return gathervTypeInPlace(c, "GathervTypeInPlace", buf, count, counts, displs, t, root)
+}
+
+// gathervTypeInPlace is GathervTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func gathervTypeInPlace(c *Comm, call string, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
 	w := typedWire(t)
 	if c.Rank() != root {
 		mine, err := c.pack(call, tdata{buf, count, t})
@@ -613,7 +695,12 @@ func GathervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t 
 // extents) and the root's own block stays where it is; elsewhere buf
 // receives count instances (counts and displs unused). Collective.
 func ScattervTypeInPlace(c *Comm, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
-	const call = "ScattervTypeInPlace"
+	return scattervTypeInPlace(c, "ScattervTypeInPlace", buf, count, counts, displs, t, root)
+}
+
+// scattervTypeInPlace is ScattervTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func scattervTypeInPlace(c *Comm, call string, buf []byte, count int, counts, displs []int, t *dtype.Type, root int) error {
 	w := typedWire(t)
 	n := c.Size()
 	if c.Rank() != root {
@@ -654,7 +741,12 @@ func (c *Comm) vInPlace(call string, buf []byte, counts, displs []int, t *dtype.
 // own block is already at displs[Rank()] extents of buf and is what it
 // contributes. Collective.
 func AllgathervTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Type) error {
-	const call = "AllgathervTypeInPlace"
+	return allgathervTypeInPlace(c, "AllgathervTypeInPlace", buf, counts, displs, t)
+}
+
+// allgathervTypeInPlace is AllgathervTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func allgathervTypeInPlace(c *Comm, call string, buf []byte, counts, displs []int, t *dtype.Type) error {
 	return c.vInPlace(call, buf, counts, displs, t, func(area []byte, wc, wd []int, w wire) error {
 		return allgatherv(c, call, nil, area, wc, wd, true, w)
 	})
@@ -664,7 +756,12 @@ func AllgathervTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.T
 // blocks to send and receives the blocks, with the same counts and
 // displacements (instances of t, extents of t) for both. Collective.
 func AlltoallvTypeInPlace(c *Comm, buf []byte, counts, displs []int, t *dtype.Type) error {
-	const call = "AlltoallvTypeInPlace"
+	return alltoallvTypeInPlace(c, "AlltoallvTypeInPlace", buf, counts, displs, t)
+}
+
+// alltoallvTypeInPlace is AlltoallvTypeInPlace under the name call (the generic forms of pair types
+// with padding take it: coll_pairs.go).
+func alltoallvTypeInPlace(c *Comm, call string, buf []byte, counts, displs []int, t *dtype.Type) error {
 	return c.vInPlace(call, buf, counts, displs, t, func(area []byte, wc, wd []int, w wire) error {
 		return alltoallv(c, call, area, wc, wd, area, wc, wd, w)
 	})

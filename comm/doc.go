@@ -51,7 +51,13 @@
 // are checked: mismatched calls, counts, types, ops or roots, and a
 // rank's own bad arguments, are an error on every rank (ErrCount, ErrType,
 // ErrOp, ErrRoot, ErrArg...), never a hang or a corruption, and the
-// communicator stays usable. Some ranks may learn of it a few calls late:
+// communicator stays usable. Types are compared as the typed forms
+// describe (coll_type.go: basic types exactly, data mixing them by
+// size), a pair type as its two halves, as MPI defines it: 2 TwoInt meet
+// 4 int32, FloatInt and DoubleInt meet a struct of the same two types
+// (and C's MPI_FLOAT_INT, MPI_DOUBLE_INT), the data-movement calls move
+// DoubleInt, LongInt and ShortInt without their Go struct's padding, and
+// the reductions take pairs as pairs. Some ranks may learn of it a few calls late:
 // in a call of one round for it, a rank that reads no other rank's data
 // (the root of a one-round Bcast or Scatter, the sender of a one-round
 // Reduce or Gather, rank 0 of a one-round Scan or Exscan) returns once its

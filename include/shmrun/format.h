@@ -159,6 +159,8 @@
 #define SHMRUN_FLAG_SEQ 0 /* uint32 round last published: the futex word (flag line) */
 #define SHMRUN_FLAG_KIND 8 /* uint8 the call, SHMRUN_COLL_* */
 #define SHMRUN_FLAG_TYPE 9 /* uint8 element type */
+#define SHMRUN_FLAG_TYPE_BYTES 127 /* element type of data of MPI_BYTE only, counted in bytes */
+#define SHMRUN_FLAG_TYPE_MIXED 128 /* element type of data mixing basic types, counted in bytes */
 #define SHMRUN_FLAG_OP 10 /* uint8 reduction op, SHMRUN_OP_USER, or 0 */
 #define SHMRUN_FLAG_FAILED 11 /* uint8 0, or 1 + the class of this rank's argument error */
 #define SHMRUN_FLAG_ROOT 12 /* int32 root or -1 */

@@ -71,13 +71,27 @@ const (
 	// +4: unused; the line's sleepers word is in the rank's Ibarrier
 	// block (IbarFlagSleepers).
 	FlagKind   = 8  // uint8 the call (Coll*) of the round's signature
-	FlagType   = 9  // uint8 element type (atomics.Type), 0 for bytes
+	FlagType   = 9  // uint8 element type (atomics.Type), FlagTypeBytes or FlagTypeMixed
 	FlagOp     = 10 // uint8 reduction op (atomics.Op), OpUser, or 0
 	FlagFailed = 11 // uint8 0, or 1 + the class of this rank's argument error
 	FlagRoot   = 12 // int32 root, or -1
 	FlagCount  = 16 // uint64 the count the call checks (elements)
 	FlagInline = 24 // [InlineLen]byte data small enough to ride in the line
 	InlineLen  = Line - FlagInline
+)
+
+// The element types of a flag line's FlagType besides atomics.Type's: the
+// data of the call counted in bytes. A data-movement call (Bcast, the
+// gathers, scatters and all-to-alls) names its data's type signature:
+// the element type when the data are of one basic type (a pair of two
+// equal halves, MPI_2INT, as its half: twice as many), FlagTypeBytes for
+// data of MPI_BYTE only, which meet any type of the same size,
+// FlagTypeMixed for data mixing basic types (a struct, MPI_FLOAT_INT),
+// which meet each other by size. A reduction names its element type,
+// pairs included.
+const (
+	FlagTypeBytes = 0x7f
+	FlagTypeMixed = 0x80
 )
 
 // Words of a rank's nonblocking-barrier block: its Ibarrier line, then

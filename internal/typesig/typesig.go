@@ -23,6 +23,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 // Any is the digest of untyped data (Byte, or nothing): it matches any
@@ -49,6 +50,23 @@ func Uniform(k atomics.Type) (uint32, bool) {
 		return Kind(a), true
 	}
 	return 0, false
+}
+
+// CollElem is the element type and its bytes under which a data-movement
+// collective's signature (a flag line's format.FlagType and FlagCount,
+// Bcast, the gathers, scatters and all-to-alls) counts data made only of
+// basic type k: k and its size, but a pair of two equal halves as its
+// half, twice as many (MPI_2INT as ints), and a pair of two different
+// types as mixed data, counted in bytes (format.FlagTypeMixed, 1), which
+// meets any data of the same size that mixes basic types.
+func CollElem(k atomics.Type) (typ uint8, size int) {
+	switch a, b := halves(k); {
+	case a == 0:
+		return uint8(k), k.Size()
+	case a == b:
+		return uint8(a), a.Size()
+	}
+	return format.FlagTypeMixed, 1
 }
 
 // halves are the two basic types pair type k is made of, (0, 0) for a

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shmrun/shmrun/atomics"
 	"github.com/shmrun/shmrun/dtype"
+	"github.com/shmrun/shmrun/internal/format"
 )
 
 func mustSig(t testing.TB, ty *dtype.Type) []dtype.SigRun {
@@ -176,4 +177,28 @@ func FuzzDigest(f *testing.F) {
 			t.Fatalf("Prefix(%v, %d, %d) = %#x %v, want %#x %v", sig, c, n, got, ok, want, wok)
 		}
 	})
+}
+
+// TestCollElem: a data-movement collective counts a basic type as
+// itself, MPI_2INT as twice as many ints, the other pairs as mixed bytes
+// without their Go struct's padding (the packed size the typed forms
+// move).
+func TestCollElem(t *testing.T) {
+	for _, tc := range []struct {
+		k    atomics.Type
+		typ  uint8
+		size int
+	}{
+		{atomics.Float64, uint8(atomics.Float64), 8},
+		{atomics.Int8, uint8(atomics.Int8), 1},
+		{atomics.TwoIntT, uint8(atomics.Int32), 4},
+		{atomics.FloatIntT, format.FlagTypeMixed, 1},
+		{atomics.DoubleIntT, format.FlagTypeMixed, 1},
+		{atomics.LongIntT, format.FlagTypeMixed, 1},
+		{atomics.ShortIntT, format.FlagTypeMixed, 1},
+	} {
+		if typ, size := CollElem(tc.k); typ != tc.typ || size != tc.size {
+			t.Errorf("CollElem(%v) = %#x, %d; want %#x, %d", tc.k, typ, size, tc.typ, tc.size)
+		}
+	}
 }

@@ -157,6 +157,28 @@ static void loop_colls(int me, int n)
 	MPI_Comm_free(&dd);
 }
 
+/* pair_colls moves pair types where the Go ranks pass them too (mixgo's
+ * pairColls): MPI_DOUBLE_INT broadcast, 2 MPI_INT a rank gathered where
+ * Go gathers one TwoInt, a MAXLOC over MPI_DOUBLE_INT. */
+static void pair_colls(int me, int n)
+{
+	struct {
+		double v;
+		int i;
+	} b[2] = {{0, 0}, {0, 0}}, x = {me % 2, me}, ml = {0, 0};
+	if (me == 1)
+		b[0].v = 2.5, b[0].i = 7, b[1].v = -1, b[1].i = 8;
+	int rc = MPI_Bcast(b, 2, MPI_DOUBLE_INT, 1, MPI_COMM_WORLD);
+	CHECK(rc == MPI_SUCCESS && b[0].v == 2.5 && b[0].i == 7 && b[1].v == -1 && b[1].i == 8, "pair bcast: rc %d", rc);
+	int mine[2] = {me, 10 * me}, *all = calloc(2 * n, sizeof(int));
+	rc = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+	for (int q = 0; q < n; q++)
+		CHECK(rc == MPI_SUCCESS && all[2 * q] == q && all[2 * q + 1] == 10 * q, "pair allgather: rank %d's %d %d", q, all[2 * q], all[2 * q + 1]);
+	free(all);
+	rc = MPI_Allreduce(&x, &ml, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+	CHECK(rc == MPI_SUCCESS && ml.v == 1 && ml.i == 1, "maxloc: %g %d", ml.v, ml.i);
+}
+
 int main(int argc, char **argv)
 {
 	int me, n;
@@ -459,6 +481,8 @@ int main(int argc, char **argv)
 	report("small collectives folded in C and in Go give the same bits");
 	loop_colls(me, n);
 	report("loops of small rooted collectives across languages");
+	pair_colls(me, n);
+	report("pair types across languages, as their halves");
 	MPI_Win_free(&cw);
 	MPI_Win_free(&w);
 	MPI_Finalize();

@@ -289,6 +289,10 @@ func run() error {
 	if err := report(world, "loops of small rooted collectives across languages"); err != nil {
 		return err
 	}
+	pairColls(world)
+	if err := report(world, "pair types across languages, as their halves"); err != nil {
+		return err
+	}
 	if err := cw.Free(); err != nil {
 		return err
 	}
@@ -691,4 +695,26 @@ func bits(v []float64) []uint64 {
 		b[i] = math.Float64bits(x)
 	}
 	return b
+}
+
+// pairColls moves pair types where the C ranks pass their equivalents
+// (mixed.c's pair_colls): a DoubleInt broadcast (MPI_DOUBLE_INT in C:
+// packed without the struct's padding), TwoInt gathered (2 MPI_INT a
+// rank in C), and a MaxLoc over DoubleInt.
+func pairColls(world *comm.Comm) {
+	me, n := world.Rank(), world.Size()
+	b := []atomics.DoubleInt{{}, {}}
+	if me == 1 {
+		b = []atomics.DoubleInt{{V: 2.5, I: 7}, {V: -1, I: 8}}
+	}
+	err := comm.Bcast(world, b, 1)
+	check(err == nil && b[0] == atomics.DoubleInt{V: 2.5, I: 7} && b[1] == atomics.DoubleInt{V: -1, I: 8}, "pair bcast: %v %v", b, err)
+	all := make([]atomics.TwoInt, n)
+	err = comm.Allgather(world, []atomics.TwoInt{{V: int32(me), I: int32(10 * me)}}, all)
+	for q, p := range all {
+		check(err == nil && p == atomics.TwoInt{V: int32(q), I: int32(10 * q)}, "pair allgather: rank %d's %v, %v", q, p, err)
+	}
+	ml := []atomics.DoubleInt{{}}
+	err = comm.Allreduce(world, []atomics.DoubleInt{{V: float64(me % 2), I: int32(me)}}, ml, atomics.MaxLoc)
+	check(err == nil && ml[0] == atomics.DoubleInt{V: 1, I: 1}, "maxloc: %v %v", ml, err)
 }

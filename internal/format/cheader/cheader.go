@@ -178,6 +178,8 @@ func sections() []section {
 			{"SHMRUN_FLAG_SEQ", format.FlagSeq, "uint32 round last published: the futex word (flag line)"},
 			{"SHMRUN_FLAG_KIND", format.FlagKind, "uint8 the call, SHMRUN_COLL_*"},
 			{"SHMRUN_FLAG_TYPE", format.FlagType, "uint8 element type"},
+			{"SHMRUN_FLAG_TYPE_BYTES", format.FlagTypeBytes, "element type of data of MPI_BYTE only, counted in bytes"},
+			{"SHMRUN_FLAG_TYPE_MIXED", format.FlagTypeMixed, "element type of data mixing basic types, counted in bytes"},
 			{"SHMRUN_FLAG_OP", format.FlagOp, "uint8 reduction op, SHMRUN_OP_USER, or 0"},
 			{"SHMRUN_FLAG_FAILED", format.FlagFailed, "uint8 0, or 1 + the class of this rank's argument error"},
 			{"SHMRUN_FLAG_ROOT", format.FlagRoot, "int32 root or -1"},
