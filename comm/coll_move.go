@@ -46,10 +46,11 @@ func (c *Comm) Barrier() (err error) {
 // processes, once every rank has copied it straight from root's buf).
 // len(buf) must be the same on every rank.
 func Bcast[T atomics.Elem](c *Comm, buf []T, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil {
 		return bcastType(c, "Bcast", raw.Bytes(buf), len(buf), t, root)
 	}
-	return bcast(c, "Bcast", raw.Bytes(buf), root, wireOf[T]())
+	return bcast(c, "Bcast", raw.Bytes(buf), root, w)
 }
 
 // wire is how a collective's bytes count: the element type its signature
@@ -64,15 +65,6 @@ type wire struct {
 
 // count is the signature's count of b bytes of data.
 func (w wire) count(b int) uint64 { return uint64(b / typeUnit(w.typ)) }
-
-// wireOf is the wire of the generic forms' data of T (coll_pairs.go: a
-// pair type counts as its halves; those with padding take the typed
-// forms).
-func wireOf[T atomics.Elem]() wire {
-	w := moveWire(atomics.TypeOf[T]())
-	w.size = raw.SizeOf[T]()
-	return w
-}
 
 func bcast(c *Comm, name string, b []byte, root int, w wire) (err error) {
 	if a := c.fastArea(); a != nil && w.bad == nil && uint(root) < uint(a.n) && len(b) <= format.InlineLen {
@@ -340,10 +332,11 @@ func getCount(src []byte, q int) int { return int(binary.LittleEndian.Uint64(src
 // staged, the root once recv holds everything. len(send) must be the same
 // on every rank, and root's recv must hold n·len(send) elements.
 func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, root) {
 		return gatherType(c, "Gather", raw.Bytes(send), len(send), t, raw.Bytes(recv), len(send), t, root)
 	}
-	return gather(c, "Gather", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
+	return gather(c, "Gather", raw.Bytes(send), raw.Bytes(recv), root, false, w)
 }
 
 // GatherInPlace is Gather with MPI_IN_PLACE at the root: on root, buf is
@@ -351,10 +344,11 @@ func Gather[T atomics.Elem](c *Comm, send, recv []T, root int) error {
 // block already in place; elsewhere buf is the rank's contribution.
 // Collective.
 func GatherInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
-	if t := paddedPair[T](); t != nil && whole(c, len(buf), root) {
+	w, t := genericWire[T]()
+	if t != nil && whole(c, len(buf), root) {
 		return gatherTypeInPlace(c, "GatherInPlace", raw.Bytes(buf), blockCount(c, len(buf), root), t, root)
 	}
-	return gather(c, "GatherInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
+	return gather(c, "GatherInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, w)
 }
 
 func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
@@ -426,20 +420,22 @@ func gather(c *Comm, name string, send, recv []byte, root int, inPlace bool, w w
 // on every rank. A block of count 0 places nothing: its displacement may be
 // anything (in the other v forms too).
 func Gatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, root) {
 		return gathervType(c, "Gatherv", raw.Bytes(send), len(send), t, raw.Bytes(recv), counts, displs, t, root)
 	}
-	return gatherv(c, "Gatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, root, false, wireOf[T]())
+	return gatherv(c, "Gatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, root, false, w)
 }
 
 // GathervInPlace is Gatherv with MPI_IN_PLACE at the root: on root, buf is
 // the receive buffer with root's own block already at displs[root];
 // elsewhere buf is the rank's contribution. Collective.
 func GathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil {
 		return gathervTypeInPlace(c, "GathervInPlace", raw.Bytes(buf), len(buf), counts, displs, t, root)
 	}
-	return gatherv(c, "GathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, root, true, wireOf[T]())
+	return gatherv(c, "GathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, root, true, w)
 }
 
 func gatherv(c *Comm, name string, send, recv []byte, counts, displs []int, root int, inPlace bool, w wire) (err error) {
@@ -619,20 +615,22 @@ func (k *call) move(mine, recv []byte, counts []int, rcv blocks, root int, first
 // block at q·len(send) (MPI_Allgather). Collective. len(send) must be the
 // same on every rank and recv must hold n·len(send) elements.
 func Allgather[T atomics.Elem](c *Comm, send, recv []T) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, -1) {
 		return allgatherType(c, "Allgather", raw.Bytes(send), len(send), t, raw.Bytes(recv), len(send), t)
 	}
-	return allgather(c, "Allgather", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
+	return allgather(c, "Allgather", raw.Bytes(send), raw.Bytes(recv), false, w)
 }
 
 // AllgatherInPlace is Allgather with MPI_IN_PLACE: buf holds n blocks of
 // len(buf)/n elements, this rank's own already at Rank()·len(buf)/n; on
 // return it holds every rank's block. Collective.
 func AllgatherInPlace[T atomics.Elem](c *Comm, buf []T) error {
-	if t := paddedPair[T](); t != nil && whole(c, len(buf), -1) {
+	w, t := genericWire[T]()
+	if t != nil && whole(c, len(buf), -1) {
 		return allgatherTypeInPlace(c, "AllgatherInPlace", raw.Bytes(buf), len(buf)/c.Size(), t)
 	}
-	return allgather(c, "AllgatherInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
+	return allgather(c, "AllgatherInPlace", raw.Bytes(buf), raw.Bytes(buf), true, w)
 }
 
 func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
@@ -688,20 +686,22 @@ func allgather(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (e
 // counts must be the same on every rank and counts[q] must be what rank q
 // sends; displs are each rank's own.
 func Allgatherv[T atomics.Elem](c *Comm, send, recv []T, counts, displs []int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, -1) {
 		return allgathervType(c, "Allgatherv", raw.Bytes(send), len(send), t, raw.Bytes(recv), counts, displs, t)
 	}
-	return allgatherv(c, "Allgatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, false, wireOf[T]())
+	return allgatherv(c, "Allgatherv", raw.Bytes(send), raw.Bytes(recv), counts, displs, false, w)
 }
 
 // AllgathervInPlace is Allgatherv with MPI_IN_PLACE: this rank's own block
 // is already at buf[displs[Rank()]:] and is what it contributes.
 // Collective.
 func AllgathervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil {
 		return allgathervTypeInPlace(c, "AllgathervInPlace", raw.Bytes(buf), counts, displs, t)
 	}
-	return allgatherv(c, "AllgathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, true, wireOf[T]())
+	return allgatherv(c, "AllgathervInPlace", raw.Bytes(buf), raw.Bytes(buf), counts, displs, true, w)
 }
 
 func allgatherv(c *Comm, name string, send, recv []byte, counts, displs []int, inPlace bool, w wire) (err error) {

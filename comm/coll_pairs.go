@@ -23,17 +23,27 @@ import (
 // moveWire is the wire a data-movement collective counts data of element
 // type k (of its Go size: no padding) in.
 func moveWire(k atomics.Type) wire {
+	if k < atomics.FloatIntT || k > atomics.ShortIntT { // not a pair
+		return wire{typ: uint8(k), size: k.Size()}
+	}
 	typ, size := typesig.CollElem(k)
 	return wire{typ: typ, size: size}
 }
 
-// paddedPair is T's basic datatype if T is a pair type whose Go struct
-// holds padding, else nil.
-func paddedPair[T atomics.Elem]() *dtype.Type {
-	if t := pairOf[T](); t != nil && t.Size() != int64(raw.SizeOf[T]()) {
-		return t
+// genericWire is the wire of the generic forms' data of T (its counts and
+// displacements count Ts), and T's basic datatype if T is a pair type
+// whose Go struct holds padding, for which the generic forms take the
+// typed forms; else nil. One type switch: it runs at every generic call.
+func genericWire[T atomics.Elem]() (wire, *dtype.Type) {
+	k, size := atomics.TypeOf[T](), raw.SizeOf[T]()
+	w := moveWire(k)
+	w.size = size
+	if k >= atomics.FloatIntT && k <= atomics.ShortIntT {
+		if t := dtype.Basic(k); t.Size() != int64(size) {
+			return w, t
+		}
 	}
-	return nil
+	return w, nil
 }
 
 // blockCount is the count of a rank's block in a generic in-place call
@@ -51,4 +61,11 @@ func blockCount(c *Comm, l, root int) int {
 // -1); if not, the generic path reports the error.
 func whole(c *Comm, l, root int) bool {
 	return (root >= 0 && c.Rank() != root) || l%c.Size() == 0
+}
+
+// apart reports whether a generic call's send and recv are apart where the
+// call uses both (at root, or everywhere: root -1); if not, the generic
+// path reports the overlap (ErrBuffer).
+func apart[T atomics.Elem](c *Comm, send, recv []T, root int) bool {
+	return (root >= 0 && c.Rank() != root) || !overlap(raw.Bytes(send), raw.Bytes(recv))
 }

@@ -32,20 +32,22 @@ func piece(room, n int) int {
 // see Bcast), the others once recv holds their block. len(recv) must be
 // the same on every rank and root's send must hold n·len(recv) elements.
 func Scatter[T atomics.Elem](c *Comm, send, recv []T, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, root) {
 		return scatterType(c, "Scatter", raw.Bytes(send), len(recv), t, raw.Bytes(recv), len(recv), t, root)
 	}
-	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, wireOf[T]())
+	return scatter(c, "Scatter", raw.Bytes(send), raw.Bytes(recv), root, false, w)
 }
 
 // ScatterInPlace is Scatter with MPI_IN_PLACE at the root: on root, buf is
 // the send buffer (n blocks of len(buf)/n elements) and root's own block
 // stays where it is; elsewhere buf receives the rank's block. Collective.
 func ScatterInPlace[T atomics.Elem](c *Comm, buf []T, root int) error {
-	if t := paddedPair[T](); t != nil && whole(c, len(buf), root) {
+	w, t := genericWire[T]()
+	if t != nil && whole(c, len(buf), root) {
 		return scatterTypeInPlace(c, "ScatterInPlace", raw.Bytes(buf), blockCount(c, len(buf), root), t, root)
 	}
-	return scatter(c, "ScatterInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, wireOf[T]())
+	return scatter(c, "ScatterInPlace", raw.Bytes(buf), raw.Bytes(buf), root, true, w)
 }
 
 func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w wire) (err error) {
@@ -111,20 +113,22 @@ func scatter(c *Comm, name string, send, recv []byte, root int, inPlace bool, w 
 // at the root only; a count that differs from len(recv) on rank q is an
 // error on every rank.
 func Scatterv[T atomics.Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, root) {
 		return scattervType(c, "Scatterv", raw.Bytes(send), counts, displs, t, raw.Bytes(recv), len(recv), t, root)
 	}
-	return scatterv(c, "Scatterv", raw.Bytes(send), counts, displs, raw.Bytes(recv), root, false, wireOf[T]())
+	return scatterv(c, "Scatterv", raw.Bytes(send), counts, displs, raw.Bytes(recv), root, false, w)
 }
 
 // ScattervInPlace is Scatterv with MPI_IN_PLACE at the root: on root, buf
 // is the send buffer and root's own block stays at displs[root]; elsewhere
 // buf receives the rank's block. Collective.
 func ScattervInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int, root int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil {
 		return scattervTypeInPlace(c, "ScattervInPlace", raw.Bytes(buf), len(buf), counts, displs, t, root)
 	}
-	return scatterv(c, "ScattervInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), root, true, wireOf[T]())
+	return scatterv(c, "ScattervInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), root, true, w)
 }
 
 func scatterv(c *Comm, name string, send []byte, counts, displs []int, recv []byte, root int, inPlace bool, w wire) (err error) {
@@ -251,19 +255,21 @@ func (k *call) spread(send []byte, snd blocks, recv []byte, counts []int, root i
 // (MPI_Alltoall). Collective. len(send) must be a multiple of n and the
 // same on every rank; recv must hold as many elements.
 func Alltoall[T atomics.Elem](c *Comm, send, recv []T) error {
-	if t := paddedPair[T](); t != nil && whole(c, len(send), -1) && whole(c, len(recv), -1) {
-		return alltoallType(c, "Alltoall", raw.Bytes(send), len(send)/c.Size(), t, raw.Bytes(recv), len(recv)/c.Size(), t)
+	w, t := genericWire[T]()
+	if t != nil && whole(c, len(send), -1) && apart(c, send, recv, -1) {
+		return alltoallType(c, "Alltoall", raw.Bytes(send), len(send)/c.Size(), t, raw.Bytes(recv), len(send)/c.Size(), t)
 	}
-	return alltoall(c, "Alltoall", raw.Bytes(send), raw.Bytes(recv), false, wireOf[T]())
+	return alltoall(c, "Alltoall", raw.Bytes(send), raw.Bytes(recv), false, w)
 }
 
 // AlltoallInPlace is Alltoall with MPI_IN_PLACE: buf holds the n blocks to
 // send and, on return, the n blocks received. Collective.
 func AlltoallInPlace[T atomics.Elem](c *Comm, buf []T) error {
-	if t := paddedPair[T](); t != nil && whole(c, len(buf), -1) {
+	w, t := genericWire[T]()
+	if t != nil && whole(c, len(buf), -1) {
 		return alltoallTypeInPlace(c, "AlltoallInPlace", raw.Bytes(buf), len(buf)/c.Size(), t)
 	}
-	return alltoall(c, "AlltoallInPlace", raw.Bytes(buf), raw.Bytes(buf), true, wireOf[T]())
+	return alltoall(c, "AlltoallInPlace", raw.Bytes(buf), raw.Bytes(buf), true, w)
 }
 
 func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (err error) {
@@ -317,20 +323,22 @@ func alltoall(c *Comm, name string, send, recv []byte, inPlace bool, w wire) (er
 // sends to rank j must be what rank j expects from rank q: otherwise an
 // error on every rank.
 func Alltoallv[T atomics.Elem](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil && apart(c, send, recv, -1) {
 		return alltoallvType(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, t, raw.Bytes(recv), recvCounts, recvDispls, t)
 	}
-	return alltoallv(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, raw.Bytes(recv), recvCounts, recvDispls, wireOf[T]())
+	return alltoallv(c, "Alltoallv", raw.Bytes(send), sendCounts, sendDispls, raw.Bytes(recv), recvCounts, recvDispls, w)
 }
 
 // AlltoallvInPlace is Alltoallv with MPI_IN_PLACE: buf holds the blocks to
 // send and receives the blocks, with the same counts and displacements for
 // both. Collective.
 func AlltoallvInPlace[T atomics.Elem](c *Comm, buf []T, counts, displs []int) error {
-	if t := paddedPair[T](); t != nil {
+	w, t := genericWire[T]()
+	if t != nil {
 		return alltoallvTypeInPlace(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, t)
 	}
-	return alltoallv(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), counts, displs, wireOf[T]())
+	return alltoallv(c, "AlltoallvInPlace", raw.Bytes(buf), counts, displs, raw.Bytes(buf), counts, displs, w)
 }
 
 func alltoallv(c *Comm, name string, send []byte, sendCounts, sendDispls []int, recv []byte, recvCounts, recvDispls []int, w wire) (err error) {
