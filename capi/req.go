@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/shmrun/shmrun/comm"
+	"github.com/shmrun/shmrun/internal/winc"
 )
 
 // reqOf is request handle h's object (nil for MPI_REQUEST_NULL).
@@ -81,6 +82,34 @@ func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 		return st, true, err
 	}
 	return x.r.Test()
+}
+
+// testQuiet tests request x as complete does, but a collective's job not
+// yet run does not yield to its worker: the caller tests several and
+// yields once (yieldJobs).
+func (x *reqH) testQuiet() (comm.Status, bool, error) {
+	if x.done || x.r == nil {
+		return x.st, true, x.err
+	}
+	if !x.nbc && (x.persist == nil || x.persist.arg == 0) {
+		return x.r.Test() // not a collective's: it never yields
+	}
+	var st comm.Status // escapes: a collective's request only
+	ok, err := winc.TestQuiet(x.r, &st)
+	return st, ok, err
+}
+
+// yieldJobs is MPI_Testany's and MPI_Testsome's yield (winc.YieldJobs)
+// when none of the requests h completed.
+func yieldJobs(h []C.uintptr_t) {
+	var small [16]any
+	rs := small[:0]
+	for _, hh := range h {
+		if x, ok := getReq(uintptr(hh)); ok && x.r != nil && !x.done {
+			rs = append(rs, x.r)
+		}
+	}
+	winc.YieldJobs(rs)
 }
 
 // errorOf raises a request's error on its communicator's handler.
@@ -254,7 +283,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 				continue
 			}
 			active = true
-			s, ok, err := x.complete(false)
+			s, ok, err := x.testQuiet()
 			if !ok && err == nil {
 				continue
 			}
@@ -280,6 +309,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			return C.MPI_SUCCESS
 		}
 		if block == 0 {
+			yieldJobs(h)
 			*flag = 0
 			return C.MPI_SUCCESS
 		}
@@ -343,7 +373,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 				continue
 			}
 			active = true
-			s, ok, err := x.complete(false)
+			s, ok, err := x.testQuiet()
 			if !ok && err == nil {
 				continue
 			}
@@ -361,6 +391,9 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			return C.MPI_SUCCESS
 		}
 		if got > 0 || block == 0 {
+			if got == 0 {
+				yieldJobs(h)
+			}
 			*outcount = C.int(got)
 			return f.result(call)
 		}

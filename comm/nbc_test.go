@@ -217,3 +217,49 @@ func TestParkedJobsProgress(t *testing.T) {
 		cfg.Env = append(cfg.Env, launcher.EnvWait+"=oversubscribed")
 	}))
 }
+
+// TestTestanyYieldsOnce: a test of several nonblocking collectives not yet
+// complete gives the processor to their worker once (Test of each one
+// does, a loop of Tests must let the worker run), not once for each.
+func TestTestanyYieldsOnce(t *testing.T) {
+	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
+		const k = 8
+		if c.Rank() == 1 {
+			time.Sleep(100 * time.Millisecond) // rank 0's calls wait for this rank's
+		}
+		reqs := make([]*comm.Request, k)
+		outs := make([][]int64, k)
+		for i := range reqs {
+			outs[i] = make([]int64, 1)
+			var err error
+			if reqs[i], err = comm.Iallreduce(c, []int64{int64(i)}, outs[i], atomics.Sum); err != nil {
+				return err
+			}
+		}
+		if c.Rank() == 0 {
+			before := comm.YieldsOfTests()
+			if _, _, ok, err := comm.Testany(reqs); ok || err != nil {
+				return fmt.Errorf("Testany before the other rank started: %v %v", ok, err)
+			}
+			if got := comm.YieldsOfTests() - before; got != 1 {
+				return fmt.Errorf("Testany of %d pending collectives yielded %d times, want 1", k, got)
+			}
+			before = comm.YieldsOfTests()
+			if idx, _, err := comm.Testsome(reqs); len(idx) != 0 || err != nil {
+				return fmt.Errorf("Testsome before the other rank started: %v %v", idx, err)
+			}
+			if got := comm.YieldsOfTests() - before; got != 1 {
+				return fmt.Errorf("Testsome of %d pending collectives yielded %d times, want 1", k, got)
+			}
+		}
+		if _, err := comm.Waitall(reqs); err != nil {
+			return err
+		}
+		for i, o := range outs {
+			if o[0] != int64(2*i) {
+				return fmt.Errorf("Iallreduce %d: %d, want %d", i, o[0], 2*i)
+			}
+		}
+		return nil
+	})
+}

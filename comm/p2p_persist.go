@@ -382,14 +382,14 @@ func (p *persist) wait(st *Status) error {
 }
 
 // test is Request.Test for persistent requests.
-func (p *persist) test() (Status, bool, error) {
+func (p *persist) test(yield bool) (Status, bool, error) {
 	if p.freed {
 		return Status{}, false, fmt.Errorf("comm: Test: the persistent request of %s was freed: %w", p.call, ErrRequest)
 	}
 	if !p.active {
 		return emptyStatus, true, nil
 	}
-	if p.cur.ext != nil && !p.cur.complete() {
+	if p.cur.ext != nil && !p.cur.completeYield(yield) {
 		return Status{}, false, nil
 	}
 	if o := p.cur.o; o != nil && !o.c.world.eng.poll(o.isDone) {

@@ -133,7 +133,18 @@ func testOne(reqs []*Request, i int) (Status, bool, error) {
 	if reqs[i].isNull() {
 		return Status{}, false, nil
 	}
-	return reqs[i].Test()
+	return reqs[i].test(false)
+}
+
+// yieldOnce is the tests of several requests' testYield: once a call if
+// a collective's job among them has not run yet.
+func yieldOnce(reqs []*Request) {
+	for _, r := range reqs {
+		if jobPending(r) {
+			testYield()
+			return
+		}
+	}
 }
 
 // done is what the calls on several requests do to a completed request's
@@ -246,6 +257,7 @@ func testany(reqs []*Request) (int, Status, error) {
 			return i, st, err
 		}
 	}
+	yieldOnce(reqs)
 	return -1, Status{}, nil
 }
 
@@ -313,6 +325,9 @@ func testsome(reqs []*Request) ([]int, []Status, []error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
+	}
+	if len(idx) == 0 {
+		yieldOnce(reqs)
 	}
 	return idx, sts, errs
 }

@@ -199,7 +199,12 @@ func (r *Request) wait(st *Status) error {
 
 // Test reports whether the operation has completed, and if so its status
 // (MPI_Test). Local: it never blocks. A nil Request is an error.
-func (r *Request) Test() (Status, bool, error) {
+func (r *Request) Test() (Status, bool, error) { return r.test(true) }
+
+// test is Test; a collective's job not yet complete gives the processor
+// to its worker here if yield (testYield), else the caller does, once for
+// all the requests it tests.
+func (r *Request) test(yield bool) (Status, bool, error) {
 	if r == nil {
 		return Status{}, false, fmt.Errorf("comm: Test: nil request: %w", ErrArg)
 	}
@@ -212,7 +217,7 @@ func (r *Request) Test() (Status, bool, error) {
 	case r.ext == nil:
 		return emptyStatus, true, nil
 	case r.ext.pers != nil:
-		return r.ext.pers.test()
+		return r.ext.pers.test(yield)
 	default:
 		x := r.ext
 		x.mu.Lock()
@@ -220,6 +225,9 @@ func (r *Request) Test() (Status, bool, error) {
 		if !x.done {
 			ok, err := x.poll(false)
 			if !ok && err == nil {
+				if yield && x.job != nil {
+					testYield()
+				}
 				return Status{}, false, nil
 			}
 			x.done, x.err = true, err
@@ -237,7 +245,10 @@ func (r *Request) Test() (Status, bool, error) {
 // complete reports whether r's operation is complete, after a progress
 // step, without completing it: a Test would leave a persistent request
 // inactive and its outcome returned (Testall's first pass). Local.
-func (r *Request) complete() bool {
+func (r *Request) complete() bool { return r.completeYield(true) }
+
+// completeYield is complete; yield as for test.
+func (r *Request) completeYield(yield bool) bool {
 	switch {
 	case r.rv != nil:
 		return r.rv.c.world.eng.poll(r.rv.isDone)
@@ -250,9 +261,9 @@ func (r *Request) complete() bool {
 		if p.freed || !p.active || p.cur.o == nil && p.cur.rv == nil && p.cur.ext == nil {
 			return true // Wait says what is wrong, or returns at once
 		}
-		return p.cur.complete()
+		return p.cur.completeYield(yield)
 	}
-	_, ok, err := r.Test() // Ibarrier's: keeps its outcome
+	_, ok, err := r.test(yield) // Ibarrier's: keeps its outcome
 	return ok || err != nil
 }
 

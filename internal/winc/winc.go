@@ -382,4 +382,11 @@ var (
 	// c, freed by the program, go on (a *comm.Comm), or nil when c was
 	// released with none left.
 	KeptComm func(c any) any
+	// TestQuiet is Test of request r (a *comm.Request) into *st (st a
+	// *comm.Status), but a collective's job not yet run does not yield
+	// to its worker; YieldJobs does, once, if one of rs (*comm.Request,
+	// nil entries allowed) has one: MPI_Testany and MPI_Testsome test
+	// every request and yield once, not once for each.
+	TestQuiet func(r, st any) (bool, error)
+	YieldJobs func(rs []any)
 )
