@@ -231,8 +231,8 @@ func Vector(count, blocklen, stride int, old *Type) (*Type, error) {
 	if !ok {
 		return nil, errorf(ErrArg, "%s: stride %d extents of %d bytes overflow", call, stride, old.ub-old.lb)
 	}
-	if _, ok := mul(int64(count), bstride); !ok {
-		return nil, errorf(ErrArg, "%s: %d strides of %d bytes overflow", call, count, bstride)
+	if _, ok := mul(int64(max(count-1, 0)), bstride); !ok { // the last block's place; build checks the bounds
+		return nil, errorf(ErrArg, "%s: %d strides of %d bytes overflow", call, count-1, bstride)
 	}
 	return build(&Type{comb: CombinerVector, ints: []int{count, blocklen, stride}, addrs: []int64{bstride}, types: []*Type{old}}, call)
 }
@@ -247,8 +247,8 @@ func Hvector(count, blocklen int, stride int64, old *Type) (*Type, error) {
 	if err := nonneg(call, "count or block length", count, blocklen); err != nil {
 		return nil, err
 	}
-	if _, ok := mul(int64(count), stride); !ok {
-		return nil, errorf(ErrArg, "%s: %d strides of %d bytes overflow", call, count, stride)
+	if _, ok := mul(int64(max(count-1, 0)), stride); !ok { // the last block's place; build checks the bounds
+		return nil, errorf(ErrArg, "%s: %d strides of %d bytes overflow", call, count-1, stride)
 	}
 	return build(&Type{comb: CombinerHvector, ints: []int{count, blocklen}, addrs: []int64{stride}, types: []*Type{old}}, call)
 }

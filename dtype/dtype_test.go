@@ -441,6 +441,28 @@ func TestSignatures(t *testing.T) {
 	}
 }
 
+// TestLargeStrides: a vector's extent is its last block's place plus
+// the block (MPI 4.1 §5.1.2), so strides that reach past half of int64
+// are fine while the last block's bounds fit: 2 int64s 2^62 bytes apart
+// span 2^62+8 (Open MPI agrees); 3 of them do not fit.
+func TestLargeStrides(t *testing.T) {
+	i64 := dtype.Basic(atomics.Int64)
+	for name, f := range map[string]func(int) (*dtype.Type, error){
+		"Hvector": func(n int) (*dtype.Type, error) { return dtype.Hvector(n, 1, 1<<62, i64) },
+		"Vector":  func(n int) (*dtype.Type, error) { return dtype.Vector(n, 1, 1<<59, i64) },
+	} {
+		tp, err := f(2)
+		if err != nil {
+			t.Errorf("%s of 2 blocks 2^62 bytes apart: %v", name, err)
+		} else if tp.Extent() != 1<<62+8 || tp.Size() != 16 {
+			t.Errorf("%s of 2 blocks 2^62 bytes apart: extent %d, size %d; want %d, 16", name, tp.Extent(), tp.Size(), int64(1<<62+8))
+		}
+		if tp, err := f(3); !errors.Is(err, dtype.ErrArg) {
+			t.Errorf("%s of 3 blocks 2^62 bytes apart: %v, %v; want ErrArg", name, tp, err)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	f64 := dtype.Basic(atomics.Float64)
 	for name, f := range map[string]func() (*dtype.Type, error){
