@@ -424,6 +424,7 @@ static void coll_call(const struct coll_row *row)
 	switch (row->op) {
 	case COLL_ALLREDUCE:
 	case COLL_IALLREDUCE:
+	case COLL_IALLREDUCE_TEST:
 		c_allreduce(row->m);
 		break;
 	case COLL_BCAST:

@@ -8,8 +8,10 @@
  * far below 2^53, so sums are exact in any order and a wrong answer is a
  * wrong data movement, never rounding. Rooted calls use root 0.
  *
- * iallreduce_8 is Allreduce's data through MPI_Iallreduce and MPI_Wait
- * (the C limit: its Allreduce; no runtime to queue anything).
+ * iallreduce_8 is Allreduce's data through MPI_Iallreduce and MPI_Wait,
+ * iallreduce_test_8 through MPI_Iallreduce and a loop of MPI_Test until
+ * it completes (a program that overlaps the call with work polls so; the
+ * C limit of both: its Allreduce; no runtime to queue anything).
  *
  * Rows come in two methods (issue 14): "NAME" runs back-to-back calls, timed
  * from the first rank's start to the last rank's end (as the OSU benchmarks
@@ -33,6 +35,7 @@ enum coll_op {
 	COLL_SCAN,
 	COLL_REDUCE_SCATTER_BLOCK,
 	COLL_IALLREDUCE, /* MPI_Iallreduce then MPI_Wait: Allreduce's data */
+	COLL_IALLREDUCE_TEST, /* MPI_Iallreduce then MPI_Test until done */
 };
 
 struct coll_row {
@@ -56,6 +59,7 @@ static const struct coll_row coll_rows[] = {
 	{"scan_8", COLL_SCAN, 1},
 	{"reduce_scatter_block_8", COLL_REDUCE_SCATTER_BLOCK, 1},
 	{"iallreduce_8", COLL_IALLREDUCE, 1},
+	{"iallreduce_test_8", COLL_IALLREDUCE_TEST, 1},
 };
 #define NCOLL ((int)(sizeof coll_rows / sizeof coll_rows[0]))
 
@@ -108,6 +112,7 @@ static inline double coll_expect(enum coll_op op, size_t m, int r, int n, size_t
 	switch (op) {
 	case COLL_ALLREDUCE:
 	case COLL_IALLREDUCE:
+	case COLL_IALLREDUCE_TEST:
 	case COLL_REDUCE:
 		for (int q = 0; q < n; q++)
 			sum += coll_input(q, i, stamp);

@@ -856,6 +856,14 @@ static void coll_call(struct ctx *c, const struct coll_row *row)
 		MPI_Wait(&r, MPI_STATUS_IGNORE);
 		break;
 	}
+	case COLL_IALLREDUCE_TEST: {
+		MPI_Request r;
+		int done = 0;
+		MPI_Iallreduce(c->cs, c->cr, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+		while (!done)
+			MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+		break;
+	}
 	}
 }
 
@@ -1468,6 +1476,7 @@ static const struct meas table[] = {
 	COLL("scan_8", 9),
 	COLL("reduce_scatter_block_8", 10),
 	COLL("iallreduce_8", 11),
+	COLL("iallreduce_test_8", 12),
 	/* The world's Barrier again, next to the split one: the host's
 	 * cross-core latency drifts within a run, so the pair is compared
 	 * measured side by side. */

@@ -27,7 +27,8 @@ const (
 	collAlltoall
 	collScan
 	collReduceScatterBlock
-	collIallreduce // Iallreduce then Wait: Allreduce's data
+	collIallreduce     // Iallreduce then Wait: Allreduce's data
+	collIallreduceTest // Iallreduce then Test until it completes
 )
 
 type collRow struct {
@@ -51,6 +52,7 @@ var collRows = []collRow{
 	{"scan_8", collScan, 1},
 	{"reduce_scatter_block_8", collReduceScatterBlock, 1},
 	{"iallreduce_8", collIallreduce, 1},
+	{"iallreduce_test_8", collIallreduceTest, 1},
 }
 
 func init() { table = append(table, collMeas()...) }
@@ -99,6 +101,12 @@ func collCall(c *ctx, r *collRow) error {
 		}
 		_, err = q.Wait()
 		return err
+	case collIallreduceTest:
+		q, err := comm.Iallreduce(w, c.cs[:m], c.cr[:m], atomics.Sum)
+		for done := false; err == nil && !done; {
+			_, done, err = q.Test()
+		}
+		return err
 	}
 	return fmt.Errorf("unknown collective %d", r.op)
 }
@@ -132,7 +140,7 @@ func (r *collRow) receives(rank int) bool {
 func (r *collRow) expect(rank, n, i int, stamp float64) float64 {
 	sum := 0.0
 	switch r.op {
-	case collAllreduce, collIallreduce, collReduce:
+	case collAllreduce, collIallreduce, collIallreduceTest, collReduce:
 		for q := range n {
 			sum += collInput(q, i, stamp)
 		}
