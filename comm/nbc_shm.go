@@ -34,23 +34,26 @@ func nbcRequest(call string, j *nbcJob) (*Request, error) {
 }
 
 // testYield is a test's of a nonblocking collective not yet complete: its
-// job runs on the worker goroutine, which a loop of tests must let run. On
-// one core (GOMAXPROCS 1, a bound rank) the test gives the processor up
-// (Gosched), or the worker would wait for the scheduler's preemption, 10
-// ms a turn; with more, the worker has a processor but shares the CPUs
-// with the loop and with the other ranks' loops and workers, and the
-// test gives its thread's CPU up (sched_yield). An Iallreduce polled by
-// Test, 2 ranks: bound 20 ms -> 4.6 µs (C: 22 ms -> 13.5 µs), unbound
-// 2-3 ms -> 0.18-0.27 ms (C: 218 -> 85 µs); Open MPI, whose test does the
-// collective's work itself, 1.3 µs. A test of several requests yields
-// once, not once for each (jobPending).
+// job runs on the worker goroutine, which a loop of tests must let run.
+// The test gives its processor up (Gosched): the worker, made runnable
+// when the job was queued, is in this processor's queue and runs at once,
+// where the runtime would otherwise wake a thread of its own for it, a
+// wake-up that cost an Iallreduce polled by Test, 2 ranks unbound, 120-480
+// µs a call (4.9-5.1 µs with the Gosched; bound, GOMAXPROCS 1, 4.2-4.7
+// both; Open MPI, whose test does the collective's work itself, 1.3 µs:
+// quick runs on a slow host state). A rank that shares its core with
+// other ranks (nbcLazy) then also gives its thread's CPU up (sched_yield):
+// at 8 ranks on 2 cores the Gosched alone measured 24-28 ms a call (the
+// loop kept the CPU the other ranks needed), the sched_yield alone 1.1
+// ms, both 0.19-0.20 ms. A test of several requests yields once, not
+// once for each (jobPending). Tests from C yield their own way (capi's
+// cYield).
 func testYield() {
 	testYields.Add(1)
-	if runtime.GOMAXPROCS(0) == 1 {
-		runtime.Gosched()
-		return
+	runtime.Gosched()
+	if nbcLazy.Load() {
+		raw.YieldThread()
 	}
-	raw.YieldThread()
 }
 
 // testYields counts testYield's calls (for tests).
@@ -120,13 +123,13 @@ func init() {
 		*st.(*Status) = s
 		return ok, err
 	}
-	winc.YieldJobs = func(rs []any) {
+	winc.JobsPending = func(rs []any) bool {
 		for _, x := range rs {
 			if r, _ := x.(*Request); jobPending(r) {
-				testYield()
-				return
+				return true
 			}
 		}
+		return false
 	}
 	winc.KeptComm = func(x any) any {
 		if c, _ := x.(*Comm); c != nil {

@@ -384,9 +384,9 @@ var (
 	KeptComm func(c any) any
 	// TestQuiet is Test of request r (a *comm.Request) into *st (st a
 	// *comm.Status), but a collective's job not yet run does not yield
-	// to its worker; YieldJobs does, once, if one of rs (*comm.Request,
-	// nil entries allowed) has one: MPI_Testany and MPI_Testsome test
-	// every request and yield once, not once for each.
-	TestQuiet func(r, st any) (bool, error)
-	YieldJobs func(rs []any)
+	// to its worker: the C interface's tests yield as a C thread should,
+	// once a call. JobsPending reports whether one of rs (*comm.Request)
+	// has a collective's job not yet run.
+	TestQuiet   func(r, st any) (bool, error)
+	JobsPending func(rs []any) bool
 )
