@@ -34,7 +34,7 @@ type Comm struct {
 	pt        p2pInfo                  // message context and rank map, made on first use
 	clocks    *rmacheck.Clocks         // shmrun --check: the members' published clocks (with coll)
 	calls     uint64                   // shmrun --check: collective calls so far (their clock slots alternate)
-	groupMsgs []team.Message           // on the world: CreateGroup messages that came before their call
+	grp       groupWait                // on the world: this process's CreateGroup calls' messages
 	appNum    int                      // on the world: MPI_APPNUM, if appSet (the launcher's EnvAppNum)
 	appSet    bool
 	cart      *cartTopo                // the Cartesian topology (CartCreate, CartSub, Dup of one), or nil

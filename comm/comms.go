@@ -344,12 +344,12 @@ func (c *Comm) newSelf() *Comm {
 // without the rest of c (MPI_Comm_create_group): collective over g's
 // members only, who all pass the same group and tag (tag >= 0: ErrTag
 // otherwise). A rank of c outside g gets nil and no error. g must be a
-// subgroup of c's group (ErrGroup). A rank makes its CreateGroup calls one
-// at a time, but may
-// make those of overlapping groups in any order; ranks that pass the same
-// group with different tags are an erroneous program, reported as ErrArg
-// on the ranks that see the difference (a rank whose group's rank 0 passed
-// another group waits for the call of its own group).
+// subgroup of c's group (ErrGroup). A rank may make the calls of
+// overlapping groups in any order, and, from several goroutines,
+// concurrent calls that differ in c or tag (MPI 4.1 §7.4.2). A call
+// matches the call of its group's rank 0 with the same c, group and tag:
+// ranks that pass different tags (an erroneous program) wait for each
+// other's call, which the launcher's deadlock watch reports.
 func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	if err := c.check("CreateGroup"); err != nil {
 		return nil, err
@@ -372,6 +372,7 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	for _, w := range members {
 		_ = binary.Write(h, binary.LittleEndian, int64(w))
 	}
+	_ = binary.Write(h, binary.LittleEndian, c.t.Context()) // the same group over another c is another call
 	key := h.Sum64()
 	if me == 0 {
 		entry, gen, claimErr := c.t.Claim(len(members))
@@ -385,37 +386,65 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 		}
 		return c.subComm("CreateGroup", entry, gen, 0, members)
 	}
-	m, err := c.collectGroup(key)
+	m, err := c.collectGroup(key, int64(tag))
 	switch {
 	case err != nil:
 		return nil, c.wrapWait("CreateGroup", err)
-	case m.Tag != int64(tag):
-		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0 passed tag %d and another group, this rank tag %d: %w", c.Rank(), m.Tag, tag, ErrArg)
 	case m.Entry < 0:
 		return nil, fmt.Errorf("comm: CreateGroup on rank %d: the group's rank 0: %w: %w", c.Rank(), team.ErrNoEntry, ErrOther)
 	}
 	return c.subComm("CreateGroup", m.Entry, m.Gen, me, members)
 }
 
-// collectGroup waits for the message of the CreateGroup whose group has
-// key. A rank in several groups may get another group's message first:
-// that group's rank 0 may call before this group's does, and the standard
-// lets this rank make the calls in any order. Such a message is kept for
-// the later call that wants it. One leader's messages arrive in the order
-// of its calls, so the first kept or new message with key is this call's.
-func (c *Comm) collectGroup(key uint64) (team.Message, error) {
-	w := c.world
-	if i := slices.IndexFunc(w.groupMsgs, func(m team.Message) bool { return m.Key == key }); i >= 0 {
-		m := w.groupMsgs[i]
-		w.groupMsgs = slices.Delete(w.groupMsgs, i, i+1)
-		return m, nil
-	}
+// groupWait is this process's CreateGroup calls waiting for their rank
+// 0's message in the rank's one mailbox: one of them at a time takes
+// messages from it (collecting), and each message waits in msgs for the
+// call it is for.
+type groupWait struct {
+	mu         sync.Mutex
+	cond       sync.Cond // broadcast when msgs grows or err is set
+	msgs       []team.Message
+	collecting bool  // a call is taking a message from the mailbox
+	err        error // the mailbox's error (the job ends): every call's
+}
+
+// collectGroup waits for the message of the CreateGroup whose group (and
+// parent communicator) has key, and tag. A rank in several groups may get
+// another group's message first: that group's rank 0 may call before
+// this group's does, and the standard lets this rank make the calls in
+// any order, or concurrently on several goroutines. Such a message is
+// kept for the call that wants it. One leader's messages arrive in the
+// order of its calls, so the first kept or new message with key and tag
+// is this call's.
+func (c *Comm) collectGroup(key uint64, tag int64) (team.Message, error) {
+	g := &c.world.grp
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cond.L = &g.mu
 	for {
-		m, err := c.t.Collect()
-		if err != nil || m.Key == key {
-			return m, err
+		if i := slices.IndexFunc(g.msgs, func(m team.Message) bool { return m.Key == key && m.Tag == tag }); i >= 0 {
+			m := g.msgs[i]
+			g.msgs = slices.Delete(g.msgs, i, i+1)
+			return m, nil
 		}
-		w.groupMsgs = append(w.groupMsgs, m)
+		if g.err != nil {
+			return team.Message{}, g.err
+		}
+		if g.collecting {
+			g.cond.Wait()
+			continue
+		}
+		g.collecting = true
+		g.mu.Unlock()
+		m, err := c.t.Collect()
+		g.mu.Lock()
+		g.collecting = false
+		if err != nil {
+			g.err = err
+		} else {
+			g.msgs = append(g.msgs, m)
+		}
+		g.cond.Broadcast()
 	}
 }
 

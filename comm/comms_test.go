@@ -393,3 +393,102 @@ func TestCreateGroupOverlap(t *testing.T) {
 	ranktest.Run(t, 3, "creategroup-overlap")
 	runWorld(t, 3, createGroupOverlap)
 }
+
+// createGroupConcurrent: CreateGroup from several goroutines of each rank
+// at once (MPI 4.1 §7.4.2: concurrent calls differ in communicator or
+// tag), 40 rounds: three goroutines on their own Dup of the world with the
+// same group and tag; three on the world with the same group and tags
+// 0, 1, 2; and on rank 2, members of {0, 2} and {1, 2}, one goroutine for
+// each group while ranks 0 and 1 make theirs. Concurrent calls were once
+// matched by group alone (the wrong call's entry: ErrArg) and took one
+// another's messages from the mailbox (a hang), and two leaders writing
+// to one member's mailbox could overwrite each other.
+func createGroupConcurrent(w *comm.Comm) error {
+	me := w.Rank()
+	all := w.Group()
+	dups := make([]*comm.Comm, 3)
+	for i := range dups {
+		var err error
+		if dups[i], err = w.Dup(); err != nil {
+			return err
+		}
+	}
+	pairA, err := all.Incl(0, 2)
+	if err != nil {
+		return err
+	}
+	pairB, err := all.Incl(1, 2)
+	if err != nil {
+		return err
+	}
+	// use checks a new communicator: its size, and an Allreduce of
+	// world ranks over it.
+	use := func(c *comm.Comm, g *comm.Group) error {
+		if c == nil || c.Size() != g.Size() {
+			return fmt.Errorf("rank %d: CreateGroup made %v", me, c)
+		}
+		sum := []int64{0}
+		if err := comm.Allreduce(c, []int64{int64(me)}, sum, atomics.Sum); err != nil {
+			return err
+		}
+		want := int64(0)
+		for _, q := range members(g) {
+			want += int64(q)
+		}
+		if sum[0] != want {
+			return fmt.Errorf("rank %d: Allreduce over the new communicator: %d, want %d", me, sum[0], want)
+		}
+		return c.Free()
+	}
+	for round := range 40 {
+		var calls []func() error
+		for i := range 3 {
+			calls = append(calls, func() error {
+				c, err := dups[i].CreateGroup(all, 9)
+				if err != nil {
+					return fmt.Errorf("rank %d, round %d: CreateGroup on dup %d: %w", me, round, i, err)
+				}
+				return use(c, all)
+			}, func() error {
+				c, err := w.CreateGroup(all, i)
+				if err != nil {
+					return fmt.Errorf("rank %d, round %d: CreateGroup with tag %d: %w", me, round, i, err)
+				}
+				return use(c, all)
+			})
+		}
+		for _, g := range []*comm.Group{pairA, pairB} {
+			if g.Rank() != comm.Undefined {
+				calls = append(calls, func() error {
+					c, err := w.CreateGroup(g, 3)
+					if err != nil {
+						return fmt.Errorf("rank %d, round %d: CreateGroup of %v: %w", me, round, members(g), err)
+					}
+					return use(c, g)
+				})
+			}
+		}
+		errs := make(chan error, len(calls))
+		for _, f := range calls {
+			go func() { errs <- f() }()
+		}
+		for range calls {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range dups {
+		if err := d.Free(); err != nil {
+			return err
+		}
+	}
+	return w.Barrier()
+}
+
+func init() { ranktest.Register("creategroup-concurrent", createGroupConcurrent) }
+
+func TestCreateGroupConcurrent(t *testing.T) {
+	ranktest.Run(t, 3, "creategroup-concurrent")
+	runWorld(t, 3, createGroupConcurrent)
+}

@@ -141,9 +141,10 @@
 #define SHMRUN_MBOX_ENTRY 12 /* int32 entry, -1: the claim failed */
 #define SHMRUN_MBOX_GEN 16 /* uint32 the entry's claim number */
 #define SHMRUN_MBOX_TAG 24 /* int64 the call's tag */
-#define SHMRUN_MBOX_KEY 32 /* uint64 hash of the group's world ranks */
+#define SHMRUN_MBOX_KEY 32 /* uint64 hash of the group's world ranks and the parent's context */
 #define SHMRUN_MBOX_EMPTY 0 /* mailbox state: empty */
 #define SHMRUN_MBOX_FULL 1 /* mailbox state: full */
+#define SHMRUN_MBOX_BUSY 2 /* mailbox state: a writer is storing the fields */
 
 /* Collective area (kind SHMRUN_KIND_COLLECTIVE) */
 #define SHMRUN_COLL_RANKS 40 /* uint32 ranks n */

@@ -273,19 +273,20 @@ const (
 // makes a communicator without its parent (comm.CreateGroup) hands the
 // other members the entry it claimed.
 const (
-	MboxState    = 0  // uint32 MboxEmpty or MboxFull
+	MboxState    = 0  // uint32 MboxEmpty, MboxBusy or MboxFull
 	MboxSeq      = 4  // uint32 event seq: the futex word
 	MboxSleepers = 8  // uint32 waiters on it (the owner, or a writer waiting for room)
 	MboxEntry    = 12 // int32 the entry, or -1: the claim failed
 	MboxGen      = 16 // uint32 the entry's claim number
 	MboxTag      = 24 // int64 the call's tag
-	MboxKey      = 32 // uint64 a hash of the group's world ranks
+	MboxKey      = 32 // uint64 a hash of the group's world ranks and the parent's context
 )
 
 // Mailbox states.
 const (
 	MboxEmpty = 0
 	MboxFull  = 1
+	MboxBusy  = 2 // a writer claimed the line and is storing the fields
 )
 
 // Communicator entry states.

@@ -162,8 +162,14 @@ func (t *Team) mailbox(world int) mailbox {
 // earlier message. It returns barrier.ErrAborted if the job ends meanwhile.
 func (t *Team) Deliver(w int, m Message) error {
 	mb := t.mailbox(w)
-	empty := func() bool { return atomic.LoadUint32(mb.state) == format.MboxEmpty }
-	if err := mb.ev.Await(t.abort, t.policy, empty); err != nil {
+	// Claim the line: leaders of several groups, in several processes or
+	// goroutines, may write to one member at once.
+	claimed := false
+	claim := func() bool {
+		claimed = claimed || atomic.CompareAndSwapUint32(mb.state, format.MboxEmpty, format.MboxBusy)
+		return claimed
+	}
+	if err := mb.ev.Await(t.abort, t.policy, claim); err != nil {
 		return err
 	}
 	atomic.StoreUint32(mb.entry, uint32(int32(m.Entry)))

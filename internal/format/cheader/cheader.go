@@ -160,9 +160,10 @@ func sections() []section {
 			{"SHMRUN_MBOX_ENTRY", format.MboxEntry, "int32 entry, -1: the claim failed"},
 			{"SHMRUN_MBOX_GEN", format.MboxGen, "uint32 the entry's claim number"},
 			{"SHMRUN_MBOX_TAG", format.MboxTag, "int64 the call's tag"},
-			{"SHMRUN_MBOX_KEY", format.MboxKey, "uint64 hash of the group's world ranks"},
+			{"SHMRUN_MBOX_KEY", format.MboxKey, "uint64 hash of the group's world ranks and the parent's context"},
 			{"SHMRUN_MBOX_EMPTY", format.MboxEmpty, "mailbox state: empty"},
 			{"SHMRUN_MBOX_FULL", format.MboxFull, "mailbox state: full"},
+			{"SHMRUN_MBOX_BUSY", format.MboxBusy, "mailbox state: a writer is storing the fields"},
 		}},
 		{"Collective area (kind SHMRUN_KIND_COLLECTIVE)", []def{
 			{"SHMRUN_COLL_RANKS", format.CollRanks, "uint32 ranks n"},
