@@ -420,7 +420,9 @@ func (c *Comm) collectGroup(key uint64, tag int64) (team.Message, error) {
 	g := &c.world.grp
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.cond.L = &g.mu
+	if g.cond.L == nil { // set once, before any call waits on it
+		g.cond.L = &g.mu
+	}
 	for {
 		if i := slices.IndexFunc(g.msgs, func(m team.Message) bool { return m.Key == key && m.Tag == tag }); i >= 0 {
 			m := g.msgs[i]

@@ -28,7 +28,7 @@ var (
 var Magic = [8]byte{'S', 'H', 'M', 'R', 'U', 'N', 0, 1}
 
 // FormatVersion is the segment format version this code writes and reads.
-const FormatVersion = 11
+const FormatVersion = 12
 
 // Segment kinds.
 const (

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* Common header (every segment; package shm) */
-#define SHMRUN_FORMAT_VERSION 11 /* format version this header describes */
+#define SHMRUN_FORMAT_VERSION 12 /* format version this header describes */
 #define SHMRUN_MAGIC "SHMRUN\000\001" /* the 8 bytes at SHMRUN_HDR_MAGIC (compare 8 bytes, it holds a NUL) */
 #define SHMRUN_KIND_CONTROL 1 /* kind of the control segment */
 #define SHMRUN_KIND_WINDOW 2 /* kind of a window segment */

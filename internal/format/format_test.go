@@ -250,6 +250,8 @@ func TestFormatDocTables(t *testing.T) {
 		fmt.Sprintf("flavor: %d shared, %d allocate, %d create, %d dynamic", format.FlavorShared, format.FlavorAllocate, format.FlavorCreate, format.FlavorDynamic),
 		fmt.Sprintf("Size: `%d + %d·max` bytes,\nmax = `shmrun_max_attach` (default %d).", format.AttachEntries, format.AttachEntryLen, format.DefaultMaxAttach),
 		fmt.Sprintf("kind: %d control, %d window, %d collective, %d inbox", shm.KindControl, shm.KindWindow, shm.KindCollective, shm.KindInbox),
+		fmt.Sprintf("# shmrun segment format, version %d\n", shm.FormatVersion),
+		fmt.Sprintf("| 8 | `uint32` | format version (%d) |", shm.FormatVersion),
 		fmt.Sprintf("A flag line: `+%d uint32` round (the futex word; its sleepers word is in the\nrank's Ibarrier block), `+4` 4 bytes unused, `+%d uint8` kind, `+%d uint8`\nelement type (below), `+%d uint8` op (%d: a user op), `+%d uint8` failed",
 			format.FlagSeq, format.FlagKind, format.FlagType, format.FlagOp, format.OpUser, format.FlagFailed),
 		fmt.Sprintf("`MPI_INT32_T`'s for `MPI_INT`), %#x (`SHMRUN_FLAG_TYPE_BYTES`)", format.FlagTypeBytes),
