@@ -83,7 +83,7 @@ func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 		st, err := x.r.Wait()
 		return st, true, err
 	}
-	if x.nbc || x.persist != nil && x.persist.arg != 0 {
+	if x.coll() {
 		st, ok, err := x.testQuiet()
 		if !ok && err == nil {
 			cYield()
@@ -118,7 +118,7 @@ func (x *reqH) testQuiet() (comm.Status, bool, error) {
 	if x.done || x.r == nil {
 		return x.st, true, x.err
 	}
-	if !x.nbc && (x.persist == nil || x.persist.arg == 0) {
+	if !x.coll() {
 		return x.r.Test() // not a collective's: it never yields
 	}
 	var st comm.Status // escapes: a collective's request only
@@ -126,20 +126,39 @@ func (x *reqH) testQuiet() (comm.Status, bool, error) {
 	return st, ok, err
 }
 
-// yieldJobs is MPI_Testany's and MPI_Testsome's yield (cYield) when none
-// of the requests h completed and a collective's job among them has not
-// run yet: once a call, not once a request.
-func yieldJobs(h []C.uintptr_t) {
-	var small [16]any
-	rs := small[:0]
-	for _, hh := range h {
-		if x, ok := getReq(uintptr(hh)); ok && x.r != nil && !x.done && (x.nbc || x.persist != nil && x.persist.arg != 0) {
-			rs = append(rs, x.r)
+// coll reports whether x is a collective's request (nonblocking, or
+// persistent), whose job a test must let run.
+func (x *reqH) coll() bool { return x.nbc || x.persist != nil && x.persist.arg != 0 }
+
+// yieldJobs is the yield (cYield) of a call on several requests that
+// stopped at an incomplete one, or found none complete: once a call, if
+// a collective's job among xs (those from where it stopped) has not run
+// yet; those parked start (a test is when a parked job starts), the
+// ones past the request a call stopped at included. MPI_Testall,
+// MPI_Testany and MPI_Testsome call it only when they hold a collective's
+// request: it costs their calls on point-to-point requests nothing.
+func yieldJobs(xs []*reqH) {
+	pending := false
+	for _, x := range xs {
+		if x != nil && x.r != nil && !x.done && x.coll() && winc.JobPending(x.r) {
+			pending = true
 		}
 	}
-	if len(rs) > 0 && winc.JobsPending(rs) {
+	if pending {
 		cYield()
 	}
+}
+
+// collsOf is the requests of handles h that are collectives', for
+// yieldJobs (nil if none).
+func collsOf(h []C.uintptr_t) []*reqH {
+	var xs []*reqH
+	for _, hh := range h {
+		if x, ok := getReq(uintptr(hh)); ok && x.coll() {
+			xs = append(xs, x)
+		}
+	}
+	return xs
 }
 
 // errorOf raises a request's error on its communicator's handler.
@@ -216,10 +235,11 @@ func shmWaitall(n C.int, hs *C.uintptr_t, statuses *C.MPI_Status, block C.int, f
 		xs[i] = x
 	}
 	if block == 0 {
-		for _, x := range xs {
+		for i, x := range xs {
 			if x != nil && !x.done && x.r != nil {
-				st, ok, err := x.complete(false)
+				st, ok, err := x.testQuiet()
 				if !ok {
+					yieldJobs(xs[i:])
 					*flag = 0
 					return C.MPI_SUCCESS
 				}
@@ -303,7 +323,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 	}
 	h := cArray(hs, int(n))
 	for {
-		active := false
+		active, coll := false, false
 		for i := range h {
 			x, code := reqActive(call, h[i])
 			if code != 0 {
@@ -312,7 +332,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			if x == nil {
 				continue
 			}
-			active = true
+			active, coll = true, coll || x.coll()
 			s, ok, err := x.testQuiet()
 			if !ok && err == nil {
 				continue
@@ -339,7 +359,9 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 			return C.MPI_SUCCESS
 		}
 		if block == 0 {
-			yieldJobs(h)
+			if coll {
+				yieldJobs(collsOf(h))
+			}
 			*flag = 0
 			return C.MPI_SUCCESS
 		}
@@ -353,7 +375,7 @@ func shmWaitany(n C.int, hs *C.uintptr_t, index *C.int, block C.int, flag *C.int
 // Waitany over a copy), keeping the outcome in its object, where the
 // caller's test then finds and harvests it.
 func waitSome(call string, h []C.uintptr_t) C.int {
-	var rs []*comm.Request
+	var rs []any // *comm.Request
 	var xs []*reqH
 	for _, hh := range h {
 		if x, ok := getReq(uintptr(hh)); ok && x.r != nil && !x.done {
@@ -363,7 +385,8 @@ func waitSome(call string, h []C.uintptr_t) C.int {
 	if len(rs) == 0 {
 		return 0
 	}
-	i, st, err := comm.Waitany(rs)
+	var st comm.Status
+	i, err := winc.Waitany(rs, &st, cYield) // its polls yield as a C thread's must
 	if errors.Is(err, comm.ErrAborted) {
 		return raiseSelf(call, err)
 	}
@@ -392,7 +415,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 	idx := cArray(indices, int(n))
 	sts := cArray(statuses, int(n))
 	for {
-		active, got := false, 0
+		active, coll, got := false, false, 0
 		var f inStatus
 		for i := range h {
 			x, code := reqActive(call, h[i])
@@ -402,7 +425,7 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			if x == nil {
 				continue
 			}
-			active = true
+			active, coll = true, coll || x.coll()
 			s, ok, err := x.testQuiet()
 			if !ok && err == nil {
 				continue
@@ -421,8 +444,8 @@ func shmWaitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, stat
 			return C.MPI_SUCCESS
 		}
 		if got > 0 || block == 0 {
-			if got == 0 {
-				yieldJobs(h)
+			if got == 0 && coll {
+				yieldJobs(collsOf(h))
 			}
 			*outcount = C.int(got)
 			return f.result(call)
@@ -697,7 +720,7 @@ func peek(call string, h C.uintptr_t) (peeked, C.int) {
 	if code != 0 || x == nil {
 		return peeked{done: true, null: true}, code
 	}
-	st, ok, err := x.complete(false)
+	st, ok, err := x.testQuiet() // the caller yields once (yieldJobs)
 	if ok || err != nil {
 		x.keep(st, err)
 	}
@@ -721,6 +744,9 @@ func shmRequestGetStatusAll(n C.int, hs *C.uintptr_t, flag *C.int, statuses *C.M
 			return code
 		}
 		if !p.done {
+			if cs := collsOf(h[i:]); cs != nil {
+				yieldJobs(cs)
+			}
 			*flag = 0
 			return C.MPI_SUCCESS
 		}
@@ -754,7 +780,7 @@ func shmRequestGetStatusAny(n C.int, hs *C.uintptr_t, index *C.int, flag *C.int,
 		return raiseSelf(call, fmt.Errorf("count %d is negative: %w", n, comm.ErrCount))
 	}
 	h := cArray(hs, int(n))
-	active := false
+	active, coll := false, false
 	for i := range h {
 		p, code := peek(call, h[i])
 		if code != 0 {
@@ -763,7 +789,7 @@ func shmRequestGetStatusAny(n C.int, hs *C.uintptr_t, index *C.int, flag *C.int,
 		if p.null {
 			continue
 		}
-		active = true
+		active, coll = true, coll || p.x.coll()
 		if !p.done {
 			continue
 		}
@@ -777,6 +803,9 @@ func shmRequestGetStatusAny(n C.int, hs *C.uintptr_t, index *C.int, flag *C.int,
 	*index, *flag = C.MPI_UNDEFINED, cbool(!active)
 	if !active {
 		emptyStatus(status)
+	}
+	if coll {
+		yieldJobs(collsOf(h))
 	}
 	return C.MPI_SUCCESS
 }
@@ -794,7 +823,7 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 	h := cArray(hs, int(n))
 	idx := cArray(indices, int(n))
 	sts := cArray(statuses, int(n))
-	active, got := false, 0
+	active, coll, got := false, false, 0
 	var f inStatus
 	for i := range h {
 		p, code := peek(call, h[i])
@@ -804,7 +833,7 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 		if p.null {
 			continue
 		}
-		active = true
+		active, coll = true, coll || p.x.coll()
 		if !p.done {
 			continue
 		}
@@ -819,6 +848,9 @@ func shmRequestGetStatusSome(n C.int, hs *C.uintptr_t, outcount *C.int, indices 
 	if !active {
 		*outcount = C.MPI_UNDEFINED
 		return C.MPI_SUCCESS
+	}
+	if got == 0 && coll {
+		yieldJobs(collsOf(h))
 	}
 	*outcount = C.int(got)
 	return f.result(call)

@@ -59,24 +59,31 @@ func testYield() {
 // testYields counts testYield's calls (for tests).
 var testYields atomic.Uint64
 
-// jobPending reports whether r is a nonblocking or persistent
-// collective's request whose job has not run yet.
-func jobPending(r *Request) bool {
+// jobOf is the job of r, a nonblocking or persistent collective's
+// request (the active operation's), or nil.
+func jobOf(r *Request) *nbcJob {
 	if r == nil || r.ext == nil {
-		return false
+		return nil
 	}
 	x := r.ext
 	if p := x.pers; p != nil {
 		if p.freed || !p.active || p.cur.ext == nil {
-			return false
+			return nil
 		}
 		x = p.cur.ext
 	}
-	if x.job == nil {
+	return x.job
+}
+
+// jobPending reports whether r is a nonblocking or persistent
+// collective's request whose job has not run yet.
+func jobPending(r *Request) bool {
+	j := jobOf(r)
+	if j == nil {
 		return false
 	}
 	select {
-	case <-x.job.done:
+	case <-j.done:
 		return false
 	default:
 		return true
@@ -123,13 +130,22 @@ func init() {
 		*st.(*Status) = s
 		return ok, err
 	}
-	winc.JobsPending = func(rs []any) bool {
-		for _, x := range rs {
-			if r, _ := x.(*Request); jobPending(r) {
-				return true
-			}
+	winc.JobPending = func(x any) bool {
+		r, _ := x.(*Request)
+		if !jobPending(r) {
+			return false
 		}
-		return false
+		jobOf(r).q.kick() // a test is when a parked job starts (nbcLazy)
+		return true
+	}
+	winc.Waitany = func(rs []any, st any, yield func()) (int, error) {
+		reqs := make([]*Request, len(rs))
+		for i, x := range rs {
+			reqs[i], _ = x.(*Request)
+		}
+		i, s, err := waitany(reqs, yield)
+		*st.(*Status) = s
+		return i, err
 	}
 	winc.KeptComm = func(x any) any {
 		if c, _ := x.(*Comm); c != nil {

@@ -222,10 +222,11 @@ func TestParkedJobsProgress(t *testing.T) {
 // complete gives the processor to their worker once (Test of each one
 // does, a loop of Tests must let the worker run), not once for each.
 func TestTestanyYieldsOnce(t *testing.T) {
+	checked := make(chan struct{}) // rank 0's calls wait for rank 1's, which wait for this
 	ranktest.RunLocal(t, 2, func(c *comm.Comm) error {
 		const k = 8
 		if c.Rank() == 1 {
-			time.Sleep(100 * time.Millisecond) // rank 0's calls wait for this rank's
+			<-checked
 		}
 		reqs := make([]*comm.Request, k)
 		outs := make([][]int64, k)
@@ -237,19 +238,26 @@ func TestTestanyYieldsOnce(t *testing.T) {
 			}
 		}
 		if c.Rank() == 0 {
-			before := comm.YieldsOfTests()
-			if _, _, ok, err := comm.Testany(reqs); ok || err != nil {
-				return fmt.Errorf("Testany before the other rank started: %v %v", ok, err)
-			}
-			if got := comm.YieldsOfTests() - before; got != 1 {
-				return fmt.Errorf("Testany of %d pending collectives yielded %d times, want 1", k, got)
-			}
-			before = comm.YieldsOfTests()
-			if idx, _, err := comm.Testsome(reqs); len(idx) != 0 || err != nil {
-				return fmt.Errorf("Testsome before the other rank started: %v %v", idx, err)
-			}
-			if got := comm.YieldsOfTests() - before; got != 1 {
-				return fmt.Errorf("Testsome of %d pending collectives yielded %d times, want 1", k, got)
+			err := func() error {
+				before := comm.YieldsOfTests()
+				if _, _, ok, err := comm.Testany(reqs); ok || err != nil {
+					return fmt.Errorf("Testany before the other rank started: %v %v", ok, err)
+				}
+				if got := comm.YieldsOfTests() - before; got != 1 {
+					return fmt.Errorf("Testany of %d pending collectives yielded %d times, want 1", k, got)
+				}
+				before = comm.YieldsOfTests()
+				if idx, _, err := comm.Testsome(reqs); len(idx) != 0 || err != nil {
+					return fmt.Errorf("Testsome before the other rank started: %v %v", idx, err)
+				}
+				if got := comm.YieldsOfTests() - before; got != 1 {
+					return fmt.Errorf("Testsome of %d pending collectives yielded %d times, want 1", k, got)
+				}
+				return nil
+			}()
+			close(checked)
+			if err != nil {
+				return err
 			}
 		}
 		if _, err := comm.Waitall(reqs); err != nil {
@@ -262,4 +270,49 @@ func TestTestanyYieldsOnce(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// testallKicksBody: in an oversubscribed job a rank's nonblocking
+// collectives wait for a test or a wait before their worker starts
+// (nbcLazy). Rank 0 loops Testall over a receive, first, and an
+// Iallreduce; rank 1 waits for its Iallreduce, then sends. Testall once
+// stopped at the first incomplete request, so rank 0's job never started
+// and both waited for good.
+func testallKicksBody(c *comm.Comm) error {
+	out := []int64{0}
+	ia, err := comm.Iallreduce(c, []int64{int64(c.Rank() + 1)}, out, atomics.Sum)
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 1 {
+		if _, err := ia.Wait(); err != nil {
+			return err
+		}
+		return comm.SendT(c, []int64{42}, 0, 5)
+	}
+	buf := []int64{0}
+	ir, err := comm.IrecvT(c, buf, 1, 5)
+	if err != nil {
+		return err
+	}
+	reqs := []*comm.Request{ir, ia}
+	for {
+		_, ok, err := comm.Testall(reqs)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+	}
+	if buf[0] != 42 || out[0] != 3 {
+		return fmt.Errorf("received %d, reduced %d; want 42, 3", buf[0], out[0])
+	}
+	return nil
+}
+
+func init() { ranktest.Register("testall-kicks", testallKicksBody) }
+
+func TestTestallKicksParkedJobs(t *testing.T) {
+	ranktest.Run(t, 2, "testall-kicks", ranktest.Env("SHMRUN_WAIT=oversubscribed"), ranktest.Timeout(60*time.Second))
 }

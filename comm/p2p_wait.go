@@ -83,7 +83,7 @@ func waitMany(reqs []*Request, cond func() bool) error {
 	for _, r := range reqs {
 		if x := engineOf(r); x != nil {
 			e = x
-		} else if q := collOf(r); q != nil && !q.complete() {
+		} else if q := collOf(r); q != nil && !q.completeYield(false) { // cond yields
 			if q.ext.job != nil {
 				jobs = true
 			} else {
@@ -113,7 +113,7 @@ func waitMany(reqs []*Request, cond func() bool) error {
 			if q := collOf(r); q != nil {
 				// A collective request reports the job's end itself
 				// (and keeps its outcome for the Wait or Test to come).
-				if _, _, err := q.Test(); errors.Is(err, ErrAborted) {
+				if _, _, err := q.test(false); errors.Is(err, ErrAborted) {
 					return barrier.ErrAborted
 				}
 			}
@@ -136,12 +136,13 @@ func testOne(reqs []*Request, i int) (Status, bool, error) {
 	return reqs[i].test(false)
 }
 
-// yieldOnce is the tests of several requests' testYield: once a call if
-// a collective's job among them has not run yet.
-func yieldOnce(reqs []*Request) {
+// yieldOnce is the tests of several requests' yield (testYield, or the
+// C interface's): once a call if a collective's job among them has not
+// run yet.
+func yieldOnce(reqs []*Request, yield func()) {
 	for _, r := range reqs {
 		if jobPending(r) {
-			testYield()
+			yield()
 			return
 		}
 	}
@@ -214,8 +215,17 @@ func WaitallInto(reqs []*Request, sts []Status) error {
 // it returns their statuses and sets the entries to nil, otherwise it
 // leaves them all as they are (a persistent request stays active). Local.
 func Testall(reqs []*Request) ([]Status, bool, error) {
-	for _, r := range reqs {
-		if !r.isNull() && !r.complete() {
+	for i, r := range reqs {
+		if !r.isNull() && !r.completeYield(false) {
+			// The collectives after it are tested too: a test is when a
+			// parked job starts (nbcLazy), and their jobs must progress
+			// while this loops.
+			for _, q := range reqs[i+1:] {
+				if collOf(q) != nil {
+					q.completeYield(false)
+				}
+			}
+			yieldOnce(reqs, testYield)
 			return nil, false, nil
 		}
 	}
@@ -227,7 +237,11 @@ func Testall(reqs []*Request) ([]Status, bool, error) {
 // returns its index and status, setting its entry to nil. Blocking. With
 // no non-nil request it returns Undefined at once. When several are
 // complete, which one it returns rotates from call to call.
-func Waitany(reqs []*Request) (int, Status, error) {
+func Waitany(reqs []*Request) (int, Status, error) { return waitany(reqs, testYield) }
+
+// waitany is Waitany whose polls, while a collective's job has not run,
+// give the worker its turn by yield (testYield; the C interface's own).
+func waitany(reqs []*Request, yield func()) (int, Status, error) {
 	if active(reqs) == 0 {
 		return Undefined, emptyStatus, nil
 	}
@@ -235,7 +249,7 @@ func Waitany(reqs []*Request) (int, Status, error) {
 	var st Status
 	var rerr error
 	cond := func() bool {
-		idx, st, rerr = testany(reqs)
+		idx, st, rerr = testany(reqs, yield)
 		return idx >= 0
 	}
 	if err := waitMany(reqs, cond); err != nil {
@@ -245,8 +259,8 @@ func Waitany(reqs []*Request) (int, Status, error) {
 }
 
 // testany finds a complete request, starting at a rotating index, and
-// sets its entry to nil.
-func testany(reqs []*Request) (int, Status, error) {
+// sets its entry to nil; if none is, it yields (yieldOnce).
+func testany(reqs []*Request, yield func()) (int, Status, error) {
 	n := len(reqs)
 	start := int(rotation(reqs).Add(1) % uint32(n))
 	for k := range n {
@@ -257,7 +271,7 @@ func testany(reqs []*Request) (int, Status, error) {
 			return i, st, err
 		}
 	}
-	yieldOnce(reqs)
+	yieldOnce(reqs, yield)
 	return -1, Status{}, nil
 }
 
@@ -268,7 +282,7 @@ func Testany(reqs []*Request) (int, Status, bool, error) {
 	if active(reqs) == 0 {
 		return Undefined, emptyStatus, true, nil
 	}
-	i, st, err := testany(reqs)
+	i, st, err := testany(reqs, testYield)
 	if i < 0 {
 		return Undefined, Status{}, false, nil
 	}
@@ -327,7 +341,7 @@ func testsome(reqs []*Request) ([]int, []Status, []error) {
 		}
 	}
 	if len(idx) == 0 {
-		yieldOnce(reqs)
+		yieldOnce(reqs, testYield)
 	}
 	return idx, sts, errs
 }

@@ -385,8 +385,11 @@ var (
 	// TestQuiet is Test of request r (a *comm.Request) into *st (st a
 	// *comm.Status), but a collective's job not yet run does not yield
 	// to its worker: the C interface's tests yield as a C thread should,
-	// once a call. JobsPending reports whether one of rs (*comm.Request)
-	// has a collective's job not yet run.
-	TestQuiet   func(r, st any) (bool, error)
-	JobsPending func(rs []any) bool
+	// once a call. JobPending reports whether r (a *comm.Request) has a
+	// collective's job not yet run, and starts it if it is parked, as a
+	// test does. Waitany is comm.Waitany over rs (*comm.Request), its
+	// status into *st, its polls yielding by yield.
+	TestQuiet  func(r, st any) (bool, error)
+	JobPending func(r any) bool
+	Waitany    func(rs []any, st any, yield func()) (int, error)
 )
