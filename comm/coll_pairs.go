@@ -58,8 +58,11 @@ func blockCount(c *Comm, l, root int) int {
 
 // whole reports whether a generic in-place call's buffer of l elements
 // splits into c.Size() blocks where it must (at root, or everywhere: root
-// -1); if not, the generic path reports the error.
+// -1); if not, or c is nil, the generic path reports the error.
 func whole(c *Comm, l, root int) bool {
+	if c == nil || c.Size() == 0 {
+		return false // the generic path reports the communicator
+	}
 	return (root >= 0 && c.Rank() != root) || l%c.Size() == 0
 }
 
@@ -67,5 +70,8 @@ func whole(c *Comm, l, root int) bool {
 // call uses both (at root, or everywhere: root -1); if not, the generic
 // path reports the overlap (ErrBuffer).
 func apart[T atomics.Elem](c *Comm, send, recv []T, root int) bool {
+	if c == nil {
+		return false // the generic path reports the communicator
+	}
 	return (root >= 0 && c.Rank() != root) || !overlap(raw.Bytes(send), raw.Bytes(recv))
 }
