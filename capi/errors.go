@@ -213,6 +213,11 @@ func messageOf(code C.int) (string, bool) {
 // none) and returns the code the call returns, when the handler returns at
 // all.
 func raise(call string, eh, obj uintptr, err error) C.int {
+	if onJob() && errors.Is(err, winc.ErrTry) {
+		// A step's call that stopped (capi/nbc.go's runJob): no error,
+		// and no code to spend a message slot on.
+		return C.MPI_ERR_PENDING
+	}
 	class := classOf(err)
 	msg := fmt.Sprintf("%s: %v", call, err)
 	code := newCode(class, msg)

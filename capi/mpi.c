@@ -1409,13 +1409,20 @@ int shmrun_nbc_handles(uintptr_t p, int n, uintptr_t *out, int max)
 	return k;
 }
 
+/* shmrun_nbc_run makes p's blocking call; a step's run (capi/nbc.go's
+ * runJob) may stop and run it again, so the block stays until
+ * shmrun_nbc_done. */
 int shmrun_nbc_run(uintptr_t p)
 {
 	shmrun_nbc *a = (shmrun_nbc *)p;
-	int rc = a->run(a);
-	if (!a->keep)
+	return a->run(a);
+}
+/* shmrun_nbc_done is the end of p's job: its block goes unless it is a
+ * persistent collective's, kept for every start. */
+void shmrun_nbc_done(uintptr_t p)
+{
+	if (!((shmrun_nbc *)p)->keep)
 		shmrun_nbc_free(p);
-	return rc;
 }
 
 static int nbc_bcast(shmrun_nbc *a) { return PMPI_Bcast_c(a->rbuf, a->rcount, a->rtype, a->root, a->comm); }

@@ -6,6 +6,7 @@ package main
 #include "mpi.h"
 #include "capi.h"
 int shmrun_nbc_run(uintptr_t a);
+void shmrun_nbc_done(uintptr_t a);
 void shmrun_nbc_free(uintptr_t a);
 int shmrun_nbc_handles(uintptr_t a, int n, uintptr_t *out, int max);
 static inline void shmrun_nbc_hold(shmrun_comm_desc *d, int by)
@@ -93,7 +94,7 @@ func shmInitColl(h C.uintptr_t, call *C.char, arg, info C.uintptr_t, req *C.uint
 	pins := pinHandles(arg, x.c.Size())
 	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
 		release := hold(x)
-		return func() error { return runJob(arg, release) }, release
+		return func() error { return runJob(x.c, arg, release) }, release
 	})
 	if err != nil {
 		unpin(pins)
@@ -184,12 +185,19 @@ func dropPinned[T any](m map[uintptr]T, h uintptr, dead *bool) bool {
 }
 
 // runJob runs the blocking call of argument block arg on a job's
-// goroutine (the caller's, while it runs: onJob), then release.
-func runJob(arg C.uintptr_t, release func()) error {
+// goroutine (the caller's, while it runs: onJob), then ends the job: its
+// block goes (shmrun_nbc_done) and release. A step's call that stopped
+// (winc.Stopped: it runs again, from the start) ends nothing and returns
+// winc.ErrTry.
+func runJob(c *comm.Comm, arg C.uintptr_t, release func()) error {
 	g := raw.Goroutine()
 	jobRunners.Store(g, struct{}{})
 	rc := C.shmrun_nbc_run(arg)
 	jobRunners.Delete(g)
+	if winc.Stopped(c) {
+		return winc.ErrTry
+	}
+	C.shmrun_nbc_done(arg)
 	release()
 	if rc != C.MPI_SUCCESS {
 		return codeError(rc)
@@ -211,9 +219,12 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 	}
 	release, pins := hold(x), pinHandles(arg, x.c.Size())
 	r, err := winc.StartNBC(x.c, name, func() error {
-		defer unpin(pins)
-		return runJob(arg, release)
-	})
+		err := runJob(x.c, arg, release)
+		if err != winc.ErrTry {
+			unpin(pins)
+		}
+		return err
+	}, true)
 	if err != nil {
 		release()
 		unpin(pins)
@@ -284,7 +295,7 @@ func shmCommIdup(h, info C.uintptr_t, withInfo C.int, out, req *C.uintptr_t) C.i
 		y.uattrs = as
 		tab.Unlock()
 		return nil
-	})
+	}, false) // not one call: the duplication's
 	if err != nil {
 		release()
 		unreserve()

@@ -85,7 +85,7 @@ func (x *reqH) complete(block bool) (comm.Status, bool, error) {
 	}
 	if x.coll() {
 		st, ok, err := x.testQuiet()
-		if !ok && err == nil {
+		if !ok && err == nil && winc.JobPending(x.r, false) {
 			cYield()
 		}
 		return st, ok, err
@@ -140,7 +140,7 @@ func (x *reqH) coll() bool { return x.nbc || x.persist != nil && x.persist.arg !
 func yieldJobs(xs []*reqH) {
 	pending := false
 	for _, x := range xs {
-		if x != nil && x.r != nil && !x.done && x.coll() && winc.JobPending(x.r) {
+		if x != nil && x.r != nil && !x.done && x.coll() && winc.JobPending(x.r, true) {
 			pending = true
 		}
 	}

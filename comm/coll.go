@@ -123,7 +123,26 @@ type collArea struct {
 	vseen    uint32
 	reported uint32
 	rd       [maxParities]lineReaders
+	// A nonblocking collective's step (nbc_shm.go): try says that the
+	// call runs in try mode (its waits stop: errTry), tried what stopped
+	// it (triedWait, triedGeneral), resume that this rank's last round is
+	// a fast call's that a step published and left (fastRound goes on
+	// from there). try is read by prepare beside the step, the rest by
+	// the job's runner alone.
+	try    atomic.Bool
+	tried  uint8
+	resume bool
 }
+
+// What stopped a call in try mode (collArea.tried).
+const (
+	triedWait    = 1 // a wait of the fast path (wait, waitChecked)
+	triedGeneral = 2 // the general path, before it began (prepare)
+)
+
+// errTry is a call's in try mode where it would wait: the step that ran
+// it leaves its job to the next (nbc_shm.go). Never a program's.
+var errTry = winc.ErrTry
 
 // maxParities bounds format.CollParities.
 const maxParities = 64
@@ -449,6 +468,17 @@ func (a *collArea) fullFence() { atomic.AddUint64(a.fence, 1) }
 // inline returns rank q's inline bytes of line parity p.
 func (a *collArea) inline(q, p int) []byte { return a.meta(q, p)[metaInline:] }
 
+// stops reports whether a wait stops here instead of waiting: in try
+// mode, unless the job is ending (the wait returns that). It says so in
+// tried.
+func (a *collArea) stops() bool {
+	if !a.try.Load() || a.abort != nil && atomic.LoadUint32(a.abort) != 0 {
+		return false
+	}
+	a.tried = triedWait
+	return true
+}
+
 // wait blocks until rank q has published round r.
 func (a *collArea) wait(q int, r uint32) error {
 	if q == a.me && int32(a.h.Round-r) >= 0 {
@@ -457,6 +487,9 @@ func (a *collArea) wait(q int, r uint32) error {
 	seq := a.seq(q, int(r&(a.par-1)))
 	if reached(seq, r) {
 		return nil
+	}
+	if a.stops() {
+		return errTry
 	}
 	pause := a.policy.Spin >= barrier.PauseFrom
 	for range a.policy.Spin {
@@ -719,6 +752,11 @@ func (c *Comm) begin(k *call, name string) error {
 func (c *Comm) prepare(name string) (*collArea, error) {
 	if err := c.check(name); err != nil {
 		return nil, err
+	}
+	if a := c.coll.Load(); a != nil && a.try.Load() && c.nbc.Load().runner.Load() == raw.Goroutine() {
+		// A step's call (nbc_shm.go) is not to run here.
+		a.tried = triedGeneral
+		return nil, errTry
 	}
 	c.nbc.Load().drain()
 	return c.area(name)

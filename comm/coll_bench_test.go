@@ -98,3 +98,21 @@ func BenchmarkIallreduceWaitany8x1(b *testing.B) {
 		return nil
 	})
 }
+
+// BenchmarkIallreduceTest8x2 is an Iallreduce polled by Test until it
+// completes, two goroutine ranks: what a step costs a test.
+func BenchmarkIallreduceTest8x2(b *testing.B) {
+	benchLocal(b, 2, func(c *comm.Comm) error {
+		s, r := []float64{1}, []float64{0}
+		q, err := comm.Iallreduce(c, s, r, atomics.Sum)
+		if err != nil {
+			return err
+		}
+		for {
+			_, ok, err := q.Test()
+			if ok || err != nil {
+				return err
+			}
+		}
+	})
+}

@@ -192,6 +192,9 @@ func (a *collArea) waitChecked(x uint32) error {
 	seq := l.ev.Seq
 	cond := func() bool { return a.atLeast(atomic.LoadUint32(a.chk.done), x) || reached(seq, r) }
 	if !cond() {
+		if a.stops() {
+			return errTry
+		}
 		a.flush()
 		if err := l.ev.Await(a.abort, a.policy, cond); err != nil {
 			return err

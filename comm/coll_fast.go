@@ -30,18 +30,29 @@ import (
 // no nonblocking collective is queued, unless the call is the running
 // job's own (nbc.go). nil otherwise.
 func (c *Comm) fastArea() *collArea {
-	if c == nil || c.t == nil || rec != nil || chk != nil || c.freed.Load() {
-		return nil
-	}
-	if w := c.world; w != nil && w.finalized.Load() {
+	if c == nil || c.t == nil || rec != nil || chk != nil {
 		return nil
 	}
 	a := c.coll.Load()
 	if a == nil {
 		return nil
 	}
-	if q := c.nbc.Load(); q != nil && q.pending.Load() != 0 && q.runner.Load() != raw.Goroutine() {
-		return nil // queued jobs run first (prepare), but for the running job's own call
+	if q := c.nbc.Load(); q != nil && q.pending.Load() != 0 {
+		if q.runner.Load() != raw.Goroutine() {
+			return nil // queued jobs run first (prepare), but for the running job's own call
+		}
+		if a.resume {
+			// A step left this call's round published (nbc_shm.go):
+			// it goes on here, even with the communicator freed or
+			// the runtime finalizing since (their drains run it).
+			return a
+		}
+	}
+	if c.freed.Load() {
+		return nil
+	}
+	if w := c.world; w != nil && w.finalized.Load() {
+		return nil
 	}
 	return a
 }
@@ -62,39 +73,51 @@ func (c *Comm) fastArea() *collArea {
 // verdict (a mismatch, the job's end). The caller ends with fastEnd once
 // it has read them.
 func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, same sameFields, lo, hi, rlo, rhi int) (int, error) {
-	r := a.h.Round + 1
-	p := int(r & (a.par - 1))
-	// begin's work for a round that writes no staging buffer (open,
-	// settle): its line must be free, and the pending checks that has
-	// made due come first.
-	if a.star {
-		if !a.lineFreeNow(r) {
-			if err := a.lineWait(r); err != nil {
+	var r uint32
+	var p int
+	if a.resume {
+		// A step published this call's round and stopped at its waits
+		// (nbc_shm.go): this is the same call again, run on from there.
+		a.resume = false
+		r = a.h.Round
+		p = int(r & (a.par - 1))
+	} else {
+		r = a.h.Round + 1
+		p = int(r & (a.par - 1))
+		// begin's work for a round that writes no staging buffer (open,
+		// settle): its line must be free, and the pending checks that
+		// has made due come first.
+		if a.star {
+			if !a.lineFreeNow(r) {
+				if err := a.lineWait(r); err != nil {
+					return p, c.wrapWait(name, err)
+				}
+			}
+		} else if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
+			if err := a.waitRange(need, 0, a.n); err != nil {
 				return p, c.wrapWait(name, err)
 			}
 		}
-	} else if need := r - a.par/2; !a.atLeast(a.h.Seen, need) {
-		if err := a.waitRange(need, 0, a.n); err != nil {
-			return p, c.wrapWait(name, err)
+		if a.npend > 0 && a.atLeast(a.h.Seen, a.pend[a.pend0].r) {
+			c.fastSettle(a, name)
 		}
-	}
-	if a.npend > 0 && a.atLeast(a.h.Seen, a.pend[a.pend0].r) {
-		c.fastSettle(a, name)
-	}
-	if a.star {
-		if a.me == 0 {
-			a.publishChecked()
+		if a.star {
+			if a.me == 0 {
+				a.publishChecked()
+			}
+			a.busy(r)
+			a.readBy(r, rlo, rhi)
 		}
-		a.busy(r)
-		a.readBy(r, rlo, rhi)
+		own := a.meta(a.me, p)
+		copy(own[metaInline:], data)
+		storeSig(own[metaSig:metaSig+16], w0, w1)
+		atomics.StoreRelease32(a.seq(a.me, p), r)
+		a.h.Round = r
+		a.h.Pending |= 1 << p
+		a.fastN++
 	}
-	own := a.meta(a.me, p)
-	copy(own[metaInline:], data)
-	storeSig(own[metaSig:metaSig+16], w0, w1)
-	atomics.StoreRelease32(a.seq(a.me, p), r)
-	a.h.Round = r
-	a.h.Pending |= 1 << p
-	a.fastN++
+	// The round is out; a wait below that stops (a step's, errTry)
+	// leaves it to the next run of the same call (resume).
 	mask := sigMask(same)
 	switch {
 	case a.n < 2 || hi-lo >= a.n-1:
@@ -105,6 +128,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 		alike := true
 		for q := lo; q < hi; q++ {
 			if err := c.fastWait(a, name, r, p, q); err != nil {
+				a.resume = a.tried != 0
 				return p, err
 			}
 			alike = alike && fastAlike(a.meta(q, p), w0, w1, mask, same) && a.lineAt(q, p, r)
@@ -117,6 +141,7 @@ func (c *Comm) fastRound(a *collArea, name string, w0, w1 uint64, data []byte, s
 	for q := range a.n {
 		if q != a.me {
 			if err := c.fastWait(a, name, r, p, q); err != nil {
+				a.resume = a.tried != 0
 				return p, err
 			}
 		}
@@ -166,6 +191,15 @@ func (c *Comm) fastVerdict(a *collArea, name string, r uint32, p int, same sameF
 // the pending signature checks every rank's rounds now allow (settle),
 // the sleepers' wake-up (flush), and a mismatch an earlier call left.
 func (c *Comm) fastEnd(a *collArea, name string, err error) error {
+	if a.try.Load() {
+		if a.tried != 0 {
+			// A step's call stopped (nbc_shm.go): it returns to the
+			// step with its round's sleepers woken, if it published it.
+			a.flush()
+			return err
+		}
+		a.try.Store(false) // the job's later calls, if any, wait
+	}
 	if a.npend > 0 && a.h.Seen == a.h.Round {
 		c.fastSettle(a, name)
 	}

@@ -320,6 +320,9 @@ func (c *Comm) check(call string) error {
 func (c *Comm) valid(call string) error { return c.check(call) }
 
 func (c *Comm) wrapWait(call string, err error) error {
+	if err == errTry {
+		return err // a step's stop (nbc_shm.go): no error of the program's
+	}
 	if errors.Is(err, barrier.ErrAborted) {
 		return fmt.Errorf("comm: %s on rank %d: %w", call, c.Rank(), ErrAborted)
 	}

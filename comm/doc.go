@@ -33,12 +33,15 @@
 //
 // Each has a nonblocking form (Ibcast, Iallreduce, IallreduceInPlace and
 // the rest: MPI_Ibcast ...), which returns a Request at once: the call is
-// queued on its communicator, and one goroutine a communicator runs the
-// queued calls in call order, so they progress while the caller computes
-// or exchanges messages (a rank may start one, then send the message
-// another rank needs before it starts its own). A blocking collective on
-// the same communicator first lets the queued ones finish (they use the
-// same area); Ibarrier keeps its own counters and never waits for them.
+// queued on its communicator and runs in call order, so that it
+// progresses while the caller computes or exchanges messages (a rank may
+// start one, then send the message another rank needs before it starts
+// its own). A small one (its data inline) puts this rank's part out in
+// the call itself and reads the others' in the Test or Wait that finds
+// them there, as an MPI's test progresses a collective; a larger one runs
+// on a goroutine of its communicator's. A blocking collective on the same
+// communicator first lets the queued ones finish (they use the same
+// area); Ibarrier keeps its own counters and never waits for them.
 // And each has a persistent form (MPI 4.0's MPI_Allreduce_init and the
 // rest: AllreduceInit, AllreduceInitInPlace, BarrierInit, ...): its
 // arguments fixed once, each Start (or Startall) queues the operation as

@@ -76,3 +76,13 @@ func LineParities(c *Comm) int {
 // YieldsOfTests is how many times this process's tests of collectives not
 // yet complete gave the processor to their workers.
 func YieldsOfTests() uint64 { return testYields.Load() }
+
+// NBCCounts reports this process's nonblocking collective workers started
+// and the steps that ran a job to its end or stopped (nbc.go, nbc_shm.go).
+func NBCCounts() (workers, stepEnds, stepStops uint64) {
+	return nbcCounts.workers.Load(), nbcCounts.stepEnds.Load(), nbcCounts.stepStops.Load()
+}
+
+// SetStepHook makes f run at the start of every step of a nonblocking
+// collective (nil: none). Set it before any job is queued.
+func SetStepHook(f func()) { stepHook = f }

@@ -29,6 +29,13 @@ import (
 // duplicate of the communicator made with it (nbcTarget), which the MPI
 // orders on its own.
 //
+// A job that is one collective call with a fast path (its data inline)
+// need not wait for the worker at all: it steps (nbc_shm.go). It runs in
+// the call that queues it, first in line, as far as it goes without
+// waiting (its round published), and each test of its request runs it on
+// from there; a Wait, a blocking collective's drain or a kicked worker
+// claims it and runs the rest. A queue of such jobs starts no worker.
+//
 // A rank that shares its core with other ranks (an oversubscribed job:
 // a short spin, nbcLazy) starts no worker when it queues a job: the
 // worker's goroutine would wake a thread of its own (the runtime's second
@@ -48,26 +55,46 @@ type nbcQueue struct {
 	idle    sync.Cond      // broadcast when jobs empties
 	jobs    []*nbcJob      // queued, in call order; the first may be running
 	running bool           // a worker goroutine is running the jobs
-	parked  bool           // jobs wait for a kick (nbcLazy): counted in nbcParked
+	parked  bool           // jobs wait for a kick (nbcLazy, or steps'): counted in nbcParked
+	wanted  bool           // a kick found the first job claimed: a step that leaves it hands it to the worker (leave)
+	waiters int            // goroutines blocked until jobs end (addWaiter): the jobs go on without tests
 	pending atomic.Int32   // len(jobs), read without the lock
 	runner  atomic.Uintptr // the goroutine running a job (raw.Goroutine), 0 between jobs
 }
 
 // nbcJob is one queued collective: run, once done is closed, left err;
 // then complete, if set, tells its request (over an MPI). state says who
-// runs it: 0 nobody yet, 1 claimed (by the worker, or by a Wait that
-// found it first in line: runInline). A job with no queue (q nil) is an
+// runs it (jobFree and the rest). A job with no queue (q nil) is an
 // MPI-backend Isendrecv's (isendrecv_mpi.go): a goroutine of its own
-// runs it.
+// runs it. A job that may step (step, set when it is queued and cleared
+// once a step finds its call off the fast path) is a collective call on
+// c that a test may run in steps (nbc_shm.go).
 type nbcJob struct {
 	q        *nbcQueue
+	c        *Comm
 	call     string
-	run      func() error
+	run      func(c *Comm) error // called with c
 	done     chan struct{}
 	err      error
 	complete func()
 	state    atomic.Int32
+	step     atomic.Bool
 }
+
+// A job's states.
+const (
+	jobFree    = 0 // nobody has run any of it
+	jobClaimed = 1 // being run: by the worker, a Wait that found it first in line (runInline), or a step
+	jobStepped = 2 // a step ran it as far as it went without waiting and left it to whoever goes on
+)
+
+// claim makes the caller j's runner if nobody runs it now.
+func (j *nbcJob) claim() bool {
+	return j.state.CompareAndSwap(jobFree, jobClaimed) || j.state.CompareAndSwap(jobStepped, jobClaimed)
+}
+
+// claimable reports whether nobody runs j now (it may have ended).
+func (j *nbcJob) claimable() bool { return j.state.Load() != jobClaimed }
 
 // await is the Wait of job j: runInline for a queued one; for one with
 // no queue, until its goroutine is done.
@@ -138,6 +165,12 @@ func (c *Comm) queue() *nbcQueue {
 // call on c (run calls it on the communicator nbcTarget gives), and
 // returns its request. Local.
 func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) {
+	return c.startJob(call, run, true)
+}
+
+// startJob is startNBC; step says whether run is one collective call,
+// which may step (queueJob).
+func (c *Comm) startJob(call string, run func(t *Comm) error, step bool) (*Request, error) {
 	if err := c.valid(call); err != nil {
 		return nil, err
 	}
@@ -145,15 +178,18 @@ func (c *Comm) startNBC(call string, run func(t *Comm) error) (*Request, error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.queueNBC(call, t, run)
+	return c.queueJob(call, t, run, step)
 }
 
-// queueNBC is startNBC once c is checked: run(t) becomes the next job of
-// c's queue.
-func (c *Comm) queueNBC(call string, t *Comm, run func(t *Comm) error) (*Request, error) {
+// queueJob makes run(t), a job, the next of c's queue; step says
+// whether it is one collective call, which may step (nbc_shm.go): first
+// in line, it runs now as far as it goes without waiting, so that its
+// round goes out in the call, as an MPI that starts the collective's
+// schedule in the call sends its first messages.
+func (c *Comm) queueJob(call string, t *Comm, run func(t *Comm) error, step bool) (*Request, error) {
 	q := c.queue()
-	j := &nbcJob{q: q, call: call, done: make(chan struct{})}
-	j.run = func() error { return run(t) }
+	j := &nbcJob{q: q, c: t, call: call, run: run, done: make(chan struct{})}
+	j.step.Store(step && stepping)
 	r, err := nbcRequest(call, j)
 	if err != nil {
 		return nil, err
@@ -161,17 +197,61 @@ func (c *Comm) queueNBC(call string, t *Comm, run func(t *Comm) error) (*Request
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending.Add(1)
-	switch {
-	case q.running || q.parked:
-	case nbcLazy.Load():
-		q.parked = true
-		nbcParked.Add(1)
-	default:
-		q.running = true
-		go q.work()
-	}
+	first := q.schedule()
 	q.mu.Unlock()
+	if first {
+		q.stepFirst()
+	}
 	return r, nil
+}
+
+// schedule decides who goes on with q's jobs once they have changed (a
+// job queued, or ended), with q.mu held: the worker, if it is running;
+// else, unless a goroutine is blocked until they end (waiters), the
+// tests and waits, when this process starts no worker until a kick
+// (nbcLazy) or every job queued may step (they park: a test steps them,
+// a wait of the runtime kicks them); else a worker, started now.
+// It reports whether the caller should step the first job (stepFirst):
+// one may, and nobody has run any of it.
+func (q *nbcQueue) schedule() (step bool) {
+	if q.running || len(q.jobs) == 0 {
+		return false
+	}
+	if q.waiters == 0 && (nbcLazy.Load() || q.allStep()) {
+		if !q.parked {
+			q.parked = true
+			nbcParked.Add(1)
+		}
+		h := q.jobs[0]
+		return h.step.Load() && h.state.Load() == jobFree
+	}
+	if q.parked {
+		q.parked = false
+		nbcParked.Add(-1)
+	}
+	q.startWorker()
+	return false
+}
+
+// startWorker starts q's worker goroutine. q.mu is held.
+func (q *nbcQueue) startWorker() {
+	q.running = true
+	nbcCounts.workers.Add(1)
+	go q.work()
+}
+
+// nbcCounts counts, for the tests, the workers started (startWorker) and
+// the steps that ran a job to its end or stopped (nbc_shm.go).
+var nbcCounts struct{ workers, stepEnds, stepStops atomic.Uint64 }
+
+// allStep reports whether every job queued may step. q.mu is held.
+func (q *nbcQueue) allStep() bool {
+	for _, j := range q.jobs {
+		if !j.step.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // work runs q's jobs until none is left, in order. A job a Wait has
@@ -183,38 +263,58 @@ func (q *nbcQueue) work() {
 	for len(q.jobs) > 0 {
 		j := q.jobs[0]
 		q.mu.Unlock()
-		if j.state.CompareAndSwap(0, 1) {
+		if j.claim() {
 			q.runJob(j)
 			q.mu.Lock()
 			continue
 		}
 		q.mu.Lock()
 		if len(q.jobs) > 0 && q.jobs[0] == j {
-			break // still running: its end restarts the worker
+			// Still running: its end restarts the worker, and a
+			// step that leaves it hands it over (leave).
+			q.wanted = true
+			break
 		}
 	}
 	q.running = false
 	q.mu.Unlock()
 }
 
-// runJob runs j, first in q's line and claimed by the caller, then takes
-// it out of the line and completes it. The caller's goroutine
-// (raw.Goroutine) tells drain that a collective called from the job is
-// the job's own; where raw has no assembly for that, it keeps to its
-// thread meanwhile, which is what identifies it there. (Not elsewhere: a
-// worker locked to its thread takes the processor from a rank's one core
-// only by a hand-over between threads, which a loop of Tests at
-// GOMAXPROCS 1 never makes: an Iallreduce polled by Test took 20 ms.)
+// runJob runs j, first in q's line and claimed by the caller, to its end,
+// then ends it (end). The caller's goroutine (raw.Goroutine) tells drain
+// that a collective called from the job is the job's own; where raw has
+// no assembly for that, it keeps to its thread meanwhile, which is what
+// identifies it there. (Not elsewhere: a worker locked to its thread
+// takes the processor from a rank's one core only by a hand-over between
+// threads, which a loop of Tests at GOMAXPROCS 1 never makes: an
+// Iallreduce polled by Test took 20 ms.)
 func (q *nbcQueue) runJob(j *nbcJob) {
+	q.enter()
+	err := j.run(j.c)
+	q.exit()
+	q.end(j, err)
+}
+
+// enter makes the calling goroutine q's runner (runJob) until exit.
+func (q *nbcQueue) enter() {
 	if raw.GoroutineByThread {
 		runtime.LockOSThread()
 	}
 	q.runner.Store(raw.Goroutine())
-	err := j.run()
+}
+
+// exit is the end of enter.
+func (q *nbcQueue) exit() {
 	q.runner.Store(0)
 	if raw.GoroutineByThread {
 		runtime.UnlockOSThread()
 	}
+}
+
+// end ends j, first in q's line and run to its end by the caller with
+// outcome err: it takes j out of the line and completes it; the jobs
+// after it go on (schedule), the first stepped here if it may.
+func (q *nbcQueue) end(j *nbcJob, err error) {
 	if err != nil {
 		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
 	}
@@ -222,22 +322,16 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 	q.jobs[0] = nil // the backing array must not keep done jobs alive
 	q.jobs = q.jobs[1:]
 	q.pending.Add(-1)
-	switch {
-	case len(q.jobs) == 0:
+	q.wanted = false
+	next := false
+	if len(q.jobs) == 0 {
 		q.idle.Broadcast()
 		if q.parked {
 			q.parked = false
 			nbcParked.Add(-1)
 		}
-	case q.running || q.parked:
-	case nbcLazy.Load():
-		q.parked = true // the jobs after it wait for a kick
-		nbcParked.Add(1)
-	default:
-		// The worker left this job to a Wait (work): the jobs after it
-		// need one again.
-		q.running = true
-		go q.work()
+	} else {
+		next = q.schedule()
 	}
 	q.mu.Unlock()
 	// The MPI's request first: a waiter woken by done may go straight into
@@ -248,37 +342,80 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 	close(j.done)
 	jobEnds.signal()
 	jobEnded()
+	if next {
+		q.stepFirst()
+	}
 }
 
 // runInline is the Wait of job j: while j is not done, it runs the job
-// first in line itself if the worker has not claimed it yet, so that a
-// collective waited for at once costs no hand-over to the worker's
-// thread; then it waits for j.
+// first in line itself if nobody runs it now (the worker has not claimed
+// it, a step left it), so that a collective waited for at once costs no
+// hand-over to the worker's thread; then it waits for j.
 func (q *nbcQueue) runInline(j *nbcJob) {
-	for j.state.Load() == 0 && q.runFirst() {
+	for j.claimable() && q.runFirst() {
 	}
+	select {
+	case <-j.done:
+		return
+	default:
+	}
+	q.mu.Lock()
+	q.addWaiter()
+	q.mu.Unlock()
 	<-j.done
+	q.mu.Lock()
+	q.waiters--
+	q.mu.Unlock()
 }
 
-// runFirst runs the job first in line here if nobody has claimed it,
-// reporting whether it did. Once it is claimed nothing waits for a kick
-// (until the job's end parks the jobs after it: runJob).
-func (q *nbcQueue) runFirst() bool {
-	q.mu.Lock()
-	var h *nbcJob
-	if len(q.jobs) > 0 && q.jobs[0].state.CompareAndSwap(0, 1) {
-		h = q.jobs[0]
+// addWaiter counts the caller among those blocked until q's jobs end (a
+// Wait, a drain) while someone else runs the first: from now on the
+// jobs go on without tests, on the worker (schedule; leave hands a
+// step's job to it), which starts now if the first job is free. q.mu is
+// held.
+func (q *nbcQueue) addWaiter() {
+	q.waiters++
+	if !q.running && len(q.jobs) > 0 && q.jobs[0].claimable() {
 		if q.parked {
 			q.parked = false
 			nbcParked.Add(-1)
 		}
+		q.startWorker()
 	}
-	q.mu.Unlock()
+}
+
+// runFirst runs the job first in line here to its end if nobody runs it
+// now, reporting whether it did. Once it is claimed nothing waits for a
+// kick (until the job's end parks the jobs after it: end).
+func (q *nbcQueue) runFirst() bool {
+	h := q.claimFirst(false)
 	if h == nil {
 		return false
 	}
 	q.runJob(h)
 	return true
+}
+
+// claimFirst claims the job first in line, one that may step only if
+// step (for a step), and returns it; nil if there is none or someone
+// runs it. q.mu must not be held.
+func (q *nbcQueue) claimFirst(step bool) *nbcJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.jobs) == 0 {
+		return nil
+	}
+	h := q.jobs[0]
+	if step && !h.step.Load() || !h.claim() {
+		return nil
+	}
+	if q.parked && !step {
+		// (A step leaves the queue parked: a kick meanwhile is
+		// remembered, wanted, and the step hands the job over.)
+		q.parked = false
+		nbcParked.Add(-1)
+	}
+	return h
 }
 
 // drain waits until q has no job queued or running, unless the caller is
@@ -296,8 +433,12 @@ func (q *nbcQueue) drain() {
 	for q.runFirst() {
 	}
 	q.mu.Lock()
-	for len(q.jobs) > 0 {
-		q.idle.Wait()
+	if len(q.jobs) > 0 {
+		q.addWaiter()
+		for len(q.jobs) > 0 {
+			q.idle.Wait()
+		}
+		q.waiters--
 	}
 	q.mu.Unlock()
 }

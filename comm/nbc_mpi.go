@@ -63,10 +63,18 @@ func (c *Comm) initColl(call string, run func(t *Comm) error) (*Request, error) 
 		if c.freed.Load() && !c.world.finalized.Load() {
 			// Freed by the program, kept for this request: its
 			// starts still run on the twin.
-			return c.queueNBC(call, c.twin, run)
+			return c.queueJob(call, c.twin, run, true)
 		}
 		return c.startNBC(call, run)
 	}
 	r.extra().dropColl = drop
 	return r, nil
 }
+
+// stepping says that jobs may step (queueJob): not over an MPI, whose
+// collectives a job calls block in the MPI (nbc_shm.go has the steps).
+const stepping = false
+
+// stepFirst has no job to step over an MPI (stepping): queueJob and end
+// call it only for a job that may step.
+func (q *nbcQueue) stepFirst() {}

@@ -18,19 +18,163 @@ func (c *Comm) nbcTarget(string) (*Comm, error) { return c, nil }
 
 // nbcRequest is the request of job j: complete once j has run.
 func nbcRequest(call string, j *nbcJob) (*Request, error) {
-	return &Request{ext: &requestExt{job: j, coll: call, poll: func(block bool) (bool, error) {
-		if block {
-			j.await()
-			return true, j.err
+	return &Request{ext: &requestExt{job: j, coll: call}}, nil
+}
+
+// poll is the completion of j's request (requestExt.poll): Wait's if
+// block, else a test's, which takes its turn at the jobs (testTurn).
+func (j *nbcJob) poll(block bool) (bool, error) {
+	if block {
+		j.await()
+		return true, j.err
+	}
+	select {
+	case <-j.done:
+		return true, j.err
+	default:
+	}
+	j.q.testTurn()
+	select {
+	case <-j.done:
+		return true, j.err
+	default:
+		return false, nil // the test may yield (Request.test, wantsYield)
+	}
+}
+
+// stepping says that jobs may step (queueJob): a constant, false for the
+// MPI backend's queue, where none does (nbc_mpi.go).
+const stepping = true
+
+// Steps. A job that is one collective call on its communicator (j.step)
+// need not wait for a worker's thread, nor block a test: a step runs it on
+// the caller's goroutine in try mode (collArea.try), in which the call,
+// on its fast path (coll_fast.go), stops where it would wait instead of
+// waiting (errTry): before its round, with nothing done; or after
+// publishing its round, which the next run of the same call goes on from
+// (collArea.resume: the same call again, since its job is the same
+// closure over the same arguments) to read the other ranks' lines. A job
+// left so is stepped (jobStepped): the next test steps it again, and
+// anyone who must see it end (a Wait, a blocking collective's drain, the
+// worker a wait of the runtime kicks) claims it and runs the rest to its
+// end. A call that would take the general path (one that does not ride
+// inline, a communicator whose area is not made yet, shmrun --check or
+// --stats) stops before it starts (prepare) and its job stops stepping:
+// the worker runs it as before. So a small nonblocking collective polled
+// by Test progresses in the test itself, as an MPI's does, with no thread
+// to wake: from C, unbound, an Iallreduce polled by MPI_Test took
+// 85-500 µs a call when its job ran on the worker (bench/NOTES.md). Only
+// the first call of a job runs in try mode (fastEnd ends it): a job of
+// two calls would be run again from its start.
+
+// stepFirst steps the jobs first in q's line while each steps to its end.
+func (q *nbcQueue) stepFirst() {
+	for {
+		h := q.claimFirst(true)
+		if h == nil || !q.step(h) {
+			return
 		}
-		select {
-		case <-j.done:
-			return true, j.err
-		default:
-			j.q.kick()        // a test is when a parked job starts (nbcLazy)
-			return false, nil // the test yields (Request.test)
+	}
+}
+
+// testTurn is a test's turn at q's jobs: it steps those first in line
+// that may step and that nobody runs, and otherwise kicks the worker (a
+// test is when a parked job starts, nbcLazy).
+func (q *nbcQueue) testTurn() {
+	for {
+		h := q.claimFirst(true)
+		if h == nil {
+			break
 		}
-	}}}, nil
+		if !q.step(h) {
+			if h.step.Load() {
+				return // stepped: the next test goes on with it
+			}
+			break // off the fast path: the worker's
+		}
+	}
+	q.kick()
+}
+
+// step runs job j, first in q's line and claimed by the caller, as far
+// as it goes without waiting (the comment above), and reports whether it
+// ran to its end (then ended: end).
+func (q *nbcQueue) step(j *nbcJob) bool {
+	a := j.c.coll.Load()
+	if a == nil || rec != nil || chk != nil {
+		// The general path's: its call makes the area, or is observed.
+		j.step.Store(false)
+		q.leave(j, jobFree)
+		return false
+	}
+	if stepHook != nil {
+		stepHook()
+	}
+	q.enter()
+	a.tried = 0
+	a.try.Store(true)
+	err := j.run(j.c)
+	a.try.Store(false)
+	q.exit()
+	tried := a.tried
+	a.tried = 0
+	if tried == 0 {
+		nbcCounts.stepEnds.Add(1)
+	} else {
+		nbcCounts.stepStops.Add(1)
+	}
+	switch tried {
+	case 0:
+		q.end(j, err)
+		return true
+	case triedGeneral:
+		j.step.Store(false)
+		q.leave(j, jobFree)
+	default:
+		q.leave(j, jobStepped)
+	}
+	return false
+}
+
+// stepHook, if set, runs at the start of every step (for the tests: a
+// step that holds its job a while).
+var stepHook func()
+
+// leave gives j, claimed by the caller, up in state s (jobFree: none of
+// it ran; jobStepped), and lets q's jobs go on (schedule: parked again,
+// or the worker's, for a job that does not step).
+func (q *nbcQueue) leave(j *nbcJob, s int32) {
+	q.mu.Lock()
+	j.state.Store(s)
+	if (q.wanted || q.waiters > 0) && !q.running {
+		// A kick came while the step ran (a wait of the runtime about
+		// to yield or sleep, or the worker, which left the job to the
+		// step), or a goroutine waits for the jobs to end: the worker
+		// runs it to its end.
+		q.wanted = false
+		if q.parked {
+			q.parked = false
+			nbcParked.Add(-1)
+		}
+		q.startWorker()
+	} else {
+		q.schedule() // never asks for a step: j is first, and either stepped or not to step
+	}
+	q.mu.Unlock()
+}
+
+// wantsYield reports whether a test that found j not yet complete should
+// yield (testYield, the C interface's cYield): when the ranks share cores
+// (nbcLazy), or a worker runs its queue's jobs or must (a job first in
+// line that does not step). A test steps the rest itself.
+func (j *nbcJob) wantsYield() bool {
+	if nbcLazy.Load() {
+		return true
+	}
+	q := j.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running || len(q.jobs) > 0 && !q.jobs[0].step.Load()
 }
 
 // testYield is a test's of a nonblocking collective not yet complete: its
@@ -76,7 +220,8 @@ func jobOf(r *Request) *nbcJob {
 }
 
 // jobPending reports whether r is a nonblocking or persistent
-// collective's request whose job has not run yet.
+// collective's request whose job has not run yet, and that a test of it
+// should yield for (wantsYield).
 func jobPending(r *Request) bool {
 	j := jobOf(r)
 	if j == nil {
@@ -86,15 +231,15 @@ func jobPending(r *Request) bool {
 	case <-j.done:
 		return false
 	default:
-		return true
+		return j.wantsYield()
 	}
 }
 
 func init() {
 	barrier.Idle = idle
-	winc.StartNBC = func(x any, call string, run func() error) (any, error) {
+	winc.StartNBC = func(x any, call string, run func() error, step bool) (any, error) {
 		c, _ := x.(*Comm)
-		r, err := c.startNBC(call, func(*Comm) error { return run() })
+		r, err := c.startJob(call, func(*Comm) error { return run() }, step)
 		if err != nil {
 			return nil, err
 		}
@@ -125,18 +270,31 @@ func init() {
 		}
 	}
 	winc.NBCDrainAll = nbcDrainAll
+	winc.Stopped = func(x any) bool {
+		c, _ := x.(*Comm)
+		a := c.coll.Load()
+		return a != nil && a.tried != 0
+	}
 	winc.TestQuiet = func(x, st any) (bool, error) {
 		s, ok, err := x.(*Request).test(false)
 		*st.(*Status) = s
 		return ok, err
 	}
-	winc.JobPending = func(x any) bool {
+	winc.JobPending = func(x any, turn bool) bool {
 		r, _ := x.(*Request)
-		if !jobPending(r) {
+		j := jobOf(r)
+		if j == nil {
 			return false
 		}
-		jobOf(r).q.kick() // a test is when a parked job starts (nbcLazy)
-		return true
+		select {
+		case <-j.done:
+			return false
+		default:
+		}
+		if turn {
+			j.q.testTurn()
+		}
+		return jobPending(r)
 	}
 	winc.Waitany = func(rs []any, st any, yield func()) (int, error) {
 		reqs := make([]*Request, len(rs))
@@ -229,22 +387,23 @@ func jobEnded() {
 	jobBells.mu.Unlock()
 }
 
-// kick starts q's worker if its jobs wait for one and the first is not
-// running already (a Wait's, runInline: its wait kicks too, and the jobs
-// after it must wait for it anyway).
+// kick starts q's worker if its jobs wait for one. If someone runs the
+// first job now, it marks the queue wanted instead: a step hands the job
+// to the worker when it leaves it; a runner that runs it to its end (a
+// Wait's, runInline: its wait kicks too, and the jobs after it must wait
+// for it anyway) lets the jobs after it go on then (end).
 func (q *nbcQueue) kick() {
 	if nbcParked.Load() == 0 {
 		return
 	}
 	q.mu.Lock()
-	if q.parked && (len(q.jobs) == 0 || q.jobs[0].state.Load() == 0) {
-		// (A first job claimed already unparked the queue, runFirst,
-		// unless another goroutine queued more since.)
+	if q.parked && len(q.jobs) > 0 && !q.jobs[0].claimable() {
+		q.wanted = true
+	} else if q.parked {
 		q.parked = false
 		nbcParked.Add(-1)
 		if len(q.jobs) > 0 && !q.running {
-			q.running = true
-			go q.work()
+			q.startWorker()
 		}
 	}
 	q.mu.Unlock()

@@ -190,11 +190,19 @@ func (r *Request) wait(st *Status) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.done {
-		_, x.err = x.poll(true)
+		_, x.err = x.pollOnce(true)
 		x.done = true
 	}
 	*st = x.st
 	return x.err
+}
+
+// pollOnce is x's poll, or its job's (a nonblocking collective's).
+func (x *requestExt) pollOnce(block bool) (bool, error) {
+	if x.poll == nil && x.job != nil {
+		return x.job.poll(block)
+	}
+	return x.poll(block)
 }
 
 // Test reports whether the operation has completed, and if so its status
@@ -223,9 +231,9 @@ func (r *Request) test(yield bool) (Status, bool, error) {
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		if !x.done {
-			ok, err := x.poll(false)
+			ok, err := x.pollOnce(false)
 			if !ok && err == nil {
-				if yield && x.job != nil {
+				if yield && x.job != nil && x.job.wantsYield() {
 					testYield()
 				}
 				return Status{}, false, nil
@@ -324,7 +332,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		// it runs in order with this rank's other collective calls on
 		// c, which all make or use the area.
 		var err error
-		made, err = c.startNBC("Ibarrier", func(*Comm) error {
+		made, err = c.startJob("Ibarrier", func(*Comm) error {
 			a, err := c.area("Ibarrier")
 			if err != nil {
 				return err
@@ -332,7 +340,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 			c.clocks.ReleaseHeld(clockIbarrier, held)
 			a.arriveIbarrier(j) // a later call's may be there already: counts only rise
 			return nil
-		})
+		}, false)
 		if err != nil {
 			return nil, err
 		}

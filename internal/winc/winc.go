@@ -10,6 +10,7 @@
 package winc
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -353,6 +354,11 @@ type Barrier struct {
 // Package comm sets it.
 var RefuseColl func(c any, call string, kind uint8, err error) error
 
+// ErrTry is the error of a collective call that a nonblocking
+// collective's step ran in try mode and that stopped where it would wait
+// (StartNBC): never a program's.
+var ErrTry = errors.New("a step of a nonblocking collective stopped where it would wait")
+
 // BarrierOf returns c's Barrier (c a *comm.Comm), or nil when c has no
 // collective area yet or cannot take the fast path (the job is observed:
 // shmrun --stats or --trace). Package comm sets it.
@@ -364,8 +370,15 @@ var (
 	// StartNBC queues run, a collective call of the C interface's
 	// blocking form, as the nonblocking collective call on c, and returns
 	// its request (a *comm.Request): complete once run has run, with its
-	// error.
-	StartNBC func(c any, call string, run func() error) (any, error)
+	// error. If step, run is one collective call, which a step may run
+	// (comm's nbc_shm.go): in try mode, its call stops where it would
+	// wait, with ErrTry, and Stopped(c) says so once it has returned; run
+	// must then keep what a later run of it needs (its arguments), to
+	// run again from its start. InitColl's runs may step.
+	StartNBC func(c any, call string, run func() error, step bool) (any, error)
+	// Stopped reports whether the call run by a step of a job on c (a
+	// *comm.Comm) stopped, as StartNBC says.
+	Stopped func(c any) bool
 	// InitColl makes the persistent collective call on c (a
 	// *comm.Request, inactive): each start calls start for the run to
 	// queue, as StartNBC's, and undo if it cannot be queued.
@@ -386,10 +399,11 @@ var (
 	// *comm.Status), but a collective's job not yet run does not yield
 	// to its worker: the C interface's tests yield as a C thread should,
 	// once a call. JobPending reports whether r (a *comm.Request) has a
-	// collective's job not yet run, and starts it if it is parked, as a
-	// test does. Waitany is comm.Waitany over rs (*comm.Request), its
+	// collective's job not yet run that a test should yield for, after a
+	// test's turn at the jobs if turn (it steps them, or starts a parked
+	// one: for a request the caller did not test). Waitany is comm.Waitany over rs (*comm.Request), its
 	// status into *st, its polls yielding by yield.
 	TestQuiet  func(r, st any) (bool, error)
-	JobPending func(r any) bool
+	JobPending func(r any, turn bool) bool
 	Waitany    func(rs []any, st any, yield func()) (int, error)
 )
