@@ -152,6 +152,18 @@ typedef struct shmrun_comm_desc {
 	uint32_t nbc;
 } shmrun_comm_desc;
 
+/* A nonblocking collective's call as the Go half's entry point takes it
+ * (mpi.c's shmrun_nbc_call_of), for its job to make there without the
+ * way through the C half (capi's nbc.go: runCall): entry 0 none (the C
+ * half's call), 1 shmReduce, 2 shmBcast, 3 shmMove, with those entry
+ * points' kind and in-place flag. */
+typedef struct {
+	int entry, kind, inplace, root;
+	char *sbuf, *rbuf;
+	int64_t scount, rcount;
+	uintptr_t stype, rtype, op, comm;
+} shmrun_nbc_call;
+
 /* What the small collectives know of the predefined datatypes and ops,
  * filled by the Go side when the library loads (a zero entry: not
  * known, the call takes the Go path): a datatype's element type (package

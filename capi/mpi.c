@@ -1469,6 +1469,43 @@ static int nbc_alltoallw(shmrun_nbc *a)
 	return PMPI_Alltoallw_c(a->sbuf, a->scounts, a->sdispls, a->stypes, a->rbuf, a->rcounts, a->rdispls, a->rtypes, a->comm);
 }
 
+/* shmrun_nbc_call_of fills c with p's call as the Go half's entry point
+ * takes it, where the C half of the call (PMPI_Allreduce_c and the rest)
+ * does nothing but try its fast path first, which a job's call never
+ * takes (the descriptor's nbc count holds it off) and calls it: the
+ * calls of one count and one datatype a side. Any other keeps entry 0. */
+void shmrun_nbc_call_of(uintptr_t p, shmrun_nbc_call *c)
+{
+	shmrun_nbc *a = (shmrun_nbc *)p;
+	int (*run)(shmrun_nbc *) = a->run;
+	*c = (shmrun_nbc_call){0};
+	c->sbuf = B(a->sbuf), c->rbuf = B(a->rbuf);
+	c->scount = (int64_t)a->scount, c->rcount = (int64_t)a->rcount;
+	c->stype = H(a->stype), c->rtype = H(a->rtype), c->op = H(a->op), c->comm = H(a->comm);
+	c->root = a->root;
+	c->inplace = IN_PLACE(a->sbuf);
+	if (run == nbc_reduce)
+		c->entry = 1, c->kind = 0;
+	else if (run == nbc_allreduce)
+		c->entry = 1, c->kind = 1, c->root = 0;
+	else if (run == nbc_rsb)
+		c->entry = 1, c->kind = 2, c->root = 0;
+	else if (run == nbc_scan)
+		c->entry = 1, c->kind = 3, c->root = 0;
+	else if (run == nbc_exscan)
+		c->entry = 1, c->kind = 4, c->root = 0;
+	else if (run == nbc_bcast)
+		c->entry = 2;
+	else if (run == nbc_gather)
+		c->entry = 3, c->kind = 0;
+	else if (run == nbc_scatter)
+		c->entry = 3, c->kind = 1, c->inplace = IN_PLACE(a->rbuf);
+	else if (run == nbc_allgather)
+		c->entry = 3, c->kind = 2, c->root = 0;
+	else if (run == nbc_alltoall)
+		c->entry = 3, c->kind = 3, c->root = 0;
+}
+
 /* nbc_new is a zeroed argument block for call on comm, or NULL after
  * raising MPI_ERR_NO_MEM. */
 static shmrun_nbc *nbc_new(const char *call, MPI_Comm comm, int (*run)(shmrun_nbc *))

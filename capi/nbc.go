@@ -6,6 +6,7 @@ package main
 #include "mpi.h"
 #include "capi.h"
 int shmrun_nbc_run(uintptr_t a);
+void shmrun_nbc_call_of(uintptr_t a, shmrun_nbc_call *c);
 void shmrun_nbc_done(uintptr_t a);
 void shmrun_nbc_free(uintptr_t a);
 int shmrun_nbc_handles(uintptr_t a, int n, uintptr_t *out, int max);
@@ -17,7 +18,9 @@ static inline void shmrun_nbc_hold(shmrun_comm_desc *d, int by)
 import "C"
 
 import (
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmrun/shmrun/comm"
 	"github.com/shmrun/shmrun/internal/format"
@@ -37,15 +40,50 @@ import (
 // (MPI 4.1 §6.12: errors of a nonblocking collective are reported at its
 // completion).
 
-// jobRunners are the goroutines running a C job now (onJob).
-var jobRunners sync.Map // raw.Goroutine() -> struct{}
+// jobRunners are the goroutines running a C job now (onJob), one entry
+// for each job each runs now (a few at most: one a communicator with
+// jobs); n counts them, onJob's test when there are none. (A sync.Map's
+// store and delete a job, or a map's, cost an Iallreduce polled by
+// MPI_Test 5%.)
+var jobRunners struct {
+	sync.Mutex
+	n  atomic.Int32
+	gs []uintptr
+}
 
 // onJob reports whether the calling goroutine runs a nonblocking
 // collective's job: raise then returns the error code, and the job
 // carries the error to the request.
 func onJob() bool {
-	_, ok := jobRunners.Load(raw.Goroutine())
-	return ok
+	if jobRunners.n.Load() == 0 {
+		return false
+	}
+	g := raw.Goroutine()
+	jobRunners.Lock()
+	defer jobRunners.Unlock()
+	return slices.Contains(jobRunners.gs, g)
+}
+
+// enterJob counts the calling goroutine g among jobRunners until
+// exitJob(g).
+func enterJob() (g uintptr) {
+	g = raw.Goroutine()
+	jobRunners.Lock()
+	jobRunners.gs = append(jobRunners.gs, g)
+	jobRunners.n.Add(1)
+	jobRunners.Unlock()
+	return g
+}
+
+func exitJob(g uintptr) {
+	jobRunners.Lock()
+	if i := slices.Index(jobRunners.gs, g); i >= 0 {
+		last := len(jobRunners.gs) - 1
+		jobRunners.gs[i] = jobRunners.gs[last]
+		jobRunners.gs = jobRunners.gs[:last]
+		jobRunners.n.Add(-1)
+	}
+	jobRunners.Unlock()
 }
 
 // codeError is the error that error code code stands for.
@@ -92,9 +130,11 @@ func shmInitColl(h C.uintptr_t, call *C.char, arg, info C.uintptr_t, req *C.uint
 		return x.raise(name, err)
 	}
 	pins := pinHandles(arg, x.c.Size())
+	var direct C.shmrun_nbc_call
+	C.shmrun_nbc_call_of(arg, &direct)
 	r, err := winc.InitColl(x.c, name, func() (func() error, func()) {
 		release := hold(x)
-		return func() error { return runJob(x.c, arg, release) }, release
+		return func() error { return runJob(x.c, arg, &direct, release) }, release
 	})
 	if err != nil {
 		unpin(pins)
@@ -184,16 +224,16 @@ func dropPinned[T any](m map[uintptr]T, h uintptr, dead *bool) bool {
 	return true
 }
 
-// runJob runs the blocking call of argument block arg on a job's
+// runJob runs the blocking call of argument block arg (call: its call
+// as the Go half's entry point takes it, shmrun_nbc_call_of) on a job's
 // goroutine (the caller's, while it runs: onJob), then ends the job: its
 // block goes (shmrun_nbc_done) and release. A step's call that stopped
 // (winc.Stopped: it runs again, from the start) ends nothing and returns
 // winc.ErrTry.
-func runJob(c *comm.Comm, arg C.uintptr_t, release func()) error {
-	g := raw.Goroutine()
-	jobRunners.Store(g, struct{}{})
-	rc := C.shmrun_nbc_run(arg)
-	jobRunners.Delete(g)
+func runJob(c *comm.Comm, arg C.uintptr_t, call *C.shmrun_nbc_call, release func()) error {
+	g := enterJob()
+	rc := runCall(arg, call)
+	exitJob(g)
 	if winc.Stopped(c) {
 		return winc.ErrTry
 	}
@@ -203,6 +243,23 @@ func runJob(c *comm.Comm, arg C.uintptr_t, release func()) error {
 		return codeError(rc)
 	}
 	return nil
+}
+
+// runCall makes the blocking call of argument block arg: straight into
+// its Go half (call's entry) where its C half does nothing more on a
+// job's way (shmrun_nbc_call_of), which saves a step two crossings
+// between Go and C, else through the C half.
+func runCall(arg C.uintptr_t, call *C.shmrun_nbc_call) C.int {
+	k := call
+	switch k.entry {
+	case 1:
+		return shmReduce(k.sbuf, k.rbuf, C.int64_t(k.rcount), k.rtype, k.op, k.root, k.comm, k.kind, k.inplace)
+	case 2:
+		return shmBcast(k.rbuf, C.int64_t(k.rcount), k.rtype, k.root, k.comm)
+	case 3:
+		return shmMove(k.sbuf, C.int64_t(k.scount), k.stype, k.rbuf, C.int64_t(k.rcount), k.rtype, k.root, k.comm, k.kind, k.inplace)
+	}
+	return C.shmrun_nbc_run(arg)
 }
 
 // shmStartColl starts nonblocking collective call (named by call) on
@@ -218,8 +275,10 @@ func shmStartColl(h C.uintptr_t, call *C.char, arg C.uintptr_t, req *C.uintptr_t
 		return code
 	}
 	release, pins := hold(x), pinHandles(arg, x.c.Size())
+	var direct C.shmrun_nbc_call
+	C.shmrun_nbc_call_of(arg, &direct)
 	r, err := winc.StartNBC(x.c, name, func() error {
-		err := runJob(x.c, arg, release)
+		err := runJob(x.c, arg, &direct, release)
 		if err != winc.ErrTry {
 			unpin(pins)
 		}

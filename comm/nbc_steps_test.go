@@ -370,3 +370,49 @@ func init() { ranktest.Register("nbc-steps-threads", nbcStepsThreads) }
 func TestNBCStepsThreads(t *testing.T) {
 	ranktest.Run(t, 2, "nbc-steps-threads")
 }
+
+// TestNBCStepsAbort: a rank's Abort ends the others' loops of Tests of a
+// stepped Iallreduce (one stepped before the abort, one started after)
+// with ErrAborted: a step's waits stop only while the job is not ending.
+func TestNBCStepsAbort(t *testing.T) {
+	const n = 3
+	stepped := make(chan struct{}, n)
+	ranktest.RunLocal(t, n, func(c *comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == n-1 {
+			for range n - 1 {
+				<-stepped
+			}
+			c.Abort(9)
+			return nil
+		}
+		q, err := comm.Iallreduce(c, []int64{1}, []int64{0}, atomics.Sum)
+		if err != nil {
+			return err
+		}
+		if _, ok, err := q.Test(); ok || err != nil {
+			return fmt.Errorf("Test before the last rank called: %v, %v", ok, err)
+		}
+		stepped <- struct{}{}
+		for range 2 {
+			for {
+				_, ok, err := q.Test()
+				if ok || err != nil {
+					if !errors.Is(err, comm.ErrAborted) {
+						return fmt.Errorf("Test of an Iallreduce whose peer aborted: %v, %v", ok, err)
+					}
+					break
+				}
+			}
+			if q, err = comm.Iallreduce(c, []int64{1}, []int64{0}, atomics.Sum); err != nil {
+				if errors.Is(err, comm.ErrAborted) {
+					return nil
+				}
+				return err
+			}
+		}
+		return nil
+	})
+}
