@@ -123,13 +123,15 @@ type collArea struct {
 	vseen    uint32
 	reported uint32
 	rd       [maxParities]lineReaders
-	// A nonblocking collective's step (nbc_shm.go): try says that the
-	// call runs in try mode (its waits stop: errTry), tried what stopped
-	// it (triedWait, triedGeneral), resume that this rank's last round is
-	// a fast call's that a step published and left (fastRound goes on
-	// from there). try is read by prepare beside the step, the rest by
-	// the job's runner alone.
-	try    atomic.Bool
+	// A nonblocking collective's step (nbc_shm.go): try is the goroutine
+	// (raw.Goroutine) whose call runs in try mode (its waits stop:
+	// errTry), 0 for none; tried what stopped it (triedWait,
+	// triedGeneral); resume that this rank's last round is a fast call's
+	// that a step published and left (fastRound goes on from there). try
+	// is read by any goroutine's prepare and waits (a program's erroneous
+	// collective beside the step's must not stop), the rest by the job's
+	// runner alone.
+	try    atomic.Uintptr
 	tried  uint8
 	resume bool
 }
@@ -468,11 +470,18 @@ func (a *collArea) fullFence() { atomic.AddUint64(a.fence, 1) }
 // inline returns rank q's inline bytes of line parity p.
 func (a *collArea) inline(q, p int) []byte { return a.meta(q, p)[metaInline:] }
 
-// stops reports whether a wait stops here instead of waiting: in try
-// mode, unless the job is ending (the wait returns that). It says so in
-// tried.
+// tryOf reports whether the calling goroutine's calls on a run in try
+// mode (a step's: collArea.try).
+func tryOf(a *collArea) bool {
+	t := a.try.Load()
+	return t != 0 && t == raw.Goroutine()
+}
+
+// stops reports whether a wait stops here instead of waiting: the
+// calling goroutine's calls run in try mode (tryOf), and the job is not
+// ending (the wait returns that). It says so in tried.
 func (a *collArea) stops() bool {
-	if !a.try.Load() || a.abort != nil && atomic.LoadUint32(a.abort) != 0 {
+	if !tryOf(a) || a.abort != nil && atomic.LoadUint32(a.abort) != 0 {
 		return false
 	}
 	a.tried = triedWait
@@ -753,7 +762,7 @@ func (c *Comm) prepare(name string) (*collArea, error) {
 	if err := c.check(name); err != nil {
 		return nil, err
 	}
-	if a := c.coll.Load(); a != nil && a.try.Load() && c.nbc.Load().runner.Load() == raw.Goroutine() {
+	if a := c.coll.Load(); a != nil && tryOf(a) {
 		// A step's call (nbc_shm.go) is not to run here.
 		a.tried = triedGeneral
 		return nil, errTry

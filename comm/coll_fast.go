@@ -191,14 +191,14 @@ func (c *Comm) fastVerdict(a *collArea, name string, r uint32, p int, same sameF
 // the pending signature checks every rank's rounds now allow (settle),
 // the sleepers' wake-up (flush), and a mismatch an earlier call left.
 func (c *Comm) fastEnd(a *collArea, name string, err error) error {
-	if a.try.Load() {
+	if tryOf(a) {
 		if a.tried != 0 {
 			// A step's call stopped (nbc_shm.go): it returns to the
 			// step with its round's sleepers woken, if it published it.
 			a.flush()
 			return err
 		}
-		a.try.Store(false) // the job's later calls, if any, wait
+		a.try.Store(0) // the job's later calls, if any, wait
 	}
 	if a.npend > 0 && a.h.Seen == a.h.Round {
 		c.fastSettle(a, name)

@@ -225,12 +225,21 @@ func (q *nbcQueue) schedule() (step bool) {
 		h := q.jobs[0]
 		return h.step.Load() && h.state.Load() == jobFree
 	}
+	q.unpark()
+	q.startWorker()
+	return false
+}
+
+// workHook, if set, runs in work after a failed claim, before the lock
+// (for the tests: a worker preempted there).
+var workHook func()
+
+// unpark takes q off the parked queues. q.mu is held.
+func (q *nbcQueue) unpark() {
 	if q.parked {
 		q.parked = false
 		nbcParked.Add(-1)
 	}
-	q.startWorker()
-	return false
 }
 
 // startWorker starts q's worker goroutine. q.mu is held.
@@ -268,10 +277,15 @@ func (q *nbcQueue) work() {
 			q.mu.Lock()
 			continue
 		}
+		if workHook != nil {
+			workHook()
+		}
 		q.mu.Lock()
-		if len(q.jobs) > 0 && q.jobs[0] == j {
+		if len(q.jobs) > 0 && q.jobs[0] == j && !j.claimable() {
 			// Still running: its end restarts the worker, and a
-			// step that leaves it hands it over (leave).
+			// step that leaves it hands it over (leave). (A step
+			// that left it since the claim failed made it
+			// claimable again: the loop claims it.)
 			q.wanted = true
 			break
 		}
@@ -322,15 +336,22 @@ func (q *nbcQueue) end(j *nbcJob, err error) {
 	q.jobs[0] = nil // the backing array must not keep done jobs alive
 	q.jobs = q.jobs[1:]
 	q.pending.Add(-1)
+	wanted := q.wanted
 	q.wanted = false
 	next := false
-	if len(q.jobs) == 0 {
+	switch {
+	case len(q.jobs) == 0:
 		q.idle.Broadcast()
 		if q.parked {
 			q.parked = false
 			nbcParked.Add(-1)
 		}
-	} else {
+	case wanted && !q.running:
+		// A kick came while j ran (or the worker left j to its runner):
+		// the jobs after it are the worker's, not parked until the next.
+		q.unpark()
+		q.startWorker()
+	default:
 		next = q.schedule()
 	}
 	q.mu.Unlock()
@@ -376,10 +397,7 @@ func (q *nbcQueue) runInline(j *nbcJob) {
 func (q *nbcQueue) addWaiter() {
 	q.waiters++
 	if !q.running && len(q.jobs) > 0 && q.jobs[0].claimable() {
-		if q.parked {
-			q.parked = false
-			nbcParked.Add(-1)
-		}
+		q.unpark()
 		q.startWorker()
 	}
 }

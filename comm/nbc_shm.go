@@ -112,9 +112,9 @@ func (q *nbcQueue) step(j *nbcJob) bool {
 	}
 	q.enter()
 	a.tried = 0
-	a.try.Store(true)
+	a.try.Store(raw.Goroutine())
 	err := j.run(j.c)
-	a.try.Store(false)
+	a.try.Store(0)
 	q.exit()
 	tried := a.tried
 	a.tried = 0
@@ -152,10 +152,7 @@ func (q *nbcQueue) leave(j *nbcJob, s int32) {
 		// step), or a goroutine waits for the jobs to end: the worker
 		// runs it to its end.
 		q.wanted = false
-		if q.parked {
-			q.parked = false
-			nbcParked.Add(-1)
-		}
+		q.unpark()
 		q.startWorker()
 	} else {
 		q.schedule() // never asks for a step: j is first, and either stepped or not to step
