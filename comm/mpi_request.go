@@ -453,10 +453,29 @@ func (r *Request) Test() (Status, bool, error) {
 	}
 	rs, done, err := r.h.Test()
 	if err != nil || !done {
+		if err == nil {
+			jobYield(r)
+		}
 		return Status{}, false, mpiError("Test", err)
 	}
 	st, err := r.finish(&rs, "Test", nil)
 	return st, true, err
+}
+
+// jobYield is a test's that found requests incomplete: if one is a
+// nonblocking collective's (an MPI generalized request) whose job has not
+// ended, the test gives the processor up (Gosched) to the goroutine that
+// runs the job. The MPI's test is a short cgo call, which never lets the
+// runtime hand the processor over: at one processor (a rank bound to its
+// core) the job ran only at the scheduler's preemption, 10 ms a turn, and
+// an Iallreduce polled by Test took 1.28 ms a call over Open MPI.
+func jobYield(reqs ...*Request) {
+	for _, r := range reqs {
+		if r != nil && r.live && r.x != nil && r.x.job != nil && !r.x.job.ended() {
+			runtime.Gosched()
+			return
+		}
+	}
 }
 
 // Cancel asks for a pending receive to be withdrawn (MPI_Cancel); the
@@ -861,6 +880,9 @@ func some(kind int, call string, reqs []*Request) ([]int, []Status, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if kind == mpi.Testsome && len(idx) == 0 && len(done) == 0 {
+		jobYield(reqs...)
+	}
 	for _, i := range done {
 		idx, out = append(idx, i), append(out, sts[i])
 		clearDone(reqs, i)
@@ -875,6 +897,9 @@ func Testall(reqs []*Request) ([]Status, bool, error) {
 	sts := make([]Status, len(reqs))
 	done, err := completeAll(mpi.Testall, "Testall", reqs, sts)
 	if !done {
+		if err == nil {
+			jobYield(reqs...)
+		}
 		return nil, false, err
 	}
 	return sts, true, err
@@ -899,6 +924,9 @@ func Testany(reqs []*Request) (int, Status, bool, error) {
 	}
 	idx, fails, err := multi(mpi.Testany, "Testany", reqs, sts, nil)
 	if err != nil || len(idx) == 0 {
+		if err == nil {
+			jobYield(reqs...)
+		}
 		return Undefined, Status{}, false, err
 	}
 	i := idx[0]

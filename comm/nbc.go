@@ -58,6 +58,7 @@ type nbcQueue struct {
 	parked  bool           // jobs wait for a kick (nbcLazy, or steps'): counted in nbcParked
 	wanted  bool           // a kick found the first job claimed: a step that leaves it hands it to the worker (leave)
 	waiters int            // goroutines blocked until jobs end (addWaiter): the jobs go on without tests
+	nostep  int            // jobs queued that do not step (allStep)
 	pending atomic.Int32   // len(jobs), read without the lock
 	runner  atomic.Uintptr // the goroutine running a job (raw.Goroutine), 0 between jobs
 }
@@ -91,6 +92,16 @@ const (
 // claim makes the caller j's runner if nobody runs it now.
 func (j *nbcJob) claim() bool {
 	return j.state.CompareAndSwap(jobFree, jobClaimed) || j.state.CompareAndSwap(jobStepped, jobClaimed)
+}
+
+// ended reports whether j has run to its end.
+func (j *nbcJob) ended() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // claimable reports whether nobody runs j now (it may have ended).
@@ -197,6 +208,9 @@ func (c *Comm) queueJob(call string, t *Comm, run func(t *Comm) error, step bool
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	q.pending.Add(1)
+	if !j.step.Load() {
+		q.nostep++
+	}
 	first := q.schedule()
 	q.mu.Unlock()
 	if first {
@@ -254,14 +268,7 @@ func (q *nbcQueue) startWorker() {
 var nbcCounts struct{ workers, stepEnds, stepStops atomic.Uint64 }
 
 // allStep reports whether every job queued may step. q.mu is held.
-func (q *nbcQueue) allStep() bool {
-	for _, j := range q.jobs {
-		if !j.step.Load() {
-			return false
-		}
-	}
-	return true
-}
+func (q *nbcQueue) allStep() bool { return q.nostep == 0 }
 
 // work runs q's jobs until none is left, in order. A job a Wait has
 // claimed (runInline) it leaves to that Wait and stops, rather than
@@ -336,6 +343,9 @@ func (q *nbcQueue) end(j *nbcJob, err error) {
 	q.jobs[0] = nil // the backing array must not keep done jobs alive
 	q.jobs = q.jobs[1:]
 	q.pending.Add(-1)
+	if !j.step.Load() {
+		q.nostep--
+	}
 	wanted := q.wanted
 	q.wanted = false
 	next := false

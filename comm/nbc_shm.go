@@ -103,8 +103,7 @@ func (q *nbcQueue) step(j *nbcJob) bool {
 	a := j.c.coll.Load()
 	if a == nil || rec != nil || chk != nil {
 		// The general path's: its call makes the area, or is observed.
-		j.step.Store(false)
-		q.leave(j, jobFree)
+		q.leave(j, jobFree, true)
 		return false
 	}
 	if stepHook != nil {
@@ -120,18 +119,14 @@ func (q *nbcQueue) step(j *nbcJob) bool {
 	a.tried = 0
 	if tried == 0 {
 		nbcCounts.stepEnds.Add(1)
-	} else {
-		nbcCounts.stepStops.Add(1)
-	}
-	switch tried {
-	case 0:
 		q.end(j, err)
 		return true
-	case triedGeneral:
-		j.step.Store(false)
-		q.leave(j, jobFree)
-	default:
-		q.leave(j, jobStepped)
+	}
+	nbcCounts.stepStops.Add(1)
+	if tried == triedGeneral {
+		q.leave(j, jobFree, true)
+	} else {
+		q.leave(j, jobStepped, false)
 	}
 	return false
 }
@@ -143,8 +138,12 @@ var stepHook func()
 // leave gives j, claimed by the caller, up in state s (jobFree: none of
 // it ran; jobStepped), and lets q's jobs go on (schedule: parked again,
 // or the worker's, for a job that does not step).
-func (q *nbcQueue) leave(j *nbcJob, s int32) {
+func (q *nbcQueue) leave(j *nbcJob, s int32, unstep bool) {
 	q.mu.Lock()
+	if unstep && j.step.Load() {
+		j.step.Store(false) // off the fast path: the worker's from now on
+		q.nostep++
+	}
 	j.state.Store(s)
 	if (q.wanted || q.waiters > 0) && !q.running {
 		// A kick came while the step ran (a wait of the runtime about
@@ -224,12 +223,7 @@ func jobPending(r *Request) bool {
 	if j == nil {
 		return false
 	}
-	select {
-	case <-j.done:
-		return false
-	default:
-		return j.wantsYield()
-	}
+	return !j.ended() && j.wantsYield()
 }
 
 func init() {
@@ -280,13 +274,8 @@ func init() {
 	winc.JobPending = func(x any, turn bool) bool {
 		r, _ := x.(*Request)
 		j := jobOf(r)
-		if j == nil {
+		if j == nil || j.ended() {
 			return false
-		}
-		select {
-		case <-j.done:
-			return false
-		default:
 		}
 		if turn {
 			j.q.testTurn()
