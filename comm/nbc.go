@@ -313,7 +313,9 @@ func (q *nbcQueue) runJob(j *nbcJob) {
 	q.enter()
 	err := j.run(j.c)
 	q.exit()
-	q.end(j, err)
+	if q.end(j, err) {
+		q.stepFirst()
+	}
 }
 
 // enter makes the calling goroutine q's runner (runJob) until exit.
@@ -334,8 +336,10 @@ func (q *nbcQueue) exit() {
 
 // end ends j, first in q's line and run to its end by the caller with
 // outcome err: it takes j out of the line and completes it; the jobs
-// after it go on (schedule), the first stepped here if it may.
-func (q *nbcQueue) end(j *nbcJob, err error) {
+// after it go on (schedule). It reports whether the caller should step
+// the first of them (stepFirst; a step's caller, in its loop, goes on to
+// it anyway: no step nests in another).
+func (q *nbcQueue) end(j *nbcJob, err error) (step bool) {
 	if err != nil {
 		j.err = fmt.Errorf("comm: %s: %w", j.call, err)
 	}
@@ -373,9 +377,7 @@ func (q *nbcQueue) end(j *nbcJob, err error) {
 	close(j.done)
 	jobEnds.signal()
 	jobEnded()
-	if next {
-		q.stepFirst()
-	}
+	return next
 }
 
 // runInline is the Wait of job j: while j is not done, it runs the job

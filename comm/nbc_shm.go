@@ -119,7 +119,7 @@ func (q *nbcQueue) step(j *nbcJob) bool {
 	a.tried = 0
 	if tried == 0 {
 		nbcCounts.stepEnds.Add(1)
-		q.end(j, err)
+		q.end(j, err) // the caller's loop steps the next (stepFirst, testTurn)
 		return true
 	}
 	nbcCounts.stepStops.Add(1)
